@@ -1,0 +1,30 @@
+// Runs every analysis over one event stream in a single pass.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "edgemem/analysis_result.h"
+#include "edgemem/decoder.h"
+
+namespace edgemem {
+
+struct AnalyzerOptions {
+  std::optional<double> clock_hz;  // turns cycle timestamps into seconds
+  uint64_t default_pool_size = 0;  // --arena-size: for pools the trace does not size
+};
+
+class Analyzer final : public EventSink {
+ public:
+  Analyzer(TraceContext& context, AnalyzerOptions options = {});
+  ~Analyzer() override;
+  void on_event(const Event& event) override;
+  // Call once after the last event; pool sizes may have been filled in by then.
+  AnalysisResult finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edgemem

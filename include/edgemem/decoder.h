@@ -1,0 +1,83 @@
+// Push-based decoders: bytes in (any chunking), events out to a sink.
+// A decoder keeps only the partial record it is in the middle of, so memory
+// does not grow with the input, and a file, stdin or a live stream look alike.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "edgemem/event.h"
+#include "edgemem/pool_table.h"
+#include "edgemem/site_table.h"
+
+namespace edgemem {
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void on_event(const Event& event) = 0;
+};
+
+// Interned names shared by the decoders that fill them and the analyses and
+// presenters that read them.
+struct TraceContext {
+  SiteTable sites;
+  PoolTable pools;
+  TimeBase time_base = TimeBase::sequence;
+};
+
+// The first thing the decoder could not make sense of, for the one-line error.
+struct DecodeProblem {
+  uint64_t offset = 0;  // byte offset in the input
+  uint64_t line = 0;    // 1-based line for text formats, 0 otherwise
+  std::string what;
+};
+
+struct DecodeStats {
+  uint64_t bytes = 0;
+  uint64_t events = 0;
+  uint64_t skipped_lines = 0;    // text lines that are not edgemem records
+  uint64_t malformed_lines = 0;  // [MEM] lines that could not be parsed
+  uint64_t corrupt_bytes = 0;    // bytes skipped while resynchronising
+  uint64_t truncated_bytes = 0;  // partial record at the end of the input
+  uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
+  uint64_t syncs = 0;
+  std::map<std::string, uint64_t> packets;  // per packet kind, for protocol formats
+  std::optional<DecodeProblem> first_problem;
+
+  void note_problem(uint64_t offset, uint64_t line, std::string what);
+};
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual void feed(std::span<const uint8_t> bytes) = 0;
+  // End of input: a record cut short is counted as truncated, never emitted.
+  virtual void finish() = 0;
+  virtual std::string_view format_name() const = 0;
+  const DecodeStats& stats() const { return stats_; }
+
+ protected:
+  DecodeStats stats_;
+};
+
+enum class Format : uint8_t { automatic, log, seedbin, itm, tpiu };
+
+std::optional<Format> parse_format(std::string_view name);
+std::string_view to_string(Format format);
+
+struct DecoderOptions {
+  unsigned tpiu_stream = 1;  // TPIU source ID that carries the ITM stream
+};
+
+std::unique_ptr<Decoder> make_decoder(Format format, TraceContext& context, EventSink& sink,
+                                      const DecoderOptions& options = {});
+
+// Guesses the format from the first bytes of the input.
+Format sniff_format(std::span<const uint8_t> head);
+
+}  // namespace edgemem

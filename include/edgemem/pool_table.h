@@ -1,0 +1,45 @@
+// Memory pools: the malloc heap and each arena, declared by the trace or
+// created on first use. Sizes may be unknown (0) until declared or given
+// on the command line (--arena-size).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgemem/event.h"
+
+namespace edgemem {
+
+enum class PoolKind : uint8_t {
+  heap,   // addresses are absolute; blocks may be freed in any order
+  arena,  // addresses are offsets from the arena start; stack-like allocator
+};
+
+std::string_view to_string(PoolKind kind);
+
+struct PoolInfo {
+  std::string name;
+  PoolKind kind = PoolKind::heap;
+  uint64_t base = 0;
+  uint64_t size = 0;  // 0 = unknown
+};
+
+class PoolTable {
+ public:
+  // Returns the pool with this name, creating it with `kind` if new.
+  PoolId intern(std::string_view name, PoolKind kind);
+  // Declares (or re-declares) geometry; a later declaration wins.
+  PoolId declare(const PoolInfo& info);
+  const PoolInfo& at(PoolId id) const { return pools_.at(id); }
+  PoolInfo& at(PoolId id) { return pools_.at(id); }
+  size_t size() const { return pools_.size(); }
+  // Gives every pool whose size the trace did not declare this size.
+  void default_size(uint64_t size);
+
+ private:
+  std::vector<PoolInfo> pools_;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,37 @@
+// Presenters: they read an AnalysisResult and the decode statistics, never events.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "edgemem/analysis_result.h"
+#include "edgemem/decoder.h"
+
+namespace edgemem {
+
+struct InputSummary {
+  std::string path;
+  std::string format;
+  DecodeStats stats;
+  TimeBase time_base = TimeBase::sequence;
+};
+
+// `edgemem analyze --json`, schema "edgemem.analyze/1" (docs/json-schema.md).
+nlohmann::json to_json(const InputSummary& input, const AnalysisResult& result);
+
+// The terminal summary: worst problem first, with numbers and a next step.
+std::string text_report(const InputSummary& input, const AnalysisResult& result);
+
+// --fail-on: "leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger".
+struct FailOn {
+  bool leak = false, overflow = false, guard = false, lifo = false, alloc_failure = false;
+  int fragmentation = -1;  // band rank that fails: 1 warning, 2 danger; -1 off
+};
+// Throws std::invalid_argument naming the bad item.
+FailOn parse_fail_on(std::string_view spec);
+// One line per broken rule; empty when everything holds.
+std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult& result);
+
+}  // namespace edgemem

@@ -1,0 +1,166 @@
+#include "edgemem/analyzer.h"
+
+#include "fragmentation_analysis.h"
+#include "leak_analysis.h"
+#include "lifo_analysis.h"
+#include "overflow_analysis.h"
+#include "peak_analysis.h"
+#include "pool_tracker.h"
+#include "size_analysis.h"
+#include "watermark_analysis.h"
+
+namespace edgemem {
+
+struct Analyzer::Impl {
+  Impl(TraceContext& c, AnalyzerOptions o) : context(c), options(o), tracker(c) {}
+
+  TraceContext& context;
+  AnalyzerOptions options;
+  PoolTracker tracker;
+  LeakAnalysis leaks;
+  WatermarkAnalysis watermark;
+  FragmentationAnalysis fragmentation;
+  OverflowAnalysis overflow;
+  LifoAnalysis lifo;
+  PeakAnalysis peak;
+  SizeAnalysis sizes;
+  EventCounts counts;
+  size_t sized_pools = 0;
+
+  // Pools appear as decoders meet them; give new ones the --arena-size.
+  void size_new_pools() {
+    while (sized_pools < context.pools.size()) {
+      PoolInfo& p = context.pools.at(static_cast<PoolId>(sized_pools++));
+      if (p.size == 0) p.size = options.default_pool_size;
+    }
+  }
+  const PoolInfo& pool_info(PoolId id) {
+    size_new_pools();
+    return context.pools.at(id);
+  }
+
+  void usage_changed(uint64_t time) {
+    watermark.usage_changed(tracker.total_usage());
+    peak.usage_changed(tracker, time);
+  }
+
+  void allocate(const Event& e) {
+    const PoolInfo& info = pool_info(e.pool);
+    bool replaced = false;
+    Block old;
+    const Block& b = tracker.alloc(e, replaced, old);
+    if (replaced) {
+      ++counts.replaced_blocks;
+      fragmentation.released(e.pool, info, old);
+    }
+    fragmentation.allocated(e.pool, info, b);
+    overflow.allocated(e.pool, info, b);
+    sizes.allocated(b);
+    usage_changed(e.time);
+  }
+
+  bool release(PoolId pool, uint64_t address, Block& freed) {
+    const PoolInfo& info = pool_info(pool);
+    peak.before_release(tracker);
+    if (!tracker.free(pool, address, freed)) {
+      ++counts.unknown_frees;
+      return false;
+    }
+    fragmentation.released(pool, info, freed);
+    if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
+    return true;
+  }
+
+  void on_event(const Event& e) {
+    Block freed;
+    switch (e.kind) {
+      case EventKind::alloc:
+        ++counts.allocs;
+        allocate(e);
+        break;
+      case EventKind::free:
+        ++counts.frees;
+        release(e.pool, e.address, freed);
+        usage_changed(e.time);
+        break;
+      case EventKind::realloc: {
+        ++counts.reallocs;
+        Event grown = e;
+        grown.kind = EventKind::alloc;
+        // realloc(NULL, n) is malloc; a resized block keeps its call site.
+        if (e.old_address != 0 && release(e.pool, e.old_address, freed) && grown.site == kUnknownSite)
+          grown.site = freed.site;
+        allocate(grown);
+        break;
+      }
+      case EventKind::alloc_failed:
+        ++counts.failed;
+        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.inference());
+        break;
+      case EventKind::inference_begin:
+        tracker.begin_inference();
+        watermark.inference_begin(e.time, tracker.total_usage());
+        break;
+      case EventKind::inference_end:
+        if (!tracker.in_inference()) tracker.begin_inference();  // some firmware marks only the end
+        tracker.end_inference();
+        watermark.inference_end(e.time, tracker);
+        break;
+      case EventKind::arena_reset:
+        ++counts.resets;
+        pool_info(e.pool);
+        peak.before_release(tracker);
+        tracker.reset(e.pool);
+        fragmentation.reset(e.pool);
+        usage_changed(e.time);
+        break;
+      case EventKind::guard_check:
+        overflow.guard(e.pool, e.size != 0, e.time, e.site, tracker.inference());
+        break;
+      case EventKind::mark:
+        ++counts.marks;
+        break;
+      case EventKind::counter:
+        ++counts.counters;
+        break;
+    }
+  }
+
+  AnalysisResult finish() {
+    size_new_pools();
+    AnalysisResult out;
+    out.counts = counts;
+    out.inferences = tracker.completed();
+    leaks.finish(tracker, context, out);
+    watermark.finish(context, options.clock_hz, out);
+    fragmentation.finish(context, tracker.completed(), out);
+    overflow.finish(context, out);
+    lifo.finish(tracker, context, out);
+    peak.finish(tracker, context, out);
+    sizes.finish(out);
+    for (size_t i = 0; i < context.pools.size(); ++i) {
+      const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
+      PoolState& state = tracker.pool(static_cast<PoolId>(i));
+      PoolSummary s;
+      s.name = info.name;
+      s.kind = std::string(to_string(info.kind));
+      s.size = info.size;
+      s.peak_bytes = state.peak_usage;
+      s.final_bytes = state.usage();
+      s.live_count = state.live.size();
+      if (info.size > 0)
+        s.peak_margin_pct = 100.0 * (static_cast<double>(info.size) - static_cast<double>(s.peak_bytes)) /
+                            static_cast<double>(info.size);
+      out.pools.push_back(std::move(s));
+    }
+    return out;
+  }
+};
+
+Analyzer::Analyzer(TraceContext& context, AnalyzerOptions options)
+    : impl_(std::make_unique<Impl>(context, options)) {}
+Analyzer::~Analyzer() = default;
+void Analyzer::on_event(const Event& event) { impl_->on_event(event); }
+AnalysisResult Analyzer::finish() { return impl_->finish(); }
+
+}  // namespace edgemem

@@ -1,0 +1,117 @@
+#include "fragmentation_analysis.h"
+
+#include <algorithm>
+
+namespace edgemem {
+
+std::string_view fragmentation_band(double rate) {
+  if (rate < 0.10) return "healthy";
+  if (rate <= 0.25) return "warning";
+  return "danger";
+}
+
+namespace {
+int band_rank(std::string_view band) { return band == "danger" ? 2 : band == "warning" ? 1 : 0; }
+}  // namespace
+
+FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const PoolInfo& info) {
+  if (pools_.size() <= pool) pools_.resize(pool + 1);
+  PoolGaps& g = pools_[pool];
+  if (!g.fixed && info.size > 0) {
+    // Arena offsets start at 0; a heap with a known base starts there.
+    uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
+    if (info.kind == PoolKind::arena || info.base != 0) {
+      g.gaps.extend(low, low + info.size);
+      g.fixed = true;
+    }
+  }
+  return g;
+}
+
+void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size) {
+  if (g.fixed) return;
+  // Heap of unknown placement: its extent is what the blocks have touched
+  // (or `size` bytes from the first block when only the size is known).
+  uint64_t end = address + size;
+  if (info.size > 0 && g.gaps.empty_extent()) end = std::max(end, address + info.size);
+  g.gaps.extend(g.gaps.empty_extent() ? address : std::min(address, g.gaps.low()),
+                std::max(end, g.gaps.high()));
+}
+
+void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b) {
+  PoolGaps& g = at(pool, info);
+  cover(g, info, b.address, b.size);
+  g.gaps.occupy(b.address, b.size);
+  uint64_t total = g.gaps.total_free();
+  double rate = total ? 1.0 - static_cast<double>(g.gaps.largest_free()) / static_cast<double>(total) : 0.0;
+  g.measured = true;
+  g.last_rate = rate;
+  g.max_rate = std::max(g.max_rate, rate);
+  g.curve.add(b.time, rate);
+}
+
+void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b) {
+  at(pool, info).gaps.release(b.address, b.size);
+}
+
+void FragmentationAnalysis::reset(PoolId pool) {
+  if (pool < pools_.size()) pools_[pool].gaps.reset();
+}
+
+void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time,
+                                   SiteId site, uint64_t inference) {
+  ++failure_count_;
+  PoolGaps& g = at(pool, info);
+  AllocFailure f;
+  f.time = time;
+  f.size = size;
+  f.inference = inference;
+  f.total_free = g.gaps.total_free();
+  f.largest_free = g.gaps.largest_free();
+  f.fragmentation = f.total_free >= size && f.largest_free < size;
+  if (f.fragmentation) fragmentation_failure_ = true;
+  if (size > 0) {
+    double ratio = static_cast<double>(f.largest_free) / static_cast<double>(size);
+    min_ratio_ = min_ratio_ ? std::min(*min_ratio_, ratio) : ratio;
+  }
+  if (failures_.size() < 100) failures_.push_back({f, pool, site});
+}
+
+void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out) {
+  FragmentationResult& r = out.fragmentation;
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    PoolGaps& g = pools_[i];
+    if (!g.measured) continue;
+    PoolFragmentation p;
+    p.pool = context.pools.at(static_cast<PoolId>(i)).name;
+    p.max_rate = g.max_rate;
+    p.total_free = g.gaps.total_free();
+    p.largest_free = g.gaps.largest_free();
+    p.final_rate = p.total_free ? 1.0 - static_cast<double>(p.largest_free) / static_cast<double>(p.total_free) : 0.0;
+    p.curve = g.curve.points();
+    r.max_rate = std::max(r.max_rate, p.max_rate);
+    r.final_rate = std::max(r.final_rate, p.final_rate);
+    r.pools.push_back(std::move(p));
+  }
+  r.alloc_failures = failure_count_;
+  r.min_largest_to_request = min_ratio_;
+  for (auto& f : failures_) {
+    f.f.pool = context.pools.at(f.pool).name;
+    f.f.site = std::string(context.sites.name(f.site));
+    r.failures.push_back(f.f);
+  }
+  // The band is the worst of: the fragmentation left at the end, a failure
+  // that enough free memory could have served, and the failure rate.
+  int rank = band_rank(fragmentation_band(r.final_rate));
+  if (fragmentation_failure_) rank = 2;
+  if (inferences > 0) {
+    r.failures_per_1000_inferences = 1000.0 * static_cast<double>(failure_count_) / static_cast<double>(inferences);
+    double per = *r.failures_per_1000_inferences;
+    rank = std::max(rank, per > 5 ? 2 : per > 0 ? 1 : 0);
+  } else if (failure_count_ > 0) {
+    rank = std::max(rank, 1);
+  }
+  r.band = rank == 2 ? "danger" : rank == 1 ? "warning" : "healthy";
+}
+
+}  // namespace edgemem

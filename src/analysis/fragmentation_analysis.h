@@ -1,0 +1,49 @@
+// Fragmentation after every allocation: rate = 1 - largest_free / total_free
+// (seed 001 §4.2), per pool, with the seed's bands, and every failed request
+// judged: was enough memory free, only not in one piece?
+#pragma once
+
+#include <vector>
+
+#include "bounded_series.h"
+#include "edgemem/analysis_result.h"
+#include "gap_index.h"
+#include "pool_tracker.h"
+
+namespace edgemem {
+
+std::string_view fragmentation_band(double rate);
+
+class FragmentationAnalysis {
+ public:
+  void allocated(PoolId pool, const PoolInfo& info, const Block& block);
+  void released(PoolId pool, const PoolInfo& info, const Block& block);
+  void reset(PoolId pool);
+  void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
+              uint64_t inference);
+  void finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out);
+
+ private:
+  struct PoolGaps {
+    GapIndex gaps;
+    bool fixed = false;  // extent comes from a known size, not from observed blocks
+    double max_rate = 0, last_rate = 0;
+    bool measured = false;
+    BoundedSeries<uint64_t, double> curve{512};
+  };
+  PoolGaps& at(PoolId pool, const PoolInfo& info);
+  void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);
+
+  struct Failure {
+    AllocFailure f;
+    PoolId pool;
+    SiteId site;
+  };
+  std::vector<PoolGaps> pools_;
+  std::vector<Failure> failures_;
+  uint64_t failure_count_ = 0;
+  std::optional<double> min_ratio_;
+  bool fragmentation_failure_ = false;
+};
+
+}  // namespace edgemem

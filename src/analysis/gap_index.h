@@ -1,0 +1,37 @@
+// Free space of one pool as address-ordered gaps, with the largest gap
+// available at any moment: what fragmentation needs after every allocation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace edgemem {
+
+class GapIndex {
+ public:
+  // The pool spans [low, high); anything newly inside it is free.
+  void extend(uint64_t low, uint64_t high);
+  void occupy(uint64_t address, uint64_t size);
+  void release(uint64_t address, uint64_t size);
+  void reset();  // everything inside the extent is free again
+
+  uint64_t total_free() const { return total_; }
+  uint64_t largest_free();
+  bool empty_extent() const { return high_ <= low_; }
+  uint64_t low() const { return low_; }
+  uint64_t high() const { return high_; }
+
+ private:
+  void add_gap(uint64_t start, uint64_t end);
+  void remove_range(uint64_t start, uint64_t end);
+  void push(uint64_t size, uint64_t start);
+
+  std::map<uint64_t, uint64_t> gaps_;  // start -> end
+  // Max-heap of (size, start); entries whose gap has changed are skipped lazily.
+  std::vector<std::pair<uint64_t, uint64_t>> largest_;
+  uint64_t total_ = 0;
+  uint64_t low_ = 0, high_ = 0;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,30 @@
+#include "lifo_analysis.h"
+
+#include <algorithm>
+
+namespace edgemem {
+
+void LifoAnalysis::freed(PoolState& pool, const Block& b) {
+  uint64_t top = pool.usage();
+  if (top <= b.address + b.size) return;  // it was the top block: a proper pop
+  ++violations_;
+  if (sites_.size() <= b.site) sites_.resize(b.site + 1);
+  ++sites_[b.site].violations;
+  sites_[b.site].bytes += b.size;
+  max_stranded_ = std::max(max_stranded_, top - pool.live_bytes);
+}
+
+void LifoAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) {
+  LifoResult& r = out.lifo;
+  r.violations = violations_;
+  r.max_stranded_bytes = max_stranded_;
+  for (PoolState& p : tracker.pools())
+    if (p.kind == PoolKind::arena) r.final_stranded_bytes += p.usage() - std::min(p.usage(), p.live_bytes);
+  for (size_t id = 0; id < sites_.size(); ++id)
+    if (sites_[id].violations)
+      r.sites.push_back({std::string(context.sites.name(static_cast<SiteId>(id))), sites_[id].violations,
+                         sites_[id].bytes});
+  std::sort(r.sites.begin(), r.sites.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+}
+
+}  // namespace edgemem

@@ -1,0 +1,107 @@
+// Live blocks of one pool keyed by address: open addressing with linear
+// probing and backward-shift deletion, so lookups touch one or two cache
+// lines and memory follows the number of live blocks, not the trace length.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "edgemem/event.h"
+
+namespace edgemem {
+
+struct Block {
+  uint64_t address = 0, size = 0, time = 0;
+  SiteId site = kUnknownSite;
+  uint32_t align = 0;
+  uint32_t inference = 0;  // 0 = made before the first inference began
+};
+
+class LiveMap {
+ public:
+  LiveMap() { slots_.resize(16); }
+
+  Block* find(uint64_t address) {
+    for (size_t i = slot(address);; i = (i + 1) & mask()) {
+      Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.block.address == address) return &s.block;
+    }
+  }
+
+  // Inserts or overwrites; returns true if the address was already live.
+  bool put(const Block& block, Block* previous) {
+    if ((count_ + 1) * 4 > slots_.size() * 3) grow();
+    for (size_t i = slot(block.address);; i = (i + 1) & mask()) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s.used = true;
+        s.block = block;
+        ++count_;
+        return false;
+      }
+      if (s.block.address == block.address) {
+        if (previous) *previous = s.block;
+        s.block = block;
+        return true;
+      }
+    }
+  }
+
+  bool erase(uint64_t address, Block* out) {
+    size_t i = slot(address);
+    for (;; i = (i + 1) & mask()) {
+      if (!slots_[i].used) return false;
+      if (slots_[i].block.address == address) break;
+    }
+    if (out) *out = slots_[i].block;
+    // Backward shift: move later entries of the probe run into the hole.
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask(); slots_[j].used; j = (j + 1) & mask()) {
+      size_t home = slot(slots_[j].block.address);
+      bool movable = (j > hole) ? (home <= hole || home > j) : (home <= hole && home > j);
+      if (movable) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].used = false;
+    --count_;
+    return true;
+  }
+
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.used) f(s.block);
+  }
+
+  void clear() {
+    slots_.assign(16, Slot{});
+    count_ = 0;
+  }
+  size_t size() const { return count_; }
+
+ private:
+  struct Slot {
+    Block block;
+    bool used = false;
+  };
+  size_t mask() const { return slots_.size() - 1; }
+  size_t slot(uint64_t address) const {
+    return static_cast<size_t>((address * 0x9E3779B97F4A7C15ull) >> 32) & mask();
+  }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.resize(old.size() * 2);
+    count_ = 0;
+    for (const Slot& s : old)
+      if (s.used) put(s.block, nullptr);
+  }
+
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+};
+
+}  // namespace edgemem

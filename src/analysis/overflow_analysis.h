@@ -1,0 +1,34 @@
+// Allocations that end past their pool (seed 001 §4.3: a 4096 B request with
+// 3072 B left) and guard sentinels found corrupted.
+#pragma once
+
+#include <vector>
+
+#include "edgemem/analysis_result.h"
+#include "pool_tracker.h"
+
+namespace edgemem {
+
+class OverflowAnalysis {
+ public:
+  void allocated(PoolId pool, const PoolInfo& info, const Block& block);
+  void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, uint64_t inference);
+  void finish(const TraceContext& context, AnalysisResult& out);
+
+ private:
+  struct Found {
+    Overflow o;
+    PoolId pool;
+    SiteId site;
+  };
+  struct Guard {
+    GuardFailure g;
+    PoolId pool;
+    SiteId site;
+  };
+  std::vector<Found> overflows_;
+  std::vector<Guard> guards_;
+  uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,35 @@
+// The high-water mark of all pools together and what held it. The holders
+// are copied lazily, just before the first release after a new peak: until
+// then nothing has left, so the live set is still the one at the peak.
+#pragma once
+
+#include <vector>
+
+#include "edgemem/analysis_result.h"
+#include "pool_tracker.h"
+
+namespace edgemem {
+
+class PeakAnalysis {
+ public:
+  void usage_changed(const PoolTracker& tracker, uint64_t time) {
+    if (tracker.total_usage() > peak_) {
+      peak_ = tracker.total_usage();
+      time_ = time;
+      inference_ = tracker.inference();
+      pending_ = true;
+    }
+  }
+  void before_release(const PoolTracker& tracker) {
+    if (pending_) snapshot(tracker);
+  }
+  void finish(const PoolTracker& tracker, const TraceContext& context, AnalysisResult& out);
+
+ private:
+  void snapshot(const PoolTracker& tracker);
+  uint64_t peak_ = 0, time_ = 0, inference_ = 0;
+  bool pending_ = false;
+  std::vector<std::pair<SiteId, SiteCounters>> holders_;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,115 @@
+#include "pool_tracker.h"
+
+#include <algorithm>
+
+namespace edgemem {
+
+uint64_t PoolState::usage() {
+  if (kind == PoolKind::heap) return live_bytes;
+  while (!tops_.empty()) {
+    auto [end, address] = tops_.front();
+    const Block* b = live.find(address);
+    if (b && b->address + b->size == end) return end;
+    std::pop_heap(tops_.begin(), tops_.end());
+    tops_.pop_back();
+  }
+  return 0;
+}
+
+void PoolState::added(const Block& b) {
+  live_bytes += b.size;
+  if (kind == PoolKind::arena) {
+    tops_.emplace_back(b.address + b.size, b.address);
+    std::push_heap(tops_.begin(), tops_.end());
+    if (tops_.size() > 4 * live.size() + 64) {
+      // Drop entries for blocks already freed so the heap stays O(live).
+      std::erase_if(tops_, [&](const auto& t) {
+        const Block* x = live.find(t.second);
+        return !x || x->address + x->size != t.first;
+      });
+      std::make_heap(tops_.begin(), tops_.end());
+    }
+  }
+}
+
+void PoolState::removed(const Block& b) { live_bytes -= b.size; }
+
+void PoolState::cleared() {
+  live.clear();
+  live_bytes = 0;
+  tops_.clear();
+}
+
+PoolState& PoolTracker::pool(PoolId id) {
+  while (pools_.size() <= id) {
+    pools_.emplace_back();
+    pools_.back().kind = context_.pools.at(static_cast<PoolId>(pools_.size() - 1)).kind;
+  }
+  return pools_[id];
+}
+
+SiteCounters& PoolTracker::site(SiteId id) {
+  if (sites_.size() <= id) sites_.resize(id + 1);
+  return sites_[id];
+}
+
+void PoolTracker::refresh_usage(PoolState& p, uint64_t before) {
+  uint64_t after = p.usage();
+  total_usage_ = total_usage_ - before + after;
+  p.peak_usage = std::max(p.peak_usage, after);
+  p.inference_peak = std::max(p.inference_peak, after);
+}
+
+const Block& PoolTracker::alloc(const Event& e, bool& replaced, Block& old) {
+  PoolState& p = pool(e.pool);
+  uint64_t before = p.usage();
+  last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_};
+  replaced = p.live.put(last_, &old);
+  if (replaced) {
+    p.removed(old);
+    SiteCounters& s = site(old.site);
+    s.live_bytes -= old.size;
+    --s.live_count;
+  }
+  p.added(last_);
+  SiteCounters& s = site(e.site);
+  if (s.allocs == 0) s.first_time = e.time;
+  s.last_time = e.time;
+  ++s.allocs;
+  s.alloc_bytes += e.size;
+  s.live_bytes += e.size;
+  if (++s.live_count > s.max_live_count) {
+    s.max_live_count = s.live_count;
+    s.last_high_inference = inference_;
+  }
+  refresh_usage(p, before);
+  return last_;
+}
+
+bool PoolTracker::free(PoolId pool_id, uint64_t address, Block& freed) {
+  PoolState& p = pool(pool_id);
+  uint64_t before = p.usage();
+  if (!p.live.erase(address, &freed)) return false;
+  p.removed(freed);
+  SiteCounters& s = site(freed.site);
+  ++s.frees;
+  s.live_bytes -= freed.size;
+  --s.live_count;
+  refresh_usage(p, before);
+  return true;
+}
+
+void PoolTracker::reset(PoolId pool_id) {
+  PoolState& p = pool(pool_id);
+  uint64_t before = p.usage();
+  p.live.for_each([&](const Block& b) {
+    SiteCounters& s = site(b.site);
+    ++s.frees;
+    s.live_bytes -= b.size;
+    --s.live_count;
+  });
+  p.cleared();
+  refresh_usage(p, before);
+}
+
+}  // namespace edgemem

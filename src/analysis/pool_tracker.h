@@ -1,0 +1,81 @@
+// The state every analysis shares: live blocks per pool, per-site counters,
+// the inference clock and each pool's usage. Analyses read it; only the
+// tracker changes it.
+#pragma once
+
+#include <vector>
+
+#include "edgemem/decoder.h"
+#include "live_map.h"
+
+namespace edgemem {
+
+struct SiteCounters {
+  uint64_t allocs = 0, frees = 0, alloc_bytes = 0, live_bytes = 0, live_count = 0;
+  uint64_t first_time = 0, last_time = 0;
+  uint64_t max_live_count = 0;
+  uint32_t last_high_inference = 0;  // inference in which live_count last set a record
+};
+
+class PoolState {
+ public:
+  LiveMap live;
+  PoolKind kind = PoolKind::heap;
+  uint64_t live_bytes = 0;
+  uint64_t peak_usage = 0;
+  uint64_t inference_peak = 0;  // highest usage since the current inference began
+
+  // Heap: bytes in live blocks. Arena: the highest end of a live block, since
+  // a linear allocator cannot reuse space below its top.
+  uint64_t usage();
+  void added(const Block& b);
+  void removed(const Block& b);
+  void cleared();
+
+ private:
+  std::vector<std::pair<uint64_t, uint64_t>> tops_;  // max-heap of (end, address), lazily pruned
+};
+
+class PoolTracker {
+ public:
+  explicit PoolTracker(TraceContext& context) : context_(context) {}
+
+  PoolState& pool(PoolId id);
+  std::vector<PoolState>& pools() { return pools_; }
+  SiteCounters& site(SiteId id);
+  const std::vector<SiteCounters>& sites() const { return sites_; }
+
+  // Each returns what changed so analyses need not look it up again.
+  // alloc: `replaced` is set when the address was still live (its free was lost).
+  const Block& alloc(const Event& e, bool& replaced, Block& old);
+  bool free(PoolId pool, uint64_t address, Block& freed);
+  void reset(PoolId pool);
+
+  void begin_inference() {
+    ++inference_;
+    in_inference_ = true;
+    for (PoolState& p : pools_) p.inference_peak = p.usage();
+  }
+  void end_inference() {
+    in_inference_ = false;
+    ++completed_;
+  }
+  uint32_t inference() const { return inference_; }
+  uint64_t completed() const { return completed_; }
+  bool in_inference() const { return in_inference_; }
+  // Sum of pool usages, kept current on every change.
+  uint64_t total_usage() const { return total_usage_; }
+  void refresh_usage(PoolState& pool, uint64_t before);
+
+ private:
+  TraceContext& context_;
+  std::vector<PoolState> pools_;
+  std::vector<SiteCounters> sites_;
+  uint32_t inference_ = 0;
+  uint64_t completed_ = 0;
+  bool in_inference_ = false;
+  uint64_t total_usage_ = 0;
+  Block last_;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,38 @@
+#include "size_analysis.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace edgemem {
+
+namespace {
+uint64_t pad(uint64_t size, uint64_t align) { return (align - size % align) % align; }
+}  // namespace
+
+void SizeAnalysis::allocated(const Block& b) {
+  SizeBucket& bucket = buckets_[std::bit_width(b.size)];
+  ++bucket.count;
+  bucket.bytes += b.size;
+  if (b.align > 0) {
+    ++aligned_;
+    padding_ += pad(b.size, b.align);
+    padding8_ += pad(b.size, 8);
+    max_align_ = std::max<uint64_t>(max_align_, b.align);
+  }
+}
+
+void SizeAnalysis::finish(AnalysisResult& out) const {
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    if (!buckets_[i].count) continue;
+    SizeBucket b = buckets_[i];
+    b.min = i == 0 ? 0 : uint64_t{1} << (i - 1);
+    b.max = i == 0 ? 0 : i == 64 ? UINT64_MAX : (uint64_t{1} << i) - 1;
+    out.sizes.histogram.push_back(b);
+  }
+  out.sizes.aligned_requests = aligned_;
+  out.sizes.padding_bytes = padding_;
+  out.sizes.padding_bytes_at_8 = padding8_;
+  out.sizes.max_align = max_align_;
+}
+
+}  // namespace edgemem

@@ -1,0 +1,116 @@
+#include "watermark_analysis.h"
+
+#include <cmath>
+
+namespace edgemem {
+
+void WatermarkAnalysis::inference_begin(uint64_t time, uint64_t usage) {
+  if (!began_) {
+    first_begin_time_ = time;
+    began_ = true;
+  }
+  inference_peak_ = usage;
+}
+
+void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
+  if (!began_) {
+    first_begin_time_ = time;
+    began_ = true;
+  }
+  last_end_time_ = time;
+  ++peaks_;
+  peak_sum_ += static_cast<double>(inference_peak_);
+  if (inference_peak_ > peak_max_) {
+    peak_max_ = inference_peak_;
+    peak_max_index_ = tracker.completed();
+  }
+  peak_min_ = std::min(peak_min_, inference_peak_);
+  inference_peak_ = tracker.total_usage();
+
+  auto& pools = tracker.pools();
+  if (pools_.size() < pools.size()) pools_.resize(pools.size());
+  const double x = static_cast<double>(tracker.completed());
+  for (size_t i = 0; i < pools.size(); ++i) {
+    Fit& f = pools_[i];
+    uint64_t usage = pools[i].usage();
+    if (f.n > 0) {
+      if (usage > f.last) {
+        ++f.rises;
+        f.rise_bytes += usage - f.last;
+        if (f.last_rise_at) {
+          ++f.rise_gaps;
+          f.rise_gap_sum += tracker.completed() - f.last_rise_at;
+        }
+        f.last_rise_at = tracker.completed();
+      } else if (usage < f.last) {
+        ++f.falls;
+      }
+    }
+    const double y = static_cast<double>(usage);
+    ++f.n;
+    f.sx += x;
+    f.sy += y;
+    f.sxx += x * x;
+    f.sxy += x * y;
+    f.last = usage;
+    f.last_peak = pools[i].inference_peak;
+    f.series.add(tracker.completed(), usage);
+  }
+}
+
+void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double> clock_hz,
+                               AnalysisResult& out) const {
+  if (peaks_ > 0) {
+    out.peak.max_inference_peak = peak_max_;
+    out.peak.max_inference_index = peak_max_index_;
+    out.peak.min_inference_peak = peak_min_;
+    out.peak.mean_inference_peak = peak_sum_ / static_cast<double>(peaks_);
+    if (context.time_base == TimeBase::cycles && last_end_time_ > first_begin_time_)
+      out.cycles_per_inference = static_cast<double>(last_end_time_ - first_begin_time_) / static_cast<double>(peaks_);
+  }
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    const Fit& f = pools_[i];
+    PoolWatermark w;
+    w.pool = context.pools.at(static_cast<PoolId>(i)).name;
+    w.samples = f.n;
+    const double n = static_cast<double>(f.n);
+    const double denom = n * f.sxx - f.sx * f.sx;
+    if (f.n >= 2 && denom != 0) w.slope = (n * f.sxy - f.sx * f.sy) / denom;
+    const uint64_t steps = f.n > 0 ? f.n - 1 : 0;
+    if (steps == 0 || f.rises == 0) {
+      w.shape = "flat";
+    } else if (f.rises * 10 >= steps * 8 && f.falls * 10 <= steps) {
+      w.shape = "linear";
+    } else if (f.rises >= 2 && f.rises * 2 <= steps && f.falls * 10 <= f.rises) {  // steps only go up
+      w.shape = "stair";
+    } else {
+      w.shape = "irregular";
+    }
+    w.stairs.steps = f.rises;
+    if (f.rises) w.stairs.step_bytes = static_cast<double>(f.rise_bytes) / static_cast<double>(f.rises);
+    if (f.rise_gaps) w.stairs.period_inferences = static_cast<double>(f.rise_gap_sum) / static_cast<double>(f.rise_gaps);
+    w.series = f.series.points();
+    if (w.slope < 1e-9 && w.shape == "flat") w.slope = 0;
+
+    // Forecast only for pools whose growth is systematic and whose size is known.
+    const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
+    bool growing = w.slope > 0 && (w.shape == "linear" || w.shape == "stair");
+    if (growing) out.leak_rate_bytes_per_inference += w.slope;
+    if (growing && info.size > 0) {
+      // Space must hold the inference's own peak, not just what it leaves behind.
+      uint64_t used = std::max(f.last, f.last_peak);
+      uint64_t remaining = info.size > used ? info.size - used : 0;
+      Forecast fc;
+      fc.pool = info.name;
+      fc.remaining_bytes = remaining;
+      fc.inferences = static_cast<uint64_t>(std::floor(static_cast<double>(remaining) / w.slope));
+      if (clock_hz && out.cycles_per_inference)
+        fc.seconds = static_cast<double>(fc.inferences) * *out.cycles_per_inference / *clock_hz;
+      if (!out.exhaustion_forecast || fc.inferences < out.exhaustion_forecast->inferences)
+        out.exhaustion_forecast = fc;
+    }
+    out.watermarks.push_back(std::move(w));
+  }
+}
+
+}  // namespace edgemem

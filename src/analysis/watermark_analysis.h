@@ -1,0 +1,41 @@
+// Pool usage sampled at every inference end: the least-squares slope in
+// bytes per inference, whether it climbs every time (linear) or in rare
+// steps (stair), and when the pool runs out at that rate.
+#pragma once
+
+#include <vector>
+
+#include "bounded_series.h"
+#include "edgemem/analysis_result.h"
+#include "pool_tracker.h"
+
+namespace edgemem {
+
+class WatermarkAnalysis {
+ public:
+  void inference_begin(uint64_t time, uint64_t usage);
+  void usage_changed(uint64_t usage) {
+    if (usage > inference_peak_) inference_peak_ = usage;
+  }
+  void inference_end(uint64_t time, PoolTracker& tracker);
+  void finish(const TraceContext& context, std::optional<double> clock_hz, AnalysisResult& out) const;
+
+ private:
+  struct Fit {
+    uint64_t n = 0;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    uint64_t last = 0;
+    uint64_t last_peak = 0;  // highest usage during the latest inference
+    uint64_t rises = 0, falls = 0, rise_bytes = 0;
+    uint64_t last_rise_at = 0, rise_gaps = 0, rise_gap_sum = 0;
+    BoundedSeries<uint64_t, uint64_t> series{256};
+  };
+  std::vector<Fit> pools_;
+  uint64_t inference_peak_ = 0;
+  uint64_t peaks_ = 0, peak_max_ = 0, peak_max_index_ = 0, peak_min_ = UINT64_MAX;
+  double peak_sum_ = 0;
+  uint64_t first_begin_time_ = 0, last_end_time_ = 0;
+  bool began_ = false;
+};
+
+}  // namespace edgemem

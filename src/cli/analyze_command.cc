@@ -1,0 +1,116 @@
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/input_stream.h"
+#include "edgemem/analyzer.h"
+#include "edgemem/report.h"
+
+namespace edgemem::cli {
+namespace {
+
+constexpr size_t kSniffBytes = 64 * 1024;
+
+std::string where(const std::string& path, const DecodeProblem& p) {
+  return p.line ? fmt::format("{}:{}", path, p.line) : fmt::format("{}: offset {}", path, p.offset);
+}
+
+}  // namespace
+
+int run_analyze(const AnalyzeArgs& args) {
+  FailOn rules;
+  try {
+    rules = parse_fail_on(args.fail_on);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
+  }
+  auto format = parse_format(args.format);
+  if (!format) {
+    fmt::print(stderr, "edgemem: unknown --format '{}' (expected auto, log, seedbin, itm or tpiu)\n", args.format);
+    return 2;
+  }
+
+  TraceContext context;
+  AnalyzerOptions options;
+  options.clock_hz = args.clock_hz;
+  options.default_pool_size = args.arena_size;
+  Analyzer analyzer(context, options);
+  DecoderOptions decoder_options;
+  decoder_options.tpiu_stream = args.tpiu_stream;
+
+  // With --format auto the first bytes are held back until the format is known.
+  std::unique_ptr<Decoder> decoder;
+  std::vector<uint8_t> head;
+  auto start = [&](std::span<const uint8_t> sniffed) {
+    Format f = *format == Format::automatic ? sniff_format(sniffed) : *format;
+    decoder = make_decoder(f, context, analyzer, decoder_options);
+  };
+  std::string error = read_stream(args.path, [&](std::span<const uint8_t> bytes) {
+    if (!decoder) {
+      head.insert(head.end(), bytes.begin(), bytes.end());
+      if (head.size() < kSniffBytes && *format == Format::automatic) return;
+      start(head);
+      decoder->feed(head);
+      head.clear();
+      return;
+    }
+    decoder->feed(bytes);
+  });
+  if (!error.empty()) {
+    fmt::print(stderr, "edgemem: {}: {}\n", args.path, error);
+    if (!decoder) return 2;
+  }
+  if (!decoder) {
+    start(head);
+    decoder->feed(head);
+  }
+  decoder->finish();
+  AnalysisResult result = analyzer.finish();
+
+  InputSummary input{args.path, std::string(decoder->format_name()), decoder->stats(), context.time_base};
+  const DecodeStats& s = input.stats;
+  if (s.events == 0) {
+    if (s.first_problem)
+      fmt::print(stderr, "edgemem: {}: {} (as --format {}); no memory events decoded\n", where(args.path, *s.first_problem),
+                 s.first_problem->what, input.format);
+    else if (s.bytes == 0)
+      fmt::print(stderr, "edgemem: {}: empty input, expected a trace\n", args.path);
+    else
+      fmt::print(stderr, "edgemem: {}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
+                 "seed binary records or ITM packets)\n", args.path, s.bytes, input.format);
+    return 2;
+  }
+  if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
+    fmt::print(stderr, "edgemem: warning: {}: {} ({} corrupt bytes, {} malformed lines skipped; the rest was analysed)\n",
+               where(args.path, *s.first_problem), s.first_problem->what, s.corrupt_bytes, s.malformed_lines);
+
+  if (args.json)
+    fmt::print("{}\n", to_json(input, result).dump(2));
+  else
+    fmt::print("{}", text_report(input, result));
+
+  auto broken = broken_rules(rules, result);
+  for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  return broken.empty() ? 0 : 1;
+}
+
+void add_analyze_command(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* cmd = app.add_subcommand("analyze", "Decode a memory trace and report leaks, fragmentation, overflow and peak");
+  cmd->add_option("trace", args->path, "Trace file, or - for stdin")->required();
+  cmd->add_option("--format", args->format, "auto | log | seedbin | itm | tpiu")->capture_default_str();
+  cmd->add_option("--arena-size", args->arena_size, "Size in bytes of pools the trace does not declare");
+  cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds");
+  cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
+  cmd->add_option("--fail-on", args->fail_on,
+                  "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
+  cmd->callback([args] { throw CLI::RuntimeError(run_analyze(*args)); });
+}
+
+}  // namespace edgemem::cli

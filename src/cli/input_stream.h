@@ -1,0 +1,15 @@
+// Reads a trace from a file or stdin ("-") in fixed chunks, so a trace of
+// any length is decoded in constant memory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+namespace edgemem::cli {
+
+// Calls `chunk` for each block read; returns an error text, empty on success.
+std::string read_stream(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk);
+
+}  // namespace edgemem::cli

@@ -1,0 +1,45 @@
+#include "edgemem/decoder.h"
+
+namespace edgemem {
+
+std::string_view to_string(EventKind kind) {
+  switch (kind) {
+    case EventKind::alloc: return "alloc";
+    case EventKind::free: return "free";
+    case EventKind::realloc: return "realloc";
+    case EventKind::alloc_failed: return "alloc_failed";
+    case EventKind::inference_begin: return "inference_begin";
+    case EventKind::inference_end: return "inference_end";
+    case EventKind::arena_reset: return "arena_reset";
+    case EventKind::guard_check: return "guard_check";
+    case EventKind::mark: return "mark";
+    case EventKind::counter: return "counter";
+  }
+  return "?";
+}
+
+void DecodeStats::note_problem(uint64_t offset, uint64_t line, std::string what) {
+  if (!first_problem) first_problem = DecodeProblem{offset, line, std::move(what)};
+}
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "auto") return Format::automatic;
+  if (name == "log" || name == "text") return Format::log;
+  if (name == "seedbin") return Format::seedbin;
+  if (name == "itm" || name == "swo") return Format::itm;
+  if (name == "tpiu") return Format::tpiu;
+  return std::nullopt;
+}
+
+std::string_view to_string(Format format) {
+  switch (format) {
+    case Format::automatic: return "auto";
+    case Format::log: return "log";
+    case Format::seedbin: return "seedbin";
+    case Format::itm: return "itm";
+    case Format::tpiu: return "tpiu";
+  }
+  return "?";
+}
+
+}  // namespace edgemem

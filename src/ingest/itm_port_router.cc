@@ -1,0 +1,127 @@
+#include "itm_port_router.h"
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+ItmDecoder::ItmDecoder(TraceContext& context, EventSink& sink)
+    : context_(context), sink_(sink), parser_(*this), markers_(context, sink), memory_(context, sink) {
+  markers_.set_marks_from_plain_lines(true);
+  memory_.set_external_time(0);
+  context_.time_base = TimeBase::cycles;
+}
+
+void ItmDecoder::feed(std::span<const uint8_t> bytes) {
+  for (uint8_t b : bytes) {
+    parser_.push(b);
+    ++offset_;
+  }
+  stats_.bytes += bytes.size();
+}
+
+void ItmDecoder::finish() {
+  end_marker();
+  markers_.finish();
+  memory_.finish();
+  stats_.truncated_bytes += parser_.pending();
+  merge_port_stats();
+}
+
+void ItmDecoder::merge_port_stats() {
+  // Events are counted by the port decoders; their own problems (a port 1
+  // byte that starts no record) are the user's problems too.
+  stats_.events = markers_.stats().events + memory_.stats().events + stats_.packets["counter"];
+  stats_.corrupt_bytes += memory_.stats().corrupt_bytes;
+  stats_.truncated_bytes += memory_.stats().truncated_bytes;
+  stats_.malformed_lines += markers_.stats().malformed_lines;
+  if (!stats_.first_problem) {
+    if (auto& p = memory_.stats().first_problem)
+      stats_.note_problem(offset_, 0, "ITM port 1: " + p->what);
+    else if (auto& q = markers_.stats().first_problem)
+      stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
+  }
+}
+
+void ItmDecoder::on_corrupt(uint8_t byte) {
+  ++stats_.corrupt_bytes;
+  stats_.note_problem(offset_, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
+}
+
+void ItmDecoder::end_marker() {
+  if (marker_open_) {
+    static constexpr uint8_t nl = '\n';
+    markers_.feed({&nl, 1});
+    marker_open_ = false;
+  }
+}
+
+void ItmDecoder::on_packet(const ItmPacket& p) {
+  ++stats_.packets[std::string(to_string(p.kind))];
+  switch (p.kind) {
+    case ItmPacketKind::sync:
+      ++stats_.syncs;
+      return;
+    case ItmPacketKind::overflow:
+      // The ITM FIFO was full: stimulus writes were dropped on the device.
+      ++stats_.overflows;
+      memory_.drop_partial();
+      return;
+    case ItmPacketKind::local_timestamp:
+      seen_local_ = true;
+      time_ += p.value;
+      break;
+    case ItmPacketKind::global_timestamp1:
+      global_low_ = p.value;
+      if (!seen_local_) time_ = (time_ & ~uint64_t{0x3ffffff}) | global_low_;
+      break;
+    case ItmPacketKind::global_timestamp2:
+      if (!seen_local_) time_ = (p.value << 26) | global_low_;
+      break;
+    case ItmPacketKind::instrumentation:
+      stimulus(p);
+      return;
+    default:
+      end_marker();  // hardware packets end a port-0 text marker
+      return;
+  }
+  memory_.set_external_time(time_);
+  markers_.set_external_time(time_);
+}
+
+void ItmDecoder::stimulus(const ItmPacket& p) {
+  ++port_packets_[p.address & 31];
+  uint8_t bytes[4];
+  for (unsigned i = 0; i < p.size; ++i) bytes[i] = static_cast<uint8_t>(p.value >> (8 * i));
+  std::span<const uint8_t> payload(bytes, p.size);
+  if (p.address != 0) end_marker();
+  switch (p.address) {
+    case 0:
+      marker_open_ = true;
+      for (uint8_t b : payload) {
+        if (b == 0) {
+          end_marker();
+          continue;
+        }
+        markers_.feed({&b, 1});
+        if (b == '\n') marker_open_ = false;
+      }
+      return;
+    case 1:
+      memory_.feed(payload);
+      return;
+    case 2: {
+      Event e;
+      e.kind = EventKind::counter;
+      e.time = time_;
+      e.size = p.value;
+      e.site = context_.sites.intern("itm port 2");
+      sink_.on_event(e);
+      ++stats_.packets["counter"];
+      return;
+    }
+    default:
+      return;  // other ports are counted, not interpreted
+  }
+}
+
+}  // namespace edgemem

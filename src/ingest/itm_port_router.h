@@ -1,0 +1,46 @@
+// Turns ITM packets into edgemem events (docs/formats/itm.md):
+//   port 0  text markers; "[MEM]" lines are decoded as the text log
+//   port 1  memory records in the seed-binary record set, bytes reassembled
+//   port 2  32-bit counters
+// Local and global timestamps drive Event::time.
+#pragma once
+
+#include <array>
+
+#include "edgemem/decoder.h"
+#include "itm_packet.h"
+#include "seedbin_decoder.h"
+#include "textlog_decoder.h"
+
+namespace edgemem {
+
+class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
+ public:
+  ItmDecoder(TraceContext& context, EventSink& sink);
+  void feed(std::span<const uint8_t> bytes) override;
+  void finish() override;
+  std::string_view format_name() const override { return "itm"; }
+
+  uint64_t port_packets(unsigned port) const { return port < 32 ? port_packets_[port] : 0; }
+
+ private:
+  void on_packet(const ItmPacket& packet) override;
+  void on_corrupt(uint8_t byte) override;
+  void stimulus(const ItmPacket& packet);
+  void end_marker();
+  void merge_port_stats();
+
+  TraceContext& context_;
+  EventSink& sink_;
+  ItmPacketParser parser_;
+  TextLogDecoder markers_;  // port 0
+  SeedBinDecoder memory_;   // port 1
+  bool marker_open_ = false;
+  uint64_t time_ = 0;
+  uint64_t global_low_ = 0;
+  bool seen_local_ = false;
+  std::array<uint64_t, 32> port_packets_{};
+  uint64_t offset_ = 0;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,44 @@
+// Decoder for seed 000's binary record log (0xA1 alloc, 0xF1 free, fields
+// big-endian) and edgemem's extra record types (docs/formats/seedbin.md).
+// Bytes that start no known record are counted as corrupt and skipped one at
+// a time, which resynchronises on the next record header.
+#pragma once
+
+#include <array>
+
+#include "edgemem/decoder.h"
+
+namespace edgemem {
+
+class SeedBinDecoder final : public Decoder {
+ public:
+  SeedBinDecoder(TraceContext& context, EventSink& sink);
+  void feed(std::span<const uint8_t> bytes) override;
+  void finish() override;
+  std::string_view format_name() const override { return "seedbin"; }
+
+  // ITM supplies timestamps; otherwise events are numbered in order.
+  void set_external_time(uint64_t time) {
+    external_clock_ = true;
+    time_ = time;
+  }
+  // Data was lost upstream (ITM overflow): a half-built record is garbage.
+  void drop_partial();
+
+  // Length of the record starting with `header`, 0 if it is no record header.
+  static size_t record_length(uint8_t header);
+
+ private:
+  void emit(const uint8_t* record);
+
+  TraceContext& context_;
+  EventSink& sink_;
+  PoolId heap_;
+  std::array<uint8_t, 16> partial_{};
+  size_t have_ = 0;
+  size_t need_ = 0;
+  uint64_t time_ = 0;
+  bool external_clock_ = false;
+};
+
+}  // namespace edgemem

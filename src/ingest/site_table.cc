@@ -1,0 +1,20 @@
+#include "edgemem/site_table.h"
+
+namespace edgemem {
+
+SiteTable::SiteTable() { names_.emplace_back("?"); }
+
+SiteId SiteTable::intern(std::string_view text) {
+  if (text.empty()) return kUnknownSite;
+  if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+  auto id = static_cast<SiteId>(names_.size());
+  names_.emplace_back(text);
+  ids_.emplace(names_.back(), id);
+  return id;
+}
+
+std::string_view SiteTable::name(SiteId id) const {
+  return id < names_.size() ? std::string_view(names_[id]) : std::string_view("?");
+}
+
+}  // namespace edgemem

@@ -1,0 +1,44 @@
+// Decoder for the "[MEM]" printf log of seed 001, plus edgemem's extensions
+// (docs/formats/textlog.md). Unrelated lines are counted and skipped.
+#pragma once
+
+#include <string>
+
+#include "edgemem/decoder.h"
+
+namespace edgemem {
+
+class TextLogDecoder final : public Decoder {
+ public:
+  TextLogDecoder(TraceContext& context, EventSink& sink);
+  void feed(std::span<const uint8_t> bytes) override;
+  void finish() override;
+  std::string_view format_name() const override { return "log"; }
+
+  // Lines that are not "[MEM]" records become `mark` events instead of being
+  // skipped: ITM port 0 carries free text markers this way.
+  void set_marks_from_plain_lines(bool on) { marks_from_plain_lines_ = on; }
+  // Time for lines without a [cycles] stamp (ITM supplies its own clock).
+  void set_external_time(uint64_t time) { external_time_ = time; }
+
+ private:
+  void line(std::string_view text, uint64_t offset);
+  bool record(std::string_view body, uint64_t time, uint64_t offset);
+  uint64_t unwrap(uint64_t raw);
+
+  TraceContext& context_;
+  EventSink& sink_;
+  std::string partial_;       // bytes of a line not yet terminated
+  uint64_t partial_offset_ = 0;
+  bool discarding_ = false;   // inside an over-long line
+  uint64_t line_no_ = 0;
+  uint64_t last_time_ = 0;
+  uint64_t epoch_ = 0;        // added when a 32-bit cycle counter wraps
+  uint64_t external_time_ = 0;
+  bool marks_from_plain_lines_ = false;
+  PoolId arena_pool_ = 0, heap_pool_ = 0;
+  bool have_arena_ = false, have_heap_ = false;
+  bool last_by_offset_ = true;
+};
+
+}  // namespace edgemem

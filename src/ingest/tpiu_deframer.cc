@@ -1,0 +1,70 @@
+#include "tpiu_deframer.h"
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+void TpiuDeframer::push(uint8_t byte) {
+  last4_ = (last4_ << 8) | byte;
+  buf_[fill_++] = byte;
+  if (last4_ == 0xffffff7fu) {
+    ++syncs_;
+    dropped_ += fill_ >= 4 ? fill_ - 4 : 0;
+    fill_ = 0;
+    return;
+  }
+  if (fill_ == 16) {
+    frame();
+    fill_ = 0;
+  }
+}
+
+void TpiuDeframer::frame() {
+  ++frames_;
+  const uint8_t aux = buf_[15];
+  for (unsigned k = 0; k < 8; ++k) {
+    uint8_t b = buf_[2 * k];
+    bool has_odd = k < 7;
+    if (b & 1) {
+      // ID change; the aux bit says whether the next byte still belongs to the old ID.
+      uint8_t new_id = b >> 1;
+      bool delayed = (aux >> k) & 1;
+      if (has_odd && delayed) output_(id_, buf_[2 * k + 1]);
+      id_ = new_id;
+      if (has_odd && !delayed) output_(id_, buf_[2 * k + 1]);
+    } else {
+      output_(id_, static_cast<uint8_t>(b | ((aux >> k) & 1)));
+      if (has_odd) output_(id_, buf_[2 * k + 1]);
+    }
+  }
+}
+
+TpiuDecoder::TpiuDecoder(TraceContext& context, EventSink& sink, unsigned stream)
+    : itm_(context, sink),
+      deframer_([this](uint8_t id, uint8_t byte) {
+        ++id_bytes_[id & 0x7f];
+        if (id == stream_) itm_.feed({&byte, 1});
+      }),
+      stream_(stream) {}
+
+void TpiuDecoder::feed(std::span<const uint8_t> bytes) {
+  for (uint8_t b : bytes) deframer_.push(b);
+  stats_.bytes += bytes.size();
+}
+
+void TpiuDecoder::finish() {
+  itm_.finish();
+  uint64_t bytes = stats_.bytes;
+  stats_ = itm_.stats();
+  stats_.bytes = bytes;
+  stats_.truncated_bytes += deframer_.pending();
+  stats_.corrupt_bytes += deframer_.dropped();
+  stats_.packets["tpiu_frames"] = deframer_.frames();
+  stats_.packets["tpiu_syncs"] = deframer_.syncs();
+  for (unsigned id = 1; id < 0x70; ++id)
+    if (id_bytes_[id]) stats_.packets[fmt::format("tpiu_stream_{}_bytes", id)] = id_bytes_[id];
+  if (itm_.stats().bytes == 0 && bytes > 0)
+    stats_.note_problem(0, 0, fmt::format("no bytes for TPIU stream {} (use --tpiu-stream)", stream_));
+}
+
+}  // namespace edgemem

@@ -1,0 +1,49 @@
+// CoreSight TPIU formatter: 16-byte frames that interleave several trace
+// sources (ITM, ETM) by 7-bit ID. Frame alignment comes from the full sync
+// pattern FF FF FF 7F when the stream has one, else from the first byte.
+#pragma once
+
+#include <array>
+#include <functional>
+
+#include "edgemem/decoder.h"
+#include "itm_port_router.h"
+
+namespace edgemem {
+
+class TpiuDeframer {
+ public:
+  using Output = std::function<void(uint8_t id, uint8_t byte)>;
+  explicit TpiuDeframer(Output output) : output_(std::move(output)) {}
+  void push(uint8_t byte);
+  uint64_t frames() const { return frames_; }
+  uint64_t syncs() const { return syncs_; }
+  uint64_t dropped() const { return dropped_; }  // bytes of frames cut by a sync
+  size_t pending() const { return fill_; }
+
+ private:
+  void frame();
+  Output output_;
+  std::array<uint8_t, 16> buf_{};
+  size_t fill_ = 0;
+  uint32_t last4_ = 0;
+  uint8_t id_ = 0;
+  uint64_t frames_ = 0, syncs_ = 0, dropped_ = 0;
+};
+
+// A TPIU capture whose ITM source (default ID 1) is decoded as ITM.
+class TpiuDecoder final : public Decoder {
+ public:
+  TpiuDecoder(TraceContext& context, EventSink& sink, unsigned stream);
+  void feed(std::span<const uint8_t> bytes) override;
+  void finish() override;
+  std::string_view format_name() const override { return "tpiu"; }
+
+ private:
+  ItmDecoder itm_;
+  TpiuDeframer deframer_;
+  unsigned stream_;
+  std::array<uint64_t, 128> id_bytes_{};
+};
+
+}  // namespace edgemem

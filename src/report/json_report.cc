@@ -1,0 +1,152 @@
+#include "edgemem/report.h"
+
+namespace edgemem {
+
+using nlohmann::json;
+
+namespace {
+
+json optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+template <typename X, typename Y>
+json series(const std::vector<std::pair<X, Y>>& points) {
+  json a = json::array();
+  for (const auto& [x, y] : points) a.push_back({x, y});
+  return a;
+}
+
+}  // namespace
+
+json to_json(const InputSummary& in, const AnalysisResult& r) {
+  json j;
+  j["schema"] = "edgemem.analyze/1";
+  const DecodeStats& s = in.stats;
+  j["input"] = {{"path", in.path},
+                {"format", in.format},
+                {"events", s.events},
+                {"bytes", s.bytes},
+                {"skipped_lines", s.skipped_lines},
+                {"corrupt_bytes", s.corrupt_bytes},
+                {"malformed_lines", s.malformed_lines},
+                {"truncated_bytes", s.truncated_bytes},
+                {"overflow_packets", s.overflows},
+                {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
+                {"packets", s.packets}};
+  if (s.first_problem)
+    j["input"]["first_problem"] = {{"offset", s.first_problem->offset},
+                                   {"line", s.first_problem->line},
+                                   {"what", s.first_problem->what}};
+  j["inferences"] = r.inferences;
+  j["peak_bytes"] = r.peak_bytes;
+
+  j["leaks"] = json::array();
+  for (const auto& l : r.leaks)
+    j["leaks"].push_back({{"site", l.site},
+                          {"pool", l.pool},
+                          {"bytes", l.bytes},
+                          {"count", l.count},
+                          {"bytes_per_inference", optional(l.bytes_per_inference)},
+                          {"type_hint", text_or_null(l.type_hint)},
+                          {"block_size", l.block_size ? json(l.block_size) : json(nullptr)},
+                          {"allocs", l.allocs},
+                          {"frees", l.frees},
+                          {"first_time", l.first_time},
+                          {"last_time", l.last_time}});
+  j["persistent"] = json::array();
+  for (const auto& p : r.persistent)
+    j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count}});
+  j["leak_rate_bytes_per_inference"] = r.leak_rate_bytes_per_inference;
+  if (r.exhaustion_forecast)
+    j["exhaustion_forecast"] = {{"inferences", r.exhaustion_forecast->inferences},
+                                {"seconds", optional(r.exhaustion_forecast->seconds)},
+                                {"pool", r.exhaustion_forecast->pool},
+                                {"remaining_bytes", r.exhaustion_forecast->remaining_bytes}};
+  else
+    j["exhaustion_forecast"] = nullptr;
+
+  const FragmentationResult& f = r.fragmentation;
+  json failures = json::array();
+  for (const auto& x : f.failures)
+    failures.push_back({{"time", x.time}, {"pool", x.pool}, {"site", x.site}, {"size", x.size},
+                        {"total_free", x.total_free}, {"largest_free", x.largest_free},
+                        {"inference", x.inference}, {"fragmentation", x.fragmentation}});
+  json frag_pools = json::array();
+  for (const auto& p : f.pools)
+    frag_pools.push_back({{"pool", p.pool}, {"max_rate", p.max_rate}, {"final_rate", p.final_rate},
+                          {"total_free", p.total_free}, {"largest_free", p.largest_free},
+                          {"curve", series(p.curve)}});
+  j["fragmentation"] = {{"max_rate", f.max_rate},
+                        {"final_rate", f.final_rate},
+                        {"band", f.band},
+                        {"alloc_failures", f.alloc_failures},
+                        {"failures_per_1000_inferences", optional(f.failures_per_1000_inferences)},
+                        {"min_largest_free_to_request", optional(f.min_largest_to_request)},
+                        {"failures", failures},
+                        {"pools", frag_pools}};
+
+  j["overflows"] = json::array();
+  for (const auto& o : r.overflows)
+    j["overflows"].push_back({{"time", o.time}, {"site", o.site}, {"pool", o.pool}, {"offset", o.offset},
+                              {"size", o.size}, {"arena_size", o.arena_size}, {"over_by", o.over_by},
+                              {"available", o.available}});
+  j["overflow_count"] = r.overflow_count;
+  j["guard_failures"] = r.guard_failure_count;
+  j["guard_checks"] = r.guard_checks;
+  json guards = json::array();
+  for (const auto& g : r.guard_failures)
+    guards.push_back({{"time", g.time}, {"inference", g.inference}, {"pool", g.pool}, {"site", g.site}});
+  j["guard_failure_events"] = guards;
+
+  j["pools"] = json::array();
+  for (const auto& p : r.pools)
+    j["pools"].push_back({{"name", p.name}, {"kind", p.kind}, {"size", p.size ? json(p.size) : json(nullptr)},
+                          {"peak_bytes", p.peak_bytes}, {"final_bytes", p.final_bytes},
+                          {"live_blocks", p.live_count}, {"peak_margin_pct", optional(p.peak_margin_pct)}});
+
+  json marks = json::array();
+  for (const auto& w : r.watermarks)
+    marks.push_back({{"pool", w.pool}, {"samples", w.samples}, {"slope_bytes_per_inference", w.slope},
+                     {"shape", w.shape},
+                     {"stairs", {{"steps", w.stairs.steps}, {"step_bytes", w.stairs.step_bytes},
+                                 {"period_inferences", w.stairs.period_inferences}}},
+                     {"series", series(w.series)}});
+  j["watermark"] = marks;
+
+  json lifo_sites = json::array();
+  for (const auto& l : r.lifo.sites)
+    lifo_sites.push_back({{"site", l.site}, {"violations", l.violations}, {"bytes", l.bytes}});
+  j["lifo"] = {{"violations", r.lifo.violations}, {"max_stranded_bytes", r.lifo.max_stranded_bytes},
+               {"final_stranded_bytes", r.lifo.final_stranded_bytes}, {"sites", lifo_sites}};
+
+  json holders = json::array();
+  for (const auto& h : r.peak.live_at_peak)
+    holders.push_back({{"site", h.site}, {"bytes", h.bytes}, {"count", h.count}});
+  j["peak"] = {{"bytes", r.peak.bytes}, {"time", r.peak.time}, {"inference", r.peak.inference},
+               {"live_at_peak", holders},
+               {"per_inference", {{"max", r.peak.max_inference_peak}, {"max_at", r.peak.max_inference_index},
+                                  {"min", r.peak.min_inference_peak}, {"mean", r.peak.mean_inference_peak}}}};
+
+  json hist = json::array();
+  for (const auto& b : r.sizes.histogram)
+    hist.push_back({{"min", b.min}, {"max", b.max}, {"count", b.count}, {"bytes", b.bytes}});
+  j["sizes"] = {{"histogram", hist},
+                {"alignment", {{"aligned_requests", r.sizes.aligned_requests},
+                               {"padding_bytes", r.sizes.padding_bytes},
+                               {"padding_bytes_at_8", r.sizes.padding_bytes_at_8},
+                               {"max_align", r.sizes.max_align}}}};
+
+  json sites = json::array();
+  for (const auto& s2 : r.sites)
+    sites.push_back({{"site", s2.site}, {"allocs", s2.allocs}, {"frees", s2.frees},
+                     {"alloc_bytes", s2.alloc_bytes}, {"live_bytes", s2.live_bytes}, {"live_count", s2.live_count}});
+  j["sites"] = sites;
+  const EventCounts& c = r.counts;
+  j["counts"] = {{"allocs", c.allocs}, {"frees", c.frees}, {"reallocs", c.reallocs}, {"failed", c.failed},
+                 {"marks", c.marks}, {"counters", c.counters}, {"resets", c.resets},
+                 {"unknown_frees", c.unknown_frees}, {"replaced_blocks", c.replaced_blocks}};
+  j["cycles_per_inference"] = optional(r.cycles_per_inference);
+  return j;
+}
+
+}  // namespace edgemem
