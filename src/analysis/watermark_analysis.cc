@@ -9,6 +9,8 @@ void WatermarkAnalysis::inference_begin(uint64_t time, uint64_t usage) {
     first_begin_time_ = time;
     began_ = true;
   }
+  last_begin_time_ = time;
+  ++begins_;
   inference_peak_ = usage;
 }
 
@@ -65,8 +67,13 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     out.peak.max_inference_index = peak_max_index_;
     out.peak.min_inference_peak = peak_min_;
     out.peak.mean_inference_peak = peak_sum_ / static_cast<double>(peaks_);
-    if (context.time_base == TimeBase::cycles && last_end_time_ > first_begin_time_)
-      out.cycles_per_inference = static_cast<double>(last_end_time_ - first_begin_time_) / static_cast<double>(peaks_);
+    // Cadence from start to start includes the idle time between inferences,
+    // which is what a forecast in seconds needs.
+    if (context.time_base == TimeBase::cycles && begins_ >= 2 && last_begin_time_ > first_begin_time_)
+      out.cycles_per_inference =
+          static_cast<double>(last_begin_time_ - first_begin_time_) / static_cast<double>(begins_ - 1);
+    else if (context.time_base == TimeBase::cycles && last_end_time_ > first_begin_time_)
+      out.cycles_per_inference = static_cast<double>(last_end_time_ - first_begin_time_);
   }
   for (size_t i = 0; i < pools_.size(); ++i) {
     const Fit& f = pools_[i];
@@ -77,7 +84,8 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     const double denom = n * f.sxx - f.sx * f.sx;
     if (f.n >= 2 && denom != 0) w.slope = (n * f.sxy - f.sx * f.sy) / denom;
     const uint64_t steps = f.n > 0 ? f.n - 1 : 0;
-    if (steps == 0 || f.rises == 0) {
+    // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
+    if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
       w.shape = "flat";
     } else if (f.rises * 10 >= steps * 8 && f.falls * 10 <= steps) {
       w.shape = "linear";

@@ -34,7 +34,8 @@ class WatermarkAnalysis {
   uint64_t inference_peak_ = 0;
   uint64_t peaks_ = 0, peak_max_ = 0, peak_max_index_ = 0, peak_min_ = UINT64_MAX;
   double peak_sum_ = 0;
-  uint64_t first_begin_time_ = 0, last_end_time_ = 0;
+  uint64_t first_begin_time_ = 0, last_begin_time_ = 0, last_end_time_ = 0;
+  uint64_t begins_ = 0;
   bool began_ = false;
 };
 

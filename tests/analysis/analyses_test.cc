@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+TEST(Analyses, ARingOfTheLastThreeBuffersIsPersistentNotALeak) {
+  std::string log;
+  for (int i = 1; i <= 50; ++i) {
+    log += "[MEM][0] INFER begin\n";
+    log += "[MEM][0] ALLOC size=100 addr=" + std::to_string(1000 * i) + " site=ring.c:5\n";
+    if (i > 3) log += "[MEM][0] FREE addr=" + std::to_string(1000 * (i - 3)) + "\n";
+    log += "[MEM][0] INFER end\n";
+  }
+  auto run = analyse(Format::log, log);
+  EXPECT_TRUE(run->result.leaks.empty());
+  ASSERT_EQ(run->result.persistent.size(), 1u);
+  EXPECT_EQ(run->result.persistent[0].count, 3u);
+  EXPECT_EQ(run->result.watermarks[0].shape, "flat");
+}
+
+TEST(Analyses, PeakHoldersAreTheBlocksLiveAtThePeak) {
+  std::string log =
+      "[MEM][1] ALLOC size=100 addr=0x100 site=a.c:1\n"
+      "[MEM][2] ALLOC size=300 addr=0x200 site=b.c:2\n"
+      "[MEM][3] FREE addr=0x200\n"
+      "[MEM][4] ALLOC size=50 addr=0x300 site=c.c:3\n";
+  auto run = analyse(Format::log, log);
+  const PeakResult& p = run->result.peak;
+  EXPECT_EQ(p.bytes, 400u);
+  EXPECT_EQ(p.time, 2u);
+  ASSERT_EQ(p.live_at_peak.size(), 2u);
+  EXPECT_EQ(p.live_at_peak[0].site, "b.c:2");
+  EXPECT_EQ(p.live_at_peak[1].site, "a.c:1");
+}
+
+TEST(Analyses, ArenaResetReleasesEverythingAndUnknownFreesAreCounted) {
+  std::string log =
+      "[MEM][1] ALLOC size=64 offset=0 site=t.cc:1\n"
+      "[MEM][2] ALLOC size=64 offset=64 site=t.cc:1\n"
+      "[MEM][3] RESET pool=arena\n"
+      "[MEM][4] FREE offset=4000\n";
+  auto run = analyse(Format::log, log);
+  EXPECT_EQ(run->result.counts.resets, 1u);
+  EXPECT_EQ(run->result.counts.unknown_frees, 1u);
+  EXPECT_TRUE(run->result.leaks.empty());
+  EXPECT_EQ(run->result.pools[0].final_bytes, 0u);
+}
+
+TEST(Analyses, SeriesStayBoundedOnLongTraces) {
+  std::string bin;
+  for (uint32_t i = 1; i <= 20000; ++i) {
+    bin += '\xB1'; be32(bin, i);
+    bin += '\xA2'; be32(bin, 16); be32(bin, 0x1000 + i * 16);
+    bin += '\xB2'; be32(bin, i);
+  }
+  auto run = analyse(Format::seedbin, bin);
+  EXPECT_LE(run->result.watermarks[0].series.size(), 256u);
+  EXPECT_LE(run->result.fragmentation.pools[0].curve.size(), 512u);
+  EXPECT_EQ(run->result.leaks[0].count, 20000u);
+}
+
+TEST(Analyses, AllocOverALiveAddressMeansALostFree) {
+  std::string log =
+      "[MEM][1] ALLOC size=64 addr=0x100\n"
+      "[MEM][2] ALLOC size=32 addr=0x100\n";
+  auto run = analyse(Format::log, log);
+  EXPECT_EQ(run->result.counts.replaced_blocks, 1u);
+  EXPECT_EQ(run->result.pools[0].final_bytes, 32u);
+}
+
+}  // namespace
+}  // namespace edgemem::test

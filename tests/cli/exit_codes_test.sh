@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The command line as CI scripts use it: exit codes 0/1/2, one-line errors,
+# stdin, and the JSON document on stdout.
+set -u
+edgemem=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # expect CODE DESCRIPTION -- command...
+  local want=$1 what=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; cat "$tmp/err"; fail=1
+  else
+    echo "ok: $what"
+  fi
+}
+
+expect 0 "demo runs" -- "$edgemem" demo
+grep -q "lstm.cc:88" "$tmp/out" || { echo "FAIL: demo does not name the leak site"; fail=1; }
+expect 2 "missing file" -- "$edgemem" analyze "$tmp/nope.log"
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "nope.log" "$tmp/err" || { echo "FAIL: error is not one line naming the file"; fail=1; }
+printf 'hello\nworld\n' >"$tmp/plain.txt"
+expect 2 "text without records" -- "$edgemem" analyze "$tmp/plain.txt"
+printf '\x13\x37\x42\x99' >"$tmp/junk.bin"
+expect 2 "garbage as seedbin" -- "$edgemem" analyze --format seedbin "$tmp/junk.bin"
+grep -q "offset 0" "$tmp/err" || { echo "FAIL: garbage error does not name the offset"; fail=1; }
+expect 2 "bad --fail-on" -- "$edgemem" analyze --fail-on leaks "$src/examples/traces/demo.log"
+expect 2 "bad --format" -- "$edgemem" analyze --format xml "$src/examples/traces/demo.log"
+expect 1 "--fail-on leak breaks" -- "$edgemem" analyze --fail-on leak "$src/examples/traces/demo.log"
+expect 0 "--fail-on guard holds" -- "$edgemem" analyze --fail-on guard "$src/examples/traces/demo.log"
+expect 0 "stdin" -- sh -c "\"$edgemem\" analyze - <\"$src/examples/traces/demo.log\""
+grep -q "lstm.cc:88" "$tmp/out" || { echo "FAIL: stdin analysis lost the leak"; fail=1; }
+expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/demo.log"
+grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
+exit $fail

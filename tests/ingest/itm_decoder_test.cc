@@ -1,0 +1,218 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "ingest/itm_packet.h"
+#include "ingest/itm_port_router.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+struct Collect : ItmPacketParser::Handler {
+  std::vector<ItmPacket> packets;
+  size_t corrupt = 0;
+  void on_packet(const ItmPacket& p) override { packets.push_back(p); }
+  void on_corrupt(uint8_t) override { ++corrupt; }
+};
+
+uint64_t le(const nlohmann::json& bytes) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) v |= bytes[i].get<uint64_t>() << (8 * i);
+  return v;
+}
+
+// Vectors from rtic-scope/itm (one per packet kind), transcribed in the corpus.
+TEST(ItmPackets, MatchTheIndependentPacketVectors) {
+  std::string text = read_file(corpus("itm/itm_packet_vectors.json"));
+  ASSERT_FALSE(text.empty()) << "corpus missing: " << corpus("itm/itm_packet_vectors.json");
+  auto vectors = nlohmann::json::parse(text);
+  size_t checked = 0;
+  for (const auto& c : vectors["cases"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    Collect got;
+    ItmPacketParser parser(got);
+    for (const auto& b : c["bytes"]) parser.push(b.get<uint8_t>());
+    EXPECT_EQ(got.corrupt, 0u);
+    ASSERT_EQ(got.packets.size(), c["expected"].size());
+    for (size_t i = 0; i < got.packets.size(); ++i) {
+      const ItmPacket& p = got.packets[i];
+      const auto& e = c["expected"][i];
+      std::string type = e["type"];
+      if (type == "Sync") EXPECT_EQ(p.kind, ItmPacketKind::sync);
+      else if (type == "Overflow") EXPECT_EQ(p.kind, ItmPacketKind::overflow);
+      else if (type == "LocalTimestamp1" || type == "LocalTimestamp2") {
+        EXPECT_EQ(p.kind, ItmPacketKind::local_timestamp);
+        EXPECT_EQ(p.value, e["ts"].get<uint64_t>());
+        if (e.contains("data_relation")) {
+          EXPECT_EQ(p.relation, 0u);  // "Sync" = TC 0
+        }
+      } else if (type == "GlobalTimestamp1") {
+        EXPECT_EQ(p.kind, ItmPacketKind::global_timestamp1);
+        EXPECT_EQ(p.value, e["ts"].get<uint64_t>());
+        EXPECT_EQ(p.wrap, e["wrap"].get<bool>());
+        EXPECT_EQ(p.clock_change, e["clkch"].get<bool>());
+      } else if (type == "GlobalTimestamp2") {
+        EXPECT_EQ(p.kind, ItmPacketKind::global_timestamp2);
+        EXPECT_EQ(p.value, e["ts"].get<uint64_t>());
+      } else if (type == "Extension") {
+        EXPECT_EQ(p.kind, ItmPacketKind::extension);
+        EXPECT_EQ(p.value, e["page"].get<uint64_t>());
+      } else if (type == "Instrumentation") {
+        EXPECT_EQ(p.kind, ItmPacketKind::instrumentation);
+        EXPECT_EQ(p.address, e["port"].get<uint8_t>());
+        EXPECT_EQ(p.size, e["payload"].size());
+        EXPECT_EQ(p.value, le(e["payload"]));
+      } else if (type == "EventCounterWrap") {
+        EXPECT_EQ(p.kind, ItmPacketKind::event_counter);
+        // Payload bits: CPI, EXC, SLEEP, LSU, FOLD, CYC from bit 0 up.
+        EXPECT_EQ(bool(p.value & 0x01), e["cpi"].get<bool>());
+        EXPECT_EQ(bool(p.value & 0x02), e["exc"].get<bool>());
+        EXPECT_EQ(bool(p.value & 0x04), e["sleep"].get<bool>());
+        EXPECT_EQ(bool(p.value & 0x08), e["lsu"].get<bool>());
+        EXPECT_EQ(bool(p.value & 0x10), e["fold"].get<bool>());
+        EXPECT_EQ(bool(p.value & 0x20), e["cyc"].get<bool>());
+      } else if (type == "ExceptionTrace") {
+        EXPECT_EQ(p.kind, ItmPacketKind::exception_trace);
+        EXPECT_EQ(p.value, e["exception_number"].get<uint64_t>());
+        EXPECT_EQ(p.function, 3u);  // "Returned"
+      } else if (type == "PCSample") {
+        EXPECT_EQ(p.kind, ItmPacketKind::pc_sample);
+        if (e["pc"].is_null()) {
+          EXPECT_TRUE(p.sleeping);
+        } else {
+          EXPECT_EQ(p.value, e["pc"].get<uint64_t>());
+        }
+      } else if (type == "DataTracePC") {
+        EXPECT_EQ(p.kind, ItmPacketKind::data_trace_pc);
+        EXPECT_EQ(p.address, e["comparator"].get<uint8_t>());
+        EXPECT_EQ(p.value, e["pc"].get<uint64_t>());
+      } else if (type == "DataTraceAddress") {
+        EXPECT_EQ(p.kind, ItmPacketKind::data_trace_address);
+        EXPECT_EQ(p.address, e["comparator"].get<uint8_t>());
+        EXPECT_EQ(p.value, le(e["data"]));
+      } else if (type == "DataTraceValue") {
+        EXPECT_EQ(p.kind, ItmPacketKind::data_trace_value);
+        EXPECT_EQ(p.address, e["comparator"].get<uint8_t>());
+        EXPECT_TRUE(p.write);
+        EXPECT_EQ(p.size, e["value"].size());
+        EXPECT_EQ(p.value, le(e["value"]));
+      } else {
+        ADD_FAILURE() << "unhandled vector type " << type;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 18u);  // packets over the 12 cases
+}
+
+// A real SWO capture from an STM32F105 (sigrok-dumps), compared with the
+// counts sigrok's own arm_itm decoder reports for it.
+TEST(ItmCapture, Stm32f105StreamMatchesSigrokCounts) {
+  std::string bytes = read_file(corpus("itm/sigrok_stm32f105_itm_stream1.bin"));
+  ASSERT_EQ(bytes.size(), 2619u);
+  Collect got;
+  ItmPacketParser parser(got);
+  for (char b : bytes) parser.push(static_cast<uint8_t>(b));
+  std::map<ItmPacketKind, size_t> kinds;
+  std::map<uint64_t, size_t> pcs;
+  std::string port0, port1_text;
+  size_t port1_words = 0, irq28_enter = 0;
+  for (const auto& p : got.packets) {
+    ++kinds[p.kind];
+    if (p.kind == ItmPacketKind::pc_sample) ++pcs[p.value];
+    if (p.kind == ItmPacketKind::instrumentation && p.address == 0) port0 += static_cast<char>(p.value);
+    if (p.kind == ItmPacketKind::instrumentation && p.address == 1) {
+      if (p.size == 1) port1_text += static_cast<char>(p.value);
+      else ++port1_words;
+    }
+    if (p.kind == ItmPacketKind::exception_trace && p.value == 16 + 28 && p.function == 1) ++irq28_enter;
+  }
+  EXPECT_EQ(got.corrupt, 0u);
+  EXPECT_EQ(kinds[ItmPacketKind::overflow], 14u);
+  EXPECT_EQ(pcs[0x08000216], 148u);
+  EXPECT_EQ(pcs[0x08000218], 140u);
+  EXPECT_EQ(pcs[0x08000214], 93u);
+  EXPECT_EQ(irq28_enter, 8u);
+  EXPECT_EQ(port0, "OnOffOnOffOnOffOnOffOnOff");
+  EXPECT_EQ(port1_text, "SortSortSortSortSortSortSortSort");
+  EXPECT_EQ(port1_words, 40u);
+}
+
+// Through the router: port 0 text becomes markers, split where another
+// source's packet interrupts it, as sigrok does.
+TEST(ItmCapture, PortZeroTextBecomesMarkers) {
+  std::string bytes = read_file(corpus("itm/sigrok_stm32f105_itm_stream1.bin"));
+  TraceContext ctx;
+  Recorder sink;
+  ItmDecoder d(ctx, sink);
+  d.feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  d.finish();
+  std::map<std::string, int> marks;
+  for (const auto& e : sink.events)
+    if (e.kind == EventKind::mark) ++marks[std::string(ctx.sites.name(e.site))];
+  EXPECT_EQ(marks["On"], 5);
+  EXPECT_EQ(marks["Off"], 5);
+  EXPECT_EQ(d.stats().overflows, 14u);
+  EXPECT_EQ(d.port_packets(1), 72u);
+}
+
+// edgemem's own use of ITM (docs/formats/itm.md): 32-bit writes to port 1
+// carry seed-binary records, local timestamps give the time.
+std::string stim(uint8_t port, const std::string& payload) {
+  std::string out;
+  size_t i = 0;
+  while (i < payload.size()) {
+    size_t n = payload.size() - i >= 4 ? 4 : payload.size() - i >= 2 ? 2 : 1;
+    out += static_cast<char>((port << 3) | (n == 4 ? 3 : n));
+    out += payload.substr(i, n);
+    i += n;
+  }
+  return out;
+}
+
+TEST(ItmEvents, MemoryRecordsOnPortOneWithTimestampsAndCounters) {
+  std::string rec;
+  rec += '\xB1'; be32(rec, 1);
+  rec += '\xA3'; be32(rec, 644); be32(rec, 0x20000100); be32(rec, 0x08000abc);
+  rec += '\xB2'; be32(rec, 1);
+  std::string stream("\x00\x00\x00\x00\x00\x80", 6);  // sync
+  stream += "\xC0\x90\x4E";                           // local timestamp 10000
+  stream += stim(1, rec.substr(0, 8));
+  stream += "\x30";                                   // local timestamp 3
+  stream += stim(1, rec.substr(8));
+  stream += stim(2, std::string("\x2A\x00\x00\x00", 4));  // counter 42
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->stats.syncs, 1u);
+  EXPECT_EQ(run->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(run->result.inferences, 1u);
+  EXPECT_EQ(run->result.counts.counters, 1u);
+  ASSERT_EQ(run->result.leaks.size(), 0u);  // one block from one inference: not a trend
+  ASSERT_EQ(run->result.persistent.size(), 1u);
+  EXPECT_EQ(run->result.persistent[0].site, "0x08000abc");
+  EXPECT_EQ(run->result.peak.time, 10003u);
+}
+
+TEST(ItmEvents, OverflowDropsTheHalfBuiltRecordAndIsReported) {
+  std::string rec;
+  rec += '\xA2'; be32(rec, 32); be32(rec, 0x20000000);
+  std::string stream = stim(1, rec.substr(0, 4));
+  stream += '\x70';  // overflow: the rest of the record never arrived
+  stream += stim(1, rec);
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->stats.overflows, 1u);
+  EXPECT_EQ(run->stats.corrupt_bytes, 4u);
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+}
+
+TEST(ItmEvents, MemLinesOnPortZeroAreDecodedAsTheTextLog) {
+  std::string stream = stim(0, "[MEM][0] ALLOC size=16 offset=0 site=a.c:1\n[MEM][0] FREE offset=0\n");
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+  EXPECT_EQ(run->result.counts.frees, 1u);
+  EXPECT_EQ(run->result.counts.marks, 0u);
+}
+
+}  // namespace
+}  // namespace edgemem::test

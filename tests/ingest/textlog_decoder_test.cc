@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "ingest/textlog_decoder.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+struct Decoded {
+  TraceContext context;
+  Recorder sink;
+  DecodeStats stats;
+};
+
+std::unique_ptr<Decoded> decode(const std::string& text, size_t chunk = 0) {
+  auto d = std::make_unique<Decoded>();
+  TextLogDecoder decoder(d->context, d->sink);
+  size_t step = chunk ? chunk : std::max<size_t>(text.size(), 1);
+  for (size_t i = 0; i < text.size(); i += step)
+    decoder.feed({reinterpret_cast<const uint8_t*>(text.data()) + i, std::min(step, text.size() - i)});
+  decoder.finish();
+  d->stats = decoder.stats();
+  return d;
+}
+
+TEST(TextLog, ReadsTheSeedRecordsWithSiteAndPool) {
+  auto d = decode(
+      "[MEM][1200] ALLOC size=644 align=4 offset=41232 site=lstm.cc:88 pool=arena0\n"
+      "[MEM][1300] FREE offset=41232 pool=arena0\n"
+      "[MEM][1400] ALLOC_FAIL size=4096 align=16\n"
+      "[MEM][1500] INFER begin 7\n"
+      "[MEM][1600] INFER end 7\n");
+  ASSERT_EQ(d->sink.events.size(), 5u);
+  const Event& a = d->sink.events[0];
+  EXPECT_EQ(a.kind, EventKind::alloc);
+  EXPECT_EQ(a.time, 1200u);
+  EXPECT_EQ(a.size, 644u);
+  EXPECT_EQ(a.align, 4u);
+  EXPECT_EQ(a.address, 41232u);
+  EXPECT_EQ(d->context.sites.name(a.site), "lstm.cc:88");
+  EXPECT_EQ(d->context.pools.at(a.pool).name, "arena0");
+  EXPECT_EQ(d->context.pools.at(a.pool).kind, PoolKind::arena);
+  EXPECT_EQ(d->sink.events[1].kind, EventKind::free);
+  EXPECT_EQ(d->sink.events[2].kind, EventKind::alloc_failed);
+  EXPECT_EQ(d->sink.events[2].size, 4096u);
+  EXPECT_EQ(d->sink.events[3].kind, EventKind::inference_begin);
+  EXPECT_EQ(d->sink.events[3].size, 7u);
+  EXPECT_EQ(d->sink.events[4].kind, EventKind::inference_end);
+}
+
+TEST(TextLog, SkipsAndCountsNoiseHandlesCrlfAndPrefixes) {
+  auto d = decode("boot ok\r\n"
+                  "I (123) app: [MEM][10] ALLOC size=8 addr=0x20000010\r\n"
+                  "random line\n"
+                  "[MEM][20] FREE addr=0x20000010\r\n");
+  EXPECT_EQ(d->stats.skipped_lines, 2u);
+  ASSERT_EQ(d->sink.events.size(), 2u);
+  EXPECT_EQ(d->sink.events[0].address, 0x20000010u);
+  EXPECT_EQ(d->context.pools.at(d->sink.events[0].pool).kind, PoolKind::heap);
+}
+
+TEST(TextLog, TruncatedLastLineIsCountedNotEmitted) {
+  auto d = decode("[MEM][1] ALLOC size=16 offset=0\n[MEM][2] ALLOC size=12");
+  EXPECT_EQ(d->sink.events.size(), 1u);
+  EXPECT_EQ(d->stats.truncated_bytes, 22u);  // "[MEM][2] ALLOC size=12"
+}
+
+TEST(TextLog, MalformedRecordNamesItsLine) {
+  auto d = decode("ok\n[MEM][1] ALLOC size=abc offset=0\n[MEM][2] FROB x=1\n[MEM][3] FREE offset=0\n");
+  EXPECT_EQ(d->stats.malformed_lines, 2u);
+  ASSERT_TRUE(d->stats.first_problem);
+  EXPECT_EQ(d->stats.first_problem->line, 2u);
+  EXPECT_NE(d->stats.first_problem->what.find("size="), std::string::npos);
+  EXPECT_EQ(d->sink.events.size(), 1u);  // the good line after them still counts
+}
+
+TEST(TextLog, ChunkBoundariesDoNotChangeTheResult) {
+  std::string text;
+  for (int i = 0; i < 200; ++i)
+    text += "[MEM][" + std::to_string(i) + "] ALLOC size=" + std::to_string(i + 1) + " offset=" + std::to_string(i * 64) + " site=a.c:" + std::to_string(i % 7) + "\r\nnoise\n";
+  auto whole = decode(text);
+  for (size_t chunk : {1u, 3u, 17u, 4096u}) {
+    auto parts = decode(text, chunk);
+    ASSERT_EQ(parts->sink.events.size(), whole->sink.events.size());
+    for (size_t i = 0; i < whole->sink.events.size(); ++i) {
+      EXPECT_EQ(parts->sink.events[i].size, whole->sink.events[i].size);
+      EXPECT_EQ(parts->sink.events[i].address, whole->sink.events[i].address);
+    }
+    EXPECT_EQ(parts->stats.skipped_lines, 200u);
+  }
+}
+
+TEST(TextLog, UnwrapsThe32BitCycleCounter) {
+  auto d = decode("[MEM][4294967000] ALLOC size=1 offset=0\n[MEM][500] FREE offset=0\n");
+  ASSERT_EQ(d->sink.events.size(), 2u);
+  EXPECT_EQ(d->sink.events[1].time, 4294967296u + 500u);
+}
+
+TEST(TextLog, PoolDeclarationSetsGeometry) {
+  auto d = decode("[MEM][0] POOL name=heap kind=heap base=0x20010000 size=49152\n");
+  ASSERT_EQ(d->context.pools.size(), 1u);
+  EXPECT_EQ(d->context.pools.at(0).base, 0x20010000u);
+  EXPECT_EQ(d->context.pools.at(0).size, 49152u);
+  EXPECT_EQ(d->context.pools.at(0).kind, PoolKind::heap);
+}
+
+}  // namespace
+}  // namespace edgemem::test

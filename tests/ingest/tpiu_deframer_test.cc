@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include "ingest/tpiu_deframer.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+// sigrok's arm_tpiu decoder split the raw SWO bytes of the STM32F105 capture
+// into stream 1 (ITM) and stream 2 (ETM); ours must give the same bytes.
+TEST(Tpiu, DeframesTheRealCaptureLikeSigrok) {
+  std::string raw = read_file(corpus("itm/sigrok_stm32f105_swo_tpiu.bin"));
+  ASSERT_EQ(raw.size(), 7856u);
+  std::string s1, s2;
+  TpiuDeframer d([&](uint8_t id, uint8_t b) {
+    if (id == 1) s1 += static_cast<char>(b);
+    if (id == 2) s2 += static_cast<char>(b);
+  });
+  for (char c : raw) d.push(static_cast<uint8_t>(c));
+  EXPECT_EQ(d.frames(), 491u);
+  EXPECT_EQ(s1, read_file(corpus("itm/sigrok_stm32f105_itm_stream1.bin")));
+  EXPECT_EQ(s2, read_file(corpus("itm/sigrok_stm32f105_etm_stream2.bin")));
+}
+
+TEST(Tpiu, FullSyncRealignsFrames) {
+  // Three garbage bytes, a full sync, then one frame: ID 1, data 0x70 (ITM overflow).
+  std::string raw("\x11\x22\x33\xFF\xFF\xFF\x7F", 7);
+  std::string frame(16, '\0');
+  frame[0] = 0x03;  // ID change to 1, applies to the next byte
+  frame[1] = 0x70;
+  raw += frame;
+  auto run = analyse(Format::tpiu, raw);
+  EXPECT_EQ(run->stats.overflows, 1u);
+  EXPECT_EQ(run->stats.packets.at("tpiu_syncs"), 1u);
+}
+
+TEST(Tpiu, AuxBitRestoresEvenByteLsbAndDelaysIdChange) {
+  std::string frame(16, '\0');
+  frame[0] = 0x03;            // ID 1
+  frame[1] = 0x01;            // port 0, 1 byte ...
+  frame[2] = 0x40;            // ... payload 0x41 once the aux bit adds its LSB
+  frame[3] = 0x00;
+  frame[4] = 0x05;            // ID change to 2, delayed: byte 5 still belongs to ID 1
+  frame[5] = 0x01;
+  frame[15] = 0x02 | 0x04;    // aux bit 1 (byte 2 LSB) and bit 2 (delay the change at byte 4)
+  std::vector<std::pair<int, int>> out;
+  TpiuDeframer d([&](uint8_t id, uint8_t b) { out.emplace_back(id, b); });
+  for (char c : frame) d.push(static_cast<uint8_t>(c));
+  ASSERT_GE(out.size(), 4u);
+  EXPECT_EQ(out[0], std::make_pair(1, 0x01));
+  EXPECT_EQ(out[1], std::make_pair(1, 0x41));
+  EXPECT_EQ(out[2], std::make_pair(1, 0x00));
+  EXPECT_EQ(out[3], std::make_pair(1, 0x01));
+  EXPECT_EQ(out[4].first, 2);
+}
+
+}  // namespace
+}  // namespace edgemem::test

@@ -1,0 +1,61 @@
+// Runs bytes through a decoder and the analyzer, as `edgemem analyze` does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "edgemem/analyzer.h"
+#include "edgemem/decoder.h"
+
+namespace edgemem::test {
+
+struct Run {
+  TraceContext context;
+  DecodeStats stats;
+  AnalysisResult result;
+};
+
+// Feeds `bytes` in chunks of `chunk` bytes (0 = all at once).
+inline std::unique_ptr<Run> analyse(Format format, const std::string& bytes, AnalyzerOptions options = {},
+                                    size_t chunk = 0) {
+  auto run = std::make_unique<Run>();
+  Analyzer analyzer(run->context, options);
+  auto decoder = make_decoder(format, run->context, analyzer);
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  size_t step = chunk ? chunk : bytes.size();
+  for (size_t i = 0; i < bytes.size(); i += step)
+    decoder->feed({p + i, std::min(step, bytes.size() - i)});
+  decoder->finish();
+  run->stats = decoder->stats();
+  run->result = analyzer.finish();
+  return run;
+}
+
+// Collects events for decoder-level tests.
+struct Recorder : EventSink {
+  std::vector<Event> events;
+  void on_event(const Event& e) override { events.push_back(e); }
+};
+
+inline std::string read_file(const std::string& path) {
+  std::string out;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
+}
+
+inline std::string corpus(const std::string& name) { return std::string(EDGEMEM_CORPUS_DIR) + "/" + name; }
+
+// Big-endian seed-binary records.
+inline void be32(std::string& s, uint32_t v) {
+  s += static_cast<char>(v >> 24);
+  s += static_cast<char>(v >> 16);
+  s += static_cast<char>(v >> 8);
+  s += static_cast<char>(v);
+}
+
+}  // namespace edgemem::test
