@@ -20,6 +20,9 @@ struct InputSummary {
 
 // `edgemem analyze --json`, schema "edgemem.analyze/1" (docs/json-schema.md).
 nlohmann::json to_json(const InputSummary& input, const AnalysisResult& result);
+// The same, as text. Site names come from device logs and may hold bytes that
+// are not UTF-8; they are replaced (U+FFFD) instead of failing the report.
+std::string json_report(const InputSummary& input, const AnalysisResult& result);
 
 // The terminal summary: worst problem first, with numbers and a next step.
 std::string text_report(const InputSummary& input, const AnalysisResult& result);

@@ -23,6 +23,8 @@ void GapIndex::extend(uint64_t low, uint64_t high) {
 }
 
 void GapIndex::push(uint64_t size, uint64_t start) {
+  // A new or merged gap only ever raises the maximum.
+  if (largest_valid_ && size > largest_known_) largest_known_ = size;
   largest_.emplace_back(size, start);
   std::push_heap(largest_.begin(), largest_.end());
   if (largest_.size() > 4 * gaps_.size() + 64) {  // keep the heap O(gaps)
@@ -61,6 +63,7 @@ void GapIndex::remove_range(uint64_t start, uint64_t end) {
     uint64_t gs = it->first, ge = it->second;
     it = gaps_.erase(it);
     total_ -= ge - gs;
+    if (ge - gs >= largest_known_) largest_valid_ = false;
     if (gs < start) {
       gaps_.emplace(gs, start);
       total_ += start - gs;
@@ -90,18 +93,26 @@ void GapIndex::reset() {
   gaps_.clear();
   largest_.clear();
   total_ = 0;
+  largest_known_ = 0;
+  largest_valid_ = true;
   if (!empty_extent()) add_gap(low_, high_);
 }
 
 uint64_t GapIndex::largest_free() {
+  if (largest_valid_) return largest_known_;
+  largest_known_ = 0;
   while (!largest_.empty()) {
     auto [size, start] = largest_.front();
     auto it = gaps_.find(start);
-    if (it != gaps_.end() && it->second - it->first == size) return size;
+    if (it != gaps_.end() && it->second - it->first == size) {
+      largest_known_ = size;
+      break;
+    }
     std::pop_heap(largest_.begin(), largest_.end());
     largest_.pop_back();
   }
-  return 0;
+  largest_valid_ = true;
+  return largest_known_;
 }
 
 }  // namespace edgemem

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <memory_resource>
 #include <vector>
 
 namespace edgemem {
@@ -27,10 +29,17 @@ class GapIndex {
   void remove_range(uint64_t start, uint64_t end);
   void push(uint64_t size, uint64_t start);
 
-  std::map<uint64_t, uint64_t> gaps_;  // start -> end
+  // Nodes come from a pool: the map churns on every allocation and free.
+  // Held by pointer so the index can move (pools live in a growing vector).
+  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_ =
+      std::make_unique<std::pmr::unsynchronized_pool_resource>();
+  std::pmr::map<uint64_t, uint64_t> gaps_{pool_.get()};  // start -> end
   // Max-heap of (size, start); entries whose gap has changed are skipped lazily.
   std::vector<std::pair<uint64_t, uint64_t>> largest_;
   uint64_t total_ = 0;
+  // The largest gap stays known unless that very gap is split or shrunk.
+  uint64_t largest_known_ = 0;
+  bool largest_valid_ = true;
   uint64_t low_ = 0, high_ = 0;
 };
 

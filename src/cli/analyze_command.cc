@@ -90,7 +90,7 @@ int run_analyze(const AnalyzeArgs& args) {
                where(args.path, *s.first_problem), s.first_problem->what, s.corrupt_bytes, s.malformed_lines);
 
   if (args.json)
-    fmt::print("{}\n", to_json(input, result).dump(2));
+    fmt::print("{}\n", json_report(input, result));
   else
     fmt::print("{}", text_report(input, result));
 

@@ -37,7 +37,8 @@ double itm_score(const DecodeStats& s, const ItmDecoder* itm, uint64_t bytes) {
 Format sniff_format(std::span<const uint8_t> head) {
   if (head.empty()) return Format::log;
   bool utf8_text = printable_share(head) > 0.95;
-  bool has_tag = std::search(head.begin(), head.end(), "[MEM]", "[MEM]" + 5) != head.end();
+  constexpr std::string_view tag = "[MEM]";
+  bool has_tag = std::search(head.begin(), head.end(), tag.begin(), tag.end()) != head.end();
   if (has_tag || utf8_text) return Format::log;
 
   NullSink sink;

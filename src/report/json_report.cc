@@ -149,4 +149,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   return j;
 }
 
+std::string json_report(const InputSummary& input, const AnalysisResult& result) {
+  return to_json(input, result).dump(2, ' ', false, json::error_handler_t::replace);
+}
+
 }  // namespace edgemem

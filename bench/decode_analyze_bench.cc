@@ -1,0 +1,53 @@
+// Decode + full analysis throughput on in-memory traces (no disk in the
+// loop). bench/compare.sh runs the same work end to end against baselines.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <string>
+
+#include "edgemem/analyzer.h"
+#include "trace_writer.h"
+
+namespace {
+
+std::string make_trace(uint64_t events, bool binary) {
+  char* data = nullptr;
+  size_t size = 0;
+  FILE* f = open_memstream(&data, &size);
+  edgemem::bench::write_bench(f, events, binary);
+  std::fclose(f);
+  std::string out(data, size);
+  std::free(data);
+  return out;
+}
+
+void run(benchmark::State& state, edgemem::Format format, const std::string& trace, uint64_t events) {
+  for (auto _ : state) {
+    edgemem::TraceContext context;
+    edgemem::Analyzer analyzer(context);
+    auto decoder = edgemem::make_decoder(format, context, analyzer);
+    const auto* p = reinterpret_cast<const uint8_t*>(trace.data());
+    for (size_t i = 0; i < trace.size(); i += 1 << 20)
+      decoder->feed({p + i, std::min<size_t>(1 << 20, trace.size() - i)});
+    decoder->finish();
+    benchmark::DoNotOptimize(analyzer.finish());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace.size()));
+}
+
+void BM_SeedBinDecodeAnalyze(benchmark::State& state) {
+  static const std::string trace = make_trace(2'000'000, true);
+  run(state, edgemem::Format::seedbin, trace, 2'000'000);
+}
+BENCHMARK(BM_SeedBinDecodeAnalyze)->Unit(benchmark::kMillisecond);
+
+void BM_TextLogDecodeAnalyze(benchmark::State& state) {
+  static const std::string trace = make_trace(2'000'000, false);
+  run(state, edgemem::Format::log, trace, 2'000'000);
+}
+BENCHMARK(BM_TextLogDecodeAnalyze)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
