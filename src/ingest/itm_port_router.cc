@@ -108,6 +108,10 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
       return;
     case 1:
       memory_.feed(payload);
+      // Port decoders count their own stream bytes; remember where in the
+      // file their first problem surfaced.
+      if (memory_.stats().first_problem && !stats_.first_problem)
+        stats_.note_problem(offset_, 0, "ITM port 1: " + memory_.stats().first_problem->what);
       return;
     case 2: {
       Event e;
