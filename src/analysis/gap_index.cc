@@ -22,58 +22,63 @@ void GapIndex::extend(uint64_t low, uint64_t high) {
   }
 }
 
-void GapIndex::push(uint64_t size, uint64_t start) {
+void GapIndex::push(uint64_t size, uint64_t end) {
   // A new or merged gap only ever raises the maximum.
   if (largest_valid_ && size > largest_known_) largest_known_ = size;
-  largest_.emplace_back(size, start);
+  largest_.emplace_back(size, end);
   std::push_heap(largest_.begin(), largest_.end());
   if (largest_.size() > 4 * gaps_.size() + 64) {  // keep the heap O(gaps)
     largest_.clear();
-    for (auto [s, e] : gaps_) largest_.emplace_back(e - s, s);
+    for (auto [e, s] : gaps_) largest_.emplace_back(e - s, e);
     std::make_heap(largest_.begin(), largest_.end());
   }
 }
 
 void GapIndex::add_gap(uint64_t start, uint64_t end) {
-  // Merge with touching or overlapping neighbours.
-  auto it = gaps_.upper_bound(start);
-  if (it != gaps_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->second >= start) {
-      start = prev->first;
-      end = std::max(end, prev->second);
-      total_ -= prev->second - prev->first;
-      it = gaps_.erase(prev);
+  // Merge with touching or overlapping neighbours. The gap that reaches
+  // furthest keeps its node (keyed by end); only its start changes.
+  auto it = gaps_.lower_bound(start);
+  while (it != gaps_.end() && it->second <= end) {
+    start = std::min(start, it->second);
+    total_ -= it->first - it->second;
+    if (it->first >= end) {
+      end = it->first;
+      it->second = start;
+      total_ += end - start;
+      push(end - start, end);
+      return;
     }
-  }
-  while (it != gaps_.end() && it->first <= end) {
-    end = std::max(end, it->second);
-    total_ -= it->second - it->first;
     it = gaps_.erase(it);
   }
-  gaps_.emplace_hint(it, start, end);
+  gaps_.emplace_hint(it, end, start);
   total_ += end - start;
-  push(end - start, start);
+  push(end - start, end);
 }
 
 void GapIndex::remove_range(uint64_t start, uint64_t end) {
   auto it = gaps_.upper_bound(start);
-  if (it != gaps_.begin() && std::prev(it)->second > start) --it;
-  while (it != gaps_.end() && it->first < end) {
-    uint64_t gs = it->first, ge = it->second;
-    it = gaps_.erase(it);
-    total_ -= ge - gs;
+  while (it != gaps_.end() && it->second < end) {
+    uint64_t gs = it->second, ge = it->first;
     if (ge - gs >= largest_known_) largest_valid_ = false;
-    if (gs < start) {
-      gaps_.emplace(gs, start);
-      total_ += start - gs;
-      push(start - gs, gs);
-    }
+    total_ -= ge - gs;
     if (ge > end) {
-      it = gaps_.emplace_hint(it, end, ge);
+      // The tail [end, ge) survives in the same node: the common case of a
+      // block placed at the start of a gap costs one lookup.
+      it->second = end;
       total_ += ge - end;
-      push(ge - end, end);
-      break;
+      push(ge - end, ge);
+      if (gs < start) {
+        gaps_.emplace_hint(it, start, gs);
+        total_ += start - gs;
+        push(start - gs, start);
+      }
+      return;
+    }
+    it = gaps_.erase(it);
+    if (gs < start) {
+      gaps_.emplace_hint(it, start, gs);
+      total_ += start - gs;
+      push(start - gs, start);
     }
   }
 }
@@ -102,9 +107,9 @@ uint64_t GapIndex::largest_free() {
   if (largest_valid_) return largest_known_;
   largest_known_ = 0;
   while (!largest_.empty()) {
-    auto [size, start] = largest_.front();
-    auto it = gaps_.find(start);
-    if (it != gaps_.end() && it->second - it->first == size) {
+    auto [size, end] = largest_.front();
+    auto it = gaps_.find(end);
+    if (it != gaps_.end() && it->first - it->second == size) {
       largest_known_ = size;
       break;
     }

@@ -27,14 +27,14 @@ class GapIndex {
  private:
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
-  void push(uint64_t size, uint64_t start);
+  void push(uint64_t size, uint64_t end);
 
   // Nodes come from a pool: the map churns on every allocation and free.
   // Held by pointer so the index can move (pools live in a growing vector).
   std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_ =
       std::make_unique<std::pmr::unsynchronized_pool_resource>();
-  std::pmr::map<uint64_t, uint64_t> gaps_{pool_.get()};  // start -> end
-  // Max-heap of (size, start); entries whose gap has changed are skipped lazily.
+  std::pmr::map<uint64_t, uint64_t> gaps_{pool_.get()};  // end -> start
+  // Max-heap of (size, end); entries whose gap has changed are skipped lazily.
   std::vector<std::pair<uint64_t, uint64_t>> largest_;
   uint64_t total_ = 0;
   // The largest gap stays known unless that very gap is split or shrunk.
