@@ -30,16 +30,14 @@ void ItmDecoder::finish() {
 void ItmDecoder::merge_port_stats() {
   // Events are counted by the port decoders; their own problems (a port 1
   // byte that starts no record) are the user's problems too.
-  stats_.events = markers_.stats().events + memory_.stats().events + stats_.packets["counter"];
+  for (size_t k = 0; k < kind_counts_.size(); ++k)
+    if (kind_counts_[k]) stats_.packets[std::string(to_string(static_cast<ItmPacketKind>(k)))] = kind_counts_[k];
+  stats_.events = markers_.stats().events + memory_.stats().events + counters_;
   stats_.corrupt_bytes += memory_.stats().corrupt_bytes;
   stats_.truncated_bytes += memory_.stats().truncated_bytes;
   stats_.malformed_lines += markers_.stats().malformed_lines;
-  if (!stats_.first_problem) {
-    if (auto& p = memory_.stats().first_problem)
-      stats_.note_problem(offset_, 0, "ITM port 1: " + p->what);
-    else if (auto& q = markers_.stats().first_problem)
-      stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
-  }
+  if (auto& q = markers_.stats().first_problem; q && !stats_.first_problem)
+    stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
 }
 
 void ItmDecoder::on_corrupt(uint8_t byte) {
@@ -56,7 +54,7 @@ void ItmDecoder::end_marker() {
 }
 
 void ItmDecoder::on_packet(const ItmPacket& p) {
-  ++stats_.packets[std::string(to_string(p.kind))];
+  ++kind_counts_[static_cast<size_t>(p.kind)];
   switch (p.kind) {
     case ItmPacketKind::sync:
       ++stats_.syncs;
@@ -120,7 +118,7 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
       e.size = p.value;
       e.site = context_.sites.intern("itm port 2");
       sink_.on_event(e);
-      ++stats_.packets["counter"];
+      ++counters_;
       return;
     }
     default:

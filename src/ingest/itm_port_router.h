@@ -40,6 +40,8 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   uint64_t global_low_ = 0;
   bool seen_local_ = false;
   std::array<uint64_t, 32> port_packets_{};
+  std::array<uint64_t, 16> kind_counts_{};  // by ItmPacketKind; named in stats at finish
+  uint64_t counters_ = 0;
   uint64_t offset_ = 0;
 };
 
