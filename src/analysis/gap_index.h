@@ -1,11 +1,14 @@
 // Free space of one pool as address-ordered gaps, with the largest gap
 // available at any moment: what fragmentation needs after every allocation.
+//
+// Gaps live in sorted chunks of at most 2*kChunk entries (end, start), each
+// chunk knowing its largest gap. A device heap fits one chunk, so a lookup
+// is a binary search over a few cache lines; traces with very many gaps stay
+// logarithmic in the number of chunks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <memory_resource>
 #include <vector>
 
 namespace edgemem {
@@ -25,21 +28,35 @@ class GapIndex {
   uint64_t high() const { return high_; }
 
  private:
+  struct Gap {
+    uint64_t end, start;
+    uint64_t size() const { return end - start; }
+  };
+  struct Chunk {
+    std::vector<Gap> gaps;  // sorted by end
+    uint64_t largest = 0;
+  };
+  struct Pos {
+    size_t chunk, index;
+  };
+  static constexpr size_t kChunk = 256;
+
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
-  void push(uint64_t size, uint64_t end);
+  Pos first_ending_after(uint64_t x, bool inclusive) const;  // end > x (or >= x)
+  bool valid(Pos p) const { return p.chunk < chunks_.size(); }
+  Gap& at(Pos p) { return chunks_[p.chunk].gaps[p.index]; }
+  Pos next(Pos p) const;
+  Pos erase(Pos p);             // returns the position of the following gap
+  void insert(Pos p, Gap gap);  // before p (p may be the end)
+  void resized(Pos p, uint64_t old_size);
+  void rescan(Chunk& c);
 
-  // Nodes come from a pool: the map churns on every allocation and free.
-  // Held by pointer so the index can move (pools live in a growing vector).
-  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_ =
-      std::make_unique<std::pmr::unsynchronized_pool_resource>();
-  std::pmr::map<uint64_t, uint64_t> gaps_{pool_.get()};  // end -> start
-  // Max-heap of (size, end); entries whose gap has changed are skipped lazily.
-  std::vector<std::pair<uint64_t, uint64_t>> largest_;
+  std::vector<Chunk> chunks_;
+  std::vector<uint64_t> last_end_;  // per chunk, for the top-level search
   uint64_t total_ = 0;
-  // The largest gap stays known unless that very gap is split or shrunk.
-  uint64_t largest_known_ = 0;
-  bool largest_valid_ = true;
+  uint64_t largest_ = 0;
+  bool largest_valid_ = true;  // the largest gap stays known unless it shrinks
   uint64_t low_ = 0, high_ = 0;
 };
 

@@ -26,16 +26,15 @@ TEST(GapIndex, SplitsAndMergesGaps) {
 }
 
 // Against a byte map: random occupy/release must agree on total and largest.
-TEST(GapIndex, AgreesWithAByteMapUnderRandomTraffic) {
+void random_traffic(uint64_t n, uint64_t max_block, int steps, int check_every) {
   std::mt19937 rng(7);
-  const uint64_t n = 4096;
   std::vector<bool> used(n, false);
   GapIndex g;
   g.extend(0, n);
   std::vector<std::pair<uint64_t, uint64_t>> live;
-  for (int step = 0; step < 5000; ++step) {
+  for (int step = 0; step < steps; ++step) {
     if (live.empty() || rng() % 2) {
-      uint64_t a = rng() % n, s = 1 + rng() % 64;
+      uint64_t a = rng() % n, s = 1 + rng() % max_block;
       if (a + s > n) continue;
       bool clash = false;
       for (uint64_t i = a; i < a + s; ++i) clash |= used[i];
@@ -50,6 +49,7 @@ TEST(GapIndex, AgreesWithAByteMapUnderRandomTraffic) {
       g.release(a, s);
       live.erase(live.begin() + static_cast<long>(k));
     }
+    if (step % check_every) continue;
     uint64_t total = 0, largest = 0, run = 0;
     for (uint64_t i = 0; i < n; ++i) {
       if (!used[i]) ++total, largest = std::max(largest, ++run);
@@ -59,6 +59,11 @@ TEST(GapIndex, AgreesWithAByteMapUnderRandomTraffic) {
     ASSERT_EQ(g.largest_free(), largest) << step;
   }
 }
+
+TEST(GapIndex, AgreesWithAByteMapUnderRandomTraffic) { random_traffic(4096, 64, 5000, 1); }
+
+// Thousands of gaps: chunks split, empty and merge across their borders.
+TEST(GapIndex, AgreesWithAByteMapWithThousandsOfGaps) { random_traffic(1 << 16, 6, 60000, 97); }
 
 }  // namespace
 }  // namespace edgemem
