@@ -22,71 +22,90 @@ void GapIndex::extend(uint64_t low, uint64_t high) {
   }
 }
 
+namespace {
+
+// Index of the first element >= x (or > x when `after`). Written without a
+// data-dependent branch: gap addresses are unpredictable, and a mispredicted
+// binary search costs more than the search itself.
+size_t bound(const std::vector<uint64_t>& v, uint64_t x, bool after) {
+  size_t n = v.size();
+  if (n == 0) return 0;
+  const uint64_t* base = v.data();
+  const uint64_t key = after ? x + 1 : x;  // "> x" is ">= x+1"; x+1 cannot wrap for real addresses
+  while (n > 1) {
+    size_t half = n / 2;
+    base += static_cast<size_t>(base[half - 1] < key) * half;
+    n -= half;
+  }
+  return static_cast<size_t>(base - v.data()) + (*base < key);
+}
+
+}  // namespace
+
 GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
-  auto top = inclusive ? std::lower_bound(last_end_.begin(), last_end_.end(), x)
-                       : std::upper_bound(last_end_.begin(), last_end_.end(), x);
-  size_t c = static_cast<size_t>(top - last_end_.begin());
+  size_t c = bound(last_end_, x, !inclusive);
   if (c == chunks_.size()) return {c, 0};
-  const auto& g = chunks_[c].gaps;
-  auto it = inclusive ? std::lower_bound(g.begin(), g.end(), x, [](const Gap& a, uint64_t v) { return a.end < v; })
-                      : std::upper_bound(g.begin(), g.end(), x, [](uint64_t v, const Gap& a) { return v < a.end; });
-  return {c, static_cast<size_t>(it - g.begin())};
+  return {c, bound(chunks_[c].ends, x, !inclusive)};
 }
 
 GapIndex::Pos GapIndex::next(Pos p) const {
-  if (++p.index < chunks_[p.chunk].gaps.size()) return p;
+  if (++p.index < chunks_[p.chunk].size()) return p;
   return {p.chunk + 1, 0};
 }
 
 void GapIndex::rescan(Chunk& c) {
   c.largest = 0;
-  for (const Gap& g : c.gaps) c.largest = std::max(c.largest, g.size());
+  for (size_t i = 0; i < c.size(); ++i) c.largest = std::max(c.largest, c.gap(i));
 }
 
 GapIndex::Pos GapIndex::erase(Pos p) {
   Chunk& c = chunks_[p.chunk];
-  uint64_t size = c.gaps[p.index].size();
-  c.gaps.erase(c.gaps.begin() + static_cast<long>(p.index));
+  uint64_t size = c.gap(p.index);
+  c.ends.erase(c.ends.begin() + static_cast<long>(p.index));
+  c.starts.erase(c.starts.begin() + static_cast<long>(p.index));
   if (size >= largest_) largest_valid_ = false;
-  if (c.gaps.empty()) {
+  if (c.ends.empty()) {
     chunks_.erase(chunks_.begin() + static_cast<long>(p.chunk));
     last_end_.erase(last_end_.begin() + static_cast<long>(p.chunk));
     return {p.chunk, 0};
   }
-  last_end_[p.chunk] = c.gaps.back().end;
+  last_end_[p.chunk] = c.ends.back();
   if (size == c.largest) rescan(c);
-  if (p.index == c.gaps.size()) return {p.chunk + 1, 0};
+  if (p.index == c.size()) return {p.chunk + 1, 0};
   return p;
 }
 
-void GapIndex::insert(Pos p, Gap gap) {
+void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
   if (chunks_.empty()) {
-    chunks_.push_back({{gap}, gap.size()});
-    last_end_.push_back(gap.end);
+    chunks_.push_back({{end}, {start}, end - start});
+    last_end_.push_back(end);
   } else {
-    if (p.chunk == chunks_.size()) p = {p.chunk - 1, chunks_.back().gaps.size()};  // append to the last chunk
+    if (p.chunk == chunks_.size()) p = {p.chunk - 1, chunks_.back().size()};  // append to the last chunk
     Chunk& c = chunks_[p.chunk];
-    c.gaps.insert(c.gaps.begin() + static_cast<long>(p.index), gap);
-    c.largest = std::max(c.largest, gap.size());
-    last_end_[p.chunk] = c.gaps.back().end;
-    if (c.gaps.size() > 2 * kChunk) {  // split in halves
+    c.ends.insert(c.ends.begin() + static_cast<long>(p.index), end);
+    c.starts.insert(c.starts.begin() + static_cast<long>(p.index), start);
+    c.largest = std::max(c.largest, end - start);
+    last_end_[p.chunk] = c.ends.back();
+    if (c.size() > 2 * kChunk) {  // split in halves
       Chunk upper;
-      upper.gaps.assign(c.gaps.begin() + kChunk, c.gaps.end());
-      c.gaps.resize(kChunk);
+      upper.ends.assign(c.ends.begin() + kChunk, c.ends.end());
+      upper.starts.assign(c.starts.begin() + kChunk, c.starts.end());
+      c.ends.resize(kChunk);
+      c.starts.resize(kChunk);
       rescan(c);
       rescan(upper);
-      last_end_[p.chunk] = c.gaps.back().end;
-      uint64_t upper_last = upper.gaps.back().end;
+      last_end_[p.chunk] = c.ends.back();
+      uint64_t upper_last = upper.ends.back();
       chunks_.insert(chunks_.begin() + static_cast<long>(p.chunk) + 1, std::move(upper));
       last_end_.insert(last_end_.begin() + static_cast<long>(p.chunk) + 1, upper_last);
     }
   }
-  if (largest_valid_) largest_ = std::max(largest_, gap.size());
+  if (largest_valid_) largest_ = std::max(largest_, end - start);
 }
 
 void GapIndex::resized(Pos p, uint64_t old_size) {
   Chunk& c = chunks_[p.chunk];
-  uint64_t size = c.gaps[p.index].size();
+  uint64_t size = c.gap(p.index);
   if (size > old_size) {
     c.largest = std::max(c.largest, size);
     if (largest_valid_) largest_ = std::max(largest_, size);
@@ -100,44 +119,43 @@ void GapIndex::add_gap(uint64_t start, uint64_t end) {
   // Merge with touching or overlapping neighbours; the gap that reaches
   // furthest keeps its slot (its end is the key) and only its start moves.
   Pos p = first_ending_after(start, true);
-  while (valid(p) && at(p).start <= end) {
-    Gap& g = at(p);
-    start = std::min(start, g.start);
-    total_ -= g.size();
-    if (g.end >= end) {
-      uint64_t old = g.size();
-      g.start = start;
-      total_ += g.size();
-      resized(p, old);
+  while (valid(p) && start_at(p) <= end) {
+    uint64_t gs = start_at(p), ge = end_at(p);
+    start = std::min(start, gs);
+    total_ -= ge - gs;
+    if (ge >= end) {
+      start_at(p) = start;
+      total_ += ge - start;
+      resized(p, ge - gs);
       return;
     }
     p = erase(p);
   }
-  insert(p, {end, start});
+  insert(p, end, start);
   total_ += end - start;
 }
 
 void GapIndex::remove_range(uint64_t start, uint64_t end) {
   Pos p = first_ending_after(start, false);
-  while (valid(p) && at(p).start < end) {
-    Gap g = at(p);
-    total_ -= g.size();
-    if (g.end > end) {
-      // The tail [end, g.end) keeps the slot: a block placed at the start of
+  while (valid(p) && start_at(p) < end) {
+    uint64_t gs = start_at(p), ge = end_at(p);
+    total_ -= ge - gs;
+    if (ge > end) {
+      // The tail [end, ge) keeps the slot: a block placed at the start of
       // a gap, what most allocators do, costs one search and no move.
-      at(p).start = end;
-      total_ += g.end - end;
-      resized(p, g.size());
-      if (g.start < start) {
-        insert(p, {start, g.start});
-        total_ += start - g.start;
+      start_at(p) = end;
+      total_ += ge - end;
+      resized(p, ge - gs);
+      if (gs < start) {
+        insert(p, start, gs);
+        total_ += start - gs;
       }
       return;
     }
     p = erase(p);
-    if (g.start < start) {
-      insert(p, {start, g.start});
-      total_ += start - g.start;
+    if (gs < start) {
+      insert(p, start, gs);
+      total_ += start - gs;
       p = first_ending_after(start, false);
     }
   }

@@ -28,27 +28,28 @@ class GapIndex {
   uint64_t high() const { return high_; }
 
  private:
-  struct Gap {
-    uint64_t end, start;
-    uint64_t size() const { return end - start; }
-  };
+  // Ends and starts in separate arrays so the search reads only ends.
   struct Chunk {
-    std::vector<Gap> gaps;  // sorted by end
+    std::vector<uint64_t> ends;  // sorted
+    std::vector<uint64_t> starts;
     uint64_t largest = 0;
+    size_t size() const { return ends.size(); }
+    uint64_t gap(size_t i) const { return ends[i] - starts[i]; }
   };
   struct Pos {
     size_t chunk, index;
   };
-  static constexpr size_t kChunk = 256;
+  static constexpr size_t kChunk = 64;
 
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
   Pos first_ending_after(uint64_t x, bool inclusive) const;  // end > x (or >= x)
   bool valid(Pos p) const { return p.chunk < chunks_.size(); }
-  Gap& at(Pos p) { return chunks_[p.chunk].gaps[p.index]; }
+  uint64_t& start_at(Pos p) { return chunks_[p.chunk].starts[p.index]; }
+  uint64_t end_at(Pos p) const { return chunks_[p.chunk].ends[p.index]; }
   Pos next(Pos p) const;
   Pos erase(Pos p);             // returns the position of the following gap
-  void insert(Pos p, Gap gap);  // before p (p may be the end)
+  void insert(Pos p, uint64_t end, uint64_t start);  // before p (p may be the end)
   void resized(Pos p, uint64_t old_size);
   void rescan(Chunk& c);
 
