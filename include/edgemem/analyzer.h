@@ -19,6 +19,8 @@ class Analyzer final : public EventSink {
   Analyzer(TraceContext& context, AnalyzerOptions options = {});
   ~Analyzer() override;
   void on_event(const Event& event) override;
+  // The trace's own clock, used unless the options named one.
+  void set_trace_clock(std::optional<double> hz);
   // Call once after the last event; pool sizes may have been filled in by then.
   AnalysisResult finish();
 

@@ -45,6 +45,7 @@ struct DecodeStats {
   uint64_t corrupt_bytes = 0;    // bytes skipped while resynchronising
   uint64_t truncated_bytes = 0;  // partial record at the end of the input
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
+  uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
   uint64_t syncs = 0;
   std::map<std::string, uint64_t> packets;  // per packet kind, for protocol formats
   std::optional<DecodeProblem> first_problem;
@@ -59,13 +60,15 @@ class Decoder {
   // End of input: a record cut short is counted as truncated, never emitted.
   virtual void finish() = 0;
   virtual std::string_view format_name() const = 0;
+  // Ticks per second of Event::time when the stream says so (emt header).
+  virtual std::optional<double> clock_hz() const { return std::nullopt; }
   const DecodeStats& stats() const { return stats_; }
 
  protected:
   DecodeStats stats_;
 };
 
-enum class Format : uint8_t { automatic, log, seedbin, itm, tpiu };
+enum class Format : uint8_t { automatic, log, seedbin, itm, tpiu, emt };
 
 std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(Format format);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ struct PoolInfo {
   PoolKind kind = PoolKind::heap;
   uint64_t base = 0;
   uint64_t size = 0;  // 0 = unknown
+  // The other end of a two-ended arena (TFLite Micro: activations from the
+  // head, persistent buffers from the tail): both pools spend the same bytes.
+  std::optional<PoolId> shares;
 };
 
 class PoolTable {
@@ -37,6 +41,8 @@ class PoolTable {
   size_t size() const { return pools_.size(); }
   // Gives every pool whose size the trace did not declare this size.
   void default_size(uint64_t size);
+  // The pool that shares this one's bytes, declared from either side.
+  std::optional<PoolId> partner(PoolId id) const;
 
  private:
   std::vector<PoolInfo> pools_;

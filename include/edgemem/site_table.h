@@ -15,6 +15,8 @@ class SiteTable {
   SiteTable();
   SiteId intern(std::string_view text);
   std::string_view name(SiteId id) const;  // "?" for kUnknownSite
+  // Gives a site a better name (a symbolised address); ids stay valid.
+  void rename(SiteId id, std::string_view text);
   size_t size() const { return names_.size(); }
 
  private:

@@ -54,7 +54,8 @@ struct Analyzer::Impl {
       fragmentation.released(e.pool, info, old);
     }
     fragmentation.allocated(e.pool, info, b);
-    overflow.allocated(e.pool, info, b);
+    auto partner = context.pools.partner(e.pool);
+    overflow.allocated(e.pool, info, b, partner ? tracker.pool(*partner).usage() : 0);
     sizes.allocated(b);
     usage_changed(e.time);
   }
@@ -148,8 +149,11 @@ struct Analyzer::Impl {
       s.peak_bytes = state.peak_usage;
       s.final_bytes = state.usage();
       s.live_count = state.live.size();
+      // A shared arena's margin counts both ends at their peaks: conservative.
+      auto partner = context.pools.partner(static_cast<PoolId>(i));
+      uint64_t other = partner ? tracker.pool(*partner).peak_usage : 0;
       if (info.size > 0)
-        s.peak_margin_pct = 100.0 * (static_cast<double>(info.size) - static_cast<double>(s.peak_bytes)) /
+        s.peak_margin_pct = 100.0 * (static_cast<double>(info.size) - static_cast<double>(s.peak_bytes + other)) /
                             static_cast<double>(info.size);
       out.pools.push_back(std::move(s));
     }
@@ -162,5 +166,8 @@ Analyzer::Analyzer(TraceContext& context, AnalyzerOptions options)
 Analyzer::~Analyzer() = default;
 void Analyzer::on_event(const Event& event) { impl_->on_event(event); }
 AnalysisResult Analyzer::finish() { return impl_->finish(); }
+void Analyzer::set_trace_clock(std::optional<double> hz) {
+  if (!impl_->options.clock_hz) impl_->options.clock_hz = hz;
+}
 
 }  // namespace edgemem

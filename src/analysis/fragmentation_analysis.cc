@@ -88,6 +88,7 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
     p.total_free = g.gaps.total_free();
     p.largest_free = g.gaps.largest_free();
     p.final_rate = p.total_free ? 1.0 - static_cast<double>(p.largest_free) / static_cast<double>(p.total_free) : 0.0;
+    p.max_rate = std::max(p.max_rate, p.final_rate);  // the end is a state too
     p.curve = g.curve.points();
     r.max_rate = std::max(r.max_rate, p.max_rate);
     r.final_rate = std::max(r.final_rate, p.final_rate);

@@ -6,12 +6,13 @@ namespace {
 constexpr size_t kKept = 100;  // records kept; counts are always exact
 }
 
-void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b) {
+void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b, uint64_t shared_usage) {
   if (info.size == 0) return;
   uint64_t start = info.kind == PoolKind::arena ? 0 : info.base;
   if (info.kind == PoolKind::heap && info.base == 0) return;  // placement unknown
   uint64_t offset = b.address - start;
-  if (b.address >= start && offset + b.size <= info.size) return;
+  uint64_t room = info.size > shared_usage ? info.size - shared_usage : 0;
+  if (b.address >= start && offset + b.size <= room) return;
   ++overflow_count_;
   if (overflows_.size() >= kKept) return;
   Overflow o;
@@ -19,8 +20,8 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
   o.offset = offset;
   o.size = b.size;
   o.arena_size = info.size;
-  o.over_by = offset + b.size - info.size;
-  o.available = offset < info.size ? info.size - offset : 0;
+  o.over_by = offset + b.size - room;
+  o.available = offset < room ? room - offset : 0;
   overflows_.push_back({o, pool, b.site});
 }
 

@@ -11,7 +11,8 @@ namespace edgemem {
 
 class OverflowAnalysis {
  public:
-  void allocated(PoolId pool, const PoolInfo& info, const Block& block);
+  // `shared_usage`: bytes the pool's partner (other end of the arena) holds.
+  void allocated(PoolId pool, const PoolInfo& info, const Block& block, uint64_t shared_usage);
   void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, uint64_t inference);
   void finish(const TraceContext& context, AnalysisResult& out);
 

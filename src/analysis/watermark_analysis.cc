@@ -105,8 +105,11 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     bool growing = w.slope > 0 && (w.shape == "linear" || w.shape == "stair");
     if (growing) out.leak_rate_bytes_per_inference += w.slope;
     if (growing && info.size > 0) {
-      // Space must hold the inference's own peak, not just what it leaves behind.
+      // Space must hold the inference's own peak, not just what it leaves
+      // behind, and what the other end of a shared arena holds at its peak.
       uint64_t used = std::max(f.last, f.last_peak);
+      if (auto partner = context.pools.partner(static_cast<PoolId>(i)); partner && *partner < pools_.size())
+        used += std::max(pools_[*partner].last, pools_[*partner].last_peak);
       uint64_t remaining = info.size > used ? info.size - used : 0;
       Forecast fc;
       fc.pool = info.name;

@@ -9,6 +9,7 @@
 #include "cli/input_stream.h"
 #include "edgemem/analyzer.h"
 #include "edgemem/report.h"
+#include "static/elf_symbolizer.h"
 
 namespace edgemem::cli {
 namespace {
@@ -29,9 +30,18 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;
   }
+  std::unique_ptr<ElfSymbolizer> symbolizer;
+  if (!args.elf.empty()) {
+    std::string why;
+    symbolizer = ElfSymbolizer::open(args.elf, why);
+    if (!symbolizer) {
+      fmt::print(stderr, "edgemem: {}: {} (expected the firmware ELF with debug info)\n", args.elf, why);
+      return 2;
+    }
+  }
   auto format = parse_format(args.format);
   if (!format) {
-    fmt::print(stderr, "edgemem: unknown --format '{}' (expected auto, log, seedbin, itm or tpiu)\n", args.format);
+    fmt::print(stderr, "edgemem: unknown --format '{}' (expected auto, log, seedbin, itm, tpiu or emt)\n", args.format);
     return 2;
   }
 
@@ -70,6 +80,8 @@ int run_analyze(const AnalyzeArgs& args) {
     decoder->feed(head);
   }
   decoder->finish();
+  if (symbolizer) symbolizer->symbolize(context.sites);
+  analyzer.set_trace_clock(decoder->clock_hz());
   AnalysisResult result = analyzer.finish();
 
   InputSummary input{args.path, std::string(decoder->format_name()), decoder->stats(), context.time_base};
@@ -82,7 +94,7 @@ int run_analyze(const AnalyzeArgs& args) {
       fmt::print(stderr, "edgemem: {}: empty input, expected a trace\n", args.path);
     else
       fmt::print(stderr, "edgemem: {}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
-                 "seed binary records or ITM packets)\n", args.path, s.bytes, input.format);
+                 "seed binary records, emt or ITM packets)\n", args.path, s.bytes, input.format);
     return 2;
   }
   if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
@@ -103,10 +115,11 @@ void add_analyze_command(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand("analyze", "Decode a memory trace and report leaks, fragmentation, overflow and peak");
   cmd->add_option("trace", args->path, "Trace file, or - for stdin")->required();
-  cmd->add_option("--format", args->format, "auto | log | seedbin | itm | tpiu")->capture_default_str();
+  cmd->add_option("--format", args->format, "auto | log | seedbin | itm | tpiu | emt")->capture_default_str();
   cmd->add_option("--arena-size", args->arena_size, "Size in bytes of pools the trace does not declare");
   cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds");
   cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
+  cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");

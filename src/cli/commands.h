@@ -16,6 +16,7 @@ struct AnalyzeArgs {
   uint64_t arena_size = 0;
   std::optional<double> clock_hz;
   unsigned tpiu_stream = 1;
+  std::string elf;  // symbolise return-address sites with this ELF
   bool json = false;
   std::string fail_on;
 };

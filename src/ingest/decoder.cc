@@ -28,6 +28,7 @@ std::optional<Format> parse_format(std::string_view name) {
   if (name == "seedbin") return Format::seedbin;
   if (name == "itm" || name == "swo") return Format::itm;
   if (name == "tpiu") return Format::tpiu;
+  if (name == "emt") return Format::emt;
   return std::nullopt;
 }
 
@@ -38,6 +39,7 @@ std::string_view to_string(Format format) {
     case Format::seedbin: return "seedbin";
     case Format::itm: return "itm";
     case Format::tpiu: return "tpiu";
+    case Format::emt: return "emt";
   }
   return "?";
 }

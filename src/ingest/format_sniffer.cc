@@ -36,6 +36,9 @@ double itm_score(const DecodeStats& s, const ItmDecoder* itm, uint64_t bytes) {
 
 Format sniff_format(std::span<const uint8_t> head) {
   if (head.empty()) return Format::log;
+  static constexpr uint8_t emt_sync[] = {0x7E, 'e', 'm', 't', '!'};
+  if (head.size() >= sizeof emt_sync && std::equal(emt_sync, emt_sync + sizeof emt_sync, head.begin()))
+    return Format::emt;
   bool utf8_text = printable_share(head) > 0.95;
   constexpr std::string_view tag = "[MEM]";
   bool has_tag = std::search(head.begin(), head.end(), tag.begin(), tag.end()) != head.end();

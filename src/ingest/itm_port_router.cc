@@ -5,7 +5,12 @@
 namespace edgemem {
 
 ItmDecoder::ItmDecoder(TraceContext& context, EventSink& sink)
-    : context_(context), sink_(sink), parser_(*this), markers_(context, sink), memory_(context, sink) {
+    : context_(context),
+      sink_(sink),
+      parser_(*this),
+      markers_(context, sink),
+      memory_(context, sink),
+      emt_(context, sink) {
   markers_.set_marks_from_plain_lines(true);
   memory_.set_external_time(0);
   context_.time_base = TimeBase::cycles;
@@ -23,6 +28,7 @@ void ItmDecoder::finish() {
   end_marker();
   markers_.finish();
   memory_.finish();
+  emt_.finish();
   stats_.truncated_bytes += parser_.pending();
   merge_port_stats();
 }
@@ -32,9 +38,10 @@ void ItmDecoder::merge_port_stats() {
   // byte that starts no record) are the user's problems too.
   for (size_t k = 0; k < kind_counts_.size(); ++k)
     if (kind_counts_[k]) stats_.packets[std::string(to_string(static_cast<ItmPacketKind>(k)))] = kind_counts_[k];
-  stats_.events = markers_.stats().events + memory_.stats().events + counters_;
-  stats_.corrupt_bytes += memory_.stats().corrupt_bytes;
-  stats_.truncated_bytes += memory_.stats().truncated_bytes;
+  stats_.events = markers_.stats().events + port1_stats().events + counters_;
+  stats_.corrupt_bytes += port1_stats().corrupt_bytes;
+  stats_.truncated_bytes += port1_stats().truncated_bytes;
+  stats_.dropped_records += emt_.stats().dropped_records;
   stats_.malformed_lines += markers_.stats().malformed_lines;
   if (auto& q = markers_.stats().first_problem; q && !stats_.first_problem)
     stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
@@ -43,6 +50,17 @@ void ItmDecoder::merge_port_stats() {
 void ItmDecoder::on_corrupt(uint8_t byte) {
   ++stats_.corrupt_bytes;
   stats_.note_problem(offset_, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
+}
+
+void ItmDecoder::port1(std::span<const uint8_t> bytes) {
+  // The first byte tells the record set: emt streams open with SYNC (0x7E).
+  if (port1_ == Port1::unknown) port1_ = bytes[0] == 0x7E ? Port1::emt : Port1::seed;
+  if (port1_ == Port1::emt) emt_.feed(bytes);
+  else memory_.feed(bytes);
+  // Port decoders count their own stream bytes; remember where in the file
+  // their first problem surfaced.
+  if (port1_stats().first_problem && !stats_.first_problem)
+    stats_.note_problem(offset_, 0, "ITM port 1: " + port1_stats().first_problem->what);
 }
 
 void ItmDecoder::end_marker() {
@@ -62,7 +80,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
     case ItmPacketKind::overflow:
       // The ITM FIFO was full: stimulus writes were dropped on the device.
       ++stats_.overflows;
-      memory_.drop_partial();
+      if (port1_ == Port1::seed) memory_.drop_partial();
       return;
     case ItmPacketKind::local_timestamp:
       seen_local_ = true;
@@ -105,11 +123,7 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
       }
       return;
     case 1:
-      memory_.feed(payload);
-      // Port decoders count their own stream bytes; remember where in the
-      // file their first problem surfaced.
-      if (memory_.stats().first_problem && !stats_.first_problem)
-        stats_.note_problem(offset_, 0, "ITM port 1: " + memory_.stats().first_problem->what);
+      port1(payload);
       return;
     case 2: {
       Event e;

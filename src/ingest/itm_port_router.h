@@ -1,6 +1,7 @@
 // Turns ITM packets into edgemem events (docs/formats/itm.md):
 //   port 0  text markers; "[MEM]" lines are decoded as the text log
-//   port 1  memory records in the seed-binary record set, bytes reassembled
+//   port 1  memory records, bytes reassembled: emt (starts with SYNC) or
+//           the seed-binary record set
 //   port 2  32-bit counters
 // Local and global timestamps drive Event::time.
 #pragma once
@@ -8,6 +9,7 @@
 #include <array>
 
 #include "edgemem/decoder.h"
+#include "emt_decoder.h"
 #include "itm_packet.h"
 #include "seedbin_decoder.h"
 #include "textlog_decoder.h"
@@ -20,6 +22,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
   std::string_view format_name() const override { return "itm"; }
+  std::optional<double> clock_hz() const override { return emt_.clock_hz(); }
 
   uint64_t port_packets(unsigned port) const { return port < 32 ? port_packets_[port] : 0; }
 
@@ -34,7 +37,11 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   EventSink& sink_;
   ItmPacketParser parser_;
   TextLogDecoder markers_;  // port 0
-  SeedBinDecoder memory_;   // port 1
+  SeedBinDecoder memory_;   // port 1, seed records
+  EmtDecoder emt_;          // port 1, emt stream
+  enum class Port1 : uint8_t { unknown, seed, emt } port1_ = Port1::unknown;
+  void port1(std::span<const uint8_t> bytes);
+  const DecodeStats& port1_stats() const { return port1_ == Port1::emt ? emt_.stats() : memory_.stats(); }
   bool marker_open_ = false;
   uint64_t time_ = 0;
   uint64_t global_low_ = 0;

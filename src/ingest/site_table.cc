@@ -13,6 +13,13 @@ SiteId SiteTable::intern(std::string_view text) {
   return id;
 }
 
+void SiteTable::rename(SiteId id, std::string_view text) {
+  if (id == kUnknownSite || id >= names_.size()) return;
+  ids_.erase(names_[id]);
+  names_[id] = std::string(text);
+  ids_.emplace(names_[id], id);
+}
+
 std::string_view SiteTable::name(SiteId id) const {
   return id < names_.size() ? std::string_view(names_[id]) : std::string_view("?");
 }

@@ -143,7 +143,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
   Event e;
   e.time = time;
   bool has_size = false, has_addr = false, addr_is_offset = true, has_old = false;
-  std::string_view pool_name, word, word2, pool_kind;
+  std::string_view pool_name, word, word2, pool_kind, shares;
   uint64_t pool_base = 0;
   std::string_view value;
   while (tokens.next(key, value)) {
@@ -155,6 +155,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     if (key == "site") { e.site = context_.sites.intern(value); continue; }
     if (key == "pool" || key == "name") { pool_name = value; continue; }
     if (key == "kind") { pool_kind = value; continue; }
+    if (key == "shares") { shares = value; continue; }
     if (!parse_number(value, number)) {
       stats_.note_problem(offset, line_no_, "expected a number after '" + std::string(key) + "='");
       return false;
@@ -227,6 +228,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     info.kind = pool_kind == "heap" ? PoolKind::heap : PoolKind::arena;
     info.base = pool_base;
     info.size = e.size;
+    if (!shares.empty()) info.shares = context_.pools.intern(shares, PoolKind::arena);
     context_.pools.declare(info);
     return true;
   } else {

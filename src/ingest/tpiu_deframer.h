@@ -38,6 +38,7 @@ class TpiuDecoder final : public Decoder {
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
   std::string_view format_name() const override { return "tpiu"; }
+  std::optional<double> clock_hz() const override { return itm_.clock_hz(); }
 
  private:
   ItmDecoder itm_;

@@ -31,6 +31,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"malformed_lines", s.malformed_lines},
                 {"truncated_bytes", s.truncated_bytes},
                 {"overflow_packets", s.overflows},
+                {"dropped_records", s.dropped_records},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"packets", s.packets}};
   if (s.first_problem)

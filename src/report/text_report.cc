@@ -20,6 +20,8 @@ std::string bytes(uint64_t n) { return grouped(n) + " B"; }
 std::string pct(double rate) { return fmt::format("{:.0f}%", rate * 100); }
 
 std::string duration(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.0f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1e3);
   if (seconds < 120) return fmt::format("{:.0f} s", seconds);
   if (seconds < 7200) return fmt::format("{:.0f} min", seconds / 60);
   if (seconds < 172800) return fmt::format("{:.1f} h", seconds / 3600);
@@ -111,7 +113,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       more(out, fmt::format("   '{}' rises in steps: {} steps of {:.0f} B every {:.0f} inferences", w.pool,
                             w.stairs.steps, w.stairs.step_bytes, w.stairs.period_inferences));
 
-  if (f.band != "healthy" || f.max_rate > 0.25) {
+  if (f.band != "healthy") {
     ++problems;
     line(out, "[FRAGMENT]", fmt::format("{} at the end, {} at worst: {}", pct(f.final_rate), pct(f.max_rate), f.band));
     for (const auto& p : f.pools)
@@ -163,6 +165,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (s.overflows)
     line(out, "[DATA LOST]", fmt::format("{} ITM overflow packets: the device dropped trace data, numbers may be low; "
                                          "lower the event rate or raise the SWO clock", grouped(s.overflows)));
+  if (s.dropped_records)
+    line(out, "[DATA LOST]", fmt::format("{} records dropped on the device (trace buffer full): numbers may be low; "
+                                         "drain the buffer more often or make it larger", grouped(s.dropped_records)));
   if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
     more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
                           s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));

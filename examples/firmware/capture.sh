@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds one firmware variant for Cortex-M3 (mps2-an385), runs it under
+# qemu-system-arm and writes the capture to OUT.
+#   examples/firmware/capture.sh VARIANT OUT [ring|itm|text]
+# VARIANT: clean | leak | fragment | overflow | lifo (or cost: instructions per event). The ELF is left beside
+# OUT as OUT.elf (for `edgemem analyze OUT --elf OUT.elf`).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+variant=${1:?variant: clean|leak|fragment|overflow|lifo}
+out=$(realpath -m "${2:?output file}")
+transport=${3:-ring}
+case "$variant" in
+  clean) v=0 ;; leak) v=1 ;; fragment) v=2 ;; overflow) v=3 ;; lifo) v=4 ;;
+  cost) v=5 ;;  # writes "alloc_instructions_x10=N free_instructions_x10=N" instead of a capture
+  *) echo "capture.sh: unknown variant '$variant'" >&2; exit 2 ;;
+esac
+case "$transport" in
+  ring) tdef=-DTRANSPORT_RING ;; itm) tdef=-DTRANSPORT_ITM ;; text) tdef="-DTRANSPORT_TEXT -DEDGEMEM_TEXT=1" ;;
+  *) echo "capture.sh: unknown transport '$transport'" >&2; exit 2 ;;
+esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Compile from here with relative names: __FILE__ sites then read "model.c:58".
+cd "$here"
+# shellcheck disable=SC2086
+arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c99 -O2 -g -Wall -Wextra -Werror \
+  -ffunction-sections -fdata-sections -fno-builtin-malloc -fno-builtin-free \
+  -DEDGEMEM_ENABLE=1 -DVARIANT=$v $tdef -I"$root/target" -I"$here" \
+  startup.c semihost.c syscalls.c board.c model.c main.c \
+  "$root"/target/edgemem.c "$root"/target/edgemem_arena.c "$root"/target/edgemem_malloc_wrap.c \
+  -T link.ld -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections \
+  -Wl,--wrap=malloc,--wrap=free,--wrap=calloc,--wrap=realloc \
+  -Wl,-Map="$work/fw.map" -o "$work/fw.elf"
+rc=0
+(cd "$work" && timeout 60 qemu-system-arm -M mps2-an385 -nographic -monitor none -serial null \
+  -semihosting-config enable=on,target=native -icount shift=0,align=off,sleep=off \
+  -kernel fw.elf) || rc=$?
+if [ "$rc" -ne 0 ]; then
+  echo "capture.sh: firmware exited with $rc" >&2
+  exit 1
+fi
+if [ "$variant" = cost ]; then cp "$work/cost.txt" "$out"; else cp "$work/capture.bin" "$out"; fi
+cp "$work/fw.elf" "$out.elf"

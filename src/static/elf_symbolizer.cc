@@ -1,0 +1,66 @@
+#include "static/elf_symbolizer.h"
+
+#include <elfutils/libdwfl.h>
+
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+struct ElfSymbolizer::Impl {
+  Dwfl* dwfl = nullptr;
+  ~Impl() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+ElfSymbolizer::ElfSymbolizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ElfSymbolizer::~ElfSymbolizer() = default;
+
+std::unique_ptr<ElfSymbolizer> ElfSymbolizer::open(const std::string& path, std::string& error) {
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {
+      dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address, &debuginfo_path};
+  auto impl = std::make_unique<Impl>();
+  impl->dwfl = dwfl_begin(&callbacks);
+  if (!impl->dwfl || !dwfl_report_offline(impl->dwfl, "firmware", path.c_str(), -1)) {
+    error = dwfl_errmsg(-1) ? dwfl_errmsg(-1) : "not an ELF file";
+    return nullptr;
+  }
+  dwfl_report_end(impl->dwfl, nullptr, nullptr);
+  return std::unique_ptr<ElfSymbolizer>(new ElfSymbolizer(std::move(impl)));
+}
+
+std::optional<std::string> ElfSymbolizer::describe_return_address(uint64_t address) const {
+  Dwarf_Addr pc = (address & ~uint64_t{1}) - 1;
+  Dwfl_Module* module = dwfl_addrmodule(impl_->dwfl, pc);
+  if (!module) return std::nullopt;
+  const char* function = dwfl_module_addrname(module, pc);
+  Dwfl_Line* line = dwfl_module_getsrc(module, pc);
+  int lineno = 0;
+  const char* file = line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr) : nullptr;
+  if (!function && !file) return std::nullopt;
+  if (!file) return std::string(function);
+  std::string where = fmt::format("{}:{}", file, lineno);
+  return function ? fmt::format("{} ({})", function, where) : where;
+}
+
+size_t ElfSymbolizer::symbolize(SiteTable& sites) const {
+  size_t resolved = 0;
+  for (SiteId id = 1; id < sites.size(); ++id) {
+    std::string_view name = sites.name(id);
+    if (!name.starts_with("0x")) continue;
+    uint64_t address = 0;
+    auto [end, ec] = std::from_chars(name.data() + 2, name.data() + name.size(), address, 16);
+    if (ec != std::errc() || end != name.data() + name.size()) continue;
+    if (auto text = describe_return_address(address)) {
+      sites.rename(id, *text);
+      ++resolved;
+    }
+  }
+  return resolved;
+}
+
+}  // namespace edgemem

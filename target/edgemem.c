@@ -1,0 +1,551 @@
+/* Encoder and transports. Every public call builds one record in a small
+ * stack buffer and hands it to the transport whole, inside a short
+ * interrupt-masked section so records from thread and ISR never interleave. */
+#include "edgemem.h"
+
+#if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE
+
+#include <string.h>
+
+/* The output format is chosen at build time so the unused encoder is not
+ * linked: -DEDGEMEM_TEXT=1 for "[MEM]" lines, emt records otherwise. */
+#if defined(EDGEMEM_TEXT) && EDGEMEM_TEXT
+#define EM_TEXT 1
+#else
+#define EM_TEXT 0
+#endif
+
+#define EM_MAX_RECORD 64
+#define EM_MAX_FILES 8
+#define EM_SYNC_EVERY 256
+
+enum {
+  TAG_HEADER = 0x01, TAG_POOL = 0x02, TAG_STRING = 0x03, TAG_DROP = 0x04,
+  TAG_ALLOC = 0x10, TAG_FREE = 0x11, TAG_REALLOC = 0x12, TAG_ALLOC_FAIL = 0x13,
+  TAG_INFER_BEGIN = 0x14, TAG_INFER_END = 0x15, TAG_RESET = 0x16, TAG_GUARD = 0x17,
+  TAG_MARK = 0x18, TAG_COUNTER = 0x19, TAG_SYNC = 0x7E
+};
+
+static struct {
+  em_config cfg;
+  uint32_t last_time;
+  uint16_t since_sync;
+  uint8_t need_sync;
+  uint8_t pools;
+  uint8_t files_used;
+  uint32_t dropped;
+  const char *files[EM_MAX_FILES];
+  char pool_kind[8]; /* 'h' or 'a' per pool, for the text output */
+  const char *pool_name[8];
+} em;
+
+/* ---- platform ---------------------------------------------------------- */
+
+#if defined(__ARM_ARCH) && (__ARM_ARCH >= 7) && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
+#define EM_REG(addr) (*(volatile uint32_t *)(addr))
+#define EM_HAS_DWT 1
+static uint32_t em_irq_save(void) {
+  uint32_t primask;
+  __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+  return primask;
+}
+static void em_irq_restore(uint32_t primask) { __asm volatile("msr primask, %0" ::"r"(primask) : "memory"); }
+#elif defined(__ARM_ARCH) && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
+#define EM_REG(addr) (*(volatile uint32_t *)(addr))
+#define EM_HAS_DWT 0
+static uint32_t em_irq_save(void) {
+  uint32_t primask;
+  __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+  return primask;
+}
+static void em_irq_restore(uint32_t primask) { __asm volatile("msr primask, %0" ::"r"(primask) : "memory"); }
+#else /* host build (tests, benchmarks): single-threaded */
+#define EM_HAS_DWT 0
+static uint32_t em_irq_save(void) { return 0; }
+static void em_irq_restore(uint32_t primask) { (void)primask; }
+#endif
+
+__attribute__((weak)) uint32_t em_now(void) {
+#if EM_HAS_DWT
+  return EM_REG(0xE0001004u); /* DWT_CYCCNT */
+#else
+  static uint32_t ticks;
+  return ++ticks;
+#endif
+}
+
+/* ---- transports -------------------------------------------------------- */
+
+void em_ring_init(em_ring *ring, uint8_t *storage, uint32_t size) {
+  ring->size = size;
+  ring->head = ring->tail = ring->dropped = 0;
+  ring->data = storage;
+  ring->magic = EM_RING_MAGIC;
+}
+
+static int ring_put(em_ring *r, const uint8_t *p, uint32_t n) {
+  if (r->size - (r->head - r->tail) < n) return 0;
+  uint32_t at = r->head & (r->size - 1), first = r->size - at;
+  if (first >= n) {
+    memcpy(r->data + at, p, n);
+  } else {
+    memcpy(r->data + at, p, first);
+    memcpy(r->data, p + first, n - first);
+  }
+  r->head += n;
+  return 1;
+}
+
+uint32_t em_ring_read(em_ring *r, uint8_t *out, uint32_t max) {
+  uint32_t n = 0;
+  while (n < max && r->tail != r->head) out[n++] = r->data[r->tail++ & (r->size - 1)];
+  return n;
+}
+
+static void itm_send(const uint8_t *p, uint32_t n) {
+  if (em.cfg.itm_framed) {
+    /* The bytes a SWO probe records: stimulus packets for port 1. */
+    uint8_t pkt[5];
+    while (n) {
+      uint32_t k = n >= 4 ? 4 : 1;
+      pkt[0] = (uint8_t)((1u << 3) | (k == 4 ? 3u : 1u));
+      memcpy(pkt + 1, p, k);
+      em.cfg.write(pkt, k + 1);
+      p += k;
+      n -= k;
+    }
+    return;
+  }
+#ifdef EM_REG
+  /* ITM enabled (TCR.ITMENA) and port 1 enabled (TER bit 1)? */
+  if (!(EM_REG(0xE0000E80u) & 1u) || !(EM_REG(0xE0000E00u) & 2u)) return;
+  volatile uint32_t *port = (volatile uint32_t *)(0xE0000000u + 4u * 1u);
+  while (n >= 4) {
+    uint32_t word;
+    memcpy(&word, p, 4);
+    while ((*port & 1u) == 0) { /* FIFO full */ }
+    *port = word;
+    p += 4;
+    n -= 4;
+  }
+  while (n--) {
+    while ((*port & 1u) == 0) { }
+    *(volatile uint8_t *)port = *p++;
+  }
+#endif
+}
+
+static int transmit(const uint8_t *p, uint32_t n) {
+  if (em.cfg.ring) return ring_put(em.cfg.ring, p, n);
+  if (em.cfg.itm) itm_send(p, n);
+  else if (em.cfg.write) em.cfg.write(p, n);
+  return 1;
+}
+
+/* ---- emt encoding ------------------------------------------------------ */
+
+static uint32_t put_varint(uint8_t *out, uint32_t v) {
+  uint32_t n = 0;
+  while (v >= 0x80) {
+    out[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  out[n++] = (uint8_t)v;
+  return n;
+}
+
+static uint32_t sync_record(uint8_t *out, uint32_t now) {
+  out[0] = TAG_SYNC;
+  out[1] = 'e';
+  out[2] = 'm';
+  out[3] = 't';
+  out[4] = '!';
+  return 5 + put_varint(out + 5, now);
+}
+
+/* A record is built in one pass: open_record() writes any pending SYNC and
+ * DROP, the tag and (for events) the delta time with interrupts masked; the
+ * caller appends its fields; close_record() hands the bytes to the
+ * transport whole, or counts a drop. */
+typedef struct {
+  uint8_t *buf;   /* where the record is built: the ring itself, or local */
+  int direct;     /* buf points into the ring: closing only advances head */
+  uint32_t now, primask;
+  int synced;
+  uint8_t local[EM_MAX_RECORD + 16];
+} record_t;
+
+static uint8_t *open_record(record_t *r, uint8_t tag, int timed) {
+  uint32_t n = 0;
+  r->primask = em_irq_save();
+  r->now = em_now();
+  /* Fast path: room for the longest record without wrapping, so the
+   * fields are encoded straight into the ring and nothing is copied. */
+  em_ring *ring = em.cfg.ring;
+  r->direct = 0;
+  r->buf = r->local;
+  if (ring) {
+    uint32_t at = ring->head & (ring->size - 1);
+    if (ring->size - (ring->head - ring->tail) >= sizeof r->local && ring->size - at >= sizeof r->local) {
+      r->buf = ring->data + at;
+      r->direct = 1;
+    }
+  }
+  r->synced = em.need_sync || em.since_sync >= EM_SYNC_EVERY;
+  if (r->synced) {
+    n = sync_record(r->buf, r->now);
+    em.last_time = r->now;
+    if (em.need_sync && em.dropped) {
+      r->buf[n++] = TAG_DROP;
+      n += put_varint(r->buf + n, em.dropped);
+    }
+  }
+  r->buf[n++] = tag;
+  if (timed) n += put_varint(r->buf + n, r->now - em.last_time);
+  return r->buf + n;
+}
+
+static void close_record(record_t *r, const uint8_t *end, int timed) {
+  uint32_t n = (uint32_t)(end - r->buf);
+  int sent;
+  if (r->direct) {
+    em.cfg.ring->head += n;
+    sent = 1;
+  } else {
+    sent = transmit(r->buf, n);
+  }
+  if (sent) {
+    if (timed) em.last_time = r->now;
+    em.since_sync = (uint16_t)(r->synced ? 0 : em.since_sync + 1);
+    em.need_sync = 0;
+  } else {
+    ++em.dropped;
+    if (em.cfg.ring) ++em.cfg.ring->dropped;
+    em.need_sync = 1;
+  }
+  em_irq_restore(r->primask);
+}
+
+/* Appends a varint at p; returns the new end. */
+static uint8_t *v(uint8_t *p, uint32_t value) { return p + put_varint(p, value); }
+
+/* ---- [MEM] text encoding (seed 001) ------------------------------------ */
+
+static uint32_t put_dec(char *out, uint32_t v) {
+  char tmp[10];
+  uint32_t n = 0, k = 0;
+  do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  while (n) out[k++] = tmp[--n];
+  return k;
+}
+
+static uint32_t put_str(char *out, const char *s) {
+  uint32_t n = 0;
+  while (s[n] && n < 96) { out[n] = s[n]; ++n; }
+  return n;
+}
+
+static uint32_t put_hex(char *out, uint32_t v) {
+  static const char digits[] = "0123456789abcdef";
+  out[0] = '0';
+  out[1] = 'x';
+  for (int i = 0; i < 8; ++i) out[2 + i] = digits[(v >> (28 - 4 * i)) & 15];
+  return 10;
+}
+
+static uint32_t put_site(char *out, em_site site) {
+  uint32_t n = 0;
+  if (!site) return 0;
+  n += put_str(out, " site=");
+  if (site & 1u) return n + put_hex(out + n, site >> 1);
+  uint32_t file = (site >> 1) >> 20, line = (site >> 1) & 0xFFFFFu;
+  if (file >= 1 && file <= EM_MAX_FILES && em.files[file - 1]) n += put_str(out + n, em.files[file - 1]);
+  out[n++] = ':';
+  return n + put_dec(out + n, line);
+}
+
+typedef struct {
+  char text[200];
+  uint32_t n;
+} line_t;
+
+static void line_start(line_t *l, const char *verb) {
+  l->n = put_str(l->text, "[MEM][");
+  l->n += put_dec(l->text + l->n, em_now());
+  l->n += put_str(l->text + l->n, "] ");
+  l->n += put_str(l->text + l->n, verb);
+}
+static void line_num(line_t *l, const char *key, uint32_t v) {
+  l->n += put_str(l->text + l->n, key);
+  l->n += put_dec(l->text + l->n, v);
+}
+static void line_pool(line_t *l, uint8_t pool) {
+  if (pool < 8 && em.pool_name[pool]) {
+    l->n += put_str(l->text + l->n, " pool=");
+    l->n += put_str(l->text + l->n, em.pool_name[pool]);
+  }
+}
+static void line_addr(line_t *l, uint8_t pool, uintptr_t address) {
+  int arena = pool < 8 && em.pool_kind[pool] == 'a';
+  if (arena) {
+    line_num(l, " offset=", (uint32_t)address);
+  } else {
+    l->n += put_str(l->text + l->n, " addr=");
+    l->n += put_hex(l->text + l->n, (uint32_t)address);
+  }
+}
+static void line_end(line_t *l) {
+  l->text[l->n++] = '\n';
+  uint32_t primask = em_irq_save();
+  if (!transmit((const uint8_t *)l->text, l->n)) ++em.dropped;
+  em_irq_restore(primask);
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+void em_init(const em_config *config) {
+  memset(&em, 0, sizeof em);
+  em.cfg = *config;
+#if EM_HAS_DWT
+  EM_REG(0xE000EDFCu) |= 1u << 24; /* DEMCR.TRCENA */
+  EM_REG(0xE0001000u) |= 1u;       /* DWT_CTRL.CYCCNTENA */
+#endif
+  if (em.cfg.itm && em.cfg.itm_framed && em.cfg.write) {
+    static const uint8_t itm_sync[6] = {0, 0, 0, 0, 0, 0x80};
+    em.cfg.write(itm_sync, sizeof itm_sync);
+  }
+  if (!EM_TEXT) {
+    record_t r;
+    em.need_sync = 1;
+    uint8_t *p = open_record(&r, TAG_HEADER, 0);
+    p = v(p, 1); /* format version */
+    close_record(&r, v(p, em.cfg.tick_hz), 0);
+  }
+}
+
+uint32_t em_dropped(void) { return em.dropped; }
+
+uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align) {
+  return em_pool_shared(name, kind, base, size, align, 0xFF);
+}
+
+uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align,
+                       uint8_t partner) {
+  uint8_t id = em.pools++;
+  if (id < 8) {
+    em.pool_kind[id] = kind == EM_POOL_ARENA ? 'a' : 'h';
+    em.pool_name[id] = name;
+  }
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, "POOL name=");
+    l.n += put_str(l.text + l.n, name);
+    l.n += put_str(l.text + l.n, kind == EM_POOL_ARENA ? " kind=arena" : " kind=heap");
+    l.n += put_str(l.text + l.n, " base=");
+    l.n += put_hex(l.text + l.n, (uint32_t)base);
+    line_num(&l, " size=", size);
+    if (partner < 8 && em.pool_name[partner]) {
+      l.n += put_str(l.text + l.n, " shares=");
+      l.n += put_str(l.text + l.n, em.pool_name[partner]);
+    }
+    line_end(&l);
+    return id;
+  }
+  record_t r;
+  uint32_t len = 0;
+  while (name[len] && len < 24) ++len;
+  uint8_t *p = open_record(&r, TAG_POOL, 0);
+  p = v(p, id);
+  *p++ = (uint8_t)kind;
+  p = v(p, (uint32_t)base);
+  p = v(p, size);
+  p = v(p, align);
+  p = v(p, len);
+  memcpy(p, name, len);
+  close_record(&r, v(p + len, partner == 0xFF ? 0u : partner + 1u), 0);
+  return id;
+}
+
+em_site em_site_here(const char *file, uint32_t line) {
+  uint32_t id = 0;
+  for (uint32_t i = 0; i < em.files_used; ++i)
+    if (em.files[i] == file) id = i + 1;
+  if (!id && em.files_used < EM_MAX_FILES) {
+    em.files[em.files_used] = file;
+    id = ++em.files_used;
+    if (!EM_TEXT) {
+      record_t r;
+      uint32_t len = 0;
+      while (file[len] && len < EM_MAX_RECORD - 8) ++len;
+      uint8_t *p = open_record(&r, TAG_STRING, 0);
+      p = v(p, id);
+      p = v(p, len);
+      memcpy(p, file, len);
+      close_record(&r, p + len, 0);
+    }
+  }
+  return ((id << 20) | (line & 0xFFFFFu)) << 1;
+}
+
+void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em_site site) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, "ALLOC");
+    line_num(&l, " size=", size);
+    line_num(&l, " align=", align);
+    line_addr(&l, pool, address);
+    l.n += put_site(l.text + l.n, site);
+    line_pool(&l, pool);
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_ALLOC, 1);
+  p = v(p, pool);
+  p = v(p, (uint32_t)address);
+  p = v(p, size);
+  p = v(p, align);
+  close_record(&r, v(p, site), 1);
+}
+
+void em_free(uint8_t pool, uintptr_t address, em_site site) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, "FREE");
+    line_addr(&l, pool, address);
+    l.n += put_site(l.text + l.n, site);
+    line_pool(&l, pool);
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_FREE, 1);
+  p = v(p, pool);
+  p = v(p, (uint32_t)address);
+  close_record(&r, v(p, site), 1);
+}
+
+void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, "REALLOC");
+    line_num(&l, " old=", (uint32_t)old_address);
+    line_num(&l, " size=", size);
+    line_addr(&l, pool, address);
+    l.n += put_site(l.text + l.n, site);
+    line_pool(&l, pool);
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_REALLOC, 1);
+  p = v(p, pool);
+  p = v(p, (uint32_t)old_address);
+  p = v(p, (uint32_t)address);
+  p = v(p, size);
+  close_record(&r, v(p, site), 1);
+}
+
+void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, "ALLOC_FAIL");
+    line_num(&l, " size=", size);
+    line_num(&l, " align=", align);
+    l.n += put_site(l.text + l.n, site);
+    line_pool(&l, pool);
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_ALLOC_FAIL, 1);
+  p = v(p, pool);
+  p = v(p, size);
+  p = v(p, align);
+  close_record(&r, v(p, site), 1);
+}
+
+static void simple(uint8_t tag, const char *text_verb, uint32_t value, int has_value) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, text_verb);
+    if (has_value) line_num(&l, " ", value);
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint8_t *p = open_record(&r, tag, 1);
+  close_record(&r, v(p, value), 1);
+}
+
+void em_inference_begin(uint32_t index) { simple(TAG_INFER_BEGIN, "INFER begin", index, 1); }
+void em_inference_end(uint32_t index) { simple(TAG_INFER_END, "INFER end", index, 1); }
+
+void em_arena_reset(uint8_t pool) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, "RESET");
+    line_pool(&l, pool);
+    line_end(&l);
+    return;
+  }
+  simple(TAG_RESET, "", pool, 1);
+}
+
+void em_guard(uint8_t pool, int intact) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, intact ? "GUARD ok" : "GUARD corrupt");
+    line_pool(&l, pool);
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_GUARD, 1);
+  p = v(p, pool);
+  *p++ = intact ? 0 : 1;
+  close_record(&r, p, 1);
+}
+
+static void named(uint8_t tag, const char *verb, const char *text, uint32_t value) {
+  if (EM_TEXT) {
+    line_t l;
+    line_start(&l, verb);
+    if (tag == TAG_COUNTER) {
+      l.n += put_str(l.text + l.n, " name=");
+      l.n += put_str(l.text + l.n, text);
+      line_num(&l, " value=", value);
+    } else {
+      l.n += put_str(l.text + l.n, " ");
+      l.n += put_str(l.text + l.n, text);
+    }
+    line_end(&l);
+    return;
+  }
+  record_t r;
+  uint32_t len = 0;
+  while (text[len] && len < 32) ++len;
+  uint8_t *p = open_record(&r, tag, 1);
+  p = v(p, len);
+  memcpy(p, text, len);
+  p += len;
+  if (tag == TAG_COUNTER) p = v(p, value);
+  close_record(&r, p, 1);
+}
+
+void em_mark(const char *text) { named(TAG_MARK, "MARK", text, 0); }
+void em_counter(const char *name, uint32_t value) { named(TAG_COUNTER, "COUNTER", name, value); }
+
+void em_guard_fill(uint8_t *zone, uint32_t size) {
+  static const uint8_t pattern[4] = {0xEF, 0xBE, 0xAD, 0xDE}; /* 0xDEADBEEF, little-endian */
+  for (uint32_t i = 0; i < size; ++i) zone[i] = pattern[i & 3];
+}
+
+int em_guard_intact(const uint8_t *zone, uint32_t size) {
+  static const uint8_t pattern[4] = {0xEF, 0xBE, 0xAD, 0xDE};
+  for (uint32_t i = 0; i < size; ++i)
+    if (zone[i] != pattern[i & 3]) return 0;
+  return 1;
+}
+
+#endif /* EDGEMEM_ENABLE */
