@@ -1,4 +1,4 @@
-// edgemem-gentrace: writes the demo trace or a benchmark trace to stdout.
+// edgemem-gentrace: writes a benchmark trace to stdout.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,15 +7,13 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: edgemem-gentrace demo | bench-bin EVENTS | bench-log LINES  > trace\n");
+    std::fprintf(stderr, "usage: edgemem-gentrace bench-bin EVENTS | bench-log LINES  > trace\n");
     return 2;
   }
   std::string what = argv[1];
   static char buffer[1 << 20];
   std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
-  if (what == "demo") {
-    edgemem::bench::write_demo(stdout);
-  } else if ((what == "bench-bin" || what == "bench-log") && argc >= 3) {
+  if ((what == "bench-bin" || what == "bench-log") && argc >= 3) {
     edgemem::bench::write_bench(stdout, std::strtoull(argv[2], nullptr, 10), what == "bench-bin");
   } else {
     std::fprintf(stderr, "edgemem-gentrace: unknown scenario '%s'\n", what.c_str());

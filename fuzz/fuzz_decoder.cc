@@ -23,6 +23,9 @@ Format target_format(std::span<const uint8_t> data) {
 #elif defined(EDGEMEM_FUZZ_FORMAT_tpiu)
   (void)data;
   return Format::tpiu;
+#elif defined(EDGEMEM_FUZZ_FORMAT_emt)
+  (void)data;
+  return Format::emt;
 #else
   return sniff_format(data);
 #endif

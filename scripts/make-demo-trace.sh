@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Rebuilds examples/traces/demo.log, the trace `edgemem demo` analyses.
+# Rebuilds the bundled captures from the QEMU firmware (needs
+# gcc-arm-none-eabi and qemu-system-arm; runs are byte-identical):
+#   examples/traces/kws_leak.emt (+ .elf)  what `edgemem demo` analyses
+#   examples/traces/kws_fragment.log       the same firmware's [MEM] text output
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake --preset default >/dev/null
-cmake --build build/default --target edgemem-gentrace >/dev/null
-build/default/edgemem-gentrace demo >examples/traces/demo.log
+examples/firmware/capture.sh leak examples/traces/kws_leak.emt
+mv examples/traces/kws_leak.emt.elf examples/traces/kws_leak.elf
+examples/firmware/capture.sh fragment examples/traces/kws_fragment.log text
+rm -f examples/traces/kws_fragment.log.elf

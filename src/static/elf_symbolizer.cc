@@ -43,7 +43,11 @@ std::optional<std::string> ElfSymbolizer::describe_return_address(uint64_t addre
   const char* file = line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr) : nullptr;
   if (!function && !file) return std::nullopt;
   if (!file) return std::string(function);
-  std::string where = fmt::format("{}:{}", file, lineno);
+  // DWARF holds the build machine's absolute path; the file name is what
+  // the __FILE__ sites show too.
+  std::string_view name(file);
+  if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  std::string where = fmt::format("{}:{}", name, lineno);
   return function ? fmt::format("{} ({})", function, where) : where;
 }
 

@@ -20,7 +20,7 @@ expect() {  # expect CODE DESCRIPTION -- command...
 }
 
 expect 0 "demo runs" -- "$edgemem" demo
-grep -q "lstm.cc:88" "$tmp/out" || { echo "FAIL: demo does not name the leak site"; fail=1; }
+grep -q "model.c:" "$tmp/out" || { echo "FAIL: demo does not name the leak site"; fail=1; }
 expect 2 "missing file" -- "$edgemem" analyze "$tmp/nope.log"
 [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "nope.log" "$tmp/err" || { echo "FAIL: error is not one line naming the file"; fail=1; }
 printf 'hello\nworld\n' >"$tmp/plain.txt"
@@ -28,12 +28,12 @@ expect 2 "text without records" -- "$edgemem" analyze "$tmp/plain.txt"
 printf '\x13\x37\x42\x99' >"$tmp/junk.bin"
 expect 2 "garbage as seedbin" -- "$edgemem" analyze --format seedbin "$tmp/junk.bin"
 grep -q "offset 0" "$tmp/err" || { echo "FAIL: garbage error does not name the offset"; fail=1; }
-expect 2 "bad --fail-on" -- "$edgemem" analyze --fail-on leaks "$src/examples/traces/demo.log"
-expect 2 "bad --format" -- "$edgemem" analyze --format xml "$src/examples/traces/demo.log"
-expect 1 "--fail-on leak breaks" -- "$edgemem" analyze --fail-on leak "$src/examples/traces/demo.log"
-expect 0 "--fail-on guard holds" -- "$edgemem" analyze --fail-on guard "$src/examples/traces/demo.log"
-expect 0 "stdin" -- sh -c "\"$edgemem\" analyze - <\"$src/examples/traces/demo.log\""
-grep -q "lstm.cc:88" "$tmp/out" || { echo "FAIL: stdin analysis lost the leak"; fail=1; }
-expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/demo.log"
+expect 2 "bad --fail-on" -- "$edgemem" analyze --fail-on leaks "$src/examples/traces/kws_fragment.log"
+expect 2 "bad --format" -- "$edgemem" analyze --format xml "$src/examples/traces/kws_fragment.log"
+expect 1 "--fail-on fragmentation=danger breaks" -- "$edgemem" analyze --fail-on fragmentation=danger "$src/examples/traces/kws_fragment.log"
+expect 0 "--fail-on guard holds" -- "$edgemem" analyze --fail-on guard "$src/examples/traces/kws_fragment.log"
+expect 0 "stdin" -- sh -c "\"$edgemem\" analyze - <\"$src/examples/traces/kws_fragment.log\""
+grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: stdin analysis lost the failed allocation"; fail=1; }
+expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 exit $fail

@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+// The byte-level example of docs/formats/emt.md.
+const std::string kExample(
+    "\x7E" "emt!" "\x00"                               // SYNC, time 0
+    "\x01\x01\xC0\xF0\xF5\x0B"                         // HEADER v1, 25 MHz
+    "\x02\x00\x01\x00\x80\x80\x01\x00\x05" "arena" "\x00"  // POOL 0 arena, 16384 B
+    "\x03\x01\x07" "model.c"                           // STRING 1
+    "\x14\x0A\x01"                                     // INFER begin 1, dt 10
+    "\x10\x05\x00\x00\x84\x05\x04\xF4\x80\x80\x01"     // ALLOC dt 5 offset 0, 644 B, align 4, model.c:58
+    "\x15\x64\x01",                                    // INFER end 1, dt 100
+    54);
+
+TEST(Emt, DecodesTheDocumentedExample) {
+  auto run = analyse(Format::emt, kExample);
+  EXPECT_EQ(run->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(run->stats.events, 3u);
+  ASSERT_EQ(run->context.pools.size(), 1u);
+  EXPECT_EQ(run->context.pools.at(0).name, "arena");
+  EXPECT_EQ(run->context.pools.at(0).size, 16384u);
+  EXPECT_EQ(run->context.pools.at(0).kind, PoolKind::arena);
+  ASSERT_EQ(run->result.persistent.size(), 1u);
+  EXPECT_EQ(run->result.persistent[0].site, "model.c:58");
+  EXPECT_EQ(run->result.persistent[0].bytes, 644u);
+  EXPECT_EQ(run->result.peak.time, 15u);
+}
+
+TEST(Emt, ChunkBoundariesDoNotMatter) {
+  for (size_t chunk : {1u, 2u, 3u, 7u}) {
+    auto run = analyse(Format::emt, kExample, {}, chunk);
+    EXPECT_EQ(run->stats.events, 3u) << chunk;
+    EXPECT_EQ(run->stats.corrupt_bytes, 0u) << chunk;
+  }
+}
+
+TEST(Emt, DamageIsSkippedUpToTheNextSync) {
+  std::string damaged = kExample;
+  damaged[27] = '\x55';  // the STRING record's tag: not a record
+  damaged += std::string("\x7E" "emt!" "\x90\x4E", 7);                 // SYNC at 10000
+  damaged += std::string("\x10\x00\x00\x80\x01\x10\x04\x00", 8);       // ALLOC 16 B at offset 128
+  auto run = analyse(Format::emt, damaged);
+  EXPECT_GT(run->stats.corrupt_bytes, 0u);
+  ASSERT_TRUE(run->stats.first_problem);
+  EXPECT_EQ(run->stats.first_problem->offset, 27u);
+  EXPECT_EQ(run->result.counts.allocs, 1u);  // the ALLOC after the SYNC survives
+  EXPECT_EQ(run->result.peak.time, 10000u);
+}
+
+TEST(Emt, DeviceDropsAreReported) {
+  std::string s = std::string("\x7E" "emt!" "\x00", 6) + std::string("\x04\x07", 2) +
+                  std::string("\x14\x01\x01", 3);
+  auto run = analyse(Format::emt, s);
+  EXPECT_EQ(run->stats.dropped_records, 7u);
+}
+
+TEST(Emt, FirmwareCaptureIsReadWhole) {
+  std::string bytes = read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt");
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(sniff_format({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}), Format::emt);
+  auto run = analyse(Format::emt, bytes);
+  EXPECT_EQ(run->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(run->stats.truncated_bytes, 0u);
+  EXPECT_EQ(run->result.inferences, 50u);
+  ASSERT_EQ(run->result.leaks.size(), 1u);
+  EXPECT_EQ(run->result.leaks[0].bytes, 32200u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
