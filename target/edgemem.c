@@ -294,6 +294,14 @@ static void line_addr(line_t *l, uint8_t pool, uintptr_t address) {
     l->n += put_hex(l->text + l->n, (uint32_t)address);
   }
 }
+static void line_end(line_t *l);
+/* Site, pool and newline: how every memory record's line ends. */
+static void line_close(line_t *l, uint8_t pool, em_site site) {
+  l->n += put_site(l->text + l->n, site);
+  line_pool(l, pool);
+  line_end(l);
+}
+
 static void line_end(line_t *l) {
   l->text[l->n++] = '\n';
   uint32_t primask = em_irq_save();
@@ -394,9 +402,7 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
     line_num(&l, " size=", size);
     line_num(&l, " align=", align);
     line_addr(&l, pool, address);
-    l.n += put_site(l.text + l.n, site);
-    line_pool(&l, pool);
-    line_end(&l);
+    line_close(&l, pool, site);
     return;
   }
   record_t r;
@@ -413,9 +419,7 @@ void em_free(uint8_t pool, uintptr_t address, em_site site) {
     line_t l;
     line_start(&l, "FREE");
     line_addr(&l, pool, address);
-    l.n += put_site(l.text + l.n, site);
-    line_pool(&l, pool);
-    line_end(&l);
+    line_close(&l, pool, site);
     return;
   }
   record_t r;
@@ -432,9 +436,7 @@ void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t
     line_num(&l, " old=", (uint32_t)old_address);
     line_num(&l, " size=", size);
     line_addr(&l, pool, address);
-    l.n += put_site(l.text + l.n, site);
-    line_pool(&l, pool);
-    line_end(&l);
+    line_close(&l, pool, site);
     return;
   }
   record_t r;
@@ -452,9 +454,7 @@ void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site) 
     line_start(&l, "ALLOC_FAIL");
     line_num(&l, " size=", size);
     line_num(&l, " align=", align);
-    l.n += put_site(l.text + l.n, site);
-    line_pool(&l, pool);
-    line_end(&l);
+    line_close(&l, pool, site);
     return;
   }
   record_t r;
