@@ -48,6 +48,30 @@ void BM_TextLogDecodeAnalyze(benchmark::State& state) {
 }
 BENCHMARK(BM_TextLogDecodeAnalyze)->Unit(benchmark::kMillisecond);
 
+// A TFLite-Micro-style arena: the same temporaries at the same offsets in
+// every inference, persistent blocks below them. Guards the arena top
+// tracking, which once went quadratic on exactly this pattern.
+void BM_ArenaTemporariesDecodeAnalyze(benchmark::State& state) {
+  static const std::string trace = [] {
+    std::string t = "[MEM][0] POOL name=arena kind=arena size=65536\n";
+    t += "[MEM][1] ALLOC size=4096 offset=0 site=micro_allocator.cc:310 pool=arena\n";
+    uint64_t c = 2;
+    for (int i = 0; i < 100000; ++i) {
+      t += "[MEM][" + std::to_string(c++) + "] INFER begin\n";
+      uint64_t off = 4096;
+      for (int k = 0; k < 8; ++k, off += 512)
+        t += "[MEM][" + std::to_string(c++) + "] ALLOC size=500 align=16 offset=" + std::to_string(off) +
+             " site=op" + std::to_string(k) + ".cc:10 pool=arena\n";
+      t += "[MEM][" + std::to_string(c++) + "] RESET pool=arena\n";
+      t += "[MEM][" + std::to_string(c++) + "] ALLOC size=4096 offset=0 site=micro_allocator.cc:310 pool=arena\n";
+      t += "[MEM][" + std::to_string(c++) + "] INFER end\n";
+    }
+    return t;
+  }();
+  run(state, edgemem::Format::log, trace, 100000 * 12);
+}
+BENCHMARK(BM_ArenaTemporariesDecodeAnalyze)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "edgemem/event.h"
@@ -28,10 +29,15 @@ struct PoolInfo {
   // The other end of a two-ended arena (TFLite Micro: activations from the
   // head, persistent buffers from the tail): both pools spend the same bytes.
   std::optional<PoolId> shares;
+  std::optional<PoolId> shared_by;  // set by PoolTable: the pool that declared `shares` = this one
 };
 
 class PoolTable {
  public:
+  // A real device has a handful of pools; a damaged log could name millions.
+  // Past this many, new names share one overflow pool "(other pools)".
+  static constexpr size_t kMaxPools = 1024;
+
   // Returns the pool with this name, creating it with `kind` if new.
   PoolId intern(std::string_view name, PoolKind kind);
   // Declares (or re-declares) geometry; a later declaration wins.
@@ -46,6 +52,7 @@ class PoolTable {
 
  private:
   std::vector<PoolInfo> pools_;
+  std::unordered_map<std::string, PoolId> ids_;
 };
 
 }  // namespace edgemem

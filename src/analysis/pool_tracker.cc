@@ -22,11 +22,15 @@ void PoolState::added(const Block& b) {
     tops_.emplace_back(b.address + b.size, b.address);
     std::push_heap(tops_.begin(), tops_.end());
     if (tops_.size() > 4 * live.size() + 64) {
-      // Drop entries for blocks already freed so the heap stays O(live).
+      // Drop entries of freed blocks, and duplicates: a temporary allocated
+      // at the same offset every inference leaves identical entries that all
+      // look current. Afterwards at most one entry per live block remains.
       std::erase_if(tops_, [&](const auto& t) {
         const Block* x = live.find(t.second);
         return !x || x->address + x->size != t.first;
       });
+      std::sort(tops_.begin(), tops_.end());
+      tops_.erase(std::unique(tops_.begin(), tops_.end()), tops_.end());
       std::make_heap(tops_.begin(), tops_.end());
     }
   }

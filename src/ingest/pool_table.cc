@@ -5,23 +5,29 @@ namespace edgemem {
 std::string_view to_string(PoolKind kind) { return kind == PoolKind::arena ? "arena" : "heap"; }
 
 PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
-  for (size_t i = 0; i < pools_.size(); ++i)
-    if (pools_[i].name == name) return static_cast<PoolId>(i);
-  pools_.push_back(PoolInfo{std::string(name), kind, 0, 0, std::nullopt});
-  return static_cast<PoolId>(pools_.size() - 1);
+  std::string key(name);
+  if (auto it = ids_.find(key); it != ids_.end()) return it->second;
+  if (pools_.size() >= kMaxPools && key != "(other pools)") return intern("(other pools)", kind);
+  pools_.push_back(PoolInfo{key, kind, 0, 0, std::nullopt, std::nullopt});
+  auto id = static_cast<PoolId>(pools_.size() - 1);
+  ids_.emplace(std::move(key), id);
+  return id;
 }
 
 PoolId PoolTable::declare(const PoolInfo& info) {
   PoolId id = intern(info.name, info.kind);
+  std::string name = pools_[id].name;  // "(other pools)" keeps its name
+  std::optional<PoolId> shared_by = pools_[id].shared_by;
   pools_[id] = info;
+  pools_[id].name = std::move(name);
+  pools_[id].shared_by = shared_by;
+  if (info.shares && *info.shares < pools_.size() && *info.shares != id) pools_[*info.shares].shared_by = id;
   return id;
 }
 
 std::optional<PoolId> PoolTable::partner(PoolId id) const {
-  if (pools_.at(id).shares) return pools_.at(id).shares;
-  for (size_t i = 0; i < pools_.size(); ++i)
-    if (pools_[i].shares == id) return static_cast<PoolId>(i);
-  return std::nullopt;
+  const PoolInfo& p = pools_.at(id);
+  return p.shares ? p.shares : p.shared_by;
 }
 
 void PoolTable::default_size(uint64_t size) {

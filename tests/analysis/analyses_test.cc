@@ -72,3 +72,23 @@ TEST(Analyses, AllocOverALiveAddressMeansALostFree) {
 
 }  // namespace
 }  // namespace edgemem::test
+
+namespace edgemem::test {
+namespace {
+
+// A damaged log naming a new pool on every line must neither hang nor
+// overflow the 16-bit pool ids.
+TEST(Analyses, MillionsOfPoolNamesAreCappedNotQuadratic) {
+  std::string log;
+  for (int i = 0; i < 200000; ++i) {
+    log += "[MEM][" + std::to_string(i) + "] ALLOC size=16 offset=0 pool=p" + std::to_string(i) + "\n";
+    if (i % 100 == 0) log += "[MEM][" + std::to_string(i) + "] INFER end\n";
+  }
+  auto run = analyse(Format::log, log);
+  EXPECT_EQ(run->context.pools.size(), PoolTable::kMaxPools + 1);
+  EXPECT_EQ(run->result.counts.allocs, 200000u);
+  EXPECT_EQ(run->context.pools.at(PoolTable::kMaxPools).name, "(other pools)");
+}
+
+}  // namespace
+}  // namespace edgemem::test
