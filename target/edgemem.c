@@ -23,13 +23,15 @@ enum {
   TAG_HEADER = 0x01, TAG_POOL = 0x02, TAG_STRING = 0x03, TAG_DROP = 0x04,
   TAG_ALLOC = 0x10, TAG_FREE = 0x11, TAG_REALLOC = 0x12, TAG_ALLOC_FAIL = 0x13,
   TAG_INFER_BEGIN = 0x14, TAG_INFER_END = 0x15, TAG_RESET = 0x16, TAG_GUARD = 0x17,
-  TAG_MARK = 0x18, TAG_COUNTER = 0x19, TAG_SYNC = 0x7E
+  TAG_MARK = 0x18, TAG_COUNTER = 0x19,
+  TAG_ALLOC32 = 0x20, TAG_FREE32 = 0x21, /* fixed-width hot path */
+  TAG_SYNC = 0x7E
 };
 
 static struct {
   em_config cfg;
   uint32_t last_time;
-  uint16_t since_sync;
+  uint16_t until_sync; /* records left before the next periodic SYNC; 0 = SYNC due */
   uint8_t need_sync;
   uint8_t pools;
   uint8_t files_used;
@@ -191,7 +193,7 @@ static uint8_t *open_record(record_t *r, uint8_t tag, int timed) {
       r->direct = 1;
     }
   }
-  r->synced = em.need_sync || em.since_sync >= EM_SYNC_EVERY;
+  r->synced = em.need_sync || em.until_sync == 0;
   if (r->synced) {
     n = sync_record(r->buf, r->now);
     em.last_time = r->now;
@@ -216,18 +218,65 @@ static void close_record(record_t *r, const uint8_t *end, int timed) {
   }
   if (sent) {
     if (timed) em.last_time = r->now;
-    em.since_sync = (uint16_t)(r->synced ? 0 : em.since_sync + 1);
+    em.until_sync = (uint16_t)(r->synced ? EM_SYNC_EVERY : em.until_sync - 1);
     em.need_sync = 0;
   } else {
     ++em.dropped;
     if (em.cfg.ring) ++em.cfg.ring->dropped;
     em.need_sync = 1;
+    em.until_sync = 0;
   }
   em_irq_restore(r->primask);
 }
 
 /* Appends a varint at p; returns the new end. */
 static uint8_t *v(uint8_t *p, uint32_t value) { return p + put_varint(p, value); }
+
+/* Appends a little-endian u32: one unaligned store on Cortex-M3/M4/M7,
+ * byte stores on M0+. Allocations and frees use these so the hot path has
+ * no varint loops (docs/formats/emt.md, ALLOC32/FREE32). */
+static uint8_t *u32(uint8_t *p, uint32_t value) {
+#if defined(__ARM_BIG_ENDIAN)
+  p[0] = (uint8_t)value; p[1] = (uint8_t)(value >> 8); p[2] = (uint8_t)(value >> 16); p[3] = (uint8_t)(value >> 24);
+#else
+  memcpy(p, &value, 4);
+#endif
+  return p + 4;
+}
+
+/* The hot path for allocations and frees: ring transport, no SYNC due and
+ * room for the record without wrapping - then the record is written straight
+ * into the ring by this one function. Returns 0 when the general path
+ * (open_record/close_record) has to run instead. */
+static inline int fast_record(uint8_t tag, uint8_t pool, uint32_t align, uint32_t address, uint32_t size,
+                              uint32_t site) {
+  em_ring *ring = em.cfg.ring;
+  if (!ring || em.until_sync == 0) return 0; /* a drop also zeroes until_sync */
+  uint32_t primask = em_irq_save();
+  uint32_t head = ring->head, at = head & (ring->size - 1);
+  if (ring->size - (head - ring->tail) < 24 || ring->size - at < 24) {
+    em_irq_restore(primask);
+    return 0;
+  }
+  uint32_t now = em_now(), dt = now - em.last_time;
+  uint8_t *start = ring->data + at, *p = start;
+  *p++ = tag;
+  while (dt >= 0x80) {
+    *p++ = (uint8_t)(dt | 0x80);
+    dt >>= 7;
+  }
+  *p++ = (uint8_t)dt;
+  *p++ = pool;
+  if (tag == TAG_ALLOC32) *p++ = (uint8_t)(align > 255 ? 255 : align);
+  p = u32(p, (uint32_t)address);
+  if (tag == TAG_ALLOC32) p = u32(p, size);
+  p = u32(p, site);
+  ring->head = head + (uint32_t)(p - start);
+  em.last_time = now;
+  --em.until_sync;
+  em_irq_restore(primask);
+  return 1;
+}
 
 /* ---- [MEM] text encoding (seed 001) ------------------------------------ */
 
@@ -405,13 +454,14 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
     line_close(&l, pool, site);
     return;
   }
+  if (fast_record(TAG_ALLOC32, pool, align, (uint32_t)address, size, site)) return;
   record_t r;
-  uint8_t *p = open_record(&r, TAG_ALLOC, 1);
-  p = v(p, pool);
-  p = v(p, (uint32_t)address);
-  p = v(p, size);
-  p = v(p, align);
-  close_record(&r, v(p, site), 1);
+  uint8_t *p = open_record(&r, TAG_ALLOC32, 1);
+  *p++ = pool;
+  *p++ = (uint8_t)(align > 255 ? 255 : align);
+  p = u32(p, (uint32_t)address);
+  p = u32(p, size);
+  close_record(&r, u32(p, site), 1);
 }
 
 void em_free(uint8_t pool, uintptr_t address, em_site site) {
@@ -422,11 +472,12 @@ void em_free(uint8_t pool, uintptr_t address, em_site site) {
     line_close(&l, pool, site);
     return;
   }
+  if (fast_record(TAG_FREE32, pool, 0, (uint32_t)address, 0, site)) return;
   record_t r;
-  uint8_t *p = open_record(&r, TAG_FREE, 1);
-  p = v(p, pool);
-  p = v(p, (uint32_t)address);
-  close_record(&r, v(p, site), 1);
+  uint8_t *p = open_record(&r, TAG_FREE32, 1);
+  *p++ = pool;
+  p = u32(p, (uint32_t)address);
+  close_record(&r, u32(p, site), 1);
 }
 
 void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site) {

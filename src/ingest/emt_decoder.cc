@@ -14,7 +14,7 @@ enum Tag : uint8_t {
   kHeader = 0x01, kPool = 0x02, kString = 0x03, kDrop = 0x04,
   kAlloc = 0x10, kFree = 0x11, kRealloc = 0x12, kAllocFail = 0x13,
   kInferBegin = 0x14, kInferEnd = 0x15, kReset = 0x16, kGuard = 0x17,
-  kMark = 0x18, kCounter = 0x19, kSyncTag = 0x7E,
+  kMark = 0x18, kCounter = 0x19, kAlloc32 = 0x20, kFree32 = 0x21, kSyncTag = 0x7E,
 };
 
 // Reads fields from one record; `ok` turns false on running out of bytes.
@@ -35,6 +35,16 @@ struct Reader {
     }
     ok = false;  // over-long varint: not emt
     return 0;
+  }
+  uint64_t u32() {  // little-endian
+    if (n - i < 4 || i > n) {
+      ok = false;
+      i = n;
+      return 0;
+    }
+    uint64_t v = uint64_t{p[i]} | uint64_t{p[i + 1]} << 8 | uint64_t{p[i + 2]} << 16 | uint64_t{p[i + 3]} << 24;
+    i += 4;
+    return v;
   }
   uint8_t byte() {
     if (i >= n) {
@@ -78,12 +88,13 @@ EmtDecoder::Parse EmtDecoder::record(const uint8_t* p, size_t n, size_t& used) {
     time_ += r.varint();
     e.time = time_;
   };
-  auto pool = [&] {
-    uint64_t id = r.varint();
+  auto pool_id = [&](uint64_t id) {
     auto it = pools_.find(id);
     if (it == pools_.end()) it = pools_.emplace(id, context_.pools.intern(fmt::format("pool{}", id), PoolKind::heap)).first;
     e.pool = it->second;
   };
+  auto pool = [&] { pool_id(r.varint()); };
+
   switch (tag) {
     case kSyncTag: {
       if (n < sizeof kSync) return Parse::need_more;
@@ -143,6 +154,22 @@ EmtDecoder::Parse EmtDecoder::record(const uint8_t* p, size_t n, size_t& used) {
       e.align = static_cast<uint32_t>(r.varint());
       e.site = site(r.varint());
       break;
+    case kAlloc32:
+      timed();
+      pool_id(r.byte());
+      e.kind = EventKind::alloc;
+      e.align = r.byte();  // 255 = 255 or more
+      e.address = r.u32();
+      e.size = r.u32();
+      e.site = site(r.u32());
+      break;
+    case kFree32:
+      timed();
+      pool_id(r.byte());
+      e.kind = EventKind::free;
+      e.address = r.u32();
+      e.site = site(r.u32());
+      break;
     case kFree:
       timed();
       pool();
@@ -199,7 +226,7 @@ EmtDecoder::Parse EmtDecoder::record(const uint8_t* p, size_t n, size_t& used) {
   }
   if (!r.ok) return n >= kMaxRecord ? Parse::bad : Parse::need_more;
   used = r.i;
-  if (tag >= kAlloc && tag <= kCounter) {
+  if ((tag >= kAlloc && tag <= kCounter) || tag == kAlloc32 || tag == kFree32) {
     sink_.on_event(e);
     ++stats_.events;
   }

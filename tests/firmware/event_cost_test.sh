@@ -10,4 +10,4 @@ trap 'rm -f "$out" "$out.elf"' EXIT
 read -r alloc free < <(sed -E 's/alloc_instructions_x10=([0-9]+) free_instructions_x10=([0-9]+)/\1 \2/' "$out")
 printf 'Cortex-M3, ring buffer transport: %d.%d instructions per alloc event, %d.%d per free event\n' \
   $((alloc / 10)) $((alloc % 10)) $((free / 10)) $((free % 10))
-[ "$alloc" -le 2500 ] && [ "$free" -le 2200 ] || { echo "FAIL: event cost regressed"; exit 1; }
+[ "$alloc" -le 700 ] && [ "$free" -le 600 ] || { echo "FAIL: event cost regressed"; exit 1; }

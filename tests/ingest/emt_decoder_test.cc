@@ -30,6 +30,21 @@ TEST(Emt, DecodesTheDocumentedExample) {
   EXPECT_EQ(run->result.peak.time, 15u);
 }
 
+// The fixed-width records the device writes on its hot path.
+TEST(Emt, FixedWidthAllocAndFree) {
+  std::string s = std::string("\x7E" "emt!" "\x00", 6) +
+                  std::string("\x20\x05\x00\x04\x00\x00\x00\x00\x84\x02\x00\x00\x74\x00\x20\x00", 16) +
+                  std::string("\x03\x01\x07" "model.c", 10) +  // names file 1 after the fact: sites resolve late
+                  std::string("\x21\x03\x00\x00\x00\x00\x00\x74\x00\x20\x00", 11);
+  auto run = analyse(Format::emt, s);
+  EXPECT_EQ(run->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+  EXPECT_EQ(run->result.counts.frees, 1u);
+  EXPECT_EQ(run->result.counts.unknown_frees, 0u);
+  EXPECT_EQ(run->result.peak.bytes, 644u);
+  EXPECT_EQ(run->result.sizes.aligned_requests, 1u);
+}
+
 TEST(Emt, ChunkBoundariesDoNotMatter) {
   for (size_t chunk : {1u, 2u, 3u, 7u}) {
     auto run = analyse(Format::emt, kExample, {}, chunk);
