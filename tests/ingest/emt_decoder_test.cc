@@ -34,7 +34,7 @@ TEST(Emt, DecodesTheDocumentedExample) {
 TEST(Emt, FixedWidthAllocAndFree) {
   std::string s = std::string("\x7E" "emt!" "\x00", 6) +
                   std::string("\x20\x05\x00\x04\x00\x00\x00\x00\x84\x02\x00\x00\x74\x00\x20\x00", 16) +
-                  std::string("\x03\x01\x07" "model.c", 10) +  // names file 1 after the fact: sites resolve late
+                  std::string("\x03\x01\x07" "model.c", 10) +  // a STRING between events
                   std::string("\x21\x03\x00\x00\x00\x00\x00\x74\x00\x20\x00", 11);
   auto run = analyse(Format::emt, s);
   EXPECT_EQ(run->stats.corrupt_bytes, 0u);
