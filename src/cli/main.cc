@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   edgemem::cli::add_analyze_command(app);
   edgemem::cli::add_demo_command(app);
+  edgemem::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -1,0 +1,31 @@
+// Which tensors TFLite Micro plans into the arena head, and when each is
+// live, under its own rules (micro_allocation_info.cc): graph inputs and
+// outputs are created at scope 0, operator i runs at scope i + 1, a tensor
+// lives from the operator that writes it to the last one that reads it,
+// graph outputs to the end. Constants (buffer data), variables and empty
+// tensors are not planned. A tensor read but never written keeps the
+// "uninitialised" start of -1, i.e. it lives from before the first op.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "plan/tflite_model.h"
+
+namespace edgemem::plan {
+
+inline constexpr uint64_t kBufferAlignment = 16;  // TFLite Micro's arena alignment
+
+struct PlanBuffer {
+  int32_t tensor = -1;
+  uint64_t bytes = 0;          // aligned to kBufferAlignment
+  uint64_t raw_bytes = 0;      // as the tensor needs it
+  int32_t first = 0, last = 0;  // allocation scopes, inclusive
+  int64_t offline_offset = -1;  // from OfflineMemoryAllocation, -1 = online
+};
+
+std::vector<PlanBuffer> planned_buffers(const TfliteModel& model);
+
+inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace edgemem::plan

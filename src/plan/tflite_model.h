@@ -1,0 +1,44 @@
+// The part of a .tflite model (TFLite flatbuffer schema v3) that memory
+// planning needs: subgraph 0's tensors and operators, the buffers that hold
+// constant data, and an OfflineMemoryAllocation plan if the metadata has one.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace edgemem::plan {
+
+struct TfliteTensor {
+  std::string name;
+  std::vector<int32_t> shape;
+  int type = 0;              // TensorType enum value
+  bool has_data = false;     // constant: its bytes live in the model, not the arena
+  bool is_variable = false;  // persistent state, allocated outside the plan
+  uint64_t bytes = 0;        // element size x product of dims (INT4 counted as 1 byte)
+};
+
+struct TfliteOp {
+  int32_t builtin_code = 0;
+  std::string custom_code;  // set for custom ops (e.g. "ethos-u")
+  std::vector<int32_t> inputs, outputs, intermediates;
+};
+
+struct TfliteModel {
+  std::vector<TfliteTensor> tensors;
+  std::vector<TfliteOp> ops;
+  std::vector<int32_t> inputs, outputs;
+  size_t subgraph_count = 0;
+  std::optional<std::vector<int32_t>> offline_offsets;  // -1 = plan online
+  uint64_t constant_bytes = 0;                          // weights and biases in the model
+};
+
+// Reads and verifies a model; on failure returns nullopt and a one-line reason.
+std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::string& error);
+
+// Bytes per element of a TensorType, 0 for types without a fixed size.
+uint32_t element_size(int type);
+
+}  // namespace edgemem::plan
