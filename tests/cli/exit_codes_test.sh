@@ -36,4 +36,16 @@ expect 0 "stdin" -- sh -c "\"$edgemem\" analyze - <\"$src/examples/traces/kws_fr
 grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: stdin analysis lost the failed allocation"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
+# edgemem plan: a model, its JSON, and damaged input.
+model=$src/../shared/corpus/tflite/mlperftiny_vww_96_int8.tflite
+if [ -f "$model" ]; then
+  expect 0 "plan" -- "$edgemem" plan "$model"
+  grep -q "lower bound" "$tmp/out" || { echo "FAIL: plan prints no lower bound"; fail=1; }
+  expect 0 "plan --json" -- "$edgemem" plan --json "$model"
+  grep -q '"schema": "edgemem.plan/1"' "$tmp/out" || { echo "FAIL: no plan schema"; fail=1; }
+  head -c 3000 "$model" >"$tmp/cut.tflite"
+  expect 2 "truncated model" -- "$edgemem" plan "$tmp/cut.tflite"
+  grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
+fi
+expect 2 "not a model" -- "$edgemem" plan "$tmp/plain.txt"
 exit $fail
