@@ -9,9 +9,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   auto model = edgemem::plan::read_tflite({data, size}, error);
   if (!model) return 0;
-  std::vector<edgemem::plan::Buffer> buffers;
-  for (const auto& b : edgemem::plan::planned_buffers(*model))
-    if (buffers.size() < 64) buffers.push_back({b.bytes, b.first, b.last, b.offline_offset});
+  auto buffers = edgemem::plan::planner_input(edgemem::plan::planned_buffers(*model));
+  if (buffers.size() > 64) buffers.resize(64);  // keep each run fast; the planners are O(n^2)
   (void)edgemem::plan::best_plan(buffers);
   (void)edgemem::plan::lower_bound(buffers);
   return 0;

@@ -43,18 +43,9 @@ static struct {
 
 /* ---- platform ---------------------------------------------------------- */
 
-#if defined(__ARM_ARCH) && (__ARM_ARCH >= 7) && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
+#if defined(__ARM_ARCH) && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
 #define EM_REG(addr) (*(volatile uint32_t *)(addr))
-#define EM_HAS_DWT 1
-static uint32_t em_irq_save(void) {
-  uint32_t primask;
-  __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
-  return primask;
-}
-static void em_irq_restore(uint32_t primask) { __asm volatile("msr primask, %0" ::"r"(primask) : "memory"); }
-#elif defined(__ARM_ARCH) && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
-#define EM_REG(addr) (*(volatile uint32_t *)(addr))
-#define EM_HAS_DWT 0
+#define EM_HAS_DWT (__ARM_ARCH >= 7) /* ARMv6-M (Cortex-M0/M0+) has no CYCCNT */
 static uint32_t em_irq_save(void) {
   uint32_t primask;
   __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");

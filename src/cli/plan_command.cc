@@ -38,8 +38,7 @@ int run_plan(const PlanArgs& args) {
     return 2;
   }
   std::vector<plan::PlanBuffer> planned = plan::planned_buffers(*model);
-  std::vector<plan::Buffer> buffers;
-  for (const auto& b : planned) buffers.push_back({b.bytes, b.first, b.last, b.offline_offset});
+  std::vector<plan::Buffer> buffers = plan::planner_input(planned);
   plan::Plan tflm = plan::tflm_greedy_plan(buffers);
   plan::Plan chosen = args.planner == "greedy" ? tflm : plan::best_plan(buffers);
   uint64_t bound = plan::lower_bound(buffers);

@@ -25,10 +25,9 @@ class SeedBinDecoder final : public Decoder {
   // Data was lost upstream (ITM overflow): a half-built record is garbage.
   void drop_partial();
 
+ private:
   // Length of the record starting with `header`, 0 if it is no record header.
   static size_t record_length(uint8_t header);
-
- private:
   void emit(const uint8_t* record);
 
   TraceContext& context_;

@@ -40,4 +40,11 @@ std::vector<PlanBuffer> planned_buffers(const TfliteModel& m) {
   return out;
 }
 
+std::vector<Buffer> planner_input(const std::vector<PlanBuffer>& planned) {
+  std::vector<Buffer> out;
+  out.reserve(planned.size());
+  for (const PlanBuffer& b : planned) out.push_back({b.bytes, b.first, b.last, b.offline_offset});
+  return out;
+}
+
 }  // namespace edgemem::plan

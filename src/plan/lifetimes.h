@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "plan/planners.h"
 #include "plan/tflite_model.h"
 
 namespace edgemem::plan {
@@ -25,6 +26,9 @@ struct PlanBuffer {
 };
 
 std::vector<PlanBuffer> planned_buffers(const TfliteModel& model);
+
+// What the planners see of them: size, lifetime, offline offset.
+std::vector<Buffer> planner_input(const std::vector<PlanBuffer>& planned);
 
 inline uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 

@@ -75,8 +75,7 @@ TEST(TflmGreedy, BranchAndOfflinePlansOfTheMicroAllocatorTests) {
     m.offline_offsets = c["offline_offsets"].get<std::vector<int32_t>>();
     if (c["name"] == "OfflinePlannerOfflineOnline") m.outputs = {3, 4};
     auto planned = planned_buffers(m);
-    std::vector<Buffer> buffers;
-    for (const auto& b : planned) buffers.push_back({b.bytes, b.first, b.last, b.offline_offset});
+    std::vector<Buffer> buffers = planner_input(planned);
     Plan p = tflm_greedy_plan(buffers);
     std::vector<uint64_t> offsets(m.tensors.size(), 0);
     for (size_t i = 0; i < planned.size(); ++i) offsets[static_cast<size_t>(planned[i].tensor)] = p.offsets[i];
@@ -101,8 +100,7 @@ TEST(TflmGreedy, HeadBytesOfTheMeasuredModels) {
     auto model = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
     ASSERT_TRUE(model) << error;
     EXPECT_EQ(model->tensors.size(), m["tensor_count"].get<size_t>());
-    std::vector<Buffer> buffers;
-    for (const auto& b : planned_buffers(*model)) buffers.push_back({b.bytes, b.first, b.last, b.offline_offset});
+    std::vector<Buffer> buffers = planner_input(planned_buffers(*model));
     uint64_t tensors = tflm_greedy_plan(buffers).arena_bytes;
     if (file == "tflite/tflm_keyword_scrambled.tflite") {
       EXPECT_EQ(tensors, 288u);
@@ -127,8 +125,7 @@ TEST(BestPlan, EveryCorpusModel) {
     std::string error;
     auto model = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
     ASSERT_TRUE(model) << error;
-    std::vector<Buffer> buffers;
-    for (const auto& b : planned_buffers(*model)) buffers.push_back({b.bytes, b.first, b.last, b.offline_offset});
+    std::vector<Buffer> buffers = planner_input(planned_buffers(*model));
     Plan tflm = tflm_greedy_plan(buffers), ours = best_plan(buffers);
     uint64_t bound = lower_bound(buffers);
     EXPECT_TRUE(plan_is_valid(buffers, ours));
