@@ -27,5 +27,6 @@ int run_analyze(const AnalyzeArgs& args);
 void add_analyze_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_map_command(CLI::App& app);
 
 }  // namespace edgemem::cli

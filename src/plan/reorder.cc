@@ -131,7 +131,9 @@ ReorderResult best_operator_order(const TfliteModel& model, size_t max_states) {
   all.emplace(empty, layer.at(empty));
   for (size_t k = 0; k < g.ops && r.exhaustive; ++k) {
     std::unordered_map<Set, State, SetHash> next;
-    for (const auto& [set, st] : layer) {
+    for (const auto& entry : layer) {
+      const Set& set = entry.first;  // named, not bound: lambdas below capture it
+      const State& st = entry.second;
       for (size_t o = 0; o < g.ops; ++o) {
         if (has(set, o) || !std::all_of(g.deps[o].begin(), g.deps[o].end(), [&](size_t d) { return has(set, d); }))
           continue;

@@ -48,4 +48,11 @@ if [ -f "$model" ]; then
   grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
 fi
 expect 2 "not a model" -- "$edgemem" plan "$tmp/plain.txt"
+# edgemem map: a real map, and text that is not one.
+map=$src/../shared/corpus/map/own_cm4_O2.map
+if [ -f "$map" ]; then
+  expect 0 "map" -- "$edgemem" map "$map"
+  grep -q "tensor_arena" "$tmp/out" || { echo "FAIL: map does not find the arena"; fail=1; }
+fi
+expect 2 "not a map" -- "$edgemem" map "$tmp/plain.txt"
 exit $fail

@@ -1,0 +1,229 @@
+#include "static/gnu_map.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+namespace {
+
+bool hex(std::string_view s, uint64_t& out) {
+  if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
+  auto [end, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), out, 16);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+std::vector<std::string_view> words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address) {
+  if (name.starts_with(".debug") || name.starts_with(".stab") || name == ".comment" ||
+      name.starts_with(".ARM.attributes") || name.starts_with(".riscv.attributes") ||
+      name.starts_with(".xt.") || name.starts_with(".gnu.attributes") || (address == 0 && name.starts_with(".note")))
+    return SectionKind::debug;
+  // NOLOAD-style sections: ld prints no flag, but these names are never copied.
+  for (std::string_view nobits : {"bss", "noinit", "heap", "stack"})
+    if (name.find(nobits) != std::string_view::npos) return SectionKind::bss;
+  if (loaded_elsewhere) return SectionKind::data;
+  if (name.find("rodata") != std::string_view::npos) return SectionKind::rodata;
+  if (name.find("text") != std::string_view::npos || name.find("vector") != std::string_view::npos) return SectionKind::code;
+  return SectionKind::other;
+}
+
+}  // namespace
+
+std::string_view to_string(SectionKind kind) {
+  switch (kind) {
+    case SectionKind::code: return "code";
+    case SectionKind::rodata: return "rodata";
+    case SectionKind::data: return "data";
+    case SectionKind::bss: return "bss";
+    case SectionKind::debug: return "debug";
+    case SectionKind::other: return "other";
+  }
+  return "?";
+}
+
+std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
+  enum class Part { preamble, discarded, memory, script } part = Part::preamble;
+  LinkerMap map;
+  std::map<std::pair<std::string, std::string>, uint64_t> contrib;
+  std::string pending_output, pending_input;  // names wrapped onto the next line
+  MapSection* current = nullptr;
+  std::string input_object, input_name;
+  uint64_t input_start = 0, input_end = 0;
+  size_t symbols_before_input = 0;
+  bool saw_memory = false, saw_script = false;
+  size_t line_no = 0;
+
+  auto close_symbol = [&](uint64_t end) {
+    if (!map.symbols.empty() && map.symbols.back().size == 0 && end > map.symbols.back().address)
+      map.symbols.back().size = end - map.symbols.back().address;
+  };
+  // ld lists global symbols only; a static object built with -ffunction-
+  // or -fdata-sections is still named by its input section (.bss.tensor_arena).
+  auto close_input = [&]() {
+    if (!current || input_name.empty() || map.symbols.size() != symbols_before_input || input_end <= input_start) {
+      input_name.clear();
+      return;
+    }
+    for (std::string_view prefix : {".text.", ".rodata.", ".data.", ".bss.", ".sbss.", ".sdata.", ".noinit."})
+      if (input_name.starts_with(prefix) && input_name.size() > prefix.size()) {
+        map.symbols.push_back({input_name.substr(prefix.size()), current->name, input_object, input_start,
+                               input_end - input_start});
+        break;
+      }
+    input_name.clear();
+  };
+  auto start_output = [&](std::string name, const std::vector<std::string_view>& w, size_t at) {
+    MapSection s;
+    s.name = std::move(name);
+    if (w.size() > at + 1) {
+      hex(w[at], s.address);
+      hex(w[at + 1], s.size);
+    }
+    for (size_t i = at + 2; i + 2 < w.size() + 1; ++i)
+      if (w[i] == "load" && i + 2 < w.size() && w[i + 1] == "address") {
+        uint64_t lma = 0;
+        if (hex(w[i + 2], lma)) s.load_address = lma;
+      }
+    map.sections.push_back(std::move(s));
+    current = &map.sections.back();
+  };
+  auto input_line = [&](std::string_view name, const std::vector<std::string_view>& w, size_t at) {
+    // name ADDRESS SIZE object
+    uint64_t address = 0, size = 0;
+    if (w.size() < at + 2 || !hex(w[at], address) || !hex(w[at + 1], size)) return;
+    if (part == Part::discarded) {
+      map.discarded_bytes += size;
+      return;
+    }
+    if (!current) return;
+    close_symbol(address);
+    close_input();
+    if (name == "*fill*") {
+      current->fill += size;
+      return;
+    }
+    std::string object;
+    for (size_t i = at + 2; i < w.size(); ++i) {
+      if (!object.empty()) object += ' ';
+      object.append(w[i]);
+    }
+    if (object.empty()) return;
+    contrib[{current->name, object}] += size;
+    input_object = object;
+    input_name = std::string(name);
+    input_start = address;
+    input_end = address + size;
+    symbols_before_input = map.symbols.size();
+  };
+
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line == "Discarded input sections") { part = Part::discarded; continue; }
+    if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
+    if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
+    auto w = words(line);
+    if (w.empty()) continue;
+
+    if (part == Part::memory) {
+      uint64_t origin = 0, length = 0;
+      if (w.size() >= 3 && hex(w[1], origin) && hex(w[2], length) && w[0] != "*default*")
+        map.regions.push_back({std::string(w[0]), origin, length, w.size() > 3 ? std::string(w[3]) : "", 0});
+      continue;
+    }
+    if (part != Part::script && part != Part::discarded) continue;
+
+    bool indented = line[0] == ' ' || line[0] == '\t';
+    // A long name stands alone and its numbers follow, indented. A name
+    // with nothing after it is an empty section (nRF's dummy sections).
+    bool continuation = indented && w.size() >= 2 && w[0].starts_with("0x") && w[1].starts_with("0x");
+    if (!pending_output.empty()) {
+      std::string name = std::move(pending_output);
+      pending_output.clear();
+      start_output(std::move(name), continuation ? w : std::vector<std::string_view>{}, 0);
+      if (continuation) continue;
+    }
+    if (!pending_input.empty()) {
+      std::string name = std::move(pending_input);
+      pending_input.clear();
+      if (continuation) {
+        input_line(name, w, 0);
+        continue;
+      }
+    }
+    if (!indented && part == Part::script) {
+      std::string_view name = w[0];
+      bool section_like = name.starts_with(".") || (w.size() >= 3 && w[1].starts_with("0x") && w[2].starts_with("0x"));
+      if (!section_like || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
+      close_symbol(input_end);
+      close_input();
+      if (w.size() == 1) pending_output = std::string(name);
+      else start_output(std::string(name), w, 1);
+      continue;
+    }
+    if (!indented) continue;
+    // Indented: an input section, *fill*, a symbol, an assignment or a pattern.
+    if (w[0].starts_with("0x")) {
+      uint64_t address = 0;
+      if (w.size() == 2 && hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
+          !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT")) {
+        close_symbol(address);
+        map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
+      }
+      continue;
+    }
+    if (w[0].starts_with("KEEP") || w[0].starts_with("SORT") || (w[0][0] == '*' && w[0] != "*fill*")) continue;
+    if (w.size() == 1) {  // long input section name: the numbers follow on the next line
+      if (w[0].starts_with(".") || w[0] == "COMMON") pending_input = std::string(w[0]);
+      continue;
+    }
+    input_line(w[0], w, 1);
+  }
+  close_symbol(input_end);
+  close_input();
+
+  if (!saw_memory || !saw_script) {
+    error = fmt::format("line {}: expected the \"{}\" part of a GNU ld map (link with -Wl,-Map=FILE)", line_no,
+                        saw_memory ? "Linker script and memory map" : "Memory Configuration");
+    return std::nullopt;
+  }
+
+  for (MapSection& s : map.sections) {
+    bool elsewhere = s.load_address && *s.load_address != s.address;
+    s.kind = classify(s.name, elsewhere, s.address);
+    if (s.size == 0) continue;
+    // Region usage: the extent of every section that occupies the region,
+    // at its run address, and at its load address when that differs and the
+    // section has contents to load.
+    for (MapRegion& r : map.regions) {
+      auto claim = [&](uint64_t at) {
+        if (at >= r.origin && at < r.origin + r.length) r.used = std::max(r.used, at + s.size - r.origin);
+      };
+      if (s.kind == SectionKind::debug) continue;
+      claim(s.address);
+      if (elsewhere && s.kind == SectionKind::data) claim(*s.load_address);
+    }
+  }
+  for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
+  return map;
+}
+
+}  // namespace edgemem

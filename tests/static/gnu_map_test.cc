@@ -1,0 +1,99 @@
+// GNU ld maps written by real toolchains (../shared/corpus/map): regions and
+// output sections as extracted independently, region use as
+// `ld --print-memory-usage` printed it for our own build.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "static/gnu_map.h"
+#include "test_support.h"
+
+namespace edgemem {
+namespace {
+
+using test::corpus;
+using test::read_file;
+
+TEST(GnuMap, EveryCorpusMapMatchesItsExpectedSectionsAndRegions) {
+  auto expected = nlohmann::json::parse(read_file(corpus("map/map_expected_sections.json")));
+  size_t maps = 0;
+  for (const auto& [name, e] : expected["maps"].items()) {
+    SCOPED_TRACE(name);
+    std::string error;
+    auto map = parse_gnu_map(read_file(corpus("map/" + name)), error);
+    ASSERT_TRUE(map) << error;
+    ASSERT_EQ(map->regions.size(), e["regions"].size());
+    for (size_t i = 0; i < map->regions.size(); ++i) {
+      EXPECT_EQ(map->regions[i].name, e["regions"][i]["name"].get<std::string>());
+      EXPECT_EQ(map->regions[i].origin, e["regions"][i]["origin"].get<uint64_t>());
+      EXPECT_EQ(map->regions[i].length, e["regions"][i]["length"].get<uint64_t>());
+    }
+    using Row = std::tuple<std::string, uint64_t, uint64_t>;
+    std::set<Row> want, ours, optional;
+    for (const auto& s : e["output_sections_nonzero"])
+      want.insert({s["name"].get<std::string>(), s["vma"].get<uint64_t>(), s["size"].get<uint64_t>()});
+    for (const auto& s : map->sections) {
+      if (s.size == 0) continue;
+      (s.kind == SectionKind::debug ? optional : ours).insert({s.name, s.address, s.size});
+    }
+    for (const Row& r : want) EXPECT_TRUE(ours.count(r) || optional.count(r)) << std::get<0>(r);
+    for (const Row& r : ours) EXPECT_TRUE(want.count(r)) << "unexpected " << std::get<0>(r);
+    ++maps;
+  }
+  EXPECT_EQ(maps, 8u);
+}
+
+TEST(GnuMap, RegionUseEqualsLdPrintMemoryUsage) {
+  auto sizes = nlohmann::json::parse(read_file(corpus("map/map_expected_sections.json")))["elf_size_berkeley"];
+  for (const char* name : {"own_cm4_O2.map", "own_cm4_O0.map"}) {
+    SCOPED_TRACE(name);
+    std::string error;
+    auto map = parse_gnu_map(read_file(corpus(std::string("map/") + name)), error);
+    ASSERT_TRUE(map) << error;
+    ASSERT_EQ(map->regions.size(), 2u);
+    EXPECT_EQ(map->regions[0].used, sizes[name]["flash_used_bytes"].get<uint64_t>());
+    EXPECT_EQ(map->regions[1].used, sizes[name]["ram_used_bytes"].get<uint64_t>());
+  }
+  // The nRF52840 build's flash image is the committed .bin: 73,492 B.
+  std::string error;
+  auto nrf = parse_gnu_map(read_file(corpus("map/logitacker_nrf52840_pca10059.map")), error);
+  ASSERT_TRUE(nrf);
+  EXPECT_EQ(nrf->regions[0].name, "FLASH");
+  EXPECT_EQ(nrf->regions[0].used, sizes["logitacker_nrf52840_pca10059.map"]["flash_bin_bytes"].get<uint64_t>());
+}
+
+TEST(GnuMap, StaticArenaIsNamedByItsInputSection) {
+  std::string error;
+  auto map = parse_gnu_map(read_file(corpus("map/own_cm4_O2.map")), error);
+  ASSERT_TRUE(map);
+  const MapSymbol* arena = nullptr;
+  for (const auto& s : map->symbols)
+    if (s.name == "tensor_arena") arena = &s;
+  ASSERT_TRUE(arena);
+  EXPECT_EQ(arena->address, 0x20000020u);
+  EXPECT_EQ(arena->size, 16384u);
+  EXPECT_EQ(arena->section, ".bss");
+  EXPECT_EQ(arena->object, "own_app.o");
+  // Contributions never exceed their output section.
+  for (const auto& c : map->contributions) {
+    for (const auto& s : map->sections) {
+      // Non-allocated sections are merged (attributes, deduplicated
+      // .comment strings) and can be smaller than their inputs.
+      if (s.name == c.section && s.kind != SectionKind::debug) {
+        EXPECT_LE(c.size, s.size);
+      }
+    }
+  }
+}
+
+TEST(GnuMap, NotAMapIsRejectedWithAReason) {
+  std::string error;
+  EXPECT_FALSE(parse_gnu_map("hello\nworld\n", error));
+  EXPECT_NE(error.find("line 2"), std::string::npos);
+  EXPECT_NE(error.find("Memory Configuration"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgemem
