@@ -7,7 +7,7 @@ root=$(pwd)
 seconds=${1:-20}
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz
-for target in textlog seedbin itm tpiu emt sniff tflite gnu_map; do
+for target in textlog seedbin itm tpiu emt sniff tflite gnu_map stack; do
   corpus=fuzz/corpus/$target
   [ -d "$corpus" ] || corpus=fuzz/corpus/textlog
   work=$(mktemp -d)

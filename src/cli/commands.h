@@ -28,5 +28,6 @@ void add_analyze_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_map_command(CLI::App& app);
+void add_stack_command(CLI::App& app);
 
 }  // namespace edgemem::cli

@@ -55,4 +55,13 @@ if [ -f "$map" ]; then
   grep -q "tensor_arena" "$tmp/out" || { echo "FAIL: map does not find the arena"; fail=1; }
 fi
 expect 2 "not a map" -- "$edgemem" map "$tmp/plain.txt"
+# edgemem stack: the corpus' own build, and a directory with nothing in it.
+su=$src/../shared/corpus/su
+if [ -d "$su" ]; then
+  mkdir -p "$tmp/o2" && cp "$su"/own_O2_* "$tmp/o2/"
+  expect 0 "stack" -- "$edgemem" stack "$tmp/o2"
+  grep -q "136 B" "$tmp/out" || { echo "FAIL: stack does not find 136 B"; fail=1; }
+fi
+mkdir -p "$tmp/empty"
+expect 2 "stack without .su files" -- "$edgemem" stack "$tmp/empty"
 exit $fail

@@ -1,0 +1,23 @@
+// libFuzzer entry for the .su/.ci readers: the input, split in two, becomes
+// one .su and one .ci file in a private directory.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+
+#include "static/stack_usage.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("edgemem_fuzz_stack_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  size_t half = size / 2;
+  std::ofstream(dir / "a.su", std::ios::binary).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(half));
+  std::ofstream(dir / "a.ci", std::ios::binary)
+      .write(reinterpret_cast<const char*>(data + half), static_cast<std::streamsize>(size - half));
+  std::string error;
+  (void)edgemem::analyze_stack({dir.string()}, error);
+  return 0;
+}
