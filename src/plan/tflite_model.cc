@@ -147,9 +147,21 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
       tensor.has_data = data > 0;
       out.constant_bytes += data;
       tensor.is_variable = t->GetField<uint8_t>(tensor_f::is_variable, 0) != 0;
+      // Unknown dimensions (-1) count as 1. A shape that multiplies out past
+      // 1 TiB is no model for any device: reject it rather than overflow.
+      constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
       uint64_t elements = 1;
-      for (int32_t d : tensor.shape) elements *= d > 0 ? static_cast<uint64_t>(d) : (d == 0 ? 0 : 1);
+      bool too_big = false;
+      for (int32_t d : tensor.shape) {
+        uint64_t dim = d > 0 ? static_cast<uint64_t>(d) : (d == 0 ? 0 : 1);
+        if (dim != 0 && elements > kMaxTensorBytes / dim) too_big = true;
+        else elements *= dim;
+      }
       tensor.bytes = elements * element_size(tensor.type);
+      if (too_big || tensor.bytes > kMaxTensorBytes) {
+        error = fmt::format("tensor {} ('{}'): its shape is larger than 1 TiB (a corrupt model)", i, tensor.name);
+        return std::nullopt;
+      }
       out.tensors.push_back(std::move(tensor));
     }
   }

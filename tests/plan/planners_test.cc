@@ -155,5 +155,18 @@ TEST(TfliteReader, RejectsDamagedModelsWithAReason) {
   }
 }
 
+// Found by fuzzing: a shape whose product overflows must be refused, not
+// planned (it overflowed the bound's running sum).
+TEST(TfliteReader, RejectsAShapeLargerThanAnyDevice) {
+  std::string bytes = read_file(corpus("tflite/tflm_hello_world_int8.tflite"));
+  std::string error;
+  auto model = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  ASSERT_TRUE(model);
+  std::string crash = read_file(EDGEMEM_SOURCE_DIR "/tests/plan/data/huge_shape.tflite");
+  ASSERT_FALSE(crash.empty());
+  EXPECT_FALSE(read_tflite({reinterpret_cast<const uint8_t*>(crash.data()), crash.size()}, error));
+  EXPECT_NE(error.find("larger than 1 TiB"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace edgemem::plan
