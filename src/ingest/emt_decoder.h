@@ -23,7 +23,6 @@ class EmtDecoder final : public Decoder {
   std::optional<double> clock_hz() const override {
     return tick_hz_ ? std::optional<double>(static_cast<double>(tick_hz_)) : std::nullopt;
   }
-  uint64_t device_drops() const { return device_drops_; }
 
  private:
   enum class Parse { ok, need_more, bad };

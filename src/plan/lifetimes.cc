@@ -30,7 +30,6 @@ std::vector<PlanBuffer> planned_buffers(const TfliteModel& m) {
     if (first[i] == kUnset && last[i] == kUnset) continue;  // never touched by the graph
     PlanBuffer b;
     b.tensor = static_cast<int32_t>(i);
-    b.raw_bytes = t.bytes;
     b.bytes = align_up(t.bytes, kBufferAlignment);
     b.first = first[i];
     b.last = last[i];

@@ -19,8 +19,7 @@ inline constexpr uint64_t kBufferAlignment = 16;  // TFLite Micro's arena alignm
 
 struct PlanBuffer {
   int32_t tensor = -1;
-  uint64_t bytes = 0;          // aligned to kBufferAlignment
-  uint64_t raw_bytes = 0;      // as the tensor needs it
+  uint64_t bytes = 0;          // the tensor's bytes aligned to kBufferAlignment
   int32_t first = 0, last = 0;  // allocation scopes, inclusive
   int64_t offline_offset = -1;  // from OfflineMemoryAllocation, -1 = online
 };
