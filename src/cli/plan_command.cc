@@ -6,9 +6,11 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "plan/arena_budget.h"
 #include "plan/lifetimes.h"
 #include "plan/planners.h"
 #include "plan/reorder.h"
@@ -21,7 +23,59 @@ struct PlanArgs {
   std::string planner = "best";
   bool json = false;
   bool reorder = false;
+  std::string target = "cortex-m";
+  uint64_t declared = 0;
 };
+
+nlohmann::json items_json(const std::vector<plan::BudgetItem>& items) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& i : items) a.push_back({{"what", i.what}, {"bytes", i.bytes}, {"source", i.source}});
+  return a;
+}
+
+nlohmann::json budget_json(const plan::ArenaBudget& b) {
+  return {{"target", b.target == plan::Target::x86_64 ? "x86-64" : "cortex-m"},
+          {"head_bytes", b.head_bytes},
+          {"tensor_bytes", b.tensor_bytes},
+          {"scratch_bytes", b.head_bytes - b.tensor_bytes},
+          {"scratch", items_json(b.scratch)},
+          {"tail_bytes", b.tail_bytes},
+          {"tail", items_json(b.tail)},
+          {"allocator_bytes", b.allocator_bytes},
+          {"planning_bytes", b.planning_bytes},
+          {"planning", items_json(b.planning)},
+          {"prepare_bytes", b.prepare_bytes},
+          {"alignment_bytes", b.alignment_bytes},
+          {"complete", b.complete},
+          {"unmodelled_operators", b.unmodelled}};
+}
+
+void print_budget(const plan::ArenaBudget& b, uint64_t declared) {
+  uint64_t head_need = std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
+  fmt::print("\nrecommended arena (kTensorArenaSize, {}, reference kernels): {} B{}\n",
+             b.target == plan::Target::x86_64 ? "x86-64" : "cortex-m", b.recommended_bytes,
+             b.complete ? "" : fmt::format("  -- INCOMPLETE: no cost model for {}; add their scratch",
+                                           fmt::join(b.unmodelled, ", ")));
+  fmt::print("  head        {:>9} B  tensors {} B + kernel scratch {} B (TFLite Micro's greedy plan)\n", b.head_bytes,
+             b.tensor_bytes, b.head_bytes - b.tensor_bytes);
+  for (const auto& s : b.scratch) fmt::print("{:14}{:>9} B    {}\n", "", s.bytes, s.what);
+  fmt::print("  planning    {:>9} B  temporary, while AllocateTensors() plans{}\n", b.planning_bytes,
+             head_need == b.planning_bytes && b.planning_bytes > b.head_bytes
+                 ? " -- larger than the head, so it sets the size (arena_used_bytes() will not show it)"
+                 : "");
+  fmt::print("  tail        {:>9} B  persistent\n", b.tail_bytes);
+  for (const auto& t : b.tail) fmt::print("{:14}{:>9} B    {}\n", "", t.bytes, t.what);
+  fmt::print("  allocator   {:>9} B  MicroAllocator's own objects\n", b.allocator_bytes);
+  fmt::print("  alignment   {:>9} B  if the arena array is not 16-byte aligned\n", b.alignment_bytes);
+  if (declared) {
+    if (declared >= b.recommended_bytes)
+      fmt::print("declared {} B: {} B ({:.0f} %) can be reclaimed\n", declared, declared - b.recommended_bytes,
+                 100.0 * static_cast<double>(declared - b.recommended_bytes) / static_cast<double>(declared));
+    else
+      fmt::print("declared {} B: {} B SHORT -- AllocateTensors() is expected to fail\n", declared,
+                 b.recommended_bytes - declared);
+  }
+}
 
 // Scopes are TFLite Micro's: 0 = before the first op, op i runs at i + 1.
 int32_t op_of(int32_t scope) { return std::max(scope - 1, 0); }
@@ -72,6 +126,11 @@ int run_plan(const PlanArgs& args) {
   j["tflm_greedy_bytes"] = tflm.arena_bytes;
   j["lower_bound_bytes"] = bound;
   j["offline_plan"] = model->offline_offsets.has_value();
+  plan::ArenaBudget budget =
+      plan::arena_budget(*model, args.target == "x86-64" ? plan::Target::x86_64 : plan::Target::cortex_m);
+  j["recommended_arena_bytes"] = budget.recommended_bytes;
+  j["arena_budget"] = budget_json(budget);
+  if (args.declared) j["declared_arena_bytes"] = args.declared;
   j["timeline"] = nlohmann::json::array();
   for (int32_t s = 1; s <= ops; ++s) j["timeline"].push_back({{"op", s - 1}, {"live_bytes", live[static_cast<size_t>(s)]}});
   j["peak_tensors"] = nlohmann::json::array();
@@ -114,6 +173,7 @@ int run_plan(const PlanArgs& args) {
                  r["exhaustive"].get<bool>() ? "the best" : "a greedy", r["original_lower_bound_bytes"].get<uint64_t>(),
                  r["lower_bound_bytes"].get<uint64_t>(), gain, r["arena_bytes"].get<uint64_t>(), r["order"].dump());
   }
+  print_budget(budget, args.declared);
   fmt::print("\npeak at op {}: {} B live in {} tensors\n", op_of(static_cast<int32_t>(peak_scope)),
              live[peak_scope], j["peak_tensors"].size());
   fmt::print("\n{:>5}  {:>9}  {:>5}..{:<5} {:>9}  {}\n", "id", "bytes", "first", "last", "offset", "name");
@@ -135,6 +195,10 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember({"best", "greedy"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the edgemem.plan/1 JSON document");
+  cmd->add_option("--target", args->target, "Struct sizes of the runtime: cortex-m (32-bit) | x86-64")
+      ->check(CLI::IsMember({"cortex-m", "x86-64"}))
+      ->capture_default_str();
+  cmd->add_option("--declared", args->declared, "The kTensorArenaSize the firmware declares, to compare");
   cmd->add_flag("--reorder", args->reorder, "Search the operator order with the lowest peak (Liberis & Lane)");
   cmd->callback([args] { throw CLI::RuntimeError(run_plan(*args)); });
 }

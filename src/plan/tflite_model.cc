@@ -19,7 +19,8 @@ using flatbuffers::Verifier;
 namespace model_f { constexpr uint16_t operator_codes = 6, subgraphs = 8, buffers = 12, metadata = 16; }
 namespace opcode_f { constexpr uint16_t deprecated_builtin_code = 4, custom_code = 6, builtin_code = 10; }
 namespace subgraph_f { constexpr uint16_t tensors = 4, inputs = 6, outputs = 8, operators = 10; }
-namespace tensor_f { constexpr uint16_t shape = 4, type = 6, buffer = 8, name = 10, is_variable = 14; }
+namespace tensor_f { constexpr uint16_t shape = 4, type = 6, buffer = 8, name = 10, quantization = 12, is_variable = 14; }
+namespace quant_f { constexpr uint16_t scale = 8, zero_point = 10; }
 namespace op_f { constexpr uint16_t opcode_index = 4, inputs = 6, outputs = 8, intermediates = 20; }
 namespace buffer_f { constexpr uint16_t data = 4, offset = 6, size = 8; }
 namespace metadata_f { constexpr uint16_t name = 4, buffer = 6; }
@@ -34,6 +35,13 @@ const Vector<Offset<Table>>* tables(const Table* t, uint16_t field) { return vec
 // the buffer, so a malformed file is rejected before it is walked.
 bool verify_ints(Verifier& v, const Table* t, uint16_t field) {
   return t->VerifyOffset(v, field) && v.VerifyVector(vec<int32_t>(t, field));
+}
+bool verify_quantization(Verifier& v, const Table* t) {
+  if (!t->VerifyOffset(v, tensor_f::quantization)) return false;
+  const auto* q = t->GetPointer<const Table*>(tensor_f::quantization);
+  return !q || (q->VerifyTableStart(v) && q->VerifyOffset(v, quant_f::scale) &&
+                v.VerifyVector(vec<float>(q, quant_f::scale)) && q->VerifyOffset(v, quant_f::zero_point) &&
+                v.VerifyVector(vec<int64_t>(q, quant_f::zero_point)) && v.EndTable());
 }
 bool verify_string(Verifier& v, const Table* t, uint16_t field) {
   return t->VerifyOffset(v, field) && v.VerifyString(t->GetPointer<const String*>(field));
@@ -62,7 +70,7 @@ bool verify_model(Verifier& v, const Table* m) {
            verify_tables(v, g, subgraph_f::tensors, [&](const Table* t) {
              return verify_ints(v, t, tensor_f::shape) && t->VerifyField<int8_t>(v, tensor_f::type, 1) &&
                     t->VerifyField<uint32_t>(v, tensor_f::buffer, 4) && verify_string(v, t, tensor_f::name) &&
-                    t->VerifyField<uint8_t>(v, tensor_f::is_variable, 1);
+                    t->VerifyField<uint8_t>(v, tensor_f::is_variable, 1) && verify_quantization(v, t);
            }) &&
            verify_tables(v, g, subgraph_f::operators, [&](const Table* o) {
              return o->VerifyField<uint32_t>(v, op_f::opcode_index, 4) && verify_ints(v, o, op_f::inputs) &&
@@ -127,6 +135,10 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
     return std::nullopt;
   }
   out.subgraph_count = subgraphs->size();
+  for (flatbuffers::uoffset_t i = 0; i < subgraphs->size(); ++i) {
+    if (const auto* t = tables(subgraphs->Get(i), subgraph_f::tensors)) out.all_tensor_count += t->size();
+    if (const auto* o = tables(subgraphs->Get(i), subgraph_f::operators)) out.all_op_count += o->size();
+  }
   const Table* graph = subgraphs->Get(0);
   const auto* buffers = tables(model, model_f::buffers);
   auto buffer_bytes = [&](uint32_t index) -> uint64_t {
@@ -147,6 +159,12 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
       tensor.has_data = data > 0;
       out.constant_bytes += data;
       tensor.is_variable = t->GetField<uint8_t>(tensor_f::is_variable, 0) != 0;
+      // TFLite Micro copies quantization only when both lists are non-empty.
+      if (const auto* q = t->GetPointer<const Table*>(tensor_f::quantization)) {
+        const auto* scale = vec<float>(q, quant_f::scale);
+        const auto* zero = vec<int64_t>(q, quant_f::zero_point);
+        if (scale && zero && scale->size() > 0 && zero->size() > 0) tensor.quant_channels = scale->size();
+      }
       // Unknown dimensions (-1) count as 1. A shape that multiplies out past
       // 1 TiB is no model for any device: reject it rather than overflow.
       constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;

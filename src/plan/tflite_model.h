@@ -18,6 +18,7 @@ struct TfliteTensor {
   bool has_data = false;     // constant: its bytes live in the model, not the arena
   bool is_variable = false;  // persistent state, allocated outside the plan
   uint64_t bytes = 0;        // element size x product of dims (INT4 counted as 1 byte)
+  uint32_t quant_channels = 0;  // quantization scales (0 = not quantized, >1 = per channel)
 };
 
 struct TfliteOp {
@@ -31,6 +32,7 @@ struct TfliteModel {
   std::vector<TfliteOp> ops;
   std::vector<int32_t> inputs, outputs;
   size_t subgraph_count = 0;
+  size_t all_tensor_count = 0, all_op_count = 0;  // over every subgraph: TFLite Micro allocates for all
   std::optional<std::vector<int32_t>> offline_offsets;  // -1 = plan online
   uint64_t constant_bytes = 0;                          // weights and biases in the model
 };

@@ -1,0 +1,292 @@
+#include "plan/arena_budget.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "plan/lifetimes.h"
+#include "plan/planners.h"
+
+namespace edgemem::plan {
+namespace {
+
+// TFLite Micro's structs laid out for the target: c/common.h as built
+// without TF_LITE_STATIC_MEMORY (what its memory_arena_threshold_test
+// measures on x86-64; the static-memory build only drops fields, so the
+// 32-bit numbers are an upper bound for it), micro_allocator.h,
+// micro_allocation_info.h, greedy_memory_planner.h.
+struct Abi {
+  const char* name;
+  uint64_t ptr;
+  uint64_t eval_tensor;            // TfLiteEvalTensor {data, dims, type}
+  uint64_t tflite_tensor;          // TfLiteTensor
+  uint64_t node_and_registration;  // TfLiteNode + registration pointer
+  uint64_t affine_quantization;    // TfLiteAffineQuantization {scale, zero_point, dim}
+  uint64_t scratch_request;        // internal::ScratchBufferRequest {bytes, node, subgraph}
+  uint64_t scratch_handle;         // ScratchBufferHandle {data}
+  uint64_t allocation_info;        // AllocationInfo, one per tensor and scratch buffer while planning
+  uint64_t subgraph_allocations;   // SubgraphAllocations {nodes, tensors}
+  uint64_t allocator_objects;      // SingleArenaBufferAllocator + MicroAllocator + builtin data allocator + GreedyMemoryPlanner
+  // Kernel op data structs (reference kernels), as AllocatePersistentBuffer
+  // rounds them to the 16-byte arena alignment.
+  uint64_t op_data_conv, op_data_fully_connected, softmax_params, op_data_concat, op_data_transpose_conv;
+};
+constexpr Abi kX86_64{"x86-64", 8, 24, 112, 88, 24, 16, 8, 32, 16, 72 + 72 + 16 + 72, 80, 64, 80, 48, 112};
+constexpr Abi kCortexM{"cortex-m", 4, 12, 64, 44, 12, 12, 4, 24, 8, 36 + 36 + 8 + 44, 64, 48, 64, 32, 96};
+
+constexpr uint64_t kPlannerBytesPerBuffer = 40;  // GreedyMemoryPlanner::per_buffer_size()
+constexpr uint64_t kMaxScratchBuffersPerOp = 12;  // requests reserved ahead for the next kernel
+constexpr uint64_t kMaxBytes = uint64_t{1} << 40;   // as the reader caps tensors
+constexpr uint64_t kInt16LutBytes = 513 * 2;      // softmax's int16 exp and 1/(1+x) tables
+
+namespace op {
+constexpr int32_t kAdd = 0, kAveragePool = 1, kConcatenation = 2, kConv = 3, kDepthwiseConv = 4, kDequantize = 6,
+                  kFullyConnected = 9, kLogistic = 14, kMaxPool = 17, kMul = 18, kReshape = 22, kSoftmax = 25,
+                  kSvdf = 27, kCustom = 32, kPad = 34, kSub = 41, kStridedSlice = 45, kCast = 53, kMaximum = 55,
+                  kMinimum = 57, kTransposeConv = 67, kLeakyRelu = 98, kQuantize = 114;
+}
+constexpr int kTypeFloat32 = 0, kTypeInt16 = 7;
+
+// What one operator takes from the arena, per the reference kernel.
+struct KernelCost {
+  uint64_t builtin_data = 0;      // its parsed options struct, 4-byte aligned
+  std::vector<uint64_t> init;     // AllocatePersistentBuffer in Init: op data
+  std::vector<uint64_t> prepare;  // ... in Prepare: per-channel multipliers, tables
+  std::vector<uint64_t> scratch;  // RequestScratchBufferInArena in Prepare
+  bool modelled = true;
+};
+
+const TfliteTensor* tensor_at(const TfliteModel& m, const std::vector<int32_t>& list, size_t i) {
+  if (i >= list.size() || list[i] < 0) return nullptr;
+  return &m.tensors[static_cast<size_t>(list[i])];
+}
+uint64_t dim(const TfliteTensor* t, size_t i) {
+  return t && i < t->shape.size() && t->shape[i] > 0 ? static_cast<uint64_t>(t->shape[i]) : 1;
+}
+uint64_t elements(const TfliteTensor* t) {
+  uint64_t n = 1;
+  if (t)
+    for (size_t i = 0; i < t->shape.size(); ++i) n *= dim(t, i);
+  return n;
+}
+
+KernelCost kernel_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) {
+  KernelCost k;
+  const TfliteTensor* in = tensor_at(m, o.inputs, 0);
+  const TfliteTensor* filter = tensor_at(m, o.inputs, 1);
+  const TfliteTensor* out = tensor_at(m, o.outputs, 0);
+  auto per_channel = [&](uint64_t channels) { k.prepare = {4 * channels, 4 * channels}; };
+  switch (o.builtin_code) {
+    case op::kConv:  // TfLiteConvParams; OpDataConv; per-channel multiplier and shift
+      k = {28, {abi.op_data_conv}, {}, {}};
+      per_channel(dim(filter, 0));
+      break;
+    case op::kDepthwiseConv:
+      k = {28, {abi.op_data_conv}, {}, {}};
+      per_channel(dim(filter, 3));
+      break;
+    case op::kTransposeConv:  // int32 (int64 for int16) accumulators for the whole output
+      k = {20, {abi.op_data_transpose_conv}, {}, {}};
+      per_channel(dim(filter, 0));
+      if (in && in->type != kTypeFloat32) k.scratch = {elements(out) * (in->type == kTypeInt16 ? 8 : 4)};
+      break;
+    case op::kFullyConnected:  // TfLiteFullyConnectedParams; OpDataFullyConnected
+      k = {16, {abi.op_data_fully_connected}, {}, {}};
+      if (filter && filter->quant_channels > 1) per_channel(filter->quant_channels);
+      break;
+    case op::kSvdf: {  // OpDataSvdf; int32 scratch per filter (and per unit when quantized)
+      k = {12, {48}, {}, {}};
+      uint64_t batch = dim(in, 0), filters = dim(filter, 0), units = dim(out, 1);  // each below 2^31
+      k.scratch = {batch * filters * 4};
+      if (in && in->type != kTypeFloat32) k.scratch.push_back(batch * units * 4);
+      break;
+    }
+    case op::kSoftmax:  // SoftmaxParams; int16 input builds two lookup tables
+      k = {4, {abi.softmax_params}, {}, {}};
+      if (in && in->type == kTypeInt16) k.prepare = {kInt16LutBytes, kInt16LutBytes};
+      break;
+    case op::kQuantize:
+    case op::kDequantize: k = {0, {32}, {}, {}}; break;  // OpDataQuantizeReference / DequantizeOpData
+    case op::kAveragePool:
+    case op::kMaxPool: k = {40, {32}, {}, {}}; break;  // TfLitePoolParams; OpDataPooling
+    case op::kReshape: k = {36, {}, {}, {}}; break;    // TfLiteReshapeParams, no op data
+    case op::kAdd:
+    case op::kSub: k = {8, {64}, {}, {}}; break;  // OpDataAdd / OpDataSub
+    case op::kMul: k = {4, {48}, {}, {}}; break;
+    case op::kLogistic: k = {0, {16}, {}, {}}; break;
+    case op::kConcatenation: k = {8, {abi.op_data_concat}, {}, {}}; break;
+    case op::kPad: k = {0, {64}, {}, {}}; break;             // PadParams + output zero point
+    case op::kStridedSlice: k = {24, {96}, {}, {}}; break;   // StridedSliceParams
+    case op::kLeakyRelu: k = {4, {32}, {}, {}}; break;
+    case op::kCast: k = {8, {}, {}, {}}; break;
+    case op::kMaximum:
+    case op::kMinimum: break;
+    default:  // no cost model: assume one small op data struct, scratch unknown
+      k = {0, {64}, {}, {}, false};
+      break;
+  }
+  return k;
+}
+
+const std::map<int32_t, const char*>& names() {
+  static const std::map<int32_t, const char*> n = {
+      {op::kAdd, "ADD"}, {op::kAveragePool, "AVERAGE_POOL_2D"}, {op::kConcatenation, "CONCATENATION"},
+      {op::kConv, "CONV_2D"}, {op::kDepthwiseConv, "DEPTHWISE_CONV_2D"}, {op::kDequantize, "DEQUANTIZE"},
+      {op::kFullyConnected, "FULLY_CONNECTED"}, {op::kLogistic, "LOGISTIC"}, {op::kMaxPool, "MAX_POOL_2D"},
+      {op::kMul, "MUL"}, {op::kReshape, "RESHAPE"}, {op::kSoftmax, "SOFTMAX"}, {op::kSvdf, "SVDF"},
+      {op::kPad, "PAD"}, {op::kSub, "SUB"}, {op::kStridedSlice, "STRIDED_SLICE"}, {op::kCast, "CAST"},
+      {op::kMaximum, "MAXIMUM"}, {op::kMinimum, "MINIMUM"}, {op::kTransposeConv, "TRANSPOSE_CONV"},
+      {op::kLeakyRelu, "LEAKY_RELU"}, {op::kQuantize, "QUANTIZE"}, {16, "LSTM"}, {28, "TANH"}, {40, "MEAN"},
+      {44, "UNIDIRECTIONAL_SEQUENCE_LSTM"}, {19, "RELU"}, {21, "RELU6"}, {39, "TRANSPOSE"}, {42, "DIV"}};
+  return n;
+}
+
+// The tail grows down from the arena's (16-byte aligned) end: aligning the
+// new tail pointer down is aligning the used byte count up.
+struct TailSim {
+  uint64_t used = 0;
+  uint64_t alloc(uint64_t size, uint64_t align) {
+    uint64_t before = used;
+    used = align_up(used + size, align);
+    return used - before;
+  }
+};
+
+}  // namespace
+
+std::string operator_name(const TfliteOp& o) {
+  if (o.builtin_code == op::kCustom) return o.custom_code.empty() ? "CUSTOM" : o.custom_code;
+  auto it = names().find(o.builtin_code);
+  return it != names().end() ? it->second : fmt::format("BUILTIN_{}", o.builtin_code);
+}
+
+ArenaBudget arena_budget(const TfliteModel& m, Target target) {
+  const Abi& abi = target == Target::x86_64 ? kX86_64 : kCortexM;
+  ArenaBudget b;
+  b.target = target;
+  std::vector<KernelCost> costs;
+  for (const TfliteOp& o : m.ops) costs.push_back(kernel_cost(m, o, abi));
+
+  // Head: TFLite Micro plans scratch buffers with the tensors, each live for
+  // its operator only (scope op + 1), after the tensors in AllocationInfo order.
+  std::vector<Buffer> buffers = planner_input(planned_buffers(m));
+  b.tensor_bytes = tflm_greedy_plan(buffers).arena_bytes;
+  size_t planned_tensors = buffers.size();
+  uint64_t scratch_count = 0;
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    uint64_t sum = 0;
+    for (uint64_t& s : costs[i].scratch) {
+      s = std::min(s, kMaxBytes);  // a corrupt shape must not wrap the sums below
+      int32_t scope = static_cast<int32_t>(i) + 1;
+      buffers.push_back({align_up(s, kBufferAlignment), scope, scope, -1});
+      sum += s;
+      ++scratch_count;
+    }
+    if (sum)
+      b.scratch.push_back({fmt::format("op {} {}: {} scratch buffer{}", i, operator_name(m.ops[i]),
+                                       costs[i].scratch.size(), costs[i].scratch.size() > 1 ? "s" : ""),
+                           sum, "RequestScratchBufferInArena in the reference kernel's Prepare"});
+  }
+  b.head_bytes = tflm_greedy_plan(buffers).arena_bytes;
+
+  // Tail, in the order AllocateTensors() allocates it.
+  TailSim tail;
+  b.allocator_bytes = tail.alloc(abi.allocator_objects, abi.ptr) +
+                      tail.alloc(abi.subgraph_allocations * std::max<size_t>(m.subgraph_count, 1), abi.ptr);
+  auto item = [&](std::string what, uint64_t bytes, std::string source) {
+    b.tail.push_back({std::move(what), bytes, std::move(source)});
+  };
+  item(fmt::format("TfLiteEvalTensor x {}", m.all_tensor_count),
+       tail.alloc(abi.eval_tensor * m.all_tensor_count, abi.ptr),
+       fmt::format("{} B each on {}, one per tensor of every subgraph", abi.eval_tensor, abi.name));
+  item(fmt::format("NodeAndRegistration x {}", m.all_op_count),
+       tail.alloc(abi.node_and_registration * m.all_op_count, abi.ptr),
+       fmt::format("{} B each on {}, one per operator of every subgraph", abi.node_and_registration, abi.name));
+
+  // Builtin options for every operator, then each kernel's Init, then its
+  // Prepare: charged per operator type, padding included as TFLite Micro's
+  // RecordingMicroAllocator charges it.
+  std::map<std::string, std::pair<uint64_t, int>> per_kind;  // bytes, operator count
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    auto& [bytes, count] = per_kind[operator_name(m.ops[i])];
+    ++count;
+    if (costs[i].builtin_data) bytes += tail.alloc(costs[i].builtin_data, 4);
+  }
+  for (auto stage : {&KernelCost::init, &KernelCost::prepare})
+    for (size_t i = 0; i < m.ops.size(); ++i)
+      for (uint64_t s : costs[i].*stage) per_kind[operator_name(m.ops[i])].first += tail.alloc(s, kBufferAlignment);
+  for (const auto& [kind, v] : per_kind) {
+    if (v.first == 0) continue;
+    bool modelled = true;
+    for (size_t i = 0; i < m.ops.size(); ++i)
+      if (operator_name(m.ops[i]) == kind) modelled = costs[i].modelled;
+    item(fmt::format("{} x {}: options, op data, per-channel data", kind, v.second), v.first,
+         modelled ? "reference kernel's structs and persistent buffers"
+                  : "no cost model for this operator: 64 B of op data assumed");
+    if (!modelled) b.unmodelled.push_back(kind);
+  }
+  if (scratch_count)
+    item(fmt::format("ScratchBufferHandle x {}", scratch_count), tail.alloc(abi.scratch_handle * scratch_count, abi.ptr),
+         fmt::format("{} B each", abi.scratch_handle));
+
+  uint64_t variables = 0;
+  int variable_count = 0;
+  for (const TfliteTensor& t : m.tensors)
+    if (t.is_variable) {
+      variables += tail.alloc(t.bytes, kBufferAlignment);
+      ++variable_count;
+    }
+  if (variable_count)
+    item(fmt::format("variable tensors x {}", variable_count), variables, "their bytes, 16-byte aligned");
+
+  // The interpreter's persistent TfLiteTensor for each graph input and output,
+  // with a copy of its quantization parameters.
+  uint64_t io = 0;
+  for (const auto* list : {&m.inputs, &m.outputs}) {
+    io += tail.alloc(abi.ptr * list->size(), kBufferAlignment);
+    for (int32_t id : *list) {
+      io += tail.alloc(abi.tflite_tensor, abi.ptr);
+      const TfliteTensor& t = m.tensors[static_cast<size_t>(id)];
+      if (t.quant_channels)
+        io += tail.alloc(abi.affine_quantization, abi.ptr) + tail.alloc(4 + 4 * uint64_t{t.quant_channels}, 4);
+    }
+  }
+  item(fmt::format("input/output TfLiteTensor x {}", m.inputs.size() + m.outputs.size()), io,
+       fmt::format("{} B each on {}, plus quantization and the pointer arrays", abi.tflite_tensor, abi.name));
+  for (const BudgetItem& i : b.tail) b.tail_bytes += i.bytes;
+
+  // Head while AllocateTensors() runs: the scratch request list, then, while
+  // planning, one AllocationInfo per tensor and scratch buffer and the
+  // greedy planner's per-buffer arrays.
+  uint64_t requests = align_up(abi.scratch_request * (scratch_count + kMaxScratchBuffersPerOp), kBufferAlignment);
+  uint64_t info = align_up(abi.allocation_info * (m.all_tensor_count + scratch_count), kBufferAlignment);
+  uint64_t offsets = align_up(abi.ptr * std::max<size_t>(m.subgraph_count, 1), kBufferAlignment);
+  uint64_t planner = kPlannerBytesPerBuffer * (planned_tensors + scratch_count);
+  b.planning = {{"scratch buffer requests", requests, fmt::format("{} B each, {} reserved ahead", abi.scratch_request, kMaxScratchBuffersPerOp)},
+                {"AllocationInfo", info, fmt::format("{} B per tensor and scratch buffer", abi.allocation_info)},
+                {"subgraph offsets", offsets, "one size_t per subgraph"},
+                {"greedy planner arrays", planner, "GreedyMemoryPlanner::per_buffer_size() = 40 B per planned buffer"}};
+  b.planning_bytes = requests + info + offsets + planner;
+
+  // While a kernel prepares, it reads its tensors as temporary TfLiteTensors
+  // (with quantization copies) after the request list.
+  for (const TfliteOp& o : m.ops) {
+    uint64_t temp = 0;
+    for (const auto* list : {&o.inputs, &o.outputs})
+      for (int32_t id : *list) {
+        if (id < 0) continue;
+        const TfliteTensor& t = m.tensors[static_cast<size_t>(id)];
+        temp += align_up(abi.tflite_tensor, abi.ptr);
+        if (t.quant_channels) temp += abi.affine_quantization + align_up(4 + 4 * uint64_t{t.quant_channels}, abi.ptr);
+      }
+    b.prepare_bytes = std::max(b.prepare_bytes, requests + temp);
+  }
+
+  b.alignment_bytes = kBufferAlignment;
+  b.complete = b.unmodelled.empty();
+  b.recommended_bytes = b.alignment_bytes + b.allocator_bytes + b.tail_bytes + std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
+  return b;
+}
+
+}  // namespace edgemem::plan

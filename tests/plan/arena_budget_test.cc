@@ -1,0 +1,100 @@
+// recommended_arena_bytes against what TFLite Micro measured: the head and
+// tail of its memory_arena_threshold_test (x86-64, +/-3 %) as transcribed
+// in ../shared/corpus/planner_cases.json.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "plan/arena_budget.h"
+#include "test_support.h"
+
+namespace edgemem::plan {
+namespace {
+
+using edgemem::test::corpus;
+using edgemem::test::read_file;
+
+TfliteModel load(const std::string& file) {
+  std::string bytes = read_file(corpus(file.rfind("tflite/", 0) == 0 ? file : "tflite/" + file));
+  std::string error;
+  auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  EXPECT_TRUE(m.has_value()) << file << ": " << error;
+  return m.value_or(TfliteModel{});
+}
+
+uint64_t tail_item(const ArenaBudget& b, const std::string& prefix) {
+  for (const auto& i : b.tail)
+    if (i.what.rfind(prefix, 0) == 0) return i.bytes;
+  return 0;
+}
+
+TEST(ArenaBudget, HeadAndTailMatchTflmMeasurementsOnX86_64) {
+  auto all = nlohmann::json::parse(read_file(corpus("planner_cases.json")));
+  const auto models = all["memory_arena_threshold"]["models"];
+  ASSERT_EQ(models.size(), 2u);
+  for (const auto& m : models) {
+    std::string file = m["model_file"].get<std::string>().substr(std::string("corpus/").size());
+    SCOPED_TRACE(file);
+    TfliteModel model = load(file);
+    ASSERT_EQ(model.all_tensor_count, m["tensor_count"].get<size_t>());
+    ASSERT_EQ(model.all_op_count, m["node_and_registration_count"].get<size_t>());
+    ArenaBudget b = arena_budget(model, Target::x86_64);
+    double head = m["head_bytes"], tail = m["tail_bytes_excl_recorder"]["default"];
+    EXPECT_NEAR(static_cast<double>(b.head_bytes), head, 0.03 * head);
+    EXPECT_NEAR(static_cast<double>(b.tail_bytes), tail, 0.03 * tail);
+    // The parts TFLite Micro records separately.
+    EXPECT_EQ(tail_item(b, "TfLiteEvalTensor"), 24 * model.all_tensor_count);
+    if (m.contains("variable_buffer_data_bytes")) {
+      EXPECT_EQ(tail_item(b, "variable tensors"), m["variable_buffer_data_bytes"].get<uint64_t>());
+    }
+    uint64_t io = m["persistent_tflite_tensor_data_bytes"]["default"].get<uint64_t>() +
+                  m["persistent_quantization_data_bytes"].get<uint64_t>() + 2 * 16;  // + input/output pointer arrays
+    EXPECT_EQ(tail_item(b, "input/output TfLiteTensor"), io);
+    EXPECT_TRUE(b.complete);
+    // The recommendation covers everything AllocateTensors() needs at once.
+    EXPECT_GE(b.recommended_bytes, b.tail_bytes + b.allocator_bytes + std::max(b.head_bytes, b.planning_bytes));
+    EXPECT_LE(b.recommended_bytes, m["arena_provided_bytes"].get<uint64_t>());
+  }
+}
+
+TEST(ArenaBudget, KeywordScratchIsTheSvdfAccumulators) {
+  ArenaBudget b = arena_budget(load("tflm_keyword_scrambled.tflite"), Target::cortex_m);
+  EXPECT_EQ(b.tensor_bytes, 288u);
+  EXPECT_EQ(b.head_bytes, 672u);  // 288 B of tensors + 2 x 256 B int32 scratch beside op 1's 160 B
+  ASSERT_EQ(b.scratch.size(), 7u);
+  EXPECT_EQ(b.scratch[0].bytes, 512u);
+}
+
+TEST(ArenaBudget, ThirtyTwoBitTargetNeedsLessTailThanX86_64) {
+  TfliteModel m = load("tflm_test_conv_model.tflite");
+  ArenaBudget arm = arena_budget(m, Target::cortex_m), x86 = arena_budget(m, Target::x86_64);
+  EXPECT_EQ(arm.head_bytes, x86.head_bytes);  // tensors do not depend on pointer size
+  EXPECT_LT(arm.tail_bytes, x86.tail_bytes);
+  EXPECT_LT(arm.recommended_bytes, x86.recommended_bytes);
+}
+
+TEST(ArenaBudget, OperatorsWithoutACostModelAreSaidSo) {
+  ArenaBudget b = arena_budget(load("tflm_person_detect_vela.tflite"), Target::cortex_m);
+  EXPECT_FALSE(b.complete);
+  ASSERT_EQ(b.unmodelled.size(), 1u);
+  EXPECT_EQ(b.unmodelled[0], "ethos-u");
+}
+
+TEST(ArenaBudget, DeclaredArenasOfPublicExamplesHoldTheRecommendation) {
+  auto all = nlohmann::json::parse(read_file(corpus("planner_cases.json")));
+  size_t checked = 0;
+  for (const auto& e : all["declared_arena_sizes"]["entries"]) {
+    std::string file = e["model_file"];
+    if (file.find(' ') != std::string::npos || file.find('*') != std::string::npos) continue;  // several models
+    if (file == "tflm_simple_add_model.tflite") continue;  // its example never allocates this model's tensors
+    SCOPED_TRACE(file);
+    ArenaBudget b = arena_budget(load(file), Target::cortex_m);
+    EXPECT_LE(b.recommended_bytes, e["bytes"].get<uint64_t>());
+    ++checked;
+  }
+  EXPECT_GE(checked, 8u);
+}
+
+}  // namespace
+}  // namespace edgemem::plan
