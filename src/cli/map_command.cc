@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "static/gnu_map.h"
+#include "static/linker_map.h"
 
 namespace edgemem::cli {
 namespace {
@@ -20,18 +20,6 @@ struct MapArgs {
   size_t top = 15;
 };
 
-// What a symbol is to someone fitting a model on a chip.
-std::string_view role(const MapSymbol& s, SectionKind kind) {
-  std::string lower = s.name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.find("arena") != std::string::npos) return "tensor arena";
-  if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
-    if (lower.find("model") != std::string::npos || lower.find("weight") != std::string::npos) return "model weights";
-  if (lower.find("stack") != std::string::npos) return "stack";
-  if (lower.find("heap") != std::string::npos) return "heap";
-  return kind == SectionKind::code ? "code" : "data";
-}
-
 int run_map(const MapArgs& args) {
   std::ifstream in(args.map, std::ios::binary);
   if (!in) {
@@ -40,16 +28,13 @@ int run_map(const MapArgs& args) {
   }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string error;
-  auto map = parse_gnu_map(text, error);
+  auto map = parse_linker_map(text, error);
   if (!map) {
     fmt::print(stderr, "edgemem: {}: {}\n", args.map, error);
     return 2;
   }
-  auto kind_of = [&](const std::string& section) {
-    for (const auto& s : map->sections)
-      if (s.name == section) return s.kind;
-    return SectionKind::other;
-  };
+  auto kind_of = [&](const std::string& section) { return section_kind(*map, section); };
+  auto role = [&](const MapSymbol& s) { return symbol_role(s, kind_of(s.section)); };
   std::vector<const MapSymbol*> symbols;
   for (const auto& s : map->symbols) symbols.push_back(&s);
   std::sort(symbols.begin(), symbols.end(), [](auto* a, auto* b) { return a->size > b->size; });
@@ -57,10 +42,12 @@ int run_map(const MapArgs& args) {
   nlohmann::json j;
   j["schema"] = "edgemem.map/1";
   j["map"] = args.map;
+  j["toolchain"] = map->toolchain;
   j["regions"] = nlohmann::json::array();
   for (const auto& r : map->regions)
     j["regions"].push_back({{"name", r.name}, {"origin", r.origin}, {"length", r.length}, {"used", r.used},
-                            {"free", r.length - std::min(r.used, r.length)}, {"attributes", r.attributes}});
+                            {"free", r.length - std::min(r.used, r.length)}, {"attributes", r.attributes},
+                            {"kind", to_string(r.kind)}});
   j["sections"] = nlohmann::json::array();
   for (const auto& s : map->sections)
     j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size},
@@ -72,14 +59,17 @@ int run_map(const MapArgs& args) {
   j["symbols"] = nlohmann::json::array();
   for (const auto* s : symbols)
     j["symbols"].push_back({{"name", s->name}, {"section", s->section}, {"address", s->address}, {"size", s->size},
-                            {"object", s->object}, {"role", role(*s, kind_of(s->section))}});
+                            {"object", s->object}, {"role", role(*s)}});
   j["discarded_bytes"] = map->discarded_bytes;
+  j["totals"] = {{"code", map->totals.code}, {"ro_data", map->totals.ro_data}, {"rw_data", map->totals.rw_data},
+                 {"zi_data", map->totals.zi_data}};
+  j["stated_totals"] = map->stated;
   if (args.json) {
     fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }
 
-  fmt::print("edgemem map: {}\n\n", args.map);
+  fmt::print("edgemem map: {} ({})\n\n", args.map, map->toolchain);
   for (const auto& r : map->regions) {
     double pct = r.length ? 100.0 * static_cast<double>(r.used) / static_cast<double>(r.length) : 0;
     fmt::print("{:<16} {:>10} B of {:>10} B  {:6.2f}%{}\n", r.name, r.used, r.length, pct,
@@ -89,9 +79,12 @@ int run_map(const MapArgs& args) {
   for (const auto& s : map->sections)
     if (s.size && s.kind != SectionKind::debug)
       fmt::print("{:<24} 0x{:08x} {:>10}  {}\n", s.name, s.address, s.size, to_string(s.kind));
+  const MapTotals& t = map->totals;
+  fmt::print("\ncode {} B, read-only data {} B, read-write data {} B, zero-initialised {} B\n", t.code, t.ro_data,
+             t.rw_data, t.zi_data);
   fmt::print("\nlargest symbols\n");
   for (size_t i = 0; i < symbols.size() && i < args.top; ++i)
-    fmt::print("{:>10} B  {:<13} {}  ({})\n", symbols[i]->size, role(*symbols[i], kind_of(symbols[i]->section)),
+    fmt::print("{:>10} B  {:<13} {}  ({})\n", symbols[i]->size, role(*symbols[i]),
                symbols[i]->name, symbols[i]->section);
   return 0;
 }
@@ -100,8 +93,8 @@ int run_map(const MapArgs& args) {
 
 void add_map_command(CLI::App& app) {
   auto args = std::make_shared<MapArgs>();
-  CLI::App* cmd = app.add_subcommand("map", "Read a GNU ld map file: regions, sections, objects, symbols");
-  cmd->add_option("map", args->map, "The .map file (-Wl,-Map=FILE)")->required();
+  CLI::App* cmd = app.add_subcommand("map", "Read a linker map (GNU ld, armlink, IAR): regions, sections, objects, symbols");
+  cmd->add_option("map", args->map, "The .map file")->required();
   cmd->add_flag("--json", args->json, "Print the edgemem.map/1 JSON document");
   cmd->add_option("--top", args->top, "Symbols to list")->capture_default_str();
   cmd->callback([args] { throw CLI::RuntimeError(run_map(*args)); });

@@ -1,4 +1,4 @@
-#include "static/gnu_map.h"
+#include "static/linker_map.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,24 +8,6 @@
 
 namespace edgemem {
 namespace {
-
-bool hex(std::string_view s, uint64_t& out) {
-  if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) return false;
-  auto [end, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), out, 16);
-  return ec == std::errc() && end == s.data() + s.size();
-}
-
-std::vector<std::string_view> words(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
 
 SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address) {
   if (name.starts_with(".debug") || name.starts_with(".stab") || name == ".comment" ||
@@ -42,18 +24,6 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
 }
 
 }  // namespace
-
-std::string_view to_string(SectionKind kind) {
-  switch (kind) {
-    case SectionKind::code: return "code";
-    case SectionKind::rodata: return "rodata";
-    case SectionKind::data: return "data";
-    case SectionKind::bss: return "bss";
-    case SectionKind::debug: return "debug";
-    case SectionKind::other: return "other";
-  }
-  return "?";
-}
 
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
   enum class Part { preamble, discarded, memory, script } part = Part::preamble;
@@ -90,13 +60,13 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     MapSection s;
     s.name = std::move(name);
     if (w.size() > at + 1) {
-      hex(w[at], s.address);
-      hex(w[at + 1], s.size);
+      map_hex(w[at], s.address);
+      map_hex(w[at + 1], s.size);
     }
     for (size_t i = at + 2; i + 2 < w.size() + 1; ++i)
       if (w[i] == "load" && i + 2 < w.size() && w[i + 1] == "address") {
         uint64_t lma = 0;
-        if (hex(w[i + 2], lma)) s.load_address = lma;
+        if (map_hex(w[i + 2], lma)) s.load_address = lma;
       }
     map.sections.push_back(std::move(s));
     current = &map.sections.back();
@@ -104,7 +74,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   auto input_line = [&](std::string_view name, const std::vector<std::string_view>& w, size_t at) {
     // name ADDRESS SIZE object
     uint64_t address = 0, size = 0;
-    if (w.size() < at + 2 || !hex(w[at], address) || !hex(w[at + 1], size)) return;
+    if (w.size() < at + 2 || !map_hex(w[at], address) || !map_hex(w[at + 1], size)) return;
     if (part == Part::discarded) {
       map.discarded_bytes += size;
       return;
@@ -140,13 +110,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (line == "Discarded input sections") { part = Part::discarded; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
-    auto w = words(line);
+    auto w = map_words(line);
     if (w.empty()) continue;
 
     if (part == Part::memory) {
       uint64_t origin = 0, length = 0;
-      if (w.size() >= 3 && hex(w[1], origin) && hex(w[2], length) && w[0] != "*default*")
-        map.regions.push_back({std::string(w[0]), origin, length, w.size() > 3 ? std::string(w[3]) : "", 0});
+      if (w.size() >= 3 && map_hex(w[1], origin) && map_hex(w[2], length) && w[0] != "*default*")
+        map.regions.push_back({std::string(w[0]), origin, length, w.size() > 3 ? std::string(w[3]) : "", 0,
+                               RegionKind::other});
       continue;
     }
     if (part != Part::script && part != Part::discarded) continue;
@@ -183,7 +154,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // Indented: an input section, *fill*, a symbol, an assignment or a pattern.
     if (w[0].starts_with("0x")) {
       uint64_t address = 0;
-      if (w.size() == 2 && hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
+      if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
           !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT")) {
         close_symbol(address);
         map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
@@ -222,7 +193,21 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (elsewhere && s.kind == SectionKind::data) claim(*s.load_address);
     }
   }
+  for (MapRegion& r : map.regions) {
+    bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
+    r.kind = writable ? RegionKind::ram : RegionKind::flash;
+  }
+  for (const MapSection& s : map.sections) {
+    switch (s.kind) {
+      case SectionKind::code: map.totals.code += s.size; break;
+      case SectionKind::rodata: map.totals.ro_data += s.size; break;
+      case SectionKind::data: map.totals.rw_data += s.size; break;
+      case SectionKind::bss: map.totals.zi_data += s.size; break;
+      default: break;
+    }
+  }
   for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
+  map.toolchain = "GNU ld";
   return map;
 }
 

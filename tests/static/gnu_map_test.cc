@@ -7,7 +7,7 @@
 #include <set>
 #include <tuple>
 
-#include "static/gnu_map.h"
+#include "static/linker_map.h"
 #include "test_support.h"
 
 namespace edgemem {

@@ -1,0 +1,221 @@
+// armlink (Keil MDK, Arm Compiler 5 and 6) map files: the Image Symbol
+// Table, the Memory Map of the image (load regions holding execution
+// regions, one line per input section) and the component size totals.
+//
+// armlink has no output sections; its nearest thing is the execution region,
+// so each region becomes up to four sections, one per category armlink
+// totals: code, RO data, RW data, ZI data. A load region is what sits in
+// flash: its used bytes are the COMPRESSED size when armlink compressed the
+// RW initialisers, which is what its "Total ROM Size" counts.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "static/linker_map.h"
+
+namespace edgemem {
+namespace {
+
+enum Category { kCode, kRoData, kRwData, kZiData, kCategories };
+constexpr std::string_view kCategoryName[kCategories] = {"code", "ro-data", "rw-data", "zi"};
+constexpr SectionKind kCategoryKind[kCategories] = {SectionKind::code, SectionKind::rodata, SectionKind::data,
+                                                     SectionKind::bss};
+
+// "(Base: 0x08000000, Size: 0x00001f58, Max: 0x00100000, ABSOLUTE, COMPRESSED[0x00001844])"
+bool field(std::string_view line, std::string_view key, uint64_t& out) {
+  size_t at = line.find(key);
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = line.substr(at + key.size());
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  size_t end = rest.find_first_of(",])");
+  return map_hex(rest.substr(0, end), out);
+}
+
+struct Entry {
+  uint64_t address = 0, size = 0;
+  Category category = kCode;
+  size_t region = 0;  // index into the execution regions, in file order
+};
+
+}  // namespace
+
+std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& error) {
+  enum class Part { preamble, symbols, memory, sizes } part = Part::preamble;
+  LinkerMap map;
+  map.toolchain = "armlink";
+  std::map<std::pair<std::string, std::string>, uint64_t> contrib;
+  std::vector<Entry> entries;
+  struct RegionSums {
+    uint64_t bytes[kCategories] = {};
+    uint64_t first[kCategories] = {};
+    bool seen[kCategories] = {};
+    uint64_t load_base = 0;
+  };
+  std::map<std::string, RegionSums> sums;
+  std::vector<std::string> region_order;
+  std::string region;          // current execution region
+  size_t region_index = 0;     // its MapRegion
+  uint64_t pending_pad = 0;    // PAD belongs to the category of the section after it
+  Category last = kCode;
+  bool saw_memory = false;
+  size_t line_no = 0;
+
+  auto flush_pad = [&](Category c) {
+    if (!pending_pad || region.empty()) return;
+    sums[region].bytes[c] += pending_pad;
+    pending_pad = 0;
+  };
+
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.starts_with("Image Symbol Table")) { part = Part::symbols; continue; }
+    if (line.starts_with("Memory Map of the image")) { part = Part::memory; saw_memory = true; continue; }
+    if (line.starts_with("Image component sizes")) {
+      flush_pad(last);
+      part = Part::sizes;
+      continue;
+    }
+    auto w = map_words(line);
+    if (w.empty()) continue;
+
+    if (part == Part::symbols) {
+      // name VALUE [Ov] TYPE SIZE object(section); "- Undefined Weak Reference" has no value.
+      size_t v = 1;
+      while (v < w.size() && !w[v].starts_with("0x")) ++v;
+      uint64_t address = 0, size = 0;
+      if (v + 2 >= w.size() || !map_hex(w[v], address)) continue;
+      size_t t = v + 1;
+      std::string_view type = w[t];
+      if ((type == "Thumb" || type == "ARM") && t + 1 < w.size() && w[t + 1] == "Code") ++t;
+      if (type != "Data" && type != "Thumb" && type != "ARM") continue;  // Number, Section: no storage
+      if (t + 2 >= w.size() || !map_decimal(w[t + 1], size) || size == 0) continue;
+      std::string name;
+      for (size_t i = 0; i < v; ++i) name += (i ? " " : "") + std::string(w[i]);
+      std::string_view object = w[t + 2];
+      std::string section;
+      if (size_t paren = object.find('('); paren != std::string_view::npos && object.back() == ')') {
+        section = std::string(object.substr(paren + 1, object.size() - paren - 2));
+        object = object.substr(0, paren);
+      }
+      map.symbols.push_back({std::move(name), std::move(section), std::string(object), address, size});
+      continue;
+    }
+
+    if (part == Part::memory) {
+      uint64_t base = 0, size = 0, max = 0, compressed = 0;
+      if (w[0] == "Load" && w.size() > 2 && w[1] == "Region") {
+        flush_pad(last);
+        field(line, "Base:", base);
+        field(line, "Size:", size);
+        field(line, "Max:", max);
+        bool packed = field(line, "COMPRESSED[", compressed);
+        map.regions.push_back({std::string(w[2]), base, max, "load", packed ? compressed : size, RegionKind::flash});
+        region.clear();
+        continue;
+      }
+      if (w[0] == "Execution" && w.size() > 2 && w[1] == "Region") {
+        flush_pad(last);
+        uint64_t load = 0;
+        field(line, "Exec base:", base);
+        field(line, "Load base:", load);
+        field(line, "Size:", size);
+        field(line, "Max:", max);
+        region = std::string(w[2]);
+        region_order.push_back(region);
+        sums[region].load_base = load;
+        map.regions.push_back({region, base, max, "exec", size, RegionKind::other});
+        region_index = map.regions.size() - 1;
+        continue;
+      }
+      // EXEC LOAD SIZE TYPE ATTR IDX [*] SECTION OBJECT, or EXEC LOAD SIZE PAD
+      uint64_t exec = 0, bytes = 0;
+      if (region.empty() || w.size() < 4 || !map_hex(w[0], exec) || !map_hex(w[2], bytes)) continue;
+      if (w[3] == "PAD") {
+        pending_pad += bytes;
+        continue;
+      }
+      if (w.size() < 7) continue;
+      std::string_view type = w[3], attr = w[4];
+      Category c = type == "Code" ? kCode : type == "Zero" ? kZiData : attr == "RW" ? kRwData : kRoData;
+      if (attr == "RW") map.regions[region_index].kind = RegionKind::ram;
+      flush_pad(c);
+      last = c;
+      RegionSums& r = sums[region];
+      if (!r.seen[c]) r.first[c] = exec;
+      r.seen[c] = true;
+      r.bytes[c] += bytes;
+      size_t s = w[6] == "*" ? 8 : 7;  // the E column marks the entry point
+      std::string object;
+      for (size_t i = s; i < w.size(); ++i) object += (object.empty() ? "" : " ") + std::string(w[i]);
+      if (!object.empty()) contrib[{fmt::format("{}:{}", region, kCategoryName[c]), object}] += bytes;
+      entries.push_back({exec, bytes, c, region_order.size() - 1});
+      continue;
+    }
+
+    if (part == Part::sizes) {
+      // "  2422  152  2242  3360  88248  258987   Grand Totals"
+      uint64_t v[6];
+      bool six = w.size() >= 7;
+      for (size_t i = 0; six && i < 6; ++i) six = map_decimal(w[i], v[i]);
+      std::string label;
+      for (size_t i = six ? 6 : 0; i < w.size(); ++i) label += (label.empty() ? "" : " ") + std::string(w[i]);
+      if (six && label == "Grand Totals") {
+        map.stated["Code"] = v[0];
+        map.stated["inc. data"] = v[1];
+        map.stated["RO Data"] = v[2];
+        map.stated["RW Data"] = v[3];
+        map.stated["ZI Data"] = v[4];
+        map.stated["Debug"] = v[5];
+      } else if (six && label.starts_with("ELF Image Totals (compressed)")) {
+        map.stated["RW Data (compressed)"] = v[3];
+      } else if (w.size() >= 4 && w[0] == "Total" && w[2] == "Size") {
+        // "Total ROM Size (Code + RO Data + RW Data)       6212 (   6.07kB)"
+        for (size_t i = 3; i < w.size(); ++i)
+          if (uint64_t n = 0; !w[i].starts_with("(") && map_decimal(w[i], n)) {
+            map.stated[fmt::format("Total {} Size", w[1])] = n;
+            break;
+          }
+      }
+    }
+  }
+  if (!saw_memory) {
+    error = fmt::format("line {}: expected armlink's \"Memory Map of the image\" (link with --map)", line_no);
+    return std::nullopt;
+  }
+
+  for (const std::string& name : region_order) {
+    const RegionSums& r = sums[name];
+    for (int c = 0; c < kCategories; ++c) {
+      if (!r.seen[c] && r.bytes[c] == 0) continue;
+      MapSection s;
+      s.name = fmt::format("{}:{}", name, kCategoryName[c]);
+      s.address = r.first[c];
+      s.size = r.bytes[c];
+      s.kind = kCategoryKind[c];
+      if (c == kRwData) s.load_address = r.load_base;
+      map.sections.push_back(std::move(s));
+      uint64_t* total[kCategories] = {&map.totals.code, &map.totals.ro_data, &map.totals.rw_data, &map.totals.zi_data};
+      *total[c] += r.bytes[c];
+    }
+  }
+  // Symbols take the section of the entry that holds them.
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.address < b.address; });
+  for (MapSymbol& s : map.symbols) {
+    auto it = std::upper_bound(entries.begin(), entries.end(), s.address,
+                               [](uint64_t a, const Entry& e) { return a < e.address; });
+    if (it == entries.begin()) continue;
+    --it;
+    if (s.address < it->address + std::max<uint64_t>(it->size, 1))
+      s.section = fmt::format("{}:{}", region_order[it->region], kCategoryName[it->category]);
+  }
+  for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
+  return map;
+}
+
+}  // namespace edgemem

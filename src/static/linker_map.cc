@@ -1,0 +1,85 @@
+#include "static/linker_map.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace edgemem {
+
+std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& error) {
+  std::string_view head = text.substr(0, 4096);
+  if (head.find("IAR ELF Linker") != std::string_view::npos) return parse_iar_map(text, error);
+  if (text.find("Memory Map of the image") != std::string_view::npos ||
+      text.find("Image Symbol Table") != std::string_view::npos)
+    return parse_armlink_map(text, error);
+  return parse_gnu_map(text, error);
+}
+
+std::string_view to_string(SectionKind kind) {
+  switch (kind) {
+    case SectionKind::code: return "code";
+    case SectionKind::rodata: return "rodata";
+    case SectionKind::data: return "data";
+    case SectionKind::bss: return "bss";
+    case SectionKind::debug: return "debug";
+    case SectionKind::other: return "other";
+  }
+  return "?";
+}
+
+std::string_view to_string(RegionKind kind) {
+  switch (kind) {
+    case RegionKind::flash: return "flash";
+    case RegionKind::ram: return "ram";
+    case RegionKind::other: return "other";
+  }
+  return "?";
+}
+
+std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
+  std::string lower = s.name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.find("arena") != std::string::npos) return "tensor arena";
+  if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
+    if (lower.find("model") != std::string::npos || lower.find("weight") != std::string::npos) return "model weights";
+  if (lower.find("stack") != std::string::npos) return "stack";
+  if (lower.find("heap") != std::string::npos) return "heap";
+  return kind == SectionKind::code ? "code" : "data";
+}
+
+SectionKind section_kind(const LinkerMap& map, const std::string& section) {
+  for (const auto& s : map.sections)
+    if (s.name == section) return s.kind;
+  return SectionKind::other;
+}
+
+namespace {
+bool number(std::string_view word, int base, uint64_t& out) {
+  std::string digits;
+  for (char c : word)
+    if (c != '\'') digits += c;
+  if (digits.empty()) return false;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out, base);
+  return ec == std::errc() && end == digits.data() + digits.size();
+}
+}  // namespace
+
+bool map_hex(std::string_view w, uint64_t& out) {
+  if (w.size() < 3 || w[0] != '0' || (w[1] != 'x' && w[1] != 'X')) return false;
+  return number(w.substr(2), 16, out);
+}
+
+bool map_decimal(std::string_view w, uint64_t& out) { return number(w, 10, out); }
+
+std::vector<std::string_view> map_words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+}  // namespace edgemem

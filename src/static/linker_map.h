@@ -1,0 +1,92 @@
+// What a linker map says about a firmware image, whichever linker wrote it:
+// GNU ld (-Wl,-Map), Arm's armlink (Keil MDK) or IAR's ILINK (EWARM). Each
+// parser fills the same model, so `map`, `fit`, `check` and `diff` do not
+// care which toolchain built the image.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace edgemem {
+
+// flash: holds the image (GNU regions without 'w', armlink load regions, IAR
+// ro placements); ram: holds data at run time; other: an armlink execution
+// region that runs from its load region, shown but not counted twice.
+enum class RegionKind : uint8_t { flash, ram, other };
+
+struct MapRegion {
+  std::string name;
+  uint64_t origin = 0, length = 0;
+  std::string attributes;
+  uint64_t used = 0;  // GNU: as `ld --print-memory-usage` counts it; others: as the linker states it
+  RegionKind kind = RegionKind::other;
+};
+
+enum class SectionKind : uint8_t { code, rodata, data, bss, debug, other };
+
+struct MapSection {
+  std::string name;
+  uint64_t address = 0, size = 0;
+  std::optional<uint64_t> load_address;  // LMA when the map states one
+  SectionKind kind = SectionKind::other;
+  uint64_t fill = 0;  // alignment padding inside it
+};
+
+struct MapContribution {
+  std::string section;  // output section (armlink: execution region; IAR: placement)
+  std::string object;   // "path/obj.o" or "lib.a(member.o)"
+  uint64_t size = 0;
+};
+
+struct MapSymbol {
+  std::string name, section, object;
+  uint64_t address = 0, size = 0;
+};
+
+// Image totals in the categories armlink and IAR print.
+struct MapTotals {
+  uint64_t code = 0, ro_data = 0, rw_data = 0, zi_data = 0;
+};
+
+struct LinkerMap {
+  std::string toolchain;  // "GNU ld", "armlink", "IAR ILINK"
+  std::vector<MapRegion> regions;
+  std::vector<MapSection> sections;
+  std::vector<MapContribution> contributions;  // summed per section and object
+  std::vector<MapSymbol> symbols;
+  uint64_t discarded_bytes = 0;
+  MapTotals totals;                            // summed from the map's own entries
+  std::map<std::string, uint64_t> stated;      // totals the file prints, by its own label
+};
+
+// Detects the toolchain and parses; nullopt with a one-line reason ("line N:
+// ...") if the text is no map edgemem reads.
+std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& error);
+
+std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error);
+std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& error);
+std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error);
+
+std::string_view to_string(SectionKind kind);
+std::string_view to_string(RegionKind kind);
+
+// What a symbol is to someone fitting a model on a chip: "tensor arena",
+// "model weights", "stack", "heap", "code" or "data".
+std::string_view symbol_role(const MapSymbol& symbol, SectionKind kind);
+
+// The kind of the section a symbol lives in (other if unknown).
+SectionKind section_kind(const LinkerMap& map, const std::string& section);
+
+// "0x1f58" (IAR's "0x800'0000" too) and "1'572" / "4664": numbers as maps
+// print them; false if the word is not one.
+bool map_hex(std::string_view word, uint64_t& out);
+bool map_decimal(std::string_view word, uint64_t& out);
+
+// Splits a line into blank-separated words.
+std::vector<std::string_view> map_words(std::string_view line);
+
+}  // namespace edgemem

@@ -1,0 +1,134 @@
+// armlink and IAR maps written by real toolchains (../shared/corpus/
+// map_armlink, map_iar): the totals edgemem sums from the entries must equal
+// the totals each file prints (listed in SOURCES_KEIL_IAR.md).
+#include <gtest/gtest.h>
+
+#include "static/linker_map.h"
+#include "test_support.h"
+
+namespace edgemem {
+namespace {
+
+using edgemem::test::corpus;
+using edgemem::test::read_file;
+
+LinkerMap load(const std::string& path) {
+  std::string error;
+  auto map = parse_linker_map(read_file(corpus(path)), error);
+  EXPECT_TRUE(map.has_value()) << path << ": " << error;
+  return map.value_or(LinkerMap{});
+}
+
+const MapRegion* region(const LinkerMap& m, const std::string& name) {
+  for (const auto& r : m.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+uint64_t used(const LinkerMap& m, RegionKind kind) {
+  uint64_t sum = 0;
+  for (const auto& r : m.regions)
+    if (r.kind == kind) sum += r.used;
+  return sum;
+}
+
+struct Armlink {
+  const char* file;
+  uint64_t code, ro, rw, zi, total_ro, total_rw, total_rom;
+};
+
+TEST(ArmlinkMap, TotalsEqualGrandTotalsOfEveryCorpusMap) {
+  const Armlink cases[] = {
+      {"badshun_minirtos_ac5_5.06u7.map", 3372, 276, 48, 3816, 3648, 3864, 3696},
+      {"openbrightweb_stm32f103_ac5_5.06u5.map", 27882, 9918, 164, 2932, 37800, 3096, 37964},
+      {"bairu_nuedc2024h_mspm0g3507_ac6_6.22.map", 29492, 6092, 104, 17560, 35584, 17664, 35688},
+      {"stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.map", 2422, 2242, 3360, 88248, 4664, 91608, 6212},
+  };
+  for (const Armlink& c : cases) {
+    SCOPED_TRACE(c.file);
+    LinkerMap m = load(std::string("map_armlink/") + c.file);
+    EXPECT_EQ(m.toolchain, "armlink");
+    EXPECT_EQ(m.totals.code, c.code);
+    EXPECT_EQ(m.totals.ro_data, c.ro);
+    EXPECT_EQ(m.totals.rw_data, c.rw);
+    EXPECT_EQ(m.totals.zi_data, c.zi);
+    EXPECT_EQ(m.stated["Total RO Size"], c.total_ro);
+    EXPECT_EQ(m.stated["Code"], c.code);
+    // Flash is what the load regions hold, compressed RW included.
+    EXPECT_EQ(used(m, RegionKind::flash), c.total_rom);
+    EXPECT_EQ(used(m, RegionKind::ram), c.total_rw);
+    EXPECT_FALSE(m.symbols.empty());
+    EXPECT_FALSE(m.contributions.empty());
+  }
+}
+
+TEST(ArmlinkMap, CompressedRwAndEmptyLoadRegions) {
+  LinkerMap m = load("map_armlink/stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.map");
+  ASSERT_NE(region(m, "LR_IROM1"), nullptr);
+  EXPECT_EQ(region(m, "LR_IROM1")->used, 0x1844u);  // COMPRESSED[0x00001844], not Size 0x1f58
+  EXPECT_EQ(region(m, "LR_IROM1")->length, 0x100000u);
+  EXPECT_EQ(m.stated["RW Data (compressed)"], 1548u);
+  // The CNN's activation buffers are the big ZI symbols of ai.o / main.o.
+  uint64_t largest = 0;
+  for (const auto& s : m.symbols) largest = std::max(largest, s.size);
+  EXPECT_GT(largest, 10000u);
+
+  LinkerMap ti = load("map_armlink/bairu_nuedc2024h_mspm0g3507_ac6_6.22.map");
+  ASSERT_NE(region(ti, "LR_BCR"), nullptr);
+  EXPECT_EQ(region(ti, "LR_BCR")->used, 0u);
+  EXPECT_EQ(region(ti, "LR_BSL")->used, 0u);
+  EXPECT_EQ(region(ti, "RW_IRAM2")->origin, 0x20200000u);
+  EXPECT_EQ(region(ti, "RW_IRAM2")->length, 0x8000u);
+}
+
+struct Iar {
+  const char* file;
+  uint64_t code, ro, rw;
+};
+
+TEST(IarMap, TotalsEqualTheBytesOfMemoryLines) {
+  const Iar cases[] = {
+      {"iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map", 3292, 228, 8272},
+      {"iarvscdebug_gettingstarted_generic_ewarm8.50.map", 1572, 20, 8756},
+      {"tylerpedley_stm32f4_template_ewarm7.60.map", 1156, 0, 8192},
+  };
+  for (const Iar& c : cases) {
+    SCOPED_TRACE(c.file);
+    LinkerMap m = load(std::string("map_iar/") + c.file);
+    EXPECT_EQ(m.toolchain, "IAR ILINK");
+    EXPECT_EQ(m.totals.code, c.code);
+    EXPECT_EQ(m.totals.ro_data, c.ro);
+    EXPECT_EQ(m.totals.rw_data + m.totals.zi_data, c.rw);
+    EXPECT_EQ(m.stated["readonly code"], c.code);  // "3'292" and "1 156" both read
+    EXPECT_EQ(used(m, RegionKind::flash), c.code + c.ro);
+    EXPECT_EQ(used(m, RegionKind::ram), c.rw);
+    EXPECT_FALSE(m.symbols.empty());
+  }
+}
+
+TEST(IarMap, PlacementRangesAndArchiveMembers) {
+  LinkerMap m = load("map_iar/iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map");
+  const MapRegion* ram = region(m, "P4");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_EQ(ram->origin, 0x20000000u);
+  EXPECT_EQ(ram->length, 192u * 1024);  // three ranges joined by '|'
+  EXPECT_EQ(region(m, "P1")->length, 2u * 1024 * 1024);
+  bool member = false;
+  for (const auto& c : m.contributions) member |= c.object == "dl7M_tln.a(xscanfsmall_nomb.o)";
+  EXPECT_TRUE(member);
+  // CSTACK lives in CCM RAM in the 7.60 template.
+  LinkerMap ccm = load("map_iar/tylerpedley_stm32f4_template_ewarm7.60.map");
+  EXPECT_EQ(region(ccm, "P3")->origin, 0x10000000u);
+  EXPECT_EQ(region(ccm, "P3")->used, 8192u);
+}
+
+TEST(LinkerMap, RejectsTextThatIsNoMap) {
+  std::string error;
+  EXPECT_FALSE(parse_linker_map("hello\nworld\n", error));
+  EXPECT_NE(error.find("line"), std::string::npos);
+  EXPECT_FALSE(parse_linker_map("IAR ELF Linker V9\nnothing else\n", error));
+  EXPECT_NE(error.find("PLACEMENT SUMMARY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgemem
