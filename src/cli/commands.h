@@ -29,5 +29,6 @@ void add_demo_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_map_command(CLI::App& app);
 void add_stack_command(CLI::App& app);
+void add_fit_command(CLI::App& app);
 
 }  // namespace edgemem::cli

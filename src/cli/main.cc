@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   edgemem::cli::add_plan_command(app);
   edgemem::cli::add_map_command(app);
   edgemem::cli::add_stack_command(app);
+  edgemem::cli::add_fit_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

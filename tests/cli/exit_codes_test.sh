@@ -55,6 +55,19 @@ if [ -f "$map" ]; then
   grep -q "tensor_arena" "$tmp/out" || { echo "FAIL: map does not find the arena"; fail=1; }
 fi
 expect 2 "not a map" -- "$edgemem" map "$tmp/plain.txt"
+# edgemem fit: fits, does not fit (exit 1, for CI), unknown chip (exit 2).
+kws=$src/../shared/corpus/tflite/tflm_keyword_scrambled.tflite
+person=$src/../shared/corpus/tflite/tflm_person_detect.tflite
+if [ -f "$map" ] && [ -f "$kws" ]; then
+  expect 0 "fit" -- "$edgemem" fit "$kws" --map "$map" --mcu nRF52840
+  grep -q "^FITS" "$tmp/out" || { echo "FAIL: fit prints no verdict"; fail=1; }
+  expect 1 "fit: too big for the chip" -- "$edgemem" fit "$person" --map "$map" --mcu STM32F103C8
+  grep -q "SHORT by" "$tmp/out" || { echo "FAIL: fit does not say how much is missing"; fail=1; }
+  expect 1 "fit --json exits 1 too" -- "$edgemem" fit "$person" --map "$map" --ram 65536 --flash 262144 --json
+  grep -q '"fits": false' "$tmp/out" || { echo "FAIL: fit JSON does not say it does not fit"; fail=1; }
+  expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
+  expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
+fi
 # edgemem stack: the corpus' own build, and a directory with nothing in it.
 su=$src/../shared/corpus/su
 if [ -d "$su" ]; then

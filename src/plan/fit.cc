@@ -1,0 +1,112 @@
+#include "plan/fit.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace edgemem::plan {
+
+extern const char kMcuTableJson[];
+
+std::optional<std::vector<Mcu>> parse_mcu_table(const std::string& json, std::string& error) {
+  auto doc = nlohmann::json::parse(json, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("mcus") || !doc["mcus"].is_array()) {
+    error = "expected a JSON object with an \"mcus\" array";
+    return std::nullopt;
+  }
+  std::vector<Mcu> out;
+  for (const auto& m : doc["mcus"]) {
+    if (!m.is_object() || !m.contains("name") || !m["name"].is_string() || !m.contains("ram") ||
+        !m["ram"].is_number_unsigned() || !m.contains("flash") || !m["flash"].is_number_unsigned()) {
+      error = "mcus[" + std::to_string(out.size()) + "]: expected name, ram and flash (bytes)";
+      return std::nullopt;
+    }
+    Mcu mcu;
+    mcu.name = m["name"];
+    mcu.core = m.value("core", "");
+    mcu.note = m.value("note", "");
+    mcu.ram = m["ram"];
+    mcu.flash = m["flash"];
+    mcu.largest_ram_block = m.value("largest_ram_block", mcu.ram);
+    out.push_back(std::move(mcu));
+  }
+  return out;
+}
+
+std::vector<Mcu> builtin_mcus() {
+  std::string error;
+  return parse_mcu_table(kMcuTableJson, error).value_or(std::vector<Mcu>{});
+}
+
+FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip) {
+  FitResult r;
+  r.arena_need = budget.recommended_bytes;
+
+  // The weights are linked in if a constant symbol is at least the model's
+  // size (a .tflite embedded as a C array, maybe padded for alignment).
+  const MapSymbol* weights = nullptr;
+  const MapSymbol* arena = nullptr;
+  for (const MapSymbol& s : map.symbols) {
+    std::string_view role = symbol_role(s, section_kind(map, s.section));
+    if (s.size >= model_bytes && s.size <= model_bytes + 64 && role != "tensor arena" && (!weights || role == "model weights"))
+      weights = &s;
+    if (role == "tensor arena" && (!arena || s.size > arena->size)) arena = &s;
+  }
+
+  uint64_t flash_used = 0, ram_used = 0;
+  const MapRegion* arena_region = nullptr;
+  for (const MapRegion& reg : map.regions) {
+    if (reg.kind == RegionKind::flash) flash_used += reg.used;
+    if (reg.kind != RegionKind::ram) continue;
+    ram_used += reg.used;
+    if (arena && arena->address >= reg.origin && arena->address < reg.origin + reg.length) arena_region = &reg;
+  }
+  r.flash.push_back({"firmware image (map)", flash_used});
+  if (weights) r.model_symbol = weights->name;
+  else r.flash.push_back({"model weights (.tflite, not linked in the map)", model_bytes});
+
+  if (arena) {
+    r.arena_symbol = arena->name;
+    r.declared_arena = arena->size;
+    r.ram.push_back({"statics (map, without the declared arena)", ram_used - std::min(ram_used, arena->size)});
+  } else {
+    r.ram.push_back({"statics (map)", ram_used});
+  }
+  r.ram.push_back({"tensor arena (recommended)", r.arena_need});
+  for (const FitLine& l : r.flash) r.flash_need += l.bytes;
+  for (const FitLine& l : r.ram) r.ram_need += l.bytes;
+
+  if (chip) {
+    r.chip = chip->name;
+    r.flash_capacity = chip->flash;
+    r.ram_capacity = chip->ram;
+    r.largest_ram_block = chip->largest_ram_block;
+  } else {
+    r.chip = "the map's memory regions";
+    for (const MapRegion& reg : map.regions) {
+      if (reg.kind == RegionKind::flash) r.flash_capacity += reg.length;
+      if (reg.kind == RegionKind::ram) {
+        r.ram_capacity += reg.length;
+        r.largest_ram_block = std::max(r.largest_ram_block, reg.length);
+      }
+    }
+  }
+  // The arena is one array. Against the map: the RAM region with the most
+  // room once the declared arena is taken out. Against a chip: its largest
+  // contiguous block (the statics are covered by the total).
+  if (chip) {
+    r.arena_block_free = chip->largest_ram_block;
+  } else {
+    for (const MapRegion& reg : map.regions) {
+      if (reg.kind != RegionKind::ram) continue;
+      uint64_t used = reg.used - (&reg == arena_region ? std::min(reg.used, r.declared_arena) : 0);
+      r.arena_block_free = std::max(r.arena_block_free, reg.length > used ? reg.length - used : 0);
+    }
+  }
+  r.fits_flash = r.flash_need <= r.flash_capacity;
+  r.fits_ram = r.ram_need <= r.ram_capacity;
+  r.fits_block = r.arena_need <= r.arena_block_free;
+  return r;
+}
+
+}  // namespace edgemem::plan

@@ -1,0 +1,49 @@
+// Does this model fit this chip? Model weights in flash beside the firmware
+// (unless the map shows them linked in already), the recommended tensor
+// arena in RAM beside the firmware's statics (replacing the arena the
+// firmware declares, if the map shows one), against the chip's RAM, flash
+// and largest contiguous RAM block.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/arena_budget.h"
+#include "static/linker_map.h"
+
+namespace edgemem::plan {
+
+struct Mcu {
+  std::string name, core, note;
+  uint64_t ram = 0, flash = 0, largest_ram_block = 0;
+};
+
+// The built-in table (data/mcus.json), or one in the same format.
+std::vector<Mcu> builtin_mcus();
+std::optional<std::vector<Mcu>> parse_mcu_table(const std::string& json, std::string& error);
+
+struct FitLine {
+  std::string what;
+  uint64_t bytes = 0;
+};
+
+struct FitResult {
+  std::string chip;                  // MCU name or "the map's memory regions"
+  uint64_t flash_capacity = 0, ram_capacity = 0, largest_ram_block = 0;
+  std::vector<FitLine> flash, ram;   // what needs the space
+  uint64_t flash_need = 0, ram_need = 0;
+  std::string model_symbol;          // the weights array found in the map, if any
+  std::string arena_symbol;          // the declared tensor arena, if any
+  uint64_t declared_arena = 0;
+  uint64_t arena_need = 0;           // recommended_arena_bytes
+  uint64_t arena_block_free = 0;     // contiguous RAM the arena can have
+  bool fits_flash = false, fits_ram = false, fits_block = false;
+  bool fits() const { return fits_flash && fits_ram && fits_block; }
+};
+
+// `chip` empty: capacities come from the map's own regions.
+FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip);
+
+}  // namespace edgemem::plan

@@ -1,0 +1,90 @@
+// edgemem fit: weights and arena against the firmware's map and the chip.
+#include <gtest/gtest.h>
+
+#include "plan/fit.h"
+#include "test_support.h"
+
+namespace edgemem::plan {
+namespace {
+
+using edgemem::test::corpus;
+using edgemem::test::read_file;
+
+ArenaBudget budget_of(uint64_t recommended) {
+  ArenaBudget b;
+  b.recommended_bytes = recommended;
+  return b;
+}
+
+LinkerMap small_map() {
+  LinkerMap m;
+  m.regions = {{"FLASH", 0x08000000, 256 * 1024, "rx", 40000, RegionKind::flash},
+               {"RAM", 0x20000000, 64 * 1024, "xrw", 30000, RegionKind::ram}};
+  m.sections = {{".rodata", 0x08001000, 30000, std::nullopt, SectionKind::rodata, 0},
+                {".bss", 0x20000000, 28000, std::nullopt, SectionKind::bss, 0}};
+  m.symbols = {{"g_model", ".rodata", "model.o", 0x08001000, 27856},
+               {"tensor_arena", ".bss", "main.o", 0x20000100, 20000}};
+  return m;
+}
+
+TEST(Fit, LinkedWeightsAreNotCountedTwiceAndTheDeclaredArenaIsReplaced) {
+  FitResult r = fit(budget_of(16004), 27848, small_map(), std::nullopt);
+  EXPECT_EQ(r.model_symbol, "g_model");  // 27,856 B: the model padded to 16 B
+  EXPECT_EQ(r.flash_need, 40000u);
+  EXPECT_EQ(r.arena_symbol, "tensor_arena");
+  EXPECT_EQ(r.declared_arena, 20000u);
+  EXPECT_EQ(r.ram_need, 30000u - 20000u + 16004u);
+  EXPECT_EQ(r.ram_capacity, 64u * 1024);
+  EXPECT_EQ(r.arena_block_free, 64u * 1024 - 10000u);
+  EXPECT_TRUE(r.fits());
+}
+
+TEST(Fit, UnlinkedWeightsAreAddedAndShortfallsAreNamed) {
+  LinkerMap m = small_map();
+  m.symbols.erase(m.symbols.begin());
+  Mcu tiny{"tiny", "Cortex-M0+", "", 32 * 1024, 64 * 1024, 16 * 1024};
+  FitResult r = fit(budget_of(20000), 300000, m, tiny);
+  EXPECT_EQ(r.flash_need, 340000u);
+  EXPECT_FALSE(r.fits_flash);
+  EXPECT_EQ(r.ram_need, 30000u);  // 10,000 B of statics + the arena
+  EXPECT_TRUE(r.fits_ram);
+  EXPECT_FALSE(r.fits_block);  // 20,000 B do not fit a 16 KiB block
+  EXPECT_FALSE(r.fits());
+}
+
+TEST(Fit, RealMapAndModel) {
+  std::string text = read_file(corpus("map/own_cm4_O2.map")), error;
+  auto map = parse_linker_map(text, error);
+  ASSERT_TRUE(map) << error;
+  std::string bytes = read_file(corpus("tflite/tflm_keyword_scrambled.tflite"));
+  auto model = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  ASSERT_TRUE(model) << error;
+  ArenaBudget b = arena_budget(*model, Target::cortex_m);
+  FitResult r = fit(b, bytes.size(), *map, std::nullopt);
+  EXPECT_EQ(r.flash_need, 3292u + bytes.size());  // ld's FLASH use + the weights
+  EXPECT_EQ(r.declared_arena, 16384u);
+  EXPECT_EQ(r.ram_need, 20512u - 16384u + b.recommended_bytes);  // ld's RAM use, arena swapped
+  EXPECT_TRUE(r.fits());
+}
+
+TEST(McuTable, HasTheCommonChipsAndRejectsBadTables) {
+  auto mcus = builtin_mcus();
+  for (const char* name : {"STM32L476RG", "STM32H743ZI", "nRF52840", "ESP32-S3", "RP2040"}) {
+    bool found = false;
+    for (const auto& m : mcus)
+      if (m.name == name) {
+        found = true;
+        EXPECT_GT(m.ram, 0u);
+        EXPECT_GT(m.flash, 0u);
+        EXPECT_LE(m.largest_ram_block, m.ram);
+      }
+    EXPECT_TRUE(found) << name;
+  }
+  std::string error;
+  EXPECT_FALSE(parse_mcu_table("{\"mcus\": [{\"name\": \"x\"}]}", error));
+  EXPECT_NE(error.find("mcus[0]"), std::string::npos);
+  EXPECT_FALSE(parse_mcu_table("not json", error));
+}
+
+}  // namespace
+}  // namespace edgemem::plan
