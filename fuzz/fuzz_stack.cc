@@ -1,5 +1,6 @@
-// libFuzzer entry for the .su/.ci readers: the input, split in two, becomes
-// one .su and one .ci file in a private directory.
+// libFuzzer entry for the stack readers: the input, split in two, becomes
+// one .su and one .ci file in a private directory; whole, it is read as a
+// Keil call graph report.
 #include <unistd.h>
 
 #include <cstddef>
@@ -18,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ofstream(dir / "a.ci", std::ios::binary)
       .write(reinterpret_cast<const char*>(data + half), static_cast<std::streamsize>(size - half));
   std::string error;
-  (void)edgemem::analyze_stack({dir.string()}, error);
+  (void)edgemem::analyze_stack({dir.string()}, false, error);
+  (void)edgemem::parse_keil_callgraph({reinterpret_cast<const char*>(data), size}, true, error);
   return 0;
 }

@@ -16,11 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Node {
-  StackFunction fn;
-  bool has_frame = false;
-  std::vector<std::string> callees;  // node titles
-};
+using Node = CallNode;
+
+bool is_interrupt(const std::string& name) {
+  return name != "Reset_Handler" && (name.ends_with("_Handler") || name.ends_with("_IRQHandler") || name.ends_with("IRQHandler"));
+}
 
 // "path:line:col:name" where the path may hold ':' (Windows) and the name
 // too (C++): the location is the first ":digits:digits:".
@@ -67,21 +67,34 @@ std::optional<std::string> vcg_field(std::string_view line, std::string_view key
 
 }  // namespace
 
-std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, std::string& error) {
-  std::vector<fs::path> su, ci;
+std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error) {
+  std::vector<fs::path> su, ci, htm;
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
         if (e.path().extension() == ".su") su.push_back(e.path());
         if (e.path().extension() == ".ci") ci.push_back(e.path());
+        if (e.path().extension() == ".htm") htm.push_back(e.path());
       }
     } else if (fs::exists(p, ec)) {
-      (fs::path(p).extension() == ".ci" ? ci : su).push_back(p);
+      auto ext = fs::path(p).extension();
+      (ext == ".ci" ? ci : ext == ".htm" || ext == ".html" ? htm : su).push_back(p);
     } else {
       error = fmt::format("{}: cannot open", p);
       return std::nullopt;
     }
+  }
+  // Keil: one call graph report per image, and no GCC files beside it.
+  std::erase_if(htm, [](const fs::path& p) { return read(p).find("Static Call Graph for image") == std::string::npos; });
+  if (!htm.empty() && su.empty() && ci.empty()) {
+    if (htm.size() > 1) {
+      error = fmt::format("{} Keil call graph reports found ({}, ...): name one", htm.size(), htm[0].string());
+      return std::nullopt;
+    }
+    auto report = parse_keil_callgraph(read(htm[0]), fpu, error);
+    if (!report) error = fmt::format("{}: {}", htm[0].string(), error);
+    return report;
   }
   std::sort(su.begin(), su.end());
   std::sort(ci.begin(), ci.end());
@@ -164,69 +177,86 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     by_name.emplace(f.name, f.name);
   }
   if (nodes.empty()) {
-    error = "no .su or .ci files found (compile with -fstack-usage -fcallgraph-info=su)";
+    error = "no .su, .ci or Keil .htm files found (compile with -fstack-usage -fcallgraph-info=su, or link with --callgraph)";
     return std::nullopt;
   }
 
-  StackReport report;
+  StackReport report = worst_case_stacks(nodes, fpu);
   report.files = su.size() + ci.size();
+  if (ci.empty()) {  // without a call graph every function would look like a root
+    report.roots.clear();
+    report.interrupts = InterruptBudget{0, 0, 0, report.interrupts.frame_bytes, 0};
+  }
+  return report;
+}
+
+StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool fpu) {
+  StackReport report;
   std::set<std::string> called;
   for (const auto& [title, n] : nodes)
     for (const std::string& c : n.callees) called.insert(c);
 
   // Deepest path from `title`; cycles, indirect calls and frameless callees
-  // are recorded as reasons and contribute nothing.
+  // are recorded as reasons and contribute nothing. Results are memoised per
+  // node: without that, shared callees make the walk exponential.
   struct Result {
     uint64_t bytes = 0;
     std::vector<std::string> path;
+    std::set<std::string> reasons;
   };
-  std::function<Result(const std::string&, std::vector<std::string>&, StackRoot&)> deepest =
-      [&](const std::string& title, std::vector<std::string>& stack, StackRoot& root) -> Result {
+  std::map<std::string, Result> memo;
+  std::function<const Result&(const std::string&, std::vector<std::string>&)> deepest =
+      [&](const std::string& title, std::vector<std::string>& stack) -> const Result& {
+    if (auto it = memo.find(title); it != memo.end()) return it->second;
     const Node& n = nodes.at(title);
     Result best;
+    bool any = false;
     for (const std::string& c : n.callees) {
       if (c == "__indirect_call") {
-        root.unbounded = true;
-        root.reasons.push_back("indirect call in " + n.fn.name);
+        best.reasons.insert("indirect call in " + n.fn.name);
         continue;
       }
       if (std::find(stack.begin(), stack.end(), c) != stack.end()) {
-        root.unbounded = true;
-        root.reasons.push_back("recursion: " + nodes.at(c).fn.name);
+        best.reasons.insert("recursion: " + nodes.at(c).fn.name);
         continue;
       }
       auto it = nodes.find(c);
-      if (it == nodes.end() || !it->second.has_frame) {
-        root.unbounded = true;
-        root.reasons.push_back("no stack info: " + (it == nodes.end() ? c : it->second.fn.name));
+      if (it == nodes.end()) {
+        best.reasons.insert("no stack info: " + c);
         continue;
       }
+      // A callee without a frame size counts 0 B and is flagged; what it
+      // calls is still walked (Keil's run-time entry code has no sizes).
+      if (!it->second.has_frame) best.reasons.insert("no stack info: " + it->second.fn.name);
       stack.push_back(c);
-      Result r = deepest(c, stack, root);
+      const Result& r = deepest(c, stack);
       stack.pop_back();
-      if (r.bytes > best.bytes || best.path.empty()) best = r;
+      best.reasons.insert(r.reasons.begin(), r.reasons.end());
+      if (r.bytes > best.bytes || !any) {
+        best.bytes = r.bytes;
+        best.path = r.path;
+        any = true;
+      }
     }
-    if (n.fn.qualifier == "dynamic") {
-      root.unbounded = true;
-      root.reasons.push_back("dynamic frame: " + n.fn.name);
-    }
+    if (n.fn.qualifier == "dynamic") best.reasons.insert("dynamic frame: " + n.fn.name);
+    if (!n.has_frame && stack.size() == 1) best.reasons.insert("no stack info: " + n.fn.name);
     best.bytes += n.fn.frame_bytes;
     best.path.insert(best.path.begin(), n.fn.name);
-    return best;
+    return memo.emplace(title, std::move(best)).first->second;
   };
   for (const auto& [title, n] : nodes) {
-    if (!n.has_frame) continue;
-    report.functions.push_back(n.fn);
-    // Without a call graph every function would look like a root.
-    if (ci.empty() || called.count(title)) continue;
+    if (n.has_frame) report.functions.push_back(n.fn);
+    if (n.unused || called.count(title) || (!n.has_frame && n.callees.empty())) continue;
     StackRoot root;
     root.function = n.fn.name;
+    root.interrupt = is_interrupt(n.fn.name);
+    root.stated_bytes = n.stated_depth;
     std::vector<std::string> stack{title};
-    Result r = deepest(title, stack, root);
+    const Result& r = deepest(title, stack);
     root.worst_case_bytes = r.bytes;
     root.path = r.path;
-    std::sort(root.reasons.begin(), root.reasons.end());
-    root.reasons.erase(std::unique(root.reasons.begin(), root.reasons.end()), root.reasons.end());
+    root.reasons.assign(r.reasons.begin(), r.reasons.end());
+    root.unbounded = !root.reasons.empty();
     report.roots.push_back(std::move(root));
   }
   std::sort(report.functions.begin(), report.functions.end(),
@@ -234,6 +264,20 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   std::sort(report.roots.begin(), report.roots.end(), [](const auto& a, const auto& b) {
     return a.worst_case_bytes != b.worst_case_bytes ? a.worst_case_bytes > b.worst_case_bytes : a.function < b.function;
   });
+  InterruptBudget& irq = report.interrupts;
+  irq.frame_bytes = fpu ? 104 : 32;
+  uint64_t worst_handler = 0;
+  for (const StackRoot& r : report.roots) {
+    if (!r.interrupt) {
+      irq.thread_bytes = std::max(irq.thread_bytes, r.worst_case_bytes);
+      continue;
+    }
+    ++irq.handlers;
+    worst_handler = std::max(worst_handler, r.worst_case_bytes + irq.frame_bytes);
+    irq.all_nested_bytes += r.worst_case_bytes + irq.frame_bytes;
+  }
+  irq.one_level_bytes = irq.thread_bytes + worst_handler;
+  irq.all_nested_bytes += irq.thread_bytes;
   return report;
 }
 

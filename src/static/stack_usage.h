@@ -1,10 +1,12 @@
 // Worst-case stack from GCC's -fstack-usage (.su) and -fcallgraph-info=su
-// (.ci) files. Recursion, indirect calls, dynamic frames and calls into code
+// (.ci) files, or from the static call graph armlink writes (Keil MDK's
+// <image>.htm). Recursion, indirect calls, dynamic frames and calls into code
 // without stack information make a root "unbounded": edgemem reports the
 // known part and says why, rather than inventing a number.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,17 +26,53 @@ struct StackRoot {
   std::vector<std::string> path;   // root first
   bool unbounded = false;
   std::vector<std::string> reasons;  // "recursion: f", "indirect call in g", "no stack info: memcpy", "dynamic frame: h"
+  bool interrupt = false;          // an exception or interrupt handler (..._Handler, ..._IRQHandler)
+  std::optional<uint64_t> stated_bytes;  // the toolchain's own number for it (Keil's "Max Depth")
+};
+
+// The main stack (MSP) on a Cortex-M: thread code, then interrupts stacking
+// on top, each with the frame the hardware pushes (32 B, 104 B with the FPU
+// context). How deep interrupts nest depends on their priorities, so both
+// ends are given.
+struct InterruptBudget {
+  uint64_t thread_bytes = 0;      // the worst non-interrupt root
+  uint64_t one_level_bytes = 0;   // + the worst handler and its frame
+  uint64_t all_nested_bytes = 0;  // + every handler and frame (all priorities distinct)
+  uint64_t frame_bytes = 32;
+  size_t handlers = 0;
 };
 
 struct StackReport {
+  std::string source = "GCC";            // "GCC" or "Keil"
   std::vector<StackFunction> functions;  // heaviest frame first
   std::vector<StackRoot> roots;          // worst first
   size_t files = 0;
+  InterruptBudget interrupts;
+  // Keil: "Maximum Stack Usage = N bytes + Unknown(...)" and its chain.
+  std::optional<uint64_t> stated_max_bytes;
+  std::string stated_unknown;
+  std::vector<std::string> stated_chain;
 };
 
+// One function in a call graph, keyed by a title unique in the image.
+struct CallNode {
+  StackFunction fn;
+  bool has_frame = false;            // its frame size is known
+  std::vector<std::string> callees;  // titles; "__indirect_call" for a call through a pointer
+  std::optional<uint64_t> stated_depth;
+  bool unused = false;               // removed by the linker
+};
+
+// Worst case for every root of the graph (a node nobody calls), the
+// interrupt budget on top (`fpu`: 104-byte frames), heaviest frames first.
+StackReport worst_case_stacks(const std::map<std::string, CallNode>& graph, bool fpu);
+
+// Keil MDK's static call graph (.htm); nullopt with a reason if it is not one.
+std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu, std::string& error);
+
 // Reads every .su and .ci file among `paths` (files or directories, searched
-// recursively). Returns nullopt with a reason when nothing usable is found
-// or a file cannot be read.
-std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, std::string& error);
+// recursively), or one Keil .htm report. Returns nullopt with a reason when
+// nothing usable is found or a file cannot be read.
+std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error);
 
 }  // namespace edgemem

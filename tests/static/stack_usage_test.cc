@@ -28,7 +28,7 @@ const StackRoot* root(const StackReport& r, std::string_view name) {
 TEST(Stack, O2WorstCaseIs136BytesWithTheDynamicFrameFlagged) {
   auto truth = nlohmann::json::parse(test::read_file(test::corpus("map/own_ground_truth.json")))["worst_case_stack_by_hand"]["O2"];
   std::string error;
-  auto report = analyze_stack(build_files("own_O2_"), error);
+  auto report = analyze_stack(build_files("own_O2_"), false, error);
   ASSERT_TRUE(report) << error;
   const StackRoot* reset = root(*report, "Reset_Handler");
   ASSERT_TRUE(reset);
@@ -51,7 +51,7 @@ TEST(Stack, O2WorstCaseIs136BytesWithTheDynamicFrameFlagged) {
 TEST(Stack, O0RecursionAndIndirectCallAreUnboundedNotInvented) {
   auto truth = nlohmann::json::parse(test::read_file(test::corpus("map/own_ground_truth.json")))["worst_case_stack_by_hand"]["O0"];
   std::string error;
-  auto report = analyze_stack(build_files("own_O0_"), error);
+  auto report = analyze_stack(build_files("own_O0_"), false, error);
   ASSERT_TRUE(report) << error;
   const StackRoot* reset = root(*report, "Reset_Handler");
   ASSERT_TRUE(reset);
@@ -67,7 +67,7 @@ TEST(Stack, O0RecursionAndIndirectCallAreUnboundedNotInvented) {
 
 TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
   std::string error;
-  auto report = analyze_stack({test::corpus("su/kennykang_nucleo_l432kc_release")}, error);
+  auto report = analyze_stack({test::corpus("su/kennykang_nucleo_l432kc_release")}, false, error);
   ASSERT_TRUE(report) << error;
   EXPECT_EQ(report->files, 28u);
   bool main_found = false;
@@ -81,9 +81,55 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
   {
     std::ofstream(dir / "x.su") << "not a stack usage line\n";
   }
-  EXPECT_FALSE(analyze_stack({dir.string()}, error));
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
   EXPECT_NE(error.find("x.su:1"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(Stack, KeilReportsGiveKeilsOwnMaximumAndEveryStatedDepth) {
+  struct Case {
+    const char* file;
+    uint64_t max;
+    const char* first_of_chain;
+  } cases[] = {{"badshun_minirtos_ac5_5.06u7.htm", 96, "main"},
+               {"bairu_nuedc2024h_mspm0g3507_ac6_6.22.htm", 640, "__rt_entry_main"},
+               {"stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.htm", 208, "__rt_entry_main"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    std::string error;
+    auto report = analyze_stack({test::corpus(std::string("stack_keil/") + c.file)}, false, error);
+    ASSERT_TRUE(report) << error;
+    EXPECT_EQ(report->source, "Keil");
+    ASSERT_TRUE(report->stated_max_bytes);
+    EXPECT_EQ(*report->stated_max_bytes, c.max);
+    ASSERT_FALSE(report->roots.empty());
+    // edgemem's own walk of the graph reaches Keil's number along Keil's chain.
+    EXPECT_EQ(report->roots[0].worst_case_bytes, c.max);
+    EXPECT_EQ(report->roots[0].function, c.first_of_chain);
+    ASSERT_GE(report->roots[0].path.size(), report->stated_chain.size());
+    EXPECT_TRUE(std::equal(report->stated_chain.begin(), report->stated_chain.end(), report->roots[0].path.begin()));
+    size_t stated = 0;
+    for (const auto& r : report->roots)
+      if (r.stated_bytes) {
+        EXPECT_EQ(r.worst_case_bytes, *r.stated_bytes) << r.function;
+        ++stated;
+      }
+    EXPECT_GE(stated, 5u);
+  }
+}
+
+TEST(Stack, InterruptHandlersStackOnTopOfThreadCode) {
+  std::string error;
+  auto report = analyze_stack({test::corpus("stack_keil/bairu_nuedc2024h_mspm0g3507_ac6_6.22.htm")}, true, error);
+  ASSERT_TRUE(report) << error;
+  const InterruptBudget& irq = report->interrupts;
+  EXPECT_EQ(irq.thread_bytes, 640u);
+  EXPECT_EQ(irq.frame_bytes, 104u);  // FPU context
+  EXPECT_EQ(irq.one_level_bytes, 640u + 80u + 104u);  // TIMA0_IRQHandler is the deepest handler
+  EXPECT_GT(irq.all_nested_bytes, irq.one_level_bytes);
+  std::string not_html = "<html>nothing</html>";
+  EXPECT_FALSE(parse_keil_callgraph(not_html, false, error));
+  EXPECT_NE(error.find("Static Call Graph"), std::string::npos);
 }
 
 }  // namespace
