@@ -9,30 +9,49 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "static/elf_image.h"
 #include "static/linker_map.h"
 
 namespace edgemem::cli {
 namespace {
 
 struct MapArgs {
-  std::string map;
+  std::string map, elf;
   bool json = false;
   size_t top = 15;
 };
 
 int run_map(const MapArgs& args) {
-  std::ifstream in(args.map, std::ios::binary);
-  if (!in) {
-    fmt::print(stderr, "edgemem: {}: cannot open\n", args.map);
-    return 2;
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string error;
-  auto map = parse_linker_map(text, error);
-  if (!map) {
-    fmt::print(stderr, "edgemem: {}: {}\n", args.map, error);
+  if (args.map.empty() && args.elf.empty()) {
+    fmt::print(stderr, "edgemem: map: give a map file, --elf FW.elf, or both\n");
     return 2;
   }
+  std::optional<ElfImage> elf;
+  if (!args.elf.empty()) {
+    elf = read_elf_image(args.elf, error);
+    if (!elf) {
+      fmt::print(stderr, "edgemem: {}\n", error);
+      return 2;
+    }
+  }
+  std::optional<LinkerMap> map;
+  if (args.map.empty()) {
+    map = to_linker_map(*elf);
+  } else {
+    std::ifstream in(args.map, std::ios::binary);
+    if (!in) {
+      fmt::print(stderr, "edgemem: {}: cannot open\n", args.map);
+      return 2;
+    }
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    map = parse_linker_map(text, error);
+    if (!map) {
+      fmt::print(stderr, "edgemem: {}: {}\n", args.map, error);
+      return 2;
+    }
+  }
+  std::vector<std::string> mismatches = elf && !args.map.empty() ? compare_with_map(*elf, *map) : std::vector<std::string>{};
   auto kind_of = [&](const std::string& section) { return section_kind(*map, section); };
   auto role = [&](const MapSymbol& s) { return symbol_role(s, kind_of(s.section)); };
   std::vector<const MapSymbol*> symbols;
@@ -41,7 +60,7 @@ int run_map(const MapArgs& args) {
 
   nlohmann::json j;
   j["schema"] = "edgemem.map/1";
-  j["map"] = args.map;
+  j["map"] = args.map.empty() ? args.elf : args.map;
   j["toolchain"] = map->toolchain;
   j["regions"] = nlohmann::json::array();
   for (const auto& r : map->regions)
@@ -64,12 +83,28 @@ int run_map(const MapArgs& args) {
   j["totals"] = {{"code", map->totals.code}, {"ro_data", map->totals.ro_data}, {"rw_data", map->totals.rw_data},
                  {"zi_data", map->totals.zi_data}};
   j["stated_totals"] = map->stated;
+  if (elf) {
+    nlohmann::json e;
+    e["file"] = args.elf;
+    e["text"] = elf->text;
+    e["data"] = elf->data;
+    e["bss"] = elf->bss;
+    e["sections"] = nlohmann::json::array();
+    for (const auto& s : elf->sections)
+      e["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size}, {"alloc", s.alloc},
+                               {"write", s.write}, {"exec", s.exec}, {"nobits", s.nobits}});
+    e["symbols"] = nlohmann::json::array();
+    for (const auto& s : elf->symbols)
+      e["symbols"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size}, {"type", std::string(1, s.type)}});
+    e["map_mismatches"] = mismatches;
+    j["elf"] = std::move(e);
+  }
   if (args.json) {
     fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }
 
-  fmt::print("edgemem map: {} ({})\n\n", args.map, map->toolchain);
+  fmt::print("edgemem map: {} ({})\n\n", args.map.empty() ? args.elf : args.map, map->toolchain);
   for (const auto& r : map->regions) {
     double pct = r.length ? 100.0 * static_cast<double>(r.used) / static_cast<double>(r.length) : 0;
     fmt::print("{:<16} {:>10} B of {:>10} B  {:6.2f}%{}\n", r.name, r.used, r.length, pct,
@@ -82,6 +117,18 @@ int run_map(const MapArgs& args) {
   const MapTotals& t = map->totals;
   fmt::print("\ncode {} B, read-only data {} B, read-write data {} B, zero-initialised {} B\n", t.code, t.ro_data,
              t.rw_data, t.zi_data);
+  if (elf) {
+    fmt::print("\nELF {}: text {} B, data {} B, bss {} B (as `size` counts them)\n", args.elf, elf->text, elf->data,
+               elf->bss);
+    uint64_t total = 0;
+    for (const auto& s : elf->sections) {
+      fmt::print("  {:<20} {:>10} {:>12}  {}{}{}{}\n", s.name, s.size, s.address, s.alloc ? "A" : "-", s.write ? "W" : "-",
+                 s.exec ? "X" : "-", s.nobits ? " nobits" : "");
+      total += s.size;
+    }
+    fmt::print("  {:<20} {:>10}\n", "Total", total);
+    for (const auto& m : mismatches) fmt::print("  MISMATCH {} -- the map and the ELF are not from the same link\n", m);
+  }
   fmt::print("\nlargest symbols\n");
   for (size_t i = 0; i < symbols.size() && i < args.top; ++i)
     fmt::print("{:>10} B  {:<13} {}  ({})\n", symbols[i]->size, role(*symbols[i]),
@@ -94,7 +141,8 @@ int run_map(const MapArgs& args) {
 void add_map_command(CLI::App& app) {
   auto args = std::make_shared<MapArgs>();
   CLI::App* cmd = app.add_subcommand("map", "Read a linker map (GNU ld, armlink, IAR): regions, sections, objects, symbols");
-  cmd->add_option("map", args->map, "The .map file")->required();
+  cmd->add_option("map", args->map, "The .map file");
+  cmd->add_option("--elf", args->elf, "The linked ELF: sections and symbols as size -A and nm -S see them");
   cmd->add_flag("--json", args->json, "Print the edgemem.map/1 JSON document");
   cmd->add_option("--top", args->top, "Symbols to list")->capture_default_str();
   cmd->callback([args] { throw CLI::RuntimeError(run_map(*args)); });

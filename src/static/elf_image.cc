@@ -1,0 +1,129 @@
+#include "static/elf_image.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+namespace {
+
+// nm's letter for a defined symbol (binutils' bfd_decode_symclass).
+char nm_type(const GElf_Sym& sym, const GElf_Shdr* shdr) {
+  unsigned bind = GELF_ST_BIND(sym.st_info), type = GELF_ST_TYPE(sym.st_info);
+  if (sym.st_shndx == SHN_COMMON) return 'C';
+  if (bind == STB_WEAK) return type == STT_OBJECT ? 'V' : 'W';
+  char c = '?';
+  if (sym.st_shndx == SHN_ABS) c = 'A';
+  else if (shdr) {
+    bool alloc = shdr->sh_flags & SHF_ALLOC, write = shdr->sh_flags & SHF_WRITE;
+    if (shdr->sh_flags & SHF_EXECINSTR) c = 'T';
+    else if (alloc && shdr->sh_type == SHT_NOBITS) c = 'B';
+    else if (alloc && write) c = 'D';
+    else if (alloc) c = 'R';
+    else c = 'N';
+  }
+  return bind == STB_LOCAL && c != '?' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+}  // namespace
+
+std::optional<ElfImage> read_elf_image(const std::string& path, std::string& error) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) {
+    error = fmt::format("{}: cannot open", path);
+    return std::nullopt;
+  }
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  size_t shstrndx = 0;
+  if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+    error = fmt::format("{}: offset 0: expected an ELF file ({})", path, elf_errmsg(-1));
+    if (elf) elf_end(elf);
+    close(fd);
+    return std::nullopt;
+  }
+  ElfImage img;
+  GElf_Ehdr ehdr;
+  bool arm = gelf_getehdr(elf, &ehdr) && ehdr.e_machine == EM_ARM;
+  std::vector<GElf_Shdr> headers(1);  // by section index; 0 is the null section
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    headers.resize(std::max<size_t>(headers.size(), elf_ndxscn(scn) + 1));
+    headers[elf_ndxscn(scn)] = sh;
+    // `size -A` shows what BFD calls sections: not the symbol, string,
+    // relocation and group tables.
+    if (sh.sh_type == SHT_NULL || sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_REL ||
+        sh.sh_type == SHT_RELA || sh.sh_type == SHT_GROUP || sh.sh_type == SHT_DYNSYM)
+      continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    ElfSection s{name ? name : "", sh.sh_addr, sh.sh_size, (sh.sh_flags & SHF_ALLOC) != 0,
+                 (sh.sh_flags & SHF_WRITE) != 0, (sh.sh_flags & SHF_EXECINSTR) != 0, sh.sh_type == SHT_NOBITS};
+    if (s.alloc) {
+      if (s.nobits) img.bss += s.size;
+      else if (s.write) img.data += s.size;
+      else img.text += s.size;
+    }
+    img.sections.push_back(std::move(s));
+  }
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data) continue;
+    for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
+      unsigned type = GELF_ST_TYPE(sym.st_info);
+      if (sym.st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE) continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      if (!name || !*name || name[0] == '$') continue;  // ARM mapping symbols ($t, $d), hidden by nm
+      const GElf_Shdr* owner = sym.st_shndx < headers.size() && sym.st_shndx < SHN_LORESERVE ? &headers[sym.st_shndx] : nullptr;
+      // Bit 0 of an ARM function's address only says "Thumb"; nm clears it.
+      uint64_t address = arm && type == STT_FUNC ? sym.st_value & ~uint64_t{1} : sym.st_value;
+      img.symbols.push_back({name, address, sym.st_size, nm_type(sym, owner)});
+    }
+  }
+  elf_end(elf);
+  close(fd);
+  return img;
+}
+
+LinkerMap to_linker_map(const ElfImage& elf) {
+  LinkerMap m;
+  m.toolchain = "ELF";
+  for (const ElfSection& e : elf.sections) {
+    SectionKind kind = !e.alloc ? SectionKind::debug
+                       : e.exec ? SectionKind::code
+                       : e.nobits ? SectionKind::bss
+                       : e.write ? SectionKind::data
+                                 : SectionKind::rodata;
+    m.sections.push_back({e.name, e.address, e.size, std::nullopt, kind, 0});
+    uint64_t* total[] = {&m.totals.code, &m.totals.ro_data, &m.totals.rw_data, &m.totals.zi_data};
+    if (kind <= SectionKind::bss) *total[static_cast<int>(kind)] += e.size;
+  }
+  for (const ElfSymbol& s : elf.symbols) {
+    if (s.size == 0) continue;
+    std::string section;
+    for (const ElfSection& e : elf.sections)
+      if (e.alloc && s.address >= e.address && s.address < e.address + e.size) section = e.name;
+    m.symbols.push_back({s.name, section, "", s.address, s.size});
+  }
+  return m;
+}
+
+std::vector<std::string> compare_with_map(const ElfImage& elf, const LinkerMap& map) {
+  std::vector<std::string> out;
+  for (const ElfSection& e : elf.sections) {
+    if (!e.alloc) continue;
+    for (const MapSection& s : map.sections)
+      if (s.name == e.name && s.size != e.size)
+        out.push_back(fmt::format("{}: map {} B, ELF {} B", e.name, s.size, e.size));
+  }
+  return out;
+}
+
+}  // namespace edgemem

@@ -1,0 +1,44 @@
+// Sections and symbols straight from an ELF image (elfutils' libelf): what
+// `size -A`, `size` (Berkeley) and `nm -S` print, to cross-check a linker map
+// or replace it when only the ELF is at hand.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "static/linker_map.h"
+
+namespace edgemem {
+
+struct ElfSection {
+  std::string name;
+  uint64_t address = 0, size = 0;
+  bool alloc = false, write = false, exec = false, nobits = false;
+};
+
+struct ElfSymbol {
+  std::string name;
+  uint64_t address = 0, size = 0;
+  char type = '?';  // nm's letter: T/t code, D/d data, B/b bss, R/r read-only, A absolute, W/V weak...
+};
+
+struct ElfImage {
+  std::vector<ElfSection> sections;  // as `size -A` lists them, in file order
+  std::vector<ElfSymbol> symbols;    // defined symbols as `nm` lists them (no section, file or $-mapping symbols)
+  uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc read-only, alloc writable with contents, alloc nobits
+};
+
+// nullopt with a one-line reason when the file is unreadable or not ELF.
+std::optional<ElfImage> read_elf_image(const std::string& path, std::string& error);
+
+// The ELF seen as a linker map (sections by flags, its symbols, no memory
+// regions: the ELF does not know the chip), for when no map is at hand.
+LinkerMap to_linker_map(const ElfImage& elf);
+
+// Allocated sections whose size differs between a map and an ELF: the two
+// are not from the same link. "name: map N B, ELF M B" per difference.
+std::vector<std::string> compare_with_map(const ElfImage& elf, const LinkerMap& map);
+
+}  // namespace edgemem

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Static analysis against binutils on firmware built here: the corpus' own
+# Cortex-M4 sources (../shared/corpus/map/own_src) are compiled with
+# arm-none-eabi-gcc at -O2 and -O0 with a map, .su and .ci files, then
+#  * `edgemem map` region use must equal what ld --print-memory-usage printed,
+#  * `edgemem map --elf` sections must equal `arm-none-eabi-size -A` and its
+#    symbols `arm-none-eabi-nm -S`, line for line,
+#  * `edgemem stack` must give the hand-derived worst cases, with the
+#    recursion and the indirect call flagged.
+set -euo pipefail
+edgemem=$1
+src=$(cd "$2/../shared/corpus/map/own_src" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if [ "$2" != "$3" ]; then echo "FAIL: $1: got '$2', expected '$3'"; fail=1; else echo "ok: $1"; fi; }
+
+for opt in O2 O0; do
+  out=$tmp/$opt
+  mkdir -p "$out"
+  (cd "$out" && arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -$opt \
+     -ffunction-sections -fdata-sections -fstack-usage -fcallgraph-info=su -g \
+     -nostartfiles -specs=nano.specs -T "$src/own_link.ld" -Wl,--gc-sections -Wl,-Map=fw.map \
+     -Wl,--print-memory-usage -o fw.elf "$src/own_app.c" "$src/own_startup.c" >ld.txt)
+
+  # ld:  "           FLASH:        3292 B       256 KB      1.26%"
+  for region in FLASH RAM; do
+    want=$(awk -v r="$region:" '$1 == r { print $2 }' "$out/ld.txt")
+    got=$("$edgemem" map --json "$out/fw.map" | python3 -c "
+import json, sys
+print(next(r['used'] for r in json.load(sys.stdin)['regions'] if r['name'] == '$region'))")
+    check "$opt $region used = ld --print-memory-usage" "$got" "$want"
+  done
+
+  "$edgemem" map --json "$out/fw.map" --elf "$out/fw.elf" >"$out/map.json"
+  arm-none-eabi-size -A "$out/fw.elf" | awk 'NR > 2 && NF == 3 { print $1, $2, $3 }' >"$out/size.txt"
+  python3 -c "
+import json
+for s in json.load(open('$out/map.json'))['elf']['sections']: print(s['name'], s['size'], s['address'])" >"$out/ours_size.txt"
+  check "$opt sections = size -A" "$(diff "$out/size.txt" "$out/ours_size.txt" && echo same)" same
+  arm-none-eabi-nm -S "$out/fw.elf" | python3 -c "
+import sys
+for line in sys.stdin:
+    w = line.split()
+    if len(w) == 4: print(int(w[0], 16), int(w[1], 16), w[2], w[3])" | sort >"$out/nm.txt"
+  python3 -c "
+import json
+for s in json.load(open('$out/map.json'))['elf']['symbols']:
+    if s['size']: print(s['address'], s['size'], s['type'], s['name'])" | sort >"$out/ours_nm.txt"
+  check "$opt symbols with a size = nm -S" "$(diff "$out/nm.txt" "$out/ours_nm.txt" && echo same)" same
+  [ -s "$out/nm.txt" ] || { echo "FAIL: nm printed nothing"; fail=1; }
+  python3 -c "
+import json; e = json.load(open('$out/map.json'))['elf']; print(e['text'], e['data'], e['bss'])" >"$out/ours_berkeley.txt"
+  arm-none-eabi-size "$out/fw.elf" | awk 'NR == 2 { print $1, $2, $3 }' >"$out/berkeley.txt"
+  check "$opt text/data/bss = size" "$(cat "$out/ours_berkeley.txt")" "$(cat "$out/berkeley.txt")"
+  check "$opt map and ELF agree" "$(python3 -c "import json; print(len(json.load(open('$out/map.json'))['elf']['map_mismatches']))")" 0
+
+  "$edgemem" stack --json "$out" >"$out/stack.json"
+  python3 - "$out/stack.json" "$opt" >"$out/stack.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+reset = next(r for r in d['roots'] if r['function'] == 'Reset_Handler')
+print(reset['worst_case_bytes'], ' > '.join(reset['path']))
+print(';'.join(reset['reasons']))
+PY
+  worst=$(head -1 "$out/stack.txt")
+  reasons=$(sed -n 2p "$out/stack.txt")
+  if [ "$opt" = O2 ]; then
+    # Reset_Handler 8 + main 80 + invoke_model 24 + dense_s8 24
+    check "O2 worst case" "$worst" "136 Reset_Handler > main > invoke_model > dense_s8"
+    case "$reasons" in *"dynamic frame: normalize_dynamic"*) echo "ok: O2 VLA flagged";; *) echo "FAIL: O2 reasons: $reasons"; fail=1;; esac
+  else
+    # Reset_Handler 16 + main 80 + invoke_model 32 + dense_s8 72 + dot_s8 32
+    check "O0 worst case" "$worst" "232 Reset_Handler > main > invoke_model > dense_s8 > dot_s8"
+    for why in "recursion: checksum_recursive" "indirect call in run_post"; do
+      case "$reasons" in *"$why"*) echo "ok: O0 $why";; *) echo "FAIL: O0 reasons lack '$why': $reasons"; fail=1;; esac
+    done
+  fi
+done
+exit $fail
