@@ -22,29 +22,21 @@ std::string where(const std::string& path, const DecodeProblem& p) {
 
 }  // namespace
 
-int run_analyze(const AnalyzeArgs& args) {
-  FailOn rules;
-  try {
-    rules = parse_fail_on(args.fail_on);
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "edgemem: {}\n", e.what());
-    return 2;
-  }
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
   std::unique_ptr<ElfSymbolizer> symbolizer;
   if (!args.elf.empty()) {
     std::string why;
     symbolizer = ElfSymbolizer::open(args.elf, why);
     if (!symbolizer) {
       fmt::print(stderr, "edgemem: {}: {} (expected the firmware ELF with debug info)\n", args.elf, why);
-      return 2;
+      return std::nullopt;
     }
   }
   auto format = parse_format(args.format);
   if (!format) {
     fmt::print(stderr, "edgemem: unknown --format '{}' (expected auto, log, seedbin, itm, tpiu or emt)\n", args.format);
-    return 2;
+    return std::nullopt;
   }
-
   TraceContext context;
   AnalyzerOptions options;
   options.clock_hz = args.clock_hz;
@@ -73,7 +65,7 @@ int run_analyze(const AnalyzeArgs& args) {
   });
   if (!error.empty()) {
     fmt::print(stderr, "edgemem: {}: {}\n", args.path, error);
-    if (!decoder) return 2;
+    if (!decoder) return std::nullopt;
   }
   if (!decoder) {
     start(head);
@@ -84,7 +76,8 @@ int run_analyze(const AnalyzeArgs& args) {
   analyzer.set_trace_clock(decoder->clock_hz());
   AnalysisResult result = analyzer.finish();
 
-  InputSummary input{args.path, std::string(decoder->format_name()), decoder->stats(), context.time_base};
+  TraceRun run{{args.path, std::string(decoder->format_name()), decoder->stats(), context.time_base}, std::move(result)};
+  const InputSummary& input = run.input;
   const DecodeStats& s = input.stats;
   if (s.events == 0) {
     if (s.first_problem)
@@ -95,18 +88,30 @@ int run_analyze(const AnalyzeArgs& args) {
     else
       fmt::print(stderr, "edgemem: {}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
                  "seed binary records, emt or ITM packets)\n", args.path, s.bytes, input.format);
-    return 2;
+    return std::nullopt;
   }
   if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
     fmt::print(stderr, "edgemem: warning: {}: {} ({} corrupt bytes, {} malformed lines skipped; the rest was analysed)\n",
                where(args.path, *s.first_problem), s.first_problem->what, s.corrupt_bytes, s.malformed_lines);
+  return run;
+}
 
+int run_analyze(const AnalyzeArgs& args) {
+  FailOn rules;
+  try {
+    rules = parse_fail_on(args.fail_on);
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
+  }
+  auto run = run_trace(args);
+  if (!run) return 2;
   if (args.json)
-    fmt::print("{}\n", json_report(input, result));
+    fmt::print("{}\n", json_report(run->input, run->result));
   else
-    fmt::print("{}", text_report(input, result));
+    fmt::print("{}", text_report(run->input, run->result));
 
-  auto broken = broken_rules(rules, result);
+  auto broken = broken_rules(rules, run->result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
   return broken.empty() ? 0 : 1;
 }

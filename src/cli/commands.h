@@ -4,6 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "edgemem/analysis_result.h"
+#include "edgemem/report.h"
+
 namespace CLI {
 class App;
 }
@@ -24,11 +27,21 @@ struct AnalyzeArgs {
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input.
 int run_analyze(const AnalyzeArgs& args);
 
+// Decodes and analyses a trace as `analyze` does. On input that yields no
+// events it prints the one-line error and returns nullopt (exit 2).
+struct TraceRun {
+  InputSummary input;
+  AnalysisResult result;
+};
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args);
+
 void add_analyze_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_map_command(CLI::App& app);
 void add_stack_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
+void add_check_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
 
 }  // namespace edgemem::cli

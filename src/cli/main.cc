@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   edgemem::cli::add_map_command(app);
   edgemem::cli::add_stack_command(app);
   edgemem::cli::add_fit_command(app);
+  edgemem::cli::add_check_command(app);
+  edgemem::cli::add_diff_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

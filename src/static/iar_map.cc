@@ -185,6 +185,8 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       std::string object;
       for (size_t i = a + 2; i < w.size(); ++i) object += (object.empty() ? "" : " ") + std::string(w[i]);
       leaves.push_back({address, size, *c, object});
+      // Blocks (CSTACK, HEAP) have no ENTRY LIST size: name them here.
+      if (object.starts_with("<Block")) map.symbols.push_back({std::string(w[0]), "", "", address, size});
       continue;
     }
 

@@ -68,6 +68,36 @@ if [ -f "$map" ] && [ -f "$kws" ]; then
   expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
   expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
 fi
+# edgemem diff: two builds, two runs, and a map against a trace (exit 2).
+if [ -f "$map" ]; then
+  expect 0 "diff two maps" -- "$edgemem" diff "$map" "$src/../shared/corpus/map/own_cm4_O0.map"
+  grep -q "dot_s8  \[new\]" "$tmp/out" || { echo "FAIL: diff does not show the new symbol"; fail=1; }
+  expect 2 "diff map vs trace" -- "$edgemem" diff "$map" "$src/examples/traces/kws_fragment.log"
+fi
+expect 0 "diff two traces" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
+grep -q "leak rate" "$tmp/out" || { echo "FAIL: trace diff shows no leak rate"; fail=1; }
+# edgemem check: budgets that hold (0), one that breaks (1), a broken budget file (2).
+if [ -f "$map" ]; then
+  # Inputs named in a budget are relative to the budget file.
+  mkdir -p "$tmp/fw" && cp "$map" "$tmp/fw/fw.map"
+  cat >"$tmp/ok.json" <<JSON
+{"schema": "edgemem.budget/1", "inputs": {"map": "fw/fw.map"},
+ "regions": {"RAM": {"max_percent": 85}}, "symbols": {"tensor_arena": {"max_bytes": 16384}}}
+JSON
+  expect 0 "check: budgets hold" -- "$edgemem" check --budget "$tmp/ok.json"
+  cat >"$tmp/tight.json" <<JSON
+{"inputs": {"map": "fw/fw.map"}, "regions": {"RAM": {"max_percent": 30}}}
+JSON
+  expect 1 "check: RAM over budget" -- "$edgemem" check --budget "$tmp/tight.json"
+  grep -q "budget broken: regions.RAM.max_percent" "$tmp/err" || { echo "FAIL: check does not name the broken budget"; fail=1; }
+  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: check prints more than one line per broken budget"; fail=1; }
+  echo '{"regions": {"RAM": {"max_percent": 30}}' >"$tmp/bad.json"
+  expect 2 "check: malformed budget" -- "$edgemem" check --budget "$tmp/bad.json" --map "$map"
+  echo '{"regons": {}}' >"$tmp/typo.json"
+  expect 2 "check: unknown key" -- "$edgemem" check --budget "$tmp/typo.json" --map "$map"
+  grep -q "unknown key" "$tmp/err" || { echo "FAIL: typo in a budget is not named"; fail=1; }
+fi
+expect 1 "check: trace leaks" -- "$edgemem" check --budget /dev/stdin --trace "$src/examples/traces/kws_leak.emt" <<<'{"leak": {"max_bytes_per_inference": 0}}'
 # edgemem stack: the corpus' own build, and a directory with nothing in it.
 su=$src/../shared/corpus/su
 if [ -d "$su" ]; then

@@ -1,0 +1,141 @@
+// edgemem check --budget FILE: memory budgets for CI. Reads what the budget
+// needs (map, ELF, stack files, trace, model), evaluates every limit and
+// exits 1 with one line per broken budget.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "plan/arena_budget.h"
+#include "report/budget.h"
+#include "static/elf_image.h"
+#include "static/linker_map.h"
+#include "static/stack_usage.h"
+
+namespace edgemem::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CheckArgs {
+  std::string budget, map, elf, trace, model;
+  std::vector<std::string> stack;
+  std::string target = "cortex-m";
+  bool fpu = false, json = false;
+};
+
+std::optional<std::string> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int fail(const std::string& what, const std::string& why) {
+  fmt::print(stderr, "edgemem: {}: {}\n", what, why);
+  return 2;
+}
+
+int run_check(CheckArgs args) {
+  auto text = slurp(args.budget);
+  if (!text) return fail(args.budget, "cannot open");
+  nlohmann::json budget;
+  try {
+    budget = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return fail(args.budget, fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte));
+  }
+  // Inputs named in the budget are relative to it; the command line wins.
+  fs::path base = fs::path(args.budget).parent_path();
+  auto from_budget = [&](std::string& arg, const char* key) {
+    if (arg.empty() && budget.contains("inputs") && budget["inputs"].contains(key) && budget["inputs"][key].is_string())
+      arg = (base / budget["inputs"][key].get<std::string>()).string();
+  };
+  from_budget(args.map, "map");
+  from_budget(args.elf, "elf");
+  from_budget(args.trace, "trace");
+  from_budget(args.model, "model");
+  if (args.stack.empty() && budget.contains("inputs") && budget["inputs"].contains("stack")) {
+    const auto& s = budget["inputs"]["stack"];
+    if (s.is_string()) args.stack.push_back((base / s.get<std::string>()).string());
+    if (s.is_array())
+      for (const auto& p : s)
+        if (p.is_string()) args.stack.push_back((base / p.get<std::string>()).string());
+  }
+
+  std::string error;
+  std::optional<LinkerMap> map;
+  if (!args.map.empty()) {
+    auto t = slurp(args.map);
+    if (!t) return fail(args.map, "cannot open");
+    map = parse_linker_map(*t, error);
+    if (!map) return fail(args.map, error);
+  } else if (!args.elf.empty()) {
+    auto elf = read_elf_image(args.elf, error);
+    if (!elf) return fail("check", error);
+    map = to_linker_map(*elf);
+  }
+  std::optional<StackReport> stack;
+  if (!args.stack.empty()) {
+    stack = analyze_stack(args.stack, args.fpu, error);
+    if (!stack) return fail("check", error);
+  }
+  std::optional<TraceRun> trace;
+  if (!args.trace.empty()) {
+    AnalyzeArgs a;
+    a.path = args.trace;
+    trace = run_trace(a);
+    if (!trace) return 2;
+  }
+  std::optional<plan::ArenaBudget> arena;
+  if (!args.model.empty()) {
+    auto bytes = slurp(args.model);
+    if (!bytes) return fail(args.model, "cannot open");
+    auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, error);
+    if (!model) return fail(args.model, error);
+    arena = plan::arena_budget(*model, args.target == "x86-64" ? plan::Target::x86_64 : plan::Target::cortex_m);
+  }
+
+  BudgetInputs in{map ? &*map : nullptr, stack ? &*stack : nullptr, trace ? &trace->result : nullptr,
+                  arena ? &*arena : nullptr};
+  auto outcomes = evaluate_budget(budget, in, error);
+  if (!error.empty()) return fail(args.budget, error);
+
+  size_t broken = 0;
+  for (const auto& o : outcomes) broken += !o.ok;
+  if (args.json) {
+    nlohmann::json j = {{"schema", "edgemem.check/1"}, {"budget", args.budget}, {"ok", broken == 0}};
+    j["outcomes"] = nlohmann::json::array();
+    for (const auto& o : outcomes) j["outcomes"].push_back({{"rule", o.rule}, {"ok", o.ok}, {"message", o.message}});
+    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    for (const auto& o : outcomes)
+      if (o.ok) fmt::print("ok    {:<34} {}\n", o.rule, o.message);
+    fmt::print("{} of {} budgets hold\n", outcomes.size() - broken, outcomes.size());
+  }
+  for (const auto& o : outcomes)
+    if (!o.ok) fmt::print(stderr, "edgemem: budget broken: {}: {}\n", o.rule, o.message);
+  return broken ? 1 : 0;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* cmd = app.add_subcommand("check", "Evaluate a memory budget file for CI: exit 1 when one breaks");
+  cmd->add_option("--budget", args->budget, "The budget (JSON, edgemem.budget/1; docs/check.md)")->required();
+  cmd->add_option("--map", args->map, "Linker map (GNU ld, armlink, IAR)");
+  cmd->add_option("--elf", args->elf, "Linked ELF, when there is no map");
+  cmd->add_option("--stack", args->stack, "Directories or .su/.ci files, or a Keil .htm report");
+  cmd->add_option("--trace", args->trace, "A memory trace, for leak, fragmentation and arena margins");
+  cmd->add_option("--model", args->model, "The .tflite model, for the arena the firmware declares");
+  cmd->add_option("--target", args->target, "cortex-m | x86-64")->check(CLI::IsMember({"cortex-m", "x86-64"}));
+  cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B)");
+  cmd->add_flag("--json", args->json, "Print the edgemem.check/1 JSON document");
+  cmd->callback([args] { throw CLI::RuntimeError(run_check(*args)); });
+}
+
+}  // namespace edgemem::cli

@@ -1,0 +1,115 @@
+// Budgets for CI: every kind of limit holds or breaks on measured inputs,
+// and a malformed budget or a missing input is an error, not a pass.
+#include <gtest/gtest.h>
+
+#include "report/budget.h"
+
+namespace edgemem {
+namespace {
+
+using nlohmann::json;
+
+LinkerMap image() {
+  LinkerMap m;
+  m.regions = {{"FLASH", 0x08000000, 262144, "rx", 3292, RegionKind::flash},
+               {"RAM", 0x20000000, 65536, "xrw", 20512, RegionKind::ram}};
+  m.sections = {{".text", 0x08000040, 3220, std::nullopt, SectionKind::code, 0},
+                {".bss", 0x20000010, 16400, std::nullopt, SectionKind::bss, 0},
+                {".stack", 0x20004020, 4096, std::nullopt, SectionKind::bss, 0}};
+  m.symbols = {{"tensor_arena", ".bss", "app.o", 0x20000020, 16384}};
+  return m;
+}
+
+StackReport stacks() {
+  StackReport r;
+  StackRoot reset{"Reset_Handler", 136, {"Reset_Handler", "main"}, false, {}, false, std::nullopt};
+  StackRoot tick{"SysTick_Handler", 40, {"SysTick_Handler"}, false, {}, true, std::nullopt};
+  StackRoot task{"vTaskInfer", 900, {"vTaskInfer"}, true, {"recursion: walk"}, false, std::nullopt};
+  r.roots = {task, reset, tick};
+  r.interrupts = {900, 900 + 40 + 32, 900 + 40 + 32, 32, 1};
+  return r;
+}
+
+const BudgetOutcome* find(const std::vector<BudgetOutcome>& out, const std::string& rule) {
+  for (const auto& o : out)
+    if (o.rule == rule) return &o;
+  return nullptr;
+}
+
+TEST(Budget, RegionSectionAndSymbolLimits) {
+  LinkerMap m = image();
+  BudgetInputs in{&m, nullptr, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 30, "min_free_bytes": 1024},
+      "FLASH": {"max_bytes": 4096}}, "sections": {".bss": {"max_bytes": 16400}},
+      "symbols": {"tensor_arena": {"max_bytes": 16000}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_FALSE(find(out, "regions.RAM.max_percent")->ok);  // 31.3 % > 30 %
+  EXPECT_NE(find(out, "regions.RAM.max_percent")->message.find("31.3 %"), std::string::npos);
+  EXPECT_TRUE(find(out, "regions.RAM.min_free_bytes")->ok);
+  EXPECT_TRUE(find(out, "regions.FLASH.max_bytes")->ok);
+  EXPECT_TRUE(find(out, "sections..bss.max_bytes")->ok);  // equal is within budget
+  EXPECT_FALSE(find(out, "symbols.tensor_arena.max_bytes")->ok);
+}
+
+TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
+  LinkerMap m = image();
+  StackReport s = stacks();
+  BudgetInputs in{&m, &s, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": "map", "roots": {"vTaskInfer": 1024}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(find(out, "stack.main_stack_bytes")->ok);  // 972 B of the 4096 B .stack
+  EXPECT_NE(find(out, "stack.main_stack_bytes")->message.find(".stack in the map"), std::string::npos);
+  EXPECT_TRUE(find(out, "stack.roots.vTaskInfer")->ok);
+  ASSERT_NE(find(out, "stack.allow_unbounded"), nullptr);  // the recursion is not waved through
+  EXPECT_FALSE(find(out, "stack.allow_unbounded")->ok);
+
+  out = evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 960, "allow_unbounded": true}})"), in, error);
+  EXPECT_FALSE(find(out, "stack.main_stack_bytes")->ok);  // 900 + 40 + 32 > 960
+  EXPECT_EQ(find(out, "stack.allow_unbounded"), nullptr);
+}
+
+TEST(Budget, TraceLimits) {
+  AnalysisResult t;
+  t.inferences = 400;
+  t.leak_rate_bytes_per_inference = 644;
+  t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0});
+  t.fragmentation.band = "warning";
+  t.fragmentation.alloc_failures = 1;
+  t.pools.push_back({"arena", "arena", 81920, 78848, 78848, 3, 3.75});
+  BudgetInputs in{nullptr, nullptr, &t, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0},
+      "fragmentation": {"max_band": "warning", "max_alloc_failures": 0},
+      "arena": {"min_margin_percent": 5}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_TRUE(find(out, "fragmentation.max_band")->ok);
+  EXPECT_FALSE(find(out, "fragmentation.max_alloc_failures")->ok);
+  EXPECT_FALSE(find(out, "arena.arena")->ok);  // 3.75 % left, 5 % wanted
+}
+
+TEST(Budget, MistakesAreErrorsNotPasses) {
+  LinkerMap m = image();
+  BudgetInputs with_map{&m, nullptr, nullptr, nullptr};
+  std::string error;
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"region": {}})"), with_map, error).empty());
+  EXPECT_NE(error.find("unknown key"), std::string::npos);
+  error.clear();
+  evaluate_budget(json::parse(R"({"regions": {"SRAM": {"max_bytes": 1}}})"), with_map, error);
+  EXPECT_NE(error.find("it has FLASH, RAM"), std::string::npos);
+  error.clear();
+  evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), with_map, error);
+  EXPECT_NE(error.find("needs a trace"), std::string::npos);
+  error.clear();
+  evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": "lots"}}})"), with_map, error);
+  EXPECT_NE(error.find("expected a number"), std::string::npos);
+  error.clear();
+  evaluate_budget(json::parse(R"({})"), with_map, error);
+  EXPECT_NE(error.find("no limit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgemem
