@@ -2,14 +2,13 @@
 // needs (map, ELF, stack files, trace, model), evaluates every limit and
 // exits 1 with one line per broken budget.
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/input_stream.h"
 #include "plan/arena_budget.h"
 #include "report/budget.h"
 #include "static/elf_image.h"
@@ -28,19 +27,13 @@ struct CheckArgs {
   bool fpu = false, json = false;
 };
 
-std::optional<std::string> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 int fail(const std::string& what, const std::string& why) {
   fmt::print(stderr, "edgemem: {}: {}\n", what, why);
   return 2;
 }
 
 int run_check(CheckArgs args) {
-  auto text = slurp(args.budget);
+  auto text = read_whole_file(args.budget);
   if (!text) return fail(args.budget, "cannot open");
   nlohmann::json budget;
   try {
@@ -69,7 +62,7 @@ int run_check(CheckArgs args) {
   std::string error;
   std::optional<LinkerMap> map;
   if (!args.map.empty()) {
-    auto t = slurp(args.map);
+    auto t = read_whole_file(args.map);
     if (!t) return fail(args.map, "cannot open");
     map = parse_linker_map(*t, error);
     if (!map) return fail(args.map, error);
@@ -92,7 +85,7 @@ int run_check(CheckArgs args) {
   }
   std::optional<plan::ArenaBudget> arena;
   if (!args.model.empty()) {
-    auto bytes = slurp(args.model);
+    auto bytes = read_whole_file(args.model);
     if (!bytes) return fail(args.model, "cannot open");
     auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, error);
     if (!model) return fail(args.model, error);

@@ -1,14 +1,13 @@
 // edgemem diff A B: what grew between two builds (maps or ELFs) or two runs
 // (traces).
 #include <cmath>
-#include <fstream>
-#include <iterator>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/input_stream.h"
 #include "report/diff.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
@@ -25,13 +24,13 @@ struct DiffArgs {
 // A linker map or ELF read as a map; nullopt (and `is_image` false) when the
 // file is neither, so it can be tried as a trace.
 std::optional<LinkerMap> read_image(const std::string& path, bool& is_image, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
   is_image = false;
-  if (!in) {
+  auto file = read_whole_file(path);
+  if (!file) {
     error = fmt::format("{}: cannot open", path);
     return std::nullopt;
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string& text = *file;
   if (text.starts_with("\x7f" "ELF")) {
     is_image = true;
     auto elf = read_elf_image(path, error);

@@ -1,7 +1,5 @@
 // edgemem fit MODEL --map FW.map [--mcu NAME | --ram N --flash N]: does the
 // model, with the arena it needs, fit beside this firmware on this chip?
-#include <fstream>
-#include <iterator>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -9,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/input_stream.h"
 #include "plan/fit.h"
 
 namespace edgemem::cli {
@@ -20,12 +19,6 @@ struct FitArgs {
   std::string target = "cortex-m";
   bool json = false, list = false;
 };
-
-std::optional<std::string> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 int fail(const std::string& what, const std::string& why) {
   fmt::print(stderr, "edgemem: {}: {}\n", what, why);
@@ -40,7 +33,7 @@ int run_fit(const FitArgs& args) {
   std::string error;
   std::vector<plan::Mcu> mcus = plan::builtin_mcus();
   if (!args.mcu_table.empty()) {
-    auto text = slurp(args.mcu_table);
+    auto text = read_whole_file(args.mcu_table);
     if (!text) return fail(args.mcu_table, "cannot open");
     auto table = plan::parse_mcu_table(*text, error);
     if (!table) return fail(args.mcu_table, error);
@@ -69,11 +62,11 @@ int run_fit(const FitArgs& args) {
     chip = custom;
   }
 
-  auto model_bytes = slurp(args.model);
+  auto model_bytes = read_whole_file(args.model);
   if (!model_bytes) return fail(args.model, "cannot open");
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(model_bytes->data()), model_bytes->size()}, error);
   if (!model) return fail(args.model, error);
-  auto map_text = slurp(args.map);
+  auto map_text = read_whole_file(args.map);
   if (!map_text) return fail(args.map, "cannot open");
   auto map = parse_linker_map(*map_text, error);
   if (!map) return fail(args.map, error);

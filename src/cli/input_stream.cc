@@ -1,6 +1,7 @@
 #include "cli/input_stream.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,33 @@ std::string read_stream(const std::string& path, const std::function<void(std::s
   }
   if (fd != STDIN_FILENO) ::close(fd);
   return error;
+}
+
+std::optional<std::string> read_whole_file(const std::string& path) {
+  // A regular file is read straight into a string of its size; stdin and
+  // pipes in blocks.
+  struct stat st;
+  int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY);
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    std::string out(static_cast<size_t>(st.st_size), '\0');
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    out.resize(done);
+    return out;
+  }
+  if (fd >= 0) ::close(fd);
+  std::string out;
+  std::string error = read_stream(path, [&](std::span<const uint8_t> bytes) {
+    out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  });
+  if (!error.empty()) return std::nullopt;
+  return out;
 }
 
 }  // namespace edgemem::cli

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -11,5 +12,9 @@ namespace edgemem::cli {
 
 // Calls `chunk` for each block read; returns an error text, empty on success.
 std::string read_stream(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk);
+
+// A whole file (or stdin for "-") in one string, read in large blocks;
+// nullopt if it cannot be opened or read.
+std::optional<std::string> read_whole_file(const std::string& path);
 
 }  // namespace edgemem::cli

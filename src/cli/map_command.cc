@@ -1,14 +1,13 @@
 // edgemem map FW.map: regions, output sections, what each object costs, the
 // largest symbols, and the model/arena/stack/heap among them.
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/input_stream.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
 
@@ -39,13 +38,12 @@ int run_map(const MapArgs& args) {
   if (args.map.empty()) {
     map = to_linker_map(*elf);
   } else {
-    std::ifstream in(args.map, std::ios::binary);
-    if (!in) {
+    auto text = read_whole_file(args.map);
+    if (!text) {
       fmt::print(stderr, "edgemem: {}: cannot open\n", args.map);
       return 2;
     }
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    map = parse_linker_map(text, error);
+    map = parse_linker_map(*text, error);
     if (!map) {
       fmt::print(stderr, "edgemem: {}: {}\n", args.map, error);
       return 2;
@@ -58,48 +56,48 @@ int run_map(const MapArgs& args) {
   for (const auto& s : map->symbols) symbols.push_back(&s);
   std::sort(symbols.begin(), symbols.end(), [](auto* a, auto* b) { return a->size > b->size; });
 
-  nlohmann::json j;
-  j["schema"] = "edgemem.map/1";
-  j["map"] = args.map.empty() ? args.elf : args.map;
-  j["toolchain"] = map->toolchain;
-  j["regions"] = nlohmann::json::array();
-  for (const auto& r : map->regions)
-    j["regions"].push_back({{"name", r.name}, {"origin", r.origin}, {"length", r.length}, {"used", r.used},
-                            {"free", r.length - std::min(r.used, r.length)}, {"attributes", r.attributes},
-                            {"kind", to_string(r.kind)}});
-  j["sections"] = nlohmann::json::array();
-  for (const auto& s : map->sections)
-    j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size},
-                             {"load_address", s.load_address ? nlohmann::json(*s.load_address) : nlohmann::json(nullptr)},
-                             {"kind", to_string(s.kind)}, {"fill", s.fill}});
-  j["contributions"] = nlohmann::json::array();
-  for (const auto& c : map->contributions)
-    j["contributions"].push_back({{"section", c.section}, {"object", c.object}, {"size", c.size}});
-  j["symbols"] = nlohmann::json::array();
-  for (const auto* s : symbols)
-    j["symbols"].push_back({{"name", s->name}, {"section", s->section}, {"address", s->address}, {"size", s->size},
-                            {"object", s->object}, {"role", role(*s)}});
-  j["discarded_bytes"] = map->discarded_bytes;
-  j["totals"] = {{"code", map->totals.code}, {"ro_data", map->totals.ro_data}, {"rw_data", map->totals.rw_data},
-                 {"zi_data", map->totals.zi_data}};
-  j["stated_totals"] = map->stated;
-  if (elf) {
-    nlohmann::json e;
-    e["file"] = args.elf;
-    e["text"] = elf->text;
-    e["data"] = elf->data;
-    e["bss"] = elf->bss;
-    e["sections"] = nlohmann::json::array();
-    for (const auto& s : elf->sections)
-      e["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size}, {"alloc", s.alloc},
-                               {"write", s.write}, {"exec", s.exec}, {"nobits", s.nobits}});
-    e["symbols"] = nlohmann::json::array();
-    for (const auto& s : elf->symbols)
-      e["symbols"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size}, {"type", std::string(1, s.type)}});
-    e["map_mismatches"] = mismatches;
-    j["elf"] = std::move(e);
-  }
-  if (args.json) {
+  if (args.json) {  // built only when asked for: on a 40 MB map it costs more than parsing
+    nlohmann::json j;
+    j["schema"] = "edgemem.map/1";
+    j["map"] = args.map.empty() ? args.elf : args.map;
+    j["toolchain"] = map->toolchain;
+    j["regions"] = nlohmann::json::array();
+    for (const auto& r : map->regions)
+      j["regions"].push_back({{"name", r.name}, {"origin", r.origin}, {"length", r.length}, {"used", r.used},
+                              {"free", r.length - std::min(r.used, r.length)}, {"attributes", r.attributes},
+                              {"kind", to_string(r.kind)}});
+    j["sections"] = nlohmann::json::array();
+    for (const auto& s : map->sections)
+      j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size},
+                               {"load_address", s.load_address ? nlohmann::json(*s.load_address) : nlohmann::json(nullptr)},
+                               {"kind", to_string(s.kind)}, {"fill", s.fill}});
+    j["contributions"] = nlohmann::json::array();
+    for (const auto& c : map->contributions)
+      j["contributions"].push_back({{"section", c.section}, {"object", c.object}, {"size", c.size}});
+    j["symbols"] = nlohmann::json::array();
+    for (const auto* s : symbols)
+      j["symbols"].push_back({{"name", s->name}, {"section", s->section}, {"address", s->address}, {"size", s->size},
+                              {"object", s->object}, {"role", role(*s)}});
+    j["discarded_bytes"] = map->discarded_bytes;
+    j["totals"] = {{"code", map->totals.code}, {"ro_data", map->totals.ro_data}, {"rw_data", map->totals.rw_data},
+                   {"zi_data", map->totals.zi_data}};
+    j["stated_totals"] = map->stated;
+    if (elf) {
+      nlohmann::json e;
+      e["file"] = args.elf;
+      e["text"] = elf->text;
+      e["data"] = elf->data;
+      e["bss"] = elf->bss;
+      e["sections"] = nlohmann::json::array();
+      for (const auto& s : elf->sections)
+        e["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size}, {"alloc", s.alloc},
+                                 {"write", s.write}, {"exec", s.exec}, {"nobits", s.nobits}});
+      e["symbols"] = nlohmann::json::array();
+      for (const auto& s : elf->symbols)
+        e["symbols"].push_back({{"name", s.name}, {"address", s.address}, {"size", s.size}, {"type", std::string(1, s.type)}});
+      e["map_mismatches"] = mismatches;
+      j["elf"] = std::move(e);
+    }
     fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     return 0;
   }

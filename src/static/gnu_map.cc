@@ -28,7 +28,19 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
   enum class Part { preamble, discarded, memory, script } part = Part::preamble;
   LinkerMap map;
-  std::map<std::pair<std::string, std::string>, uint64_t> contrib;
+  // hash(section, object) -> index into map.contributions, in link order:
+  // no string is allocated for a lookup, and a collision is told apart by
+  // comparing the names.
+  // Open addressing over a power-of-two table of (hash, index + 1) pairs:
+  // no allocation per entry (node maps spent a quarter of the parse in
+  // malloc and free on a 40 MB map).
+  std::vector<std::pair<uint64_t, size_t>> contrib(64);
+  size_t contrib_used = 0;
+  // Reserve rather than grow: reallocating tens of MB of symbols cost a third
+  // of the parse in copies and page faults. Untouched capacity costs no RAM.
+  map.symbols.reserve(text.size() / 64);
+  map.contributions.reserve(text.size() / 128);
+  std::vector<std::string_view> w;
   std::string pending_output, pending_input;  // names wrapped onto the next line
   MapSection* current = nullptr;
   std::string input_object, input_name;
@@ -86,15 +98,33 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       current->fill += size;
       return;
     }
-    std::string object;
-    for (size_t i = at + 2; i < w.size(); ++i) {
-      if (!object.empty()) object += ' ';
-      object.append(w[i]);
+    // The object is the rest of the line (a path may hold blanks).
+    if (w.size() <= at + 2) return;
+    std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
+    uint64_t key = std::hash<std::string_view>{}(current->name) * 0x9e3779b97f4a7c15ull ^ std::hash<std::string_view>{}(object);
+    if (2 * (contrib_used + 1) > contrib.size()) {  // grow at half full
+      std::vector<std::pair<uint64_t, size_t>> bigger(contrib.size() * 2);
+      for (const auto& e : contrib)
+        if (e.second) {
+          size_t i = e.first & (bigger.size() - 1);
+          while (bigger[i].second) i = (i + 1) & (bigger.size() - 1);
+          bigger[i] = e;
+        }
+      contrib.swap(bigger);
     }
-    if (object.empty()) return;
-    contrib[{current->name, object}] += size;
-    input_object = object;
-    input_name = std::string(name);
+    size_t slot = key & (contrib.size() - 1);
+    for (; contrib[slot].second; slot = (slot + 1) & (contrib.size() - 1)) {
+      const MapContribution& c = map.contributions[contrib[slot].second - 1];
+      if (contrib[slot].first == key && c.object == object && c.section == current->name) break;
+    }
+    if (!contrib[slot].second) {
+      map.contributions.push_back({current->name, std::string(object), 0});
+      contrib[slot] = {key, map.contributions.size()};
+      ++contrib_used;
+    }
+    map.contributions[contrib[slot].second - 1].size += size;
+    input_object.assign(object);
+    input_name.assign(name);
     input_start = address;
     input_end = address + size;
     symbols_before_input = map.symbols.size();
@@ -110,7 +140,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (line == "Discarded input sections") { part = Part::discarded; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
-    auto w = map_words(line);
+    map_words(line, w);
     if (w.empty()) continue;
 
     if (part == Part::memory) {
@@ -133,12 +163,12 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (continuation) continue;
     }
     if (!pending_input.empty()) {
-      std::string name = std::move(pending_input);
-      pending_input.clear();
       if (continuation) {
-        input_line(name, w, 0);
+        input_line(pending_input, w, 0);
+        pending_input.clear();
         continue;
       }
+      pending_input.clear();
     }
     if (!indented && part == Part::script) {
       std::string_view name = w[0];
@@ -163,7 +193,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     }
     if (w[0].starts_with("KEEP") || w[0].starts_with("SORT") || (w[0][0] == '*' && w[0] != "*fill*")) continue;
     if (w.size() == 1) {  // long input section name: the numbers follow on the next line
-      if (w[0].starts_with(".") || w[0] == "COMMON") pending_input = std::string(w[0]);
+      if (w[0].starts_with(".") || w[0] == "COMMON") pending_input.assign(w[0]);
       continue;
     }
     input_line(w[0], w, 1);
@@ -206,7 +236,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       default: break;
     }
   }
-  for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
   map.toolchain = "GNU ld";
   return map;
 }

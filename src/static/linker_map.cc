@@ -54,6 +54,10 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section) {
 
 namespace {
 bool number(std::string_view word, int base, uint64_t& out) {
+  if (word.find('\'') == std::string_view::npos) {
+    auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), out, base);
+    return !word.empty() && ec == std::errc() && end == word.data() + word.size();
+  }
   std::string digits;
   for (char c : word)
     if (c != '\'') digits += c;
@@ -72,6 +76,12 @@ bool map_decimal(std::string_view w, uint64_t& out) { return number(w, 10, out);
 
 std::vector<std::string_view> map_words(std::string_view line) {
   std::vector<std::string_view> out;
+  map_words(line, out);
+  return out;
+}
+
+void map_words(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
   size_t i = 0;
   while (i < line.size()) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -79,7 +89,6 @@ std::vector<std::string_view> map_words(std::string_view line) {
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
   }
-  return out;
 }
 
 }  // namespace edgemem

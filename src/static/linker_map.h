@@ -86,7 +86,9 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section);
 bool map_hex(std::string_view word, uint64_t& out);
 bool map_decimal(std::string_view word, uint64_t& out);
 
-// Splits a line into blank-separated words.
+// Splits a line into blank-separated words; the second form reuses `out`
+// (no allocation per line in the parsers' hot loops).
 std::vector<std::string_view> map_words(std::string_view line);
+void map_words(std::string_view line, std::vector<std::string_view>& out);
 
 }  // namespace edgemem
