@@ -67,6 +67,15 @@ __attribute__((weak)) uint32_t em_now(void) {
 #endif
 }
 
+/* A free-running counter at a fixed address (-DEDGEMEM_NOW_ADDR=0xE0001004
+ * for DWT CYCCNT) is read inline: the hot path then calls no function, so
+ * its arguments need no saving (about 10 instructions less per event). */
+#if defined(EDGEMEM_NOW_ADDR)
+#define EM_NOW() (*(volatile uint32_t *)(EDGEMEM_NOW_ADDR))
+#else
+#define EM_NOW() em_now()
+#endif
+
 /* ---- transports -------------------------------------------------------- */
 
 void em_ring_init(em_ring *ring, uint8_t *storage, uint32_t size) {
@@ -171,7 +180,7 @@ typedef struct {
 static uint8_t *open_record(record_t *r, uint8_t tag, int timed) {
   uint32_t n = 0;
   r->primask = em_irq_save();
-  r->now = em_now();
+  r->now = EM_NOW();
   /* Fast path: room for the longest record without wrapping, so the
    * fields are encoded straight into the ring and nothing is copied. */
   em_ring *ring = em.cfg.ring;
@@ -244,12 +253,15 @@ static inline int fast_record(uint8_t tag, uint8_t pool, uint32_t align, uint32_
   em_ring *ring = em.cfg.ring;
   if (!ring || em.until_sync == 0) return 0; /* a drop also zeroes until_sync */
   uint32_t primask = em_irq_save();
+  /* The clock is read before the ring, so nothing computed from the ring
+   * has to survive the call in a spilled register. */
+  uint32_t now = EM_NOW();
   uint32_t head = ring->head, at = head & (ring->size - 1);
   if (ring->size - (head - ring->tail) < 24 || ring->size - at < 24) {
     em_irq_restore(primask);
     return 0;
   }
-  uint32_t now = em_now(), dt = now - em.last_time;
+  uint32_t dt = now - em.last_time;
   uint8_t *start = ring->data + at, *p = start;
   *p++ = tag;
   while (dt >= 0x80) {
@@ -311,7 +323,7 @@ typedef struct {
 
 static void line_start(line_t *l, const char *verb) {
   l->n = put_str(l->text, "[MEM][");
-  l->n += put_dec(l->text + l->n, em_now());
+  l->n += put_dec(l->text + l->n, EM_NOW());
   l->n += put_str(l->text + l->n, "] ");
   l->n += put_str(l->text + l->n, verb);
 }
@@ -435,6 +447,27 @@ em_site em_site_here(const char *file, uint32_t line) {
   return ((id << 20) | (line & 0xFFFFFu)) << 1;
 }
 
+/* The general path, kept out of line: its record buffer and registers would
+ * otherwise be set up on every call, fast path included. */
+static __attribute__((noinline)) void alloc_slow(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align,
+                                                 em_site site) {
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_ALLOC32, 1);
+  *p++ = pool;
+  *p++ = (uint8_t)(align > 255 ? 255 : align);
+  p = u32(p, (uint32_t)address);
+  p = u32(p, size);
+  close_record(&r, u32(p, site), 1);
+}
+
+static __attribute__((noinline)) void free_slow(uint8_t pool, uintptr_t address, em_site site) {
+  record_t r;
+  uint8_t *p = open_record(&r, TAG_FREE32, 1);
+  *p++ = pool;
+  p = u32(p, (uint32_t)address);
+  close_record(&r, u32(p, site), 1);
+}
+
 void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em_site site) {
   if (EM_TEXT) {
     line_t l;
@@ -446,13 +479,7 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
     return;
   }
   if (fast_record(TAG_ALLOC32, pool, align, (uint32_t)address, size, site)) return;
-  record_t r;
-  uint8_t *p = open_record(&r, TAG_ALLOC32, 1);
-  *p++ = pool;
-  *p++ = (uint8_t)(align > 255 ? 255 : align);
-  p = u32(p, (uint32_t)address);
-  p = u32(p, size);
-  close_record(&r, u32(p, site), 1);
+  alloc_slow(pool, address, size, align, site);
 }
 
 void em_free(uint8_t pool, uintptr_t address, em_site site) {
@@ -464,11 +491,7 @@ void em_free(uint8_t pool, uintptr_t address, em_site site) {
     return;
   }
   if (fast_record(TAG_FREE32, pool, 0, (uint32_t)address, 0, site)) return;
-  record_t r;
-  uint8_t *p = open_record(&r, TAG_FREE32, 1);
-  *p++ = pool;
-  p = u32(p, (uint32_t)address);
-  close_record(&r, u32(p, site), 1);
+  free_slow(pool, address, site);
 }
 
 void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site) {

@@ -26,7 +26,7 @@ cd "$here"
 # shellcheck disable=SC2086
 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c99 -O2 -g -Wall -Wextra -Werror \
   -ffunction-sections -fdata-sections -fno-builtin-malloc -fno-builtin-free \
-  -DEDGEMEM_ENABLE=1 -DVARIANT=$v $tdef -I"$root/target" -I"$here" \
+  -DEDGEMEM_ENABLE=1 -DEDGEMEM_NOW_ADDR=0x40028018u -DVARIANT=$v $tdef -I"$root/target" -I"$here" \
   startup.c semihost.c syscalls.c board.c model.c main.c \
   "$root"/target/edgemem.c "$root"/target/edgemem_arena.c "$root"/target/edgemem_malloc_wrap.c \
   -T link.ld -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections \

@@ -104,7 +104,11 @@ int run_map(const MapArgs& args) {
 
   fmt::print("edgemem map: {} ({})\n\n", args.map.empty() ? args.elf : args.map, map->toolchain);
   for (const auto& r : map->regions) {
-    double pct = r.length ? 100.0 * static_cast<double>(r.used) / static_cast<double>(r.length) : 0;
+    if (r.length == 0) {  // IAR "place at address": a position, not a capacity
+      fmt::print("{:<16} {:>10} B at 0x{:08x}\n", r.name, r.used, r.origin);
+      continue;
+    }
+    double pct = 100.0 * static_cast<double>(r.used) / static_cast<double>(r.length);
     fmt::print("{:<16} {:>10} B of {:>10} B  {:6.2f}%{}\n", r.name, r.used, r.length, pct,
                r.used > r.length ? fmt::format("  OVERFLOWED by {} B", r.used - r.length) : "");
   }

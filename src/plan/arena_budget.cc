@@ -283,6 +283,10 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
     b.prepare_bytes = std::max(b.prepare_bytes, requests + temp);
   }
 
+  // Operators of other subgraphs (control flow) are counted in the structs
+  // above but their kernels are not read.
+  if (m.all_op_count > m.ops.size())
+    b.unmodelled.push_back(fmt::format("{} operators of subgraphs 1..{}", m.all_op_count - m.ops.size(), m.subgraph_count - 1));
   b.alignment_bytes = kBufferAlignment;
   b.complete = b.unmodelled.empty();
   b.recommended_bytes = b.alignment_bytes + b.allocator_bytes + b.tail_bytes + std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
