@@ -17,11 +17,6 @@
 namespace edgemem {
 namespace {
 
-enum Category { kCode, kRoData, kRwData, kZiData, kCategories };
-constexpr std::string_view kCategoryName[kCategories] = {"code", "ro-data", "rw-data", "zi"};
-constexpr SectionKind kCategoryKind[kCategories] = {SectionKind::code, SectionKind::rodata, SectionKind::data,
-                                                     SectionKind::bss};
-
 // "(Base: 0x08000000, Size: 0x00001f58, Max: 0x00100000, ABSOLUTE, COMPRESSED[0x00001844])"
 bool field(std::string_view line, std::string_view key, uint64_t& out) {
   size_t at = line.find(key);
@@ -34,7 +29,7 @@ bool field(std::string_view line, std::string_view key, uint64_t& out) {
 
 struct Entry {
   uint64_t address = 0, size = 0;
-  Category category = kCode;
+  MapCategory category = kCode;
   size_t region = 0;  // index into the execution regions, in file order
 };
 
@@ -47,9 +42,9 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
   std::map<std::pair<std::string, std::string>, uint64_t> contrib;
   std::vector<Entry> entries;
   struct RegionSums {
-    uint64_t bytes[kCategories] = {};
-    uint64_t first[kCategories] = {};
-    bool seen[kCategories] = {};
+    uint64_t bytes[kMapCategories] = {};
+    uint64_t first[kMapCategories] = {};
+    bool seen[kMapCategories] = {};
     uint64_t load_base = 0;
   };
   std::map<std::string, RegionSums> sums;
@@ -57,23 +52,18 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
   std::string region;          // current execution region
   size_t region_index = 0;     // its MapRegion
   uint64_t pending_pad = 0;    // PAD belongs to the category of the section after it
-  Category last = kCode;
+  MapCategory last = kCode;
   bool saw_memory = false;
-  size_t line_no = 0;
 
-  auto flush_pad = [&](Category c) {
+  auto flush_pad = [&](MapCategory c) {
     if (!pending_pad || region.empty()) return;
     sums[region].bytes[c] += pending_pad;
     pending_pad = 0;
   };
 
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  TextLines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
     if (line.starts_with("Image Symbol Table")) { part = Part::symbols; continue; }
     if (line.starts_with("Memory Map of the image")) { part = Part::memory; saw_memory = true; continue; }
     if (line.starts_with("Image component sizes")) {
@@ -142,7 +132,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       }
       if (w.size() < 7) continue;
       std::string_view type = w[3], attr = w[4];
-      Category c = type == "Code" ? kCode : type == "Zero" ? kZiData : attr == "RW" ? kRwData : kRoData;
+      MapCategory c = type == "Code" ? kCode : type == "Zero" ? kZiData : attr == "RW" ? kRwData : kRoData;
       if (attr == "RW") map.regions[region_index].kind = RegionKind::ram;
       flush_pad(c);
       last = c;
@@ -153,7 +143,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       size_t s = w[6] == "*" ? 8 : 7;  // the E column marks the entry point
       std::string object;
       for (size_t i = s; i < w.size(); ++i) object += (object.empty() ? "" : " ") + std::string(w[i]);
-      if (!object.empty()) contrib[{fmt::format("{}:{}", region, kCategoryName[c]), object}] += bytes;
+      if (!object.empty()) contrib[{fmt::format("{}:{}", region, kMapCategoryName[c]), object}] += bytes;
       entries.push_back({exec, bytes, c, region_order.size() - 1});
       continue;
     }
@@ -185,22 +175,22 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
     }
   }
   if (!saw_memory) {
-    error = fmt::format("line {}: expected armlink's \"Memory Map of the image\" (link with --map)", line_no);
+    error = fmt::format("line {}: expected armlink's \"Memory Map of the image\" (link with --map)", lines.number());
     return std::nullopt;
   }
 
   for (const std::string& name : region_order) {
     const RegionSums& r = sums[name];
-    for (int c = 0; c < kCategories; ++c) {
+    for (int c = 0; c < kMapCategories; ++c) {
       if (!r.seen[c] && r.bytes[c] == 0) continue;
       MapSection s;
-      s.name = fmt::format("{}:{}", name, kCategoryName[c]);
+      s.name = fmt::format("{}:{}", name, kMapCategoryName[c]);
       s.address = r.first[c];
       s.size = r.bytes[c];
-      s.kind = kCategoryKind[c];
+      s.kind = kMapCategoryKind[c];
       if (c == kRwData) s.load_address = r.load_base;
       map.sections.push_back(std::move(s));
-      uint64_t* total[kCategories] = {&map.totals.code, &map.totals.ro_data, &map.totals.rw_data, &map.totals.zi_data};
+      uint64_t* total[kMapCategories] = {&map.totals.code, &map.totals.ro_data, &map.totals.rw_data, &map.totals.zi_data};
       *total[c] += r.bytes[c];
     }
   }
@@ -212,7 +202,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
     if (it == entries.begin()) continue;
     --it;
     if (s.address < it->address + std::max<uint64_t>(it->size, 1))
-      s.section = fmt::format("{}:{}", region_order[it->region], kCategoryName[it->category]);
+      s.section = fmt::format("{}:{}", region_order[it->region], kMapCategoryName[it->category]);
   }
   for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
   return map;

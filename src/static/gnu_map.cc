@@ -47,7 +47,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   uint64_t input_start = 0, input_end = 0;
   size_t symbols_before_input = 0;
   bool saw_memory = false, saw_script = false;
-  size_t line_no = 0;
 
   auto close_symbol = [&](uint64_t end) {
     if (!map.symbols.empty() && map.symbols.back().size == 0 && end > map.symbols.back().address)
@@ -130,13 +129,9 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     symbols_before_input = map.symbols.size();
   };
 
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  TextLines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
     if (line == "Discarded input sections") { part = Part::discarded; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
@@ -202,7 +197,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   close_input();
 
   if (!saw_memory || !saw_script) {
-    error = fmt::format("line {}: expected the \"{}\" part of a GNU ld map (link with -Wl,-Map=FILE)", line_no,
+    error = fmt::format("line {}: expected the \"{}\" part of a GNU ld map (link with -Wl,-Map=FILE)", lines.number(),
                         saw_memory ? "Linker script and memory map" : "Memory Configuration");
     return std::nullopt;
   }

@@ -17,13 +17,8 @@
 namespace edgemem {
 namespace {
 
-enum Category { kCode, kRoData, kRwData, kZiData, kCategories };
-constexpr std::string_view kCategoryName[kCategories] = {"code", "ro-data", "rw-data", "zi"};
-constexpr SectionKind kCategoryKind[kCategories] = {SectionKind::code, SectionKind::rodata, SectionKind::data,
-                                                     SectionKind::bss};
-
 // The "Kind" column; nullopt for blocks and other containers.
-std::optional<Category> category_of(std::string_view kind) {
+std::optional<MapCategory> category_of(std::string_view kind) {
   if (kind == "ro code" || kind == "rw code") return kCode;
   if (kind == "const" || kind == "ro data") return kRoData;
   if (kind == "inited" || kind == "rw data" || kind == "data") return kRwData;
@@ -41,7 +36,7 @@ std::optional<std::string> placement_name(std::string_view line) {
 
 struct Leaf {
   uint64_t address = 0, size = 0;
-  Category category = kCode;
+  MapCategory category = kCode;
   std::string object;
 };
 
@@ -62,7 +57,6 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   std::map<std::tuple<std::string, int, std::string>, uint64_t> contrib;
   std::vector<std::string> section_order;
   bool saw_placement = false;
-  size_t line_no = 0;
 
   auto region = [&](const std::string& name) -> MapRegion& {
     auto [it, fresh] = region_of.try_emplace(name, map.regions.size());
@@ -106,7 +100,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       auto key = std::make_pair(group, static_cast<int>(l.category));
       if (!bytes.count(key)) {
         first[key] = l.address;
-        section_order.push_back(fmt::format("{}:{}", group, kCategoryName[l.category]));
+        section_order.push_back(fmt::format("{}:{}", group, kMapCategoryName[l.category]));
       }
       bytes[key] += l.size + gap;
       contrib[{group, l.category, l.object}] += l.size;
@@ -114,13 +108,9 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
     leaves.clear();
   };
 
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  TextLines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
     if (line.starts_with("*** ") && part == Part::table) close_group();
     if (line.starts_with("*** PLACEMENT SUMMARY")) { part = Part::placement; saw_placement = true; continue; }
     if (line.starts_with("*** MODULE SUMMARY")) { part = Part::modules; continue; }
@@ -210,7 +200,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   }
   if (part == Part::table) close_group();
   if (!saw_placement) {
-    error = fmt::format("line {}: expected IAR's \"PLACEMENT SUMMARY\" (link with --map)", line_no);
+    error = fmt::format("line {}: expected IAR's \"PLACEMENT SUMMARY\" (link with --map)", lines.number());
     return std::nullopt;
   }
 
@@ -223,22 +213,22 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
     std::string base = object.substr(0, open);
     return it->second.ends_with(".a") ? fmt::format("{}({})", it->second, base) : base;
   };
-  uint64_t* total[kCategories] = {&map.totals.code, &map.totals.ro_data, &map.totals.rw_data, &map.totals.zi_data};
+  uint64_t* total[kMapCategories] = {&map.totals.code, &map.totals.ro_data, &map.totals.rw_data, &map.totals.zi_data};
   for (const auto& [key, size] : bytes) *total[key.second] += size;
   for (const std::string& name : section_order) {
     size_t colon = name.rfind(':');
     std::string placement = name.substr(0, colon);
-    int c = static_cast<int>(std::find(std::begin(kCategoryName), std::end(kCategoryName), name.substr(colon + 1)) -
-                             std::begin(kCategoryName));
+    int c = static_cast<int>(std::find(std::begin(kMapCategoryName), std::end(kMapCategoryName), name.substr(colon + 1)) -
+                             std::begin(kMapCategoryName));
     MapSection s;
     s.name = name;
     s.address = first[{placement, c}];
     s.size = bytes[{placement, c}];
-    s.kind = kCategoryKind[c];
+    s.kind = kMapCategoryKind[c];
     map.sections.push_back(std::move(s));
   }
   for (const auto& [key, size] : contrib)
-    map.contributions.push_back({fmt::format("{}:{}", std::get<0>(key), kCategoryName[std::get<1>(key)]),
+    map.contributions.push_back({fmt::format("{}:{}", std::get<0>(key), kMapCategoryName[std::get<1>(key)]),
                                  resolve(std::get<2>(key)), size});
   for (MapSymbol& s : map.symbols) {
     s.object = resolve(s.object);

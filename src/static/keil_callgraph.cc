@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "static/stack_usage.h"
+#include "static/text_lines.h"
 
 namespace edgemem {
 namespace {
@@ -95,12 +96,9 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
   enum class List { none, calls, other } list = List::none;
   bool want_chain = false;
 
-  size_t pos = 0;
-  while (pos < html.size()) {
-    size_t nl = html.find('\n', pos);
-    std::string_view line = html.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? html.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  TextLines lines(html);
+  std::string_view line;
+  while (lines.next(line)) {
 
     // "<H3>Maximum Stack Usage =   96 bytes + Unknown(...)</H3>", the chain on a later line.
     if (line.find("Maximum Stack Usage =") != std::string_view::npos) {

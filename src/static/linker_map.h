@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "static/text_lines.h"
+
 namespace edgemem {
 
 // flash: holds the image (GNU regions without 'w', armlink load regions, IAR
@@ -85,6 +87,13 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section);
 // print them; false if the word is not one.
 bool map_hex(std::string_view word, uint64_t& out);
 bool map_decimal(std::string_view word, uint64_t& out);
+
+// armlink and IAR have no output sections: their maps are summed per region
+// in the four categories both linkers total (code, RO data, RW data, ZI).
+enum MapCategory { kCode, kRoData, kRwData, kZiData, kMapCategories };
+inline constexpr std::string_view kMapCategoryName[kMapCategories] = {"code", "ro-data", "rw-data", "zi"};
+inline constexpr SectionKind kMapCategoryKind[kMapCategories] = {SectionKind::code, SectionKind::rodata,
+                                                                SectionKind::data, SectionKind::bss};
 
 // Splits a line into blank-separated words; the second form reuses `out`
 // (no allocation per line in the parsers' hot loops).
