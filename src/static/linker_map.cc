@@ -40,7 +40,8 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower.find("arena") != std::string::npos) return "tensor arena";
   if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
-    if (lower.find("model") != std::string::npos || lower.find("weight") != std::string::npos) return "model weights";
+    for (std::string_view w : {"model", "weight", "tflite", "_wt", "bias"})  // g_model, conv2_wt, fc1_bias
+      if (lower.find(w) != std::string::npos) return "model weights";
   if (lower.find("stack") != std::string::npos) return "stack";
   if (lower.find("heap") != std::string::npos) return "heap";
   return kind == SectionKind::code ? "code" : "data";

@@ -72,6 +72,11 @@ TEST(ArmlinkMap, CompressedRwAndEmptyLoadRegions) {
   uint64_t largest = 0;
   for (const auto& s : m.symbols) largest = std::max(largest, s.size);
   EXPECT_GT(largest, 10000u);
+  // The CNN's weights are named like weights (conv2_wt), wherever they live.
+  for (const auto& s : m.symbols)
+    if (s.name == "conv2_wt" || s.name == "ip1_wt") {
+      EXPECT_EQ(symbol_role(s, section_kind(m, s.section)), "model weights");
+    }
 
   LinkerMap ti = load("map_armlink/bairu_nuedc2024h_mspm0g3507_ac6_6.22.map");
   ASSERT_NE(region(ti, "LR_BCR"), nullptr);
