@@ -75,7 +75,9 @@ class Evaluator {
 
   void regions(const json& b) {
     const LinkerMap& map = need(in_.map, "regions", "a linker map (inputs.map or --map)");
-    for (const auto& [name, limits] : b.items()) {
+    for (const auto& item : b.items()) {  // no structured binding: lambdas below capture the name
+      const std::string name = item.key();
+      const json& limits = item.value();
       std::string rule = "regions." + name;
       only_keys(limits, rule, {"max_bytes", "max_percent", "min_free_bytes"});
       auto it = std::find_if(map.regions.begin(), map.regions.end(), [&](const MapRegion& r) { return r.name == name; });
@@ -166,7 +168,9 @@ class Evaluator {
   void roots(const json& b) {
     const StackReport& st = need(in_.stack, "stack.roots", "stack input (inputs.stack or --stack)");
     bool allow_unbounded = b.value("allow_unbounded", false);
-    for (const auto& [name, limit] : b["roots"].items()) {
+    for (const auto& item : b["roots"].items()) {
+      const std::string name = item.key();
+      const json& limit = item.value();
       std::string rule = "stack.roots." + name;
       if (!limit.is_number()) throw BudgetError(rule + ": expected the root's stack size in bytes");
       auto it = std::find_if(st.roots.begin(), st.roots.end(), [&](const StackRoot& r) { return r.function == name; });
