@@ -33,11 +33,17 @@ nlohmann::json items_json(const std::vector<plan::BudgetItem>& items) {
   return a;
 }
 
+// What kernel scratch adds to the head. Greedy placement with more buffers
+// may happen to pack tighter, so the difference is not assumed positive.
+uint64_t scratch_growth(const plan::ArenaBudget& b) {
+  return b.head_bytes > b.tensor_bytes ? b.head_bytes - b.tensor_bytes : 0;
+}
+
 nlohmann::json budget_json(const plan::ArenaBudget& b) {
   return {{"target", b.target == plan::Target::x86_64 ? "x86-64" : "cortex-m"},
           {"head_bytes", b.head_bytes},
           {"tensor_bytes", b.tensor_bytes},
-          {"scratch_bytes", b.head_bytes - b.tensor_bytes},
+          {"scratch_bytes", scratch_growth(b)},
           {"scratch", items_json(b.scratch)},
           {"tail_bytes", b.tail_bytes},
           {"tail", items_json(b.tail)},
@@ -57,7 +63,7 @@ void print_budget(const plan::ArenaBudget& b, uint64_t declared) {
              b.complete ? "" : fmt::format("  -- INCOMPLETE: no cost model for {}; add their scratch",
                                            fmt::join(b.unmodelled, ", ")));
   fmt::print("  head        {:>9} B  tensors {} B + kernel scratch {} B (TFLite Micro's greedy plan)\n", b.head_bytes,
-             b.tensor_bytes, b.head_bytes - b.tensor_bytes);
+             b.tensor_bytes, scratch_growth(b));
   for (const auto& s : b.scratch) fmt::print("{:14}{:>9} B    {}\n", "", s.bytes, s.what);
   fmt::print("  planning    {:>9} B  temporary, while AllocateTensors() plans{}\n", b.planning_bytes,
              head_need == b.planning_bytes && b.planning_bytes > b.head_bytes
