@@ -27,11 +27,6 @@ struct CheckArgs {
   bool fpu = false, json = false;
 };
 
-int fail(const std::string& what, const std::string& why) {
-  fmt::print(stderr, "edgemem: {}: {}\n", what, why);
-  return 2;
-}
-
 int run_check(CheckArgs args) {
   auto text = read_whole_file(args.budget);
   if (!text) return fail(args.budget, "cannot open");
@@ -89,7 +84,7 @@ int run_check(CheckArgs args) {
     if (!bytes) return fail(args.model, "cannot open");
     auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, error);
     if (!model) return fail(args.model, error);
-    arena = plan::arena_budget(*model, args.target == "x86-64" ? plan::Target::x86_64 : plan::Target::cortex_m);
+    arena = plan::arena_budget(*model, plan::target_named(args.target));
   }
 
   BudgetInputs in{map ? &*map : nullptr, stack ? &*stack : nullptr, trace ? &trace->result : nullptr,

@@ -35,6 +35,9 @@ struct TraceRun {
 };
 std::optional<TraceRun> run_trace(const AnalyzeArgs& args);
 
+// Prints "edgemem: WHAT: WHY" on stderr and returns exit code 2.
+int fail(const std::string& what, const std::string& why);
+
 void add_analyze_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_plan_command(CLI::App& app);

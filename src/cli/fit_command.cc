@@ -20,11 +20,6 @@ struct FitArgs {
   bool json = false, list = false;
 };
 
-int fail(const std::string& what, const std::string& why) {
-  fmt::print(stderr, "edgemem: {}: {}\n", what, why);
-  return 2;
-}
-
 double percent(uint64_t part, uint64_t whole) {
   return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
@@ -72,7 +67,7 @@ int run_fit(const FitArgs& args) {
   if (!map) return fail(args.map, error);
 
   plan::ArenaBudget budget =
-      plan::arena_budget(*model, args.target == "x86-64" ? plan::Target::x86_64 : plan::Target::cortex_m);
+      plan::arena_budget(*model, plan::target_named(args.target));
   plan::FitResult r = plan::fit(budget, model_bytes->size(), *map, chip);
 
   if (args.json) {

@@ -1,6 +1,12 @@
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands.h"
+
+int edgemem::cli::fail(const std::string& what, const std::string& why) {
+  fmt::print(stderr, "edgemem: {}: {}\n", what, why);
+  return 2;
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"edgemem: memory of on-device inference, made visible"};

@@ -133,7 +133,7 @@ int run_plan(const PlanArgs& args) {
   j["lower_bound_bytes"] = bound;
   j["offline_plan"] = model->offline_offsets.has_value();
   plan::ArenaBudget budget =
-      plan::arena_budget(*model, args.target == "x86-64" ? plan::Target::x86_64 : plan::Target::cortex_m);
+      plan::arena_budget(*model, plan::target_named(args.target));
   j["recommended_arena_bytes"] = budget.recommended_bytes;
   j["arena_budget"] = budget_json(budget);
   if (args.declared) j["declared_arena_bytes"] = args.declared;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plan/tflite_model.h"
@@ -20,6 +21,9 @@
 namespace edgemem::plan {
 
 enum class Target { cortex_m, x86_64 };
+
+// "x86-64" or "cortex-m", as the command line spells them.
+inline Target target_named(std::string_view name) { return name == "x86-64" ? Target::x86_64 : Target::cortex_m; }
 
 struct BudgetItem {
   std::string what;

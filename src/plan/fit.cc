@@ -42,8 +42,8 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   FitResult r;
   r.arena_need = budget.recommended_bytes;
 
-  // The weights are linked in if a constant symbol is at least the model's
-  // size (a .tflite embedded as a C array, maybe padded for alignment).
+  // The weights are linked in if a symbol other than the arena has the
+  // model's size (a .tflite embedded as a C array, maybe padded for alignment).
   const MapSymbol* weights = nullptr;
   const MapSymbol* arena = nullptr;
   for (const MapSymbol& s : map.symbols) {

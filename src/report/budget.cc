@@ -73,6 +73,14 @@ class Evaluator {
 
   void add(std::string rule, bool ok, std::string message) { out.push_back({std::move(rule), ok, std::move(message)}); }
 
+  // A root whose stack has no bound breaks the budget, naming why.
+  void require_bounded(const StackRoot& r) {
+    if (!r.unbounded) return;
+    std::string why;
+    for (const auto& reason : r.reasons) why += (why.empty() ? "" : "; ") + reason;
+    add("stack.allow_unbounded", false, fmt::format("{} is unbounded: {}", r.function, why));
+  }
+
   void regions(const json& b) {
     const LinkerMap& map = need(in_.map, "regions", "a linker map (inputs.map or --map)");
     for (const auto& item : b.items()) {  // no structured binding: lambdas below capture the name
@@ -128,12 +136,6 @@ class Evaluator {
     only_keys(b, "stack", {"main_stack_bytes", "nesting", "roots", "allow_unbounded"});
     const StackReport& st = need(in_.stack, "stack", "stack input (inputs.stack or --stack)");
     bool allow_unbounded = b.value("allow_unbounded", false);
-    auto check_bounded = [&](const StackRoot& r) {
-      if (allow_unbounded || !r.unbounded) return;
-      std::string why;
-      for (const auto& reason : r.reasons) why += (why.empty() ? "" : "; ") + reason;
-      add("stack.allow_unbounded", false, fmt::format("{} is unbounded: {}", r.function, why));
-    };
     if (b.contains("main_stack_bytes")) {
       uint64_t configured = 0;
       std::string where;
@@ -159,7 +161,7 @@ class Evaluator {
                       configured, where));
       for (const StackRoot& r : st.roots)
         if (!r.interrupt && r.worst_case_bytes == irq.thread_bytes) {
-          check_bounded(r);
+          if (!allow_unbounded) require_bounded(r);
           break;
         }
     }
@@ -178,11 +180,7 @@ class Evaluator {
       uint64_t max = limit.get<uint64_t>();
       add(rule, it->worst_case_bytes <= max,
           fmt::format("{} needs {} B{}, configured {} B", name, it->worst_case_bytes, it->unbounded ? " + unbounded" : "", max));
-      if (it->unbounded && !allow_unbounded) {
-        std::string why;
-        for (const auto& reason : it->reasons) why += (why.empty() ? "" : "; ") + reason;
-        add("stack.allow_unbounded", false, fmt::format("{} is unbounded: {}", name, why));
-      }
+      if (!allow_unbounded) require_bounded(*it);
     }
   }
 
