@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset default >/dev/null
 cmake --build build/default --target edgemem >/dev/null
-corpus=${1:-../shared/corpus/tflite}
+corpus=${1:-tests/data/corpus/tflite}
+compgen -G "$corpus/*.tflite" >/dev/null || { echo "plan_table: no .tflite models in $corpus" >&2; exit 2; }
 printf '%-42s %9s %9s %9s %9s %9s %12s %8s\n' model tflm edgemem bound tflm/bnd edg/bnd recommended ms
 for m in "$corpus"/*.tflite; do
   start=$(date +%s%N)

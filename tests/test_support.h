@@ -1,6 +1,8 @@
 // Runs bytes through a decoder and the analyzer, as `edgemem analyze` does.
 #pragma once
 
+#include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,18 +39,23 @@ struct Recorder : EventSink {
   void on_event(const Event& e) override { events.push_back(e); }
 };
 
+// A missing or unreadable test file is a broken checkout, not an empty
+// input: throw so the test fails naming the path instead of passing on "".
 inline std::string read_file(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error("test data missing or unreadable: " + path);
   std::string out;
-  if (FILE* f = std::fopen(path.c_str(), "rb")) {
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    std::fclose(f);
-  }
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) throw std::runtime_error("test data could not be read: " + path);
   return out;
 }
 
-inline std::string corpus(const std::string& name) { return std::string(EDGEMEM_CORPUS_DIR) + "/" + name; }
+// The test data lives in the repository (tests/data/corpus, tests/data/SOURCES.md).
+inline std::string corpus(const std::string& name) { return std::string(EDGEMEM_TEST_DATA_DIR) + "/corpus/" + name; }
 
 // Big-endian seed-binary records.
 inline void be32(std::string& s, uint32_t v) {

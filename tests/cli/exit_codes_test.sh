@@ -7,6 +7,12 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+data=$src/tests/data/corpus
+# Missing test data is a broken checkout: say which file and stop.
+for f in tflite/mlperftiny_vww_96_int8.tflite tflite/tflm_keyword_scrambled.tflite tflite/tflm_person_detect.tflite \
+         map/own_cm4_O2.map map/own_cm4_O0.map su/own_O2_own_app.su; do
+  [ -r "$data/$f" ] || { echo "FAIL: test data missing: $data/$f (see tests/data/SOURCES.md)"; exit 1; }
+done
 expect() {  # expect CODE DESCRIPTION -- command...
   local want=$1 what=$2
   shift 3
@@ -37,74 +43,62 @@ grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: stdin analysis lost the failed 
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 # edgemem plan: a model, its JSON, and damaged input.
-model=$src/../shared/corpus/tflite/mlperftiny_vww_96_int8.tflite
-if [ -f "$model" ]; then
-  expect 0 "plan" -- "$edgemem" plan "$model"
-  grep -q "lower bound" "$tmp/out" || { echo "FAIL: plan prints no lower bound"; fail=1; }
-  expect 0 "plan --json" -- "$edgemem" plan --json "$model"
-  grep -q '"schema": "edgemem.plan/1"' "$tmp/out" || { echo "FAIL: no plan schema"; fail=1; }
-  head -c 3000 "$model" >"$tmp/cut.tflite"
-  expect 2 "truncated model" -- "$edgemem" plan "$tmp/cut.tflite"
-  grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
-fi
+model=$data/tflite/mlperftiny_vww_96_int8.tflite
+expect 0 "plan" -- "$edgemem" plan "$model"
+grep -q "lower bound" "$tmp/out" || { echo "FAIL: plan prints no lower bound"; fail=1; }
+expect 0 "plan --json" -- "$edgemem" plan --json "$model"
+grep -q '"schema": "edgemem.plan/1"' "$tmp/out" || { echo "FAIL: no plan schema"; fail=1; }
+head -c 3000 "$model" >"$tmp/cut.tflite"
+expect 2 "truncated model" -- "$edgemem" plan "$tmp/cut.tflite"
+grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
 expect 2 "not a model" -- "$edgemem" plan "$tmp/plain.txt"
 # edgemem map: a real map, and text that is not one.
-map=$src/../shared/corpus/map/own_cm4_O2.map
-if [ -f "$map" ]; then
-  expect 0 "map" -- "$edgemem" map "$map"
-  grep -q "tensor_arena" "$tmp/out" || { echo "FAIL: map does not find the arena"; fail=1; }
-fi
+map=$data/map/own_cm4_O2.map
+expect 0 "map" -- "$edgemem" map "$map"
+grep -q "tensor_arena" "$tmp/out" || { echo "FAIL: map does not find the arena"; fail=1; }
 expect 2 "not a map" -- "$edgemem" map "$tmp/plain.txt"
 # edgemem fit: fits, does not fit (exit 1, for CI), unknown chip (exit 2).
-kws=$src/../shared/corpus/tflite/tflm_keyword_scrambled.tflite
-person=$src/../shared/corpus/tflite/tflm_person_detect.tflite
-if [ -f "$map" ] && [ -f "$kws" ]; then
-  expect 0 "fit" -- "$edgemem" fit "$kws" --map "$map" --mcu nRF52840
-  grep -q "^FITS" "$tmp/out" || { echo "FAIL: fit prints no verdict"; fail=1; }
-  expect 1 "fit: too big for the chip" -- "$edgemem" fit "$person" --map "$map" --mcu STM32F103C8
-  grep -q "SHORT by" "$tmp/out" || { echo "FAIL: fit does not say how much is missing"; fail=1; }
-  expect 1 "fit --json exits 1 too" -- "$edgemem" fit "$person" --map "$map" --ram 65536 --flash 262144 --json
-  grep -q '"fits": false' "$tmp/out" || { echo "FAIL: fit JSON does not say it does not fit"; fail=1; }
-  expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
-  expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
-fi
+kws=$data/tflite/tflm_keyword_scrambled.tflite
+person=$data/tflite/tflm_person_detect.tflite
+expect 0 "fit" -- "$edgemem" fit "$kws" --map "$map" --mcu nRF52840
+grep -q "^FITS" "$tmp/out" || { echo "FAIL: fit prints no verdict"; fail=1; }
+expect 1 "fit: too big for the chip" -- "$edgemem" fit "$person" --map "$map" --mcu STM32F103C8
+grep -q "SHORT by" "$tmp/out" || { echo "FAIL: fit does not say how much is missing"; fail=1; }
+expect 1 "fit --json exits 1 too" -- "$edgemem" fit "$person" --map "$map" --ram 65536 --flash 262144 --json
+grep -q '"fits": false' "$tmp/out" || { echo "FAIL: fit JSON does not say it does not fit"; fail=1; }
+expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
+expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
 # edgemem diff: two builds, two runs, and a map against a trace (exit 2).
-if [ -f "$map" ]; then
-  expect 0 "diff two maps" -- "$edgemem" diff "$map" "$src/../shared/corpus/map/own_cm4_O0.map"
-  grep -q "dot_s8  \[new\]" "$tmp/out" || { echo "FAIL: diff does not show the new symbol"; fail=1; }
-  expect 2 "diff map vs trace" -- "$edgemem" diff "$map" "$src/examples/traces/kws_fragment.log"
-fi
+expect 0 "diff two maps" -- "$edgemem" diff "$map" "$data/map/own_cm4_O0.map"
+grep -q "dot_s8  \[new\]" "$tmp/out" || { echo "FAIL: diff does not show the new symbol"; fail=1; }
+expect 2 "diff map vs trace" -- "$edgemem" diff "$map" "$src/examples/traces/kws_fragment.log"
 expect 0 "diff two traces" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 grep -q "leak rate" "$tmp/out" || { echo "FAIL: trace diff shows no leak rate"; fail=1; }
 # edgemem check: budgets that hold (0), one that breaks (1), a broken budget file (2).
-if [ -f "$map" ]; then
-  # Inputs named in a budget are relative to the budget file.
-  mkdir -p "$tmp/fw" && cp "$map" "$tmp/fw/fw.map"
-  cat >"$tmp/ok.json" <<JSON
+# Inputs named in a budget are relative to the budget file.
+mkdir -p "$tmp/fw" && cp "$map" "$tmp/fw/fw.map"
+cat >"$tmp/ok.json" <<JSON
 {"schema": "edgemem.budget/1", "inputs": {"map": "fw/fw.map"},
  "regions": {"RAM": {"max_percent": 85}}, "symbols": {"tensor_arena": {"max_bytes": 16384}}}
 JSON
-  expect 0 "check: budgets hold" -- "$edgemem" check --budget "$tmp/ok.json"
-  cat >"$tmp/tight.json" <<JSON
+expect 0 "check: budgets hold" -- "$edgemem" check --budget "$tmp/ok.json"
+cat >"$tmp/tight.json" <<JSON
 {"inputs": {"map": "fw/fw.map"}, "regions": {"RAM": {"max_percent": 30}}}
 JSON
-  expect 1 "check: RAM over budget" -- "$edgemem" check --budget "$tmp/tight.json"
-  grep -q "budget broken: regions.RAM.max_percent" "$tmp/err" || { echo "FAIL: check does not name the broken budget"; fail=1; }
-  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: check prints more than one line per broken budget"; fail=1; }
-  echo '{"regions": {"RAM": {"max_percent": 30}}' >"$tmp/bad.json"
-  expect 2 "check: malformed budget" -- "$edgemem" check --budget "$tmp/bad.json" --map "$map"
-  echo '{"regons": {}}' >"$tmp/typo.json"
-  expect 2 "check: unknown key" -- "$edgemem" check --budget "$tmp/typo.json" --map "$map"
-  grep -q "unknown key" "$tmp/err" || { echo "FAIL: typo in a budget is not named"; fail=1; }
-fi
+expect 1 "check: RAM over budget" -- "$edgemem" check --budget "$tmp/tight.json"
+grep -q "budget broken: regions.RAM.max_percent" "$tmp/err" || { echo "FAIL: check does not name the broken budget"; fail=1; }
+[ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: check prints more than one line per broken budget"; fail=1; }
+echo '{"regions": {"RAM": {"max_percent": 30}}' >"$tmp/bad.json"
+expect 2 "check: malformed budget" -- "$edgemem" check --budget "$tmp/bad.json" --map "$map"
+echo '{"regons": {}}' >"$tmp/typo.json"
+expect 2 "check: unknown key" -- "$edgemem" check --budget "$tmp/typo.json" --map "$map"
+grep -q "unknown key" "$tmp/err" || { echo "FAIL: typo in a budget is not named"; fail=1; }
 expect 1 "check: trace leaks" -- "$edgemem" check --budget /dev/stdin --trace "$src/examples/traces/kws_leak.emt" <<<'{"leak": {"max_bytes_per_inference": 0}}'
 # edgemem stack: the corpus' own build, and a directory with nothing in it.
-su=$src/../shared/corpus/su
-if [ -d "$su" ]; then
-  mkdir -p "$tmp/o2" && cp "$su"/own_O2_* "$tmp/o2/"
-  expect 0 "stack" -- "$edgemem" stack "$tmp/o2"
-  grep -q "136 B" "$tmp/out" || { echo "FAIL: stack does not find 136 B"; fail=1; }
-fi
+su=$data/su
+mkdir -p "$tmp/o2" && cp "$su"/own_O2_* "$tmp/o2/"
+expect 0 "stack" -- "$edgemem" stack "$tmp/o2"
+grep -q "136 B" "$tmp/out" || { echo "FAIL: stack does not find 136 B"; fail=1; }
 mkdir -p "$tmp/empty"
 expect 2 "stack without .su files" -- "$edgemem" stack "$tmp/empty"
 exit $fail

@@ -1,6 +1,6 @@
 // recommended_arena_bytes against what TFLite Micro measured: the head and
 // tail of its memory_arena_threshold_test (x86-64, +/-3 %) as transcribed
-// in ../shared/corpus/planner_cases.json.
+// in tests/data/corpus/planner_cases.json.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Planners against TFLite Micro's own test data (../shared/corpus/
+// Planners against TFLite Micro's own test data (tests/data/corpus/
 // planner_cases.json) and every corpus model.
 #include <gtest/gtest.h>
 

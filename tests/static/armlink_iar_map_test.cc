@@ -1,4 +1,4 @@
-// armlink and IAR maps written by real toolchains (../shared/corpus/
+// armlink and IAR maps written by real toolchains (tests/data/corpus/
 // map_armlink, map_iar): the totals edgemem sums from the entries must equal
 // the totals each file prints (listed in SOURCES_KEIL_IAR.md).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// GNU ld maps written by real toolchains (../shared/corpus/map): regions and
+// GNU ld maps written by real toolchains (tests/data/corpus/map): regions and
 // output sections as extracted independently, region use as
 // `ld --print-memory-usage` printed it for our own build.
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ TEST(GnuMap, EveryCorpusMapMatchesItsExpectedSectionsAndRegions) {
     for (const Row& r : ours) EXPECT_TRUE(want.count(r)) << "unexpected " << std::get<0>(r);
     ++maps;
   }
-  EXPECT_EQ(maps, 8u);
+  EXPECT_EQ(maps, 6u);  // the esp-idf maps are not vendored: no licence (tests/data/SOURCES.md)
 }
 
 TEST(GnuMap, RegionUseEqualsLdPrintMemoryUsage) {

@@ -1,5 +1,5 @@
 // Worst-case stack on the corpus' own firmware, against the values worked
-// out by hand in ../shared/corpus/map/own_ground_truth.json.
+// out by hand in tests/data/corpus/map/own_ground_truth.json.
 #include <gtest/gtest.h>
 
 #include <filesystem>

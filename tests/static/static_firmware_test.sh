@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Static analysis against binutils on firmware built here: the corpus' own
-# Cortex-M4 sources (../shared/corpus/map/own_src) are compiled with
+# Cortex-M4 sources (tests/data/corpus/map/own_src) are compiled with
 # arm-none-eabi-gcc at -O2 and -O0 with a map, .su and .ci files, then
 #  * `edgemem map` region use must equal what ld --print-memory-usage printed,
 #  * `edgemem map --elf` sections must equal `arm-none-eabi-size -A` and its
@@ -9,7 +9,10 @@
 #    recursion and the indirect call flagged.
 set -euo pipefail
 edgemem=$1
-src=$(cd "$2/../shared/corpus/map/own_src" && pwd)
+src=$(cd "$2" && pwd)/tests/data/corpus/map/own_src
+for f in own_app.c own_startup.c own_link.ld; do
+  [ -r "$src/$f" ] || { echo "FAIL: test data missing: $src/$f (see tests/data/SOURCES.md)"; exit 1; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
