@@ -1,6 +1,6 @@
 // armlink and IAR maps written by real toolchains (tests/data/corpus/
 // map_armlink, map_iar): the totals edgemem sums from the entries must equal
-// the totals each file prints (listed in SOURCES_KEIL_IAR.md).
+// the totals each file prints (listed in tests/data/SOURCES.md).
 #include <gtest/gtest.h>
 
 #include "static/linker_map.h"
