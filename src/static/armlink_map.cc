@@ -54,6 +54,9 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
   uint64_t pending_pad = 0;    // PAD belongs to the category of the section after it
   MapCategory last = kCode;
   bool saw_memory = false;
+  // Arm Compiler 5.05 and older print one address column ("Base Addr");
+  // later ones print "Exec Addr    Load Addr".
+  bool load_column = true;
 
   auto flush_pad = [&](MapCategory c) {
     if (!pending_pad || region.empty()) return;
@@ -111,8 +114,8 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       }
       if (w[0] == "Execution" && w.size() > 2 && w[1] == "Region") {
         flush_pad(last);
-        uint64_t load = 0;
-        field(line, "Exec base:", base);
+        if (!field(line, "Exec base:", base)) field(line, "Base:", base);
+        uint64_t load = base;
         field(line, "Load base:", load);
         field(line, "Size:", size);
         field(line, "Max:", max);
@@ -123,15 +126,21 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
         region_index = map.regions.size() - 1;
         continue;
       }
-      // EXEC LOAD SIZE TYPE ATTR IDX [*] SECTION OBJECT, or EXEC LOAD SIZE PAD
+      if (w.size() > 2 && w[1] == "Addr") {
+        load_column = w[0] == "Exec";
+        continue;
+      }
+      // EXEC LOAD SIZE TYPE ATTR IDX [*] SECTION OBJECT, or EXEC LOAD SIZE PAD;
+      // the older layout has no LOAD.
+      const size_t at = load_column ? 2 : 1;
       uint64_t exec = 0, bytes = 0;
-      if (region.empty() || w.size() < 4 || !map_hex(w[0], exec) || !map_hex(w[2], bytes)) continue;
-      if (w[3] == "PAD") {
+      if (region.empty() || w.size() < at + 2 || !map_hex(w[0], exec) || !map_hex(w[at], bytes)) continue;
+      if (w[at + 1] == "PAD") {
         pending_pad += bytes;
         continue;
       }
-      if (w.size() < 7) continue;
-      std::string_view type = w[3], attr = w[4];
+      if (w.size() < at + 5) continue;
+      std::string_view type = w[at + 1], attr = w[at + 2];
       MapCategory c = type == "Code" ? kCode : type == "Zero" ? kZiData : attr == "RW" ? kRwData : kRoData;
       if (attr == "RW") map.regions[region_index].kind = RegionKind::ram;
       flush_pad(c);
@@ -140,7 +149,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       if (!r.seen[c]) r.first[c] = exec;
       r.seen[c] = true;
       r.bytes[c] += bytes;
-      size_t s = w[6] == "*" ? 8 : 7;  // the E column marks the entry point
+      size_t s = w[at + 4] == "*" ? at + 6 : at + 5;  // the E column marks the entry point
       std::string object;
       for (size_t i = s; i < w.size(); ++i) object += (object.empty() ? "" : " ") + std::string(w[i]);
       if (!object.empty()) contrib[{fmt::format("{}:{}", region, kMapCategoryName[c]), object}] += bytes;

@@ -12,7 +12,8 @@ namespace {
 SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address) {
   if (name.starts_with(".debug") || name.starts_with(".stab") || name == ".comment" ||
       name.starts_with(".ARM.attributes") || name.starts_with(".riscv.attributes") ||
-      name.starts_with(".xt.") || name.starts_with(".gnu.attributes") || (address == 0 && name.starts_with(".note")))
+      name.starts_with(".xt.") || name == ".xtensa.info" || name.starts_with(".gnu.attributes") ||
+      (address == 0 && name.starts_with(".note")))
     return SectionKind::debug;
   // NOLOAD-style sections: ld prints no flag, but these names are never copied.
   for (std::string_view nobits : {"bss", "noinit", "heap", "stack"})
@@ -152,9 +153,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // with nothing after it is an empty section (nRF's dummy sections).
     bool continuation = indented && w.size() >= 2 && w[0].starts_with("0x") && w[1].starts_with("0x");
     if (!pending_output.empty()) {
+      // A name alone is an output section when ld wrapped its numbers onto
+      // this line (Zephyr's `log_const_sections`, TouchGFX's
+      // `IntFlashSection`: no leading dot), or an empty one when it starts
+      // with a dot; anything else alone on a line is a script keyword.
       std::string name = std::move(pending_output);
       pending_output.clear();
-      start_output(std::move(name), continuation ? w : std::vector<std::string_view>{}, 0);
+      if (continuation || name.starts_with("."))
+        start_output(std::move(name), continuation ? w : std::vector<std::string_view>{}, 0);
       if (continuation) continue;
     }
     if (!pending_input.empty()) {
@@ -168,19 +174,20 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (!indented && part == Part::script) {
       std::string_view name = w[0];
       bool section_like = name.starts_with(".") || (w.size() >= 3 && w[1].starts_with("0x") && w[2].starts_with("0x"));
-      if (!section_like || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
+      if ((!section_like && w.size() > 1) || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
       close_symbol(input_end);
       close_input();
       if (w.size() == 1) pending_output = std::string(name);
-      else start_output(std::string(name), w, 1);
+      else if (section_like) start_output(std::string(name), w, 1);
       continue;
     }
     if (!indented) continue;
     // Indented: an input section, *fill*, a symbol, an assignment or a pattern.
     if (w[0].starts_with("0x")) {
       uint64_t address = 0;
+      // Two numbers are a wrapped section's address and size, never a symbol.
       if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
-          !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT")) {
+          !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
         close_symbol(address);
         map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
       }
@@ -210,8 +217,11 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // at its run address, and at its load address when that differs and the
     // section has contents to load.
     for (MapRegion& r : map.regions) {
+      // A region of length 0 still holds what ld put at its origin: a
+      // failed link (LENGTH = 0) has bytes there, and that is an overflow.
       auto claim = [&](uint64_t at) {
-        if (at >= r.origin && at < r.origin + r.length) r.used = std::max(r.used, at + s.size - r.origin);
+        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin;
+        if (inside) r.used = std::max(r.used, at + s.size - r.origin);
       };
       if (s.kind == SectionKind::debug) continue;
       claim(s.address);

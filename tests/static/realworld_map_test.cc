@@ -1,0 +1,150 @@
+// Maps from public projects that edgemem once read wrong with exit 0
+// (tests/data/realworld, listed in SOURCES.md). The truth is outside
+// edgemem: what each file states, or binutils on the ELF it was linked with.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "static/linker_map.h"
+#include "test_support.h"
+
+namespace edgemem {
+namespace {
+
+std::string realworld(const std::string& name) {
+  return test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/" + name);
+}
+
+LinkerMap load(const std::string& name) {
+  std::string text = realworld(name), error;
+  EXPECT_FALSE(text.empty()) << name;
+  auto map = parse_linker_map(text, error);
+  EXPECT_TRUE(map.has_value()) << name << ": " << error;
+  return map.value_or(LinkerMap{});
+}
+
+const MapSection* section(const LinkerMap& m, const std::string& name) {
+  for (const auto& s : m.sections)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const MapRegion* region(const LinkerMap& m, const std::string& name) {
+  for (const auto& r : m.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// Zephyr on ESP32: iterable sections have no leading dot, and ld wraps
+// their numbers onto the next line ("log_const_sections\n  0x3ffb02b8 0x30").
+TEST(RealworldGnuMap, ZephyrSectionsWithoutADotAreReadWithTheirWrappedNumbers) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  const MapSection* log_const = section(m, "log_const_sections");
+  ASSERT_NE(log_const, nullptr);
+  EXPECT_EQ(log_const->address, 0x3ffb02b8u);
+  EXPECT_EQ(log_const->size, 0x30u);
+  ASSERT_TRUE(log_const->load_address);
+  EXPECT_EQ(*log_const->load_address, 0x116au);
+  const MapSection* threads = section(m, "_static_thread_data_area");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_EQ(threads->address, 0x3f400e90u);
+  EXPECT_EQ(threads->size, 0u);
+  // The wrapped "ADDRESS SIZE" line is no symbol named "0x0" of a gigabyte.
+  for (const auto& s : m.symbols) EXPECT_FALSE(s.name.starts_with("0x")) << s.name << " " << s.size;
+}
+
+TEST(RealworldGnuMap, EveryAllocatedSectionOfTheElfIsInTheMapAndNothingElseIs) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  auto elf = nlohmann::json::parse(realworld("map/microdoom_zephyr_esp32.elf_sections.json"));
+  for (const auto& e : elf["sections"]) {
+    std::string name = e["name"];
+    bool alloc = e["flags"].get<std::string>().find('A') != std::string::npos;
+    const MapSection* s = section(m, name);
+    SCOPED_TRACE(name);
+    if (alloc && e["size"].get<uint64_t>() > 0) {
+      ASSERT_NE(s, nullptr);
+      EXPECT_EQ(s->address, e["address"].get<uint64_t>());
+      EXPECT_EQ(s->size, e["size"].get<uint64_t>());
+      EXPECT_NE(s->kind, SectionKind::debug);
+    } else if (!alloc && s && s->size > 0) {
+      EXPECT_EQ(s->kind, SectionKind::debug);  // never counted into a region
+    }
+  }
+}
+
+// .xtensa.info (not allocated, address 0) once landed in the 32-byte
+// mcuboot_hdr region at 0: "56 B of 32 B, OVERFLOWED by 24 B".
+TEST(RealworldGnuMap, UnallocatedSectionsAtAddressZeroFillNoRegion) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  const MapRegion* header = region(m, "mcuboot_hdr");
+  ASSERT_NE(header, nullptr);
+  EXPECT_EQ(header->used, 32u);  // .mcuboot_header, 32 B in the ELF
+  EXPECT_EQ(overflow_bytes(*header), 0u);
+  for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
+}
+
+// armlink 5.06u1 still prints the older "Base Addr" layout: one address
+// column, "(Base: ...)" execution regions. Nothing was read: totals were 0.
+TEST(RealworldArmlinkMap, BaseAddrLayoutTotalsEqualTheFilesOwnGrandTotals) {
+  LinkerMap m = load("map_armlink/ivyend_stm32f103_ac5_5.06u1.map");
+  EXPECT_EQ(m.toolchain, "armlink");
+  EXPECT_EQ(m.totals.code, 22852u);  // "22852  664  3048  88  1904  305872  Grand Totals"
+  EXPECT_EQ(m.totals.ro_data, 3048u);
+  EXPECT_EQ(m.totals.rw_data, 88u);
+  EXPECT_EQ(m.totals.zi_data, 1904u);
+  EXPECT_EQ(m.stated["Total ROM Size"], 25988u);
+  uint64_t flash = 0;
+  for (const auto& r : m.regions)
+    if (r.kind == RegionKind::flash) flash += r.used;
+  EXPECT_EQ(flash, 25988u);
+  const MapRegion* ram = region(m, "RW_IRAM1");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_EQ(ram->origin, 0x20000000u);
+  EXPECT_EQ(ram->kind, RegionKind::ram);
+  EXPECT_TRUE(m.self_check.empty());
+  bool lcd = false;
+  for (const auto& c : m.contributions) lcd |= c.object == "lcd.o" && c.section == "ER_IROM1:code";
+  EXPECT_TRUE(lcd);
+}
+
+// A map whose own totals edgemem cannot reproduce says so: here the same
+// real file with its Grand Totals line edited to claim 4 bytes more code.
+TEST(RealworldArmlinkMap, StatedTotalsThatDisagreeAreReportedBySelfCheck) {
+  std::string text = realworld("map_armlink/ivyend_stm32f103_ac5_5.06u1.map");
+  const std::string grand = "     22852        664       3048         88       1904     305872   Grand Totals";
+  size_t at = text.find(grand);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, grand.size(), "     22856        664       3048         88       1904     305872   Grand Totals");
+  std::string error;
+  auto m = parse_linker_map(text, error);
+  ASSERT_TRUE(m) << error;
+  ASSERT_EQ(m->self_check.size(), 1u);
+  EXPECT_EQ(m->self_check[0].what, "Code");
+  EXPECT_EQ(m->self_check[0].stated_bytes, 22856u);
+  EXPECT_EQ(m->self_check[0].computed_bytes, 22852u);
+}
+
+// ld accepts LENGTH = 0 and fails the link when something lands there; a
+// region used past its length is an overflow whatever its length.
+TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
+  const std::string map =
+      "Memory Configuration\n\n"
+      "Name             Origin             Length             Attributes\n"
+      "FLASH            0x0000000008000000 0x0000000000000000 xr\n"
+      "RAM              0x0000000020000000 0x0000000000000100 xrw\n"
+      "*default*        0x0000000000000000 0xffffffffffffffff\n\n"
+      "Linker script and memory map\n\n"
+      ".text           0x0000000008000000       0x40\n"
+      " .text          0x0000000008000000       0x40 main.o\n"
+      ".bss            0x0000000020000000      0x180\n"
+      " .bss           0x0000000020000000      0x180 main.o\n";
+  std::string error;
+  auto m = parse_gnu_map(map, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->regions[0].used, 0x40u);
+  EXPECT_EQ(overflow_bytes(m->regions[0]), 0x40u);
+  EXPECT_EQ(overflow_bytes(m->regions[1]), 0x80u);
+}
+
+}  // namespace
+}  // namespace edgemem
