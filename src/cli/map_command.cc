@@ -50,6 +50,7 @@ int run_map(const MapArgs& args) {
     }
   }
   std::vector<std::string> mismatches = elf && !args.map.empty() ? compare_with_map(*elf, *map) : std::vector<std::string>{};
+  if (elf && !args.map.empty()) classify_by_elf(*map, *elf);
   bool disagrees = !map->self_check.empty() || !mismatches.empty();
   auto kind_of = [&](const std::string& section) { return section_kind(*map, section); };
   auto role = [&](const MapSymbol& s) { return symbol_role(s, kind_of(s.section)); };

@@ -9,18 +9,39 @@
 namespace edgemem {
 namespace {
 
-SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address) {
+bool has(std::string_view name, std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts)
+    if (name.find(p) != std::string_view::npos) return true;
+  return false;
+}
+
+// ld prints no section flags, so the kind comes from where the section
+// runs: a writable region holds data (copied from flash when its load
+// address differs, or loaded by a ROM bootloader as on ESP32), an
+// executable one code, a read-only one constants. Names decide only what
+// regions cannot: debug sections, and NOLOAD ones (bss, noinit, .heap).
+SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address, const MapRegion* region) {
   if (name.starts_with(".debug") || name.starts_with(".stab") || name == ".comment" ||
       name.starts_with(".ARM.attributes") || name.starts_with(".riscv.attributes") ||
       name.starts_with(".xt.") || name == ".xtensa.info" || name.starts_with(".gnu.attributes") ||
       (address == 0 && name.starts_with(".note")))
     return SectionKind::debug;
-  // NOLOAD-style sections: ld prints no flag, but these names are never copied.
-  for (std::string_view nobits : {"bss", "noinit", "heap", "stack"})
-    if (name.find(nobits) != std::string_view::npos) return SectionKind::bss;
+  if (has(name, {"bss", "noinit"}) || (name.starts_with(".") && has(name, {"heap", "stack"}))) return SectionKind::bss;
+  // ESP-IDF's .flash_rodata_dummy and .dram0.dummy only reserve addresses
+  // the cache maps elsewhere: no bytes of the image.
+  if (has(name, {"dummy"})) return SectionKind::other;
+  if (has(name, {"_array"})) return SectionKind::data;  // .init_array & co. are writable (WA) in GCC's ELF
+  bool constant = has(name, {"rodata", "const", "exidx", "extab"});
+  if (region && !region->attributes.empty()) {  // MEMORY lines may omit (rwx)
+    const std::string& a = region->attributes;
+    bool writable = a.find('w') != std::string::npos && a.find("!w") == std::string::npos;
+    bool executable = a.find('x') != std::string::npos && a.find("!x") == std::string::npos;
+    if (writable) return SectionKind::data;
+    return executable && !constant ? SectionKind::code : SectionKind::rodata;
+  }
   if (loaded_elsewhere) return SectionKind::data;
-  if (name.find("rodata") != std::string_view::npos) return SectionKind::rodata;
-  if (name.find("text") != std::string_view::npos || name.find("vector") != std::string_view::npos) return SectionKind::code;
+  if (constant) return SectionKind::rodata;
+  if (has(name, {"text", "vector"})) return SectionKind::code;
   return SectionKind::other;
 }
 
@@ -211,7 +232,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
 
   for (MapSection& s : map.sections) {
     bool elsewhere = s.load_address && *s.load_address != s.address;
-    s.kind = classify(s.name, elsewhere, s.address);
+    const MapRegion* runs_in = nullptr;
+    for (const MapRegion& r : map.regions)
+      if (r.length && s.address >= r.origin && s.address - r.origin < r.length) runs_in = &r;
+    s.kind = classify(s.name, elsewhere, s.address, runs_in);
     if (s.size == 0) continue;
     // Region usage: the extent of every section that occupies the region,
     // at its run address, and at its load address when that differs and the
@@ -225,7 +249,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       };
       if (s.kind == SectionKind::debug) continue;
       claim(s.address);
-      if (elsewhere && s.kind == SectionKind::data) claim(*s.load_address);
+      if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address);
     }
   }
   for (MapRegion& r : map.regions) {

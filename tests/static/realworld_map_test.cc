@@ -5,15 +5,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "static/elf_image.h"
 #include "static/linker_map.h"
 #include "test_support.h"
 
 namespace edgemem {
 namespace {
 
-std::string realworld(const std::string& name) {
-  return test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/" + name);
+std::string realworld_path(const std::string& name) {
+  return std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/" + name;
 }
+
+std::string realworld(const std::string& name) { return test::read_file(realworld_path(name)); }
 
 LinkerMap load(const std::string& name) {
   std::string text = realworld(name), error;
@@ -81,6 +84,63 @@ TEST(RealworldGnuMap, UnallocatedSectionsAtAddressZeroFillNoRegion) {
   EXPECT_EQ(header->used, 32u);  // .mcuboot_header, 32 B in the ELF
   EXPECT_EQ(overflow_bytes(*header), 0u);
   for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
+}
+
+// Kinds came from STM32 names only: every section of the ESP32 image that
+// loads from flash was "data" (code 0 B). With the ELF the flags decide,
+// and the totals are what binutils' `size` prints for that ELF.
+TEST(RealworldGnuMap, SectionKindsFollowRegionsAndWithTheElfItsFlags) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  EXPECT_EQ(section(m, "text")->kind, SectionKind::code);  // runs from IRAM, loaded from flash
+  EXPECT_EQ(section(m, "rodata")->kind, SectionKind::rodata);
+  EXPECT_EQ(section(m, ".dram0.data")->kind, SectionKind::data);
+  EXPECT_EQ(section(m, "k_heap_area")->kind, SectionKind::data);  // k_heap structs, not a NOLOAD heap
+
+  std::string error;
+  auto elf = read_elf_image(realworld_path("map/microdoom_zephyr_esp32.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto size = nlohmann::json::parse(realworld("map/microdoom_zephyr_esp32.elf_sections.json"))["size_berkeley"];
+  EXPECT_EQ(elf->text, size["text"].get<uint64_t>());
+  classify_by_elf(m, *elf);
+  EXPECT_EQ(m.totals.code + m.totals.ro_data, size["text"].get<uint64_t>());
+  EXPECT_EQ(m.totals.rw_data, size["data"].get<uint64_t>());
+  EXPECT_EQ(m.totals.zi_data, size["bss"].get<uint64_t>());
+  EXPECT_EQ(section(m, "log_const_sections")->kind, SectionKind::rodata);  // flags "A": read-only in RAM
+}
+
+// Zephyr's rom_start is writable and executable (WAX): `size` counts it as
+// text, edgemem counted it as data (text 151894, data 3917).
+TEST(RealworldElf, WritableCodeIsTextAsBinutilsSizeCountsIt) {
+  std::string error;
+  auto elf = read_elf_image(realworld_path("elf/phyphox_satellite_zephyr_arm.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  EXPECT_EQ(elf->text, 152150u);  // arm-none-eabi-size (binutils 2.40)
+  EXPECT_EQ(elf->data, 3661u);
+  EXPECT_EQ(elf->bss, 26449u);
+  LinkerMap m = to_linker_map(*elf);
+  EXPECT_EQ(m.totals.code + m.totals.ro_data, elf->text);
+  EXPECT_EQ(m.totals.rw_data, elf->data);
+}
+
+// Without an ELF: GNU maps of the shared corpus sum to `size` of their ELF
+// (SOURCES.md there), and ESP-IDF's address placeholders count for nothing.
+TEST(RealworldGnuMap, MapOnlyTotalsMatchBinutilsSizeAndSkipPlaceholders) {
+  auto sizes = nlohmann::json::parse(test::read_file(test::corpus("map/map_expected_sections.json")))["elf_size_berkeley"];
+  for (const char* name : {"kennykang_nucleo_l432kc_ai_sine_release.map", "own_cm4_O2.map", "own_cm4_O0.map"}) {
+    SCOPED_TRACE(name);
+    std::string error;
+    auto m = parse_linker_map(test::read_file(test::corpus(std::string("map/") + name)), error);
+    ASSERT_TRUE(m) << error;
+    EXPECT_EQ(m->totals.code + m->totals.ro_data, sizes[name]["text"].get<uint64_t>());
+    EXPECT_EQ(m->totals.rw_data, sizes[name]["data"].get<uint64_t>());
+    EXPECT_EQ(m->totals.zi_data, sizes[name]["bss"].get<uint64_t>());
+  }
+  std::string error;
+  auto idf = parse_linker_map(test::read_file(test::corpus("map/espidf_esp32c3_hello_world.map")), error);
+  ASSERT_TRUE(idf) << error;
+  EXPECT_EQ(section(*idf, ".flash_rodata_dummy")->kind, SectionKind::other);
+  EXPECT_EQ(idf->totals.ro_data, 26368u + 256u);  // idf_size's summary table: .rodata + .appdesc
+  EXPECT_EQ(section(*idf, ".dram0.data")->kind, SectionKind::data);
 }
 
 // armlink 5.06u1 still prints the older "Base Addr" layout: one address
