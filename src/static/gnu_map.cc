@@ -230,21 +230,25 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     return std::nullopt;
   }
 
+  auto sized_region_at = [&](uint64_t at) -> const MapRegion* {
+    const MapRegion* found = nullptr;
+    for (const MapRegion& r : map.regions)
+      if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
+    return found;
+  };
   for (MapSection& s : map.sections) {
     bool elsewhere = s.load_address && *s.load_address != s.address;
-    const MapRegion* runs_in = nullptr;
-    for (const MapRegion& r : map.regions)
-      if (r.length && s.address >= r.origin && s.address - r.origin < r.length) runs_in = &r;
-    s.kind = classify(s.name, elsewhere, s.address, runs_in);
+    s.kind = classify(s.name, elsewhere, s.address, sized_region_at(s.address));
     if (s.size == 0) continue;
     // Region usage: the extent of every section that occupies the region,
     // at its run address, and at its load address when that differs and the
     // section has contents to load.
     for (MapRegion& r : map.regions) {
-      // A region of length 0 still holds what ld put at its origin: a
-      // failed link (LENGTH = 0) has bytes there, and that is an overflow.
+      // A region of length 0 still holds what ld put at its origin when no
+      // other region does: a failed link (LENGTH = 0) has bytes there, and
+      // that is an overflow.
       auto claim = [&](uint64_t at) {
-        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin;
+        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
         if (inside) r.used = std::max(r.used, at + s.size - r.origin);
       };
       if (s.kind == SectionKind::debug) continue;

@@ -192,6 +192,7 @@ TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
       "Name             Origin             Length             Attributes\n"
       "FLASH            0x0000000008000000 0x0000000000000000 xr\n"
       "RAM              0x0000000020000000 0x0000000000000100 xrw\n"
+      "SPARE            0x0000000020000000 0x0000000000000000 rw\n"
       "*default*        0x0000000000000000 0xffffffffffffffff\n\n"
       "Linker script and memory map\n\n"
       ".text           0x0000000008000000       0x40\n"
@@ -204,6 +205,7 @@ TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
   EXPECT_EQ(m->regions[0].used, 0x40u);
   EXPECT_EQ(overflow_bytes(m->regions[0]), 0x40u);
   EXPECT_EQ(overflow_bytes(m->regions[1]), 0x80u);
+  EXPECT_EQ(m->regions[2].used, 0u);  // .bss is RAM's, not the empty region's that starts there too
 }
 
 }  // namespace
