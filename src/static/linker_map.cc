@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include <fmt/format.h>
+
 namespace edgemem {
 
 namespace {
@@ -39,6 +41,14 @@ void check_stated_totals(LinkerMap& map) {
 
 std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& error) {
   std::string_view head = text.substr(0, 4096);
+  // XLINK (EW430, EW8051, EWAVR, EWARM before 5) lists segments, not
+  // sections: a different format, refused by name rather than misread.
+  if (size_t at = head.find("IAR Universal Linker"); at != std::string_view::npos) {
+    size_t line = 1 + static_cast<size_t>(std::count(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    error = fmt::format("line {}: an IAR XLINK map (\"IAR Universal Linker\"): edgemem reads IAR ILINK, GNU ld and "
+                        "armlink maps, not XLINK's segment lists", line);
+    return std::nullopt;
+  }
   std::optional<LinkerMap> map;
   if (head.find("IAR ELF Linker") != std::string_view::npos) map = parse_iar_map(text, error);
   else if (text.find("Memory Map of the image") != std::string_view::npos ||

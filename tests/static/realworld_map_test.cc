@@ -184,6 +184,15 @@ TEST(RealworldArmlinkMap, StatedTotalsThatDisagreeAreReportedBySelfCheck) {
   EXPECT_EQ(m->self_check[0].computed_bytes, 22852u);
 }
 
+// An EW430 map written by XLINK was reported as a GNU ld map missing its
+// "Memory Configuration" (line 1322); it is now named for what it is.
+TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
+  std::string error;
+  EXPECT_FALSE(parse_linker_map(realworld("map_iar/bobouc_msp430f5529_xlink6.4.map"), error));
+  EXPECT_NE(error.find("XLINK"), std::string::npos) << error;
+  EXPECT_TRUE(error.starts_with("line 3: ")) << error;  // "#      IAR Universal Linker V6.4.6.89"
+}
+
 // ld accepts LENGTH = 0 and fails the link when something lands there; a
 // region used past its length is an overflow whatever its length.
 TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
