@@ -167,6 +167,40 @@ TEST(RealworldArmlinkMap, BaseAddrLayoutTotalsEqualTheFilesOwnGrandTotals) {
   EXPECT_TRUE(lcd);
 }
 
+// How armlink counts PAD, as 28 real maps of Arm Compiler 5.05..5.06u7 show
+// (none of them redistributable, so the pattern is rebuilt here): padding
+// after code before RO data is Code; between RW data and ZI data, what
+// rounds the RW data up to 4 bytes is RW and the rest ZI; past the last
+// entry, up to the region's Size, it is the last entry's.
+TEST(ArmlinkPad, PaddingCountsWhereArmlinksOwnTotalsPutIt) {
+  const std::string map =
+      "Memory Map of the image\n\n"
+      "  Load Region LR_IROM1 (Base: 0x08000000, Size: 0x00000140, Max: 0x00080000, ABSOLUTE)\n\n"
+      "    Execution Region ER_IROM1 (Exec base: 0x08000000, Load base: 0x08000000, Size: 0x00000120, Max: 0x00080000, ABSOLUTE)\n\n"
+      "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
+      "    0x08000000   0x08000000   0x0000010c   Code   RO            1    .text               main.o\n"
+      "    0x0800010c   0x0800010c   0x00000004   PAD\n"
+      "    0x08000110   0x08000110   0x00000010   Data   RO            2    .constdata          main.o\n\n"
+      "    Execution Region RW_IRAM1 (Exec base: 0x20000000, Load base: 0x08000120, Size: 0x000000b0, Max: 0x00010000, ABSOLUTE)\n\n"
+      "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
+      "    0x20000000   0x08000120   0x0000009a   Data   RW            3    .data               main.o\n"
+      "    0x2000009a   0x080001ba   0x00000006   PAD\n"
+      "    0x200000a0        -       0x00000010   Zero   RW            4    .bss                main.o\n\n"
+      "    Execution Region RW_IRAM2 (Exec base: 0x20010000, Load base: 0x080001bc, Size: 0x0000001c, Max: 0x00010000, ABSOLUTE)\n\n"
+      "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
+      "    0x20010000   0x080001bc   0x00000019   Data   RW            5    .data               lcd.o\n\n"
+      "Image component sizes\n\n"
+      "       272          0         16        184         20          0   Grand Totals\n";
+  std::string error;
+  auto m = parse_linker_map(map, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->totals.code, 0x10cu + 4);      // the PAD before the constants is Code
+  EXPECT_EQ(m->totals.ro_data, 0x10u);
+  EXPECT_EQ(m->totals.rw_data, 0x9au + 2 + 0x1cu);  // rounded to 4 B; RW_IRAM2's 3 unlisted bytes
+  EXPECT_EQ(m->totals.zi_data, 0x10u + 4);
+  EXPECT_TRUE(m->self_check.empty());
+}
+
 // A map whose own totals edgemem cannot reproduce says so: here the same
 // real file with its Grand Totals line edited to claim 4 bytes more code.
 TEST(RealworldArmlinkMap, StatedTotalsThatDisagreeAreReportedBySelfCheck) {
