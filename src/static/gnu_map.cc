@@ -1,6 +1,7 @@
 #include "static/linker_map.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 
@@ -9,9 +10,13 @@
 namespace edgemem {
 namespace {
 
+// Whether a lower-case part occurs in a section name, in any case
+// (TF-M's .TFM_BSS, .ER_TFM_CODE).
 bool has(std::string_view name, std::initializer_list<std::string_view> parts) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view p : parts)
-    if (name.find(p) != std::string_view::npos) return true;
+    if (lower.find(p) != std::string::npos) return true;
   return false;
 }
 
@@ -31,16 +36,17 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
   // the cache maps elsewhere: no bytes of the image.
   if (has(name, {"dummy"})) return SectionKind::other;
   if (has(name, {"_array"})) return SectionKind::data;  // .init_array & co. are writable (WA) in GCC's ELF
-  bool constant = has(name, {"rodata", "const", "exidx", "extab"});
+  if (has(name, {"rodata", "const", "exidx", "extab"})) return SectionKind::rodata;
   if (region && !region->attributes.empty()) {  // MEMORY lines may omit (rwx)
     const std::string& a = region->attributes;
     bool writable = a.find('w') != std::string::npos && a.find("!w") == std::string::npos;
     bool executable = a.find('x') != std::string::npos && a.find("!x") == std::string::npos;
-    if (writable) return SectionKind::data;
-    return executable && !constant ? SectionKind::code : SectionKind::rodata;
+    if (!writable) return executable ? SectionKind::code : SectionKind::rodata;
+    // An rwx region (ESP32's IRAM, many a RAM) holds code and data: there
+    // the name decides.
+    return executable && has(name, {"text", "vector", "literal"}) ? SectionKind::code : SectionKind::data;
   }
   if (loaded_elsewhere) return SectionKind::data;
-  if (constant) return SectionKind::rodata;
   if (has(name, {"text", "vector"})) return SectionKind::code;
   return SectionKind::other;
 }

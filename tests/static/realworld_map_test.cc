@@ -108,6 +108,23 @@ TEST(RealworldGnuMap, SectionKindsFollowRegionsAndWithTheElfItsFlags) {
   EXPECT_EQ(section(m, "log_const_sections")->kind, SectionKind::rodata);  // flags "A": read-only in RAM
 }
 
+// TF-M's secure image: upper-case names without "text" were "other", so the
+// map said code 0 B; .TFM_BSS was data.
+TEST(RealworldGnuMap, TfmSectionsAreCodeAndBssAndWithTheElfMatchSize) {
+  LinkerMap m = load("map/mldemo_tfm_s_nrf5340.map");
+  EXPECT_EQ(section(m, ".ER_TFM_CODE")->kind, SectionKind::code);
+  EXPECT_EQ(section(m, ".TFM_UNPRIV_CODE")->kind, SectionKind::code);
+  EXPECT_EQ(section(m, ".TFM_BSS")->kind, SectionKind::bss);
+  EXPECT_EQ(section(m, ".TFM_DATA")->kind, SectionKind::data);
+  std::string error;
+  auto elf = read_elf_image(realworld_path("map/mldemo_tfm_s_nrf5340.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  classify_by_elf(m, *elf);
+  EXPECT_EQ(m.totals.code + m.totals.ro_data, 31148u);  // arm-none-eabi-size: 31148 364 18668
+  EXPECT_EQ(m.totals.rw_data, 364u);                     // with .copy.table and .zero.table (WA)
+  EXPECT_EQ(m.totals.zi_data, 18668u);
+}
+
 // Zephyr's rom_start is writable and executable (WAX): `size` counts it as
 // text, edgemem counted it as data (text 151894, data 3917).
 TEST(RealworldElf, WritableCodeIsTextAsBinutilsSizeCountsIt) {
@@ -126,6 +143,13 @@ TEST(RealworldElf, WritableCodeIsTextAsBinutilsSizeCountsIt) {
 // (SOURCES.md there), and ESP-IDF's address placeholders count for nothing.
 TEST(RealworldGnuMap, MapOnlyTotalsMatchBinutilsSizeAndSkipPlaceholders) {
   auto sizes = nlohmann::json::parse(test::read_file(test::corpus("map/map_expected_sections.json")))["elf_size_berkeley"];
+  {
+    std::string error;  // nRF52840 SDK: text and data as size says (its .heap and .stack are not counted there)
+    auto nrf = parse_linker_map(test::read_file(test::corpus("map/logitacker_nrf52840_pca10059.map")), error);
+    ASSERT_TRUE(nrf) << error;
+    EXPECT_EQ(nrf->totals.code + nrf->totals.ro_data, sizes["logitacker_nrf52840_pca10059.map"]["text"].get<uint64_t>());
+    EXPECT_EQ(nrf->totals.rw_data, sizes["logitacker_nrf52840_pca10059.map"]["data"].get<uint64_t>());
+  }
   for (const char* name : {"kennykang_nucleo_l432kc_ai_sine_release.map", "own_cm4_O2.map", "own_cm4_O0.map"}) {
     SCOPED_TRACE(name);
     std::string error;
