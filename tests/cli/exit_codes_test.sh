@@ -54,6 +54,8 @@ expect 1 "plan refuses a Flex model" -- "$edgemem" plan --json "$flex"
 grep -q '"recommended_arena_bytes": null' "$tmp/out" || { echo "FAIL: a Flex model got an arena size"; fail=1; }
 expect 1 "fit refuses a Flex model" -- "$edgemem" fit "$flex" --map "$src/tests/data/realworld/map/microdoom_zephyr_esp32.map" --ram 65536 --flash 262144
 grep -q "FlexAddV2" "$tmp/out" || { echo "FAIL: fit does not name the Flex op"; fail=1; }
+expect 1 "check refuses a Flex model" -- "$edgemem" check --budget /dev/stdin --model "$flex" --map "$src/../shared/corpus/map/own_cm4_O2.map" <<<'{"arena": {"min_margin_bytes": 0}}'
+grep -q "FlexAddV2" "$tmp/err" || { echo "FAIL: check does not name the Flex op"; fail=1; }
 # edgemem map: a real map, and text that is not one.
 map=$src/../shared/corpus/map/own_cm4_O2.map
 if [ -f "$map" ]; then
