@@ -68,6 +68,14 @@ int run_fit(const FitArgs& args) {
 
   plan::ArenaBudget budget =
       plan::arena_budget(*model, plan::target_named(args.target));
+  if (!budget.runnable()) {  // no arena size to fit: say why, as a verdict
+    if (args.json)
+      fmt::print("{}\n", nlohmann::json{{"schema", "edgemem.fit/1"}, {"model", args.model}, {"map", args.map},
+                                        {"fits", false}, {"tflm_blockers", budget.blockers}}.dump(2));
+    else
+      fmt::print("edgemem fit: TFLite Micro cannot run {}: {}\n", args.model, fmt::join(budget.blockers, ", "));
+    return 1;
+  }
   plan::FitResult r = plan::fit(budget, model_bytes->size(), *map, chip);
 
   if (args.json) {

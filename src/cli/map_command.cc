@@ -50,6 +50,8 @@ int run_map(const MapArgs& args) {
     }
   }
   std::vector<std::string> mismatches = elf && !args.map.empty() ? compare_with_map(*elf, *map) : std::vector<std::string>{};
+  if (elf && !args.map.empty()) classify_by_elf(*map, *elf);
+  bool disagrees = !map->self_check.empty() || !mismatches.empty();
   auto kind_of = [&](const std::string& section) { return section_kind(*map, section); };
   auto role = [&](const MapSymbol& s) { return symbol_role(s, kind_of(s.section)); };
   std::vector<const MapSymbol*> symbols;
@@ -82,6 +84,9 @@ int run_map(const MapArgs& args) {
     j["totals"] = {{"code", map->totals.code}, {"ro_data", map->totals.ro_data}, {"rw_data", map->totals.rw_data},
                    {"zi_data", map->totals.zi_data}};
     j["stated_totals"] = map->stated;
+    j["self_check"] = nlohmann::json::array();
+    for (const auto& c : map->self_check)
+      j["self_check"].push_back({{"what", c.what}, {"stated_bytes", c.stated_bytes}, {"computed_bytes", c.computed_bytes}});
     if (elf) {
       nlohmann::json e;
       e["file"] = args.elf;
@@ -99,18 +104,18 @@ int run_map(const MapArgs& args) {
       j["elf"] = std::move(e);
     }
     fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-    return 0;
+    return disagrees ? 1 : 0;
   }
 
   fmt::print("edgemem map: {} ({})\n\n", args.map.empty() ? args.elf : args.map, map->toolchain);
   for (const auto& r : map->regions) {
-    if (r.length == 0) {  // IAR "place at address": a position, not a capacity
+    if (r.position_only) {
       fmt::print("{:<16} {:>10} B at 0x{:08x}\n", r.name, r.used, r.origin);
       continue;
     }
-    double pct = 100.0 * static_cast<double>(r.used) / static_cast<double>(r.length);
+    double pct = r.used ? 100.0 * static_cast<double>(r.used) / static_cast<double>(r.length) : 0.0;
     fmt::print("{:<16} {:>10} B of {:>10} B  {:6.2f}%{}\n", r.name, r.used, r.length, pct,
-               r.used > r.length ? fmt::format("  OVERFLOWED by {} B", r.used - r.length) : "");
+               overflow_bytes(r) ? fmt::format("  OVERFLOWED by {} B", overflow_bytes(r)) : "");
   }
   fmt::print("\n{:<24} {:>12} {:>10}  kind\n", "section", "address", "size");
   for (const auto& s : map->sections)
@@ -131,11 +136,14 @@ int run_map(const MapArgs& args) {
     fmt::print("  {:<20} {:>10}\n", "Total", total);
     for (const auto& m : mismatches) fmt::print("  MISMATCH {} -- the map and the ELF are not from the same link\n", m);
   }
+  for (const auto& c : map->self_check)
+    fmt::print("\nSELF-CHECK FAILED: the map states {} = {} B, edgemem sums {} B from its entries\n", c.what,
+               c.stated_bytes, c.computed_bytes);
   fmt::print("\nlargest symbols\n");
   for (size_t i = 0; i < symbols.size() && i < args.top; ++i)
     fmt::print("{:>10} B  {:<13} {}  ({})\n", symbols[i]->size, role(*symbols[i]),
                symbols[i]->name, symbols[i]->section);
-  return 0;
+  return disagrees ? 1 : 0;
 }
 
 }  // namespace

@@ -53,10 +53,15 @@ nlohmann::json budget_json(const plan::ArenaBudget& b) {
           {"prepare_bytes", b.prepare_bytes},
           {"alignment_bytes", b.alignment_bytes},
           {"complete", b.complete},
-          {"unmodelled_operators", b.unmodelled}};
+          {"unmodelled_operators", b.unmodelled},
+          {"tflm_blockers", b.blockers}};
 }
 
 void print_budget(const plan::ArenaBudget& b, uint64_t declared) {
+  if (!b.runnable()) {
+    fmt::print("\nTFLite Micro cannot run this model: {}; no arena size is recommended\n", fmt::join(b.blockers, ", "));
+    return;
+  }
   uint64_t head_need = std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
   fmt::print("\nrecommended arena (kTensorArenaSize, {}, reference kernels): {} B{}\n",
              b.target == plan::Target::x86_64 ? "x86-64" : "cortex-m", b.recommended_bytes,
@@ -122,7 +127,8 @@ int run_plan(const PlanArgs& args) {
     const auto& b = planned[i];
     j["tensors"].push_back({{"id", b.tensor},
                             {"name", model->tensors[static_cast<size_t>(b.tensor)].name},
-                            {"bytes", b.bytes},
+                            {"bytes", model->tensors[static_cast<size_t>(b.tensor)].bytes},
+                            {"aligned_bytes", b.bytes},
                             {"first_op", op_of(b.first)},
                             {"last_op", op_of(b.last)},
                             {"offset", chosen.offsets[i]}});
@@ -134,7 +140,7 @@ int run_plan(const PlanArgs& args) {
   j["offline_plan"] = model->offline_offsets.has_value();
   plan::ArenaBudget budget =
       plan::arena_budget(*model, plan::target_named(args.target));
-  j["recommended_arena_bytes"] = budget.recommended_bytes;
+  j["recommended_arena_bytes"] = budget.runnable() ? nlohmann::json(budget.recommended_bytes) : nlohmann::json(nullptr);
   j["arena_budget"] = budget_json(budget);
   if (args.declared) j["declared_arena_bytes"] = args.declared;
   j["timeline"] = nlohmann::json::array();
@@ -157,7 +163,7 @@ int run_plan(const PlanArgs& args) {
 
   if (args.json) {
     fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-    return 0;
+    return budget.runnable() ? 0 : 1;
   }
   fmt::print("edgemem plan: {} ({} operators, {} planned tensors, {} B of constants)\n\n", args.model, ops,
              planned.size(), model->constant_bytes);
@@ -188,7 +194,7 @@ int run_plan(const PlanArgs& args) {
     fmt::print("{:>5}  {:>9}  {:>5}..{:<5} {:>9}  {}\n", b.tensor, b.bytes, op_of(b.first), op_of(b.last),
                chosen.offsets[i], model->tensors[static_cast<size_t>(b.tensor)].name);
   }
-  return 0;
+  return budget.runnable() ? 0 : 1;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "plan/lifetimes.h"
 #include "plan/planners.h"
+#include "plan/tflite_operators.h"
 
 namespace edgemem::plan {
 namespace {
@@ -129,19 +130,6 @@ KernelCost kernel_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) 
   return k;
 }
 
-const std::map<int32_t, const char*>& names() {
-  static const std::map<int32_t, const char*> n = {
-      {op::kAdd, "ADD"}, {op::kAveragePool, "AVERAGE_POOL_2D"}, {op::kConcatenation, "CONCATENATION"},
-      {op::kConv, "CONV_2D"}, {op::kDepthwiseConv, "DEPTHWISE_CONV_2D"}, {op::kDequantize, "DEQUANTIZE"},
-      {op::kFullyConnected, "FULLY_CONNECTED"}, {op::kLogistic, "LOGISTIC"}, {op::kMaxPool, "MAX_POOL_2D"},
-      {op::kMul, "MUL"}, {op::kReshape, "RESHAPE"}, {op::kSoftmax, "SOFTMAX"}, {op::kSvdf, "SVDF"},
-      {op::kPad, "PAD"}, {op::kSub, "SUB"}, {op::kStridedSlice, "STRIDED_SLICE"}, {op::kCast, "CAST"},
-      {op::kMaximum, "MAXIMUM"}, {op::kMinimum, "MINIMUM"}, {op::kTransposeConv, "TRANSPOSE_CONV"},
-      {op::kLeakyRelu, "LEAKY_RELU"}, {op::kQuantize, "QUANTIZE"}, {16, "LSTM"}, {28, "TANH"}, {40, "MEAN"},
-      {44, "UNIDIRECTIONAL_SEQUENCE_LSTM"}, {19, "RELU"}, {21, "RELU6"}, {39, "TRANSPOSE"}, {42, "DIV"}};
-  return n;
-}
-
 // The tail grows down from the arena's (16-byte aligned) end: aligning the
 // new tail pointer down is aligning the used byte count up.
 struct TailSim {
@@ -157,8 +145,8 @@ struct TailSim {
 
 std::string operator_name(const TfliteOp& o) {
   if (o.builtin_code == op::kCustom) return o.custom_code.empty() ? "CUSTOM" : o.custom_code;
-  auto it = names().find(o.builtin_code);
-  return it != names().end() ? it->second : fmt::format("BUILTIN_{}", o.builtin_code);
+  std::string_view name = builtin_operator_name(o.builtin_code);
+  return name.empty() ? fmt::format("BUILTIN_{}", o.builtin_code) : std::string(name);
 }
 
 ArenaBudget arena_budget(const TfliteModel& m, Target target) {
@@ -289,7 +277,9 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
     b.unmodelled.push_back(fmt::format("{} operators of subgraphs 1..{}", m.all_op_count - m.ops.size(), m.subgraph_count - 1));
   b.alignment_bytes = kBufferAlignment;
   b.complete = b.unmodelled.empty();
-  b.recommended_bytes = b.alignment_bytes + b.allocator_bytes + b.tail_bytes + std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
+  b.blockers = tflm_blockers(m);
+  if (b.runnable())
+    b.recommended_bytes = b.alignment_bytes + b.allocator_bytes + b.tail_bytes + std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
   return b;
 }
 

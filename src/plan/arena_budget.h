@@ -43,14 +43,20 @@ struct ArenaBudget {
   std::vector<BudgetItem> planning;
   uint64_t prepare_bytes = 0;        // temporary head use while one kernel prepares
   uint64_t alignment_bytes = 0;      // lost if the arena array is not 16-byte aligned
-  uint64_t recommended_bytes = 0;    // the kTensorArenaSize to declare
+  uint64_t recommended_bytes = 0;    // the kTensorArenaSize to declare; 0 when the model cannot run
   bool complete = true;              // false: some operators have no cost model
   std::vector<std::string> unmodelled;
+  // Why TFLite Micro cannot run the model at all (Flex and unknown custom
+  // ops, operators without a kernel, VARIANT tensors): then no arena size
+  // is recommended, since none would make AllocateTensors() succeed.
+  std::vector<std::string> blockers;
+  bool runnable() const { return blockers.empty(); }
 };
 
 ArenaBudget arena_budget(const TfliteModel& model, Target target);
 
-// "CONV_2D", "SVDF", ..., the custom code for custom ops, "BUILTIN_<n>" otherwise.
+// "CONV_2D", "GATHER", ... as schema.fbs names the builtin, the custom code
+// for custom ops, "BUILTIN_<n>" for a code newer than edgemem's table.
 std::string operator_name(const TfliteOp& op);
 
 }  // namespace edgemem::plan

@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -136,9 +137,15 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
   }
   out.subgraph_count = subgraphs->size();
   for (flatbuffers::uoffset_t i = 0; i < subgraphs->size(); ++i) {
-    if (const auto* t = tables(subgraphs->Get(i), subgraph_f::tensors)) out.all_tensor_count += t->size();
+    if (const auto* t = tables(subgraphs->Get(i), subgraph_f::tensors)) {
+      out.all_tensor_count += t->size();
+      for (flatbuffers::uoffset_t k = 0; k < t->size(); ++k)
+        out.tensor_types.push_back(t->Get(k)->GetField<int8_t>(tensor_f::type, 0));
+    }
     if (const auto* o = tables(subgraphs->Get(i), subgraph_f::operators)) out.all_op_count += o->size();
   }
+  std::sort(out.tensor_types.begin(), out.tensor_types.end());
+  out.tensor_types.erase(std::unique(out.tensor_types.begin(), out.tensor_types.end()), out.tensor_types.end());
   const Table* graph = subgraphs->Get(0);
   const auto* buffers = tables(model, model_f::buffers);
   auto buffer_bytes = [&](uint32_t index) -> uint64_t {
@@ -184,18 +191,21 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
     }
   }
   const auto* codes = tables(model, model_f::operator_codes);
+  auto code_at = [&](uint32_t index) {
+    TfliteOp op;
+    if (!codes || index >= codes->size()) return op;
+    const Table* c = codes->Get(index);
+    // Codes above 127 live in builtin_code; the old byte field says 127.
+    op.builtin_code = std::max<int32_t>(c->GetField<int8_t>(opcode_f::deprecated_builtin_code, 0),
+                                        c->GetField<int32_t>(opcode_f::builtin_code, 0));
+    if (const auto* custom = c->GetPointer<const String*>(opcode_f::custom_code)) op.custom_code = custom->str();
+    return op;
+  };
+  for (flatbuffers::uoffset_t i = 0; codes && i < codes->size(); ++i) out.operator_codes.push_back(code_at(i));
   if (const auto* ops = tables(graph, subgraph_f::operators)) {
     for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i) {
       const Table* o = ops->Get(i);
-      TfliteOp op;
-      uint32_t code_index = o->GetField<uint32_t>(op_f::opcode_index, 0);
-      if (codes && code_index < codes->size()) {
-        const Table* c = codes->Get(code_index);
-        // Codes above 127 live in builtin_code; the old byte field says 127.
-        op.builtin_code = std::max<int32_t>(c->GetField<int8_t>(opcode_f::deprecated_builtin_code, 0),
-                                            c->GetField<int32_t>(opcode_f::builtin_code, 0));
-        if (const auto* custom = c->GetPointer<const String*>(opcode_f::custom_code)) op.custom_code = custom->str();
-      }
+      TfliteOp op = code_at(o->GetField<uint32_t>(op_f::opcode_index, 0));
       op.inputs = ints(o, op_f::inputs);
       op.outputs = ints(o, op_f::outputs);
       op.intermediates = ints(o, op_f::intermediates);

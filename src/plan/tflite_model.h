@@ -33,6 +33,8 @@ struct TfliteModel {
   std::vector<int32_t> inputs, outputs;
   size_t subgraph_count = 0;
   size_t all_tensor_count = 0, all_op_count = 0;  // over every subgraph: TFLite Micro allocates for all
+  std::vector<TfliteOp> operator_codes;  // the model's operator table (codes only), every subgraph's ops
+  std::vector<int> tensor_types;         // TensorTypes of every subgraph's tensors, sorted, each once
   std::optional<std::vector<int32_t>> offline_offsets;  // -1 = plan online
   uint64_t constant_bytes = 0;                          // weights and biases in the model
 };

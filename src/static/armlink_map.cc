@@ -51,14 +51,34 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
   std::vector<std::string> region_order;
   std::string region;          // current execution region
   size_t region_index = 0;     // its MapRegion
-  uint64_t pending_pad = 0;    // PAD belongs to the category of the section after it
+  // PAD counts as armlink's totals count it: with the entry before it
+  // (Code, PAD 4, RO data: Code), except before ZI data, where only what
+  // rounds the entry before up to 4 bytes is its (RW data ending at ...9a,
+  // PAD 6, Zero: 2 B RW, 4 B ZI). A PAD opening a region goes with the entry
+  // after it; bytes an execution region's Size holds past its last entry,
+  // with that entry.
+  uint64_t pending_pad = 0, pending_round = 0;  // pending_round: the part up to a 4-byte boundary
   MapCategory last = kCode;
+  bool region_has_entry = false;
+  uint64_t region_size = 0, region_listed = 0;
   bool saw_memory = false;
+  // Arm Compiler 5.05 and older print one address column ("Base Addr");
+  // later ones print "Exec Addr    Load Addr".
+  bool load_column = true;
 
-  auto flush_pad = [&](MapCategory c) {
-    if (!pending_pad || region.empty()) return;
-    sums[region].bytes[c] += pending_pad;
-    pending_pad = 0;
+  auto flush_pad = [&](MapCategory next) {
+    if (pending_pad && !region.empty()) {
+      uint64_t to_previous = !region_has_entry ? 0 : next == kZiData ? pending_round : pending_pad;
+      sums[region].bytes[last] += to_previous;
+      sums[region].bytes[next] += pending_pad - to_previous;
+      region_listed += pending_pad;
+    }
+    pending_pad = pending_round = 0;
+  };
+  auto close_region = [&]() {
+    flush_pad(last);
+    if (!region.empty() && region_has_entry && region_size > region_listed)
+      sums[region].bytes[last] += region_size - region_listed;
   };
 
   TextLines lines(text);
@@ -67,7 +87,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
     if (line.starts_with("Image Symbol Table")) { part = Part::symbols; continue; }
     if (line.starts_with("Memory Map of the image")) { part = Part::memory; saw_memory = true; continue; }
     if (line.starts_with("Image component sizes")) {
-      flush_pad(last);
+      close_region();
       part = Part::sizes;
       continue;
     }
@@ -100,7 +120,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
     if (part == Part::memory) {
       uint64_t base = 0, size = 0, max = 0, compressed = 0;
       if (w[0] == "Load" && w.size() > 2 && w[1] == "Region") {
-        flush_pad(last);
+        close_region();
         field(line, "Base:", base);
         field(line, "Size:", size);
         field(line, "Max:", max);
@@ -110,37 +130,49 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
         continue;
       }
       if (w[0] == "Execution" && w.size() > 2 && w[1] == "Region") {
-        flush_pad(last);
-        uint64_t load = 0;
-        field(line, "Exec base:", base);
+        close_region();
+        if (!field(line, "Exec base:", base)) field(line, "Base:", base);
+        uint64_t load = base;
         field(line, "Load base:", load);
         field(line, "Size:", size);
         field(line, "Max:", max);
         region = std::string(w[2]);
+        region_has_entry = false;
+        region_size = size;
+        region_listed = 0;
         region_order.push_back(region);
         sums[region].load_base = load;
         map.regions.push_back({region, base, max, "exec", size, RegionKind::other});
         region_index = map.regions.size() - 1;
         continue;
       }
-      // EXEC LOAD SIZE TYPE ATTR IDX [*] SECTION OBJECT, or EXEC LOAD SIZE PAD
+      if (w.size() > 2 && w[1] == "Addr") {
+        load_column = w[0] == "Exec";
+        continue;
+      }
+      // EXEC LOAD SIZE TYPE ATTR IDX [*] SECTION OBJECT, or EXEC LOAD SIZE PAD;
+      // the older layout has no LOAD.
+      const size_t at = load_column ? 2 : 1;
       uint64_t exec = 0, bytes = 0;
-      if (region.empty() || w.size() < 4 || !map_hex(w[0], exec) || !map_hex(w[2], bytes)) continue;
-      if (w[3] == "PAD") {
+      if (region.empty() || w.size() < at + 2 || !map_hex(w[0], exec) || !map_hex(w[at], bytes)) continue;
+      if (w[at + 1] == "PAD") {
+        if (!pending_pad) pending_round = std::min(bytes, (4 - exec % 4) % 4);
         pending_pad += bytes;
         continue;
       }
-      if (w.size() < 7) continue;
-      std::string_view type = w[3], attr = w[4];
+      if (w.size() < at + 5) continue;
+      std::string_view type = w[at + 1], attr = w[at + 2];
       MapCategory c = type == "Code" ? kCode : type == "Zero" ? kZiData : attr == "RW" ? kRwData : kRoData;
       if (attr == "RW") map.regions[region_index].kind = RegionKind::ram;
       flush_pad(c);
       last = c;
+      region_has_entry = true;
+      region_listed += bytes;
       RegionSums& r = sums[region];
       if (!r.seen[c]) r.first[c] = exec;
       r.seen[c] = true;
       r.bytes[c] += bytes;
-      size_t s = w[6] == "*" ? 8 : 7;  // the E column marks the entry point
+      size_t s = w[at + 4] == "*" ? at + 6 : at + 5;  // the E column marks the entry point
       std::string object;
       for (size_t i = s; i < w.size(); ++i) object += (object.empty() ? "" : " ") + std::string(w[i]);
       if (!object.empty()) contrib[{fmt::format("{}:{}", region, kMapCategoryName[c]), object}] += bytes;

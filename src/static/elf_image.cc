@@ -62,10 +62,13 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
     const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
     ElfSection s{name ? name : "", sh.sh_addr, sh.sh_size, (sh.sh_flags & SHF_ALLOC) != 0,
                  (sh.sh_flags & SHF_WRITE) != 0, (sh.sh_flags & SHF_EXECINSTR) != 0, sh.sh_type == SHT_NOBITS};
+    // Berkeley `size` (binutils size.c): code or read-only is text, even
+    // when writable or without contents; the rest is data if it has
+    // contents, bss if not.
     if (s.alloc) {
-      if (s.nobits) img.bss += s.size;
-      else if (s.write) img.data += s.size;
-      else img.text += s.size;
+      if (s.exec || !s.write) img.text += s.size;
+      else if (!s.nobits) img.data += s.size;
+      else img.bss += s.size;
     }
     img.sections.push_back(std::move(s));
   }
@@ -92,18 +95,39 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
   return img;
 }
 
+namespace {
+
+void add_to_totals(MapTotals& t, SectionKind kind, uint64_t size) {
+  uint64_t* total[] = {&t.code, &t.ro_data, &t.rw_data, &t.zi_data};
+  if (kind <= SectionKind::bss) *total[static_cast<int>(kind)] += size;
+}
+
+}  // namespace
+
+SectionKind elf_section_kind(const ElfSection& e) {
+  if (!e.alloc) return SectionKind::debug;
+  if (e.exec) return SectionKind::code;
+  if (!e.write) return SectionKind::rodata;
+  return e.nobits ? SectionKind::bss : SectionKind::data;
+}
+
+void classify_by_elf(LinkerMap& map, const ElfImage& elf) {
+  if (map.toolchain != "GNU ld") return;  // armlink and IAR sections are per region, not ELF sections
+  map.totals = {};
+  for (MapSection& s : map.sections) {
+    for (const ElfSection& e : elf.sections)
+      if (e.name == s.name && e.address == s.address) s.kind = elf_section_kind(e);
+    add_to_totals(map.totals, s.kind, s.size);
+  }
+}
+
 LinkerMap to_linker_map(const ElfImage& elf) {
   LinkerMap m;
   m.toolchain = "ELF";
   for (const ElfSection& e : elf.sections) {
-    SectionKind kind = !e.alloc ? SectionKind::debug
-                       : e.exec ? SectionKind::code
-                       : e.nobits ? SectionKind::bss
-                       : e.write ? SectionKind::data
-                                 : SectionKind::rodata;
+    SectionKind kind = elf_section_kind(e);
     m.sections.push_back({e.name, e.address, e.size, std::nullopt, kind, 0});
-    uint64_t* total[] = {&m.totals.code, &m.totals.ro_data, &m.totals.rw_data, &m.totals.zi_data};
-    if (kind <= SectionKind::bss) *total[static_cast<int>(kind)] += e.size;
+    add_to_totals(m.totals, kind, e.size);
   }
   for (const ElfSymbol& s : elf.symbols) {
     if (s.size == 0) continue;

@@ -27,7 +27,7 @@ struct ElfSymbol {
 struct ElfImage {
   std::vector<ElfSection> sections;  // as `size -A` lists them, in file order
   std::vector<ElfSymbol> symbols;    // defined symbols as `nm` lists them (no section, file or $-mapping symbols)
-  uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc read-only, alloc writable with contents, alloc nobits
+  uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc code or read-only; alloc writable with contents; the rest
 };
 
 // nullopt with a one-line reason when the file is unreadable or not ELF.
@@ -36,6 +36,16 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
 // The ELF seen as a linker map (sections by flags, its symbols, no memory
 // regions: the ELF does not know the chip), for when no map is at hand.
 LinkerMap to_linker_map(const ElfImage& elf);
+
+// What an ELF section holds by its flags, as Berkeley `size` splits them:
+// code (executable), rodata (read-only, with or without contents), data
+// (writable with contents), bss (writable without); debug if not allocated.
+SectionKind elf_section_kind(const ElfSection& section);
+
+// A GNU ld map read with its ELF: each output section takes the kind its
+// flags give, not the one its name suggests, and the totals are summed
+// again, so code + rodata, data and bss are `size`'s text, data and bss.
+void classify_by_elf(LinkerMap& map, const ElfImage& elf);
 
 // Allocated sections whose size differs between a map and an ELF: the two
 // are not from the same link. "name: map N B, ELF M B" per difference.

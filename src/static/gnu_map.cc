@@ -1,6 +1,7 @@
 #include "static/linker_map.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 
@@ -9,17 +10,44 @@
 namespace edgemem {
 namespace {
 
-SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address) {
+// Whether a lower-case part occurs in a section name, in any case
+// (TF-M's .TFM_BSS, .ER_TFM_CODE).
+bool has(std::string_view name, std::initializer_list<std::string_view> parts) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (std::string_view p : parts)
+    if (lower.find(p) != std::string::npos) return true;
+  return false;
+}
+
+// ld prints no section flags, so the kind comes from where the section
+// runs: a writable region holds data (copied from flash when its load
+// address differs, or loaded by a ROM bootloader as on ESP32), an
+// executable one code, a read-only one constants. Names decide only what
+// regions cannot: debug sections, and NOLOAD ones (bss, noinit, .heap).
+SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t address, const MapRegion* region) {
   if (name.starts_with(".debug") || name.starts_with(".stab") || name == ".comment" ||
       name.starts_with(".ARM.attributes") || name.starts_with(".riscv.attributes") ||
-      name.starts_with(".xt.") || name.starts_with(".gnu.attributes") || (address == 0 && name.starts_with(".note")))
+      name.starts_with(".xt.") || name == ".xtensa.info" || name.starts_with(".gnu.attributes") ||
+      (address == 0 && name.starts_with(".note")))
     return SectionKind::debug;
-  // NOLOAD-style sections: ld prints no flag, but these names are never copied.
-  for (std::string_view nobits : {"bss", "noinit", "heap", "stack"})
-    if (name.find(nobits) != std::string_view::npos) return SectionKind::bss;
+  if (has(name, {"bss", "noinit"}) || (name.starts_with(".") && has(name, {"heap", "stack"}))) return SectionKind::bss;
+  // ESP-IDF's .flash_rodata_dummy and .dram0.dummy only reserve addresses
+  // the cache maps elsewhere: no bytes of the image.
+  if (has(name, {"dummy"})) return SectionKind::other;
+  if (has(name, {"_array"})) return SectionKind::data;  // .init_array & co. are writable (WA) in GCC's ELF
+  if (has(name, {"rodata", "const", "exidx", "extab"})) return SectionKind::rodata;
+  if (region && !region->attributes.empty()) {  // MEMORY lines may omit (rwx)
+    const std::string& a = region->attributes;
+    bool writable = a.find('w') != std::string::npos && a.find("!w") == std::string::npos;
+    bool executable = a.find('x') != std::string::npos && a.find("!x") == std::string::npos;
+    if (!writable) return executable ? SectionKind::code : SectionKind::rodata;
+    // An rwx region (ESP32's IRAM, many a RAM) holds code and data: there
+    // the name decides.
+    return executable && has(name, {"text", "vector", "literal"}) ? SectionKind::code : SectionKind::data;
+  }
   if (loaded_elsewhere) return SectionKind::data;
-  if (name.find("rodata") != std::string_view::npos) return SectionKind::rodata;
-  if (name.find("text") != std::string_view::npos || name.find("vector") != std::string_view::npos) return SectionKind::code;
+  if (has(name, {"text", "vector"})) return SectionKind::code;
   return SectionKind::other;
 }
 
@@ -152,9 +180,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // with nothing after it is an empty section (nRF's dummy sections).
     bool continuation = indented && w.size() >= 2 && w[0].starts_with("0x") && w[1].starts_with("0x");
     if (!pending_output.empty()) {
+      // A name alone is an output section when ld wrapped its numbers onto
+      // this line (Zephyr's `log_const_sections`, TouchGFX's
+      // `IntFlashSection`: no leading dot), or an empty one when it starts
+      // with a dot; anything else alone on a line is a script keyword.
       std::string name = std::move(pending_output);
       pending_output.clear();
-      start_output(std::move(name), continuation ? w : std::vector<std::string_view>{}, 0);
+      if (continuation || name.starts_with("."))
+        start_output(std::move(name), continuation ? w : std::vector<std::string_view>{}, 0);
       if (continuation) continue;
     }
     if (!pending_input.empty()) {
@@ -168,19 +201,20 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (!indented && part == Part::script) {
       std::string_view name = w[0];
       bool section_like = name.starts_with(".") || (w.size() >= 3 && w[1].starts_with("0x") && w[2].starts_with("0x"));
-      if (!section_like || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
+      if ((!section_like && w.size() > 1) || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
       close_symbol(input_end);
       close_input();
       if (w.size() == 1) pending_output = std::string(name);
-      else start_output(std::string(name), w, 1);
+      else if (section_like) start_output(std::string(name), w, 1);
       continue;
     }
     if (!indented) continue;
     // Indented: an input section, *fill*, a symbol, an assignment or a pattern.
     if (w[0].starts_with("0x")) {
       uint64_t address = 0;
+      // Two numbers are a wrapped section's address and size, never a symbol.
       if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
-          !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT")) {
+          !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
         close_symbol(address);
         map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
       }
@@ -202,20 +236,30 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     return std::nullopt;
   }
 
+  auto sized_region_at = [&](uint64_t at) -> const MapRegion* {
+    const MapRegion* found = nullptr;
+    for (const MapRegion& r : map.regions)
+      if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
+    return found;
+  };
   for (MapSection& s : map.sections) {
     bool elsewhere = s.load_address && *s.load_address != s.address;
-    s.kind = classify(s.name, elsewhere, s.address);
+    s.kind = classify(s.name, elsewhere, s.address, sized_region_at(s.address));
     if (s.size == 0) continue;
     // Region usage: the extent of every section that occupies the region,
     // at its run address, and at its load address when that differs and the
     // section has contents to load.
     for (MapRegion& r : map.regions) {
+      // A region of length 0 still holds what ld put at its origin when no
+      // other region does: a failed link (LENGTH = 0) has bytes there, and
+      // that is an overflow.
       auto claim = [&](uint64_t at) {
-        if (at >= r.origin && at < r.origin + r.length) r.used = std::max(r.used, at + s.size - r.origin);
+        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
+        if (inside) r.used = std::max(r.used, at + s.size - r.origin);
       };
       if (s.kind == SectionKind::debug) continue;
       claim(s.address);
-      if (elsewhere && s.kind == SectionKind::data) claim(*s.load_address);
+      if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address);
     }
   }
   for (MapRegion& r : map.regions) {

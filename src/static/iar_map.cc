@@ -80,7 +80,8 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       }
     }
     for (size_t i = 0; i + 3 < w.size(); ++i)
-      if (w[i] == "place" && w[i + 1] == "at") map_hex(w[i + 2] == "address" ? w[i + 3] : w[i + 2], r.origin);
+      if (w[i] == "place" && w[i + 1] == "at" && map_hex(w[i + 2] == "address" ? w[i + 3] : w[i + 2], r.origin))
+        r.position_only = r.length == 0;
     std::string_view selectors = directive;
     selectors = selectors.substr(std::min(selectors.find('{'), selectors.size()));
     bool rw = selectors.find("rw") != std::string_view::npos || selectors.find("block") != std::string_view::npos;

@@ -3,15 +3,64 @@
 #include <algorithm>
 #include <charconv>
 
+#include <fmt/format.h>
+
 namespace edgemem {
+
+namespace {
+
+uint64_t used_in(const LinkerMap& map, RegionKind kind) {
+  uint64_t sum = 0;
+  for (const MapRegion& r : map.regions)
+    if (r.kind == kind) sum += r.used;
+  return sum;
+}
+
+// Compares edgemem's sums with the totals armlink and IAR print, under the
+// file's own labels; GNU ld states none.
+void check_stated_totals(LinkerMap& map) {
+  const MapTotals& t = map.totals;
+  auto check = [&](const std::string& label, uint64_t computed) {
+    auto it = map.stated.find(label);
+    if (it != map.stated.end() && it->second != computed) map.self_check.push_back({label, it->second, computed});
+  };
+  if (map.toolchain == "armlink") {
+    check("Code", t.code);
+    check("RO Data", t.ro_data);
+    check("RW Data", t.rw_data);
+    check("ZI Data", t.zi_data);
+    check("Total ROM Size", used_in(map, RegionKind::flash));  // compressed RW counts as armlink stores it
+  } else if (map.toolchain == "IAR ILINK") {
+    check("readonly code", t.code);
+    check("readonly data", t.ro_data);
+    check("readwrite data", t.rw_data + t.zi_data);
+  }
+}
+
+}  // namespace
 
 std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& error) {
   std::string_view head = text.substr(0, 4096);
-  if (head.find("IAR ELF Linker") != std::string_view::npos) return parse_iar_map(text, error);
-  if (text.find("Memory Map of the image") != std::string_view::npos ||
-      text.find("Image Symbol Table") != std::string_view::npos)
-    return parse_armlink_map(text, error);
-  return parse_gnu_map(text, error);
+  // XLINK (EW430, EW8051, EWAVR, EWARM before 5) lists segments, not
+  // sections: a different format, refused by name rather than misread.
+  if (size_t at = head.find("IAR Universal Linker"); at != std::string_view::npos) {
+    size_t line = 1 + static_cast<size_t>(std::count(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    error = fmt::format("line {}: an IAR XLINK map (\"IAR Universal Linker\"): edgemem reads IAR ILINK, GNU ld and "
+                        "armlink maps, not XLINK's segment lists", line);
+    return std::nullopt;
+  }
+  std::optional<LinkerMap> map;
+  if (head.find("IAR ELF Linker") != std::string_view::npos) map = parse_iar_map(text, error);
+  else if (text.find("Memory Map of the image") != std::string_view::npos ||
+           text.find("Image Symbol Table") != std::string_view::npos)
+    map = parse_armlink_map(text, error);
+  else map = parse_gnu_map(text, error);
+  if (map) check_stated_totals(*map);
+  return map;
+}
+
+uint64_t overflow_bytes(const MapRegion& r) {
+  return !r.position_only && r.used > r.length ? r.used - r.length : 0;
 }
 
 std::string_view to_string(SectionKind kind) {

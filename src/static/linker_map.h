@@ -26,7 +26,12 @@ struct MapRegion {
   std::string attributes;
   uint64_t used = 0;  // GNU: as `ld --print-memory-usage` counts it; others: as the linker states it
   RegionKind kind = RegionKind::other;
+  bool position_only = false;  // IAR "place at address": a position, not a capacity
 };
+
+// Bytes used beyond a region's length (0 when it fits). A region of length 0
+// that holds bytes overflowed by all of them, unless it only names a position.
+uint64_t overflow_bytes(const MapRegion& region);
 
 enum class SectionKind : uint8_t { code, rodata, data, bss, debug, other };
 
@@ -54,6 +59,13 @@ struct MapTotals {
   uint64_t code = 0, ro_data = 0, rw_data = 0, zi_data = 0;
 };
 
+// A total the map file (or its ELF) states that edgemem's own sum of the
+// map's entries does not reproduce: one of the two readings is wrong.
+struct SelfCheck {
+  std::string what;  // the file's own label: "Code", "Total ROM Size", "readonly code"
+  uint64_t stated_bytes = 0, computed_bytes = 0;
+};
+
 struct LinkerMap {
   std::string toolchain;  // "GNU ld", "armlink", "IAR ILINK"
   std::vector<MapRegion> regions;
@@ -63,6 +75,7 @@ struct LinkerMap {
   uint64_t discarded_bytes = 0;
   MapTotals totals;                            // summed from the map's own entries
   std::map<std::string, uint64_t> stated;      // totals the file prints, by its own label
+  std::vector<SelfCheck> self_check;           // stated totals that disagree with ours (empty: all agree)
 };
 
 // Detects the toolchain and parses; nullopt with a one-line reason ("line N:

@@ -52,6 +52,14 @@ head -c 3000 "$model" >"$tmp/cut.tflite"
 expect 2 "truncated model" -- "$edgemem" plan "$tmp/cut.tflite"
 grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
 expect 2 "not a model" -- "$edgemem" plan "$tmp/plain.txt"
+# A Flex model TFLite Micro cannot run: refused by plan and fit, never sized.
+flex=$src/tests/data/realworld/tflite/litert_multi_add_flex.tflite
+expect 1 "plan refuses a Flex model" -- "$edgemem" plan --json "$flex"
+grep -q '"recommended_arena_bytes": null' "$tmp/out" || { echo "FAIL: a Flex model got an arena size"; fail=1; }
+expect 1 "fit refuses a Flex model" -- "$edgemem" fit "$flex" --map "$src/tests/data/realworld/map/microdoom_zephyr_esp32.map" --ram 65536 --flash 262144
+grep -q "FlexAddV2" "$tmp/out" || { echo "FAIL: fit does not name the Flex op"; fail=1; }
+expect 1 "check refuses a Flex model" -- "$edgemem" check --budget /dev/stdin --model "$flex" --map "$data/map/own_cm4_O2.map" <<<'{"arena": {"min_margin_bytes": 0}}'
+grep -q "FlexAddV2" "$tmp/err" || { echo "FAIL: check does not name the Flex op"; fail=1; }
 # edgemem map: a real map, and text that is not one.
 map=$data/map/own_cm4_O2.map
 expect 0 "map" -- "$edgemem" map "$map"

@@ -1,0 +1,123 @@
+#include "plan/tflite_operators.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace edgemem::plan {
+namespace {
+
+// enum BuiltinOperator in tensorflow/compiler/mlir/lite/schema/schema.fbs
+// (tflite-micro 90b983c2), index = code.
+constexpr std::array<std::string_view, 210> kBuiltinNames = {
+    "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE", "DEQUANTIZE",
+    "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED", "HASHTABLE_LOOKUP", "L2_NORMALIZATION", "L2_POOL_2D",
+    "LOCAL_RESPONSE_NORMALIZATION", "LOGISTIC", "LSH_PROJECTION", "LSTM", "MAX_POOL_2D", "MUL", "RELU",
+    "RELU_N1_TO_1", "RELU6", "RESHAPE", "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH", "SVDF", "TANH",
+    "CONCAT_EMBEDDINGS", "SKIP_GRAM", "CALL", "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD",
+    "UNIDIRECTIONAL_SEQUENCE_RNN", "GATHER", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "TRANSPOSE", "MEAN",
+    "SUB", "DIV", "SQUEEZE", "UNIDIRECTIONAL_SEQUENCE_LSTM", "STRIDED_SLICE", "BIDIRECTIONAL_SEQUENCE_RNN",
+    "EXP", "TOPK_V2", "SPLIT", "LOG_SOFTMAX", "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST", "PRELU",
+    "MAXIMUM", "ARG_MAX", "MINIMUM", "LESS", "NEG", "PADV2", "GREATER", "GREATER_EQUAL", "LESS_EQUAL",
+    "SELECT", "SLICE", "SIN", "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE", "EXPAND_DIMS", "EQUAL",
+    "NOT_EQUAL", "LOG", "SUM", "SQRT", "RSQRT", "SHAPE", "POW", "ARG_MIN", "FAKE_QUANT", "REDUCE_PROD",
+    "REDUCE_MAX", "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND", "LOGICAL_NOT", "UNPACK", "REDUCE_MIN",
+    "FLOOR_DIV", "REDUCE_ANY", "SQUARE", "ZEROS_LIKE", "FILL", "FLOOR_MOD", "RANGE",
+    "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE", "MIRROR_PAD", "ABS", "SPLIT_V", "UNIQUE",
+    "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS", "WHERE", "RANK", "ELU", "REVERSE_SEQUENCE",
+    "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG", "ROUND", "HARD_SWISH", "IF", "WHILE",
+    "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM",
+    "BATCH_MATMUL", "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE", "BROADCAST_TO", "RFFT2D",
+    "CONV_3D", "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
+    "HASHTABLE_SIZE", "REDUCE_ALL", "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE",
+    "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL", "BUCKETIZE", "RANDOM_UNIFORM", "MULTINOMIAL", "GELU",
+    "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+    "UNSORTED_SEGMENT_SUM", "ATAN2", "UNSORTED_SEGMENT_MIN", "SIGN", "BITCAST", "BITWISE_XOR", "RIGHT_SHIFT",
+    "STABLEHLO_LOGISTIC", "STABLEHLO_ADD", "STABLEHLO_DIVIDE", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM",
+    "STABLEHLO_RESHAPE", "STABLEHLO_CLAMP", "STABLEHLO_CONCATENATE", "STABLEHLO_BROADCAST_IN_DIM",
+    "STABLEHLO_CONVOLUTION", "STABLEHLO_SLICE", "STABLEHLO_CUSTOM_CALL", "STABLEHLO_REDUCE", "STABLEHLO_ABS",
+    "STABLEHLO_AND", "STABLEHLO_COSINE", "STABLEHLO_EXPONENTIAL", "STABLEHLO_FLOOR", "STABLEHLO_LOG",
+    "STABLEHLO_MINIMUM", "STABLEHLO_NEGATE", "STABLEHLO_OR", "STABLEHLO_POWER", "STABLEHLO_REMAINDER",
+    "STABLEHLO_RSQRT", "STABLEHLO_SELECT", "STABLEHLO_SUBTRACT", "STABLEHLO_TANH", "STABLEHLO_SCATTER",
+    "STABLEHLO_COMPARE", "STABLEHLO_CONVERT", "STABLEHLO_DYNAMIC_SLICE", "STABLEHLO_DYNAMIC_UPDATE_SLICE",
+    "STABLEHLO_PAD", "STABLEHLO_IOTA", "STABLEHLO_DOT_GENERAL", "STABLEHLO_REDUCE_WINDOW", "STABLEHLO_SORT",
+    "STABLEHLO_WHILE", "STABLEHLO_GATHER", "STABLEHLO_TRANSPOSE", "DILATE", "STABLEHLO_RNG_BIT_GENERATOR",
+    "REDUCE_WINDOW", "STABLEHLO_COMPOSITE", "STABLEHLO_SHIFT_LEFT", "STABLEHLO_CBRT", "STABLEHLO_CASE",
+};
+
+// The builtins MicroMutableOpResolver (tensorflow/lite/micro/
+// micro_mutable_op_resolver.h, tflite-micro 90b983c2) registers.
+constexpr std::string_view kTflmBuiltins[] = {
+    "ABS", "ADD", "ADD_N", "ARG_MAX", "ARG_MIN", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D", "BATCH_MATMUL",
+    "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_TO", "CALL_ONCE", "CAST", "CEIL", "CONCATENATION",
+    "CONV_2D", "COS", "CUMSUM", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE", "DEQUANTIZE", "DIV",
+    "DYNAMIC_UPDATE_SLICE", "ELU", "EMBEDDING_LOOKUP", "EQUAL", "EXP", "EXPAND_DIMS", "FILL", "FLOOR",
+    "FLOOR_DIV", "FLOOR_MOD", "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GREATER", "GREATER_EQUAL",
+    "HARD_SWISH", "IF", "L2_NORMALIZATION", "L2_POOL_2D", "LEAKY_RELU", "LESS", "LESS_EQUAL", "LOG",
+    "LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR", "LOGISTIC", "LOG_SOFTMAX", "MAXIMUM", "MAX_POOL_2D", "MEAN",
+    "MINIMUM", "MIRROR_PAD", "MUL", "NEG", "NOT_EQUAL", "PACK", "PAD", "PADV2", "PRELU", "QUANTIZE",
+    "READ_VARIABLE", "REDUCE_ALL", "REDUCE_MAX", "REDUCE_MIN", "RELU", "RELU6", "RESHAPE", "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "ROUND", "RSQRT", "SELECT_V2", "SHAPE", "SIN", "SLICE",
+    "SOFTMAX", "SPACE_TO_BATCH_ND", "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "SQRT", "SQUARE",
+    "SQUARED_DIFFERENCE", "SQUEEZE", "STRIDED_SLICE", "SUB", "SUM", "SVDF", "TANH", "TRANSPOSE",
+    "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM", "UNPACK", "VAR_HANDLE", "WHILE", "ZEROS_LIKE",
+};
+
+// Its custom registrations: AddEthosU, AddDetectionPostprocess,
+// AddCircularBuffer, AddDecode and the signal library.
+constexpr std::string_view kTflmCustom[] = {
+    "ethos-u", "TFLite_Detection_PostProcess", "CIRCULAR_BUFFER", "TFLM_DECODE", "SignalDelay", "SignalEnergy",
+    "SignalFftAutoScale", "SignalFilterBank", "SignalFilterBankLog", "SignalFilterBankSquareRoot",
+    "SignalFilterBankSpectralSubtraction", "SignalFramer", "SignalIrfft", "SignalOverlapAdd", "SignalPCAN",
+    "SignalRfft", "SignalStacker", "SignalWindow",
+};
+
+constexpr int32_t kCustom = 32;
+constexpr int kTypeResource = 13, kTypeVariant = 14;
+constexpr int32_t kVarHandle = 142;
+
+}  // namespace
+
+std::string_view builtin_operator_name(int32_t code) {
+  return code >= 0 && static_cast<size_t>(code) < kBuiltinNames.size() ? kBuiltinNames[static_cast<size_t>(code)]
+                                                                         : std::string_view{};
+}
+
+bool tflm_has_kernel(const TfliteOp& op) {
+  if (op.builtin_code == kCustom)
+    return std::find(std::begin(kTflmCustom), std::end(kTflmCustom), op.custom_code) != std::end(kTflmCustom);
+  std::string_view name = builtin_operator_name(op.builtin_code);
+  return !name.empty() && std::find(std::begin(kTflmBuiltins), std::end(kTflmBuiltins), name) != std::end(kTflmBuiltins);
+}
+
+std::vector<std::string> tflm_blockers(const TfliteModel& model) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  bool var_handle = false;
+  for (const TfliteOp& op : model.operator_codes) {
+    var_handle = var_handle || op.builtin_code == kVarHandle;
+    if (tflm_has_kernel(op)) continue;
+    std::string why;
+    if (op.builtin_code != kCustom) {
+      std::string_view name = builtin_operator_name(op.builtin_code);
+      why = fmt::format("{} (no TFLite Micro kernel)", name.empty() ? fmt::format("BUILTIN_{}", op.builtin_code)
+                                                                      : std::string(name));
+    } else if (op.custom_code.starts_with("Flex")) {
+      why = fmt::format("{} (a TensorFlow op: needs the Flex delegate, which TFLite Micro does not have)", op.custom_code);
+    } else {
+      why = fmt::format("{} (a custom op TFLite Micro does not ship: register your own kernel)",
+                        op.custom_code.empty() ? "CUSTOM" : op.custom_code);
+    }
+    if (seen.insert(why).second) out.push_back(std::move(why));
+  }
+  if (std::count(model.tensor_types.begin(), model.tensor_types.end(), kTypeVariant))
+    out.push_back("VARIANT tensors (TensorFlow tensor lists: TFLite Micro has no such type)");
+  // TFLite Micro holds RESOURCE tensors only as the variables VAR_HANDLE makes.
+  if (!var_handle && std::count(model.tensor_types.begin(), model.tensor_types.end(), kTypeResource))
+    out.push_back("RESOURCE tensors not made by VAR_HANDLE (TensorFlow resources: TFLite Micro has none)");
+  return out;
+}
+
+}  // namespace edgemem::plan

@@ -1,0 +1,274 @@
+// Maps from public projects that edgemem once read wrong with exit 0
+// (tests/data/realworld, listed in SOURCES.md). The truth is outside
+// edgemem: what each file states, or binutils on the ELF it was linked with.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "static/elf_image.h"
+#include "static/linker_map.h"
+#include "test_support.h"
+
+namespace edgemem {
+namespace {
+
+std::string realworld_path(const std::string& name) {
+  return std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/" + name;
+}
+
+std::string realworld(const std::string& name) { return test::read_file(realworld_path(name)); }
+
+LinkerMap load(const std::string& name) {
+  std::string text = realworld(name), error;
+  EXPECT_FALSE(text.empty()) << name;
+  auto map = parse_linker_map(text, error);
+  EXPECT_TRUE(map.has_value()) << name << ": " << error;
+  return map.value_or(LinkerMap{});
+}
+
+const MapSection* section(const LinkerMap& m, const std::string& name) {
+  for (const auto& s : m.sections)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const MapRegion* region(const LinkerMap& m, const std::string& name) {
+  for (const auto& r : m.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// Zephyr on ESP32: iterable sections have no leading dot, and ld wraps
+// their numbers onto the next line ("log_const_sections\n  0x3ffb02b8 0x30").
+TEST(RealworldGnuMap, ZephyrSectionsWithoutADotAreReadWithTheirWrappedNumbers) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  const MapSection* log_const = section(m, "log_const_sections");
+  ASSERT_NE(log_const, nullptr);
+  EXPECT_EQ(log_const->address, 0x3ffb02b8u);
+  EXPECT_EQ(log_const->size, 0x30u);
+  ASSERT_TRUE(log_const->load_address);
+  EXPECT_EQ(*log_const->load_address, 0x116au);
+  const MapSection* threads = section(m, "_static_thread_data_area");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_EQ(threads->address, 0x3f400e90u);
+  EXPECT_EQ(threads->size, 0u);
+  // The wrapped "ADDRESS SIZE" line is no symbol named "0x0" of a gigabyte.
+  for (const auto& s : m.symbols) EXPECT_FALSE(s.name.starts_with("0x")) << s.name << " " << s.size;
+}
+
+TEST(RealworldGnuMap, EveryAllocatedSectionOfTheElfIsInTheMapAndNothingElseIs) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  auto elf = nlohmann::json::parse(realworld("map/microdoom_zephyr_esp32.elf_sections.json"));
+  for (const auto& e : elf["sections"]) {
+    std::string name = e["name"];
+    bool alloc = e["flags"].get<std::string>().find('A') != std::string::npos;
+    const MapSection* s = section(m, name);
+    SCOPED_TRACE(name);
+    if (alloc && e["size"].get<uint64_t>() > 0) {
+      ASSERT_NE(s, nullptr);
+      EXPECT_EQ(s->address, e["address"].get<uint64_t>());
+      EXPECT_EQ(s->size, e["size"].get<uint64_t>());
+      EXPECT_NE(s->kind, SectionKind::debug);
+    } else if (!alloc && s && s->size > 0) {
+      EXPECT_EQ(s->kind, SectionKind::debug);  // never counted into a region
+    }
+  }
+}
+
+// .xtensa.info (not allocated, address 0) once landed in the 32-byte
+// mcuboot_hdr region at 0: "56 B of 32 B, OVERFLOWED by 24 B".
+TEST(RealworldGnuMap, UnallocatedSectionsAtAddressZeroFillNoRegion) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  const MapRegion* header = region(m, "mcuboot_hdr");
+  ASSERT_NE(header, nullptr);
+  EXPECT_EQ(header->used, 32u);  // .mcuboot_header, 32 B in the ELF
+  EXPECT_EQ(overflow_bytes(*header), 0u);
+  for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
+}
+
+// Kinds came from STM32 names only: every section of the ESP32 image that
+// loads from flash was "data" (code 0 B). With the ELF the flags decide,
+// and the totals are what binutils' `size` prints for that ELF.
+TEST(RealworldGnuMap, SectionKindsFollowRegionsAndWithTheElfItsFlags) {
+  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  EXPECT_EQ(section(m, "text")->kind, SectionKind::code);  // runs from IRAM, loaded from flash
+  EXPECT_EQ(section(m, "rodata")->kind, SectionKind::rodata);
+  EXPECT_EQ(section(m, ".dram0.data")->kind, SectionKind::data);
+  EXPECT_EQ(section(m, "k_heap_area")->kind, SectionKind::data);  // k_heap structs, not a NOLOAD heap
+
+  std::string error;
+  auto elf = read_elf_image(realworld_path("map/microdoom_zephyr_esp32.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto size = nlohmann::json::parse(realworld("map/microdoom_zephyr_esp32.elf_sections.json"))["size_berkeley"];
+  EXPECT_EQ(elf->text, size["text"].get<uint64_t>());
+  classify_by_elf(m, *elf);
+  EXPECT_EQ(m.totals.code + m.totals.ro_data, size["text"].get<uint64_t>());
+  EXPECT_EQ(m.totals.rw_data, size["data"].get<uint64_t>());
+  EXPECT_EQ(m.totals.zi_data, size["bss"].get<uint64_t>());
+  EXPECT_EQ(section(m, "log_const_sections")->kind, SectionKind::rodata);  // flags "A": read-only in RAM
+}
+
+// TF-M's secure image: upper-case names without "text" were "other", so the
+// map said code 0 B; .TFM_BSS was data.
+TEST(RealworldGnuMap, TfmSectionsAreCodeAndBssAndWithTheElfMatchSize) {
+  LinkerMap m = load("map/mldemo_tfm_s_nrf5340.map");
+  EXPECT_EQ(section(m, ".ER_TFM_CODE")->kind, SectionKind::code);
+  EXPECT_EQ(section(m, ".TFM_UNPRIV_CODE")->kind, SectionKind::code);
+  EXPECT_EQ(section(m, ".TFM_BSS")->kind, SectionKind::bss);
+  EXPECT_EQ(section(m, ".TFM_DATA")->kind, SectionKind::data);
+  std::string error;
+  auto elf = read_elf_image(realworld_path("map/mldemo_tfm_s_nrf5340.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  classify_by_elf(m, *elf);
+  EXPECT_EQ(m.totals.code + m.totals.ro_data, 31148u);  // arm-none-eabi-size: 31148 364 18668
+  EXPECT_EQ(m.totals.rw_data, 364u);                     // with .copy.table and .zero.table (WA)
+  EXPECT_EQ(m.totals.zi_data, 18668u);
+}
+
+// Zephyr's rom_start is writable and executable (WAX): `size` counts it as
+// text, edgemem counted it as data (text 151894, data 3917).
+TEST(RealworldElf, WritableCodeIsTextAsBinutilsSizeCountsIt) {
+  std::string error;
+  auto elf = read_elf_image(realworld_path("elf/phyphox_satellite_zephyr_arm.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  EXPECT_EQ(elf->text, 152150u);  // arm-none-eabi-size (binutils 2.40)
+  EXPECT_EQ(elf->data, 3661u);
+  EXPECT_EQ(elf->bss, 26449u);
+  LinkerMap m = to_linker_map(*elf);
+  EXPECT_EQ(m.totals.code + m.totals.ro_data, elf->text);
+  EXPECT_EQ(m.totals.rw_data, elf->data);
+}
+
+// Without an ELF: GNU maps of the vendored corpus sum to `size` of their ELF
+// (tests/data/SOURCES.md). (ESP-IDF's .flash_rodata_dummy placeholder was
+// checked on esp-idf-size-test's map, which has no licence to vendor.)
+TEST(RealworldGnuMap, MapOnlyTotalsMatchBinutilsSize) {
+  auto sizes = nlohmann::json::parse(test::read_file(test::corpus("map/map_expected_sections.json")))["elf_size_berkeley"];
+  {
+    std::string error;  // nRF52840 SDK: text and data as size says (its .heap and .stack are not counted there)
+    auto nrf = parse_linker_map(test::read_file(test::corpus("map/logitacker_nrf52840_pca10059.map")), error);
+    ASSERT_TRUE(nrf) << error;
+    EXPECT_EQ(nrf->totals.code + nrf->totals.ro_data, sizes["logitacker_nrf52840_pca10059.map"]["text"].get<uint64_t>());
+    EXPECT_EQ(nrf->totals.rw_data, sizes["logitacker_nrf52840_pca10059.map"]["data"].get<uint64_t>());
+  }
+  for (const char* name : {"kennykang_nucleo_l432kc_ai_sine_release.map", "own_cm4_O2.map", "own_cm4_O0.map"}) {
+    SCOPED_TRACE(name);
+    std::string error;
+    auto m = parse_linker_map(test::read_file(test::corpus(std::string("map/") + name)), error);
+    ASSERT_TRUE(m) << error;
+    EXPECT_EQ(m->totals.code + m->totals.ro_data, sizes[name]["text"].get<uint64_t>());
+    EXPECT_EQ(m->totals.rw_data, sizes[name]["data"].get<uint64_t>());
+    EXPECT_EQ(m->totals.zi_data, sizes[name]["bss"].get<uint64_t>());
+  }
+}
+
+// armlink 5.06u1 still prints the older "Base Addr" layout: one address
+// column, "(Base: ...)" execution regions. Nothing was read: totals were 0.
+TEST(RealworldArmlinkMap, BaseAddrLayoutTotalsEqualTheFilesOwnGrandTotals) {
+  LinkerMap m = load("map_armlink/ivyend_stm32f103_ac5_5.06u1.map");
+  EXPECT_EQ(m.toolchain, "armlink");
+  EXPECT_EQ(m.totals.code, 22852u);  // "22852  664  3048  88  1904  305872  Grand Totals"
+  EXPECT_EQ(m.totals.ro_data, 3048u);
+  EXPECT_EQ(m.totals.rw_data, 88u);
+  EXPECT_EQ(m.totals.zi_data, 1904u);
+  EXPECT_EQ(m.stated["Total ROM Size"], 25988u);
+  uint64_t flash = 0;
+  for (const auto& r : m.regions)
+    if (r.kind == RegionKind::flash) flash += r.used;
+  EXPECT_EQ(flash, 25988u);
+  const MapRegion* ram = region(m, "RW_IRAM1");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_EQ(ram->origin, 0x20000000u);
+  EXPECT_EQ(ram->kind, RegionKind::ram);
+  EXPECT_TRUE(m.self_check.empty());
+  bool lcd = false;
+  for (const auto& c : m.contributions) lcd |= c.object == "lcd.o" && c.section == "ER_IROM1:code";
+  EXPECT_TRUE(lcd);
+}
+
+// How armlink counts PAD, as 28 real maps of Arm Compiler 5.05..5.06u7 show
+// (none of them redistributable, so the pattern is rebuilt here): padding
+// after code before RO data is Code; between RW data and ZI data, what
+// rounds the RW data up to 4 bytes is RW and the rest ZI; past the last
+// entry, up to the region's Size, it is the last entry's.
+TEST(ArmlinkPad, PaddingCountsWhereArmlinksOwnTotalsPutIt) {
+  const std::string map =
+      "Memory Map of the image\n\n"
+      "  Load Region LR_IROM1 (Base: 0x08000000, Size: 0x00000140, Max: 0x00080000, ABSOLUTE)\n\n"
+      "    Execution Region ER_IROM1 (Exec base: 0x08000000, Load base: 0x08000000, Size: 0x00000120, Max: 0x00080000, ABSOLUTE)\n\n"
+      "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
+      "    0x08000000   0x08000000   0x0000010c   Code   RO            1    .text               main.o\n"
+      "    0x0800010c   0x0800010c   0x00000004   PAD\n"
+      "    0x08000110   0x08000110   0x00000010   Data   RO            2    .constdata          main.o\n\n"
+      "    Execution Region RW_IRAM1 (Exec base: 0x20000000, Load base: 0x08000120, Size: 0x000000b0, Max: 0x00010000, ABSOLUTE)\n\n"
+      "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
+      "    0x20000000   0x08000120   0x0000009a   Data   RW            3    .data               main.o\n"
+      "    0x2000009a   0x080001ba   0x00000006   PAD\n"
+      "    0x200000a0        -       0x00000010   Zero   RW            4    .bss                main.o\n\n"
+      "    Execution Region RW_IRAM2 (Exec base: 0x20010000, Load base: 0x080001bc, Size: 0x0000001c, Max: 0x00010000, ABSOLUTE)\n\n"
+      "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
+      "    0x20010000   0x080001bc   0x00000019   Data   RW            5    .data               lcd.o\n\n"
+      "Image component sizes\n\n"
+      "       272          0         16        184         20          0   Grand Totals\n";
+  std::string error;
+  auto m = parse_linker_map(map, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->totals.code, 0x10cu + 4);      // the PAD before the constants is Code
+  EXPECT_EQ(m->totals.ro_data, 0x10u);
+  EXPECT_EQ(m->totals.rw_data, 0x9au + 2 + 0x1cu);  // rounded to 4 B; RW_IRAM2's 3 unlisted bytes
+  EXPECT_EQ(m->totals.zi_data, 0x10u + 4);
+  EXPECT_TRUE(m->self_check.empty());
+}
+
+// A map whose own totals edgemem cannot reproduce says so: here the same
+// real file with its Grand Totals line edited to claim 4 bytes more code.
+TEST(RealworldArmlinkMap, StatedTotalsThatDisagreeAreReportedBySelfCheck) {
+  std::string text = realworld("map_armlink/ivyend_stm32f103_ac5_5.06u1.map");
+  const std::string grand = "     22852        664       3048         88       1904     305872   Grand Totals";
+  size_t at = text.find(grand);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, grand.size(), "     22856        664       3048         88       1904     305872   Grand Totals");
+  std::string error;
+  auto m = parse_linker_map(text, error);
+  ASSERT_TRUE(m) << error;
+  ASSERT_EQ(m->self_check.size(), 1u);
+  EXPECT_EQ(m->self_check[0].what, "Code");
+  EXPECT_EQ(m->self_check[0].stated_bytes, 22856u);
+  EXPECT_EQ(m->self_check[0].computed_bytes, 22852u);
+}
+
+// An EW430 map written by XLINK was reported as a GNU ld map missing its
+// "Memory Configuration" (line 1322); it is now named for what it is.
+TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
+  std::string error;
+  EXPECT_FALSE(parse_linker_map(realworld("map_iar/bobouc_msp430f5529_xlink6.4.map"), error));
+  EXPECT_NE(error.find("XLINK"), std::string::npos) << error;
+  EXPECT_TRUE(error.starts_with("line 3: ")) << error;  // "#      IAR Universal Linker V6.4.6.89"
+}
+
+// ld accepts LENGTH = 0 and fails the link when something lands there; a
+// region used past its length is an overflow whatever its length.
+TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
+  const std::string map =
+      "Memory Configuration\n\n"
+      "Name             Origin             Length             Attributes\n"
+      "FLASH            0x0000000008000000 0x0000000000000000 xr\n"
+      "RAM              0x0000000020000000 0x0000000000000100 xrw\n"
+      "SPARE            0x0000000020000000 0x0000000000000000 rw\n"
+      "*default*        0x0000000000000000 0xffffffffffffffff\n\n"
+      "Linker script and memory map\n\n"
+      ".text           0x0000000008000000       0x40\n"
+      " .text          0x0000000008000000       0x40 main.o\n"
+      ".bss            0x0000000020000000      0x180\n"
+      " .bss           0x0000000020000000      0x180 main.o\n";
+  std::string error;
+  auto m = parse_gnu_map(map, error);
+  ASSERT_TRUE(m) << error;
+  EXPECT_EQ(m->regions[0].used, 0x40u);
+  EXPECT_EQ(overflow_bytes(m->regions[0]), 0x40u);
+  EXPECT_EQ(overflow_bytes(m->regions[1]), 0x80u);
+  EXPECT_EQ(m->regions[2].used, 0u);  // .bss is RAM's, not the empty region's that starts there too
+}
+
+}  // namespace
+}  // namespace edgemem
