@@ -65,6 +65,22 @@ std::string read_stream(const std::string& path, const std::function<void(std::s
   return error;
 }
 
+std::optional<std::string> read_head(const std::string& path, size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  std::string out(limit, '\0');
+  size_t done = 0;
+  while (done < limit) {
+    ssize_t n = ::read(fd, out.data() + done, limit - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out.resize(done);
+  return out;
+}
+
 std::optional<std::string> read_whole_file(const std::string& path) {
   // A regular file is read straight into a string of its size; stdin and
   // pipes in blocks.
