@@ -53,7 +53,10 @@ int run_map(MapArgs args) {
     report.elf_path = args.elf;
     report.elf = &*elf;
   }
-  if (elf && !args.map.empty()) report.mismatches = compare_with_map(*elf, *map);
+  if (elf && !args.map.empty()) {
+    report.compared = true;
+    report.mismatches = compare_with_map(*elf, *map);
+  }
   report.top = args.top;
   fmt::print("{}", args.json ? map_json(report) : map_text(report));
   return report.mismatch() ? 1 : 0;

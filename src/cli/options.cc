@@ -35,7 +35,7 @@ CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string
         return names::unknown(kind, text, known);
       },
       list);
-  return cmd.add_option(name, value, help)->check(one_of)->capture_default_str();
+  return cmd.add_option(name, value, help)->transform(one_of)->capture_default_str();
 }
 
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example) {

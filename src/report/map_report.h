@@ -16,6 +16,7 @@ struct MapReport {
   const LinkerMap* map = nullptr;
   std::optional<std::string> elf_path;   // set with `elf`
   const ElfImage* elf = nullptr;
+  bool compared = false;                 // a map and its ELF were both given
   std::vector<std::string> mismatches;   // map vs ELF: not from the same link
   size_t top = 15;                       // largest symbols listed in text
 

@@ -45,8 +45,8 @@ std::string stack_text(const StackReport& r, size_t top) {
     if (!m.unbounded.empty()) {
       std::vector<std::string> names;
       for (const auto* root : m.unbounded) names.push_back(root->function);
-      out += style::warn(fmt::format("  + UNBOUNDED: {} root{} have no bound ({}); the number above counts known frames only",
-                                     m.unbounded.size(), m.unbounded.size() == 1 ? "" : "s", fmt::join(names, ", "))) +
+      out += style::warn(fmt::format("  + UNBOUNDED: {} {} no bound ({}); the number above counts known frames only",
+                                     m.unbounded.size(), m.unbounded.size() == 1 ? "root has" : "roots have", fmt::join(names, ", "))) +
              "\n";
     }
   }
