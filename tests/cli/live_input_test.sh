@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Ctrl-C on a live capture: `analyze` reading a FIFO whose writer is still
-# open gets SIGINT (then SIGTERM), prints the report of what it decoded so
-# far with "interrupted after N bytes", and exits 128 + the signal.
+# A live capture: `analyze` reading a FIFO whose writer is still open.
+# Ctrl-C (SIGINT, then SIGTERM) prints the report of what was decoded so far
+# with "interrupted after N bytes" and exits 128 + the signal; a read taking
+# over a second shows a progress line on a terminal, and none into a file.
 set -u
 edgemem=$1
 src=$2
@@ -39,4 +40,25 @@ grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: SIGINT: no report of what was d
 run TERM 143 --json
 python3 -c "import json, sys; sys.exit(json.load(open('$tmp/out'))['schema'] != 'edgemem.analyze/1')" ||
   { echo "FAIL: SIGTERM: the JSON report is not printed whole"; fail=1; }
+
+# Progress: the trace arrives in two halves 1.5 s apart; stderr a terminal (script's pty) or a file.
+progress() {  # progress COMMAND-PREFIX: runs analyze on a slow FIFO, output in $tmp/out
+  rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+  "$@" >"$tmp/out" 2>&1 &
+  local pid=$!
+  exec 3>"$tmp/fifo"
+  cat "$trace" >&3
+  sleep 1.5
+  cat "$trace" >&3
+  exec 3>&-
+  wait "$pid"
+}
+if command -v script >/dev/null; then
+  progress script -qec "\"$edgemem\" analyze \"$tmp/fifo\"" /dev/null
+  grep -q "edgemem: reading $tmp/fifo: " "$tmp/out" || { echo "FAIL: no progress line on a terminal"; cat "$tmp/out"; fail=1; }
+  echo "ok: progress on a terminal"
+fi
+progress "$edgemem" analyze "$tmp/fifo"
+! grep -q "edgemem: reading" "$tmp/out" || { echo "FAIL: a progress line written into a file"; fail=1; }
+echo "ok: no progress into a file"
 exit $fail
