@@ -13,6 +13,7 @@
 #include "plan/arena_budget.h"
 #include "report/budget.h"
 #include "report/check_report.h"
+#include "report/names.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
 #include "static/stack_usage.h"
@@ -39,20 +40,27 @@ int run_check(CheckArgs args) {
     return fail(args.budget, fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte));
   }
   // Inputs named in the budget are relative to it; the command line wins.
+  // Keys match in any case, as every budget key does.
+  auto member = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {
+    if (!object.is_object()) return nullptr;
+    for (const auto& item : object.items())
+      if (names::match(item.key(), {key})) return &item.value();
+    return nullptr;
+  };
   fs::path base = fs::path(args.budget).parent_path();
+  const nlohmann::json* inputs = member(budget, "inputs");
   auto from_budget = [&](std::string& arg, const char* key) {
-    if (arg.empty() && budget.contains("inputs") && budget["inputs"].contains(key) && budget["inputs"][key].is_string())
-      arg = (base / budget["inputs"][key].get<std::string>()).string();
+    const nlohmann::json* v = inputs ? member(*inputs, key) : nullptr;
+    if (arg.empty() && v && v->is_string()) arg = (base / v->get<std::string>()).string();
   };
   from_budget(args.map, "map");
   from_budget(args.elf, "elf");
   from_budget(args.trace, "trace");
   from_budget(args.model, "model");
-  if (args.stack.empty() && budget.contains("inputs") && budget["inputs"].contains("stack")) {
-    const auto& s = budget["inputs"]["stack"];
-    if (s.is_string()) args.stack.push_back((base / s.get<std::string>()).string());
-    if (s.is_array())
-      for (const auto& p : s)
+  if (const nlohmann::json* s = inputs ? member(*inputs, "stack") : nullptr; s && args.stack.empty()) {
+    if (s->is_string()) args.stack.push_back((base / s->get<std::string>()).string());
+    if (s->is_array())
+      for (const auto& p : *s)
         if (p.is_string()) args.stack.push_back((base / p.get<std::string>()).string());
   }
 

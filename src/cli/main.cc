@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
                                : colour == "never" ? edgemem::style::When::never
                                                    : edgemem::style::When::automatic);
   });
+  edgemem::cli::exit_code_help(app, "a verdict against you: a leak or overflow under --fail-on, a broken budget, a model that "
+                               "does not fit, a short declared arena, a map that disagrees with its ELF",
+                               "edgemem check --budget budget.json || echo 'over budget'   (each command's --help has its own)");
   edgemem::cli::add_analyze_command(app);
   edgemem::cli::add_demo_command(app);
   edgemem::cli::add_plan_command(app);

@@ -88,6 +88,8 @@ if [ -f "$map" ]; then
  "regions": {"RAM": {"max_percent": 85}}, "symbols": {"tensor_arena": {"max_bytes": 16384}}}
 JSON
   expect 0 "check: budgets hold" -- "$edgemem" check --budget "$tmp/ok.json"
+  echo '{"Inputs": {"Map": "fw/fw.map"}, "REGIONS": {"ram": {"max_percent": 85}}}' >"$tmp/case.json"
+  expect 0 "check: inputs and keys in any case" -- "$edgemem" check --budget "$tmp/case.json"
   cat >"$tmp/tight.json" <<JSON
 {"inputs": {"map": "fw/fw.map"}, "regions": {"RAM": {"max_percent": 30}}}
 JSON
