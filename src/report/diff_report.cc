@@ -68,9 +68,11 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
     for (const auto& row : g.rows) {
       if ((row.delta() == 0 && !all) || shown == top) break;
       ++shown;
-      std::string pct = row.before != 0 && row.unit != DiffUnit::fraction
-                            ? fmt::format(" ({:+.1f} %)", 100.0 * row.delta() / row.before)
-                            : "";
+      double ratio = row.before != 0 ? 100.0 * row.delta() / row.before : 0;
+      // A change too small for one decimal still shows its sign and size.
+      std::string pct = row.before == 0 || row.unit == DiffUnit::fraction ? ""
+                        : std::fabs(ratio) < 0.1 && ratio != 0   ? fmt::format(" ({:+.2f} %)", ratio)
+                                                                 : fmt::format(" ({:+.1f} %)", ratio);
       std::string tag = row.added ? "  [new]" : row.removed ? "  [gone]" : "";
       out += fmt::format("  {:>18} -> {:>18}  {:>18}{:<12}  {}{}\n", value(row.before, row.unit), value(row.after, row.unit),
                          change(row.delta(), row.unit), pct, label(row), tag);

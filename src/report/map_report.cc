@@ -110,7 +110,8 @@ std::string map_json(const MapReport& r) {
     j["contributions"].push_back({{"section", c.section}, {"object", c.object}, {"size_bytes", c.size}});
   j["symbols"] = nlohmann::json::array();
   for (const auto* s : by_size(map))
-    j["symbols"].push_back({{"name", s->name}, {"section", s->section}, {"address", s->address}, {"size_bytes", s->size},
+    j["symbols"].push_back({{"name", s->name},
+                            {"section", s->section.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->section)}, {"address", s->address}, {"size_bytes", s->size},
                             {"object", s->object.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->object)},
                             {"role", role_id(role(map, *s))}});
   j["discarded_bytes"] = map.discarded_bytes;

@@ -111,7 +111,7 @@ std::string plan_json(const PlanReport& r) {
   j["constant_bytes"] = r.constant_bytes;
   j["tensors"] = nlohmann::json::array();
   for (const auto& t : r.tensors)
-    j["tensors"].push_back({{"id", t.id}, {"name", t.name}, {"bytes", t.bytes}, {"first_op", t.first_op},
+    j["tensors"].push_back({{"id", t.id}, {"name", t.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.name)}, {"bytes", t.bytes}, {"first_op", t.first_op},
                             {"last_op", t.last_op}, {"offset", t.offset}});
   j["arena_bytes"] = r.arena_bytes;
   j["planner"] = r.planner;
