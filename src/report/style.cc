@@ -22,8 +22,6 @@ void set_colour(When when) {
             (when == When::automatic && ::isatty(STDOUT_FILENO) && !(no_colour && *no_colour));
 }
 
-bool colour() { return enabled; }
-
 std::string good(std::string_view text) { return paint("32", text); }
 std::string bad(std::string_view text) { return paint("1;31", text); }
 std::string warn(std::string_view text) { return paint("33", text); }

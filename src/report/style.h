@@ -11,7 +11,6 @@ namespace edgemem::style {
 enum class When { automatic, always, never };
 
 void set_colour(When when);
-bool colour();
 
 std::string good(std::string_view text);  // green: fits, holds
 std::string bad(std::string_view text);   // red: short, broken, mismatch
