@@ -46,7 +46,7 @@ std::string map_text(const MapReport& r) {
                                   r.mismatches.size(), r.mismatches.size() == 1 ? "" : "s")) + "\n";
   for (const auto& o : overflowed) out += style::bad("OVERFLOWED: " + o) + "\n";
   if (!r.mismatch() && overflowed.empty())
-    out += style::good(r.compared ? "map and ELF agree" : "every region within its length") + "\n";
+    out += style::good(r.compared ? "map and ELF agree" : "no region overflowed") + "\n";
 
   out += fmt::format("\nedgemem map: {} ({})\n\n", r.path, map.toolchain);
   out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {:>10}\n", "region", "used", "length", "used", "origin");

@@ -63,7 +63,7 @@ std::string stack_text(const StackReport& r, size_t top) {
   for (const auto& root : r.roots) {
     out += fmt::format("{:<24} {:>10}{}  {}\n", root.function, bytes(root.worst_case_bytes),
                        root.unbounded ? style::warn(" + unbounded") : "", fmt::join(root.path, " > "));
-    for (const auto& why : root.reasons) out += fmt::format("{:<24}   {}\n", "", why);
+    for (const auto& why : root.reasons) out += fmt::format("{:<37}{}\n", "", why);  // under the path
   }
   out += "\nheaviest frames\n";
   for (size_t i = 0; i < r.functions.size() && i < top; ++i) {
