@@ -7,6 +7,8 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/interrupt.h"
+#include "cli/options.h"
 #include "edgemem/analyzer.h"
 #include "edgemem/report.h"
 #include "static/elf_symbolizer.h"
@@ -104,8 +106,15 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;
   }
+  catch_interrupts();
   auto run = run_trace(args);
-  if (!run) return 2;
+  if (interrupted()) {
+    // Ctrl-C on a long or live capture: report what was decoded so far.
+    uint64_t read = run ? run->input.stats.bytes : 0;
+    fmt::print(stderr, "edgemem: interrupted after {} bytes; the report covers only what was decoded until then\n", read);
+    if (run && !args.json) fmt::print("interrupted after {} bytes: partial report\n\n", read);
+  }
+  if (!run) return interrupted() ? 128 + interrupted() : 2;
   if (args.json)
     fmt::print("{}\n", json_report(run->input, run->result));
   else
@@ -113,6 +122,7 @@ int run_analyze(const AnalyzeArgs& args) {
 
   auto broken = broken_rules(rules, run->result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  if (interrupted()) return 128 + interrupted();  // the shell's code for a run cut short
   return broken.empty() ? 0 : 1;
 }
 
@@ -120,14 +130,17 @@ void add_analyze_command(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand("analyze", "Decode a memory trace and report leaks, fragmentation, overflow and peak");
   cmd->add_option("trace", args->path, "Trace file, or - for stdin")->required();
-  cmd->add_option("--format", args->format, "auto | log | seedbin | itm | tpiu | emt")->capture_default_str();
-  cmd->add_option("--arena-size", args->arena_size, "Size in bytes of pools the trace does not declare");
+  add_name_option(*cmd, "--format", args->format, "auto | log | seedbin | itm | tpiu | emt", "--format",
+                  {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
+  add_size_option(*cmd, "--arena-size", args->arena_size, "Size of pools the trace does not declare");
   cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds");
   cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
   cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
+  exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...); 130 when interrupted (partial report printed)",
+                 "edgemem analyze --fail-on leak,overflow trace.emt || echo 'leak or overflow'");
   cmd->callback([args] { throw CLI::RuntimeError(run_analyze(*args)); });
 }
 

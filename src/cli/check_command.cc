@@ -10,8 +10,11 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/options.h"
 #include "plan/arena_budget.h"
 #include "report/budget.h"
+#include "report/check_report.h"
+#include "report/names.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
 #include "static/stack_usage.h"
@@ -38,20 +41,27 @@ int run_check(CheckArgs args) {
     return fail(args.budget, fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte));
   }
   // Inputs named in the budget are relative to it; the command line wins.
+  // Keys match in any case, as every budget key does.
+  auto member = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {
+    if (!object.is_object()) return nullptr;
+    for (const auto& item : object.items())
+      if (names::match(item.key(), {key})) return &item.value();
+    return nullptr;
+  };
   fs::path base = fs::path(args.budget).parent_path();
+  const nlohmann::json* inputs = member(budget, "inputs");
   auto from_budget = [&](std::string& arg, const char* key) {
-    if (arg.empty() && budget.contains("inputs") && budget["inputs"].contains(key) && budget["inputs"][key].is_string())
-      arg = (base / budget["inputs"][key].get<std::string>()).string();
+    const nlohmann::json* v = inputs ? member(*inputs, key) : nullptr;
+    if (arg.empty() && v && v->is_string()) arg = (base / v->get<std::string>()).string();
   };
   from_budget(args.map, "map");
   from_budget(args.elf, "elf");
   from_budget(args.trace, "trace");
   from_budget(args.model, "model");
-  if (args.stack.empty() && budget.contains("inputs") && budget["inputs"].contains("stack")) {
-    const auto& s = budget["inputs"]["stack"];
-    if (s.is_string()) args.stack.push_back((base / s.get<std::string>()).string());
-    if (s.is_array())
-      for (const auto& p : s)
+  if (const nlohmann::json* s = inputs ? member(*inputs, "stack") : nullptr; s && args.stack.empty()) {
+    if (s->is_string()) args.stack.push_back((base / s->get<std::string>()).string());
+    if (s->is_array())
+      for (const auto& p : *s)
         if (p.is_string()) args.stack.push_back((base / p.get<std::string>()).string());
   }
 
@@ -97,21 +107,10 @@ int run_check(CheckArgs args) {
   auto outcomes = evaluate_budget(budget, in, error);
   if (!error.empty()) return fail(args.budget, error);
 
-  size_t broken = 0;
-  for (const auto& o : outcomes) broken += !o.ok;
-  if (args.json) {
-    nlohmann::json j = {{"schema", "edgemem.check/1"}, {"budget", args.budget}, {"ok", broken == 0}};
-    j["outcomes"] = nlohmann::json::array();
-    for (const auto& o : outcomes) j["outcomes"].push_back({{"rule", o.rule}, {"ok", o.ok}, {"message", o.message}});
-    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-  } else {
-    for (const auto& o : outcomes)
-      if (o.ok) fmt::print("ok    {:<34} {}\n", o.rule, o.message);
-    fmt::print("{} of {} budgets hold\n", outcomes.size() - broken, outcomes.size());
-  }
+  fmt::print("{}", args.json ? check_json(args.budget, outcomes) : check_text(outcomes));
   for (const auto& o : outcomes)
-    if (!o.ok) fmt::print(stderr, "edgemem: budget broken: {}: {}\n", o.rule, o.message);
-  return broken ? 1 : 0;
+    if (!o.ok) return 1;
+  return 0;
 }
 
 }  // namespace
@@ -125,9 +124,11 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("--stack", args->stack, "Directories or .su/.ci files, or a Keil .htm report");
   cmd->add_option("--trace", args->trace, "A memory trace, for leak, fragmentation and arena margins");
   cmd->add_option("--model", args->model, "The .tflite model, for the arena the firmware declares");
-  cmd->add_option("--target", args->target, "cortex-m | x86-64")->check(CLI::IsMember({"cortex-m", "x86-64"}));
+  add_name_option(*cmd, "--target", args->target, "cortex-m | x86-64", "--target", {"cortex-m", "x86-64"});
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B)");
-  cmd->add_flag("--json", args->json, "Print the edgemem.check/1 JSON document");
+  cmd->add_flag("--json", args->json, "Print the edgemem.check/2 JSON document");
+  exit_code_help(*cmd, "a budget is broken (each one listed after the verdict)",
+                 "edgemem check --budget budget.json --map fw.map || echo 'over budget'");
   cmd->callback([args] { throw CLI::RuntimeError(run_check(*args)); });
 }
 

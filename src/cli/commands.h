@@ -24,7 +24,9 @@ struct AnalyzeArgs {
   std::string fail_on;
 };
 
-// Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input.
+// Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,
+// 128 + the signal when SIGINT/SIGTERM cut the read short (the report of what
+// was decoded is printed all the same).
 int run_analyze(const AnalyzeArgs& args);
 
 // Decodes and analyses a trace as `analyze` does. On input that yields no

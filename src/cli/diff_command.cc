@@ -1,14 +1,15 @@
 // edgemem diff A B: what grew between two builds (maps or ELFs) or two runs
-// (traces).
-#include <cmath>
+// (traces). Traces stream through the analyzer as `analyze` reads them; only
+// maps, which are text of bounded size, are read whole.
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
-#include "report/diff.h"
+#include "cli/options.h"
+#include "report/diff_report.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
 
@@ -21,66 +22,49 @@ struct DiffArgs {
   bool json = false, all = false;
 };
 
-// A linker map or ELF read as a map; nullopt (and `is_image` false) when the
-// file is neither, so it can be tried as a trace.
-std::optional<LinkerMap> read_image(const std::string& path, bool& is_image, std::string& error) {
-  is_image = false;
+constexpr size_t kHeadBytes = 64 * 1024;
+
+// A linker map or ELF read as a map, decided from the first bytes: ELF
+// magic, or text without a [MEM] record that parses as a map. nullopt with
+// `error` empty: not an image, so a trace.
+std::optional<LinkerMap> read_image(const std::string& path, std::string& error) {
+  auto head = read_head(path, kHeadBytes);
+  if (!head) {
+    error = fmt::format("{}: cannot open", path);
+    return std::nullopt;
+  }
+  if (head->starts_with("\x7f" "ELF")) {
+    auto elf = read_elf_image(path, error);
+    return elf ? std::optional<LinkerMap>(to_linker_map(*elf)) : std::nullopt;
+  }
+  bool text = std::all_of(head->begin(), head->end(), [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 || u == '\n' || u == '\r' || u == '\t' || u == '\f';
+  });
+  if (!text || head->find("[MEM]") != std::string::npos) return std::nullopt;
   auto file = read_whole_file(path);
   if (!file) {
     error = fmt::format("{}: cannot open", path);
     return std::nullopt;
   }
-  const std::string& text = *file;
-  if (text.starts_with("\x7f" "ELF")) {
-    is_image = true;
-    auto elf = read_elf_image(path, error);
-    return elf ? std::optional<LinkerMap>(to_linker_map(*elf)) : std::nullopt;
-  }
   std::string why;
-  auto map = parse_linker_map(text, why);
-  is_image = map.has_value();
-  return map;
-}
-
-std::string fmt_value(double v, const std::string& unit, bool sign = false) {
-  if (unit == "B" || std::floor(v) == v) return sign ? fmt::format("{:+.0f}", v) : fmt::format("{:.0f}", v);
-  return sign ? fmt::format("{:+.1f}", v) : fmt::format("{:.1f}", v);
-}
-
-void print_groups(const std::vector<DiffGroup>& groups, const DiffArgs& args) {
-  for (const auto& g : groups) {
-    size_t changed = 0;
-    for (const auto& r : g.rows) changed += r.delta() != 0;
-    fmt::print("\n{} ({} changed)\n", g.title, changed);
-    size_t shown = 0;
-    for (const auto& r : g.rows) {
-      if ((r.delta() == 0 && !args.all) || shown == args.top) break;
-      ++shown;
-      std::string pct = r.before != 0 ? fmt::format(" ({:+.1f} %)", 100.0 * r.delta() / r.before) : "";
-      std::string tag = r.added ? "  [new]" : r.removed ? "  [gone]" : "";
-      fmt::print("  {:>12} -> {:>12}  {:>12}{:<12}  {}{}\n", fmt_value(r.before, g.unit), fmt_value(r.after, g.unit),
-                 fmt_value(r.delta(), g.unit, true), pct, r.name, tag);
-    }
-  }
+  return parse_linker_map(*file, why);
 }
 
 int run_diff(const DiffArgs& args) {
   std::string error;
-  bool image_a = false, image_b = false;
-  auto a = read_image(args.before, image_a, error);
+  auto a = read_image(args.before, error);
   if (!error.empty()) return fmt::print(stderr, "edgemem: {}\n", error), 2;
-  auto b = read_image(args.after, image_b, error);
+  auto b = read_image(args.after, error);
   if (!error.empty()) return fmt::print(stderr, "edgemem: {}\n", error), 2;
-  if (image_a != image_b) {
+  if (a.has_value() != b.has_value()) {
     fmt::print(stderr, "edgemem: diff: {} is {} but {} is {}; compare two maps/ELFs or two traces\n", args.before,
-               image_a ? "a map or ELF" : "not", args.after, image_b ? "a map or ELF" : "not");
+               a ? "a map or ELF" : "not", args.after, b ? "a map or ELF" : "not");
     return 2;
   }
-  std::vector<DiffGroup> groups;
-  std::string kind;
-  if (image_a) {
-    groups = diff_maps(*a, *b);
-    kind = "images";
+  DiffReport report{args.before, args.after, a ? "images" : "traces", {}};
+  if (a) {
+    report.groups = diff_maps(*a, *b);
   } else {
     AnalyzeArgs ta, tb;
     ta.path = args.before;
@@ -89,24 +73,9 @@ int run_diff(const DiffArgs& args) {
     if (!ra) return 2;
     auto rb = run_trace(tb);
     if (!rb) return 2;
-    groups = diff_traces(ra->result, rb->result);
-    kind = "traces";
+    report.groups = diff_traces(ra->result, rb->result);
   }
-  if (args.json) {
-    nlohmann::json j = {{"schema", "edgemem.diff/1"}, {"before", args.before}, {"after", args.after}, {"kind", kind}};
-    j["groups"] = nlohmann::json::array();
-    for (const auto& g : groups) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const auto& r : g.rows)
-        rows.push_back({{"name", r.name}, {"before", r.before}, {"after", r.after}, {"delta", r.delta()},
-                        {"added", r.added}, {"removed", r.removed}});
-      j["groups"].push_back({{"title", g.title}, {"unit", g.unit}, {"rows", rows}});
-    }
-    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-    return 0;
-  }
-  fmt::print("edgemem diff: {} -> {} ({})\n", args.before, args.after, kind);
-  print_groups(groups, args);
+  fmt::print("{}", args.json ? diff_json(report) : diff_text(report, args.top, args.all));
   return 0;
 }
 
@@ -119,7 +88,9 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("after", args->after, "Map, ELF or trace after")->required();
   cmd->add_option("--top", args->top, "Rows per group")->capture_default_str();
   cmd->add_flag("--all", args->all, "Show unchanged rows too");
-  cmd->add_flag("--json", args->json, "Print the edgemem.diff/1 JSON document (every row)");
+  cmd->add_flag("--json", args->json, "Print the edgemem.diff/2 JSON document (every row)");
+  exit_code_help(*cmd, "(not used: a diff states no limit; use edgemem check for one)",
+                 "edgemem diff old.map new.map --top 5");
   cmd->callback([args] { throw CLI::RuntimeError(run_diff(*args)); });
 }
 

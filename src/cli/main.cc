@@ -1,17 +1,64 @@
+#include <csignal>
+#include <system_error>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "report/names.h"
+#include "report/style.h"
 
 int edgemem::cli::fail(const std::string& what, const std::string& why) {
   fmt::print(stderr, "edgemem: {}: {}\n", what, why);
   return 2;
 }
 
+namespace {
+
+// The first word that is not an option must name a subcommand; CLI11 alone
+// would answer a typo with "A subcommand is required".
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.starts_with("-")) {
+      if ((word == "--color" || word == "--colour") && i + 1 < argc) ++i;
+      continue;
+    }
+    if (edgemem::names::match(word, names)) return {};
+    return edgemem::names::unknown("command", word, names) + "; run edgemem --help";
+  }
+  return {};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // A reader that closes the pipe early (| head) makes writes fail; the
+  // write error is caught below instead of the signal ending the process.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"edgemem: memory of on-device inference, made visible"};
-  app.set_version_flag("--version", EDGEMEM_VERSION);
+  app.set_version_flag("--version", "edgemem " EDGEMEM_VERSION);
+  app.ignore_case();  // subcommands and options, in any case
+  app.fallthrough();  // --color may come after the subcommand
   app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("edgemem: {} (see --help)\n", e.what());
+  });
+  std::string colour = "auto";
+  edgemem::cli::add_name_option(app, "--color,--colour", colour,
+                                "Colour the verdicts: auto (a terminal, NO_COLOR unset) | always | never", "--color value",
+                                {"auto", "always", "never"});
+  app.parse_complete_callback([&colour] {
+    edgemem::style::set_colour(colour == "always"  ? edgemem::style::When::always
+                               : colour == "never" ? edgemem::style::When::never
+                                                   : edgemem::style::When::automatic);
+  });
+  edgemem::cli::exit_code_help(app, "a verdict against you: a leak or overflow under --fail-on, a broken budget, a model that "
+                               "does not fit, a short declared arena, a map that disagrees with its ELF",
+                               "edgemem check --budget budget.json || echo 'over budget'   (each command's --help has its own)");
   edgemem::cli::add_analyze_command(app);
   edgemem::cli::add_demo_command(app);
   edgemem::cli::add_plan_command(app);
@@ -20,6 +67,11 @@ int main(int argc, char** argv) {
   edgemem::cli::add_fit_command(app);
   edgemem::cli::add_check_command(app);
   edgemem::cli::add_diff_command(app);
+  std::string typo = unknown_subcommand(app, argc, argv);
+  if (!typo.empty()) {
+    fmt::print(stderr, "edgemem: {}\n", typo);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
@@ -28,6 +80,9 @@ int main(int argc, char** argv) {
     // Usage errors exit 2 as the rest of edgemem's bad input does.
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::broken_pipe) return 128 + SIGPIPE;  // what the shell reports for | head
+    throw;
   }
   return 0;
 }

@@ -82,7 +82,6 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     r.ram_capacity = chip->ram;
     r.largest_ram_block = chip->largest_ram_block;
   } else {
-    r.chip = "the map's memory regions";
     for (const MapRegion& reg : map.regions) {
       if (reg.kind == RegionKind::flash) r.flash_capacity += reg.length;
       if (reg.kind == RegionKind::ram) {
@@ -103,6 +102,25 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
       r.arena_block_free = std::max(r.arena_block_free, reg.length > used ? reg.length - used : 0);
     }
   }
+  r.fits_flash = r.flash_need <= r.flash_capacity;
+  r.fits_ram = r.ram_need <= r.ram_capacity;
+  r.fits_block = r.arena_need <= r.arena_block_free;
+  return r;
+}
+
+FitResult fit_without_map(const ArenaBudget& budget, uint64_t model_bytes, const Mcu& chip) {
+  FitResult r;
+  r.firmware_counted = false;
+  r.arena_need = budget.recommended_bytes;
+  r.flash.push_back({"model weights (.tflite)", model_bytes});
+  r.ram.push_back({"tensor arena (recommended)", r.arena_need});
+  r.flash_need = model_bytes;
+  r.ram_need = r.arena_need;
+  r.chip = chip.name;
+  r.flash_capacity = chip.flash;
+  r.ram_capacity = chip.ram;
+  r.largest_ram_block = chip.largest_ram_block;
+  r.arena_block_free = chip.largest_ram_block;
   r.fits_flash = r.flash_need <= r.flash_capacity;
   r.fits_ram = r.ram_need <= r.ram_capacity;
   r.fits_block = r.arena_need <= r.arena_block_free;

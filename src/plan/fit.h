@@ -30,7 +30,7 @@ struct FitLine {
 };
 
 struct FitResult {
-  std::string chip;                  // MCU name or "the map's memory regions"
+  std::string chip;                  // MCU name; empty: capacities are the map's regions
   uint64_t flash_capacity = 0, ram_capacity = 0, largest_ram_block = 0;
   std::vector<FitLine> flash, ram;   // what needs the space
   uint64_t flash_need = 0, ram_need = 0;
@@ -40,10 +40,15 @@ struct FitResult {
   uint64_t arena_need = 0;           // recommended_arena_bytes
   uint64_t arena_block_free = 0;     // contiguous RAM the arena can have
   bool fits_flash = false, fits_ram = false, fits_block = false;
+  bool firmware_counted = true;      // false: no map, the firmware's own code and data are left out
   bool fits() const { return fits_flash && fits_ram && fits_block; }
 };
 
 // `chip` empty: capacities come from the map's own regions.
 FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip);
+
+// Without a map: the model's weights and its recommended arena alone against
+// the chip. A lower bound on what the firmware needs, and said to be one.
+FitResult fit_without_map(const ArenaBudget& budget, uint64_t model_bytes, const Mcu& chip);
 
 }  // namespace edgemem::plan

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "report/names.h"
+#include "report/units.h"
+
 namespace edgemem {
 namespace {
 
@@ -21,15 +24,30 @@ uint64_t number(const json& limits, const char* key, const std::string& rule) {
   return v.get<uint64_t>();
 }
 
-void only_keys(const json& object, const std::string& rule, std::initializer_list<const char*> allowed) {
+// A byte limit: a number, or a size as the command line takes it ("64K").
+uint64_t size(const json& limits, const char* key, const std::string& rule) {
+  const json& v = limits.at(key);
+  if (!v.is_string()) return number(limits, key, rule);
+  std::string error;
+  auto n = units::parse_size(v.get<std::string>(), error);
+  if (!n) throw BudgetError(fmt::format("{}.{}: {}", rule, key, error));
+  return *n;
+}
+
+// Keys match in any case (renamed here to their spelling); an unknown key is
+// an error naming the nearest known one.
+void only_keys(json& object, const std::string& rule, std::initializer_list<const char*> allowed) {
   if (!object.is_object()) throw BudgetError(fmt::format("{}: expected an object", rule.empty() ? "budget" : rule));
-  for (const auto& [key, value] : object.items()) {
-    bool known = false;
-    for (const char* a : allowed) known |= key == a;
-    if (!known) {
-      std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      throw BudgetError(fmt::format("{}{}{}: unknown key (expected {})", rule, rule.empty() ? "" : ".", key, list));
+  std::vector<std::string> known(allowed.begin(), allowed.end());
+  std::vector<std::string> keys;
+  for (const auto& item : object.items()) keys.push_back(item.key());
+  for (const auto& key : keys) {
+    auto canonical = names::match(key, known);
+    if (!canonical)
+      throw BudgetError(fmt::format("{}{}{}", rule, rule.empty() ? "" : ": ", names::unknown("key", key, known)));
+    if (*canonical != key) {
+      object[*canonical] = std::move(object[key]);
+      object.erase(key);
     }
   }
 }
@@ -71,68 +89,77 @@ class Evaluator {
   explicit Evaluator(const BudgetInputs& in) : in_(in) {}
   std::vector<BudgetOutcome> out;
 
-  void add(std::string rule, bool ok, std::string message) { out.push_back({std::move(rule), ok, std::move(message)}); }
+  void add(std::string rule, bool ok, std::string message, BudgetUnit unit, json measured, json limit) {
+    out.push_back({std::move(rule), ok, std::move(message), unit, std::move(measured), std::move(limit)});
+  }
 
   // A root whose stack has no bound breaks the budget, naming why.
   void require_bounded(const StackRoot& r) {
     if (!r.unbounded) return;
     std::string why;
     for (const auto& reason : r.reasons) why += (why.empty() ? "" : "; ") + reason;
-    add("stack.allow_unbounded", false, fmt::format("{} is unbounded: {}", r.function, why));
+    add("stack.allow_unbounded", false, fmt::format("{} is unbounded: {}", r.function, why), BudgetUnit::bytes,
+        r.worst_case_bytes, nullptr);
   }
 
-  void regions(const json& b) {
+  void regions(json& b) {
     const LinkerMap& map = need(in_.map, "regions", "a linker map (inputs.map or --map)");
-    for (const auto& item : b.items()) {  // no structured binding: lambdas below capture the name
-      const std::string name = item.key();
-      const json& limits = item.value();
+    for (auto item : b.items()) {  // no structured binding: lambdas below capture the name
+      std::vector<std::string> have;
+      for (const auto& r : map.regions) have.push_back(r.name);
+      auto matched = names::match(item.key(), have);
+      if (!matched) throw BudgetError(fmt::format("regions: {} in the map", names::unknown("region", item.key(), have)));
+      const std::string name = *matched;  // the map's spelling
+      json& limits = item.value();
       std::string rule = "regions." + name;
       only_keys(limits, rule, {"max_bytes", "max_percent", "min_free_bytes"});
       auto it = std::find_if(map.regions.begin(), map.regions.end(), [&](const MapRegion& r) { return r.name == name; });
-      if (it == map.regions.end()) {
-        std::string have;
-        for (const auto& r : map.regions) have += (have.empty() ? "" : ", ") + r.name;
-        throw BudgetError(fmt::format("{}: the map has no such region (it has {})", rule, have));
-      }
       uint64_t used = it->used, free = it->length > used ? it->length - used : 0;
       double pct = it->length ? 100.0 * static_cast<double>(used) / static_cast<double>(it->length) : 0;
       if (limits.contains("max_bytes")) {
-        uint64_t max = number(limits, "max_bytes", rule);
-        add(rule + ".max_bytes", used <= max, fmt::format("{} uses {} B, limit {} B", name, used, max));
+        uint64_t max = size(limits, "max_bytes", rule);
+        add(rule + ".max_bytes", used <= max, fmt::format("{} uses {}, limit {}", name, units::bytes(used), units::bytes(max)),
+            BudgetUnit::bytes, used, max);
       }
       if (limits.contains("max_percent")) {
         uint64_t max = number(limits, "max_percent", rule);
         add(rule + ".max_percent", pct <= static_cast<double>(max),
-            fmt::format("{} uses {:.1f} % ({} of {} B), limit {} %", name, pct, used, it->length, max));
+            fmt::format("{} uses {:.1f} % ({} of {}), limit {} %", name, pct, units::bytes(used), units::bytes(it->length), max),
+            BudgetUnit::fraction, pct / 100, static_cast<double>(max) / 100);
       }
       if (limits.contains("min_free_bytes")) {
-        uint64_t min = number(limits, "min_free_bytes", rule);
-        add(rule + ".min_free_bytes", free >= min, fmt::format("{} has {} B free, at least {} B wanted", name, free, min));
+        uint64_t min = size(limits, "min_free_bytes", rule);
+        add(rule + ".min_free_bytes", free >= min,
+            fmt::format("{} has {} free, at least {} wanted", name, units::bytes(free), units::bytes(min)), BudgetUnit::bytes,
+            free, min);
       }
     }
   }
 
-  void sized(const json& b, const char* kind) {
+  void sized(json& b, const char* kind) {
     const LinkerMap& map = need(in_.map, kind, "a linker map (inputs.map or --map)");
-    for (const auto& [name, limits] : b.items()) {
+    for (auto item : b.items()) {
+      const std::string name = item.key();
+      json& limits = item.value();
       std::string rule = std::string(kind) + "." + name;
       only_keys(limits, rule, {"max_bytes"});
-      uint64_t size = 0;
+      uint64_t bytes = 0;
       bool found = false;
       if (std::string(kind) == "sections") {
         for (const MapSection& s : map.sections)
-          if (s.name == name) size += s.size, found = true;
+          if (s.name == name) bytes += s.size, found = true;
       } else {
         for (const MapSymbol& s : map.symbols)
-          if (s.name == name) size = std::max(size, s.size), found = true;
+          if (s.name == name) bytes = std::max(bytes, s.size), found = true;
       }
       if (!found) throw BudgetError(fmt::format("{}: not in the map", rule));
-      uint64_t max = number(limits, "max_bytes", rule);
-      add(rule + ".max_bytes", size <= max, fmt::format("{} is {} B, limit {} B", name, size, max));
+      uint64_t max = size(limits, "max_bytes", rule);
+      add(rule + ".max_bytes", bytes <= max, fmt::format("{} is {}, limit {}", name, units::bytes(bytes), units::bytes(max)),
+          BudgetUnit::bytes, bytes, max);
     }
   }
 
-  void stack(const json& b) {
+  void stack(json& b) {
     only_keys(b, "stack", {"main_stack_bytes", "nesting", "roots", "allow_unbounded"});
     const StackReport& st = need(in_.stack, "stack", "stack input (inputs.stack or --stack)");
     bool allow_unbounded = b.value("allow_unbounded", false);
@@ -145,7 +172,7 @@ class Evaluator {
         configured = reserved->second;
         where = fmt::format(" ({} in the map)", reserved->first);
       } else {
-        configured = number(b, "main_stack_bytes", "stack");
+        configured = size(b, "main_stack_bytes", "stack");
       }
       std::string nesting = b.value("nesting", "one_level");
       const InterruptBudget& irq = st.interrupts;
@@ -154,11 +181,12 @@ class Evaluator {
         throw BudgetError("stack.nesting: expected one_level, all or none");
       if (irq.handlers == 0) need_bytes = irq.thread_bytes;
       add("stack.main_stack_bytes", need_bytes <= configured,
-          fmt::format("main stack needs {} B (thread {} B{}), configured {} B{}", need_bytes, irq.thread_bytes,
+          fmt::format("main stack needs {} (thread {}{}), configured {}{}", units::bytes(need_bytes), units::bytes(irq.thread_bytes),
                       irq.handlers && nesting != "none"
                           ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
                           : "",
-                      configured, where));
+                      configured, where),
+          BudgetUnit::bytes, need_bytes, configured);
       for (const StackRoot& r : st.roots)
         if (!r.interrupt && r.worst_case_bytes == irq.thread_bytes) {
           if (!allow_unbounded) require_bounded(r);
@@ -167,35 +195,39 @@ class Evaluator {
     }
   }
 
-  void roots(const json& b) {
+  void roots(json& b) {
     const StackReport& st = need(in_.stack, "stack.roots", "stack input (inputs.stack or --stack)");
     bool allow_unbounded = b.value("allow_unbounded", false);
     for (const auto& item : b["roots"].items()) {
       const std::string name = item.key();
       const json& limit = item.value();
       std::string rule = "stack.roots." + name;
-      if (!limit.is_number()) throw BudgetError(rule + ": expected the root's stack size in bytes");
+      if (!limit.is_number() && !limit.is_string()) throw BudgetError(rule + ": expected the root's stack size in bytes");
       auto it = std::find_if(st.roots.begin(), st.roots.end(), [&](const StackRoot& r) { return r.function == name; });
       if (it == st.roots.end()) throw BudgetError(rule + ": no such root in the stack analysis");
-      uint64_t max = limit.get<uint64_t>();
+      uint64_t max = size(b["roots"], name.c_str(), "stack.roots");
       add(rule, it->worst_case_bytes <= max,
-          fmt::format("{} needs {} B{}, configured {} B", name, it->worst_case_bytes, it->unbounded ? " + unbounded" : "", max));
+          fmt::format("{} needs {}{}, configured {}", name, units::bytes(it->worst_case_bytes),
+                      it->unbounded ? " + unbounded" : "", units::bytes(max)),
+          BudgetUnit::bytes, it->worst_case_bytes, max);
       if (!allow_unbounded) require_bounded(*it);
     }
   }
 
-  void arena(const json& b) {
+  void arena(json& b) {
     only_keys(b, "arena", {"min_margin_bytes", "min_margin_percent"});
-    uint64_t min_bytes = b.contains("min_margin_bytes") ? number(b, "min_margin_bytes", "arena") : 0;
+    uint64_t min_bytes = b.contains("min_margin_bytes") ? size(b, "min_margin_bytes", "arena") : 0;
     uint64_t min_pct = b.contains("min_margin_percent") ? number(b, "min_margin_percent", "arena") : 0;
     bool checked = false;
     auto judge = [&](const std::string& what, uint64_t size, uint64_t used, const std::string& basis) {
       int64_t margin = static_cast<int64_t>(size) - static_cast<int64_t>(used);
       double pct = size ? 100.0 * static_cast<double>(margin) / static_cast<double>(size) : 0;
       bool ok = margin >= static_cast<int64_t>(min_bytes) && pct >= static_cast<double>(min_pct);
+      // Measured and limit are the margin in bytes; the percent is in the message.
       add("arena." + what, ok,
-          fmt::format("{}: {} B of {} B {} leaves {} B ({:.1f} %), at least {} B and {} % wanted", what, used, size,
-                      basis, margin, pct, min_bytes, min_pct));
+          fmt::format("{}: {} of {} {} leaves {} ({:.1f} %), at least {} and {} % wanted", what, units::bytes(used),
+                      units::bytes(size), basis, units::signed_bytes(margin), pct, units::bytes(min_bytes), min_pct),
+          BudgetUnit::bytes, margin, min_bytes);
       checked = true;
     };
     if (in_.arena && in_.map) {
@@ -212,25 +244,27 @@ class Evaluator {
       throw BudgetError("arena: needs a model with a map that declares the arena, or a trace with sized pools");
   }
 
-  void leak(const json& b) {
+  void leak(json& b) {
     only_keys(b, "leak", {"max_bytes_per_inference", "max_leaked_bytes"});
     const AnalysisResult& t = need(in_.trace, "leak", "a trace (inputs.trace or --trace)");
     if (b.contains("max_bytes_per_inference")) {
       uint64_t max = number(b, "max_bytes_per_inference", "leak");
       add("leak.max_bytes_per_inference", t.leak_rate_bytes_per_inference <= static_cast<double>(max),
           fmt::format("leaks {:.1f} B per inference over {} inferences, limit {} B", t.leak_rate_bytes_per_inference,
-                      t.inferences, max));
+                      units::grouped(t.inferences), units::grouped(max)),
+          BudgetUnit::bytes_per_inference, t.leak_rate_bytes_per_inference, max);
     }
     if (b.contains("max_leaked_bytes")) {
-      uint64_t max = number(b, "max_leaked_bytes", "leak"), total = 0;
+      uint64_t max = size(b, "max_leaked_bytes", "leak"), total = 0;
       for (const auto& l : t.leaks) total += l.bytes;
       add("leak.max_leaked_bytes", total <= max,
-          fmt::format("{} B leaked at {} site(s){}, limit {} B", total, t.leaks.size(),
-                      t.leaks.empty() ? "" : " (first " + t.leaks.front().site + ")", max));
+          fmt::format("{} leaked at {} site(s){}, limit {}", units::bytes(total), t.leaks.size(),
+                      t.leaks.empty() ? "" : " (first " + t.leaks.front().site + ")", units::bytes(max)),
+          BudgetUnit::bytes, total, max);
     }
   }
 
-  void fragmentation(const json& b) {
+  void fragmentation(json& b) {
     only_keys(b, "fragmentation", {"max_band", "max_alloc_failures"});
     const AnalysisResult& t = need(in_.trace, "fragmentation", "a trace (inputs.trace or --trace)");
     if (b.contains("max_band")) {
@@ -238,12 +272,14 @@ class Evaluator {
       if (band_rank(max) < 0) throw BudgetError("fragmentation.max_band: expected healthy, warning or danger");
       add("fragmentation.max_band", band_rank(t.fragmentation.band) <= band_rank(max),
           fmt::format("fragmentation is {} (max {:.0f} %, final {:.0f} %), limit {}", t.fragmentation.band,
-                      t.fragmentation.max_rate * 100, t.fragmentation.final_rate * 100, max));
+                      t.fragmentation.max_rate * 100, t.fragmentation.final_rate * 100, max),
+          BudgetUnit::band, t.fragmentation.band, max);
     }
     if (b.contains("max_alloc_failures")) {
       uint64_t max = number(b, "max_alloc_failures", "fragmentation");
       add("fragmentation.max_alloc_failures", t.fragmentation.alloc_failures <= max,
-          fmt::format("{} failed allocation(s), limit {}", t.fragmentation.alloc_failures, max));
+          fmt::format("{} failed allocation(s), limit {}", t.fragmentation.alloc_failures, max), BudgetUnit::count,
+          t.fragmentation.alloc_failures, max);
     }
   }
 
@@ -253,7 +289,19 @@ class Evaluator {
 
 }  // namespace
 
-std::vector<BudgetOutcome> evaluate_budget(const json& budget, const BudgetInputs& in, std::string& error) {
+std::string_view to_string(BudgetUnit unit) {
+  switch (unit) {
+    case BudgetUnit::bytes: return "bytes";
+    case BudgetUnit::fraction: return "fraction";
+    case BudgetUnit::bytes_per_inference: return "bytes_per_inference";
+    case BudgetUnit::count: return "count";
+    case BudgetUnit::band: return "band";
+  }
+  return "bytes";
+}
+
+std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs& in, std::string& error) {
+  json budget = given;  // keys are respelled in place as they match
   try {
     only_keys(budget, "", {"schema", "inputs", "regions", "sections", "symbols", "stack", "arena", "leak", "fragmentation"});
     if (budget.contains("schema") && budget["schema"] != "edgemem.budget/1")

@@ -25,14 +25,22 @@ struct BudgetInputs {
   const plan::ArenaBudget* arena = nullptr;
 };
 
+// What a measured number and its limit count.
+enum class BudgetUnit { bytes, fraction, bytes_per_inference, count, band };
+std::string_view to_string(BudgetUnit unit);
+
 struct BudgetOutcome {
   std::string rule;     // "regions.RAM.max_percent"
   bool ok = false;
   std::string message;  // one line: what was measured against what limit
+  BudgetUnit unit = BudgetUnit::bytes;
+  nlohmann::json measured, limit;  // integers for bytes and counts, 0..1 for fractions, a band's name
 };
 
-// Evaluates every limit in `budget`. A malformed budget, or a limit whose
-// input is missing, sets `error` (one line) and returns nothing.
+// Evaluates every limit in `budget`. Keys and region names match in any
+// case; byte limits may be sizes as the command line takes them ("64K").
+// A malformed budget, or a limit whose input is missing, sets `error` (one
+// line, naming the nearest known key on a typo) and returns nothing.
 std::vector<BudgetOutcome> evaluate_budget(const nlohmann::json& budget, const BudgetInputs& in, std::string& error);
 
 }  // namespace edgemem

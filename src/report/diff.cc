@@ -7,16 +7,29 @@
 namespace edgemem {
 namespace {
 
+// A headline value with its id, text label and unit; tables of sizes are bytes.
+struct Value {
+  double v = 0;
+  DiffUnit unit = DiffUnit::bytes;
+  std::string label;
+};
+using Table = std::map<std::string, Value>;
+
+Table bytes_table(const std::map<std::string, double>& sizes) {
+  Table t;
+  for (const auto& [name, v] : sizes) t[name] = {v, DiffUnit::bytes, ""};
+  return t;
+}
+
 // Joins two name -> value tables into rows, biggest change first.
-DiffGroup join(std::string title, std::string unit, const std::map<std::string, double>& a,
-               const std::map<std::string, double>& b) {
-  DiffGroup g{std::move(title), std::move(unit), {}};
+DiffGroup join(std::string id, std::string title, const Table& a, const Table& b) {
+  DiffGroup g{std::move(id), std::move(title), {}};
   for (const auto& [name, v] : a) {
     auto it = b.find(name);
-    g.rows.push_back({name, v, it == b.end() ? 0 : it->second, false, it == b.end()});
+    g.rows.push_back({name, v.label, v.unit, v.v, it == b.end() ? 0 : it->second.v, false, it == b.end()});
   }
   for (const auto& [name, v] : b)
-    if (!a.count(name)) g.rows.push_back({name, 0, v, true, false});
+    if (!a.count(name)) g.rows.push_back({name, v.label, v.unit, 0, v.v, true, false});
   std::stable_sort(g.rows.begin(), g.rows.end(), [](const DiffRow& x, const DiffRow& y) {
     return std::fabs(x.delta()) > std::fabs(y.delta());
   });
@@ -46,48 +59,63 @@ std::map<std::string, double> symbols(const LinkerMap& m) {
   return out;
 }
 
+double d(uint64_t n) { return static_cast<double>(n); }
+
 }  // namespace
+
+std::string_view to_string(DiffUnit unit) {
+  switch (unit) {
+    case DiffUnit::bytes: return "bytes";
+    case DiffUnit::count: return "count";
+    case DiffUnit::fraction: return "fraction";
+    case DiffUnit::bytes_per_inference: return "bytes_per_inference";
+  }
+  return "bytes";
+}
 
 std::vector<DiffGroup> diff_maps(const LinkerMap& a, const LinkerMap& b) {
   auto totals = [](const LinkerMap& m) {
-    return std::map<std::string, double>{{"code", static_cast<double>(m.totals.code)},
-                                         {"read-only data", static_cast<double>(m.totals.ro_data)},
-                                         {"read-write data", static_cast<double>(m.totals.rw_data)},
-                                         {"zero-initialised", static_cast<double>(m.totals.zi_data)}};
+    return Table{{"code_bytes", {d(m.totals.code), DiffUnit::bytes, "code"}},
+                 {"ro_data_bytes", {d(m.totals.ro_data), DiffUnit::bytes, "read-only data"}},
+                 {"rw_data_bytes", {d(m.totals.rw_data), DiffUnit::bytes, "read-write data"}},
+                 {"zi_data_bytes", {d(m.totals.zi_data), DiffUnit::bytes, "zero-initialised"}}};
   };
-  return {join("totals", "B", totals(a), totals(b)), join("regions", "B", regions(a), regions(b)),
-          join("sections", "B", sections(a), sections(b)), join("objects", "B", objects(a), objects(b)),
-          join("symbols", "B", symbols(a), symbols(b))};
+  return {join("totals", "totals", totals(a), totals(b)),
+          join("regions", "regions", bytes_table(regions(a)), bytes_table(regions(b))),
+          join("sections", "sections", bytes_table(sections(a)), bytes_table(sections(b))),
+          join("objects", "objects", bytes_table(objects(a)), bytes_table(objects(b))),
+          join("symbols", "symbols", bytes_table(symbols(a)), bytes_table(symbols(b)))};
 }
 
 std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult& b) {
   auto headline = [](const AnalysisResult& r) {
     uint64_t leaked = 0;
     for (const auto& l : r.leaks) leaked += l.bytes;
-    return std::map<std::string, double>{
-        {"peak bytes", static_cast<double>(r.peak_bytes)},
-        {"leaked bytes", static_cast<double>(leaked)},
-        {"leak rate (B/inference)", r.leak_rate_bytes_per_inference},
-        {"inferences", static_cast<double>(r.inferences)},
-        {"max inference peak", static_cast<double>(r.peak.max_inference_peak)},
-        {"fragmentation max %", r.fragmentation.max_rate * 100},
-        {"fragmentation final %", r.fragmentation.final_rate * 100},
-        {"failed allocations", static_cast<double>(r.fragmentation.alloc_failures)},
-        {"overflows", static_cast<double>(r.overflow_count)},
-        {"stranded arena bytes (LIFO)", static_cast<double>(r.lifo.max_stranded_bytes)}};
+    return Table{
+        {"peak_bytes", {d(r.peak_bytes), DiffUnit::bytes, "peak"}},
+        {"leaked_bytes", {d(leaked), DiffUnit::bytes, "leaked"}},
+        {"leak_rate_bytes_per_inference", {r.leak_rate_bytes_per_inference, DiffUnit::bytes_per_inference, "leak rate"}},
+        {"inferences", {d(r.inferences), DiffUnit::count, "inferences"}},
+        {"max_inference_peak_bytes", {d(r.peak.max_inference_peak), DiffUnit::bytes, "max inference peak"}},
+        {"fragmentation_max_rate", {r.fragmentation.max_rate, DiffUnit::fraction, "fragmentation, max"}},
+        {"fragmentation_final_rate", {r.fragmentation.final_rate, DiffUnit::fraction, "fragmentation, final"}},
+        {"alloc_failures", {d(r.fragmentation.alloc_failures), DiffUnit::count, "failed allocations"}},
+        {"overflows", {d(r.overflow_count), DiffUnit::count, "overflows"}},
+        {"lifo_stranded_bytes", {d(r.lifo.max_stranded_bytes), DiffUnit::bytes, "stranded arena bytes (LIFO)"}}};
   };
   auto pools = [](const AnalysisResult& r) {
     std::map<std::string, double> out;
-    for (const auto& p : r.pools) out[p.name] = static_cast<double>(p.peak_bytes);
+    for (const auto& p : r.pools) out[p.name] = d(p.peak_bytes);
     return out;
   };
   auto sites = [](const AnalysisResult& r) {
     std::map<std::string, double> out;
-    for (const auto& s : r.sites) out[s.site] = static_cast<double>(s.live_bytes);
+    for (const auto& s : r.sites) out[s.site] = d(s.live_bytes);
     return out;
   };
-  return {join("run", "", headline(a), headline(b)), join("pool peaks", "B", pools(a), pools(b)),
-          join("live bytes at the end, per site", "B", sites(a), sites(b))};
+  return {join("run", "run", headline(a), headline(b)),
+          join("pool_peaks", "pool peaks", bytes_table(pools(a)), bytes_table(pools(b))),
+          join("site_live_bytes", "live bytes at the end, per site", bytes_table(sites(a)), bytes_table(sites(b)))};
 }
 
 }  // namespace edgemem

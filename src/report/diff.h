@@ -12,16 +12,22 @@
 
 namespace edgemem {
 
+// What a row counts: bytes and counts are whole numbers, a fraction is 0..1.
+enum class DiffUnit { bytes, count, fraction, bytes_per_inference };
+std::string_view to_string(DiffUnit unit);
+
 struct DiffRow {
-  std::string name;
+  std::string name;   // a symbol, section, site...; for the run's headline a stable id ("peak_bytes")
+  std::string label;  // what text shows for a headline row; empty: the name
+  DiffUnit unit = DiffUnit::bytes;
   double before = 0, after = 0;
   bool added = false, removed = false;  // present on one side only
   double delta() const { return after - before; }
 };
 
 struct DiffGroup {
-  std::string title;       // "regions", "sections", "objects", "symbols", "pools", ...
-  std::string unit = "B";  // "B", "%", "B/inference", ""
+  std::string id;             // "totals", "regions", "sections", "objects", "symbols", "run", "pool_peaks", "site_live_bytes"
+  std::string title;          // what text shows
   std::vector<DiffRow> rows;  // changed rows first, by the size of the change
 };
 

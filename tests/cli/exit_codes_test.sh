@@ -4,15 +4,17 @@
 set -u
 edgemem=$1
 src=$2
+# Real files written by others, vendored in tests/data/corpus (SOURCES.md there).
+corpus=$src/tests/data/corpus
+# Missing test data is a broken checkout: say which file and stop.
+for f in tflite/mlperftiny_vww_96_int8.tflite tflite/tflm_keyword_scrambled.tflite tflite/tflm_person_detect.tflite \
+         map/own_cm4_O2.map map/own_cm4_O0.map map/own_cm4_O2.elf map/own_cm4_O0.elf \
+         map/logitacker_nrf52840_pca10059.map su/own_O2_own_app.su; do
+  [ -r "$corpus/$f" ] || { echo "FAIL: test data missing: $corpus/$f (see tests/data/SOURCES.md)"; exit 1; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-data=$src/tests/data/corpus
-# Missing test data is a broken checkout: say which file and stop.
-for f in tflite/mlperftiny_vww_96_int8.tflite tflite/tflm_keyword_scrambled.tflite tflite/tflm_person_detect.tflite \
-         map/own_cm4_O2.map map/own_cm4_O0.map su/own_O2_own_app.su; do
-  [ -r "$data/$f" ] || { echo "FAIL: test data missing: $data/$f (see tests/data/SOURCES.md)"; exit 1; }
-done
 expect() {  # expect CODE DESCRIPTION -- command...
   local want=$1 what=$2
   shift 3
@@ -43,7 +45,7 @@ grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: stdin analysis lost the failed 
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 # edgemem plan: a model, its JSON, and damaged input.
-model=$data/tflite/mlperftiny_vww_96_int8.tflite
+model=$corpus/tflite/mlperftiny_vww_96_int8.tflite
 expect 0 "plan" -- "$edgemem" plan "$model"
 grep -q "lower bound" "$tmp/out" || { echo "FAIL: plan prints no lower bound"; fail=1; }
 expect 0 "plan --json" -- "$edgemem" plan --json "$model"
@@ -52,22 +54,22 @@ head -c 3000 "$model" >"$tmp/cut.tflite"
 expect 2 "truncated model" -- "$edgemem" plan "$tmp/cut.tflite"
 grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
 expect 2 "not a model" -- "$edgemem" plan "$tmp/plain.txt"
-# A Flex model TFLite Micro cannot run: refused by plan and fit, never sized.
+# A Flex model TFLite Micro cannot run: refused by plan, fit and check, never sized.
 flex=$src/tests/data/realworld/tflite/litert_multi_add_flex.tflite
 expect 1 "plan refuses a Flex model" -- "$edgemem" plan --json "$flex"
 grep -q '"recommended_arena_bytes": null' "$tmp/out" || { echo "FAIL: a Flex model got an arena size"; fail=1; }
 expect 1 "fit refuses a Flex model" -- "$edgemem" fit "$flex" --map "$src/tests/data/realworld/map/microdoom_zephyr_esp32.map" --ram 65536 --flash 262144
 grep -q "FlexAddV2" "$tmp/out" || { echo "FAIL: fit does not name the Flex op"; fail=1; }
-expect 1 "check refuses a Flex model" -- "$edgemem" check --budget /dev/stdin --model "$flex" --map "$data/map/own_cm4_O2.map" <<<'{"arena": {"min_margin_bytes": 0}}'
-grep -q "FlexAddV2" "$tmp/err" || { echo "FAIL: check does not name the Flex op"; fail=1; }
+expect 1 "check refuses a Flex model" -- "$edgemem" check --budget /dev/stdin --model "$flex" --map "$corpus/map/own_cm4_O2.map" <<<'{"arena": {"min_margin_bytes": 0}}'
+grep -q "FlexAddV2" "$tmp/out" "$tmp/err" || { echo "FAIL: check does not name the Flex op"; fail=1; }
 # edgemem map: a real map, and text that is not one.
-map=$data/map/own_cm4_O2.map
+map=$corpus/map/own_cm4_O2.map
 expect 0 "map" -- "$edgemem" map "$map"
 grep -q "tensor_arena" "$tmp/out" || { echo "FAIL: map does not find the arena"; fail=1; }
 expect 2 "not a map" -- "$edgemem" map "$tmp/plain.txt"
 # edgemem fit: fits, does not fit (exit 1, for CI), unknown chip (exit 2).
-kws=$data/tflite/tflm_keyword_scrambled.tflite
-person=$data/tflite/tflm_person_detect.tflite
+kws=$corpus/tflite/tflm_keyword_scrambled.tflite
+person=$corpus/tflite/tflm_person_detect.tflite
 expect 0 "fit" -- "$edgemem" fit "$kws" --map "$map" --mcu nRF52840
 grep -q "^FITS" "$tmp/out" || { echo "FAIL: fit prints no verdict"; fail=1; }
 expect 1 "fit: too big for the chip" -- "$edgemem" fit "$person" --map "$map" --mcu STM32F103C8
@@ -77,7 +79,7 @@ grep -q '"fits": false' "$tmp/out" || { echo "FAIL: fit JSON does not say it doe
 expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
 expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
 # edgemem diff: two builds, two runs, and a map against a trace (exit 2).
-expect 0 "diff two maps" -- "$edgemem" diff "$map" "$data/map/own_cm4_O0.map"
+expect 0 "diff two maps" -- "$edgemem" diff "$map" "$corpus/map/own_cm4_O0.map"
 grep -q "dot_s8  \[new\]" "$tmp/out" || { echo "FAIL: diff does not show the new symbol"; fail=1; }
 expect 2 "diff map vs trace" -- "$edgemem" diff "$map" "$src/examples/traces/kws_fragment.log"
 expect 0 "diff two traces" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
@@ -90,23 +92,120 @@ cat >"$tmp/ok.json" <<JSON
  "regions": {"RAM": {"max_percent": 85}}, "symbols": {"tensor_arena": {"max_bytes": 16384}}}
 JSON
 expect 0 "check: budgets hold" -- "$edgemem" check --budget "$tmp/ok.json"
+echo '{"Inputs": {"Map": "fw/fw.map"}, "REGIONS": {"ram": {"max_percent": 85}}}' >"$tmp/case.json"
+expect 0 "check: inputs and keys in any case" -- "$edgemem" check --budget "$tmp/case.json"
 cat >"$tmp/tight.json" <<JSON
 {"inputs": {"map": "fw/fw.map"}, "regions": {"RAM": {"max_percent": 30}}}
 JSON
 expect 1 "check: RAM over budget" -- "$edgemem" check --budget "$tmp/tight.json"
-grep -q "budget broken: regions.RAM.max_percent" "$tmp/err" || { echo "FAIL: check does not name the broken budget"; fail=1; }
-[ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: check prints more than one line per broken budget"; fail=1; }
+# The verdict first, then the broken budget, all on stdout so nothing comes out of order.
+head -1 "$tmp/out" | grep -q "^BROKEN: 1 of 1 budgets" || { echo "FAIL: check does not start with its verdict"; fail=1; }
+sed -n 3p "$tmp/out" | grep -q "^BROKEN regions.RAM.max_percent .*31.3 %" || { echo "FAIL: check does not name the broken budget"; fail=1; }
+[ ! -s "$tmp/err" ] || { echo "FAIL: check writes its findings to stderr"; cat "$tmp/err"; fail=1; }
+expect 1 "check: budget keys and regions in any case, limits as sizes" -- "$edgemem" check --budget /dev/stdin --map "$map" \
+  <<<'{"Regions": {"ram": {"max_bytes": "16K"}}}'
+grep -q "RAM uses 20,512 B, limit 16,384 B" "$tmp/out" || { echo "FAIL: check does not read 16K"; fail=1; }
+expect 1 "check --json exits 1 too" -- "$edgemem" check --json --budget "$tmp/tight.json"
+python3 -c "
+import json, sys
+o = json.load(open('$tmp/out'))['outcomes'][0]
+sys.exit(not (o['unit'] == 'fraction' and 0.31 < o['measured'] < 0.32 and o['limit'] == 0.3))" ||
+  { echo "FAIL: check JSON lacks the measured fraction and its limit"; fail=1; }
 echo '{"regions": {"RAM": {"max_percent": 30}}' >"$tmp/bad.json"
 expect 2 "check: malformed budget" -- "$edgemem" check --budget "$tmp/bad.json" --map "$map"
 echo '{"regons": {}}' >"$tmp/typo.json"
 expect 2 "check: unknown key" -- "$edgemem" check --budget "$tmp/typo.json" --map "$map"
-grep -q "unknown key" "$tmp/err" || { echo "FAIL: typo in a budget is not named"; fail=1; }
+grep -q "unknown key 'regons' (did you mean regions?" "$tmp/err" || { echo "FAIL: typo in a budget is not named"; fail=1; }
 expect 1 "check: trace leaks" -- "$edgemem" check --budget /dev/stdin --trace "$src/examples/traces/kws_leak.emt" <<<'{"leak": {"max_bytes_per_inference": 0}}'
 # edgemem stack: the corpus' own build, and a directory with nothing in it.
-su=$data/su
+su=$corpus/su
 mkdir -p "$tmp/o2" && cp "$su"/own_O2_* "$tmp/o2/"
 expect 0 "stack" -- "$edgemem" stack "$tmp/o2"
 grep -q "136 B" "$tmp/out" || { echo "FAIL: stack does not find 136 B"; fail=1; }
 mkdir -p "$tmp/empty"
 expect 2 "stack without .su files" -- "$edgemem" stack "$tmp/empty"
+
+# Exit codes, the same rule everywhere: 1 is a verdict against you.
+expect 1 "plan: declared arena short" -- "$edgemem" plan --declared 5000 "$kws"
+head -2 "$tmp/out" | grep -q "declared 5,000 B: SHORT by 11,004 B" || { echo "FAIL: plan's verdict is not first"; fail=1; }
+expect 1 "plan --json: declared arena short" -- "$edgemem" plan --json --declared 5000 "$kws"
+grep -q '"verdict": "declared_short"' "$tmp/out" || { echo "FAIL: plan JSON has no verdict"; fail=1; }
+expect 0 "plan: declared 64K is enough" -- "$edgemem" plan --declared 64K "$kws"
+grep -q "declared 65,536 B (64.0 KiB): enough" "$tmp/out" || { echo "FAIL: 64K is not 65,536 B"; fail=1; }
+expect 0 "plan: declared 0x10000" -- "$edgemem" plan --declared 0x10000 "$kws"
+expect 2 "plan: a negative size" -- "$edgemem" plan --declared -5 "$kws"
+grep -q "'-5' is not a size" "$tmp/err" || { echo "FAIL: -5 is not refused as a size"; fail=1; }
+expect 2 "plan: a zero size" -- "$edgemem" plan --declared 0 "$kws"
+expect 0 "plan: --target in any case" -- "$edgemem" plan --target X86-64 "$kws"
+head -1 "$tmp/out" | grep -q "(kTensorArenaSize, x86-64)" || { echo "FAIL: X86-64 is not read as x86-64"; fail=1; }
+expect 2 "plan: --target typo" -- "$edgemem" plan --target cortexm "$kws"
+grep -q "did you mean cortex-m?" "$tmp/err" || { echo "FAIL: no did-you-mean for --target"; fail=1; }
+expect 0 "fit: MCU in any case, without a map" -- "$edgemem" fit "$kws" --mcu nrf52840
+head -1 "$tmp/out" | grep -q "^FITS on nRF52840" || { echo "FAIL: fit's verdict is not first"; fail=1; }
+grep -q "firmware's own code and data are not counted" "$tmp/out" || { echo "FAIL: fit without a map does not say what it left out"; fail=1; }
+expect 0 "fit --json without a map" -- "$edgemem" fit --json "$kws" --ram 256K --flash 1M
+grep -q '"map": null' "$tmp/out" && grep -q '"firmware_counted": false' "$tmp/out" ||
+  { echo "FAIL: fit JSON without a map"; fail=1; }
+expect 2 "fit: MCU typo" -- "$edgemem" fit "$kws" --mcu nrf52480
+grep -q "did you mean nRF52840?" "$tmp/err" || { echo "FAIL: no did-you-mean for --mcu"; fail=1; }
+expect 2 "fit: neither map nor chip" -- "$edgemem" fit "$kws"
+expect 2 "fit: --ram -5" -- "$edgemem" fit "$kws" --ram -5 --flash 1M
+expect 2 "analyze: --arena-size -5" -- "$edgemem" analyze --arena-size -5 "$src/examples/traces/kws_fragment.log"
+expect 0 "analyze: --arena-size 64K" -- "$edgemem" analyze --arena-size 64K "$src/examples/traces/kws_fragment.log"
+expect 0 "analyze: --format in any case" -- "$edgemem" analyze --format LOG "$src/examples/traces/kws_fragment.log"
+expect 2 "analyze: --format typo" -- "$edgemem" analyze --format seedbn "$src/examples/traces/kws_fragment.log"
+grep -q "did you mean seedbin?" "$tmp/err" || { echo "FAIL: no did-you-mean for --format"; fail=1; }
+expect 2 "subcommand typo" -- "$edgemem" anaylze "$src/examples/traces/kws_fragment.log"
+grep -q "unknown command 'anaylze' (did you mean analyze?" "$tmp/err" || { echo "FAIL: no did-you-mean for a subcommand"; fail=1; }
+[ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: the subcommand typo is not one line"; fail=1; }
+expect 0 "subcommand in any case" -- "$edgemem" ANALYZE "$src/examples/traces/kws_fragment.log"
+for cmd in analyze plan map stack fit check diff; do
+  expect 0 "$cmd --help" -- "$edgemem" "$cmd" --help
+  grep -q "^Exit codes:" "$tmp/out" && grep -A4 "^Exit codes:" "$tmp/out" | grep -q "^  1 " && grep -q "^Example:" "$tmp/out" ||
+    { echo "FAIL: $cmd --help does not list its exit codes with an example"; fail=1; }
+done
+expect 0 "--version" -- "$edgemem" --version
+# `git describe` at configure time: its commit must be one of this checkout's.
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+  described=$(sed -n 's/^edgemem [0-9.]* (\(.*\))$/\1/p' "$tmp/out")
+  commit=$(printf '%s' "$described" | sed 's/-dirty$//; s/.*-g\([0-9a-f]*\)$/\1/')
+  [ -n "$commit" ] && git -C "$src" cat-file -e "$commit^{commit}" 2>/dev/null ||
+    { echo "FAIL: --version does not name a commit of this checkout"; cat "$tmp/out"; fail=1; }
+fi
+# map: an ELF where the map goes is read as one; a map and an ELF of two links disagree (1).
+expect 0 "map FW.elf" -- "$edgemem" map "$corpus/map/own_cm4_O2.elf"
+grep -q "(ELF)" "$tmp/out" || { echo "FAIL: map FW.elf is not read as an ELF"; fail=1; }
+grep -Eq "^\.text +0x[0-9a-f]{8} +[0-9,]+ B" "$tmp/out" || { echo "FAIL: map addresses are not 0x%08x or sizes lack a unit"; fail=1; }
+expect 1 "map: map and ELF from two links" -- "$edgemem" map "$map" --elf "$corpus/map/own_cm4_O0.elf"
+head -1 "$tmp/out" | grep -q "^MISMATCH" || { echo "FAIL: the mismatch is not the first line"; fail=1; }
+expect 1 "map --json: map and ELF from two links" -- "$edgemem" map --json "$map" --elf "$corpus/map/own_cm4_O0.elf"
+expect 0 "map and ELF of one link" -- "$edgemem" map "$map" --elf "$corpus/map/own_cm4_O2.elf"
+# stack: the worst case and its unbounded flag come first.
+mkdir -p "$tmp/o0" && cp "$su"/own_O0_* "$tmp/o0/"
+expect 0 "stack O0" -- "$edgemem" stack "$tmp/o0"
+head -1 "$tmp/out" | grep -q "^main stack worst case: 268 B" || { echo "FAIL: stack's verdict is not first"; fail=1; }
+sed -n 2p "$tmp/out" | grep -q "UNBOUNDED" || { echo "FAIL: the verdict drops the unbounded flag"; fail=1; }
+# Colour only on a terminal or when asked; NO_COLOR is honoured.
+expect 0 "no colour into a pipe" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
+! grep -q $'\x1b\[' "$tmp/out" || { echo "FAIL: colour codes written into a pipe"; fail=1; }
+expect 0 "--color=always" -- "$edgemem" --color=always diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
+grep -q $'\x1b\[' "$tmp/out" || { echo "FAIL: --color=always does not colour"; fail=1; }
+expect 2 "--color typo" -- "$edgemem" --color=alwys diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
+# diff: units on every row, integers for bytes and a fraction for fragmentation in JSON.
+expect 0 "diff rows carry units" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
+grep -Eq "10,276 B -> +34,128 B +\+23,852 B" "$tmp/out" || { echo "FAIL: diff rows have no unit"; fail=1; }
+expect 0 "diff --json" -- "$edgemem" diff --json "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
+python3 -c "
+import json, sys
+rows = {r['name']: r for g in json.load(open('$tmp/out'))['groups'] for r in g['rows']}
+ok = isinstance(rows['peak_bytes']['after_bytes'], int) and 0 <= rows['fragmentation_max_rate']['after_fraction'] <= 1
+sys.exit(not ok)" || { echo "FAIL: diff JSON bytes are not integers or fragmentation is not a fraction"; fail=1; }
+# A reader that stops early (| head) ends the output, not with a crash, even when SIGPIPE is ignored.
+big=$corpus/map/logitacker_nrf52840_pca10059.map  # its JSON is more than a pipe holds
+code=$(trap '' PIPE; "$edgemem" map --json "$big" 2>"$tmp/pipe_err" | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}")
+if [ "$code" != 141 ] || grep -q "terminate\|what()" "$tmp/pipe_err"; then
+  echo "FAIL: a closed pipe: exit $code, expected 141 without a trace"; cat "$tmp/pipe_err"; fail=1
+else
+  echo "ok: closed pipe"
+fi
 exit $fail

@@ -99,7 +99,7 @@ TEST(Budget, MistakesAreErrorsNotPasses) {
   EXPECT_NE(error.find("unknown key"), std::string::npos);
   error.clear();
   evaluate_budget(json::parse(R"({"regions": {"SRAM": {"max_bytes": 1}}})"), with_map, error);
-  EXPECT_NE(error.find("it has FLASH, RAM"), std::string::npos);
+  EXPECT_NE(error.find("did you mean RAM? expected FLASH or RAM"), std::string::npos) << error;
   error.clear();
   evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), with_map, error);
   EXPECT_NE(error.find("needs a trace"), std::string::npos);
@@ -109,6 +109,30 @@ TEST(Budget, MistakesAreErrorsNotPasses) {
   error.clear();
   evaluate_budget(json::parse(R"({})"), with_map, error);
   EXPECT_NE(error.find("no limit"), std::string::npos);
+  error.clear();
+  evaluate_budget(json::parse(R"({"regons": {}})"), with_map, error);
+  EXPECT_NE(error.find("unknown key 'regons' (did you mean regions?"), std::string::npos) << error;
+  error.clear();
+  evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_bytes": "-5"}}})"), with_map, error);
+  EXPECT_NE(error.find("regions.RAM.max_bytes: '-5' is not a size"), std::string::npos) << error;
+}
+
+TEST(Budget, KeysAndRegionsInAnyCaseAndLimitsAsSizes) {
+  LinkerMap m = image();
+  BudgetInputs in{&m, nullptr, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"Regions": {"ram": {"Max_Bytes": "16K", "max_percent": 50}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  const BudgetOutcome* bytes = find(out, "regions.RAM.max_bytes");  // the map's spelling
+  ASSERT_NE(bytes, nullptr);
+  EXPECT_FALSE(bytes->ok);  // 20,512 B used > 16 KiB
+  EXPECT_EQ(bytes->unit, BudgetUnit::bytes);
+  EXPECT_EQ(bytes->measured, 20512);
+  EXPECT_EQ(bytes->limit, 16384);
+  const BudgetOutcome* pct = find(out, "regions.RAM.max_percent");
+  EXPECT_EQ(pct->unit, BudgetUnit::fraction);
+  EXPECT_DOUBLE_EQ(pct->measured.get<double>(), 20512.0 / 65536);
+  EXPECT_DOUBLE_EQ(pct->limit.get<double>(), 0.5);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace {
 
 const DiffRow* row(const std::vector<DiffGroup>& groups, const std::string& group, const std::string& name) {
   for (const auto& g : groups)
-    if (g.title == group)
+    if (g.id == group)
       for (const auto& r : g.rows)
         if (r.name == name) return &r;
   return nullptr;
@@ -42,9 +42,22 @@ TEST(Diff, TwoRuns) {
   b.leak_rate_bytes_per_inference = 644;
   b.sites.push_back({"model.c:58", 10, 0, 6440, 6440, 10});
   auto groups = diff_traces(a, b);
-  EXPECT_EQ(row(groups, "run", "peak bytes")->delta(), 500);
-  EXPECT_EQ(row(groups, "run", "leak rate (B/inference)")->after, 644);
-  EXPECT_TRUE(row(groups, "live bytes at the end, per site", "model.c:58")->added);
+  EXPECT_EQ(row(groups, "run", "peak_bytes")->delta(), 500);
+  EXPECT_EQ(row(groups, "run", "leak_rate_bytes_per_inference")->after, 644);
+  EXPECT_TRUE(row(groups, "site_live_bytes", "model.c:58")->added);
+}
+
+TEST(Diff, FragmentationIsAFractionAndEveryHeadlineHasAUnit) {
+  AnalysisResult a, b;
+  a.fragmentation.max_rate = 0.25;
+  b.fragmentation.max_rate = 0.73;
+  auto groups = diff_traces(a, b);
+  const DiffRow* f = row(groups, "run", "fragmentation_max_rate");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->unit, DiffUnit::fraction);
+  EXPECT_DOUBLE_EQ(f->after, 0.73);  // not 73 (percent)
+  EXPECT_EQ(row(groups, "run", "inferences")->unit, DiffUnit::count);
+  EXPECT_EQ(row(groups, "run", "peak_bytes")->unit, DiffUnit::bytes);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ for opt in O2 O0; do
     want=$(awk -v r="$region:" '$1 == r { print $2 }' "$out/ld.txt")
     got=$("$edgemem" map --json "$out/fw.map" | python3 -c "
 import json, sys
-print(next(r['used'] for r in json.load(sys.stdin)['regions'] if r['name'] == '$region'))")
+print(next(r['used_bytes'] for r in json.load(sys.stdin)['regions'] if r['name'] == '$region'))")
     check "$opt $region used = ld --print-memory-usage" "$got" "$want"
   done
 
@@ -39,7 +39,7 @@ print(next(r['used'] for r in json.load(sys.stdin)['regions'] if r['name'] == '$
   arm-none-eabi-size -A "$out/fw.elf" | awk 'NR > 2 && NF == 3 { print $1, $2, $3 }' >"$out/size.txt"
   python3 -c "
 import json
-for s in json.load(open('$out/map.json'))['elf']['sections']: print(s['name'], s['size'], s['address'])" >"$out/ours_size.txt"
+for s in json.load(open('$out/map.json'))['elf']['sections']: print(s['name'], s['size_bytes'], s['address'])" >"$out/ours_size.txt"
   check "$opt sections = size -A" "$(diff "$out/size.txt" "$out/ours_size.txt" && echo same)" same
   arm-none-eabi-nm -S "$out/fw.elf" | python3 -c "
 import sys
@@ -49,11 +49,11 @@ for line in sys.stdin:
   python3 -c "
 import json
 for s in json.load(open('$out/map.json'))['elf']['symbols']:
-    if s['size']: print(s['address'], s['size'], s['type'], s['name'])" | sort >"$out/ours_nm.txt"
+    if s['size_bytes']: print(s['address'], s['size_bytes'], s['type'], s['name'])" | sort >"$out/ours_nm.txt"
   check "$opt symbols with a size = nm -S" "$(diff "$out/nm.txt" "$out/ours_nm.txt" && echo same)" same
   [ -s "$out/nm.txt" ] || { echo "FAIL: nm printed nothing"; fail=1; }
   python3 -c "
-import json; e = json.load(open('$out/map.json'))['elf']; print(e['text'], e['data'], e['bss'])" >"$out/ours_berkeley.txt"
+import json; e = json.load(open('$out/map.json'))['elf']; print(e['text_bytes'], e['data_bytes'], e['bss_bytes'])" >"$out/ours_berkeley.txt"
   arm-none-eabi-size "$out/fw.elf" | awk 'NR == 2 { print $1, $2, $3 }' >"$out/berkeley.txt"
   check "$opt text/data/bss = size" "$(cat "$out/ours_berkeley.txt")" "$(cat "$out/berkeley.txt")"
   check "$opt map and ELF agree" "$(python3 -c "import json; print(len(json.load(open('$out/map.json'))['elf']['map_mismatches']))")" 0

@@ -1,0 +1,106 @@
+#include "report/diff_report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/style.h"
+#include "report/units.h"
+
+namespace edgemem {
+namespace {
+
+int64_t whole(double v) { return static_cast<int64_t>(std::llround(v)); }
+
+std::string value(double v, DiffUnit unit) {
+  switch (unit) {
+    case DiffUnit::bytes: return units::bytes(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
+    case DiffUnit::count: return units::grouped(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
+    case DiffUnit::fraction: return units::percent(v);
+    case DiffUnit::bytes_per_inference: return fmt::format("{:.1f} B/inference", v);
+  }
+  return "";
+}
+
+std::string change(double delta, DiffUnit unit) {
+  switch (unit) {
+    case DiffUnit::bytes: return units::signed_bytes(whole(delta));
+    case DiffUnit::count: return fmt::format("{:+}", whole(delta));
+    case DiffUnit::fraction: return fmt::format("{:+.1f} points", delta * 100);
+    case DiffUnit::bytes_per_inference: return fmt::format("{:+.1f} B/inference", delta);
+  }
+  return "";
+}
+
+std::string label(const DiffRow& r) { return r.label.empty() ? r.name : r.label; }
+
+// The headline: the group a reader looks at first (regions of an image,
+// the run's numbers for traces) and its biggest changes.
+std::string verdict(const DiffReport& r) {
+  const DiffGroup* g = nullptr;
+  for (const auto& group : r.groups)
+    if (group.id == (r.kind == "images" ? "regions" : "run")) g = &group;
+  if (!g || g->rows.empty()) g = r.groups.empty() ? nullptr : &r.groups.front();
+  std::string parts;
+  size_t shown = 0;
+  if (g)
+    for (const auto& row : g->rows) {
+      if (row.delta() == 0 || shown == 4) break;
+      parts += fmt::format("{}{} {} ({} -> {})", shown ? ", " : "", label(row), change(row.delta(), row.unit),
+                           value(row.before, row.unit), value(row.after, row.unit));
+      ++shown;
+    }
+  if (!shown) return style::good(fmt::format("no change in {}", g ? g->title : "anything")) + "\n";
+  return style::strong("changed: ") + parts + "\n";
+}
+
+}  // namespace
+
+std::string diff_text(const DiffReport& r, size_t top, bool all) {
+  std::string out = verdict(r);
+  out += fmt::format("\nedgemem diff: {} -> {} ({})\n", r.before, r.after, r.kind);
+  for (const auto& g : r.groups) {
+    size_t changed = 0;
+    for (const auto& row : g.rows) changed += row.delta() != 0;
+    out += fmt::format("\n{} ({} changed)\n", g.title, changed);
+    size_t shown = 0;
+    for (const auto& row : g.rows) {
+      if ((row.delta() == 0 && !all) || shown == top) break;
+      ++shown;
+      double ratio = row.before != 0 ? 100.0 * row.delta() / row.before : 0;
+      // A change too small for one decimal still shows its sign and size.
+      std::string pct = row.before == 0 || row.unit == DiffUnit::fraction ? ""
+                        : std::fabs(ratio) < 0.1 && ratio != 0   ? fmt::format(" ({:+.2f} %)", ratio)
+                                                                 : fmt::format(" ({:+.1f} %)", ratio);
+      std::string tag = row.added ? "  [new]" : row.removed ? "  [gone]" : "";
+      out += fmt::format("  {:>18} -> {:>18}  {:>18}{:<12}  {}{}\n", value(row.before, row.unit), value(row.after, row.unit),
+                         change(row.delta(), row.unit), pct, label(row), tag);
+    }
+  }
+  return out;
+}
+
+std::string diff_json(const DiffReport& r) {
+  nlohmann::json j = {{"schema", "edgemem.diff/2"}, {"before", r.before}, {"after", r.after}, {"kind", r.kind}};
+  j["groups"] = nlohmann::json::array();
+  for (const auto& g : r.groups) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : g.rows) {
+      std::string suffix(to_string(row.unit));
+      nlohmann::json o = {{"name", row.name}, {"unit", suffix}, {"added", row.added}, {"removed", row.removed}};
+      bool integral = row.unit == DiffUnit::bytes || row.unit == DiffUnit::count;
+      auto put = [&](const char* key, double v) {
+        o[std::string(key) + "_" + suffix] = integral ? nlohmann::json(whole(v)) : nlohmann::json(v);
+      };
+      put("before", row.before);
+      put("after", row.after);
+      put("delta", row.delta());
+      rows.push_back(std::move(o));
+    }
+    j["groups"].push_back({{"id", g.id}, {"title", g.title}, {"rows", std::move(rows)}});
+  }
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace edgemem

@@ -1,0 +1,119 @@
+#include "report/fit_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "report/style.h"
+#include "report/units.h"
+
+namespace edgemem {
+namespace {
+
+using units::bytes;
+
+double fraction(uint64_t part, uint64_t whole) {
+  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+bool arena_short(const plan::FitResult& r) { return !r.arena_symbol.empty() && r.declared_arena < r.arena_need; }
+
+std::string_view verdict_id(const FitReport& rep) {
+  const plan::FitResult& r = rep.result;
+  return rep.unrunnable() ? "tflm_cannot_run"
+         : !r.fits()      ? "does_not_fit"
+         : arena_short(r) ? "fits_after_enlarging_arena"
+                          : "fits";
+}
+
+std::string_view source_id(CapacitySource s) {
+  switch (s) {
+    case CapacitySource::mcu: return "mcu";
+    case CapacitySource::custom: return "custom";
+    case CapacitySource::map: return "map";
+  }
+  return "map";
+}
+
+nlohmann::json optional_string(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+}  // namespace
+
+std::string fit_text(const FitReport& rep) {
+  const plan::FitResult& r = rep.result;
+  if (rep.unrunnable())
+    return style::bad(fmt::format("DOES NOT RUN: TFLite Micro cannot run {}: {}", rep.model,
+                                  fmt::join(rep.budget.blockers, ", "))) +
+           "\n  no arena size can be recommended, so no fit is judged (see edgemem plan)\n";
+  std::string chip = r.chip.empty() ? "the map's memory regions" : r.chip;
+  std::string out = !r.fits()      ? style::bad("DOES NOT FIT")
+                    : arena_short(r) ? style::warn("FITS -- once the declared arena is enlarged")
+                                     : style::good("FITS");
+  out += fmt::format(" on {}{}\n", chip, rep.core.empty() ? "" : fmt::format(" ({})", rep.core));
+  if (!r.firmware_counted)
+    out += "  without --map: the firmware's own code and data are not counted; this is the least it needs\n";
+  out += fmt::format("\nedgemem fit: {}{}\n", rep.model,
+                     rep.map ? fmt::format(" with {} ({})", *rep.map, rep.toolchain.value_or("")) : "");
+  auto block = [&](const char* title, const std::vector<plan::FitLine>& lines, uint64_t need, uint64_t capacity,
+                   bool fits) {
+    out += fmt::format("\n{}\n", title);
+    for (const auto& l : lines) out += fmt::format("  {:<48} {:>14}\n", l.what, bytes(l.bytes));
+    out += fmt::format("  {:<48} {:>14} of {} ({:.1f} %)  {}\n", "total", bytes(need), bytes(capacity),
+                       100 * fraction(need, capacity),
+                       fits ? style::good("fits") : style::bad("SHORT by " + bytes(need - capacity)));
+  };
+  block("flash", r.flash, r.flash_need, r.flash_capacity, r.fits_flash);
+  if (!r.model_symbol.empty()) out += fmt::format("  (the weights are linked in already: {})\n", r.model_symbol);
+  block("RAM", r.ram, r.ram_need, r.ram_capacity, r.fits_ram);
+  out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "arena in one block", bytes(r.arena_need),
+                     bytes(r.arena_block_free), r.fits_block ? style::good("fits") : style::bad("DOES NOT FIT"));
+  if (!r.arena_symbol.empty()) {
+    if (r.declared_arena >= r.arena_need)
+      out += fmt::format("  declared {} is {}: {} ({:.0f} %) can be reclaimed\n", r.arena_symbol, bytes(r.declared_arena),
+                         bytes(r.declared_arena - r.arena_need), 100 * fraction(r.declared_arena - r.arena_need, r.declared_arena));
+    else
+      out += fmt::format("  declared {} is {}: {}, AllocateTensors() is expected to fail\n", r.arena_symbol,
+                         bytes(r.declared_arena), style::bad(bytes(r.arena_need - r.declared_arena) + " too small"));
+  }
+  if (!rep.budget.complete)
+    out += style::warn(fmt::format("  the arena estimate is INCOMPLETE (no cost model for {}): see edgemem plan\n",
+                                   fmt::join(rep.budget.unmodelled, ", ")));
+  return out;
+}
+
+std::string fit_json(const FitReport& rep) {
+  const plan::FitResult& r = rep.result;
+  auto lines = [](const std::vector<plan::FitLine>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& l : v) a.push_back({{"what", l.what}, {"bytes", l.bytes}});
+    return a;
+  };
+  nlohmann::json j = {
+      {"schema", "edgemem.fit/2"},
+      {"model", rep.model},
+      {"map", rep.map ? nlohmann::json(*rep.map) : nlohmann::json(nullptr)},
+      {"toolchain", rep.toolchain ? nlohmann::json(*rep.toolchain) : nlohmann::json(nullptr)},
+      {"chip", optional_string(r.chip)},
+      {"core", optional_string(rep.core)},
+      {"capacity_source", source_id(rep.source)},
+      {"target", rep.target},
+      {"firmware_counted", r.firmware_counted},
+      {"flash",
+       {{"capacity_bytes", r.flash_capacity}, {"need_bytes", r.flash_need}, {"lines", lines(r.flash)}, {"fits", r.fits_flash}}},
+      {"ram",
+       {{"capacity_bytes", r.ram_capacity}, {"need_bytes", r.ram_need}, {"lines", lines(r.ram)}, {"fits", r.fits_ram},
+        {"arena_block_free_bytes", r.arena_block_free}, {"arena_fits_block", r.fits_block}}},
+      {"arena",
+       {{"recommended_bytes", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.arena_need)},
+        {"declared_bytes", r.arena_symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.declared_arena)},
+        {"symbol", optional_string(r.arena_symbol)},
+        {"estimate_complete", rep.budget.complete},
+        {"unmodelled_operators", rep.budget.unmodelled},
+        {"tflm_blockers", rep.budget.blockers}}},
+      {"model_symbol", optional_string(r.model_symbol)},
+      {"verdict", verdict_id(rep)},
+      {"fits", rep.fits()}};
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace edgemem

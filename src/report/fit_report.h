@@ -1,0 +1,32 @@
+// `edgemem fit`: does the model fit the chip, verdict first, as text and as
+// the edgemem.fit/2 JSON document (docs/schemas/fit.schema.json).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "plan/arena_budget.h"
+#include "plan/fit.h"
+
+namespace edgemem {
+
+enum class CapacitySource { mcu, custom, map };  // where RAM and flash sizes come from
+
+struct FitReport {
+  std::string model;
+  std::optional<std::string> map, toolchain;  // none: fit without a map
+  std::string core;                           // the MCU's core, if known
+  CapacitySource source = CapacitySource::map;
+  std::string target;                         // "cortex-m" | "x86-64"
+  plan::ArenaBudget budget;
+  plan::FitResult result;
+
+  // TFLite Micro cannot run the model: there is no arena to fit.
+  bool unrunnable() const { return !budget.runnable(); }
+  bool fits() const { return !unrunnable() && result.fits(); }
+};
+
+std::string fit_text(const FitReport& r);
+std::string fit_json(const FitReport& r);
+
+}  // namespace edgemem

@@ -1,0 +1,149 @@
+#include "report/map_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/style.h"
+#include "report/units.h"
+
+namespace edgemem {
+namespace {
+
+using units::address;
+using units::bytes;
+
+// "tensor arena" -> "tensor_arena": JSON carries identifiers, text the words.
+std::string role_id(std::string_view role) {
+  std::string id(role);
+  std::replace(id.begin(), id.end(), ' ', '_');
+  return id;
+}
+
+std::vector<const MapSymbol*> by_size(const LinkerMap& map) {
+  std::vector<const MapSymbol*> symbols;
+  symbols.reserve(map.symbols.size());
+  for (const auto& s : map.symbols) symbols.push_back(&s);
+  std::stable_sort(symbols.begin(), symbols.end(), [](auto* a, auto* b) { return a->size > b->size; });
+  return symbols;
+}
+
+std::string role(const LinkerMap& map, const MapSymbol& s) {
+  return std::string(symbol_role(s, section_kind(map, s.section)));
+}
+
+}  // namespace
+
+std::string map_text(const MapReport& r) {
+  const LinkerMap& map = *r.map;
+  std::string out;
+  std::vector<std::string> overflowed;
+  for (const auto& reg : map.regions)
+    if (overflow_bytes(reg)) overflowed.push_back(fmt::format("{} by {}", reg.name, bytes(overflow_bytes(reg))));
+  for (const auto& c : map.self_check)
+    out += style::bad(fmt::format("SELF-CHECK FAILED: the map states {} = {}, edgemem sums {} from its entries", c.what,
+                                  bytes(c.stated_bytes), bytes(c.computed_bytes))) + "\n";
+  if (r.mismatch())
+    out += style::bad(fmt::format("MISMATCH: the map and the ELF are not from the same link ({} difference{})",
+                                  r.mismatches.size(), r.mismatches.size() == 1 ? "" : "s")) + "\n";
+  for (const auto& o : overflowed) out += style::bad("OVERFLOWED: " + o) + "\n";
+  if (!r.disagrees() && overflowed.empty())
+    out += style::good(r.compared ? "map and ELF agree, no region overflowed" : "no region overflowed") + "\n";
+
+  out += fmt::format("\nedgemem map: {} ({})\n\n", r.path, map.toolchain);
+  out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {:>10}\n", "region", "used", "length", "used", "origin");
+  for (const auto& reg : map.regions) {
+    if (reg.position_only) {  // IAR "place at address": a position, not a capacity
+      out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {}\n", reg.name, bytes(reg.used), "", "", address(reg.origin));
+      continue;
+    }
+    std::string pct = reg.length ? fmt::format("{:>5.1f} %", 100.0 * static_cast<double>(reg.used) / static_cast<double>(reg.length))
+                                 : std::string("    -  ");
+    out += fmt::format("{:<16} {:>14} of {:>14}  {:>7}  {}{}\n", reg.name, bytes(reg.used), bytes(reg.length), pct,
+                       address(reg.origin),
+                       overflow_bytes(reg) ? style::bad(fmt::format("  OVERFLOWED by {}", bytes(overflow_bytes(reg)))) : "");
+  }
+  out += fmt::format("\n{:<24} {:>10} {:>14}  kind\n", "section", "address", "size");
+  for (const auto& s : map.sections)
+    if (s.size && s.kind != SectionKind::debug)
+      out += fmt::format("{:<24} {} {:>14}  {}\n", s.name, address(s.address), bytes(s.size), to_string(s.kind));
+  const MapTotals& t = map.totals;
+  out += fmt::format("\ncode {}, read-only data {}, read-write data {}, zero-initialised {}\n", bytes(t.code),
+                     bytes(t.ro_data), bytes(t.rw_data), bytes(t.zi_data));
+  if (r.elf) {
+    const ElfImage& e = *r.elf;
+    out += fmt::format("\nELF {}: text {}, data {}, bss {} (as `size` counts them)\n", r.elf_path.value_or(""),
+                       bytes(e.text), bytes(e.data), bytes(e.bss));
+    uint64_t total = 0;
+    for (const auto& s : e.sections) {
+      out += fmt::format("  {:<20} {:>14} {}  {}{}{}{}\n", s.name, bytes(s.size), address(s.address), s.alloc ? "A" : "-",
+                         s.write ? "W" : "-", s.exec ? "X" : "-", s.nobits ? " nobits" : "");
+      total += s.size;
+    }
+    out += fmt::format("  {:<20} {:>14}\n", "total", bytes(total));
+    for (const auto& m : r.mismatches) out += fmt::format("  {} {}\n", style::bad("MISMATCH"), m);
+  }
+  out += "\nlargest symbols\n";
+  auto symbols = by_size(map);
+  for (size_t i = 0; i < symbols.size() && i < r.top; ++i)
+    out += fmt::format("{:>14}  {:<13} {}  ({})\n", bytes(symbols[i]->size), role(map, *symbols[i]), symbols[i]->name,
+                       symbols[i]->section);
+  return out;
+}
+
+std::string map_json(const MapReport& r) {
+  const LinkerMap& map = *r.map;
+  nlohmann::json j;
+  j["schema"] = "edgemem.map/2";
+  j["map"] = r.path;
+  j["toolchain"] = map.toolchain;
+  j["verdict"] = r.mismatch() ? "elf_mismatch" : !map.self_check.empty() ? "self_check_failed" : "ok";
+  j["regions"] = nlohmann::json::array();
+  for (const auto& reg : map.regions)
+    j["regions"].push_back({{"name", reg.name}, {"origin", reg.origin}, {"length_bytes", reg.length},
+                            {"used_bytes", reg.used}, {"free_bytes", reg.length - std::min(reg.used, reg.length)},
+                            {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}});
+  j["sections"] = nlohmann::json::array();
+  for (const auto& s : map.sections)
+    j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size},
+                             {"load_address", s.load_address ? nlohmann::json(*s.load_address) : nlohmann::json(nullptr)},
+                             {"kind", to_string(s.kind)}, {"fill_bytes", s.fill}});
+  j["contributions"] = nlohmann::json::array();
+  for (const auto& c : map.contributions)
+    j["contributions"].push_back({{"section", c.section}, {"object", c.object}, {"size_bytes", c.size}});
+  j["symbols"] = nlohmann::json::array();
+  for (const auto* s : by_size(map))
+    j["symbols"].push_back({{"name", s->name},
+                            {"section", s->section.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->section)}, {"address", s->address}, {"size_bytes", s->size},
+                            {"object", s->object.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->object)},
+                            {"role", role_id(role(map, *s))}});
+  j["discarded_bytes"] = map.discarded_bytes;
+  j["totals"] = {{"code_bytes", map.totals.code}, {"ro_data_bytes", map.totals.ro_data},
+                 {"rw_data_bytes", map.totals.rw_data}, {"zi_data_bytes", map.totals.zi_data}};
+  j["stated_totals_bytes"] = map.stated;
+  j["self_check"] = nlohmann::json::array();
+  for (const auto& c : map.self_check)
+    j["self_check"].push_back({{"what", c.what}, {"stated_bytes", c.stated_bytes}, {"computed_bytes", c.computed_bytes}});
+  j["elf"] = nullptr;
+  if (r.elf) {
+    const ElfImage& e = *r.elf;
+    nlohmann::json x;
+    x["file"] = r.elf_path.value_or("");
+    x["text_bytes"] = e.text;
+    x["data_bytes"] = e.data;
+    x["bss_bytes"] = e.bss;
+    x["sections"] = nlohmann::json::array();
+    for (const auto& s : e.sections)
+      x["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size}, {"alloc", s.alloc},
+                               {"write", s.write}, {"exec", s.exec}, {"nobits", s.nobits}});
+    x["symbols"] = nlohmann::json::array();
+    for (const auto& s : e.symbols)
+      x["symbols"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size}, {"type", std::string(1, s.type)}});
+    x["map_mismatches"] = r.mismatches;
+    j["elf"] = std::move(x);
+  }
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace edgemem

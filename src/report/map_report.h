@@ -1,0 +1,31 @@
+// `edgemem map`: a linker map (and the ELF beside it) as text, verdict
+// first, and as the edgemem.map/2 JSON document (docs/schemas/map.schema.json).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "static/elf_image.h"
+#include "static/linker_map.h"
+
+namespace edgemem {
+
+struct MapReport {
+  std::string path;                      // the map, or the ELF read as one
+  const LinkerMap* map = nullptr;
+  std::optional<std::string> elf_path;   // set with `elf`
+  const ElfImage* elf = nullptr;
+  bool compared = false;                 // a map and its ELF were both given
+  std::vector<std::string> mismatches;   // map vs ELF: not from the same link
+  size_t top = 15;                       // largest symbols listed in text
+
+  bool mismatch() const { return !mismatches.empty(); }
+  // The map disagrees with its ELF or with the totals it states itself.
+  bool disagrees() const { return mismatch() || !map->self_check.empty(); }
+};
+
+std::string map_text(const MapReport& r);
+std::string map_json(const MapReport& r);
+
+}  // namespace edgemem

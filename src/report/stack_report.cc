@@ -1,0 +1,103 @@
+#include "report/stack_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "report/style.h"
+#include "report/units.h"
+
+namespace edgemem {
+namespace {
+
+using units::bytes;
+
+// The main stack's worst case: thread code plus one level of interrupts
+// when there are handlers; unbounded when any root it counts is.
+struct MainStack {
+  uint64_t bytes = 0;
+  std::vector<const StackRoot*> unbounded;
+};
+
+MainStack main_stack(const StackReport& r) {
+  MainStack m;
+  m.bytes = r.interrupts.handlers ? r.interrupts.one_level_bytes : r.interrupts.thread_bytes;
+  for (const auto& root : r.roots)
+    if (root.unbounded) m.unbounded.push_back(&root);
+  return m;
+}
+
+nlohmann::json optional_text(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+}  // namespace
+
+std::string stack_text(const StackReport& r, size_t top) {
+  std::string out;
+  const InterruptBudget& irq = r.interrupts;
+  if (r.roots.empty()) {
+    out += style::warn("no call graph: frames only, no worst case (add -fcallgraph-info=su)") + "\n";
+  } else {
+    MainStack m = main_stack(r);
+    out += fmt::format("main stack worst case: {}{}\n", style::strong(bytes(m.bytes)),
+                       irq.handlers ? fmt::format(" (thread {} + the deepest handler and its {} exception frame)",
+                                                  bytes(irq.thread_bytes), bytes(irq.frame_bytes))
+                                    : "");
+    if (!m.unbounded.empty()) {
+      std::vector<std::string> names;
+      for (const auto* root : m.unbounded) names.push_back(root->function);
+      out += style::warn(fmt::format("  + UNBOUNDED: {} {} no bound ({}); the number above counts known frames only",
+                                     m.unbounded.size(), m.unbounded.size() == 1 ? "root has" : "roots have", fmt::join(names, ", "))) +
+             "\n";
+    }
+  }
+  out += fmt::format("\nedgemem stack: {} functions from {} {} file{}\n", r.functions.size(), r.files, r.source,
+                     r.files == 1 ? "" : "s");
+  if (irq.handlers)
+    out += fmt::format("main stack: thread {}; + the deepest handler and its {} exception frame: {}; every handler nested: {}{}\n",
+                       bytes(irq.thread_bytes), bytes(irq.frame_bytes), bytes(irq.one_level_bytes),
+                       bytes(irq.all_nested_bytes), irq.frame_bytes == 32 ? " (--fpu: 104 B frames)" : "");
+  if (r.stated_max_bytes)
+    out += fmt::format("Keil states: maximum stack usage {}{} via {}\n", bytes(*r.stated_max_bytes),
+                       r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));
+  if (!r.roots.empty()) out += fmt::format("\n{:<24} {:>10}  path\n", "root", "worst case");
+  for (const auto& root : r.roots) {
+    out += fmt::format("{:<24} {:>10}{}  {}\n", root.function, bytes(root.worst_case_bytes),
+                       root.unbounded ? style::warn(" + unbounded") : "", fmt::join(root.path, " > "));
+    for (const auto& why : root.reasons) out += fmt::format("{:<37}{}\n", "", why);  // under the path
+  }
+  out += "\nheaviest frames\n";
+  for (size_t i = 0; i < r.functions.size() && i < top; ++i) {
+    const auto& f = r.functions[i];
+    out += fmt::format("{:>10}  {:<16} {}  ({})\n", bytes(f.frame_bytes), f.qualifier, f.name, f.file);
+  }
+  return out;
+}
+
+std::string stack_json(const StackReport& r) {
+  nlohmann::json j;
+  j["schema"] = "edgemem.stack/1";
+  j["source"] = r.source;
+  MainStack m = main_stack(r);
+  j["worst_case"] = r.roots.empty() ? nlohmann::json(nullptr)
+                                    : nlohmann::json{{"main_stack_bytes", m.bytes}, {"unbounded", !m.unbounded.empty()}};
+  j["functions"] = nlohmann::json::array();
+  for (const auto& f : r.functions)
+    j["functions"].push_back(
+        {{"name", f.name}, {"file", optional_text(f.file)}, {"frame_bytes", f.frame_bytes}, {"qualifier", f.qualifier}});
+  j["roots"] = nlohmann::json::array();
+  for (const auto& root : r.roots)
+    j["roots"].push_back({{"function", root.function}, {"worst_case_bytes", root.worst_case_bytes}, {"path", root.path},
+                          {"unbounded", root.unbounded}, {"reasons", root.reasons}, {"interrupt", root.interrupt},
+                          {"stated_bytes", root.stated_bytes ? nlohmann::json(*root.stated_bytes) : nlohmann::json(nullptr)}});
+  const InterruptBudget& irq = r.interrupts;
+  j["main_stack"] = {{"thread_bytes", irq.thread_bytes}, {"one_level_bytes", irq.one_level_bytes},
+                     {"all_nested_bytes", irq.all_nested_bytes}, {"exception_frame_bytes", irq.frame_bytes},
+                     {"handlers", irq.handlers}};
+  j["stated"] = r.stated_max_bytes ? nlohmann::json{{"max_bytes", *r.stated_max_bytes},
+                                                    {"unknown", optional_text(r.stated_unknown)},
+                                                    {"chain", r.stated_chain}}
+                                   : nlohmann::json(nullptr);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace edgemem

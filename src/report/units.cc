@@ -1,0 +1,76 @@
+#include "report/units.h"
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace edgemem::units {
+
+std::string grouped(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string bytes(uint64_t n) { return grouped(n) + " B"; }
+
+std::string bytes_human(uint64_t n) {
+  constexpr uint64_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  auto d = static_cast<double>(n);
+  if (n >= kGiB) return fmt::format("{} ({:.2f} GiB)", bytes(n), d / static_cast<double>(kGiB));
+  if (n >= kMiB) return fmt::format("{} ({:.2f} MiB)", bytes(n), d / static_cast<double>(kMiB));
+  if (n >= 10 * kKiB) return fmt::format("{} ({:.1f} KiB)", bytes(n), d / static_cast<double>(kKiB));
+  return bytes(n);
+}
+
+std::string signed_bytes(int64_t n) {
+  if (n == 0) return "0 B";
+  uint64_t magnitude = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  return fmt::format("{}{}", n < 0 ? '-' : '+', bytes(magnitude));
+}
+
+std::string address(uint64_t a) { return fmt::format("0x{:08x}", a); }
+
+std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
+
+std::optional<uint64_t> parse_size(std::string_view text, std::string& error) {
+  auto expected = [&](std::string_view why) {
+    error = fmt::format("'{}' is not a size: {} (expected bytes > 0 as 65536, 0x10000, 64K or 1M)", text, why);
+    return std::nullopt;
+  };
+  std::string_view s = text;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  if (s.empty()) return expected("empty");
+  if (s.front() == '-') return expected("negative");
+  if (s.front() == '+') s.remove_prefix(1);
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  if (ec == std::errc::result_out_of_range) return expected("too large");
+  if (ec != std::errc() || end == s.data()) return expected("no number");
+  std::string unit(end, s.data() + s.size());
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();  // 64KB, 64KiB
+  if (unit.size() > 1 && unit.back() == 'i') unit.pop_back();
+  uint64_t scale = 1;
+  if (unit == "k") scale = 1024;
+  else if (unit == "m") scale = 1024 * 1024;
+  else if (unit == "g") scale = 1024ull * 1024 * 1024;
+  else if (!unit.empty() && unit != "b") return expected(unit.front() == '.' ? "not a whole number" : "unknown unit");
+  if (base == 16 && scale != 1) return expected("a hex size takes no unit");
+  if (value > std::numeric_limits<uint64_t>::max() / scale) return expected("too large");
+  if (value == 0) return expected("zero");
+  return value * scale;
+}
+
+}  // namespace edgemem::units

@@ -1,0 +1,26 @@
+// Numbers written and read the one way in every command: thousands
+// separators and a unit on every byte count, KiB/MiB beside large ones, hex
+// addresses, ratios as percent in text; sizes typed as 64K, 1M, 0x10000 or
+// plain decimal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace edgemem::units {
+
+std::string grouped(uint64_t n);           // 1,081,344
+std::string bytes(uint64_t n);             // 1,081,344 B
+std::string bytes_human(uint64_t n);       // 1,081,344 B (1.03 MiB); no suffix below 10 KiB
+std::string signed_bytes(int64_t n);       // +1,024 B, -8 B, 0 B
+std::string address(uint64_t a);           // 0x08000000
+std::string percent(double fraction);      // 0.123 -> 12.3 %
+
+// A size option (--arena-size, --declared, --ram, --flash) or budget value:
+// decimal, 0x hex, or a K/M/G suffix (1024-based, optional "iB"/"B").
+// Refuses zero, negatives, fractions and overflow; `error` says what was expected.
+std::optional<uint64_t> parse_size(std::string_view text, std::string& error);
+
+}  // namespace edgemem::units

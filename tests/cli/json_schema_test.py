@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Every command's --json, run on real inputs from the repository, validates
+against its JSON Schema in docs/schemas/ (draft 2020-12).
+
+Usage: json_schema_test.py EDGEMEM SOURCE_DIR DATA_DIR
+DATA_DIR holds the corpus (tflite/, map/, map_armlink/, map_iar/, su/,
+stack_keil/, itm/). A schema missing for plan, map, stack, fit, check or diff
+is a failure; analyze is validated when docs/schemas/analyze.schema.json exists.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+edgemem, src, data = sys.argv[1], sys.argv[2], sys.argv[3]
+if not os.path.isdir(data):
+    sys.exit(f"FAIL: test data missing: {data} (see tests/data/SOURCES.md)")
+schemas_dir = os.path.join(src, "docs", "schemas")
+traces = os.path.join(src, "examples", "traces")
+failures = []
+checked = {}
+
+
+def corpus(sub, ext):
+    d = os.path.join(data, sub)
+    files = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(ext))
+    if not files:
+        sys.exit(f"FAIL: no *{ext} files in {d}")
+    return files
+
+
+def schema(command):
+    path = os.path.join(schemas_dir, command + ".schema.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        s = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(s)
+    return jsonschema.Draft202012Validator(s)
+
+
+validators = {}
+for command in ["plan", "map", "stack", "fit", "check", "diff", "analyze"]:
+    validators[command] = schema(command)
+    if validators[command] is None and command != "analyze":
+        failures.append(f"docs/schemas/{command}.schema.json is missing")
+
+
+def run(command, *args, codes=(0, 1)):
+    """Runs `edgemem COMMAND --json ARGS` and validates what it prints."""
+    argv = [edgemem, command, "--json", *args]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    what = " ".join(argv[1:])
+    if p.returncode not in codes:
+        failures.append(f"{what}: exit {p.returncode}: {p.stderr.strip()}")
+        return
+    try:
+        doc = json.loads(p.stdout)
+    except json.JSONDecodeError as e:
+        failures.append(f"{what}: not JSON ({e})")
+        return
+    v = validators[command]
+    if v is None:
+        return
+    errors = sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    for e in errors[:3]:
+        failures.append(f"{what}: {'/'.join(map(str, e.absolute_path))}: {e.message[:200]}")
+    checked[command] = checked.get(command, 0) + 1
+
+
+models = corpus("tflite", ".tflite")
+maps = corpus("map", ".map") + corpus("map_armlink", ".map") + corpus("map_iar", ".map")
+own_o2, own_o0 = os.path.join(data, "map", "own_cm4_O2"), os.path.join(data, "map", "own_cm4_O0")
+kws = os.path.join(data, "tflite", "tflm_keyword_scrambled.tflite")
+log, emt = os.path.join(traces, "kws_fragment.log"), os.path.join(traces, "kws_leak.emt")
+
+for m in models:
+    run("plan", m)
+if os.path.exists(kws):
+    run("plan", "--declared", "5000", "--reorder", kws)
+    run("plan", "--declared", "64K", "--target", "x86-64", kws)
+
+for m in maps:
+    run("map", m)
+if os.path.exists(own_o2 + ".elf"):
+    run("map", own_o2 + ".map", "--elf", own_o2 + ".elf")
+    run("map", own_o2 + ".map", "--elf", own_o0 + ".elf")  # two links: exit 1
+    run("map", own_o2 + ".elf")
+    run("diff", own_o2 + ".elf", own_o0 + ".elf")
+
+with tempfile.TemporaryDirectory() as tmp:
+    su = os.path.join(data, "su")
+    for opt in ["O0", "O2"]:
+        d = os.path.join(tmp, opt)
+        os.makedirs(d)
+        for f in os.listdir(su) if os.path.isdir(su) else []:
+            if f.startswith(f"own_{opt}_"):
+                shutil.copy(os.path.join(su, f), d)
+        if os.listdir(d):
+            run("stack", d)
+    for d in sorted(os.listdir(su)) if os.path.isdir(su) else []:
+        if os.path.isdir(os.path.join(su, d)):
+            run("stack", os.path.join(su, d))
+    for h in corpus("stack_keil", ".htm"):
+        run("stack", h)
+
+    if os.path.exists(kws):
+        run("fit", kws, "--mcu", "nrf52840")
+        run("fit", kws, "--ram", "64K", "--flash", "256K")
+        for m in maps:
+            run("fit", kws, "--map", m)
+        run("fit", os.path.join(data, "tflite", "tflm_person_detect.tflite"), "--map", own_o2 + ".map",
+            "--mcu", "stm32f103c8")
+
+    budget = os.path.join(tmp, "budget.json")
+    with open(budget, "w") as f:
+        json.dump({"schema": "edgemem.budget/1",
+                   "regions": {"RAM": {"max_percent": 30, "min_free_bytes": "4K"}, "FLASH": {"max_bytes": "256K"}},
+                   "symbols": {"tensor_arena": {"max_bytes": 16384}},
+                   "stack": {"main_stack_bytes": "map", "nesting": "one_level"},
+                   "arena": {"min_margin_percent": 5}}, f)
+    if os.path.exists(own_o2 + ".map"):
+        run("check", "--budget", budget, "--map", own_o2 + ".map", "--stack", os.path.join(tmp, "O0"), "--model", kws)
+    trace_budget = os.path.join(tmp, "trace_budget.json")
+    with open(trace_budget, "w") as f:
+        json.dump({"leak": {"max_bytes_per_inference": 0, "max_leaked_bytes": "1K"},
+                   "fragmentation": {"max_band": "warning", "max_alloc_failures": 0}}, f)
+    for t in [log, emt]:
+        run("check", "--budget", trace_budget, "--trace", t)
+
+if len(maps) >= 2:
+    run("diff", maps[0], maps[1])
+    run("diff", own_o2 + ".map", own_o0 + ".map")
+run("diff", log, emt)
+run("diff", emt, log)
+
+for t in [log, emt] + corpus("itm", ".bin"):
+    run("analyze", t)
+
+for command in ["plan", "map", "stack", "fit", "check", "diff"]:
+    if validators[command] is not None and not checked.get(command):
+        failures.append(f"{command}: no input was validated (is the corpus at {data}?)")
+for command, n in sorted(checked.items()):
+    print(f"ok: {command}: {n} documents valid")
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)

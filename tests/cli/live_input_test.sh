@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A live capture: `analyze` reading a FIFO whose writer is still open.
+# Ctrl-C (SIGINT, then SIGTERM) prints the report of what was decoded so far
+# with "interrupted after N bytes" and exits 128 + the signal; a read taking
+# over a second shows a progress line on a terminal, and none into a file.
+set -u
+edgemem=$1
+src=$2
+trace=$src/examples/traces/kws_fragment.log
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+size=$(wc -c <"$trace")
+
+run() {  # run SIGNAL WANT_CODE [--json]
+  local signal=$1 want=$2
+  shift 2
+  rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+  "$edgemem" analyze "$@" "$tmp/fifo" >"$tmp/out" 2>"$tmp/err" &
+  local pid=$!
+  exec 3>"$tmp/fifo"       # the writer stays open: no end of file
+  cat "$trace" >&3
+  sleep 1                  # let edgemem read all of it and block on the next read
+  kill -"$signal" "$pid"
+  local waited=0
+  while kill -0 "$pid" 2>/dev/null && [ $waited -lt 50 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL: $signal: edgemem still reading 5 s after the signal"; kill -KILL "$pid"; fail=1
+  fi
+  wait "$pid"
+  local got=$?
+  exec 3>&-
+  if [ "$got" != "$want" ]; then echo "FAIL: $signal: exit $got, expected $want"; cat "$tmp/err"; fail=1; else echo "ok: $signal exits $want"; fi
+  grep -q "interrupted after $size bytes" "$tmp/err" || { echo "FAIL: $signal: no 'interrupted after $size bytes'"; cat "$tmp/err"; fail=1; }
+}
+
+run INT 130
+grep -q "^interrupted after $size bytes: partial report" "$tmp/out" || { echo "FAIL: the report does not say it is partial"; fail=1; }
+grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: SIGINT: no report of what was decoded"; cat "$tmp/out"; fail=1; }
+run TERM 143 --json
+python3 -c "import json, sys; sys.exit(json.load(open('$tmp/out'))['schema'] != 'edgemem.analyze/1')" ||
+  { echo "FAIL: SIGTERM: the JSON report is not printed whole"; fail=1; }
+
+# Progress: the trace arrives in two halves 1.5 s apart; stderr a terminal (script's pty) or a file.
+progress() {  # progress COMMAND-PREFIX: runs analyze on a slow FIFO, output in $tmp/out
+  rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+  "$@" >"$tmp/out" 2>&1 &
+  local pid=$!
+  exec 3>"$tmp/fifo"
+  cat "$trace" >&3
+  sleep 1.5
+  cat "$trace" >&3
+  exec 3>&-
+  wait "$pid"
+}
+if command -v script >/dev/null; then
+  progress script -qec "\"$edgemem\" analyze \"$tmp/fifo\"" /dev/null
+  grep -q "edgemem: reading $tmp/fifo: " "$tmp/out" || { echo "FAIL: no progress line on a terminal"; cat "$tmp/out"; fail=1; }
+  echo "ok: progress on a terminal"
+fi
+progress "$edgemem" analyze "$tmp/fifo"
+! grep -q "edgemem: reading" "$tmp/out" || { echo "FAIL: a progress line written into a file"; fail=1; }
+echo "ok: no progress into a file"
+exit $fail

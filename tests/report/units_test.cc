@@ -1,0 +1,62 @@
+// One way to write and read sizes: every command prints 34,128 B, and every
+// size option takes 64K, 1M, 0x10000 or decimal and refuses what is not a size.
+#include <gtest/gtest.h>
+
+#include "report/units.h"
+
+namespace edgemem::units {
+namespace {
+
+std::optional<uint64_t> size(std::string_view text) {
+  std::string error;
+  auto n = parse_size(text, error);
+  EXPECT_EQ(n.has_value(), error.empty()) << text;
+  return n;
+}
+
+TEST(Units, SizesAsAnEmbeddedEngineerTypesThem) {
+  EXPECT_EQ(size("65536"), 65536u);
+  EXPECT_EQ(size("0x10000"), 65536u);
+  EXPECT_EQ(size("0X1f"), 31u);
+  EXPECT_EQ(size("64K"), 65536u);
+  EXPECT_EQ(size("64k"), 65536u);
+  EXPECT_EQ(size("64KiB"), 65536u);
+  EXPECT_EQ(size("64KB"), 65536u);
+  EXPECT_EQ(size("1M"), 1048576u);
+  EXPECT_EQ(size("2G"), 2147483648u);
+  EXPECT_EQ(size("100B"), 100u);
+}
+
+TEST(Units, WhatIsNotASizeIsRefusedNotWrapped) {
+  std::string error;
+  EXPECT_FALSE(parse_size("-5", error));  // was 18 EB
+  EXPECT_NE(error.find("negative"), std::string::npos);
+  EXPECT_FALSE(size("0"));
+  EXPECT_FALSE(size("0x0"));
+  EXPECT_FALSE(size(""));
+  EXPECT_FALSE(size("1.5M"));
+  EXPECT_FALSE(size("64Q"));
+  EXPECT_FALSE(size("0x10K"));
+  EXPECT_FALSE(size("99999999999999999999"));
+  EXPECT_FALSE(size("17179869184G"));  // 2^64 bytes
+  EXPECT_FALSE(size("K"));
+}
+
+TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
+  EXPECT_EQ(grouped(0), "0");
+  EXPECT_EQ(grouped(999), "999");
+  EXPECT_EQ(grouped(1000), "1,000");
+  EXPECT_EQ(bytes(1081344), "1,081,344 B");
+  EXPECT_EQ(bytes_human(1081344), "1,081,344 B (1.03 MiB)");
+  EXPECT_EQ(bytes_human(16004), "16,004 B (15.6 KiB)");
+  EXPECT_EQ(bytes_human(4096), "4,096 B");  // small enough to read as it is
+  EXPECT_EQ(signed_bytes(-8), "-8 B");
+  EXPECT_EQ(signed_bytes(1024), "+1,024 B");
+  EXPECT_EQ(signed_bytes(0), "0 B");
+  EXPECT_EQ(address(0x20000000), "0x20000000");
+  EXPECT_EQ(address(0x40), "0x00000040");
+  EXPECT_EQ(percent(0.123), "12.3 %");
+}
+
+}  // namespace
+}  // namespace edgemem::units
