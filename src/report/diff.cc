@@ -64,17 +64,21 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   auto headline = [](const AnalysisResult& r) {
     uint64_t leaked = 0;
     for (const auto& l : r.leaks) leaked += l.bytes;
-    return std::map<std::string, double>{
+    std::map<std::string, double> out{
         {"peak bytes", static_cast<double>(r.peak_bytes)},
         {"leaked bytes", static_cast<double>(leaked)},
         {"leak rate (B/inference)", r.leak_rate_bytes_per_inference},
         {"inferences", static_cast<double>(r.inferences)},
         {"max inference peak", static_cast<double>(r.peak.max_inference_peak)},
-        {"fragmentation max %", r.fragmentation.max_rate * 100},
-        {"fragmentation final %", r.fragmentation.final_rate * 100},
         {"failed allocations", static_cast<double>(r.fragmentation.alloc_failures)},
         {"overflows", static_cast<double>(r.overflow_count)},
         {"stranded arena bytes (LIFO)", static_cast<double>(r.lifo.max_stranded_bytes)}};
+    // Unmeasured fragmentation is left out rather than shown as 0.
+    const FragmentationResult& f = r.fragmentation;
+    if (f.max_rate) out["fragmentation max %"] = *f.max_rate * 100;
+    if (f.final_rate) out["fragmentation final %"] = *f.final_rate * 100;
+    if (f.band) out["fragmentation band (0 healthy, 1 warning, 2 danger)"] = static_cast<double>(*f.band);
+    return out;
   };
   auto pools = [](const AnalysisResult& r) {
     std::map<std::string, double> out;
