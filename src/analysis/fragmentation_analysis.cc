@@ -121,7 +121,7 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
   else c.status = *band == Band::healthy ? CheckStatus::clean : CheckStatus::found;
   if (!observed.empty())
     c.reason = fmt::format("extent of {} unknown: rates are over the span its blocks touched and are not judged; "
-                           "declare it (POOL name= base= size=) or pass --arena-size N", observed);
+                           "declare its base and size (POOL name= base= size=), or for an arena pass --arena-size N", observed);
   else if (r.pools.empty() && !band)
     c.reason = "no allocations";
 }

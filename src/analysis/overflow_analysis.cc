@@ -57,13 +57,15 @@ void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
   std::string known, unknown;
   for (size_t i = 0; i < extents_.size(); ++i) {
     std::string& list = extents_[i] == Extent::known ? known : unknown;
-    if (extents_[i] != Extent::none) list += fmt::format("{}'{}'", list.empty() ? "" : ", ", context.pools.at(static_cast<PoolId>(i)).name);
+    if (extents_[i] != Extent::none)
+      list += fmt::format("{}'{}'", list.empty() ? "" : ", ", context.pools.at(static_cast<PoolId>(i)).name);
   }
   Check& o = out.checks.overflow;
   if (overflow_count_) o.status = CheckStatus::found;
   else if (!known.empty()) o.status = CheckStatus::clean;
   if (!unknown.empty())
-    o.reason = fmt::format("size of {} unknown: declare it (POOL name= base= size=) or pass --arena-size N", unknown);
+    o.reason = fmt::format("size of {} unknown: declare its base and size (POOL name= base= size=), "
+                           "or for an arena pass --arena-size N", unknown);
   else if (known.empty())
     o.reason = "no allocations";
 
