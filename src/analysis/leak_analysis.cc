@@ -196,7 +196,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   std::sort(out.persistent.begin(), out.persistent.end(), by_bytes);
 
   Check& c = out.checks.leaks;
-  if (events_ < 8) {
+  if (out.leaks.empty() && !markers && events_ < 8) {
     c = {CheckStatus::not_checked, fmt::format("{} memory events: too few to tell a leak from a working set", events_)};
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;

@@ -130,7 +130,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
     marks.push_back({{"pool", w.pool}, {"samples", w.samples}, {"slope_bytes_per_inference", w.slope},
                      {"shape", to_string(w.shape)},
                      {"stairs", {{"steps", w.stairs.steps}, {"step_bytes", w.stairs.step_bytes},
-                                 {"period_inferences", w.stairs.period_inferences}}},
+                                 {"period_inferences", w.stairs.steps >= 2 ? json(w.stairs.period_inferences) : json(nullptr)}}},
                      {"series", series(w.series)}});
   j["watermark"] = marks;
 

@@ -76,7 +76,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   const Check loss = data_loss_check(s, r.counts);
   if (loss.status == CheckStatus::found) {
     line(out, "[DATA LOST]", loss.reason);
-    more(out, "-> findings below are a lower bound; lower the event rate, raise the SWO clock or drain the trace buffer more often");
+    more(out, "-> the findings below come from the data that arrived: counts may be low and frees unmatched");
+    if (s.overflows) more(out, "-> lower the event rate or raise the SWO clock");
+    if (s.dropped_records) more(out, "-> drain the device's trace buffer more often or make it larger");
     if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
       more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
                             s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));
@@ -227,8 +229,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       line(out, "Persistent", fmt::format("{} made before the first inference (not leaks), largest: {}", bytes(total),
                                           largest->site));
     else
-      line(out, "Live at end", fmt::format("{} in {} groups whose live count does not grow (working set, not leaks), "
-                                           "largest: {}", bytes(total), grouped(groups), largest->site));
+      line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
+                                           "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
+                                           largest->site));
   }
   if (r.sizes.aligned_requests && r.sizes.padding_bytes > r.sizes.padding_bytes_at_8)
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; 8-byte alignment would need {}",

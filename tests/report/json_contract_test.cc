@@ -49,6 +49,55 @@ TEST(JsonContract, HasEveryDesignKeyWithItsType) {
   EXPECT_EQ(j["pools"][0]["name"], "arena0");
   EXPECT_EQ(j["pools"][0]["size"], 81920);
   EXPECT_EQ(j["pools"][0]["peak_bytes"], 12288 + 4 * 644 + 644);
+  // Added in issue 9: stable identifiers, fractions, a status per check.
+  EXPECT_EQ(leak["pattern"]["kind"], "every_inference");
+  EXPECT_EQ(leak["pattern"]["growth_bytes"], 644);
+  EXPECT_TRUE(leak["pattern"]["period_inferences"].is_null());
+  EXPECT_EQ(j["persistent"][0]["reason"], "before_first_inference");
+  EXPECT_EQ(j["watermark"][0]["shape"], "linear");
+  EXPECT_EQ(j["exhaustion_forecast"]["already_exhausted"], false);
+  EXPECT_DOUBLE_EQ(j["pools"][0]["peak_margin"].get<double>(), j["pools"][0]["peak_margin_pct"].get<double>() / 100);
+  EXPECT_EQ(j["fragmentation"]["pools"][0]["extent"], "known");
+  EXPECT_EQ(j["peak"]["inference"], 4);
+  for (const char* check : {"leaks", "overflow", "guards", "fragmentation", "lifo", "data_loss"}) {
+    ASSERT_TRUE(j["checks"].contains(check)) << check;
+    EXPECT_TRUE(j["checks"][check]["status"] == "found" || j["checks"][check]["status"] == "clean" ||
+                j["checks"][check]["status"] == "not_checked") << check;
+    EXPECT_TRUE(j["checks"][check].contains("reason")) << check;
+  }
+  EXPECT_EQ(j["checks"]["leaks"]["status"], "found");
+  EXPECT_EQ(j["checks"]["overflow"]["status"], "clean");
+  EXPECT_EQ(j["checks"]["guards"]["status"], "not_checked");
+  EXPECT_TRUE(j["checks"]["guards"]["reason"].is_string());
+  EXPECT_EQ(j["checks"]["data_loss"]["status"], "clean");
+  EXPECT_TRUE(j["checks"]["data_loss"]["reason"].is_null());
+  EXPECT_TRUE(j["input"]["first_problem"].is_null());
+}
+
+// What a trace cannot tell is null, never 0 or "": no inference markers, no
+// pool size.
+TEST(JsonContract, UnknownsAreNull) {
+  std::string log;
+  for (int i = 0; i < 10; ++i)
+    log += "[MEM][" + std::to_string(i) + "] ALLOC size=16 addr=" + std::to_string(4096 * (i + 1)) + "\n";
+  log += "[MEM][20] FREE addr=8192\n";
+  auto run = analyse(Format::log, log);
+  InputSummary in{"t.log", "log", run->stats, run->context.time_base};
+  auto j = to_json(in, run->result);
+  EXPECT_EQ(j["inferences"], 0);
+  EXPECT_TRUE(j["leak_rate_bytes_per_inference"].is_null());
+  EXPECT_TRUE(j["peak"]["inference"].is_null());
+  EXPECT_TRUE(j["peak"]["per_inference"].is_null());
+  EXPECT_TRUE(j["pools"][0]["size"].is_null());
+  EXPECT_TRUE(j["pools"][0]["peak_margin"].is_null());
+  EXPECT_TRUE(j["fragmentation"]["band"].is_null());
+  EXPECT_TRUE(j["fragmentation"]["max_rate"].is_null());
+  EXPECT_TRUE(j["fragmentation"]["final_rate"].is_null());
+  EXPECT_EQ(j["fragmentation"]["pools"][0]["extent"], "observed");
+  EXPECT_EQ(j["checks"]["overflow"]["status"], "not_checked");
+  EXPECT_EQ(j["checks"]["fragmentation"]["status"], "not_checked");
+  EXPECT_TRUE(j["checks"]["fragmentation"]["reason"].is_string());
+  EXPECT_EQ(j["checks"]["lifo"]["status"], "not_checked");
 }
 
 }  // namespace
