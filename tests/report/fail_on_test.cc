@@ -23,5 +23,22 @@ TEST(FailOn, BreaksOnlyTheRulesThatHold) {
   EXPECT_EQ(broken_rules(parse_fail_on("leak,overflow"), r).size(), 2u);
 }
 
+// The band is read with the one band table: "fragmentation=healthy" would
+// fail every run and is refused; a band that was not measured breaks nothing.
+TEST(FailOn, FragmentationUsesTheBandTable) {
+  EXPECT_EQ(parse_fail_on("fragmentation=warning").fragmentation, Band::warning);
+  EXPECT_EQ(parse_fail_on("fragmentation").fragmentation, Band::warning);
+  EXPECT_THROW(parse_fail_on("fragmentation=healthy"), std::invalid_argument);
+  EXPECT_THROW(parse_fail_on("fragmentation=bad"), std::invalid_argument);
+  AnalysisResult r;
+  EXPECT_TRUE(broken_rules(parse_fail_on("fragmentation=warning"), r).empty());
+  r.fragmentation.band = Band::danger;
+  r.fragmentation.max_rate = 0.42;
+  r.fragmentation.final_rate = 0.0;
+  auto broken = broken_rules(parse_fail_on("fragmentation=danger"), r);
+  ASSERT_EQ(broken.size(), 1u);
+  EXPECT_NE(broken[0].find("band danger (max 42%"), std::string::npos) << broken[0];
+}
+
 }  // namespace
 }  // namespace edgemem
