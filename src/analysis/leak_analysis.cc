@@ -1,7 +1,6 @@
 #include "leak_analysis.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
