@@ -173,9 +173,26 @@ struct Analyzer::Impl {
                             static_cast<double>(info.size);
       out.pools.push_back(std::move(s));
     }
+    if (tracker.inference() > 0 && !tracker.numbered()) count_inferences_from_one(out);
     judge_lifo(out);
     no_forecast_for_exhausted_pools(out);
     return out;
+  }
+
+  // Markers without numbers were counted from 0 during the run; people count
+  // unnumbered inferences from 1.
+  static void count_inferences_from_one(AnalysisResult& out) {
+    auto shift = [](std::optional<uint64_t>& n) {
+      if (n) ++*n;
+    };
+    shift(out.peak.inference);
+    if (out.inferences) ++out.peak.max_inference_index;
+    for (auto& f : out.fragmentation.failures) shift(f.inference);
+    for (auto& g : out.guard_failures) shift(g.inference);
+    for (auto& l : out.leaks)
+      if (l.growth && l.growth->growth_inferences) ++l.growth->first_inference;
+    for (auto& w : out.watermarks)
+      for (auto& point : w.series) ++point.first;
   }
 
   void judge_lifo(AnalysisResult& out) {

@@ -50,11 +50,14 @@ class PoolTracker {
   bool free(PoolId pool, uint64_t address, Block& freed);
   void reset(PoolId pool);
 
-  // `number`: the device's own inference number, 0 when the marker has none
-  // (then it is the previous number + 1).
+  // `number`: the device's own inference number; a marker without one
+  // carries 0. The first inference takes its number as given (a loop may
+  // count from 0); after it a 0 continues from the previous number. A trace
+  // whose markers are all 0 is unnumbered: see numbered().
   void begin_inference(uint64_t number) {
+    device_inference_ = inference_ == 0 || number ? number : device_inference_ + 1;
+    numbered_ |= number != 0;
     ++inference_;
-    device_inference_ = number ? number : device_inference_ + 1;
     in_inference_ = true;
     for (PoolState& p : pools_) p.inference_peak = p.usage();
   }
@@ -63,6 +66,9 @@ class PoolTracker {
     ++completed_;
   }
   uint32_t inference() const { return inference_; }  // inferences begun so far
+  // Some marker carried a number. If none did, device_inference() counted
+  // from 0 and reports shift it to count from 1.
+  bool numbered() const { return numbered_; }
   // The device's number of the current (or last) inference; unset before the first.
   std::optional<uint64_t> device_inference() const {
     return inference_ ? std::optional<uint64_t>(device_inference_) : std::nullopt;
@@ -79,6 +85,7 @@ class PoolTracker {
   std::vector<SiteCounters> sites_;
   uint32_t inference_ = 0;
   uint64_t device_inference_ = 0;
+  bool numbered_ = false;
   uint64_t completed_ = 0;
   bool in_inference_ = false;
   uint64_t total_usage_ = 0;

@@ -327,3 +327,31 @@ TEST(HonestFindings, InferencesKeepTheDevicesOwnNumbers) {
 
 }  // namespace
 }  // namespace edgemem::test
+
+namespace edgemem::test {
+namespace {
+
+// A firmware loop that counts from 0 keeps its 0; markers without numbers
+// are counted from 1.
+TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
+  auto peak_in_third = [](bool numbered) {
+    std::string log;
+    for (int i = 0; i < 4; ++i) {
+      std::string n = numbered ? fmt::format(" {}", i) : std::string();
+      log += fmt::format("[MEM][1] INFER begin{}\n[MEM][2] ALLOC size={} offset=0\n", n, i == 2 ? 4096 : 64);
+      log += fmt::format("[MEM][3] FREE offset=0\n[MEM][4] INFER end{}\n", n);
+    }
+    return analyse(Format::log, log)->result;
+  };
+  AnalysisResult zero_based = peak_in_third(true);
+  EXPECT_EQ(zero_based.peak.inference, 2u);
+  EXPECT_EQ(zero_based.peak.max_inference_index, 2u);
+  EXPECT_EQ(zero_based.watermarks[0].series.front().first, 0u);
+  AnalysisResult unnumbered = peak_in_third(false);
+  EXPECT_EQ(unnumbered.peak.inference, 3u);
+  EXPECT_EQ(unnumbered.peak.max_inference_index, 3u);
+  EXPECT_EQ(unnumbered.watermarks[0].series.front().first, 1u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
