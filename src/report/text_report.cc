@@ -46,8 +46,8 @@ std::string rate_bytes(double per) {
 // The headline of one leak: how much, how often, since when, where.
 std::string leak_headline(const SiteLeak& l) {
   if (!l.growth || !l.bytes_per_inference)
-    return fmt::format("{} keeps growing: its lowest live count rose through the trace (no inference markers, "
-                       "so no rate per inference)", l.site);
+    return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
+                       "inferences to give a rate)", l.site);
   const LeakGrowth& g = *l.growth;
   std::string from = g.late_start ? fmt::format(" from inference {} on", grouped(g.first_inference)) : "";
   switch (g.pattern) {
