@@ -107,9 +107,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
 
   const FragmentationResult& f = r.fragmentation;
+  bool fragmentation_failure_shown = false;
   for (const auto& x : f.failures) {
     if (!x.fragmentation) continue;
     ++problems;
+    fragmentation_failure_shown = true;
     line(out, "[ALLOC FAIL]",
          fmt::format("{} request failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
                      bytes(x.total_free), bytes(x.largest_free),
@@ -121,7 +123,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     std::string rate = f.failures_per_1000_inferences
                            ? fmt::format(", {:.1f} per 1000 inferences", *f.failures_per_1000_inferences)
                            : "";
-    if (problems == 0 || f.alloc_failures > 1)
+    // The count, unless it would only repeat the one failure shown above.
+    if (!fragmentation_failure_shown || f.alloc_failures > 1)
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocations{}", grouped(f.alloc_failures), rate));
   }
 

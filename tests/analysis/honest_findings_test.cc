@@ -333,6 +333,20 @@ namespace {
 
 // A firmware loop that counts from 0 keeps its 0; markers without numbers
 // are counted from 1.
+// A failed request that was not a fragmentation failure is still a finding
+// when other findings are printed before it.
+TEST(HonestFindings, AFailedAllocationIsShownBesideOtherFindings) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=256\n";
+  for (int i = 1; i <= 4; ++i)
+    log += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=16 addr=0x{:x} pool=heap site=h.c:4\n"
+                       "[MEM][{}] INFER end {}\n", 10 * i, i, 10 * i + 1, 0x1000 + 16 * i, 10 * i + 2, i);
+  log += "[MEM][50] ALLOC_FAIL size=4096 pool=heap site=h.c:5\n";
+  auto run = analyse(Format::log, log);
+  ASSERT_FALSE(run->result.leaks.empty());
+  std::string text = text_report({"t", "log", run->stats, run->context.time_base}, run->result);
+  EXPECT_NE(text.find("[ALLOC FAIL]  1 failed allocations"), std::string::npos) << text;
+}
+
 TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
   auto peak_in_third = [](bool numbered) {
     std::string log;
