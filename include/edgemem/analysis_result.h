@@ -4,27 +4,73 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace edgemem {
+
+// The seed's fragmentation bands (seed 001 §4.2), ordered so that a worse
+// band compares greater. One table for analyze, check, diff and --fail-on.
+enum class Band : uint8_t { healthy, warning, danger };
+Band fragmentation_band(double rate);  // healthy < 10 %, warning 10-25 %, danger > 25 %
+std::string_view to_string(Band band);  // stable JSON identifiers: "healthy", "warning", "danger"
+std::optional<Band> parse_band(std::string_view name);
+
+// How a pool's usage at inference ends moves.
+enum class Shape : uint8_t { flat, linear, stair, irregular };
+std::string_view to_string(Shape shape);
+
+// Whether a check found something, ran and found nothing, or could not run.
+enum class CheckStatus : uint8_t { found, clean, not_checked };
+std::string_view to_string(CheckStatus status);
+
+struct Check {
+  CheckStatus status = CheckStatus::not_checked;
+  std::string reason;  // why not checked, or what limits the answer; empty when nothing to add
+};
+
+struct Checks {
+  Check leaks, overflow, guards, fragmentation, lifo;
+};
+
+// When a leaking group grew: every inference, every Nth, or neither.
+enum class LeakPattern : uint8_t { every_inference, every_nth, irregular };
+std::string_view to_string(LeakPattern pattern);
+
+struct LeakGrowth {
+  LeakPattern pattern = LeakPattern::irregular;
+  uint64_t period = 0;               // every_nth: N
+  uint64_t growth_inferences = 0;    // inferences after which the group held more blocks than ever before
+  uint64_t first_inference = 0;      // the device's number of the first of them
+  bool late_start = false;           // it began well after the first inference ("from inference K on")
+  uint64_t bytes_per_growth = 0;     // mean bytes added by one of those inferences
+};
 
 struct SiteLeak {
   std::string site;
   std::string pool;
   uint64_t bytes = 0;
   uint64_t count = 0;
-  std::optional<double> bytes_per_inference;  // unset without inference markers
+  // Over the inferences since the leak began (not over the whole run);
+  // unset without inference markers.
+  std::optional<double> bytes_per_inference;
   std::string type_hint;                      // "float32[161]" when one block size divides cleanly
   uint64_t block_size = 0;                    // 0 = blocks of different sizes
   uint64_t first_time = 0, last_time = 0;
-  uint64_t allocs = 0, frees = 0;             // the site's whole balance
+  uint64_t allocs = 0, frees = 0;             // of this group (site, or size when the site is unknown), whole trace
+  std::optional<LeakGrowth> growth;           // unset without inference markers
 };
+
+// Why live blocks at the end are not a leak.
+enum class LiveReason : uint8_t { before_first_inference, not_growing };
+std::string_view to_string(LiveReason reason);
 
 struct PersistentBlock {
   std::string site;
   std::string pool;
   uint64_t bytes = 0;
   uint64_t count = 0;
+  LiveReason reason = LiveReason::not_growing;
 };
 
 struct SiteBalance {
@@ -37,6 +83,9 @@ struct Forecast {
   uint64_t inferences = 0;     // more inferences until the pool is full at the measured rate
   std::optional<double> seconds;
   uint64_t remaining_bytes = 0;
+  // The pool already overflowed or refused a request: no forecast, it is
+  // exhausted now (inferences = 0).
+  bool already_exhausted = false;
 };
 
 struct StairSteps {
@@ -49,27 +98,35 @@ struct PoolWatermark {
   std::string pool;
   uint64_t samples = 0;        // inference_end events seen
   double slope = 0;            // bytes per inference, least squares
-  std::string shape;           // flat | linear | stair | irregular
+  Shape shape = Shape::flat;
   StairSteps stairs;
   std::vector<std::pair<uint64_t, uint64_t>> series;  // (inference, usage), downsampled
 };
 
 struct AllocFailure {
-  uint64_t time = 0, size = 0, total_free = 0, largest_free = 0, inference = 0;
+  uint64_t time = 0, size = 0, total_free = 0, largest_free = 0;
+  std::optional<uint64_t> inference;  // the device's number; unset outside inferences
   std::string pool, site;
   bool fragmentation = false;  // enough memory was free, just not in one piece
 };
 
 struct PoolFragmentation {
   std::string pool;
+  // The pool's extent is known (arena size, heap base and size): rates are
+  // judged. Otherwise they are measured over the span its blocks touched
+  // and are not judged, since free memory beyond that span is unknown.
+  bool known_extent = false;
   double max_rate = 0, final_rate = 0;
   uint64_t total_free = 0, largest_free = 0;  // at the end
   std::vector<std::pair<uint64_t, double>> curve;  // (time, rate), downsampled
 };
 
 struct FragmentationResult {
-  double max_rate = 0, final_rate = 0;
-  std::string band = "healthy";
+  // Over pools of known extent; unset when there is none.
+  std::optional<double> max_rate, final_rate;
+  // Worst of: the band of the highest rate, a failure that enough free
+  // memory could have served, and the failure rate. Unset when not checked.
+  std::optional<Band> band;
   uint64_t alloc_failures = 0;
   std::optional<double> failures_per_1000_inferences;
   std::optional<double> min_largest_to_request;  // at failures
@@ -84,7 +141,8 @@ struct Overflow {
 };
 
 struct GuardFailure {
-  uint64_t time = 0, inference = 0;
+  uint64_t time = 0;
+  std::optional<uint64_t> inference;
   std::string pool, site;
 };
 
@@ -107,9 +165,11 @@ struct PeakHolder {
 };
 
 struct PeakResult {
-  uint64_t bytes = 0, time = 0, inference = 0;
+  uint64_t bytes = 0, time = 0;
+  std::optional<uint64_t> inference;  // the device's number; unset before the first inference or without markers
   std::vector<PeakHolder> live_at_peak;
-  uint64_t max_inference_peak = 0, max_inference_index = 0;
+  // Per inference: 0 without inference markers (presenters say "unknown").
+  uint64_t max_inference_peak = 0, max_inference_index = 0;  // index: the device's number
   uint64_t min_inference_peak = 0;
   double mean_inference_peak = 0;
 };
@@ -146,7 +206,7 @@ struct AnalysisResult {
   std::vector<SiteLeak> leaks;
   std::vector<PersistentBlock> persistent;
   std::vector<SiteBalance> sites;
-  double leak_rate_bytes_per_inference = 0;
+  double leak_rate_bytes_per_inference = 0;  // 0 without inference markers (presenters say "unknown")
   std::optional<Forecast> exhaustion_forecast;
   std::vector<PoolWatermark> watermarks;
   FragmentationResult fragmentation;
@@ -160,6 +220,7 @@ struct AnalysisResult {
   SizesResult sizes;
   std::vector<PoolSummary> pools;
   std::optional<double> cycles_per_inference;
+  Checks checks;
 };
 
 }  // namespace edgemem

@@ -29,4 +29,8 @@ class Analyzer final : public EventSink {
   std::unique_ptr<Impl> impl_;
 };
 
+// Lost or unmatched events (ITM overflows, dropped records, skipped bytes,
+// frees of unknown blocks, ...): `found` with what was lost, or `clean`.
+Check data_loss_check(const DecodeStats& stats, const EventCounts& counts);
+
 }  // namespace edgemem

@@ -1,6 +1,7 @@
 // Presenters: they read an AnalysisResult and the decode statistics, never events.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ std::string text_report(const InputSummary& input, const AnalysisResult& result)
 // --fail-on: "leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger".
 struct FailOn {
   bool leak = false, overflow = false, guard = false, lifo = false, alloc_failure = false;
-  int fragmentation = -1;  // band rank that fails: 1 warning, 2 danger; -1 off
+  std::optional<Band> fragmentation;  // the band from which on it fails; unset = off
 };
 // Throws std::invalid_argument naming the bad item.
 FailOn parse_fail_on(std::string_view spec);

@@ -1,5 +1,7 @@
 #include "edgemem/analyzer.h"
 
+#include <algorithm>
+
 #include "fragmentation_analysis.h"
 #include "leak_analysis.h"
 #include "lifo_analysis.h"
@@ -52,7 +54,9 @@ struct Analyzer::Impl {
     if (replaced) {
       ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old);
+      leaks.removed(e.pool, old);
     }
+    leaks.added(e.pool, b, tracker.inference());
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
     overflow.allocated(e.pool, info, b, partner ? tracker.pool(*partner).usage() : 0);
@@ -68,8 +72,14 @@ struct Analyzer::Impl {
       return false;
     }
     fragmentation.released(pool, info, freed);
+    leaks.removed(pool, freed);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     return true;
+  }
+
+  void begin_inference(uint64_t number) {
+    if (tracker.inference() == 0) leaks.first_inference_begins();
+    tracker.begin_inference(number);
   }
 
   void on_event(const Event& e) {
@@ -78,11 +88,13 @@ struct Analyzer::Impl {
       case EventKind::alloc:
         ++counts.allocs;
         allocate(e);
+        leaks.tick();
         break;
       case EventKind::free:
         ++counts.frees;
         release(e.pool, e.address, freed);
         usage_changed(e.time);
+        leaks.tick();
         break;
       case EventKind::realloc: {
         ++counts.reallocs;
@@ -92,31 +104,35 @@ struct Analyzer::Impl {
         if (e.old_address != 0 && release(e.pool, e.old_address, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown);
+        leaks.tick();
         break;
       }
       case EventKind::alloc_failed:
         ++counts.failed;
-        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.inference());
+        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.device_inference());
         break;
       case EventKind::inference_begin:
-        tracker.begin_inference();
+        begin_inference(e.size);
         watermark.inference_begin(e.time, tracker.total_usage());
         break;
       case EventKind::inference_end:
-        if (!tracker.in_inference()) tracker.begin_inference();  // some firmware marks only the end
+        if (!tracker.in_inference()) begin_inference(e.size);  // some firmware marks only the end
         tracker.end_inference();
         watermark.inference_end(e.time, tracker);
+        leaks.inference_end(tracker.completed(), *tracker.device_inference());
         break;
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
         peak.before_release(tracker);
+        tracker.pool(e.pool).live.for_each([&](const Block& b) { leaks.removed(e.pool, b); });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
         usage_changed(e.time);
+        leaks.tick();
         break;
       case EventKind::guard_check:
-        overflow.guard(e.pool, e.size != 0, e.time, e.site, tracker.inference());
+        overflow.guard(e.pool, e.size != 0, e.time, e.site, tracker.device_inference());
         break;
       case EventKind::mark:
         ++counts.marks;
@@ -157,7 +173,52 @@ struct Analyzer::Impl {
                             static_cast<double>(info.size);
       out.pools.push_back(std::move(s));
     }
+    if (tracker.inference() > 0 && !tracker.numbered()) count_inferences_from_one(out);
+    judge_lifo(out);
+    no_forecast_for_exhausted_pools(out);
     return out;
+  }
+
+  // Markers without numbers were counted from 0 during the run; people count
+  // unnumbered inferences from 1.
+  static void count_inferences_from_one(AnalysisResult& out) {
+    auto shift = [](std::optional<uint64_t>& n) {
+      if (n) ++*n;
+    };
+    shift(out.peak.inference);
+    if (out.inferences) ++out.peak.max_inference_index;
+    for (auto& f : out.fragmentation.failures) shift(f.inference);
+    for (auto& g : out.guard_failures) shift(g.inference);
+    for (auto& l : out.leaks)
+      if (l.growth && l.growth->growth_inferences) ++l.growth->first_inference;
+    for (auto& w : out.watermarks)
+      for (auto& point : w.series) ++point.first;
+  }
+
+  void judge_lifo(AnalysisResult& out) {
+    bool arena = false;
+    for (size_t i = 0; i < context.pools.size(); ++i)
+      arena |= context.pools.at(static_cast<PoolId>(i)).kind == PoolKind::arena &&
+               tracker.pool(static_cast<PoolId>(i)).peak_usage > 0;
+    Check& c = out.checks.lifo;
+    if (out.lifo.violations) c.status = CheckStatus::found;
+    else if (arena) c.status = CheckStatus::clean;
+    else c.reason = "no arena pool was used (free order matters only in a stack-like arena)";
+  }
+
+  // A pool that already overflowed or refused a request has run out: a
+  // forecast of when it will is wrong, whatever the slope says.
+  static void no_forecast_for_exhausted_pools(AnalysisResult& out) {
+    if (!out.exhaustion_forecast) return;
+    Forecast& fc = *out.exhaustion_forecast;
+    bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(), [&](const Overflow& o) { return o.pool == fc.pool; }) ||
+                     std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(),
+                                 [&](const AllocFailure& f) { return f.pool == fc.pool; });
+    if (!exhausted) return;
+    fc.already_exhausted = true;
+    fc.inferences = 0;
+    fc.remaining_bytes = 0;
+    if (fc.seconds) fc.seconds = 0.0;
   }
 };
 

@@ -2,17 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace edgemem {
-
-std::string_view fragmentation_band(double rate) {
-  if (rate < 0.10) return "healthy";
-  if (rate <= 0.25) return "warning";
-  return "danger";
-}
-
-namespace {
-int band_rank(std::string_view band) { return band == "danger" ? 2 : band == "warning" ? 1 : 0; }
-}  // namespace
 
 FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const PoolInfo& info) {
   if (pools_.size() <= pool) pools_.resize(pool + 1);
@@ -59,7 +51,7 @@ void FragmentationAnalysis::reset(PoolId pool) {
 }
 
 void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time,
-                                   SiteId site, uint64_t inference) {
+                                   SiteId site, std::optional<uint64_t> inference) {
   ++failure_count_;
   PoolGaps& g = at(pool, info);
   AllocFailure f;
@@ -68,7 +60,8 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
   f.inference = inference;
   f.total_free = g.gaps.total_free();
   f.largest_free = g.gaps.largest_free();
-  f.fragmentation = f.total_free >= size && f.largest_free < size;
+  // Free space beyond the blocks seen is unknown in a pool of unknown extent.
+  f.fragmentation = g.fixed && f.total_free >= size && f.largest_free < size;
   if (f.fragmentation) fragmentation_failure_ = true;
   if (size > 0) {
     double ratio = static_cast<double>(f.largest_free) / static_cast<double>(size);
@@ -79,19 +72,25 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
 
 void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out) {
   FragmentationResult& r = out.fragmentation;
+  std::string observed;
   for (size_t i = 0; i < pools_.size(); ++i) {
     PoolGaps& g = pools_[i];
     if (!g.measured) continue;
     PoolFragmentation p;
     p.pool = context.pools.at(static_cast<PoolId>(i)).name;
+    p.known_extent = g.fixed;
     p.max_rate = g.max_rate;
     p.total_free = g.gaps.total_free();
     p.largest_free = g.gaps.largest_free();
     p.final_rate = p.total_free ? 1.0 - static_cast<double>(p.largest_free) / static_cast<double>(p.total_free) : 0.0;
     p.max_rate = std::max(p.max_rate, p.final_rate);  // the end is a state too
     p.curve = g.curve.points();
-    r.max_rate = std::max(r.max_rate, p.max_rate);
-    r.final_rate = std::max(r.final_rate, p.final_rate);
+    if (p.known_extent) {
+      r.max_rate = std::max(r.max_rate.value_or(0), p.max_rate);
+      r.final_rate = std::max(r.final_rate.value_or(0), p.final_rate);
+    } else {
+      observed += fmt::format("{}'{}'", observed.empty() ? "" : ", ", p.pool);
+    }
     r.pools.push_back(std::move(p));
   }
   r.alloc_failures = failure_count_;
@@ -101,18 +100,30 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
     f.f.site = std::string(context.sites.name(f.site));
     r.failures.push_back(f.f);
   }
-  // The band is the worst of: the fragmentation left at the end, a failure
-  // that enough free memory could have served, and the failure rate.
-  int rank = band_rank(fragmentation_band(r.final_rate));
-  if (fragmentation_failure_) rank = 2;
+  // The band is the worst of: the highest rate seen, a failure that enough
+  // free memory could have served, and the failure rate. Pools of unknown
+  // extent are not judged: free memory past what their blocks touched is
+  // not seen, so their rate could be anything.
+  std::optional<Band> band;
+  if (r.max_rate) band = fragmentation_band(*r.max_rate);
+  if (fragmentation_failure_) band = Band::danger;
   if (inferences > 0) {
     r.failures_per_1000_inferences = 1000.0 * static_cast<double>(failure_count_) / static_cast<double>(inferences);
     double per = *r.failures_per_1000_inferences;
-    rank = std::max(rank, per > 5 ? 2 : per > 0 ? 1 : 0);
+    if (per > 0) band = std::max(band.value_or(Band::healthy), per > 5 ? Band::danger : Band::warning);
   } else if (failure_count_ > 0) {
-    rank = std::max(rank, 1);
+    band = std::max(band.value_or(Band::healthy), Band::warning);
   }
-  r.band = rank == 2 ? "danger" : rank == 1 ? "warning" : "healthy";
+  r.band = band;
+
+  Check& c = out.checks.fragmentation;
+  if (!band) c.status = CheckStatus::not_checked;
+  else c.status = *band == Band::healthy ? CheckStatus::clean : CheckStatus::found;
+  if (!observed.empty())
+    c.reason = fmt::format("extent of {} unknown: rates are over the span its blocks touched and are not judged; "
+                           "declare its base and size (POOL name= base= size=), or for an arena pass --arena-size N", observed);
+  else if (r.pools.empty() && !band)
+    c.reason = "no allocations";
 }
 
 }  // namespace edgemem

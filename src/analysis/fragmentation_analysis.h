@@ -12,15 +12,13 @@
 
 namespace edgemem {
 
-std::string_view fragmentation_band(double rate);
-
 class FragmentationAnalysis {
  public:
   void allocated(PoolId pool, const PoolInfo& info, const Block& block);
   void released(PoolId pool, const PoolInfo& info, const Block& block);
   void reset(PoolId pool);
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
-              uint64_t inference);
+              std::optional<uint64_t> inference);
   void finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out);
 
  private:
@@ -43,7 +41,7 @@ class FragmentationAnalysis {
   std::vector<Failure> failures_;
   uint64_t failure_count_ = 0;
   std::optional<double> min_ratio_;
-  bool fragmentation_failure_ = false;
+  bool fragmentation_failure_ = false;  // in a pool of known extent
 };
 
 }  // namespace edgemem

@@ -1,12 +1,16 @@
 #include "leak_analysis.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include <fmt/format.h>
 
 namespace edgemem {
+
+namespace {
+// Windows of event time kept per group: when full, neighbours merge and the
+// window doubles, so a group costs the same on any trace length.
+constexpr size_t kWindows = 32;
+}  // namespace
 
 std::string type_hint(uint64_t n) {
   if (n == 0) return {};
@@ -15,9 +19,106 @@ std::string type_hint(uint64_t n) {
   return fmt::format("int8[{}]", n);
 }
 
+LeakAnalysis::Group& LeakAnalysis::group(PoolId pool, const Block& b) {
+  Key key{pool, b.site, b.site == kUnknownSite ? b.size : 0};
+  auto [it, fresh] = index_.try_emplace(key, groups_.size());
+  if (fresh) {
+    groups_.emplace_back();
+    groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
+  }
+  Group& g = groups_[it->second];
+  if (!g.touched) {
+    g.touched = true;
+    touched_.push_back(it->second);
+  }
+  return g;
+}
+
+void LeakAnalysis::added(PoolId pool, const Block& b, uint32_t inference) {
+  Group& g = group(pool, b);
+  ++g.allocs;
+  if (++g.live > g.max_live) {
+    g.max_live = g.live;
+    g.last_high_inference = inference;
+  }
+}
+
+void LeakAnalysis::removed(PoolId pool, const Block& b) {
+  Group& g = group(pool, b);
+  ++g.frees;
+  --g.live;
+  g.window_min = std::min(g.window_min, g.live);
+}
+
+void LeakAnalysis::tick() {
+  ++events_;
+  if (++in_window_ < window_length_) return;
+  in_window_ = 0;
+  ++windows_;
+  for (Group& g : groups_) {
+    g.minima.push_back(g.window_min);
+    g.window_min = g.live;
+  }
+  if (windows_ < kWindows) return;
+  for (Group& g : groups_) {
+    for (size_t i = 0; i < kWindows / 2; ++i) g.minima[i] = std::min(g.minima[2 * i], g.minima[2 * i + 1]);
+    g.minima.resize(kWindows / 2);
+  }
+  windows_ = kWindows / 2;
+  window_length_ *= 2;
+}
+
+void LeakAnalysis::first_inference_begins() {
+  for (Group& g : groups_) g.best_end_live = g.live;
+}
+
+void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
+  for (size_t id : touched_) {
+    Group& g = groups_[id];
+    g.touched = false;
+    if (g.live <= g.best_end_live) continue;
+    g.best_end_live = g.live;
+    if (g.growths++ == 0) {
+      g.first_growth = completed;
+      g.first_growth_device = device;
+    } else {
+      g.min_gap = std::min(g.min_gap, completed - g.last_growth);
+      g.max_gap = std::max(g.max_gap, completed - g.last_growth);
+    }
+    g.last_growth = completed;
+  }
+  touched_.clear();
+}
+
+// The lowest live count of each quarter of the run (from the window minima):
+// a leak's floor keeps rising into the last quarter, a working set's does not.
+bool LeakAnalysis::rising_minima(const Group& g) const {
+  std::vector<uint64_t> m = g.minima;
+  if (in_window_ > 0) m.push_back(g.window_min);
+  if (m.size() < 4) return false;
+  uint64_t q[4];
+  for (size_t i = 0; i < 4; ++i)
+    q[i] = *std::min_element(m.begin() + static_cast<std::ptrdiff_t>(i * m.size() / 4),
+                             m.begin() + static_cast<std::ptrdiff_t>((i + 1) * m.size() / 4));
+  return q[0] <= q[1] && q[1] <= q[2] && q[2] < q[3];
+}
+
+LeakGrowth LeakAnalysis::growth(const Group& g, uint64_t bytes) const {
+  LeakGrowth out;
+  out.growth_inferences = g.growths;
+  out.first_inference = g.first_growth_device;
+  if (g.growths >= 2 && g.min_gap == g.max_gap) {
+    out.pattern = g.min_gap == 1 ? LeakPattern::every_inference : LeakPattern::every_nth;
+    out.period = g.min_gap;
+  }
+  if (g.growths > 0) out.bytes_per_growth = (bytes + g.growths / 2) / g.growths;
+  out.late_start = g.first_growth > 2 * std::max<uint64_t>(out.period, 1);
+  return out;
+}
+
 namespace {
 
-struct Group {
+struct Live {
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
   uint64_t first = UINT64_MAX, last = 0;
@@ -27,12 +128,10 @@ struct Group {
 
 void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const {
   const bool markers = tracker.inference() > 0;
-  // Key: pool, site, and for blocks without a site their size, so an
-  // anonymous 256 KiB session leak is not mixed with 54 KiB tensors.
-  std::map<std::tuple<PoolId, SiteId, uint64_t>, Group> groups;
+  std::map<Key, Live> live;
   for (size_t pid = 0; pid < tracker.pools().size(); ++pid) {
     tracker.pools()[pid].live.for_each([&](const Block& b) {
-      Group& g = groups[{static_cast<PoolId>(pid), b.site, b.site == kUnknownSite ? b.size : 0}];
+      Live& g = live[{static_cast<PoolId>(pid), b.site, b.site == kUnknownSite ? b.size : 0}];
       if (markers && b.inference == 0) {
         g.pre_bytes += b.size;
         ++g.pre_count;
@@ -46,45 +145,63 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       g.last = std::max(g.last, b.time);
     });
   }
-  for (auto& [key, g] : groups) {
+  for (auto& [key, g] : live) {
     auto [pid, site, size] = key;
     std::string name(context.sites.name(site));
     if (site == kUnknownSite) name = fmt::format("? ({} B blocks)", size);
     const std::string& pool = context.pools.at(pid).name;
-    bool grows = !markers;
-    if (markers && site < tracker.sites().size()) {
-      const SiteCounters& c = tracker.sites()[site];
-      // Still setting records late in the run: a ring buffer stops early.
-      grows = g.count >= 2 && 2 * uint64_t{c.last_high_inference} > tracker.inference();
-    }
+    auto found = index_.find(key);
+    const Group* counters = found == index_.end() ? nullptr : &groups_[found->second];
+    bool grows = false;
+    if (counters && markers)  // still setting records late in the run: a ring buffer stops early
+      grows = g.count >= 2 && 2 * uint64_t{counters->last_high_inference} > tracker.inference();
+    else if (counters)
+      grows = rising_minima(*counters);
     if (g.count > 0 && grows) {
       SiteLeak leak;
       leak.site = name;
       leak.pool = pool;
       leak.bytes = g.bytes;
       leak.count = g.count;
-      if (markers && tracker.completed() > 0)
-        leak.bytes_per_inference = static_cast<double>(g.bytes) / static_cast<double>(tracker.completed());
       if (g.min_size == g.max_size) {
         leak.block_size = g.min_size;
         leak.type_hint = type_hint(g.min_size);
       }
+      if (markers && tracker.completed() > 0) {
+        leak.growth = growth(*counters, g.bytes);
+        // Over the inferences since it began, so a leak that starts half-way
+        // shows its own rate; every-Nth leaks count from one period before.
+        uint64_t since = counters->growths
+                             ? counters->first_growth - std::min(counters->first_growth - 1,
+                                                                 std::max<uint64_t>(leak.growth->period, 1) - 1)
+                             : 1;
+        uint64_t span = tracker.completed() >= since ? tracker.completed() - since + 1 : tracker.completed();
+        leak.bytes_per_inference = static_cast<double>(g.bytes) / static_cast<double>(std::max<uint64_t>(span, 1));
+      }
       leak.first_time = g.first;
       leak.last_time = g.last;
-      if (site < tracker.sites().size()) {
-        leak.allocs = tracker.sites()[site].allocs;
-        leak.frees = tracker.sites()[site].frees;
-      }
+      leak.allocs = counters->allocs;
+      leak.frees = counters->frees;
       out.leaks.push_back(std::move(leak));
+      if (g.pre_count > 0)
+        out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count, LiveReason::before_first_inference});
     } else {
-      g.pre_bytes += g.bytes;
-      g.pre_count += g.count;
+      LiveReason why = g.count > 0 ? LiveReason::not_growing : LiveReason::before_first_inference;
+      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, why});
     }
-    if (g.pre_count > 0) out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count});
   }
   auto by_bytes = [](const auto& a, const auto& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; };
   std::sort(out.leaks.begin(), out.leaks.end(), by_bytes);
   std::sort(out.persistent.begin(), out.persistent.end(), by_bytes);
+
+  Check& c = out.checks.leaks;
+  if (out.leaks.empty() && !markers && events_ < 8) {
+    c = {CheckStatus::not_checked, fmt::format("{} memory events: too few to tell a leak from a working set", events_)};
+  } else {
+    c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
+    if (!markers)
+      c.reason = "no inference markers: a group leaks when its lowest live count keeps rising over event time";
+  }
 
   for (size_t id = 0; id < tracker.sites().size(); ++id) {
     const SiteCounters& s = tracker.sites()[id];

@@ -1,10 +1,21 @@
-// Leaks by site at the end of the trace. "Live is not leaked": blocks made
-// before the first inference, and blocks of a site whose live count stopped
-// growing (a one-off cache, a ring of the last N buffers) are persistent;
-// a site whose live count still reaches new highs in the second half of the
-// run is leaking. Without inference markers the two cannot be told apart
-// and every live block is listed as a leak.
+// Leaks by group at the end of the trace. A group is a pool and a call site,
+// or, for blocks without a site, a pool and a block size (an anonymous
+// 256 KiB session leak is not mixed with 54 KiB tensors). "Live is not
+// leaked": a group leaks only while its live count keeps growing.
+//  * With inference markers: blocks made before the first inference are
+//    persistent; a group leaks if its live count still sets records in the
+//    second half of the run (a cache or a ring of the last N buffers stops
+//    early). Its rate is measured over the inferences since it began, with
+//    its pattern: every inference, every Nth, or irregular.
+//  * Without markers: the group's live count is sampled in windows of event
+//    time; a leak is a group whose per-window minimum keeps rising, while a
+//    working set's minima stay flat however busy it is.
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
 
 #include "edgemem/analysis_result.h"
 #include "pool_tracker.h"
@@ -13,7 +24,38 @@ namespace edgemem {
 
 class LeakAnalysis {
  public:
+  void added(PoolId pool, const Block& block, uint32_t inference);
+  void removed(PoolId pool, const Block& block);
+  // One memory event (alloc, free, realloc, reset) has been applied.
+  void tick();
+  void first_inference_begins();
+  // `completed`: inferences completed so far; `device`: the device's number for this one.
+  void inference_end(uint64_t completed, uint64_t device);
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
+
+ private:
+  using Key = std::tuple<PoolId, SiteId, uint64_t>;
+  struct Group {
+    uint64_t live = 0, allocs = 0, frees = 0;
+    uint64_t max_live = 0;
+    uint32_t last_high_inference = 0;  // inference in which `live` last set a record
+    // Event time: the lowest live count of each closed window and of the open one.
+    std::vector<uint64_t> minima;
+    uint64_t window_min = 0;
+    // Inference time: growth is a live count at an inference end above every earlier one.
+    uint64_t best_end_live = 0;
+    bool touched = false;
+    uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
+    uint64_t min_gap = UINT64_MAX, max_gap = 0;
+  };
+  Group& group(PoolId pool, const Block& block);
+  bool rising_minima(const Group& g) const;
+  LeakGrowth growth(const Group& g, uint64_t bytes) const;
+
+  std::map<Key, size_t> index_;
+  std::vector<Group> groups_;
+  std::vector<size_t> touched_;
+  uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
 };
 
 std::string type_hint(uint64_t block_size);

@@ -1,5 +1,7 @@
 #include "overflow_analysis.h"
 
+#include <fmt/format.h>
+
 namespace edgemem {
 
 namespace {
@@ -7,9 +9,14 @@ constexpr size_t kKept = 100;  // records kept; counts are always exact
 }
 
 void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b, uint64_t shared_usage) {
-  if (info.size == 0) return;
+  if (extents_.size() <= pool) extents_.resize(pool + 1, Extent::none);
+  // A heap's end is known only with its base: its addresses are absolute.
+  if (info.size == 0 || (info.kind == PoolKind::heap && info.base == 0)) {
+    extents_[pool] = Extent::unknown;
+    return;
+  }
+  extents_[pool] = Extent::known;
   uint64_t start = info.kind == PoolKind::arena ? 0 : info.base;
-  if (info.kind == PoolKind::heap && info.base == 0) return;  // placement unknown
   uint64_t offset = b.address - start;
   uint64_t room = info.size > shared_usage ? info.size - shared_usage : 0;
   if (b.address >= start && offset + b.size <= room) return;
@@ -25,7 +32,7 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
   overflows_.push_back({o, pool, b.site});
 }
 
-void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, uint64_t inference) {
+void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference) {
   ++guard_checks_;
   if (!corrupt) return;
   ++guard_failures_;
@@ -46,6 +53,26 @@ void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
   out.overflow_count = overflow_count_;
   out.guard_failure_count = guard_failures_;
   out.guard_checks = guard_checks_;
+
+  std::string known, unknown;
+  for (size_t i = 0; i < extents_.size(); ++i) {
+    std::string& list = extents_[i] == Extent::known ? known : unknown;
+    if (extents_[i] != Extent::none)
+      list += fmt::format("{}'{}'", list.empty() ? "" : ", ", context.pools.at(static_cast<PoolId>(i)).name);
+  }
+  Check& o = out.checks.overflow;
+  if (overflow_count_) o.status = CheckStatus::found;
+  else if (!known.empty()) o.status = CheckStatus::clean;
+  if (!unknown.empty())
+    o.reason = fmt::format("size of {} unknown: declare its base and size (POOL name= base= size=), "
+                           "or for an arena pass --arena-size N", unknown);
+  else if (known.empty())
+    o.reason = "no allocations";
+
+  Check& g = out.checks.guards;
+  if (guard_failures_) g.status = CheckStatus::found;
+  else if (guard_checks_) g.status = CheckStatus::clean;
+  else g.reason = "the trace holds no guard checks (the firmware reports no sentinels)";
 }
 
 }  // namespace edgemem

@@ -13,7 +13,7 @@ class OverflowAnalysis {
  public:
   // `shared_usage`: bytes the pool's partner (other end of the arena) holds.
   void allocated(PoolId pool, const PoolInfo& info, const Block& block, uint64_t shared_usage);
-  void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, uint64_t inference);
+  void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference);
   void finish(const TraceContext& context, AnalysisResult& out);
 
  private:
@@ -30,6 +30,8 @@ class OverflowAnalysis {
   std::vector<Found> overflows_;
   std::vector<Guard> guards_;
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
+  enum class Extent : uint8_t { none, known, unknown };
+  std::vector<Extent> extents_;  // per pool that had allocations: could its end be checked?
 };
 
 }  // namespace edgemem

@@ -16,7 +16,7 @@ class PeakAnalysis {
     if (tracker.total_usage() > peak_) {
       peak_ = tracker.total_usage();
       time_ = time;
-      inference_ = tracker.inference();
+      inference_ = tracker.device_inference();
       pending_ = true;
     }
   }
@@ -27,7 +27,8 @@ class PeakAnalysis {
 
  private:
   void snapshot(const PoolTracker& tracker);
-  uint64_t peak_ = 0, time_ = 0, inference_ = 0;
+  uint64_t peak_ = 0, time_ = 0;
+  std::optional<uint64_t> inference_;
   bool pending_ = false;
   std::vector<std::pair<SiteId, SiteCounters>> holders_;
 };

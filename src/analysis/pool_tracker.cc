@@ -82,10 +82,7 @@ const Block& PoolTracker::alloc(const Event& e, bool& replaced, Block& old) {
   ++s.allocs;
   s.alloc_bytes += e.size;
   s.live_bytes += e.size;
-  if (++s.live_count > s.max_live_count) {
-    s.max_live_count = s.live_count;
-    s.last_high_inference = inference_;
-  }
+  ++s.live_count;
   refresh_usage(p, before);
   return last_;
 }

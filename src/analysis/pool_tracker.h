@@ -3,6 +3,7 @@
 // tracker changes it.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "edgemem/decoder.h"
@@ -13,8 +14,6 @@ namespace edgemem {
 struct SiteCounters {
   uint64_t allocs = 0, frees = 0, alloc_bytes = 0, live_bytes = 0, live_count = 0;
   uint64_t first_time = 0, last_time = 0;
-  uint64_t max_live_count = 0;
-  uint32_t last_high_inference = 0;  // inference in which live_count last set a record
 };
 
 class PoolState {
@@ -51,7 +50,13 @@ class PoolTracker {
   bool free(PoolId pool, uint64_t address, Block& freed);
   void reset(PoolId pool);
 
-  void begin_inference() {
+  // `number`: the device's own inference number; a marker without one
+  // carries 0. The first inference takes its number as given (a loop may
+  // count from 0); after it a 0 continues from the previous number. A trace
+  // whose markers are all 0 is unnumbered: see numbered().
+  void begin_inference(uint64_t number) {
+    device_inference_ = inference_ == 0 || number ? number : device_inference_ + 1;
+    numbered_ |= number != 0;
     ++inference_;
     in_inference_ = true;
     for (PoolState& p : pools_) p.inference_peak = p.usage();
@@ -60,7 +65,14 @@ class PoolTracker {
     in_inference_ = false;
     ++completed_;
   }
-  uint32_t inference() const { return inference_; }
+  uint32_t inference() const { return inference_; }  // inferences begun so far
+  // Some marker carried a number. If none did, device_inference() counted
+  // from 0 and reports shift it to count from 1.
+  bool numbered() const { return numbered_; }
+  // The device's number of the current (or last) inference; unset before the first.
+  std::optional<uint64_t> device_inference() const {
+    return inference_ ? std::optional<uint64_t>(device_inference_) : std::nullopt;
+  }
   uint64_t completed() const { return completed_; }
   bool in_inference() const { return in_inference_; }
   // Sum of pool usages, kept current on every change.
@@ -72,6 +84,8 @@ class PoolTracker {
   std::vector<PoolState> pools_;
   std::vector<SiteCounters> sites_;
   uint32_t inference_ = 0;
+  uint64_t device_inference_ = 0;
+  bool numbered_ = false;
   uint64_t completed_ = 0;
   bool in_inference_ = false;
   uint64_t total_usage_ = 0;

@@ -24,7 +24,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
   peak_sum_ += static_cast<double>(inference_peak_);
   if (inference_peak_ > peak_max_) {
     peak_max_ = inference_peak_;
-    peak_max_index_ = tracker.completed();
+    peak_max_index_ = tracker.device_inference().value_or(0);
   }
   peak_min_ = std::min(peak_min_, inference_peak_);
   inference_peak_ = tracker.total_usage();
@@ -56,7 +56,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     f.sxy += x * y;
     f.last = usage;
     f.last_peak = pools[i].inference_peak;
-    f.series.add(tracker.completed(), usage);
+    f.series.add(tracker.device_inference().value_or(0), usage);
   }
 }
 
@@ -86,23 +86,23 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     const uint64_t steps = f.n > 0 ? f.n - 1 : 0;
     // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
     if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
-      w.shape = "flat";
+      w.shape = Shape::flat;
     } else if (f.rises * 10 >= steps * 8 && f.falls * 10 <= steps) {
-      w.shape = "linear";
+      w.shape = Shape::linear;
     } else if (f.rises >= 2 && f.rises * 2 <= steps && f.falls * 10 <= f.rises) {  // steps only go up
-      w.shape = "stair";
+      w.shape = Shape::stair;
     } else {
-      w.shape = "irregular";
+      w.shape = Shape::irregular;
     }
     w.stairs.steps = f.rises;
     if (f.rises) w.stairs.step_bytes = static_cast<double>(f.rise_bytes) / static_cast<double>(f.rises);
     if (f.rise_gaps) w.stairs.period_inferences = static_cast<double>(f.rise_gap_sum) / static_cast<double>(f.rise_gaps);
     w.series = f.series.points();
-    if (w.slope < 1e-9 && w.shape == "flat") w.slope = 0;
+    if (w.slope < 1e-9 && w.shape == Shape::flat) w.slope = 0;
 
     // Forecast only for pools whose growth is systematic and whose size is known.
     const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
-    bool growing = w.slope > 0 && (w.shape == "linear" || w.shape == "stair");
+    bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
     if (growing) out.leak_rate_bytes_per_inference += w.slope;
     if (growing && info.size > 0) {
       // Space must hold the inference's own peak, not just what it leaves

@@ -58,13 +58,6 @@ const T& need(const T* input, const std::string& rule, const char* what) {
   return *input;
 }
 
-int band_rank(const std::string& band) {
-  if (band == "healthy") return 0;
-  if (band == "warning") return 1;
-  if (band == "danger") return 2;
-  return -1;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
@@ -268,12 +261,18 @@ class Evaluator {
     only_keys(b, "fragmentation", {"max_band", "max_alloc_failures"});
     const AnalysisResult& t = need(in_.trace, "fragmentation", "a trace (inputs.trace or --trace)");
     if (b.contains("max_band")) {
-      std::string max = b["max_band"].is_string() ? b["max_band"].get<std::string>() : "";
-      if (band_rank(max) < 0) throw BudgetError("fragmentation.max_band: expected healthy, warning or danger");
-      add("fragmentation.max_band", band_rank(t.fragmentation.band) <= band_rank(max),
-          fmt::format("fragmentation is {} (max {:.0f} %, final {:.0f} %), limit {}", t.fragmentation.band,
-                      t.fragmentation.max_rate * 100, t.fragmentation.final_rate * 100, max),
-          BudgetUnit::band, t.fragmentation.band, max);
+      auto max = b["max_band"].is_string() ? parse_band(b["max_band"].get<std::string>()) : std::nullopt;
+      if (!max) throw BudgetError("fragmentation.max_band: expected healthy, warning or danger");
+      const FragmentationResult& f = t.fragmentation;
+      // A band that could not be measured cannot be shown to hold.
+      if (!f.band)
+        throw BudgetError("fragmentation.max_band: the trace declares no pool extent (POOL name= base= size=, or "
+                          "--arena-size for an arena), so fragmentation was not measured");
+      auto rate = [](const std::optional<double>& r) { return r ? fmt::format("{:.0f} %", *r * 100) : "not measured"; };
+      add("fragmentation.max_band", *f.band <= *max,
+          fmt::format("fragmentation is {} (max {}, final {}, {} failed allocation(s)), limit {}", to_string(*f.band),
+                      rate(f.max_rate), rate(f.final_rate), f.alloc_failures, to_string(*max)),
+          BudgetUnit::band, to_string(*f.band), to_string(*max));
     }
     if (b.contains("max_alloc_failures")) {
       uint64_t max = number(b, "max_alloc_failures", "fragmentation");

@@ -69,6 +69,7 @@ std::string_view to_string(DiffUnit unit) {
     case DiffUnit::count: return "count";
     case DiffUnit::fraction: return "fraction";
     case DiffUnit::bytes_per_inference: return "bytes_per_inference";
+    case DiffUnit::band: return "band";
   }
   return "bytes";
 }
@@ -91,17 +92,21 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   auto headline = [](const AnalysisResult& r) {
     uint64_t leaked = 0;
     for (const auto& l : r.leaks) leaked += l.bytes;
-    return Table{
+    Table table{
         {"peak_bytes", {d(r.peak_bytes), DiffUnit::bytes, "peak"}},
         {"leaked_bytes", {d(leaked), DiffUnit::bytes, "leaked"}},
         {"leak_rate_bytes_per_inference", {r.leak_rate_bytes_per_inference, DiffUnit::bytes_per_inference, "leak rate"}},
         {"inferences", {d(r.inferences), DiffUnit::count, "inferences"}},
         {"max_inference_peak_bytes", {d(r.peak.max_inference_peak), DiffUnit::bytes, "max inference peak"}},
-        {"fragmentation_max_rate", {r.fragmentation.max_rate, DiffUnit::fraction, "fragmentation, max"}},
-        {"fragmentation_final_rate", {r.fragmentation.final_rate, DiffUnit::fraction, "fragmentation, final"}},
         {"alloc_failures", {d(r.fragmentation.alloc_failures), DiffUnit::count, "failed allocations"}},
         {"overflows", {d(r.overflow_count), DiffUnit::count, "overflows"}},
         {"lifo_stranded_bytes", {d(r.lifo.max_stranded_bytes), DiffUnit::bytes, "stranded arena bytes (LIFO)"}}};
+    // Unmeasured fragmentation (no pool extent known) is left out rather than shown as 0.
+    const FragmentationResult& f = r.fragmentation;
+    if (f.max_rate) table["fragmentation_max_rate"] = {*f.max_rate, DiffUnit::fraction, "fragmentation, max"};
+    if (f.final_rate) table["fragmentation_final_rate"] = {*f.final_rate, DiffUnit::fraction, "fragmentation, final"};
+    if (f.band) table["fragmentation_band"] = {d(static_cast<uint64_t>(*f.band)), DiffUnit::band, "fragmentation band"};
+    return table;
   };
   auto pools = [](const AnalysisResult& r) {
     std::map<std::string, double> out;

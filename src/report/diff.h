@@ -13,7 +13,8 @@
 namespace edgemem {
 
 // What a row counts: bytes and counts are whole numbers, a fraction is 0..1.
-enum class DiffUnit { bytes, count, fraction, bytes_per_inference };
+// band: the value is a Band (healthy 0, warning 1, danger 2), shown by name.
+enum class DiffUnit { bytes, count, fraction, bytes_per_inference, band };
 std::string_view to_string(DiffUnit unit);
 
 struct DiffRow {

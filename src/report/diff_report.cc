@@ -1,10 +1,12 @@
 #include "report/diff_report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "edgemem/analysis_result.h"
 #include "report/style.h"
 #include "report/units.h"
 
@@ -13,12 +15,15 @@ namespace {
 
 int64_t whole(double v) { return static_cast<int64_t>(std::llround(v)); }
 
+std::string_view band_name(double v) { return to_string(static_cast<Band>(std::clamp<int64_t>(whole(v), 0, 2))); }
+
 std::string value(double v, DiffUnit unit) {
   switch (unit) {
     case DiffUnit::bytes: return units::bytes(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::count: return units::grouped(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::fraction: return units::percent(v);
     case DiffUnit::bytes_per_inference: return fmt::format("{:.1f} B/inference", v);
+    case DiffUnit::band: return std::string(band_name(v));
   }
   return "";
 }
@@ -29,6 +34,7 @@ std::string change(double delta, DiffUnit unit) {
     case DiffUnit::count: return fmt::format("{:+}", whole(delta));
     case DiffUnit::fraction: return fmt::format("{:+.1f} points", delta * 100);
     case DiffUnit::bytes_per_inference: return fmt::format("{:+.1f} B/inference", delta);
+    case DiffUnit::band: return delta > 0 ? "worse" : delta < 0 ? "better" : "same";
   }
   return "";
 }
@@ -70,7 +76,7 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
       ++shown;
       double ratio = row.before != 0 ? 100.0 * row.delta() / row.before : 0;
       // A change too small for one decimal still shows its sign and size.
-      std::string pct = row.before == 0 || row.unit == DiffUnit::fraction ? ""
+      std::string pct = row.before == 0 || row.unit == DiffUnit::fraction || row.unit == DiffUnit::band ? ""
                         : std::fabs(ratio) < 0.1 && ratio != 0   ? fmt::format(" ({:+.2f} %)", ratio)
                                                                  : fmt::format(" ({:+.1f} %)", ratio);
       std::string tag = row.added ? "  [new]" : row.removed ? "  [gone]" : "";
@@ -93,9 +99,14 @@ std::string diff_json(const DiffReport& r) {
       auto put = [&](const char* key, double v) {
         o[std::string(key) + "_" + suffix] = integral ? nlohmann::json(whole(v)) : nlohmann::json(v);
       };
-      put("before", row.before);
-      put("after", row.after);
-      put("delta", row.delta());
+      if (row.unit == DiffUnit::band) {  // names, as analyze's fragmentation.band
+        o["before_band"] = row.added ? nlohmann::json(nullptr) : nlohmann::json(band_name(row.before));
+        o["after_band"] = row.removed ? nlohmann::json(nullptr) : nlohmann::json(band_name(row.after));
+      } else {
+        put("before", row.before);
+        put("after", row.after);
+        put("delta", row.delta());
+      }
       rows.push_back(std::move(o));
     }
     j["groups"].push_back({{"id", g.id}, {"title", g.title}, {"rows", std::move(rows)}});

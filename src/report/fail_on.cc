@@ -17,8 +17,10 @@ FailOn parse_fail_on(std::string_view spec) {
     else if (item == "guard") f.guard = true;
     else if (item == "lifo") f.lifo = true;
     else if (item == "alloc-failure") f.alloc_failure = true;
-    else if (item == "fragmentation" || item == "fragmentation=warning") f.fragmentation = 1;
-    else if (item == "fragmentation=danger") f.fragmentation = 2;
+    else if (item == "fragmentation") f.fragmentation = Band::warning;
+    else if (auto band = item.starts_with("fragmentation=") ? parse_band(item.substr(14)) : std::nullopt;
+             band && *band != Band::healthy)
+      f.fragmentation = band;
     else if (!item.empty())
       throw std::invalid_argument(fmt::format(
           "unknown --fail-on item '{}' (expected leak, overflow, guard, lifo, alloc-failure, "
@@ -40,10 +42,12 @@ std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult&
     out.push_back(fmt::format("lifo: {} out-of-order arena free(s)", r.lifo.violations));
   if (rules.alloc_failure && r.fragmentation.alloc_failures)
     out.push_back(fmt::format("alloc-failure: {} failed allocation(s)", r.fragmentation.alloc_failures));
-  int rank = r.fragmentation.band == "danger" ? 2 : r.fragmentation.band == "warning" ? 1 : 0;
-  if (rules.fragmentation > 0 && rank >= rules.fragmentation)
-    out.push_back(fmt::format("fragmentation: band {} (final {:.0f}%, max {:.0f}%)", r.fragmentation.band,
-                              r.fragmentation.final_rate * 100, r.fragmentation.max_rate * 100));
+  const FragmentationResult& f = r.fragmentation;
+  if (rules.fragmentation && f.band && *f.band >= *rules.fragmentation)
+    out.push_back(fmt::format("fragmentation: band {} (max {}, final {}, {} failed allocation(s))", to_string(*f.band),
+                              f.max_rate ? fmt::format("{:.0f}%", *f.max_rate * 100) : "not measured",
+                              f.final_rate ? fmt::format("{:.0f}%", *f.final_rate * 100) : "not measured",
+                              f.alloc_failures));
   return out;
 }
 

@@ -1,3 +1,4 @@
+#include "edgemem/analyzer.h"
 #include "edgemem/report.h"
 
 namespace edgemem {
@@ -8,6 +9,19 @@ namespace {
 
 json optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+json count_or_null(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+json check(const Check& c) { return {{"status", to_string(c.status)}, {"reason", text_or_null(c.reason)}}; }
+
+json growth(const std::optional<LeakGrowth>& g) {
+  if (!g) return nullptr;
+  return {{"kind", to_string(g->pattern)},
+          {"period_inferences", g->pattern == LeakPattern::every_nth ? json(g->period) : json(nullptr)},
+          {"growth_inferences", g->growth_inferences},
+          {"first_inference", g->growth_inferences ? json(g->first_inference) : json(nullptr)},
+          {"late_start", g->late_start},
+          {"growth_bytes", g->bytes_per_growth}};
+}
 
 template <typename X, typename Y>
 json series(const std::vector<std::pair<X, Y>>& points) {
@@ -34,9 +48,10 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"dropped_records", s.dropped_records},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"packets", s.packets}};
+  j["input"]["first_problem"] = nullptr;
   if (s.first_problem)
     j["input"]["first_problem"] = {{"offset", s.first_problem->offset},
-                                   {"line", s.first_problem->line},
+                                   {"line", s.first_problem->line ? json(s.first_problem->line) : json(nullptr)},
                                    {"what", s.first_problem->what}};
   j["inferences"] = r.inferences;
   j["peak_bytes"] = r.peak_bytes;
@@ -48,6 +63,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                           {"bytes", l.bytes},
                           {"count", l.count},
                           {"bytes_per_inference", optional(l.bytes_per_inference)},
+                          {"pattern", growth(l.growth)},
                           {"type_hint", text_or_null(l.type_hint)},
                           {"block_size", l.block_size ? json(l.block_size) : json(nullptr)},
                           {"allocs", l.allocs},
@@ -56,13 +72,15 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                           {"last_time", l.last_time}});
   j["persistent"] = json::array();
   for (const auto& p : r.persistent)
-    j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count}});
-  j["leak_rate_bytes_per_inference"] = r.leak_rate_bytes_per_inference;
+    j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count},
+                               {"reason", to_string(p.reason)}});
+  j["leak_rate_bytes_per_inference"] = r.inferences ? json(r.leak_rate_bytes_per_inference) : json(nullptr);
   if (r.exhaustion_forecast)
     j["exhaustion_forecast"] = {{"inferences", r.exhaustion_forecast->inferences},
                                 {"seconds", optional(r.exhaustion_forecast->seconds)},
                                 {"pool", r.exhaustion_forecast->pool},
-                                {"remaining_bytes", r.exhaustion_forecast->remaining_bytes}};
+                                {"remaining_bytes", r.exhaustion_forecast->remaining_bytes},
+                                {"already_exhausted", r.exhaustion_forecast->already_exhausted}};
   else
     j["exhaustion_forecast"] = nullptr;
 
@@ -71,15 +89,16 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& x : f.failures)
     failures.push_back({{"time", x.time}, {"pool", x.pool}, {"site", x.site}, {"size", x.size},
                         {"total_free", x.total_free}, {"largest_free", x.largest_free},
-                        {"inference", x.inference}, {"fragmentation", x.fragmentation}});
+                        {"inference", count_or_null(x.inference)}, {"fragmentation", x.fragmentation}});
   json frag_pools = json::array();
   for (const auto& p : f.pools)
-    frag_pools.push_back({{"pool", p.pool}, {"max_rate", p.max_rate}, {"final_rate", p.final_rate},
+    frag_pools.push_back({{"pool", p.pool}, {"extent", p.known_extent ? "known" : "observed"},
+                          {"max_rate", p.max_rate}, {"final_rate", p.final_rate},
                           {"total_free", p.total_free}, {"largest_free", p.largest_free},
                           {"curve", series(p.curve)}});
-  j["fragmentation"] = {{"max_rate", f.max_rate},
-                        {"final_rate", f.final_rate},
-                        {"band", f.band},
+  j["fragmentation"] = {{"max_rate", optional(f.max_rate)},
+                        {"final_rate", optional(f.final_rate)},
+                        {"band", f.band ? json(to_string(*f.band)) : json(nullptr)},
                         {"alloc_failures", f.alloc_failures},
                         {"failures_per_1000_inferences", optional(f.failures_per_1000_inferences)},
                         {"min_largest_free_to_request", optional(f.min_largest_to_request)},
@@ -96,21 +115,22 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   j["guard_checks"] = r.guard_checks;
   json guards = json::array();
   for (const auto& g : r.guard_failures)
-    guards.push_back({{"time", g.time}, {"inference", g.inference}, {"pool", g.pool}, {"site", g.site}});
+    guards.push_back({{"time", g.time}, {"inference", count_or_null(g.inference)}, {"pool", g.pool}, {"site", g.site}});
   j["guard_failure_events"] = guards;
 
   j["pools"] = json::array();
   for (const auto& p : r.pools)
     j["pools"].push_back({{"name", p.name}, {"kind", p.kind}, {"size", p.size ? json(p.size) : json(nullptr)},
                           {"peak_bytes", p.peak_bytes}, {"final_bytes", p.final_bytes},
-                          {"live_blocks", p.live_count}, {"peak_margin_pct", optional(p.peak_margin_pct)}});
+                          {"live_blocks", p.live_count}, {"peak_margin_pct", optional(p.peak_margin_pct)},
+                          {"peak_margin", p.peak_margin_pct ? json(*p.peak_margin_pct / 100) : json(nullptr)}});
 
   json marks = json::array();
   for (const auto& w : r.watermarks)
     marks.push_back({{"pool", w.pool}, {"samples", w.samples}, {"slope_bytes_per_inference", w.slope},
-                     {"shape", w.shape},
+                     {"shape", to_string(w.shape)},
                      {"stairs", {{"steps", w.stairs.steps}, {"step_bytes", w.stairs.step_bytes},
-                                 {"period_inferences", w.stairs.period_inferences}}},
+                                 {"period_inferences", w.stairs.steps >= 2 ? json(w.stairs.period_inferences) : json(nullptr)}}},
                      {"series", series(w.series)}});
   j["watermark"] = marks;
 
@@ -123,10 +143,12 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   json holders = json::array();
   for (const auto& h : r.peak.live_at_peak)
     holders.push_back({{"site", h.site}, {"bytes", h.bytes}, {"count", h.count}});
-  j["peak"] = {{"bytes", r.peak.bytes}, {"time", r.peak.time}, {"inference", r.peak.inference},
-               {"live_at_peak", holders},
-               {"per_inference", {{"max", r.peak.max_inference_peak}, {"max_at", r.peak.max_inference_index},
-                                  {"min", r.peak.min_inference_peak}, {"mean", r.peak.mean_inference_peak}}}};
+  json per_inference = nullptr;
+  if (r.inferences)
+    per_inference = {{"max", r.peak.max_inference_peak}, {"max_at", r.peak.max_inference_index},
+                     {"min", r.peak.min_inference_peak}, {"mean", r.peak.mean_inference_peak}};
+  j["peak"] = {{"bytes", r.peak.bytes}, {"time", r.peak.time}, {"inference", count_or_null(r.peak.inference)},
+               {"live_at_peak", holders}, {"per_inference", per_inference}};
 
   json hist = json::array();
   for (const auto& b : r.sizes.histogram)
@@ -147,6 +169,12 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                  {"marks", c.marks}, {"counters", c.counters}, {"resets", c.resets},
                  {"unknown_frees", c.unknown_frees}, {"replaced_blocks", c.replaced_blocks}};
   j["cycles_per_inference"] = optional(r.cycles_per_inference);
+  j["checks"] = {{"leaks", check(r.checks.leaks)},
+                 {"overflow", check(r.checks.overflow)},
+                 {"guards", check(r.checks.guards)},
+                 {"fragmentation", check(r.checks.fragmentation)},
+                 {"lifo", check(r.checks.lifo)},
+                 {"data_loss", check(data_loss_check(in.stats, r.counts))}};
   return j;
 }
 

@@ -3,6 +3,7 @@
 // with its numbers, its site and the next thing to try.
 #include <fmt/format.h>
 
+#include "edgemem/analyzer.h"
 #include "edgemem/report.h"
 
 namespace edgemem {
@@ -33,6 +34,36 @@ void line(std::string& out, std::string_view tag, const std::string& text) {
 }
 void more(std::string& out, const std::string& text) { out += fmt::format("{:<14}{}\n", "", text); }
 
+std::string ordinal(uint64_t n) {
+  const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  return grouped(n) + suffix;
+}
+
+std::string rate_bytes(double per) {
+  return per < 1 ? fmt::format("{:.2f} B", per) : bytes(static_cast<uint64_t>(per + 0.5));
+}
+
+// The headline of one leak: how much, how often, since when, where.
+std::string leak_headline(const SiteLeak& l) {
+  if (!l.growth || !l.bytes_per_inference)
+    return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
+                       "inferences to give a rate)", l.site);
+  const LeakGrowth& g = *l.growth;
+  std::string from = g.late_start ? fmt::format(" from inference {} on", grouped(g.first_inference)) : "";
+  switch (g.pattern) {
+    case LeakPattern::every_inference:
+      return fmt::format("{} per inference{} at {}", rate_bytes(*l.bytes_per_inference), from, l.site);
+    case LeakPattern::every_nth:
+      return fmt::format("{} every {} inference{} at {}", bytes(g.bytes_per_growth), ordinal(g.period), from, l.site);
+    case LeakPattern::irregular:
+      break;
+  }
+  return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at inference {})",
+                     rate_bytes(*l.bytes_per_inference), l.site, grouped(g.growth_inferences), grouped(g.first_inference));
+}
+
+std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? pct(*rate) : "not measured"; }
+
 }  // namespace
 
 std::string text_report(const InputSummary& in, const AnalysisResult& r) {
@@ -40,6 +71,18 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   const DecodeStats& s = in.stats;
   out += fmt::format("edgemem: {} ({}, {} events, {} inferences)\n\n", in.path, in.format, grouped(s.events),
                      grouped(r.inferences));
+
+  // Lost data comes before any verdict: it can hide a leak or fake one.
+  const Check loss = data_loss_check(s, r.counts);
+  if (loss.status == CheckStatus::found) {
+    line(out, "[DATA LOST]", loss.reason);
+    more(out, "-> the findings below come from the data that arrived: counts may be low and frees unmatched");
+    if (s.overflows) more(out, "-> lower the event rate or raise the SWO clock");
+    if (s.dropped_records) more(out, "-> drain the device's trace buffer more often or make it larger");
+    if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
+      more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
+                            s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));
+  }
   int problems = 0;
 
   for (const auto& o : r.overflows) {
@@ -57,15 +100,18 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (r.guard_failure_count) {
     ++problems;
     const auto& g = r.guard_failures.front();
-    line(out, "[GUARD]", fmt::format("sentinel corrupted in {} of {} checks, first at inference {} (pool '{}')",
-                                     grouped(r.guard_failure_count), grouped(r.guard_checks), g.inference, g.pool));
+    std::string when = g.inference ? fmt::format("inference {}", grouped(*g.inference)) : fmt::format("time {}", grouped(g.time));
+    line(out, "[GUARD]", fmt::format("sentinel corrupted in {} of {} checks, first at {} (pool '{}')",
+                                     grouped(r.guard_failure_count), grouped(r.guard_checks), when, g.pool));
     more(out, "-> something wrote past its buffer; check the allocations just before that inference");
   }
 
   const FragmentationResult& f = r.fragmentation;
+  bool fragmentation_failure_shown = false;
   for (const auto& x : f.failures) {
     if (!x.fragmentation) continue;
     ++problems;
+    fragmentation_failure_shown = true;
     line(out, "[ALLOC FAIL]",
          fmt::format("{} request failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
                      bytes(x.total_free), bytes(x.largest_free),
@@ -77,30 +123,28 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     std::string rate = f.failures_per_1000_inferences
                            ? fmt::format(", {:.1f} per 1000 inferences", *f.failures_per_1000_inferences)
                            : "";
-    if (problems == 0 || f.alloc_failures > 1)
+    // The count, unless it would only repeat the one failure shown above.
+    if (!fragmentation_failure_shown || f.alloc_failures > 1)
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocations{}", grouped(f.alloc_failures), rate));
   }
 
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) {
     const SiteLeak& l = r.leaks[i];
     ++problems;
-    std::string what = l.bytes_per_inference
-                           ? fmt::format("{} per inference at {}", bytes(static_cast<uint64_t>(*l.bytes_per_inference + 0.5)), l.site)
-                           : fmt::format("{} still live at {}", bytes(l.bytes), l.site);
-    if (l.bytes_per_inference && *l.bytes_per_inference < 1)
-      what = fmt::format("{:.2f} B per inference at {}", *l.bytes_per_inference, l.site);
-    line(out, "[LEAK]", what);
+    line(out, "[LEAK]", leak_headline(l));
     std::string blocks = l.block_size ? fmt::format("{} blocks of {}", grouped(l.count), bytes(l.block_size))
                                       : fmt::format("{} blocks", grouped(l.count));
     std::string hint = l.type_hint.empty() ? "" : fmt::format(" ({})", l.type_hint);
-    more(out, fmt::format("{} in {}{}; site balance {} allocs / {} frees; pool '{}'", bytes(l.bytes), blocks, hint,
-                          grouped(l.allocs), grouped(l.frees), l.pool));
+    more(out, fmt::format("{} live in {}{}; pool '{}'; this group over the whole trace: {} allocations, {} frees", bytes(l.bytes),
+                          blocks, hint, l.pool, grouped(l.allocs), grouped(l.frees)));
   }
-  if (r.leaks.size() > 5) more(out, fmt::format("(and {} more leaking sites)", r.leaks.size() - 5));
+  if (r.leaks.size() > 5) more(out, fmt::format("(and {} more leaking groups)", r.leaks.size() - 5));
   if (r.exhaustion_forecast) {
     const Forecast& fc = *r.exhaustion_forecast;
     std::string when = fc.seconds ? fmt::format(" (about {})", duration(*fc.seconds)) : "";
-    if (fc.inferences == 0)
+    if (fc.already_exhausted)
+      more(out, fmt::format("-> '{}' is already exhausted: it overflowed or refused a request (see above)", fc.pool));
+    else if (fc.inferences == 0)
       more(out, fmt::format("-> '{}' is already exhausted at {:.1f} B/inference", fc.pool, r.leak_rate_bytes_per_inference));
     else
       more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {:.1f} B/inference", fc.pool,
@@ -109,15 +153,18 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (!r.leaks.empty())
     more(out, "-> free temporaries in the Invoke that allocates them, or allocate once in Prepare");
   for (const auto& w : r.watermarks)
-    if (w.shape == "stair")
+    if (w.shape == Shape::stair)
       more(out, fmt::format("   '{}' rises in steps: {} steps of {:.0f} B every {:.0f} inferences", w.pool,
                             w.stairs.steps, w.stairs.step_bytes, w.stairs.period_inferences));
 
-  if (f.band != "healthy") {
+  if (f.band && *f.band != Band::healthy) {
     ++problems;
-    line(out, "[FRAGMENT]", fmt::format("{} at the end, {} at worst: {}", pct(f.final_rate), pct(f.max_rate), f.band));
+    line(out, "[FRAGMENT]", fmt::format("{} at worst, {} at the end, {} failed allocations: {} "
+                                        "(healthy < 10%, warning 10-25%, danger > 25%)",
+                                        rate_or_unknown(f.max_rate), rate_or_unknown(f.final_rate),
+                                        grouped(f.alloc_failures), to_string(*f.band)));
     for (const auto& p : f.pools)
-      if (p.final_rate > 0)
+      if (p.known_extent && p.final_rate > 0)
         more(out, fmt::format("'{}': {} free, largest block {}", p.pool, bytes(p.total_free), bytes(p.largest_free)));
   }
   if (r.lifo.violations) {
@@ -128,10 +175,36 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                     bytes(r.lifo.final_stranded_bytes)));
     more(out, "-> free arena buffers in reverse order of allocation; counts can balance while the water mark stays up");
   }
-  if (problems == 0) line(out, "[OK]", "no leak, overflow, guard failure or fragmentation problem found");
+
+  // Every check is found (above), clean or not checked, and says which.
+  const std::pair<const char*, const Check*> checks[] = {{"leak", &r.checks.leaks},
+                                                         {"overflow", &r.checks.overflow},
+                                                         {"guard failure", &r.checks.guards},
+                                                         {"fragmentation problem", &r.checks.fragmentation},
+                                                         {"LIFO violation", &r.checks.lifo}};
+  std::string clean;
+  for (const auto& [name, c] : checks) {
+    if (c->status == CheckStatus::not_checked) {
+      line(out, "[NOT CHECKED]", fmt::format("{}: {}", name, c->reason));
+    } else {
+      if (c->status == CheckStatus::clean) clean += fmt::format("{}{}", clean.empty() ? "" : ", ", name);
+      if (!c->reason.empty()) more(out, fmt::format("({}: {})", name, c->reason));
+    }
+  }
+  for (const auto& p : f.pools)
+    if (!p.known_extent)
+      more(out, fmt::format("'{}' fragmentation over the span its blocks touched: {} at worst, {} at the end (not judged)",
+                            p.pool, pct(p.max_rate), pct(p.final_rate)));
+  if (!clean.empty())
+    line(out, "[OK]", fmt::format("no {} found{}", clean,
+                                  loss.status == CheckStatus::found ? " in the data that arrived (see [DATA LOST])" : ""));
 
   out += "\n";
-  out += fmt::format("Peak          {} at inference {}", bytes(r.peak.bytes), grouped(r.peak.inference));
+  out += fmt::format("Peak          {}", bytes(r.peak.bytes));
+  if (r.peak.inference)
+    out += fmt::format(" at inference {}", grouped(*r.peak.inference));
+  else if (r.inferences)
+    out += " before the first inference";
   if (r.inferences)
     out += fmt::format("; per inference {} .. {} (mean {})", bytes(r.peak.min_inference_peak),
                        bytes(r.peak.max_inference_peak), bytes(static_cast<uint64_t>(r.peak.mean_inference_peak)));
@@ -145,32 +218,28 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live blocks at the end", p.name, p.kind, size,
                                   bytes(p.peak_bytes), margin, grouped(p.live_count)));
   }
-  if (!r.persistent.empty()) {
-    uint64_t total = 0;
-    for (const auto& p : r.persistent) total += p.bytes;
-    line(out, "Persistent", fmt::format("{} made before the first inference or once (not leaks), largest: {}",
-                                        bytes(total), r.persistent.front().site));
+  for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing}) {
+    uint64_t total = 0, groups = 0;
+    const PersistentBlock* largest = nullptr;
+    for (const auto& p : r.persistent)
+      if (p.reason == why) {
+        total += p.bytes;
+        ++groups;
+        if (!largest) largest = &p;
+      }
+    if (!largest) continue;
+    if (why == LiveReason::before_first_inference)
+      line(out, "Persistent", fmt::format("{} made before the first inference (not leaks), largest: {}", bytes(total),
+                                          largest->site));
+    else
+      line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
+                                           "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
+                                           largest->site));
   }
   if (r.sizes.aligned_requests && r.sizes.padding_bytes > r.sizes.padding_bytes_at_8)
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
-
-  std::string notes;
-  if (s.skipped_lines) notes += fmt::format(", {} unrelated lines skipped", grouped(s.skipped_lines));
-  if (s.malformed_lines) notes += fmt::format(", {} malformed [MEM] lines", grouped(s.malformed_lines));
-  if (s.corrupt_bytes) notes += fmt::format(", {} corrupt bytes skipped", grouped(s.corrupt_bytes));
-  if (s.truncated_bytes) notes += fmt::format(", {} bytes of a cut-off last record ignored", grouped(s.truncated_bytes));
-  if (r.counts.unknown_frees) notes += fmt::format(", {} frees of unknown blocks", grouped(r.counts.unknown_frees));
-  if (!notes.empty()) line(out, "Input", notes.substr(2));
-  if (s.overflows)
-    line(out, "[DATA LOST]", fmt::format("{} ITM overflow packets: the device dropped trace data, numbers may be low; "
-                                         "lower the event rate or raise the SWO clock", grouped(s.overflows)));
-  if (s.dropped_records)
-    line(out, "[DATA LOST]", fmt::format("{} records dropped on the device (trace buffer full): numbers may be low; "
-                                         "drain the buffer more often or make it larger", grouped(s.dropped_records)));
-  if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
-    more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
-                          s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));
+  if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
   return out;
 }
 

@@ -17,7 +17,7 @@ TEST(Analyses, ARingOfTheLastThreeBuffersIsPersistentNotALeak) {
   EXPECT_TRUE(run->result.leaks.empty());
   ASSERT_EQ(run->result.persistent.size(), 1u);
   EXPECT_EQ(run->result.persistent[0].count, 3u);
-  EXPECT_EQ(run->result.watermarks[0].shape, "flat");
+  EXPECT_EQ(run->result.watermarks[0].shape, Shape::flat);
 }
 
 TEST(Analyses, PeakHoldersAreTheBlocksLiveAtThePeak) {

@@ -54,7 +54,7 @@ TEST(SeedCases, LstmLeaks644BytesPerInferenceAtItsSite) {
   EXPECT_EQ(r.persistent[0].site, "micro_allocator.cc:310");
   EXPECT_EQ(r.persistent[0].bytes, 40588u);
   EXPECT_NEAR(r.leak_rate_bytes_per_inference, 644.0, 1e-6);
-  EXPECT_EQ(r.watermarks[0].shape, "linear");
+  EXPECT_EQ(r.watermarks[0].shape, Shape::linear);
   // Last inference peaks at 40588 + 400*644 + 2048 = 300236 B of 524288.
   ASSERT_TRUE(r.exhaustion_forecast);
   EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 524288u - 300236u);
@@ -88,7 +88,7 @@ TEST(SeedCases, LstmStairStepsOf644BytesEveryHundredInferences) {
   EXPECT_EQ(r.peak_bytes, 43164u);
   ASSERT_EQ(r.watermarks.size(), 1u);
   const PoolWatermark& w = r.watermarks[0];
-  EXPECT_EQ(w.shape, "stair");
+  EXPECT_EQ(w.shape, Shape::stair);
   EXPECT_EQ(w.stairs.steps, 4u);
   EXPECT_DOUBLE_EQ(w.stairs.step_bytes, 644.0);
   EXPECT_DOUBLE_EQ(w.stairs.period_inferences, 100.0);
@@ -189,9 +189,9 @@ TEST(SeedCases, MfccFragmentationFailsA4KRequestWith11KFree) {
   EXPECT_DOUBLE_EQ(rate_at(t33), 1.0 - 8192.0 / 12288.0);
   EXPECT_DOUBLE_EQ(rate_at(t56), 1.0 - 5120.0 / 11776.0);
   EXPECT_DOUBLE_EQ(rate_at(t73), 1.0 - 3072.0 / 11264.0);
-  EXPECT_DOUBLE_EQ(r.fragmentation.max_rate, 1.0 - 3072.0 / 11264.0);
-  EXPECT_DOUBLE_EQ(r.fragmentation.final_rate, 1.0 - 3072.0 / 11264.0);
-  EXPECT_EQ(r.fragmentation.band, "danger");
+  EXPECT_DOUBLE_EQ(*r.fragmentation.max_rate, 1.0 - 3072.0 / 11264.0);
+  EXPECT_DOUBLE_EQ(*r.fragmentation.final_rate, 1.0 - 3072.0 / 11264.0);
+  EXPECT_EQ(r.fragmentation.band, Band::danger);
   EXPECT_EQ(r.fragmentation.alloc_failures, 1u);
   const AllocFailure* f = first_failure(r);
   ASSERT_TRUE(f);

@@ -75,8 +75,8 @@ TEST(Budget, TraceLimits) {
   AnalysisResult t;
   t.inferences = 400;
   t.leak_rate_bytes_per_inference = 644;
-  t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0});
-  t.fragmentation.band = "warning";
+  t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0, std::nullopt});
+  t.fragmentation.band = Band::warning;
   t.fragmentation.alloc_failures = 1;
   t.pools.push_back({"arena", "arena", 81920, 78848, 78848, 3, 3.75});
   BudgetInputs in{nullptr, nullptr, &t, nullptr};

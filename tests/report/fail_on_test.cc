@@ -9,18 +9,35 @@ TEST(FailOn, ParsesAndRejects) {
   FailOn f = parse_fail_on("leak,overflow,fragmentation=danger");
   EXPECT_TRUE(f.leak);
   EXPECT_TRUE(f.overflow);
-  EXPECT_EQ(f.fragmentation, 2);
+  EXPECT_EQ(f.fragmentation, Band::danger);
   EXPECT_THROW(parse_fail_on("leaks"), std::invalid_argument);
 }
 
 TEST(FailOn, BreaksOnlyTheRulesThatHold) {
   AnalysisResult r;
-  r.fragmentation.band = "warning";
+  r.fragmentation.band = Band::warning;
   EXPECT_TRUE(broken_rules(parse_fail_on("leak,fragmentation=danger"), r).empty());
   EXPECT_EQ(broken_rules(parse_fail_on("fragmentation=warning"), r).size(), 1u);
   r.leaks.push_back({});
   r.overflow_count = 2;
   EXPECT_EQ(broken_rules(parse_fail_on("leak,overflow"), r).size(), 2u);
+}
+
+// The band is read with the one band table: "fragmentation=healthy" would
+// fail every run and is refused; a band that was not measured breaks nothing.
+TEST(FailOn, FragmentationUsesTheBandTable) {
+  EXPECT_EQ(parse_fail_on("fragmentation=warning").fragmentation, Band::warning);
+  EXPECT_EQ(parse_fail_on("fragmentation").fragmentation, Band::warning);
+  EXPECT_THROW(parse_fail_on("fragmentation=healthy"), std::invalid_argument);
+  EXPECT_THROW(parse_fail_on("fragmentation=bad"), std::invalid_argument);
+  AnalysisResult r;
+  EXPECT_TRUE(broken_rules(parse_fail_on("fragmentation=warning"), r).empty());
+  r.fragmentation.band = Band::danger;
+  r.fragmentation.max_rate = 0.42;
+  r.fragmentation.final_rate = 0.0;
+  auto broken = broken_rules(parse_fail_on("fragmentation=danger"), r);
+  ASSERT_EQ(broken.size(), 1u);
+  EXPECT_NE(broken[0].find("band danger (max 42%"), std::string::npos) << broken[0];
 }
 
 }  // namespace

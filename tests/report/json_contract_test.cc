@@ -2,6 +2,12 @@
 // these keys and types may be extended, never renamed.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "edgemem/report.h"
 #include "test_support.h"
 
@@ -49,6 +55,108 @@ TEST(JsonContract, HasEveryDesignKeyWithItsType) {
   EXPECT_EQ(j["pools"][0]["name"], "arena0");
   EXPECT_EQ(j["pools"][0]["size"], 81920);
   EXPECT_EQ(j["pools"][0]["peak_bytes"], 12288 + 4 * 644 + 644);
+  // Added in issue 9: stable identifiers, fractions, a status per check.
+  EXPECT_EQ(leak["pattern"]["kind"], "every_inference");
+  EXPECT_EQ(leak["pattern"]["growth_bytes"], 644);
+  EXPECT_TRUE(leak["pattern"]["period_inferences"].is_null());
+  EXPECT_EQ(j["persistent"][0]["reason"], "before_first_inference");
+  EXPECT_EQ(j["watermark"][0]["shape"], "linear");
+  EXPECT_EQ(j["exhaustion_forecast"]["already_exhausted"], false);
+  EXPECT_DOUBLE_EQ(j["pools"][0]["peak_margin"].get<double>(), j["pools"][0]["peak_margin_pct"].get<double>() / 100);
+  EXPECT_EQ(j["fragmentation"]["pools"][0]["extent"], "known");
+  EXPECT_EQ(j["peak"]["inference"], 4);
+  for (const char* check : {"leaks", "overflow", "guards", "fragmentation", "lifo", "data_loss"}) {
+    ASSERT_TRUE(j["checks"].contains(check)) << check;
+    EXPECT_TRUE(j["checks"][check]["status"] == "found" || j["checks"][check]["status"] == "clean" ||
+                j["checks"][check]["status"] == "not_checked") << check;
+    EXPECT_TRUE(j["checks"][check].contains("reason")) << check;
+  }
+  EXPECT_EQ(j["checks"]["leaks"]["status"], "found");
+  EXPECT_EQ(j["checks"]["overflow"]["status"], "clean");
+  EXPECT_EQ(j["checks"]["guards"]["status"], "not_checked");
+  EXPECT_TRUE(j["checks"]["guards"]["reason"].is_string());
+  EXPECT_EQ(j["checks"]["data_loss"]["status"], "clean");
+  EXPECT_TRUE(j["checks"]["data_loss"]["reason"].is_null());
+  EXPECT_TRUE(j["input"]["first_problem"].is_null());
+}
+
+// What a trace cannot tell is null, never 0 or "": no inference markers, no
+// pool size.
+TEST(JsonContract, UnknownsAreNull) {
+  std::string log;
+  for (int i = 0; i < 10; ++i)
+    log += "[MEM][" + std::to_string(i) + "] ALLOC size=16 addr=" + std::to_string(4096 * (i + 1)) + "\n";
+  log += "[MEM][20] FREE addr=8192\n";
+  auto run = analyse(Format::log, log);
+  InputSummary in{"t.log", "log", run->stats, run->context.time_base};
+  auto j = to_json(in, run->result);
+  EXPECT_EQ(j["inferences"], 0);
+  EXPECT_TRUE(j["leak_rate_bytes_per_inference"].is_null());
+  EXPECT_TRUE(j["peak"]["inference"].is_null());
+  EXPECT_TRUE(j["peak"]["per_inference"].is_null());
+  EXPECT_TRUE(j["pools"][0]["size"].is_null());
+  EXPECT_TRUE(j["pools"][0]["peak_margin"].is_null());
+  EXPECT_TRUE(j["fragmentation"]["band"].is_null());
+  EXPECT_TRUE(j["fragmentation"]["max_rate"].is_null());
+  EXPECT_TRUE(j["fragmentation"]["final_rate"].is_null());
+  EXPECT_EQ(j["fragmentation"]["pools"][0]["extent"], "observed");
+  EXPECT_EQ(j["checks"]["overflow"]["status"], "not_checked");
+  EXPECT_EQ(j["checks"]["fragmentation"]["status"], "not_checked");
+  EXPECT_TRUE(j["checks"]["fragmentation"]["reason"].is_string());
+  EXPECT_EQ(j["checks"]["lifo"]["status"], "not_checked");
+}
+
+// docs/schemas/analyze.schema.json lists every key as required and no other
+// (additionalProperties false): walk a full document and compare key sets,
+// so the schema cannot drift from what to_json writes.
+void same_keys(const nlohmann::json& doc, const nlohmann::json& schema, const nlohmann::json& root,
+               const std::string& where) {
+  const nlohmann::json& s = schema.contains("$ref") ? root["$defs"][schema["$ref"].get<std::string>().substr(8)] : schema;
+  if (doc.is_object() && s.contains("properties")) {
+    std::set<std::string> have, want;
+    for (const auto& [k, v] : doc.items()) have.insert(k);
+    for (const auto& [k, v] : s["properties"].items()) want.insert(k);
+    EXPECT_EQ(have, want) << where;
+    if (s.value("additionalProperties", true) == false)
+      for (const auto& [k, v] : doc.items())
+        if (want.count(k)) same_keys(v, s["properties"][k], root, where + "." + k);
+  } else if (doc.is_array() && s.contains("items") && s["items"].is_object()) {
+    for (const auto& item : doc) same_keys(item, s["items"], root, where + "[]");
+  }
+}
+
+TEST(JsonContract, TheSchemaFileNamesExactlyTheKeysWritten) {
+  std::ifstream file(std::string(EDGEMEM_SOURCE_DIR) + "/docs/schemas/analyze.schema.json");
+  ASSERT_TRUE(file) << "docs/schemas/analyze.schema.json";
+  std::stringstream text;
+  text << file.rdbuf();
+  auto schema = nlohmann::json::parse(text.str());
+  EXPECT_EQ(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+  // Every finding, so that every nested object is written at least once.
+  std::string log = "[MEM][0] POOL name=arena kind=arena size=4096\n[MEM][0] POOL name=heap kind=heap base=0x1000 size=256\n";
+  for (int i = 1; i <= 6; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", 10 * i, i);
+    log += fmt::format("[MEM][{}] ALLOC size=512 offset=0 site=a.cc:1 pool=arena\n", 10 * i + 1);
+    log += fmt::format("[MEM][{}] ALLOC size=256 offset=512 site=b.cc:2 pool=arena\n", 10 * i + 1);
+    log += fmt::format("[MEM][{}] FREE offset=0 pool=arena\n", 10 * i + 2);
+    log += fmt::format("[MEM][{}] FREE offset=512 pool=arena\n", 10 * i + 2);
+    log += fmt::format("[MEM][{}] ALLOC size=16 offset={} site=leak.cc:3 pool=arena\n", 10 * i + 3, 1024 + 16 * i);
+    log += fmt::format("[MEM][{}] ALLOC size=16 addr=0x{:x} site=h.c:4 pool=heap\n", 10 * i + 3, 0x1000 + 32 * i);
+    if (i == 3) log += "[MEM][34] ALLOC size=4000 offset=1200 site=big.cc:4 pool=arena\n";
+    if (i == 4) log += "[MEM][44] ALLOC_FAIL size=300 pool=heap site=h.c:5\n";
+    log += fmt::format("[MEM][{}] GUARD {} pool=arena\n", 10 * i + 5, i == 5 ? "corrupt" : "ok");
+    log += fmt::format("[MEM][{}] INFER end {}\n", 10 * i + 6, i);
+  }
+  log += "[MEM][x] ALLOC\n";
+  auto run = analyse(Format::log, log);
+  auto j = to_json({"t.log", "log", run->stats, run->context.time_base}, run->result);
+  for (const char* nonempty : {"leaks", "persistent", "overflows", "guard_failure_events", "watermark", "pools", "sites"})
+    ASSERT_FALSE(j[nonempty].empty()) << nonempty;
+  ASSERT_FALSE(j["fragmentation"]["failures"].empty());
+  ASSERT_FALSE(j["lifo"]["sites"].empty());
+  ASSERT_FALSE(j["input"]["first_problem"].is_null());
+  ASSERT_FALSE(j["exhaustion_forecast"].is_null());
+  same_keys(j, schema, schema, "");
 }
 
 }  // namespace

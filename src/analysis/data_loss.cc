@@ -1,0 +1,25 @@
+// Whether the trace lost events, judged from what the decoder skipped and
+// what the analysis could not match; any of it can hide or fake a finding.
+#include <fmt/format.h>
+
+#include "edgemem/analyzer.h"
+
+namespace edgemem {
+
+Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
+  std::string lost;
+  auto add = [&](uint64_t n, const char* what) {
+    if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
+  };
+  add(s.overflows, "ITM overflow packets (the device dropped trace data)");
+  add(s.dropped_records, "records dropped on the device (trace buffer full)");
+  add(s.corrupt_bytes, "corrupt bytes skipped");
+  add(s.malformed_lines, "malformed [MEM] lines skipped");
+  add(s.truncated_bytes, "bytes of a cut-off last record ignored");
+  add(c.unknown_frees, "frees of blocks never seen allocated (allocations lost)");
+  add(c.replaced_blocks, "allocations over a live block (frees lost)");
+  if (lost.empty()) return {CheckStatus::clean, {}};
+  return {CheckStatus::found, lost};
+}
+
+}  // namespace edgemem

@@ -1,0 +1,371 @@
+// What a user found wrong in analyze's findings (issue 9), rebuilt as traces:
+// a working set is not a leak, a leak's rate is its own, a check that could
+// not run says so, and lost data is named before the verdict.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "edgemem/report.h"
+#include "report/budget.h"
+#include "report/diff.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+struct Log {
+  std::string text;
+  uint64_t t = 0;
+  template <typename... A>
+  void operator()(fmt::format_string<A...> f, A&&... a) {
+    text += fmt::format("[MEM][{}] ", t += 100);
+    text += fmt::format(f, std::forward<A>(a)...);
+    text += "\n";
+  }
+};
+
+void a1(std::string& bin, uint16_t size, uint32_t address) {
+  bin += '\xA1';
+  bin += static_cast<char>(size >> 8);
+  bin += static_cast<char>(size);
+  be32(bin, address);
+}
+void f1(std::string& bin, uint32_t address) {
+  bin += '\xF1';
+  be32(bin, address);
+}
+
+std::string text_of(const Run& run, const std::string& format) {
+  return text_report({"t", format, run.stats, run.context.time_base}, run.result);
+}
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Seed-binary records only (no inference markers): ~130 blocks of nine sizes
+// freed and made again at their own addresses, and a 644 B block made every
+// 1000 events and never freed.
+struct WorkingSetTrace {
+  std::string bin;
+  uint64_t leaked = 0;
+};
+WorkingSetTrace working_set_with_a_slow_leak(uint64_t events, bool leak) {
+  const uint16_t sizes[] = {32, 48, 64, 96, 128, 160, 200, 256, 320};
+  WorkingSetTrace t;
+  uint64_t n = 0;
+  auto event = [&] {
+    if (++n % 1000 == 0 && leak) {
+      a1(t.bin, 644, 0x20100000 + static_cast<uint32_t>(t.leaked++) * 0x400);
+      ++n;
+    }
+  };
+  std::vector<std::pair<uint16_t, uint32_t>> blocks;
+  for (int i = 0; i < 130; ++i) {
+    blocks.emplace_back(sizes[i % 9], 0x20000000 + i * 0x200);
+    a1(t.bin, blocks.back().first, blocks.back().second);
+    event();
+  }
+  uint32_t x = 12345;
+  while (n < events) {
+    x = x * 1103515245 + 12345;  // deterministic choice of the block to reuse
+    auto [size, address] = blocks[(x >> 16) % blocks.size()];
+    f1(t.bin, address);
+    event();
+    a1(t.bin, size, address);
+    event();
+  }
+  return t;
+}
+
+TEST(HonestFindings, AWorkingSetWithoutMarkersIsNotALeakButTheSlow644ByteLeakIs) {
+  WorkingSetTrace t = working_set_with_a_slow_leak(20000, true);
+  auto run = analyse(Format::seedbin, t.bin);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.inferences, 0u);
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].site, "? (644 B blocks)");
+  EXPECT_EQ(r.leaks[0].count, t.leaked);
+  EXPECT_EQ(r.leaks[0].bytes, 644 * t.leaked);
+  EXPECT_EQ(r.leaks[0].block_size, 644u);
+  EXPECT_FALSE(r.leaks[0].bytes_per_inference);  // no inferences, no rate
+  // The nine steady groups are live at the end, as a working set.
+  ASSERT_EQ(r.persistent.size(), 9u);
+  uint64_t live = 0;
+  for (const auto& p : r.persistent) {
+    EXPECT_EQ(p.reason, LiveReason::not_growing) << p.site;
+    live += p.count;
+  }
+  EXPECT_EQ(live, 130u);
+  EXPECT_EQ(r.checks.leaks.status, CheckStatus::found);
+  std::string text = text_of(*run, "seedbin");
+  EXPECT_EQ(occurrences(text, "[LEAK]"), 1u) << text;
+  EXPECT_NE(text.find("working set"), std::string::npos) << text;
+}
+
+TEST(HonestFindings, AWorkingSetAloneWithoutMarkersLeaksNothing) {
+  auto run = analyse(Format::seedbin, working_set_with_a_slow_leak(20000, false).bin);
+  EXPECT_TRUE(run->result.leaks.empty());
+  EXPECT_EQ(run->result.checks.leaks.status, CheckStatus::clean);
+  EXPECT_EQ(run->result.persistent.size(), 9u);
+}
+
+// Without inference markers there is no "inference 0" to name, and a heap of
+// unknown size is not judged over the span its addresses happen to cover.
+TEST(HonestFindings, NoInferenceNumberAndNoFragmentationVerdictThatTheTraceCannotGive) {
+  std::string bin;
+  for (uint32_t i = 0; i < 8; ++i) a1(bin, 16, 0x20000000 + i * 0x1000);
+  for (uint32_t i = 1; i < 8; i += 2) f1(bin, 0x20000000 + i * 0x1000);
+  a1(bin, 16, 0x20000000 + 1 * 0x1000);
+  auto run = analyse(Format::seedbin, bin);
+  const AnalysisResult& r = run->result;
+  EXPECT_FALSE(r.peak.inference);
+  EXPECT_FALSE(r.fragmentation.band);
+  EXPECT_FALSE(r.fragmentation.max_rate);
+  ASSERT_EQ(r.fragmentation.pools.size(), 1u);
+  EXPECT_FALSE(r.fragmentation.pools[0].known_extent);
+  EXPECT_GT(r.fragmentation.pools[0].max_rate, 0.25);  // still shown, as what it is
+  EXPECT_EQ(r.checks.fragmentation.status, CheckStatus::not_checked);
+  EXPECT_EQ(r.checks.overflow.status, CheckStatus::not_checked);
+  EXPECT_EQ(r.checks.guards.status, CheckStatus::not_checked);
+  std::string text = text_of(*run, "seedbin");
+  EXPECT_EQ(text.find("at inference"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[FRAGMENT]"), std::string::npos) << text;
+  EXPECT_NE(text.find("over the span its blocks touched"), std::string::npos) << text;
+  // [OK] names only what was checked and clean.
+  size_t ok = text.find("[OK]");
+  ASSERT_NE(ok, std::string::npos) << text;
+  std::string ok_line = text.substr(ok, text.find('\n', ok) - ok);
+  EXPECT_EQ(ok_line.find("overflow"), std::string::npos) << ok_line;
+  EXPECT_EQ(ok_line.find("fragmentation"), std::string::npos) << ok_line;
+  EXPECT_NE(text.find("[NOT CHECKED] overflow"), std::string::npos) << text;
+}
+
+TEST(HonestFindings, LostDataIsNamedBeforeTheVerdict) {
+  std::string bin;
+  for (int i = 0; i < 10; ++i) {
+    a1(bin, 64, 0x20000000);
+    f1(bin, 0x20000000);
+  }
+  auto run = analyse(Format::seedbin, bin);
+  DecodeStats stats = run->stats;
+  stats.overflows = 14;
+  std::string text = text_report({"t.swo", "itm", stats, TimeBase::sequence}, run->result);
+  size_t lost = text.find("[DATA LOST]");
+  ASSERT_NE(lost, std::string::npos) << text;
+  EXPECT_NE(text.find("14 ITM overflow packets"), std::string::npos) << text;
+  for (const char* verdict : {"[OK]", "[NOT CHECKED]"}) {
+    ASSERT_NE(text.find(verdict), std::string::npos) << text;
+    EXPECT_LT(lost, text.find(verdict)) << text;
+  }
+  EXPECT_EQ(data_loss_check(stats, run->result.counts).status, CheckStatus::found);
+}
+
+// A heap of known extent whose fragmentation peaks at 42 % and ends at 0.
+std::unique_ptr<Run> fragmentation_peak_of_42_percent() {
+  Log log;
+  log("POOL name=heap kind=heap base=0x20000000 size=10000");
+  log("INFER begin 1");
+  // Free: [0, 2100) and [4100, 7000): largest 2900 of 5000 -> 42 %.
+  log("ALLOC size=2000 addr=0x{:x} pool=heap site=a.c:1", 0x20000000 + 2100);
+  log("ALLOC size=3000 addr=0x{:x} pool=heap site=a.c:2", 0x20000000 + 7000);
+  log("FREE addr=0x{:x} pool=heap", 0x20000000 + 2100);
+  log("FREE addr=0x{:x} pool=heap", 0x20000000 + 7000);
+  log("INFER end 1");
+  return analyse(Format::log, log.text);
+}
+
+TEST(HonestFindings, OneBandTableForAnalyzeCheckDiffAndFailOn) {
+  auto run = fragmentation_peak_of_42_percent();
+  const AnalysisResult& r = run->result;
+  ASSERT_TRUE(r.fragmentation.max_rate);
+  EXPECT_DOUBLE_EQ(*r.fragmentation.max_rate, 0.42);
+  EXPECT_DOUBLE_EQ(*r.fragmentation.final_rate, 0.0);
+  EXPECT_EQ(r.fragmentation.band, Band::danger);
+  EXPECT_EQ(fragmentation_band(0.0999), Band::healthy);
+  EXPECT_EQ(fragmentation_band(0.10), Band::warning);
+  EXPECT_EQ(fragmentation_band(0.25), Band::warning);
+  EXPECT_EQ(fragmentation_band(0.2501), Band::danger);
+
+  BudgetInputs in{nullptr, nullptr, &r, nullptr};
+  std::string error;
+  auto out = evaluate_budget(nlohmann::json::parse(R"({"fragmentation": {"max_band": "warning"}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].ok) << out[0].message;
+  EXPECT_EQ(out[0].message.find("healthy"), std::string::npos) << out[0].message;
+
+  EXPECT_EQ(broken_rules(parse_fail_on("fragmentation=danger"), r).size(), 1u);
+  EXPECT_NE(text_of(*run, "log").find("[FRAGMENT]"), std::string::npos);
+
+  AnalysisResult calm;
+  calm.fragmentation.band = Band::healthy;
+  bool band_row = false;
+  for (const auto& g : diff_traces(calm, r))
+    for (const auto& row : g.rows)
+      if (row.name == "fragmentation_band") {
+        band_row = true;
+        EXPECT_EQ(row.after, static_cast<double>(Band::danger));
+      }
+  EXPECT_TRUE(band_row);
+}
+
+// A pool that already overflowed is exhausted; it does not "run out" later.
+TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
+  Log log;
+  log("POOL name=heap kind=heap base=0x20000000 size=65536");
+  for (int i = 1; i <= 100; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=16 addr=0x{:x} pool=heap site=leak.c:9", 0x20000000 + 16 * i);
+    if (i == 50) {
+      log("ALLOC size=1024 addr=0x{:x} pool=heap site=big.c:3", 0x20000000 + 65536 - 644);
+      log("FREE addr=0x{:x} pool=heap", 0x20000000 + 65536 - 644);
+    }
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.overflow_count, 1u);
+  EXPECT_EQ(r.overflows[0].over_by, 380u);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_TRUE(r.exhaustion_forecast->already_exhausted);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 0u);
+  std::string text = text_of(*run, "log");
+  EXPECT_EQ(text.find("runs out in"), std::string::npos) << text;
+  EXPECT_NE(text.find("already exhausted"), std::string::npos) << text;
+  auto j = to_json({"t", "log", run->stats, run->context.time_base}, r);
+  EXPECT_EQ(j["exhaustion_forecast"]["already_exhausted"], true);
+}
+
+TEST(HonestFindings, ABlockLeakedEveryThousandthInferenceIsSaidSo) {
+  Log log;
+  for (int i = 1; i <= 3000; ++i) {
+    log("INFER begin {}", i);
+    if (i % 1000 == 0) log("ALLOC size=644 offset={} site=lstm.cc:88", 644 * (i / 1000));
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  ASSERT_TRUE(r.leaks[0].growth);
+  EXPECT_EQ(r.leaks[0].growth->pattern, LeakPattern::every_nth);
+  EXPECT_EQ(r.leaks[0].growth->period, 1000u);
+  EXPECT_EQ(r.leaks[0].growth->bytes_per_growth, 644u);
+  EXPECT_FALSE(r.leaks[0].growth->late_start);
+  std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("[LEAK]        644 B every 1,000th inference at lstm.cc:88"), std::string::npos) << text;
+  auto j = to_json({"t", "log", run->stats, run->context.time_base}, r);
+  EXPECT_EQ(j["leaks"][0]["pattern"]["kind"], "every_nth");
+  EXPECT_EQ(j["leaks"][0]["pattern"]["period_inferences"], 1000);
+}
+
+TEST(HonestFindings, ALeakThatStartsHalfWayShowsItsOwnRateFromWhenItStarted) {
+  Log log;
+  for (int i = 1; i <= 400; ++i) {
+    log("INFER begin {}", i);
+    if (i > 200) log("ALLOC size=644 offset={} site=lstm.cc:88", 644 * i);
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 644.0);
+  ASSERT_TRUE(r.leaks[0].growth);
+  EXPECT_EQ(r.leaks[0].growth->pattern, LeakPattern::every_inference);
+  EXPECT_EQ(r.leaks[0].growth->first_inference, 201u);
+  EXPECT_TRUE(r.leaks[0].growth->late_start);
+  EXPECT_NE(text_of(*run, "log").find("644 B per inference from inference 201 on at lstm.cc:88"), std::string::npos);
+}
+
+// Twenty 644 B blocks without a call site, beside 100 B blocks made and
+// freed 40 times: the group's own balance is 20 / 0, not the anonymous 60 / 40.
+TEST(HonestFindings, ALeakGroupCountsItsOwnAllocationsAndFrees) {
+  std::string bin;
+  for (uint32_t i = 1; i <= 20; ++i) {
+    bin += '\xB1';
+    be32(bin, i);
+    a1(bin, 644, 0x20000000 + i * 0x400);
+    for (uint32_t k = 0; k < 2; ++k) {
+      a1(bin, 100, 0x20100000);
+      f1(bin, 0x20100000);
+    }
+    bin += '\xB2';
+    be32(bin, i);
+  }
+  auto run = analyse(Format::seedbin, bin);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].count, 20u);
+  EXPECT_EQ(r.leaks[0].allocs, 20u);
+  EXPECT_EQ(r.leaks[0].frees, 0u);
+  std::string text = text_of(*run, "seedbin");
+  EXPECT_NE(text.find("this group over the whole trace: 20 allocations, 0 frees"), std::string::npos) << text;
+}
+
+// The seed log numbers its inferences ("INFER begin 100"); so does the report.
+TEST(HonestFindings, InferencesKeepTheDevicesOwnNumbers) {
+  Log log;
+  for (int i = 97; i <= 100; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size={} offset=0 site=op.cc:1", i == 100 ? 4096 : 1024);
+    log("FREE offset=0");
+    log("GUARD {}", i == 100 ? "corrupt" : "ok");
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.inferences, 4u);
+  EXPECT_EQ(r.peak.inference, 100u);
+  EXPECT_EQ(r.peak.max_inference_index, 100u);
+  ASSERT_EQ(r.guard_failures.size(), 1u);
+  EXPECT_EQ(r.guard_failures[0].inference, 100u);
+  std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("Peak          4,096 B at inference 100"), std::string::npos) << text;
+  EXPECT_NE(text.find("first at inference 100"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace edgemem::test
+
+namespace edgemem::test {
+namespace {
+
+// A firmware loop that counts from 0 keeps its 0; markers without numbers
+// are counted from 1.
+// A failed request that was not a fragmentation failure is still a finding
+// when other findings are printed before it.
+TEST(HonestFindings, AFailedAllocationIsShownBesideOtherFindings) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=256\n";
+  for (int i = 1; i <= 4; ++i)
+    log += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=16 addr=0x{:x} pool=heap site=h.c:4\n"
+                       "[MEM][{}] INFER end {}\n", 10 * i, i, 10 * i + 1, 0x1000 + 16 * i, 10 * i + 2, i);
+  log += "[MEM][50] ALLOC_FAIL size=4096 pool=heap site=h.c:5\n";
+  auto run = analyse(Format::log, log);
+  ASSERT_FALSE(run->result.leaks.empty());
+  std::string text = text_report({"t", "log", run->stats, run->context.time_base}, run->result);
+  EXPECT_NE(text.find("[ALLOC FAIL]  1 failed allocations"), std::string::npos) << text;
+}
+
+TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
+  auto peak_in_third = [](bool numbered) {
+    std::string log;
+    for (int i = 0; i < 4; ++i) {
+      std::string n = numbered ? fmt::format(" {}", i) : std::string();
+      log += fmt::format("[MEM][1] INFER begin{}\n[MEM][2] ALLOC size={} offset=0\n", n, i == 2 ? 4096 : 64);
+      log += fmt::format("[MEM][3] FREE offset=0\n[MEM][4] INFER end{}\n", n);
+    }
+    return analyse(Format::log, log)->result;
+  };
+  AnalysisResult zero_based = peak_in_third(true);
+  EXPECT_EQ(zero_based.peak.inference, 2u);
+  EXPECT_EQ(zero_based.peak.max_inference_index, 2u);
+  EXPECT_EQ(zero_based.watermarks[0].series.front().first, 0u);
+  AnalysisResult unnumbered = peak_in_third(false);
+  EXPECT_EQ(unnumbered.peak.inference, 3u);
+  EXPECT_EQ(unnumbered.peak.max_inference_index, 3u);
+  EXPECT_EQ(unnumbered.watermarks[0].series.front().first, 1u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
