@@ -43,12 +43,16 @@ void ItmDecoder::merge_port_stats() {
   stats_.truncated_bytes += port1_stats().truncated_bytes;
   stats_.dropped_records += emt_.stats().dropped_records;
   stats_.malformed_lines += markers_.stats().malformed_lines;
+  stats_.skipped_lines += markers_.stats().skipped_lines;
+  stats_.markers_dropped += markers_.stats().markers_dropped;
+  stats_.strings_dropped += emt_.stats().strings_dropped;
   if (auto& q = markers_.stats().first_problem; q && !stats_.first_problem)
     stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
 }
 
 void ItmDecoder::on_corrupt(uint8_t byte) {
   ++stats_.corrupt_bytes;
+  ++reserved_bytes_;
   stats_.note_problem(offset_, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
 }
 

@@ -76,7 +76,7 @@ TEST(Emt, DeviceDropsAreReported) {
 TEST(Emt, FirmwareCaptureIsReadWhole) {
   std::string bytes = read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt");
   ASSERT_FALSE(bytes.empty());
-  EXPECT_EQ(sniff_format({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}), Format::emt);
+  EXPECT_EQ(sniff_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}).format, Format::emt);
   auto run = analyse(Format::emt, bytes);
   EXPECT_EQ(run->stats.corrupt_bytes, 0u);
   EXPECT_EQ(run->stats.truncated_bytes, 0u);
