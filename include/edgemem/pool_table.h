@@ -57,8 +57,12 @@ class PoolTable {
   uint64_t dropped() const { return dropped_; }
 
  private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<PoolInfo> pools_;
-  std::unordered_map<std::string, PoolId> ids_;
+  std::unordered_map<std::string, PoolId, Hash, std::equal_to<>> ids_;
   uint64_t dropped_ = 0;
 };
 

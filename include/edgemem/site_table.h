@@ -40,6 +40,7 @@ class SiteTable {
   std::vector<std::string> names_;
   std::unordered_map<std::string, SiteId, Hash, std::equal_to<>> ids_;
   uint64_t dropped_ = 0;
+  SiteId overflow_ = kUnknownSite;  // "(other sites)" once the table is full
 };
 
 }  // namespace edgemem

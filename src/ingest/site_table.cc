@@ -9,8 +9,12 @@ SiteId SiteTable::intern(std::string_view text) {
   if (auto it = ids_.find(text); it != ids_.end()) return it->second;
   if (names_.size() >= kMaxSites) {
     ++dropped_;
-    if (auto it = ids_.find(kOverflowName); it != ids_.end()) return it->second;
-    text = kOverflowName;  // the one name allowed past the cap
+    if (overflow_ == kUnknownSite) {  // the one name allowed past the cap
+      overflow_ = static_cast<SiteId>(names_.size());
+      names_.emplace_back(kOverflowName);
+      ids_.emplace(names_.back(), overflow_);
+    }
+    return overflow_;
   }
   auto id = static_cast<SiteId>(names_.size());
   names_.emplace_back(text);
