@@ -61,9 +61,7 @@ std::span<const F> fields_of(uint8_t tag) {
 
 }  // namespace
 
-EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink) : context_(context), sink_(sink) {
-  context_.time_base = TimeBase::cycles;
-}
+EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink) : context_(context), sink_(sink) {}
 
 void EmtDecoder::feed(std::span<const uint8_t> bytes) {
   stats_.bytes += bytes.size();
@@ -215,6 +213,7 @@ void EmtDecoder::complete() {
       last_sync_low_ = static_cast<uint32_t>(now);
       time_ = epoch_ + now;
       ++stats_.syncs;
+      context_.time_base = TimeBase::cycles;
       break;
     }
     case kHeader:

@@ -11,9 +11,10 @@ ItmDecoder::ItmDecoder(TraceContext& context, EventSink& sink)
       markers_(context, sink),
       memory_(context, sink),
       emt_(context, sink) {
+  // Without ITM timestamps the payload keeps its own clock (emt deltas,
+  // [MEM] stamps, seed record order), so wrapping a trace in ITM port
+  // writes, as target/ does, changes none of its numbers.
   markers_.set_marks_from_plain_lines(true);
-  memory_.set_external_time(0);
-  context_.time_base = TimeBase::cycles;
 }
 
 void ItmDecoder::feed(std::span<const uint8_t> bytes) {
@@ -25,7 +26,7 @@ void ItmDecoder::feed(std::span<const uint8_t> bytes) {
 }
 
 void ItmDecoder::finish() {
-  end_marker();
+  // A port-0 line still open at the end was cut off: truncated, as in a text log.
   markers_.finish();
   memory_.finish();
   emt_.finish();
@@ -104,6 +105,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       end_marker();  // hardware packets end a port-0 text marker
       return;
   }
+  context_.time_base = TimeBase::cycles;
   memory_.set_external_time(time_);
   markers_.set_external_time(time_);
 }

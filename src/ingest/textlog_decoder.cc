@@ -48,9 +48,7 @@ struct Tokens {
 }  // namespace
 
 TextLogDecoder::TextLogDecoder(TraceContext& context, EventSink& sink)
-    : context_(context), sink_(sink) {
-  context_.time_base = TimeBase::cycles;
-}
+    : context_(context), sink_(sink) {}
 
 void TextLogDecoder::feed(std::span<const uint8_t> bytes) {
   const char* data = reinterpret_cast<const char*>(bytes.data());
@@ -118,7 +116,10 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
     stats_.note_problem(offset, line_no_, "expected [MEM][<cycles>] with a number in the second bracket");
     return;
   }
-  time = marks_from_plain_lines_ ? external_time_ : unwrap(time);
+  // The line's own stamp is the device clock unless the transport (ITM
+  // timestamps) supplies one.
+  time = has_external_time_ ? external_time_ : unwrap(time);
+  context_.time_base = TimeBase::cycles;
   if (!record(rest.substr(close + 1), time, offset)) ++stats_.malformed_lines;
 }
 

@@ -24,7 +24,10 @@ class TextLogDecoder final : public Decoder {
   // console output, counted as skipped and never interned.
   void set_marks_from_plain_lines(bool on) { marks_from_plain_lines_ = on; }
   // Time for lines without a [cycles] stamp (ITM supplies its own clock).
-  void set_external_time(uint64_t time) { external_time_ = time; }
+  void set_external_time(uint64_t time) {
+    external_time_ = time;
+    has_external_time_ = true;
+  }
 
  private:
   void line(std::string_view text, uint64_t offset);
@@ -41,6 +44,7 @@ class TextLogDecoder final : public Decoder {
   uint64_t last_time_ = 0;
   uint64_t epoch_ = 0;        // added when a 32-bit cycle counter wraps
   uint64_t external_time_ = 0;
+  bool has_external_time_ = false;
   bool marks_from_plain_lines_ = false;
   size_t markers_ = 0;  // distinct marker texts interned
   PoolId arena_pool_ = 0, heap_pool_ = 0;
