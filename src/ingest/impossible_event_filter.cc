@@ -7,6 +7,8 @@ namespace edgemem {
 std::string ImpossibleEventFilter::why_impossible(const Event& e) const {
   bool block = e.kind == EventKind::alloc || e.kind == EventKind::realloc;
   if (!block && e.kind != EventKind::alloc_failed) return {};
+  if (address_bits_ <= 32 && e.size > kAbsurdSize32)
+    return fmt::format("a request of {} B (over 1 GiB on a 32-bit device)", e.size);
   if (e.size > kAbsurdSize) return fmt::format("a request of {} B (over 1 TiB)", e.size);
   // A failed request may be larger than its pool; that is why it failed.
   if (!block) return {};

@@ -14,8 +14,11 @@ namespace edgemem {
 
 class ImpossibleEventFilter final : public EventSink {
  public:
-  // No allocator on a device or a host hands out a terabyte at once.
+  // No allocator on a host hands out a terabyte at once; on a 32-bit
+  // Cortex-M (ITM, seed records) the largest RAM region of the memory map,
+  // external RAM at 0x6000_0000, is 1 GiB.
   static constexpr uint64_t kAbsurdSize = uint64_t{1} << 40;
+  static constexpr uint64_t kAbsurdSize32 = uint64_t{1} << 30;
 
   ImpossibleEventFilter(const PoolTable& pools, EventSink& next, unsigned address_bits)
       : pools_(pools), next_(next), address_bits_(address_bits) {}

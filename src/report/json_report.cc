@@ -32,12 +32,18 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"truncated_bytes", s.truncated_bytes},
                 {"overflow_packets", s.overflows},
                 {"dropped_records", s.dropped_records},
+                {"impossible_events", s.impossible_events},
+                {"sites_dropped", s.sites_dropped},
+                {"pools_dropped", s.pools_dropped},
+                {"strings_dropped", s.strings_dropped},
+                {"markers_dropped", s.markers_dropped},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"packets", s.packets}};
   if (s.first_problem)
     j["input"]["first_problem"] = {{"offset", s.first_problem->offset},
                                    {"line", s.first_problem->line},
                                    {"what", s.first_problem->what}};
+  if (!s.first_impossible.empty()) j["input"]["first_impossible"] = s.first_impossible;
   j["inferences"] = r.inferences;
   j["peak_bytes"] = r.peak_bytes;
 

@@ -4,6 +4,7 @@
 // starts inside the arena and runs past it) still reach the overflow check.
 #include <gtest/gtest.h>
 
+#include "edgemem/report.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -24,6 +25,9 @@ TEST(ImpossibleEvents, BlocksLargerThanOrOutsideTheirDeclaredArenaAreCorrupt) {
   EXPECT_EQ(run->result.peak_bytes, 16320u + 128u);  // an arena's peak is the highest offset reached
   EXPECT_EQ(run->result.overflow_count, 1u);
   EXPECT_EQ(run->result.fragmentation.alloc_failures, 1u);
+  nlohmann::json j = to_json(InputSummary{"t.log", "log", run->stats, TimeBase::cycles}, run->result);
+  EXPECT_EQ(j["input"]["impossible_events"], 2);
+  EXPECT_EQ(j["input"]["first_impossible"], run->stats.first_impossible);
 }
 
 TEST(ImpossibleEvents, UndeclaredPoolSizesProveNothing) {
@@ -52,6 +56,10 @@ TEST(ImpossibleEvents, BlocksPastTheAddressSpaceAreCorrupt) {
   auto run = analyse(Format::seedbin, seed);
   EXPECT_EQ(run->stats.impossible_events, 1u);
   EXPECT_EQ(run->result.counts.allocs, 1u);
+  // Nor a 2 GiB block on a Cortex-M, whose largest RAM region is 1 GiB.
+  std::string big;
+  big += '\xA2'; be32(big, 0x80000000); be32(big, 0x20000000);
+  EXPECT_EQ(analyse(Format::seedbin, big)->stats.impossible_events, 1u);
   // No allocator hands out a terabyte, declared pool or not.
   auto huge = analyse(Format::log, "[MEM][1] ALLOC size=2199023255552 addr=0x1000\n");
   EXPECT_EQ(huge->stats.impossible_events, 1u);

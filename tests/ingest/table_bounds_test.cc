@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "edgemem/report.h"
 #include "ingest/emt_decoder.h"
 #include "ingest/textlog_decoder.h"
 #include "test_support.h"
@@ -93,6 +94,9 @@ TEST(TableBounds, TenMillionDistinctSitesInATextLog) {
   const DecodeStats& s = decoder->stats();
   EXPECT_EQ(s.sites_dropped, n - (SiteTable::kMaxSites - 1));  // id 0 is "?", the unknown site
   EXPECT_EQ(s.pools_dropped, n - PoolTable::kMaxPools);
+  nlohmann::json j = to_json(InputSummary{"t.log", "log", s, ctx.time_base}, AnalysisResult{});
+  EXPECT_EQ(j["input"]["sites_dropped"], s.sites_dropped);
+  EXPECT_EQ(j["input"]["pools_dropped"], s.pools_dropped);
   EXPECT_LT(grown, 64 * kMiB) << grown / kMiB << " MiB retained";
 }
 
