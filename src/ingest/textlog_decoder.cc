@@ -70,8 +70,10 @@ void TextLogDecoder::feed(std::span<const uint8_t> bytes) {
       partial_.append(data + pos, end - pos);
       return;
     }
-    if (discarding_) {
+    if (discarding_ || partial_.size() + (end - pos) > kMaxLine) {
+      // Too long to be a record, however the reads cut it.
       discarding_ = false;
+      partial_.clear();
       ++line_no_;
       ++stats_.skipped_lines;
     } else if (!partial_.empty()) {
