@@ -1,9 +1,11 @@
 // The one place between every decoder and the analyses where decoded events
-// are checked against what a pool can hold. A record that decodes cleanly
-// but describes an impossible block (larger than its declared pool, starting
-// outside it, past the end of the address space, terabytes in size) comes
-// from damaged or misread bytes: it is counted as corrupt and never reaches
-// an analysis, where it would become a multi-gigabyte "peak" or "leak".
+// are checked against what could have happened. A record that decodes
+// cleanly but describes an impossible block (outside its declared heap, past
+// the end of the address space, more memory than the device can address)
+// comes from damaged or misread bytes: it is counted as corrupt and never
+// reaches an analysis, where it would become a multi-gigabyte "peak" or
+// "leak". A block merely too big for its arena is not impossible: that is
+// an overflow, and reporting it is the overflow analysis' job.
 #pragma once
 
 #include <memory>
