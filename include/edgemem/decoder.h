@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,9 +47,9 @@ struct DecodeStats {
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
   uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
   uint64_t syncs = 0;
-  // Decoded records no pool could have produced (a block larger than its
-  // declared pool, past its end, past the address space): corrupt input,
-  // counted here and kept away from the analyses.
+  // Decoded records that cannot have happened (a block outside its declared
+  // heap, past the address space, larger than the device can address):
+  // corrupt input, counted here and kept away from the analyses.
   uint64_t impossible_events = 0;
   std::string first_impossible;  // what was wrong with the first of them
   // Interned tables are bounded (memory must not grow with trace length);
@@ -100,7 +99,7 @@ std::unique_ptr<Decoder> make_decoder(Format format, TraceContext& context, Even
 // look real and are not.
 struct SniffVerdict {
   std::optional<Format> format;
-  std::string looks_like;  // "an ELF file", "a firmware image (ESP32 app image), not a trace", ...
+  std::string looks_like;  // "an ELF file, not a trace", "not a trace edgemem can read (tried ...)", ...
   std::string instead;     // what to run instead; "{file}" stands for the input's path
   // The one-line refusal: "PATH: LOOKS_LIKE; INSTEAD".
   std::string refusal(std::string_view path) const;

@@ -8,6 +8,7 @@
 // an overflow, and reporting it is the overflow analysis' job.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "edgemem/decoder.h"
