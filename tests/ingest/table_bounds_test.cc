@@ -26,7 +26,9 @@
 #endif
 
 #ifdef EDGEMEM_TEST_ASAN
-#include <sanitizer/allocator_interface.h>
+// From <sanitizer/allocator_interface.h>, which clang ships and GCC does not;
+// both runtimes export it.
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #else
 #include <malloc.h>
 #endif
