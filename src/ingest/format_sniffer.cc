@@ -6,6 +6,8 @@
 // about what a valid record is, but every decoder explains *some* share of
 // any bytes, so "best score wins" is never enough on its own.
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,8 +60,9 @@ Evidence emt_evidence(std::span<const uint8_t> head) {
 Evidence log_evidence(std::span<const uint8_t> head) {
   std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
   if (text.find("[MEM][") == std::string_view::npos) return {false, "log: no [MEM] lines"};
+  // Serial terminals add colour escapes (ESC); anything else below 0x20 is binary.
   size_t binary = static_cast<size_t>(std::count_if(head.begin(), head.end(), [](uint8_t b) {
-    return b < 0x20 && b != '\n' && b != '\r' && b != '\t';
+    return b < 0x20 && b != '\n' && b != '\r' && b != '\t' && b != 0x1b;
   }));
   if (share(binary, head.size()) > 0.05) return {false, "log: [MEM] found inside binary data"};
   return {true, {}};

@@ -32,6 +32,7 @@ std::string refusal(const std::string& file) {
 
 TEST(Sniffer, TellsEveryTraceFormatApart) {
   EXPECT_EQ(sniff_trace(bytes("boot\n[MEM][1] ALLOC size=1 offset=0\n")).format, Format::log);
+  EXPECT_EQ(sniff_trace(bytes("\x1b[32m[MEM][1] ALLOC size=1 offset=0\x1b[0m\r\n")).format, Format::log);
   std::string bin;
   for (uint32_t i = 0; i < 64; ++i) {
     bin += '\xA2'; be32(bin, 16 + i); be32(bin, 0x20000000 + i * 64);
