@@ -313,6 +313,16 @@ void EmtDecoder::complete() {
   record_.clear();
 }
 
+void EmtDecoder::drop_partial() {
+  if (state_ == State::field) stats_.corrupt_bytes += record_.size();
+  record_.clear();
+  if (state_ != State::hunting) {
+    state_ = State::hunting;
+    skipped_ = 0;
+    sync_match_ = 0;
+  }
+}
+
 void EmtDecoder::finish() {
   if (state_ == State::hunting) {
     stats_.corrupt_bytes += skipped_;

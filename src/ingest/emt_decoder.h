@@ -29,6 +29,9 @@ class EmtDecoder final : public Decoder {
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
   std::string_view format_name() const override { return "emt"; }
+  // Bytes were lost upstream (ITM overflow): a half-read record is garbage
+  // and the next byte may start anywhere, so skip to the next SYNC.
+  void drop_partial();
 
   std::optional<double> clock_hz() const override {
     return tick_hz_ ? std::optional<double>(static_cast<double>(tick_hz_)) : std::nullopt;

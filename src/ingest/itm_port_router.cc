@@ -86,6 +86,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       // The ITM FIFO was full: stimulus writes were dropped on the device.
       ++stats_.overflows;
       if (port1_ == Port1::seed) memory_.drop_partial();
+      if (port1_ == Port1::emt) emt_.drop_partial();
       return;
     case ItmPacketKind::local_timestamp:
       seen_local_ = true;
