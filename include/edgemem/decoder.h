@@ -47,6 +47,17 @@ struct DecodeStats {
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
   uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
   uint64_t syncs = 0;
+  // Decoded records that cannot have happened (a block outside its declared
+  // heap, past the address space, larger than the device can address):
+  // corrupt input, counted here and kept away from the analyses.
+  uint64_t impossible_events = 0;
+  std::string first_impossible;  // what was wrong with the first of them
+  // Interned tables are bounded (memory must not grow with trace length);
+  // names past a table's cap are counted here instead of kept.
+  uint64_t sites_dropped = 0;    // call-site names beyond SiteTable::kMaxSites
+  uint64_t pools_dropped = 0;    // pool names beyond PoolTable::kMaxPools
+  uint64_t strings_dropped = 0;  // emt STRING records beyond the decoder's cap
+  uint64_t markers_dropped = 0;  // distinct ITM port-0 marker texts beyond the cap
   std::map<std::string, uint64_t> packets;  // per packet kind, for protocol formats
   std::optional<DecodeProblem> first_problem;
 
@@ -62,6 +73,7 @@ class Decoder {
   virtual std::string_view format_name() const = 0;
   // Ticks per second of Event::time when the stream says so (emt header).
   virtual std::optional<double> clock_hz() const { return std::nullopt; }
+  // Complete after finish(); decoders may fill some totals only then.
   const DecodeStats& stats() const { return stats_; }
 
  protected:
@@ -80,7 +92,20 @@ struct DecoderOptions {
 std::unique_ptr<Decoder> make_decoder(Format format, TraceContext& context, EventSink& sink,
                                       const DecoderOptions& options = {});
 
-// Guesses the format from the first bytes of the input.
-Format sniff_format(std::span<const uint8_t> head);
+// What the first bytes of an input show. `format` is set only when the bytes
+// positively look like that trace format; anything else (a firmware image, a
+// model, a linker map, random bytes) is refused, with what it looks like and
+// what to run instead, because decoding it as a trace yields numbers that
+// look real and are not.
+struct SniffVerdict {
+  std::optional<Format> format;
+  std::string looks_like;  // "an ELF file, not a trace", "not a trace edgemem can read (tried ...)", ...
+  std::string instead;     // what to run instead; "{file}" stands for the input's path
+  // The one-line refusal: "PATH: LOOKS_LIKE; INSTEAD".
+  std::string refusal(std::string_view path) const;
+};
+
+// Judges the first bytes of an input (64 KiB is plenty).
+SniffVerdict sniff_trace(std::span<const uint8_t> head);
 
 }  // namespace edgemem

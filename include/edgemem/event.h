@@ -36,6 +36,8 @@ struct Event {
   uint32_t thread = 0;
   PoolId pool = 0;
   EventKind kind = EventKind::mark;
+
+  bool operator==(const Event&) const = default;
 };
 
 // Where Event::time comes from, so presenters know whether it is a clock.

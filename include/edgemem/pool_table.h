@@ -30,6 +30,10 @@ struct PoolInfo {
   // head, persistent buffers from the tail): both pools spend the same bytes.
   std::optional<PoolId> shares;
   std::optional<PoolId> shared_by;  // set by PoolTable: the pool that declared `shares` = this one
+  // The trace itself stated the geometry (POOL record). Sizes filled in
+  // later (--arena-size) are assumptions, so only declared ones can prove
+  // an event impossible.
+  bool declared = false;
 };
 
 class PoolTable {
@@ -49,10 +53,17 @@ class PoolTable {
   void default_size(uint64_t size);
   // The pool that shares this one's bytes, declared from either side.
   std::optional<PoolId> partner(PoolId id) const;
+  // intern() calls for new names that went to "(other pools)".
+  uint64_t dropped() const { return dropped_; }
 
  private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<PoolInfo> pools_;
-  std::unordered_map<std::string, PoolId> ids_;
+  std::unordered_map<std::string, PoolId, Hash, std::equal_to<>> ids_;
+  uint64_t dropped_ = 0;
 };
 
 }  // namespace edgemem

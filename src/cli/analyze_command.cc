@@ -50,15 +50,26 @@ std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
   // With --format auto the first bytes are held back until the format is known.
   std::unique_ptr<Decoder> decoder;
   std::vector<uint8_t> head;
+  std::string refusal;  // --format auto found no trace: what the input is instead
   auto start = [&](std::span<const uint8_t> sniffed) {
-    Format f = *format == Format::automatic ? sniff_format(sniffed) : *format;
+    Format f = *format;
+    if (f == Format::automatic) {
+      SniffVerdict verdict = sniff_trace(sniffed);
+      if (!verdict.format) {
+        refusal = verdict.refusal(args.path);
+        return false;
+      }
+      f = *verdict.format;
+    }
     decoder = make_decoder(f, context, analyzer, decoder_options);
+    return true;
   };
   std::string error = read_stream(args.path, [&](std::span<const uint8_t> bytes) {
+    if (!refusal.empty()) return;
     if (!decoder) {
       head.insert(head.end(), bytes.begin(), bytes.end());
       if (head.size() < kSniffBytes && *format == Format::automatic) return;
-      start(head);
+      if (!start(head)) return;
       decoder->feed(head);
       head.clear();
       return;
@@ -69,9 +80,10 @@ std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
     fmt::print(stderr, "edgemem: {}: {}\n", args.path, error);
     if (!decoder) return std::nullopt;
   }
+  if (!decoder && refusal.empty() && start(head)) decoder->feed(head);
   if (!decoder) {
-    start(head);
-    decoder->feed(head);
+    fmt::print(stderr, "edgemem: {}\n", refusal);
+    return std::nullopt;
   }
   decoder->finish();
   if (symbolizer) symbolizer->symbolize(context.sites);

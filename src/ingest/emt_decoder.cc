@@ -1,14 +1,14 @@
 #include "emt_decoder.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
 
 namespace edgemem {
 namespace {
 
+using F = EmtDecoder::Field;
+
 constexpr uint8_t kSync[] = {0x7E, 'e', 'm', 't', '!'};
-constexpr size_t kMaxRecord = 4096;  // longer than any record the device writes
+constexpr uint64_t kMaxText = 4096;  // longer than any name the device writes
 
 enum Tag : uint8_t {
   kHeader = 0x01, kPool = 0x02, kString = 0x03, kDrop = 0x04,
@@ -17,58 +17,164 @@ enum Tag : uint8_t {
   kMark = 0x18, kCounter = 0x19, kAlloc32 = 0x20, kFree32 = 0x21, kSyncTag = 0x7E,
 };
 
-// Reads fields from one record; `ok` turns false on running out of bytes.
-struct Reader {
-  const uint8_t* p;
-  size_t n, i = 0;
-  bool ok = true;
-  uint64_t varint() {
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-      if (i >= n) {
-        ok = false;
-        return 0;
-      }
-      uint8_t b = p[i++];
-      v |= uint64_t{b & 0x7fu} << shift;
-      if (!(b & 0x80)) return v;
-    }
-    ok = false;  // over-long varint: not emt
-    return 0;
+// The record table of docs/formats/emt.md. Text fields are kept apart from
+// the numeric values, which are numbered in the order they appear.
+constexpr F kSyncFields[] = {F::sync_magic, F::varint};
+constexpr F kHeaderFields[] = {F::varint, F::varint};
+constexpr F kPoolFields[] = {F::varint, F::byte, F::varint, F::varint, F::varint, F::text, F::varint};
+constexpr F kStringFields[] = {F::varint, F::text};
+constexpr F kDropFields[] = {F::varint};
+constexpr F kAllocFields[] = {F::varint, F::varint, F::varint, F::varint, F::varint, F::varint};
+constexpr F kFreeFields[] = {F::varint, F::varint, F::varint, F::varint};
+constexpr F kReallocFields[] = {F::varint, F::varint, F::varint, F::varint, F::varint, F::varint};
+constexpr F kAllocFailFields[] = {F::varint, F::varint, F::varint, F::varint, F::varint};
+constexpr F kInferFields[] = {F::varint, F::varint};
+constexpr F kResetFields[] = {F::varint, F::varint};
+constexpr F kGuardFields[] = {F::varint, F::varint, F::byte};
+constexpr F kMarkFields[] = {F::varint, F::text};
+constexpr F kCounterFields[] = {F::varint, F::text, F::varint};
+constexpr F kAlloc32Fields[] = {F::varint, F::byte, F::byte, F::u32, F::u32, F::u32};
+constexpr F kFree32Fields[] = {F::varint, F::byte, F::u32, F::u32};
+
+std::span<const F> fields_of(uint8_t tag) {
+  switch (tag) {
+    case kSyncTag: return kSyncFields;
+    case kHeader: return kHeaderFields;
+    case kPool: return kPoolFields;
+    case kString: return kStringFields;
+    case kDrop: return kDropFields;
+    case kAlloc: return kAllocFields;
+    case kFree: return kFreeFields;
+    case kRealloc: return kReallocFields;
+    case kAllocFail: return kAllocFailFields;
+    case kInferBegin:
+    case kInferEnd: return kInferFields;
+    case kReset: return kResetFields;
+    case kGuard: return kGuardFields;
+    case kMark: return kMarkFields;
+    case kCounter: return kCounterFields;
+    case kAlloc32: return kAlloc32Fields;
+    case kFree32: return kFree32Fields;
+    default: return {};
   }
-  uint64_t u32() {  // little-endian
-    if (n - i < 4 || i > n) {
-      ok = false;
-      i = n;
-      return 0;
-    }
-    uint64_t v = uint64_t{p[i]} | uint64_t{p[i + 1]} << 8 | uint64_t{p[i + 2]} << 16 | uint64_t{p[i + 3]} << 24;
-    i += 4;
-    return v;
-  }
-  uint8_t byte() {
-    if (i >= n) {
-      ok = false;
-      return 0;
-    }
-    return p[i++];
-  }
-  std::string_view text() {
-    uint64_t len = varint();
-    if (!ok || len > n - i) {
-      ok = false;
-      return {};
-    }
-    std::string_view s(reinterpret_cast<const char*>(p + i), len);
-    i += len;
-    return s;
-  }
-};
+}
 
 }  // namespace
 
-EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink) : context_(context), sink_(sink) {
-  context_.time_base = TimeBase::cycles;
+EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink) : context_(context), sink_(sink) {}
+
+void EmtDecoder::feed(std::span<const uint8_t> bytes) {
+  stats_.bytes += bytes.size();
+  for (uint8_t b : bytes) push(b, input_offset_++);
+}
+
+void EmtDecoder::push(uint8_t byte, uint64_t offset) {
+  switch (state_) {
+    case State::hunting: hunt(byte, offset); return;
+    case State::tag: start_record(byte, offset); return;
+    case State::field:
+      record_.push_back(byte);
+      field_byte(byte);
+      return;
+  }
+}
+
+void EmtDecoder::hunt(uint8_t byte, uint64_t offset) {
+  if (byte == kSync[sync_match_]) {
+    if (++sync_match_ < sizeof kSync) return;
+    // A whole SYNC marker: what was skipped before it was not emt.
+    stats_.corrupt_bytes += skipped_;
+    skipped_ = 0;
+    sync_match_ = 0;
+    start_record(kSyncTag, offset + 1 - sizeof kSync);
+    record_.assign(kSync, kSync + sizeof kSync);
+    field_ = 1;  // the marker is the first field: the time follows
+    next_field();
+    return;
+  }
+  uint64_t from = offset - sync_match_;
+  if (!stats_.first_problem) stats_.note_problem(from, 0, "expected an emt SYNC record (7E 65 6D 74 21)");
+  skipped_ += sync_match_;
+  sync_match_ = 0;
+  if (byte == kSync[0]) sync_match_ = 1;
+  else ++skipped_;
+}
+
+void EmtDecoder::start_record(uint8_t tag, uint64_t offset) {
+  fields_ = fields_of(tag);
+  tag_ = tag;
+  record_offset_ = offset;
+  record_.assign(1, tag);
+  field_ = 0;
+  values_used_ = 0;
+  text_.clear();
+  state_ = State::field;
+  if (fields_.empty()) {
+    reject(fmt::format("expected an emt record tag, found 0x{:02X}", tag));
+    return;
+  }
+  next_field();
+}
+
+void EmtDecoder::next_field() {
+  value_ = 0;
+  position_ = 0;
+  text_left_ = 0;
+  text_length_known_ = false;
+}
+
+void EmtDecoder::field_byte(uint8_t byte) {
+  switch (fields_[field_]) {
+    case F::byte:
+      field_done(byte);
+      return;
+    case F::u32:  // little-endian
+      value_ |= uint64_t{byte} << (8 * position_);
+      if (++position_ == 4) field_done(value_);
+      return;
+    case F::sync_magic:  // only reached through the tag byte 7E in a synced stream
+      if (byte != kSync[1 + position_]) return reject({});
+      if (++position_ == sizeof kSync - 1) field_done(0);
+      return;
+    case F::text:
+      if (text_length_known_) {
+        text_.push_back(static_cast<char>(byte));
+        if (--text_left_ == 0) field_done(0);
+        return;
+      }
+      [[fallthrough]];  // the length is a varint
+    case F::varint: {
+      if (position_ >= 64) return reject("an emt varint longer than 64 bits");
+      value_ |= uint64_t{byte & 0x7fu} << position_;
+      position_ += 7;
+      if (byte & 0x80) return;
+      if (fields_[field_] == F::varint) return field_done(value_);
+      if (value_ > kMaxText)
+        return reject(fmt::format("an emt text of {} bytes, longer than any record the device writes", value_));
+      if (value_ == 0) return field_done(0);
+      text_length_known_ = true;
+      text_left_ = value_;
+      return;
+    }
+  }
+}
+
+void EmtDecoder::field_done(uint64_t value) {
+  F kind = fields_[field_];
+  if (kind != F::text && kind != F::sync_magic) values_[values_used_++] = value;
+  if (++field_ == fields_.size()) return complete();
+  next_field();
+}
+
+void EmtDecoder::reject(std::string what) {
+  if (!what.empty()) stats_.note_problem(record_offset_, 0, std::move(what));
+  std::vector<uint8_t> rest(record_.begin() + 1, record_.end());
+  uint64_t rest_offset = record_offset_ + 1;
+  record_.clear();
+  state_ = State::hunting;
+  sync_match_ = 0;
+  skipped_ = 1;  // the byte that started no valid record
+  for (size_t i = 0; i < rest.size(); ++i) push(rest[i], rest_offset + i);
 }
 
 SiteId EmtDecoder::site(uint64_t value) {
@@ -80,216 +186,154 @@ SiteId EmtDecoder::site(uint64_t value) {
   return context_.sites.intern(fmt::format("{}:{}", name, line));
 }
 
-EmtDecoder::Parse EmtDecoder::record(const uint8_t* p, size_t n, size_t& used) {
-  Reader r{p, n};
-  uint8_t tag = r.byte();
-  Event e;
-  auto timed = [&] {
-    time_ += r.varint();
-    e.time = time_;
-  };
-  auto pool_id = [&](uint64_t id) {
-    auto it = pools_.find(id);
-    if (it == pools_.end()) it = pools_.emplace(id, context_.pools.intern(fmt::format("pool{}", id), PoolKind::heap)).first;
-    e.pool = it->second;
-  };
-  auto pool = [&] { pool_id(r.varint()); };
+PoolId EmtDecoder::pool(uint64_t device_id) {
+  if (auto it = pools_.find(device_id); it != pools_.end()) return it->second;
+  PoolId id = context_.pools.intern(fmt::format("pool{}", device_id), PoolKind::heap);
+  // The map is bounded like the table it points into.
+  if (pools_.size() < PoolTable::kMaxPools) pools_.emplace(device_id, id);
+  return id;
+}
 
-  switch (tag) {
+void EmtDecoder::emit(Event& e, uint64_t dt) {
+  time_ += dt;
+  e.time = time_;
+  sink_.on_event(e);
+  ++stats_.events;
+}
+
+void EmtDecoder::complete() {
+  const auto& v = values_;
+  state_ = State::tag;
+  Event e;
+  switch (tag_) {
     case kSyncTag: {
-      if (n < sizeof kSync) return Parse::need_more;
-      if (std::memcmp(p, kSync, sizeof kSync) != 0) return Parse::bad;
-      r.i = sizeof kSync;
-      uint64_t now = r.varint();
-      if (!r.ok) break;
+      uint64_t now = v[0];
       // The device clock is 32 bits; keep time monotonic across wraps.
       if (now < last_sync_low_ && last_sync_low_ - now > 0x80000000u) epoch_ += 0x100000000ull;
       last_sync_low_ = static_cast<uint32_t>(now);
       time_ = epoch_ + now;
       ++stats_.syncs;
-      used = r.i;
-      return Parse::ok;
-    }
-    case kHeader: {
-      uint64_t version = r.varint();
-      tick_hz_ = r.varint();
-      if (r.ok && version != 1) {
-        stats_.note_problem(consumed_ + start_, 0, fmt::format("emt version {} is newer than this edgemem reads (1)", version));
-        return Parse::bad;
-      }
+      context_.time_base = TimeBase::cycles;
       break;
     }
+    case kHeader:
+      if (v[0] != 1)
+        return reject(fmt::format("emt version {} is newer than this edgemem reads (1)", v[0]));
+      tick_hz_ = v[1];
+      break;
     case kPool: {
-      uint64_t id = r.varint();
-      uint8_t kind = r.byte();
       PoolInfo info;
-      info.base = r.varint();
-      info.size = r.varint();
-      r.varint();  // alignment: informational
-      info.name = std::string(r.text());
-      info.kind = kind == 1 ? PoolKind::arena : PoolKind::heap;
-      uint64_t shares = r.varint();  // device id + 1 of the pool sharing these bytes
-      if (shares) {
+      info.kind = v[1] == 1 ? PoolKind::arena : PoolKind::heap;
+      info.base = v[2];
+      info.size = v[3];  // v[4], the alignment, is informational
+      info.name = text_;
+      if (uint64_t shares = v[5]) {  // device id + 1 of the pool sharing these bytes
         auto it = pools_.find(shares - 1);
         if (it != pools_.end()) info.shares = it->second;
       }
-      if (r.ok) pools_[id] = context_.pools.declare(info);
+      PoolId id = context_.pools.declare(info);
+      if (pools_.size() < PoolTable::kMaxPools || pools_.contains(v[0])) pools_[v[0]] = id;
       break;
     }
-    case kString: {
-      uint64_t id = r.varint();
-      std::string_view text = r.text();
-      if (r.ok) files_[id] = std::string(text);
+    case kString:
+      if (files_.size() < kMaxStrings || files_.contains(v[0])) files_[v[0]] = text_;
+      else ++stats_.strings_dropped;
       break;
-    }
     case kDrop:
-      device_drops_ += r.varint();
+      device_drops_ += v[0];
       break;
     case kAlloc:
-      timed();
-      pool();
       e.kind = EventKind::alloc;
-      e.address = r.varint();
-      e.size = r.varint();
-      e.align = static_cast<uint32_t>(r.varint());
-      e.site = site(r.varint());
+      e.pool = pool(v[1]);
+      e.address = v[2];
+      e.size = v[3];
+      e.align = static_cast<uint32_t>(v[4]);
+      e.site = site(v[5]);
+      emit(e, v[0]);
       break;
     case kAlloc32:
-      timed();
-      pool_id(r.byte());
       e.kind = EventKind::alloc;
-      e.align = r.byte();  // 255 = 255 or more
-      e.address = r.u32();
-      e.size = r.u32();
-      e.site = site(r.u32());
-      break;
-    case kFree32:
-      timed();
-      pool_id(r.byte());
-      e.kind = EventKind::free;
-      e.address = r.u32();
-      e.site = site(r.u32());
+      e.pool = pool(v[1]);
+      e.align = static_cast<uint32_t>(v[2]);  // 255 = 255 or more
+      e.address = v[3];
+      e.size = v[4];
+      e.site = site(v[5]);
+      emit(e, v[0]);
       break;
     case kFree:
-      timed();
-      pool();
+    case kFree32:
       e.kind = EventKind::free;
-      e.address = r.varint();
-      e.site = site(r.varint());
+      e.pool = pool(v[1]);
+      e.address = v[2];
+      e.site = site(v[3]);
+      emit(e, v[0]);
       break;
     case kRealloc:
-      timed();
-      pool();
       e.kind = EventKind::realloc;
-      e.old_address = r.varint();
-      e.address = r.varint();
-      e.size = r.varint();
-      e.site = site(r.varint());
+      e.pool = pool(v[1]);
+      e.old_address = v[2];
+      e.address = v[3];
+      e.size = v[4];
+      e.site = site(v[5]);
+      emit(e, v[0]);
       break;
     case kAllocFail:
-      timed();
-      pool();
       e.kind = EventKind::alloc_failed;
-      e.size = r.varint();
-      e.align = static_cast<uint32_t>(r.varint());
-      e.site = site(r.varint());
+      e.pool = pool(v[1]);
+      e.size = v[2];
+      e.align = static_cast<uint32_t>(v[3]);
+      e.site = site(v[4]);
+      emit(e, v[0]);
       break;
     case kInferBegin:
     case kInferEnd:
-      timed();
-      e.kind = tag == kInferBegin ? EventKind::inference_begin : EventKind::inference_end;
-      e.size = r.varint();
+      e.kind = tag_ == kInferBegin ? EventKind::inference_begin : EventKind::inference_end;
+      e.size = v[1];
+      emit(e, v[0]);
       break;
     case kReset:
-      timed();
-      pool();
       e.kind = EventKind::arena_reset;
+      e.pool = pool(v[1]);
+      emit(e, v[0]);
       break;
     case kGuard:
-      timed();
-      pool();
       e.kind = EventKind::guard_check;
-      e.size = r.byte() != 0;
+      e.pool = pool(v[1]);
+      e.size = v[2] != 0;
+      emit(e, v[0]);
       break;
     case kMark:
-    case kCounter: {
-      timed();
-      std::string_view text = r.text();
-      e.kind = tag == kMark ? EventKind::mark : EventKind::counter;
-      if (tag == kCounter) e.size = r.varint();
-      if (r.ok) e.site = context_.sites.intern(text);
+    case kCounter:
+      e.kind = tag_ == kMark ? EventKind::mark : EventKind::counter;
+      e.site = context_.sites.intern(text_);
+      if (tag_ == kCounter) e.size = v[1];
+      emit(e, v[0]);
       break;
-    }
-    default:
-      stats_.note_problem(consumed_ + start_, 0, fmt::format("expected an emt record tag, found 0x{:02X}", tag));
-      return Parse::bad;
   }
-  if (!r.ok) return n >= kMaxRecord ? Parse::bad : Parse::need_more;
-  used = r.i;
-  if ((tag >= kAlloc && tag <= kCounter) || tag == kAlloc32 || tag == kFree32) {
-    sink_.on_event(e);
-    ++stats_.events;
-  }
-  return Parse::ok;
+  record_.clear();
 }
 
-bool EmtDecoder::hunt() {
-  // Skip at least one byte, then look for the next SYNC marker.
-  size_t from = start_ + 1;
-  for (size_t i = from; i + 1 <= buffer_.size(); ++i) {
-    size_t avail = std::min(sizeof kSync, buffer_.size() - i);
-    if (std::memcmp(buffer_.data() + i, kSync, avail) == 0) {
-      stats_.corrupt_bytes += i - start_;
-      start_ = i;
-      return avail == sizeof kSync;
-    }
-  }
-  stats_.corrupt_bytes += buffer_.size() - start_;
-  start_ = buffer_.size();
-  return false;
-}
-
-void EmtDecoder::feed(std::span<const uint8_t> bytes) {
-  stats_.bytes += bytes.size();
-  buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
-  for (;;) {
-    if (start_ >= buffer_.size()) break;
-    if (!synced_) {
-      // A stream opens with SYNC; anything before it is not ours.
-      if (buffer_[start_] != kSyncTag || buffer_.size() - start_ < sizeof kSync ||
-          std::memcmp(buffer_.data() + start_, kSync, sizeof kSync) != 0) {
-        if (buffer_.size() - start_ < sizeof kSync &&
-            std::memcmp(buffer_.data() + start_, kSync, buffer_.size() - start_) == 0)
-          break;  // a SYNC may be arriving
-        if (!stats_.first_problem)
-          stats_.note_problem(consumed_ + start_, 0, "expected an emt SYNC record (7E 65 6D 74 21)");
-        if (!hunt()) break;
-        continue;
-      }
-      synced_ = true;
-    }
-    size_t used = 0;
-    Parse result = record(buffer_.data() + start_, buffer_.size() - start_, used);
-    if (result == Parse::need_more) break;
-    if (result == Parse::bad) {
-      synced_ = false;
-      if (!hunt()) break;
-      continue;
-    }
-    start_ += used;
-  }
-  // Keep only the unparsed tail.
-  if (start_ > 0) {
-    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<long>(start_));
-    consumed_ += start_;
-    start_ = 0;
+void EmtDecoder::drop_partial() {
+  if (state_ == State::field) stats_.corrupt_bytes += record_.size();
+  record_.clear();
+  if (state_ != State::hunting) {
+    state_ = State::hunting;
+    skipped_ = 0;
+    sync_match_ = 0;
   }
 }
 
 void EmtDecoder::finish() {
-  stats_.truncated_bytes += buffer_.size() - start_;
-  buffer_.clear();
-  start_ = 0;
+  if (state_ == State::hunting) {
+    stats_.corrupt_bytes += skipped_;
+    stats_.truncated_bytes += sync_match_;  // a SYNC may have been arriving
+  } else if (state_ == State::field) {
+    stats_.truncated_bytes += record_.size();
+  }
+  skipped_ = 0;
+  sync_match_ = 0;
+  record_.clear();
+  state_ = State::hunting;
   stats_.dropped_records = device_drops_;
 }
 

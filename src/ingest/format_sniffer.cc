@@ -1,81 +1,172 @@
-// Format detection: each candidate decoder runs over the first bytes and the
-// one that explains them best wins. Decoders are the judges, so detection and
-// decoding can never disagree about what a valid record is.
+// Format detection on positive evidence. A trace format is chosen only when
+// the bytes show it (emt's SYNC marker, "[MEM]" lines, a run of well-formed
+// seed records with plausible sizes, ITM packets on edgemem's ports, TPIU
+// frames around such ITM); anything else is refused with what it looks
+// like. Decoders are the judges, so detection and decoding cannot disagree
+// about what a valid record is, but every decoder explains *some* share of
+// any bytes, so "best score wins" is never enough on its own.
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "edgemem/decoder.h"
+#include "emt_decoder.h"
 #include "itm_port_router.h"
+#include "non_trace_signatures.h"
 #include "seedbin_decoder.h"
+#include "textlog_decoder.h"
 #include "tpiu_deframer.h"
 
 namespace edgemem {
 namespace {
 
-struct NullSink : EventSink {
-  void on_event(const Event&) override {}
+// Counts what a decoder produced, to judge whether it is plausible.
+struct Tally : EventSink {
+  uint64_t events = 0, blocks = 0, plausible_sizes = 0, plausible_addresses = 0;
+  void on_event(const Event& e) override {
+    ++events;
+    if (e.kind != EventKind::alloc && e.kind != EventKind::realloc && e.kind != EventKind::free) return;
+    ++blocks;
+    // Heap addresses are non-zero and at least word-aligned; requests are
+    // at most a few MiB on the devices that write these records.
+    plausible_addresses += e.address != 0 && e.address % 4 == 0;
+    plausible_sizes += e.kind == EventKind::free || (e.size > 0 && e.size <= (uint64_t{16} << 20));
+  }
 };
 
-double printable_share(std::span<const uint8_t> head) {
-  size_t printable = 0;
-  for (uint8_t b : head)
-    if ((b >= 0x20 && b < 0x7f) || b == '\n' || b == '\r' || b == '\t' || b >= 0x80) ++printable;
-  return static_cast<double>(printable) / static_cast<double>(head.size());
+double share(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0; }
+
+struct Evidence {
+  bool ok = false;
+  std::string why_not;  // for the refusal's "tried ..." list
+};
+
+Evidence emt_evidence(std::span<const uint8_t> head) {
+  TraceContext ctx;
+  Tally tally;
+  EmtDecoder emt(ctx, tally);
+  emt.feed(head);
+  emt.finish();
+  const DecodeStats& s = emt.stats();
+  if (s.syncs == 0) return {false, "emt: no SYNC marker"};
+  if (share(s.corrupt_bytes, s.bytes) > 0.1) return {false, "emt: SYNC found but most bytes are not emt records"};
+  return {true, {}};
 }
 
-// Share of bytes an ITM decoder spends on packets edgemem expects: ports
-// 0-2, DWT hardware packets, timestamps and syncs.
-double itm_score(const DecodeStats& s, const ItmDecoder* itm, uint64_t bytes) {
-  if (bytes == 0) return 0;
-  uint64_t odd = s.corrupt_bytes;
-  if (itm)
-    for (unsigned port = 3; port < 32; ++port) odd += itm->port_packets(port) * 2;
-  return 1.0 - std::min(1.0, static_cast<double>(odd) / static_cast<double>(bytes));
+Evidence log_evidence(std::span<const uint8_t> head) {
+  std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+  if (text.find("[MEM][") == std::string_view::npos) return {false, "log: no [MEM] lines"};
+  // Serial terminals add colour escapes (ESC); anything else below 0x20 is binary.
+  size_t binary = static_cast<size_t>(std::count_if(head.begin(), head.end(), [](uint8_t b) {
+    return b < 0x20 && b != '\n' && b != '\r' && b != '\t' && b != 0x1b;
+  }));
+  if (share(binary, head.size()) > 0.05) return {false, "log: [MEM] found inside binary data"};
+  return {true, {}};
+}
+
+Evidence seedbin_evidence(std::span<const uint8_t> head) {
+  TraceContext ctx;
+  Tally tally;
+  SeedBinDecoder seed(ctx, tally);
+  seed.feed(head);
+  seed.finish();
+  const DecodeStats& s = seed.stats();
+  if (share(s.corrupt_bytes, s.bytes) > 0.02)
+    return {false, fmt::format("seedbin: {:.0f} % of bytes start no A1/F1 record", 100 * share(s.corrupt_bytes, s.bytes))};
+  if (tally.events < 3) return {false, "seedbin: fewer than 3 records"};
+  if (tally.blocks && (share(tally.plausible_sizes, tally.blocks) < 0.9 || share(tally.plausible_addresses, tally.blocks) < 0.9))
+    return {false, "seedbin: records with implausible sizes or addresses"};
+  return {true, {}};
+}
+
+// ITM is a dense code: most bytes parse as *some* packet. The evidence is
+// structure: few reserved bytes, stimulus traffic on edgemem's ports (0-2)
+// rather than the 29 others, and something only a real capture has -- sync
+// packets, or memory records / text that decode cleanly from the ports.
+Evidence itm_evidence(std::span<const uint8_t> bytes) {
+  TraceContext ctx;
+  Tally tally;
+  ItmDecoder itm(ctx, tally);
+  itm.feed(bytes);
+  itm.finish();
+  const DecodeStats& s = itm.stats();
+  if (s.bytes == 0) return {false, "itm: no bytes"};
+  uint64_t other_ports = 0, edgemem_ports = 0;
+  for (unsigned port = 0; port < 32; ++port) (port <= 2 ? edgemem_ports : other_ports) += itm.port_packets(port);
+  if (share(itm.reserved_bytes(), s.bytes) > 0.05)
+    return {false, fmt::format("itm: {:.0f} % of bytes start no ITM packet", 100 * share(itm.reserved_bytes(), s.bytes))};
+  if (other_ports > edgemem_ports / 20)
+    return {false, fmt::format("itm: {} of {} stimulus packets on ports other than 0-2", other_ports,
+                               other_ports + edgemem_ports)};
+  if (s.syncs == 0 && tally.events == 0) return {false, "itm: no sync packets and nothing decodable on ports 0-2"};
+  return {true, {}};
+}
+
+Evidence tpiu_evidence(std::span<const uint8_t> head) {
+  std::vector<uint8_t> stream1;
+  std::array<uint64_t, 128> id_bytes{};
+  TpiuDeframer deframer([&](uint8_t id, uint8_t byte) {
+    ++id_bytes[id & 0x7f];
+    if (id == 1) stream1.push_back(byte);
+  });
+  for (uint8_t b : head) deframer.push(b);
+  // Any bytes read as frames scatter over many random source IDs; a real
+  // capture has a few sources (ITM, ETM) and, before its first sync, maybe
+  // a misaligned frame or two.
+  std::sort(id_bytes.begin(), id_bytes.end(), std::greater<>());
+  uint64_t all = 0;
+  for (uint64_t n : id_bytes) all += n;
+  if (share(id_bytes[0] + id_bytes[1] + id_bytes[2], all) < 0.95) return {false, "tpiu: frames scatter over many sources"};
+  if (stream1.empty()) return {false, "tpiu: no bytes for source 1"};
+  Evidence itm = itm_evidence(stream1);
+  if (!itm.ok) return {false, "tpiu: stream 1 is not ITM (" + itm.why_not + ")"};
+  return {true, {}};
 }
 
 }  // namespace
 
-Format sniff_format(std::span<const uint8_t> head) {
-  if (head.empty()) return Format::log;
-  static constexpr uint8_t emt_sync[] = {0x7E, 'e', 'm', 't', '!'};
-  if (head.size() >= sizeof emt_sync && std::equal(emt_sync, emt_sync + sizeof emt_sync, head.begin()))
-    return Format::emt;
-  bool utf8_text = printable_share(head) > 0.95;
-  constexpr std::string_view tag = "[MEM]";
-  bool has_tag = std::search(head.begin(), head.end(), tag.begin(), tag.end()) != head.end();
-  if (has_tag || utf8_text) return Format::log;
+std::string SniffVerdict::refusal(std::string_view path) const {
+  std::string advice = instead;
+  for (size_t at; (at = advice.find("{file}")) != std::string::npos;) advice.replace(at, 6, path);
+  return advice.empty() ? fmt::format("{}: {}", path, looks_like) : fmt::format("{}: {}; {}", path, looks_like, advice);
+}
 
-  NullSink sink;
-  TraceContext ctx;
-  SeedBinDecoder seedbin(ctx, sink);
-  seedbin.feed(head);
-  seedbin.finish();
-  double seedbin_score = 1.0 - static_cast<double>(seedbin.stats().corrupt_bytes) / head.size();
-
-  TraceContext ctx2;
-  ItmDecoder itm(ctx2, sink);
-  itm.feed(head);
-  itm.finish();
-  double itm_s = itm_score(itm.stats(), &itm, head.size());
-
-  TraceContext ctx3;
-  TpiuDecoder tpiu(ctx3, sink, 1);
-  tpiu.feed(head);
-  tpiu.finish();
-  // Deframed bytes for stream 1 must parse cleanly as ITM; a raw stream read
-  // as frames scatters its bytes over many random IDs instead.
-  const auto& tp = tpiu.stats();
-  uint64_t ids = 0, stream1 = 0;
-  for (const auto& [name, count] : tp.packets)
-    if (name.starts_with("tpiu_stream_")) {
-      ++ids;
-      if (name == "tpiu_stream_1_bytes") stream1 = count;
-    }
-  double tpiu_s = 0;
-  if (stream1 > 0 && ids <= 3) tpiu_s = itm_score(tp, nullptr, stream1) * (tp.packets.at("tpiu_syncs") ? 1.0 : 0.99);
-
-  if (tpiu_s >= itm_s && tpiu_s >= seedbin_score && tpiu_s > 0.5) return Format::tpiu;
-  if (seedbin_score >= itm_s) return Format::seedbin;
-  return Format::itm;
+SniffVerdict sniff_trace(std::span<const uint8_t> head) {
+  SniffVerdict v;
+  if (head.empty()) {
+    v.looks_like = "empty input, expected a trace";
+    return v;
+  }
+  // Signatures of files that are not traces come first: an ELF's or a
+  // map's text may well contain "[MEM]" or a stray SYNC.
+  if (auto other = recognise_non_trace(head)) {
+    v.looks_like = std::move(other->looks_like);
+    v.instead = std::move(other->instead);
+    return v;
+  }
+  std::vector<std::string> tried;
+  auto attempt = [&](Format f, const Evidence& e) {
+    if (e.ok && !v.format) v.format = f;
+    if (!e.ok) tried.push_back(e.why_not);
+  };
+  attempt(Format::emt, emt_evidence(head));
+  attempt(Format::log, log_evidence(head));
+  if (!v.format) attempt(Format::seedbin, seedbin_evidence(head));
+  // A TPIU capture with its full sync pattern is framed, even when the raw
+  // bytes happen to pass as ITM.
+  static constexpr uint8_t kTpiuSync[] = {0xFF, 0xFF, 0xFF, 0x7F};
+  bool tpiu_synced = std::search(head.begin(), head.end(), std::begin(kTpiuSync), std::end(kTpiuSync)) != head.end();
+  if (!v.format && tpiu_synced) attempt(Format::tpiu, tpiu_evidence(head));
+  if (!v.format) attempt(Format::itm, itm_evidence(head));
+  if (!v.format && !tpiu_synced) attempt(Format::tpiu, tpiu_evidence(head));
+  if (v.format) return v;
+  v.looks_like = fmt::format("not a trace edgemem can read (tried {})", fmt::join(tried, "; "));
+  v.instead = "force a decoder with --format";
+  return v;
 }
 
 }  // namespace edgemem

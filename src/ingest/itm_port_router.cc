@@ -11,9 +11,10 @@ ItmDecoder::ItmDecoder(TraceContext& context, EventSink& sink)
       markers_(context, sink),
       memory_(context, sink),
       emt_(context, sink) {
+  // Without ITM timestamps the payload keeps its own clock (emt deltas,
+  // [MEM] stamps, seed record order), so wrapping a trace in ITM port
+  // writes, as target/ does, changes none of its numbers.
   markers_.set_marks_from_plain_lines(true);
-  memory_.set_external_time(0);
-  context_.time_base = TimeBase::cycles;
 }
 
 void ItmDecoder::feed(std::span<const uint8_t> bytes) {
@@ -25,7 +26,7 @@ void ItmDecoder::feed(std::span<const uint8_t> bytes) {
 }
 
 void ItmDecoder::finish() {
-  end_marker();
+  // A port-0 line still open at the end was cut off: truncated, as in a text log.
   markers_.finish();
   memory_.finish();
   emt_.finish();
@@ -43,12 +44,16 @@ void ItmDecoder::merge_port_stats() {
   stats_.truncated_bytes += port1_stats().truncated_bytes;
   stats_.dropped_records += emt_.stats().dropped_records;
   stats_.malformed_lines += markers_.stats().malformed_lines;
+  stats_.skipped_lines += markers_.stats().skipped_lines;
+  stats_.markers_dropped += markers_.stats().markers_dropped;
+  stats_.strings_dropped += emt_.stats().strings_dropped;
   if (auto& q = markers_.stats().first_problem; q && !stats_.first_problem)
     stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
 }
 
 void ItmDecoder::on_corrupt(uint8_t byte) {
   ++stats_.corrupt_bytes;
+  ++reserved_bytes_;
   stats_.note_problem(offset_, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
 }
 
@@ -81,6 +86,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       // The ITM FIFO was full: stimulus writes were dropped on the device.
       ++stats_.overflows;
       if (port1_ == Port1::seed) memory_.drop_partial();
+      if (port1_ == Port1::emt) emt_.drop_partial();
       return;
     case ItmPacketKind::local_timestamp:
       seen_local_ = true;
@@ -100,6 +106,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       end_marker();  // hardware packets end a port-0 text marker
       return;
   }
+  context_.time_base = TimeBase::cycles;
   memory_.set_external_time(time_);
   markers_.set_external_time(time_);
 }

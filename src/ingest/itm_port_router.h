@@ -25,6 +25,9 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   std::optional<double> clock_hz() const override { return emt_.clock_hz(); }
 
   uint64_t port_packets(unsigned port) const { return port < 32 ? port_packets_[port] : 0; }
+  // Bytes that start no ITM packet (stats().corrupt_bytes also holds the
+  // port decoders' own corrupt bytes).
+  uint64_t reserved_bytes() const { return reserved_bytes_; }
 
  private:
   void on_packet(const ItmPacket& packet) override;
@@ -49,6 +52,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   std::array<uint64_t, 32> port_packets_{};
   std::array<uint64_t, 16> kind_counts_{};  // by ItmPacketKind; named in stats at finish
   uint64_t counters_ = 0;
+  uint64_t reserved_bytes_ = 0;
   uint64_t offset_ = 0;
 };
 

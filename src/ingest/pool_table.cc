@@ -5,12 +5,14 @@ namespace edgemem {
 std::string_view to_string(PoolKind kind) { return kind == PoolKind::arena ? "arena" : "heap"; }
 
 PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
-  std::string key(name);
-  if (auto it = ids_.find(key); it != ids_.end()) return it->second;
-  if (pools_.size() >= kMaxPools && key != "(other pools)") return intern("(other pools)", kind);
-  pools_.push_back(PoolInfo{key, kind, 0, 0, std::nullopt, std::nullopt});
+  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+  if (pools_.size() >= kMaxPools && name != "(other pools)") {
+    ++dropped_;
+    return intern("(other pools)", kind);
+  }
+  pools_.push_back(PoolInfo{std::string(name), kind, 0, 0, std::nullopt, std::nullopt, false});
   auto id = static_cast<PoolId>(pools_.size() - 1);
-  ids_.emplace(std::move(key), id);
+  ids_.emplace(pools_.back().name, id);
   return id;
 }
 
@@ -21,6 +23,8 @@ PoolId PoolTable::declare(const PoolInfo& info) {
   pools_[id] = info;
   pools_[id].name = std::move(name);
   pools_[id].shared_by = shared_by;
+  // Geometry declared for a name that landed in "(other pools)" is not that pool's.
+  pools_[id].declared = pools_[id].name == info.name;
   if (info.shares && *info.shares < pools_.size() && *info.shares != id) pools_[*info.shares].shared_by = id;
   return id;
 }

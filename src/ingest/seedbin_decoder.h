@@ -21,6 +21,7 @@ class SeedBinDecoder final : public Decoder {
   void set_external_time(uint64_t time) {
     external_clock_ = true;
     time_ = time;
+    context_.time_base = TimeBase::cycles;
   }
   // Data was lost upstream (ITM overflow): a half-built record is garbage.
   void drop_partial();

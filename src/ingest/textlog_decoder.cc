@@ -1,5 +1,6 @@
 #include "textlog_decoder.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -47,9 +48,7 @@ struct Tokens {
 }  // namespace
 
 TextLogDecoder::TextLogDecoder(TraceContext& context, EventSink& sink)
-    : context_(context), sink_(sink) {
-  context_.time_base = TimeBase::cycles;
-}
+    : context_(context), sink_(sink) {}
 
 void TextLogDecoder::feed(std::span<const uint8_t> bytes) {
   const char* data = reinterpret_cast<const char*>(bytes.data());
@@ -71,8 +70,10 @@ void TextLogDecoder::feed(std::span<const uint8_t> bytes) {
       partial_.append(data + pos, end - pos);
       return;
     }
-    if (discarding_) {
+    if (discarding_ || partial_.size() + (end - pos) > kMaxLine) {
+      // Too long to be a record, however the reads cut it.
       discarding_ = false;
+      partial_.clear();
       ++line_no_;
       ++stats_.skipped_lines;
     } else if (!partial_.empty()) {
@@ -108,19 +109,7 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   ++line_no_;
   if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
   size_t tag = text.find(kTag);
-  if (tag == std::string_view::npos) {
-    if (marks_from_plain_lines_ && !text.empty()) {
-      Event e;
-      e.kind = EventKind::mark;
-      e.time = external_time_;
-      e.site = context_.sites.intern(text);
-      sink_.on_event(e);
-      ++stats_.events;
-    } else {
-      ++stats_.skipped_lines;
-    }
-    return;
-  }
+  if (tag == std::string_view::npos) return plain_line(text);
   std::string_view rest = text.substr(tag + kTag.size());
   size_t close = rest.find(']');
   uint64_t time = 0;
@@ -129,8 +118,36 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
     stats_.note_problem(offset, line_no_, "expected [MEM][<cycles>] with a number in the second bracket");
     return;
   }
-  time = marks_from_plain_lines_ ? external_time_ : unwrap(time);
+  // The line's own stamp is the device clock unless the transport (ITM
+  // timestamps) supplies one.
+  time = has_external_time_ ? external_time_ : unwrap(time);
+  context_.time_base = TimeBase::cycles;
   if (!record(rest.substr(close + 1), time, offset)) ++stats_.malformed_lines;
+}
+
+void TextLogDecoder::plain_line(std::string_view text) {
+  bool marker = marks_from_plain_lines_ && !text.empty() && text.size() <= 64 &&
+                std::all_of(text.begin(), text.end(), [](char c) { return c > ' ' && c < 0x7f; });
+  if (!marker) {
+    ++stats_.skipped_lines;
+    return;
+  }
+  std::optional<SiteId> site = context_.sites.find(text);
+  if (!site) {
+    if (markers_ >= kMaxMarkers) {
+      ++stats_.markers_dropped;
+      ++stats_.skipped_lines;
+      return;
+    }
+    ++markers_;
+    site = context_.sites.intern(text);
+  }
+  Event e;
+  e.kind = EventKind::mark;
+  e.time = external_time_;
+  e.site = *site;
+  sink_.on_event(e);
+  ++stats_.events;
 }
 
 bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offset) {

@@ -15,14 +15,23 @@ class TextLogDecoder final : public Decoder {
   void finish() override;
   std::string_view format_name() const override { return "log"; }
 
-  // Lines that are not "[MEM]" records become `mark` events instead of being
-  // skipped: ITM port 0 carries free text markers this way.
+  // Distinct marker texts kept from plain lines; a console that prints a
+  // counter would otherwise intern one name per line.
+  static constexpr size_t kMaxMarkers = 1024;
+
+  // Plain lines that are one short word ("On", "layer3_begin") become `mark`
+  // events: ITM port 0 carries markers this way. Other plain lines are
+  // console output, counted as skipped and never interned.
   void set_marks_from_plain_lines(bool on) { marks_from_plain_lines_ = on; }
   // Time for lines without a [cycles] stamp (ITM supplies its own clock).
-  void set_external_time(uint64_t time) { external_time_ = time; }
+  void set_external_time(uint64_t time) {
+    external_time_ = time;
+    has_external_time_ = true;
+  }
 
  private:
   void line(std::string_view text, uint64_t offset);
+  void plain_line(std::string_view text);
   bool record(std::string_view body, uint64_t time, uint64_t offset);
   uint64_t unwrap(uint64_t raw);
 
@@ -35,7 +44,9 @@ class TextLogDecoder final : public Decoder {
   uint64_t last_time_ = 0;
   uint64_t epoch_ = 0;        // added when a 32-bit cycle counter wraps
   uint64_t external_time_ = 0;
+  bool has_external_time_ = false;
   bool marks_from_plain_lines_ = false;
+  size_t markers_ = 0;  // distinct marker texts interned
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
   bool last_by_offset_ = true;

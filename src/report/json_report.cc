@@ -46,6 +46,11 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"truncated_bytes", s.truncated_bytes},
                 {"overflow_packets", s.overflows},
                 {"dropped_records", s.dropped_records},
+                {"impossible_events", s.impossible_events},
+                {"sites_dropped", s.sites_dropped},
+                {"pools_dropped", s.pools_dropped},
+                {"strings_dropped", s.strings_dropped},
+                {"markers_dropped", s.markers_dropped},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"packets", s.packets}};
   j["input"]["first_problem"] = nullptr;
@@ -53,6 +58,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
     j["input"]["first_problem"] = {{"offset", s.first_problem->offset},
                                    {"line", s.first_problem->line ? json(s.first_problem->line) : json(nullptr)},
                                    {"what", s.first_problem->what}};
+  j["input"]["first_impossible"] = s.first_impossible.empty() ? json(nullptr) : json(s.first_impossible);
   j["inferences"] = r.inferences;
   j["peak_bytes"] = r.peak_bytes;
 

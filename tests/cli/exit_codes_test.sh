@@ -208,4 +208,32 @@ if [ "$code" != 141 ] || grep -q "terminate\|what()" "$tmp/pipe_err"; then
 else
   echo "ok: closed pipe"
 fi
+# analyze refuses what is not a trace (exit 2, one line: the file, what it
+# looks like, what to run instead) instead of decoding it as ITM.
+refused() {  # refused DESCRIPTION FILE EXPECTED-LINE
+  expect 2 "analyze refuses $1" -- "$edgemem" analyze "$2"
+  [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: refusal of $1 is not one line"; cat "$tmp/err"; fail=1; }
+  grep -qF -- "$3" "$tmp/err" || { echo "FAIL: refusal of $1 does not say: $3"; cat "$tmp/err"; fail=1; }
+  [ ! -s "$tmp/out" ] || { echo "FAIL: $1 printed an analysis"; fail=1; }
+}
+refused "an ELF" "$src/examples/traces/kws_leak.elf" \
+  "kws_leak.elf: an ELF file, not a trace; for its sections and symbols run \`edgemem map --elf $src/examples/traces/kws_leak.elf\`"
+refused "a .tflite model" "$src/fuzz/corpus/tflite/tflm_simple_add_model.tflite" \
+  "tflm_simple_add_model.tflite: a TFLite model, not a trace; for its tensor arena plan run \`edgemem plan"
+head -c 102400 /dev/urandom >"$tmp/random.bin"
+refused "100 KB of random bytes" "$tmp/random.bin" "random.bin: not a trace edgemem can read (tried emt: no SYNC marker; "
+grep -q "; force a decoder with --format$" "$tmp/err" || { echo "FAIL: random bytes: no --format advice"; fail=1; }
+# An ESP32 app image header (E9, 4 segments, DIO, 4 MB @ 40 MHz, entry 0x400807a8) and its payload.
+{ printf '\xe9\x04\x02\x20\xa8\x07\x08\x40'; head -c 16 /dev/zero; head -c 8192 /dev/urandom; } >"$tmp/app.bin"
+refused "an ESP32 app image" "$tmp/app.bin" "app.bin: a firmware image (ESP app image, 4 segments), not a trace; "
+printf ':020000040800F2\n:10000000000002208901000891010008930100082E\n:00000001FF\n' >"$tmp/fw.hex"
+refused "an Intel HEX image" "$tmp/fw.hex" "fw.hex: a firmware image (Intel HEX), not a trace; "
+gnu_map=$src/fuzz/corpus/linker_map/own_cm4_O2.map
+refused "a GNU map" "$gnu_map" "own_cm4_O2.map: a GNU ld linker map, not a trace; for its regions, sections and symbols run \`edgemem map $gnu_map\`"
+refused "an IAR map" "$src/fuzz/corpus/linker_map/iar_head.map" "iar_head.map: an IAR linker map, not a trace; "
+expect 2 "diff of two models is refused" -- "$edgemem" diff "$src/fuzz/corpus/tflite/tflm_simple_add_model.tflite" \
+  "$src/fuzz/corpus/tflite/tflm_hello_world_int8.tflite"
+grep -q "a TFLite model, not a trace" "$tmp/err" || { echo "FAIL: diff of two models is not refused as models"; cat "$tmp/err"; fail=1; }
+! grep -q "changed)" "$tmp/out" || { echo "FAIL: diff of two models printed a comparison"; fail=1; }
+expect 0 "--format forces a decoder on anything" -- "$edgemem" analyze --format itm "$src/examples/traces/kws_leak.elf"
 exit $fail

@@ -5,7 +5,7 @@ against its JSON Schema in docs/schemas/ (draft 2020-12).
 Usage: json_schema_test.py EDGEMEM SOURCE_DIR DATA_DIR
 DATA_DIR holds the corpus (tflite/, map/, map_armlink/, map_iar/, su/,
 stack_keil/, itm/). A schema missing for plan, map, stack, fit, check or diff
-is a failure; analyze is validated when docs/schemas/analyze.schema.json exists.
+is a failure, analyze's included.
 """
 import json
 import os
@@ -138,7 +138,8 @@ if len(maps) >= 2:
 run("diff", log, emt)
 run("diff", emt, log)
 
-for t in [log, emt] + corpus("itm", ".bin"):
+# The ETM stream of the sigrok capture is no ITM: analyze refuses it (exit 2).
+for t in [log, emt] + [f for f in corpus("itm", ".bin") if "_etm_" not in f]:
     run("analyze", t)
 
 for command in ["plan", "map", "stack", "fit", "check", "diff"]:

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -9,16 +11,116 @@ std::span<const uint8_t> bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-TEST(Sniffer, TellsEveryFormatApart) {
-  EXPECT_EQ(sniff_format(bytes("boot\n[MEM][1] ALLOC size=1 offset=0\n")), Format::log);
+std::string le32(uint32_t v) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) s += static_cast<char>(v >> (8 * i));
+  return s;
+}
+
+std::string random_bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// What a refusal of `file` says, or "accepted" when the sniffer took it.
+std::string refusal(const std::string& file) {
+  SniffVerdict v = sniff_trace(bytes(file));
+  return v.format ? "accepted as " + std::string(to_string(*v.format)) : v.refusal("FILE");
+}
+
+TEST(Sniffer, TellsEveryTraceFormatApart) {
+  EXPECT_EQ(sniff_trace(bytes("boot\n[MEM][1] ALLOC size=1 offset=0\n")).format, Format::log);
+  EXPECT_EQ(sniff_trace(bytes("\x1b[32m[MEM][1] ALLOC size=1 offset=0\x1b[0m\r\n")).format, Format::log);
   std::string bin;
   for (uint32_t i = 0; i < 64; ++i) {
     bin += '\xA2'; be32(bin, 16 + i); be32(bin, 0x20000000 + i * 64);
     bin += '\xF1'; be32(bin, 0x20000000 + i * 64);
   }
-  EXPECT_EQ(sniff_format(bytes(bin)), Format::seedbin);
-  EXPECT_EQ(sniff_format(bytes(read_file(corpus("itm/sigrok_stm32f105_itm_stream1.bin")))), Format::itm);
-  EXPECT_EQ(sniff_format(bytes(read_file(corpus("itm/sigrok_stm32f105_swo_tpiu.bin")))), Format::tpiu);
+  EXPECT_EQ(sniff_trace(bytes(bin)).format, Format::seedbin);
+  EXPECT_EQ(sniff_trace(bytes(read_file(corpus("itm/sigrok_stm32f105_itm_stream1.bin")))).format, Format::itm);
+  EXPECT_EQ(sniff_trace(bytes(read_file(corpus("itm/sigrok_stm32f105_swo_tpiu.bin")))).format, Format::tpiu);
+  EXPECT_EQ(sniff_trace(bytes(read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt"))).format,
+            Format::emt);
+  EXPECT_EQ(sniff_trace(bytes(read_file(std::string(EDGEMEM_SOURCE_DIR) + "/fuzz/corpus/seedbin/records.bin"))).format,
+            Format::seedbin);
+}
+
+// What target/ writes over ITM without a probe's sync packets: emt on port 1.
+TEST(Sniffer, EmtOnItmPortOneWithoutSyncPacketsIsItm) {
+  std::string emt = read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt");
+  std::string itm;
+  for (size_t i = 0; i < emt.size(); i += 4) {
+    size_t n = std::min<size_t>(4, emt.size() - i);
+    if (n < 4) n = 1;
+    itm += static_cast<char>((1 << 3) | (n == 4 ? 3 : 1));
+    itm += emt.substr(i, n);
+    if (n == 1) i -= 3;  // the tail goes out a byte at a time
+  }
+  EXPECT_EQ(sniff_trace(bytes(itm)).format, Format::itm);
+}
+
+TEST(Sniffer, AnElfIsNotATrace) {
+  std::string elf = std::string("\x7f" "ELF\x01\x01\x01", 7) + std::string(57, '\0');
+  EXPECT_EQ(refusal(elf), "FILE: an ELF file, not a trace; for its sections and symbols run `edgemem map --elf FILE`");
+  // The bundled firmware ELF: today it decodes as ITM into a 5.5 GB "peak".
+  EXPECT_FALSE(sniff_trace(bytes(read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.elf"))).format);
+}
+
+TEST(Sniffer, ATfliteModelIsNotATrace) {
+  std::string model = le32(28) + "TFL3" + std::string(64, '\0');
+  EXPECT_EQ(refusal(model), "FILE: a TFLite model, not a trace; for its tensor arena plan run `edgemem plan FILE`");
+  std::string real = read_file(std::string(EDGEMEM_SOURCE_DIR) + "/fuzz/corpus/tflite/tflm_hello_world_int8.tflite");
+  ASSERT_FALSE(real.empty());
+  EXPECT_FALSE(sniff_trace(bytes(real)).format);
+}
+
+TEST(Sniffer, FirmwareImagesAreNotTraces) {
+  // ESP-IDF app image: E9, 5 segments, DIO, 4 MB @ 40 MHz, entry 0x40080ee4.
+  std::string esp = std::string("\xE9\x05\x02\x20", 4) + le32(0x40080ee4) + std::string(16, '\0') + random_bytes(4096, 1);
+  EXPECT_EQ(refusal(esp).substr(0, 48), "FILE: a firmware image (ESP app image, 5 segment");
+  // A raw Cortex-M binary: initial SP at the top of SRAM, Thumb handlers.
+  std::string cortex = le32(0x20020000) + le32(0x08000189) + le32(0x08000191) + le32(0x08000193) + random_bytes(4096, 2);
+  EXPECT_NE(refusal(cortex).find("a firmware image (Cortex-M vector table: SP 0x20020000, reset 0x08000189)"),
+            std::string::npos);
+  std::string hex = ":020000040800F2\n:10000000000002208901000891010008930100082E\n:00000001FF\n";
+  EXPECT_EQ(refusal(hex).substr(0, 49), "FILE: a firmware image (Intel HEX), not a trace; ");
+}
+
+TEST(Sniffer, LinkerMapsAndStackReportsAreNotTraces) {
+  EXPECT_EQ(refusal("Archive member included to satisfy reference by file (symbol)\n\nlibc.a(memcpy.o)\n"),
+            "FILE: a GNU ld linker map, not a trace; for its regions, sections and symbols run `edgemem map FILE`");
+  EXPECT_EQ(refusal("\nMemory Configuration\n\nName Origin Length\n").substr(0, 23), "FILE: a GNU ld linker m");
+  EXPECT_EQ(refusal("Component: ARM Compiler 5.06 Tool: armlink [4d3601]\n").substr(0, 29), "FILE: an armlink linker map, ");
+  EXPECT_EQ(refusal("####\n#\n# IAR ELF Linker V9.20.1.315/W64 for ARM\n").substr(0, 25), "FILE: an IAR linker map, ");
+  EXPECT_EQ(refusal("app.c:25:39:dense_s8\t24\tstatic\napp.c:36:38:argmax\t12\tdynamic,bounded\n"),
+            "FILE: a GCC stack usage report (.su), not a trace; for worst-case stack depth run `edgemem stack FILE`");
+  for (const char* map : {"map/own_cm4_O2.map", "map_armlink/badshun_minirtos_ac5_5.06u7.map",
+                          "map_iar/tylerpedley_stm32f4_template_ewarm7.60.map", "su/own_O2_own_app.su"}) {
+    std::string text = read_file(corpus(map)).substr(0, 64 * 1024);
+    ASSERT_FALSE(text.empty()) << map;
+    EXPECT_FALSE(sniff_trace(bytes(text)).format) << map;
+  }
+}
+
+TEST(Sniffer, RandomBytesAndPlainTextAreRefusedNotGuessed) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    SniffVerdict v = sniff_trace(bytes(random_bytes(100 * 1024, seed)));
+    EXPECT_FALSE(v.format) << "seed " << seed << " taken as " << to_string(*v.format);
+    EXPECT_TRUE(v.refusal("F").starts_with("F: not a trace edgemem can read (tried emt: ")) << v.refusal("F");
+    EXPECT_TRUE(v.refusal("F").ends_with("; force a decoder with --format"));
+  }
+  EXPECT_FALSE(sniff_trace(bytes("hello\nworld\n")).format);
+  EXPECT_FALSE(sniff_trace(bytes(std::string(4096, '\0'))).format);
+}
+
+TEST(Sniffer, RefusalIsOneLine) {
+  for (const std::string& file : {std::string("\x7f" "ELF", 4), random_bytes(1000, 7), std::string()}) {
+    SniffVerdict v = sniff_trace(bytes(file));
+    ASSERT_FALSE(v.format);
+    EXPECT_EQ(v.refusal("x").find('\n'), std::string::npos);
+  }
 }
 
 }  // namespace

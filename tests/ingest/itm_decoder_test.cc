@@ -205,6 +205,20 @@ TEST(ItmEvents, OverflowDropsTheHalfBuiltRecordAndIsReported) {
   EXPECT_EQ(run->result.counts.allocs, 1u);
 }
 
+// emt on port 1: after lost data the next byte may be mid-record, so the
+// decoder waits for the next SYNC instead of reading a shifted record.
+TEST(ItmEvents, OverflowInAnEmtStreamSkipsToTheNextSync) {
+  std::string sync("\x7E" "emt!" "\x00", 6);
+  std::string alloc("\x20\x05\x00\x04\x00\x00\x00\x00\x84\x02\x00\x00\x00\x00\x00\x00", 16);
+  std::string stream = stim(1, sync + alloc.substr(0, 8));
+  stream += '\x70';  // overflow: the rest of the ALLOC32 was dropped
+  stream += stim(1, alloc.substr(0, 8) + sync + alloc);  // a shifted record, then SYNC and a whole one
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->stats.overflows, 1u);
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+  EXPECT_EQ(run->stats.corrupt_bytes, 16u);  // the half record before and the shifted bytes after the loss
+}
+
 TEST(ItmEvents, MemLinesOnPortZeroAreDecodedAsTheTextLog) {
   std::string stream = stim(0, "[MEM][0] ALLOC size=16 offset=0 site=a.c:1\n[MEM][0] FREE offset=0\n");
   auto run = analyse(Format::itm, stream);

@@ -1,0 +1,56 @@
+#include "impossible_event_filter.h"
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+std::string ImpossibleEventFilter::why_impossible(const Event& e) const {
+  bool block = e.kind == EventKind::alloc || e.kind == EventKind::realloc;
+  if (!block && e.kind != EventKind::alloc_failed) return {};
+  if (address_bits_ <= 32 && e.size > kAbsurdSize32)
+    return fmt::format("a request of {} B (over 1 GiB on a 32-bit device)", e.size);
+  if (e.size > kAbsurdSize) return fmt::format("a request of {} B (over 1 TiB)", e.size);
+  // A failed request may be larger than its pool; that is why it failed.
+  if (!block) return {};
+  const PoolInfo* pool = e.pool < pools_.size() ? &pools_.at(e.pool) : nullptr;
+  if (pool && !pool->declared) pool = nullptr;
+  // Where the block really is: arena offsets count from the arena's base.
+  uint64_t base = pool && pool->kind == PoolKind::arena ? pool->base : 0;
+  uint64_t end_of_space = address_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << address_bits_);
+  if (e.address > end_of_space - base || e.size > end_of_space - base - e.address)
+    return fmt::format("a block of {} B at 0x{:x} runs past the {}-bit address space", e.size, base + e.address,
+                       address_bits_);
+  // A bump allocator that does not check its bounds really does hand out
+  // blocks larger than its arena, or past its end after one overflow
+  // (tests/firmware: 4096 B in a 3392 B arena), so for arenas that is the
+  // overflow analysis' finding, not corruption. malloc never returns an
+  // address outside its heap. A heap declared without a base (0) gives no
+  // range to check.
+  if (pool && pool->kind == PoolKind::heap && pool->base != 0 && pool->size != 0 &&
+      (e.address < pool->base || e.address - pool->base >= pool->size || e.size > pool->size))
+    return fmt::format("a block of {} B at 0x{:x}, outside heap '{}' (0x{:x}, {} B)", e.size, e.address, pool->name,
+                       pool->base, pool->size);
+  return {};
+}
+
+void ImpossibleEventFilter::on_event(const Event& event) {
+  std::string why = why_impossible(event);
+  if (why.empty()) return next_.on_event(event);
+  if (rejected_++ == 0) first_reason_ = fmt::format("{} at time {}: {}", to_string(event.kind), event.time, why);
+}
+
+FilteredDecoder::FilteredDecoder(TraceContext& context, EventSink& sink, unsigned address_bits,
+                                 const std::function<std::unique_ptr<Decoder>(EventSink&)>& make_inner)
+    : context_(context), filter_(context.pools, sink, address_bits), inner_(make_inner(filter_)) {}
+
+void FilteredDecoder::finish() {
+  inner_->finish();
+  stats_ = inner_->stats();
+  stats_.impossible_events = filter_.rejected();
+  stats_.events -= filter_.rejected();
+  stats_.first_impossible = filter_.first_reason();
+  stats_.sites_dropped = context_.sites.dropped();
+  stats_.pools_dropped = context_.pools.dropped();
+}
+
+}  // namespace edgemem
