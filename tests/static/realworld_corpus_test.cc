@@ -105,7 +105,8 @@ std::vector<Check> gnu_map(const std::string& path, const json& t) {
     return size ? str(*size) : "no such section";
   };
   for (const auto& [name, size] : t["sections"].items()) out.push_back({"section " + name, want_of(size), size_of(name)});
-  for (const auto& [label, group] : t.value("section_groups", json::object()).items()) {
+  const json groups = t.value("section_groups", json::object());
+  for (const auto& [label, group] : groups.items()) {
     std::string got;
     uint64_t sum = 0;
     for (const auto& name : group["sections"]) {
