@@ -1,6 +1,9 @@
 // The summary a person reads in ten seconds: findings ordered by how soon
 // they take a device down (corruption, failures, leaks, fragmentation), each
 // with its numbers, its site and the next thing to try.
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "edgemem/analyzer.h"
@@ -182,22 +185,32 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                                          {"guard failure", &r.checks.guards},
                                                          {"fragmentation problem", &r.checks.fragmentation},
                                                          {"LIFO violation", &r.checks.lifo}};
-  std::string clean;
+  std::vector<std::string> clean, clean_notes;
   for (const auto& [name, c] : checks) {
     if (c->status == CheckStatus::not_checked) {
       line(out, "[NOT CHECKED]", fmt::format("{}: {}", name, c->reason));
-    } else {
-      if (c->status == CheckStatus::clean) clean += fmt::format("{}{}", clean.empty() ? "" : ", ", name);
-      if (!c->reason.empty()) more(out, fmt::format("({}: {})", name, c->reason));
+    } else if (c->status == CheckStatus::clean) {
+      clean.emplace_back(name);
+      if (!c->reason.empty()) clean_notes.push_back(fmt::format("({}: {})", name, c->reason));
+    } else if (!c->reason.empty()) {
+      more(out, fmt::format("({}: {})", name, c->reason));
     }
   }
   for (const auto& p : f.pools)
     if (!p.known_extent)
       more(out, fmt::format("'{}' fragmentation over the span its blocks touched: {} at worst, {} at the end (not judged)",
                             p.pool, pct(p.max_rate), pct(p.final_rate)));
-  if (!clean.empty())
-    line(out, "[OK]", fmt::format("no {} found{}", clean,
+  if (!clean.empty()) {
+    std::string names = clean.back();
+    if (clean.size() > 1) {
+      names.clear();
+      for (size_t i = 0; i + 1 < clean.size(); ++i) names += (i ? ", " : "") + clean[i];
+      names += " or " + clean.back();
+    }
+    line(out, "[OK]", fmt::format("no {} found{}", names,
                                   loss.status == CheckStatus::found ? " in the data that arrived (see [DATA LOST])" : ""));
+    for (const auto& n : clean_notes) more(out, n);
+  }
 
   out += "\n";
   out += fmt::format("Peak          {}", bytes(r.peak.bytes));
