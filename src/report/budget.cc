@@ -242,6 +242,10 @@ class Evaluator {
     const AnalysisResult& t = need(in_.trace, "leak", "a trace (inputs.trace or --trace)");
     if (b.contains("max_bytes_per_inference")) {
       uint64_t max = number(b, "max_bytes_per_inference", "leak");
+      // A rate that could not be measured cannot be shown to hold.
+      if (t.inferences == 0)
+        throw BudgetError("leak.max_bytes_per_inference: the trace has no inference markers (INFER begin/end), so no "
+                          "rate per inference was measured; limit leak.max_leaked_bytes instead");
       add("leak.max_bytes_per_inference", t.leak_rate_bytes_per_inference <= static_cast<double>(max),
           fmt::format("leaks {:.1f} B per inference over {} inferences, limit {} B", t.leak_rate_bytes_per_inference,
                       units::grouped(t.inferences), units::grouped(max)),

@@ -115,6 +115,11 @@ TEST(Budget, MistakesAreErrorsNotPasses) {
   error.clear();
   evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_bytes": "-5"}}})"), with_map, error);
   EXPECT_NE(error.find("regions.RAM.max_bytes: '-5' is not a size"), std::string::npos) << error;
+  error.clear();
+  AnalysisResult unmarked;  // a trace without inference markers has no rate to hold a limit against
+  BudgetInputs with_trace{nullptr, nullptr, &unmarked, nullptr};
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), with_trace, error).empty());
+  EXPECT_NE(error.find("no inference markers"), std::string::npos) << error;
 }
 
 TEST(Budget, KeysAndRegionsInAnyCaseAndLimitsAsSizes) {
