@@ -369,3 +369,17 @@ TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
 
 }  // namespace
 }  // namespace edgemem::test
+
+// Events dropped as impossible, and names past a table's cap, are data lost:
+// they can hide or move a finding, so the verdict says so first.
+TEST(HonestFindings, ImpossibleEventsAndCappedTablesAreDataLoss) {
+  DecodeStats stats;
+  EventCounts counts;
+  EXPECT_EQ(data_loss_check(stats, counts).status, CheckStatus::clean);
+  stats.impossible_events = 3;
+  stats.sites_dropped = 2;
+  Check c = data_loss_check(stats, counts);
+  EXPECT_EQ(c.status, CheckStatus::found);
+  EXPECT_NE(c.reason.find("3 impossible events"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("2 call-site names"), std::string::npos) << c.reason;
+}
