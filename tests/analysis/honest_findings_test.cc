@@ -367,9 +367,6 @@ TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
   EXPECT_EQ(unnumbered.watermarks[0].series.front().first, 1u);
 }
 
-}  // namespace
-}  // namespace edgemem::test
-
 // Events dropped as impossible, and names past a table's cap, are data lost:
 // they can hide or move a finding, so the verdict says so first.
 TEST(HonestFindings, ImpossibleEventsAndCappedTablesAreDataLoss) {
@@ -383,3 +380,6 @@ TEST(HonestFindings, ImpossibleEventsAndCappedTablesAreDataLoss) {
   EXPECT_NE(c.reason.find("3 impossible events"), std::string::npos) << c.reason;
   EXPECT_NE(c.reason.find("2 call-site names"), std::string::npos) << c.reason;
 }
+
+}  // namespace
+}  // namespace edgemem::test
