@@ -65,9 +65,10 @@ std::string read_stream(const std::string& path, const std::function<void(std::s
   return error;
 }
 
-std::optional<std::string> read_head(const std::string& path, size_t limit) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return std::nullopt;
+namespace {
+
+// Reads until `limit` bytes or the end, then closes `fd`.
+std::string read_up_to(int fd, size_t limit) {
   std::string out(limit, '\0');
   size_t done = 0;
   while (done < limit) {
@@ -81,23 +82,21 @@ std::optional<std::string> read_head(const std::string& path, size_t limit) {
   return out;
 }
 
+}  // namespace
+
+std::optional<std::string> read_head(const std::string& path, size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  return read_up_to(fd, limit);
+}
+
 std::optional<std::string> read_whole_file(const std::string& path) {
   // A regular file is read straight into a string of its size; stdin and
   // pipes in blocks.
   struct stat st;
   int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY);
   if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    std::string out(static_cast<size_t>(st.st_size), '\0');
-    size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    out.resize(done);
-    return out;
+    return read_up_to(fd, static_cast<size_t>(st.st_size));
   }
   if (fd >= 0) ::close(fd);
   std::string out;

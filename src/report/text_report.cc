@@ -8,19 +8,14 @@
 
 #include "edgemem/analyzer.h"
 #include "edgemem/report.h"
+#include "report/units.h"
 
 namespace edgemem {
 namespace {
 
-std::string grouped(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-std::string bytes(uint64_t n) { return grouped(n) + " B"; }
+using units::bytes;
+using units::grouped;
+
 std::string pct(double rate) { return fmt::format("{:.0f}%", rate * 100); }
 
 std::string duration(double seconds) {
