@@ -8,6 +8,7 @@
 
 #include "edgemem/analyzer.h"
 #include "edgemem/report.h"
+#include "report/style.h"
 #include "report/units.h"
 
 namespace edgemem {
@@ -27,8 +28,14 @@ std::string duration(double seconds) {
   return fmt::format("{:.1f} days", seconds / 86400);
 }
 
+// Tags are padded before they are coloured, so columns stay aligned.
 void line(std::string& out, std::string_view tag, const std::string& text) {
-  out += fmt::format("{:<14}{}\n", tag, text);
+  std::string pad(tag.size() < 14 ? 14 - tag.size() : 0, ' ');
+  std::string coloured = !tag.starts_with('[')                           ? std::string(tag)
+                         : tag == "[OK]"                                 ? style::good(tag)
+                         : tag == "[NOT CHECKED]" || tag == "[DATA LOST]" ? style::warn(tag)
+                                                                         : style::bad(tag);
+  out += coloured + pad + text + "\n";
 }
 void more(std::string& out, const std::string& text) { out += fmt::format("{:<14}{}\n", "", text); }
 

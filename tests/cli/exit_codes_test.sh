@@ -190,6 +190,10 @@ expect 0 "no colour into a pipe" -- "$edgemem" diff "$src/examples/traces/kws_fr
 ! grep -q $'\x1b\[' "$tmp/out" || { echo "FAIL: colour codes written into a pipe"; fail=1; }
 expect 0 "--color=always" -- "$edgemem" --color=always diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 grep -q $'\x1b\[' "$tmp/out" || { echo "FAIL: --color=always does not colour"; fail=1; }
+expect 0 "analyze --color=always" -- "$edgemem" analyze --color=always "$src/examples/traces/kws_leak.emt"
+grep -q $'\x1b\[1;31m\[LEAK\]' "$tmp/out" || { echo "FAIL: analyze does not colour its finding tags"; fail=1; }
+expect 0 "analyze into a file is plain" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt"
+! grep -q $'\x1b' "$tmp/out" || { echo "FAIL: analyze colours output that is not a terminal"; fail=1; }
 expect 2 "--color typo" -- "$edgemem" --color=alwys diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 # diff: units on every row, integers for bytes and a fraction for fragmentation in JSON.
 expect 0 "diff rows carry units" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
