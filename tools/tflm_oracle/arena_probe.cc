@@ -1,6 +1,7 @@
 // arena_probe: the smallest tensor arena on which TFLite Micro both
 // allocates (AllocateTensors) and runs (Invoke) a .tflite model.
 // Usage: arena_probe MODEL.tflite  -> one JSON object on stdout.
+//        TFLM_ORACLE_TRY=<bytes> arena_probe MODEL.tflite  -> one trial, explained.
 // Invoke is part of the test because a kernel may only fail there; the
 // planner's temporary working memory (tflite-micro #2738) is also only seen by
 // trying real arenas, never from arena_used_bytes() alone.
@@ -13,6 +14,9 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
@@ -36,7 +40,7 @@ constexpr size_t kCeiling = size_t{256} << 20;
 
 using Resolver = tflite::MicroMutableOpResolver<kTflmOracleOpCount>;
 
-enum class Outcome { kOk, kAllocateFailed, kInvokeFailed };
+enum class Outcome { kOk, kAllocateFailed, kInvokeFailed, kAborted };
 
 struct Trial {
   Outcome outcome;
@@ -70,6 +74,55 @@ Trial TryArena(const tflite::Model* model, const Resolver& resolver,
     return {Outcome::kInvokeFailed, used, TrialMessages()};
   }
   return {Outcome::kOk, used, TrialMessages()};
+}
+
+// Some kernels TFLITE_DCHECK their Init's persistent buffer and abort when
+// the arena is too small, so each trial runs in a child process; an abort
+// counts as not fitting.
+Trial TryArenaIsolated(const tflite::Model* model, const Resolver& resolver,
+                       size_t arena_bytes) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("arena_probe: pipe");
+    std::exit(3);
+  }
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  if (child < 0) {
+    std::perror("arena_probe: fork");
+    std::exit(3);
+  }
+  if (child == 0) {
+    close(fds[0]);
+    const Trial trial = TryArena(model, resolver, arena_bytes);
+    const int outcome = static_cast<int>(trial.outcome);
+    const bool written =
+        write(fds[1], &outcome, sizeof(outcome)) == sizeof(outcome) &&
+        write(fds[1], &trial.arena_used_bytes, sizeof(size_t)) ==
+            sizeof(size_t) &&
+        write(fds[1], trial.messages.data(), trial.messages.size()) ==
+            static_cast<ssize_t>(trial.messages.size());
+    _exit(written ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string reply;
+  char chunk[512];
+  ssize_t got;
+  while ((got = read(fds[0], chunk, sizeof(chunk))) > 0) reply.append(chunk, got);
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  constexpr size_t kHeader = sizeof(int) + sizeof(size_t);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.size() < kHeader) {
+    const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return {Outcome::kAborted, 0,
+            "TFLite Micro aborted (signal " + std::to_string(signal) + ")"};
+  }
+  int outcome;
+  size_t used;
+  std::memcpy(&outcome, reply.data(), sizeof(int));
+  std::memcpy(&used, reply.data() + sizeof(int), sizeof(size_t));
+  return {static_cast<Outcome>(outcome), used, reply.substr(kHeader)};
 }
 
 std::string JsonEscaped(const std::string& text) {
@@ -124,27 +177,39 @@ int main(int argc, char** argv) {
   Resolver resolver;
   RegisterAllOps(resolver);
 
-  const Trial roomy = TryArena(model, resolver, kCeiling);
-  if (roomy.outcome == Outcome::kAllocateFailed) {
-    return PrintUnsupported("AllocateTensors", roomy.messages);
+  // TFLM_ORACLE_TRY=<bytes>: one trial at that size, to see why it fails.
+  if (const char* bytes_text = std::getenv("TFLM_ORACLE_TRY")) {
+    const Trial trial = TryArenaIsolated(model, resolver, std::strtoull(bytes_text, nullptr, 10));
+    std::printf("outcome %d, arena_used_bytes %zu: %s\n", static_cast<int>(trial.outcome),
+                trial.arena_used_bytes, trial.messages.c_str());
+    return 0;
   }
-  if (roomy.outcome == Outcome::kInvokeFailed) {
-    return PrintUnsupported("Invoke", roomy.messages);
+
+  const Trial roomy = TryArenaIsolated(model, resolver, kCeiling);
+  switch (roomy.outcome) {
+    case Outcome::kOk:
+      break;
+    case Outcome::kAllocateFailed:
+      return PrintUnsupported("AllocateTensors", roomy.messages);
+    case Outcome::kInvokeFailed:
+      return PrintUnsupported("Invoke", roomy.messages);
+    case Outcome::kAborted:
+      return PrintUnsupported("the run", roomy.messages);
   }
 
   // Doubling finds a fitting size, then bisection in 16 B steps; it assumes
   // that an arena which fits stays fitting when made larger.
   size_t fails = 0;
   size_t fits = kFirstTry;
-  Trial at_fits = TryArena(model, resolver, fits);
+  Trial at_fits = TryArenaIsolated(model, resolver, fits);
   while (at_fits.outcome != Outcome::kOk) {
     fails = fits;
     fits *= 2;
-    at_fits = TryArena(model, resolver, fits);
+    at_fits = TryArenaIsolated(model, resolver, fits);
   }
   while (fits - fails > kStep) {
     const size_t middle = (fails + (fits - fails) / 2) / kStep * kStep;
-    const Trial trial = TryArena(model, resolver, middle);
+    const Trial trial = TryArenaIsolated(model, resolver, middle);
     if (trial.outcome == Outcome::kOk) {
       fits = middle;
       at_fits = trial;
