@@ -66,5 +66,29 @@ TEST(TflmOracle, CompleteEstimatesCoverTheMeasuredMinimumWithinTenPercent) {
   EXPECT_GT(checked, 0u) << "no complete estimate was compared";
 }
 
+TEST(TflmOracle, LstmSignalAndTransposeConvModelsAreCostedAndCovered) {
+  const auto models = measured()["models"];
+  for (const char* file : {"tflm_micro_speech_lstm.tflite", "tflm_trained_lstm_int8.tflite",
+                           "tflm_dtln_noise_suppression.tflite", "tflm_audio_preprocessor_int8.tflite",
+                           "tflm_audio_preprocessor_float.tflite", "tflm_seanet_transpose_conv4.tflite"}) {
+    SCOPED_TRACE(file);
+    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    EXPECT_TRUE(b.complete);
+    EXPECT_GE(b.recommended_bytes, models[file]["min_arena_bytes"].get<uint64_t>());
+  }
+}
+
+// hello_world int8: 1,760 B measured; every phase's peak added to the whole
+// tail gave 2,096 B.
+TEST(TflmOracle, SmallModelsAreNotChargedThePreparePeakBesideTheWholeTail) {
+  const auto models = measured()["models"];
+  for (const char* file : {"tflm_hello_world_int8.tflite", "tflm_hello_world_float.tflite"}) {
+    SCOPED_TRACE(file);
+    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    EXPECT_LT(b.recommended_bytes, b.alignment_bytes + b.allocator_bytes + b.tail_bytes + b.prepare_bytes);
+    EXPECT_LE(static_cast<double>(b.recommended_bytes), 1.02 * models[file]["min_arena_bytes"].get<double>());
+  }
+}
+
 }  // namespace
 }  // namespace edgemem::plan
