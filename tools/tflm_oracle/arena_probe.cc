@@ -59,6 +59,9 @@ Trial TryArena(const tflite::Model* model, const Resolver& resolver,
                  arena_bytes);
     std::exit(3);
   }
+  // Zeroed, so a kernel that reads memory it failed to get behaves the same
+  // in every run.
+  std::memset(arena.get(), 0, arena_bytes);
   tflite::MicroInterpreter interpreter(model, resolver, arena.get(),
                                        arena_bytes);
   if (interpreter.AllocateTensors() != kTfLiteOk) {

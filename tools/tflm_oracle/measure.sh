@@ -61,4 +61,4 @@ commit=$(git -C "$TFLM" rev-parse HEAD 2>/dev/null || echo "${TFLM_COMMIT:-unkno
 compiler=$(${CXX:-g++} --version | head -n 1)
 flags=$(make -s -f "$ORACLE/Makefile" TFLM="$TFLM" STATIC_MEMORY=no print-flags)
 python3 "$ORACLE/write_results.py" "$WORK/results.tsv" "$commit" "$compiler" "$flags" \
-  "$REPO/tests/data/tflm_arena_measured.json"
+  "$REPO/tests/data/tflm_arena_measured.json" "$TFLM"

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-results_tsv, commit, compiler, flags, out_path = sys.argv[1:6]
+results_tsv, commit, compiler, flags, out_path, checkout = sys.argv[1:7]
 
 previous = {}
 if os.path.exists(out_path):
@@ -19,17 +19,18 @@ with open(results_tsv, encoding="utf-8") as f:
     for line_number, line in enumerate(f, 1):
         name, static_memory, probe_json = line.rstrip("\n").split("\t")
         try:
-            probe = json.loads(probe_json)
+            # TFLM's messages name source files by the checkout's path.
+            probe = json.loads(probe_json.replace(checkout, ""))
         except json.JSONDecodeError as error:
             sys.exit(f"{results_tsv}:{line_number}: arena_probe output is not JSON ({error})")
         entry = models.setdefault(name, {})
         if static_memory == "yes":
             entry["min_arena_bytes_static_memory"] = probe.get("min_arena_bytes")
-            entry["status_static_memory"] = probe["status"]
+            entry["status_static_memory"] = probe["status"].rstrip()
         else:
             entry["min_arena_bytes"] = probe.get("min_arena_bytes")
             entry["arena_used_bytes"] = probe.get("arena_used_bytes")
-            entry["status"] = probe["status"]
+            entry["status"] = probe["status"].rstrip()
 
 for name, entry in models.items():
     if entry.get("status_static_memory") == entry.get("status"):
