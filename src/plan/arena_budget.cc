@@ -104,14 +104,15 @@ KernelCost signal_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) 
     // a pointer and a size_t; a uint32 noise estimate per channel.
     k.init = {align_up(36, abi.ptr) + 2 * abi.ptr, elements(in) * 4};
   } else if (op == "SignalRfft") {
-    // rfft.cc: TfLiteAudioFrontendRfftParams (six 32-bit fields, a pointer),
+    // rfft.cc: TfLiteAudioFrontendRfftParams (five 32-bit fields, the
+    // work-area pointer, the scratch index, the state pointer),
     // the kissfft state (rfft_{float,int16,int32}.cc), and in Prepare an
     // fft_length scratch buffer; the output's last dimension is
     // 2 * (fft_length / 2 + 1) real values.
     const uint64_t scalar = in && in->type == kTypeInt16 ? 2 : 4;
     const uint64_t out_last = out && !out->shape.empty() ? dim(out, out->shape.size() - 1) : 2;
     const uint64_t n = 2 * (std::max<uint64_t>(out_last / 2, 1) - 1);
-    k.init = {24 + abi.ptr, kiss_fftr_bytes(n, scalar, abi)};
+    k.init = {align_up(20, abi.ptr) + abi.ptr + align_up(4, abi.ptr) + abi.ptr, kiss_fftr_bytes(n, scalar, abi)};
     k.scratch = {n * scalar};
   } else {
     k = {0, {64}, {}, {}, false};
