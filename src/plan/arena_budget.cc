@@ -49,7 +49,9 @@ constexpr int32_t kAdd = 0, kAveragePool = 1, kConcatenation = 2, kConv = 3, kDe
 }
 constexpr int kTypeFloat32 = 0, kTypeInt16 = 7, kTypeInt8 = 9;
 
-// What one operator takes from the arena, per the reference kernel.
+// What one operator takes from the arena, per the reference kernel; each
+// case names its source file under tflite-micro tensorflow/lite/micro/kernels/
+// (signal/micro/kernels/ for the Signal ops).
 struct KernelCost {
   uint64_t builtin_data = 0;      // its parsed options struct, 4-byte aligned
   std::vector<uint64_t> init;     // AllocatePersistentBuffer in Init: op data
@@ -128,11 +130,11 @@ KernelCost kernel_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) 
   const TfliteTensor* out = tensor_at(m, o.outputs, 0);
   auto per_channel = [&](uint64_t channels) { k.prepare = {4 * channels, 4 * channels}; };
   switch (o.builtin_code) {
-    case op::kConv:  // TfLiteConvParams; OpDataConv; per-channel multiplier and shift
+    case op::kConv:  // conv.cc, conv_common.cc: TfLiteConvParams; OpDataConv; per-channel multiplier and shift
       k = {28, {abi.op_data_conv}, {}, {}};
       per_channel(dim(filter, 0));
       break;
-    case op::kDepthwiseConv:
+    case op::kDepthwiseConv:  // depthwise_conv.cc: as CONV_2D, channels on the filter's last axis
       k = {28, {abi.op_data_conv}, {}, {}};
       per_channel(dim(filter, 3));
       break;
@@ -151,35 +153,35 @@ KernelCost kernel_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) 
       }
       break;
     }
-    case op::kFullyConnected:  // TfLiteFullyConnectedParams; OpDataFullyConnected
+    case op::kFullyConnected:  // fully_connected.cc: TfLiteFullyConnectedParams; OpDataFullyConnected
       k = {16, {abi.op_data_fully_connected}, {}, {}};
       if (filter && filter->quant_channels > 1) per_channel(filter->quant_channels);
       break;
-    case op::kSvdf: {  // OpDataSvdf; int32 scratch per filter (and per unit when quantized)
+    case op::kSvdf: {  // svdf.cc, svdf_common.cc: OpDataSvdf; int32 scratch per filter (and per unit when quantized)
       k = {12, {48}, {}, {}};
       uint64_t batch = dim(in, 0), filters = dim(filter, 0), units = dim(out, 1);  // each below 2^31
       k.scratch = {batch * filters * 4};
       if (in && in->type != kTypeFloat32) k.scratch.push_back(batch * units * 4);
       break;
     }
-    case op::kSoftmax:  // SoftmaxParams; int16 input builds two lookup tables
+    case op::kSoftmax:  // softmax_common.cc: SoftmaxParams; int16 input builds two lookup tables
       k = {4, {abi.softmax_params}, {}, {}};
       if (in && in->type == kTypeInt16) k.prepare = {kInt16LutBytes, kInt16LutBytes};
       break;
     case op::kQuantize:
-    case op::kDequantize: k = {0, {32}, {}, {}}; break;  // OpDataQuantizeReference / DequantizeOpData
+    case op::kDequantize: k = {0, {32}, {}, {}}; break;  // quantize.cc, dequantize.cc: their op data
     case op::kAveragePool:
-    case op::kMaxPool: k = {40, {32}, {}, {}}; break;  // TfLitePoolParams; OpDataPooling
-    case op::kReshape: k = {36, {}, {}, {}}; break;    // TfLiteReshapeParams, no op data
+    case op::kMaxPool: k = {40, {32}, {}, {}}; break;  // pooling.cc: TfLitePoolParams; OpDataPooling
+    case op::kReshape: k = {36, {}, {}, {}}; break;    // reshape.cc: TfLiteReshapeParams, no op data
     case op::kAdd:
-    case op::kSub: k = {8, {64}, {}, {}}; break;  // OpDataAdd / OpDataSub
-    case op::kMul: k = {4, {48}, {}, {}}; break;
-    case op::kLogistic: k = {0, {16}, {}, {}}; break;
-    case op::kConcatenation: k = {8, {abi.op_data_concat}, {}, {}}; break;
-    case op::kPad: k = {0, {64}, {}, {}}; break;             // PadParams + output zero point
-    case op::kStridedSlice: k = {24, {96}, {}, {}}; break;   // StridedSliceParams
-    case op::kLeakyRelu: k = {4, {32}, {}, {}}; break;
-    case op::kCast: k = {8, {}, {}, {}}; break;
+    case op::kSub: k = {8, {64}, {}, {}}; break;  // add.cc / sub.cc: OpDataAdd / OpDataSub
+    case op::kMul: k = {4, {48}, {}, {}}; break;  // mul.cc: OpDataMul
+    case op::kLogistic: k = {0, {16}, {}, {}}; break;  // logistic.cc: OpDataLogistic
+    case op::kConcatenation: k = {8, {abi.op_data_concat}, {}, {}}; break;  // concatenation.cc: OpData
+    case op::kPad: k = {0, {64}, {}, {}}; break;             // pad.cc: PadParams + output zero point
+    case op::kStridedSlice: k = {24, {96}, {}, {}}; break;   // strided_slice.cc: StridedSliceParams
+    case op::kLeakyRelu: k = {4, {32}, {}, {}}; break;       // leaky_relu.cc: LeakyReluOpData
+    case op::kCast: k = {8, {}, {}, {}}; break;              // cast.cc: TfLiteCastParams, no op data
     case op::kMaximum:
     case op::kMinimum: break;
     case op::kDiv: k = {4, {28}, {}, {}}; break;  // div.cc: TfLiteDivParams; OpDataDiv
