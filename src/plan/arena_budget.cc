@@ -45,11 +45,14 @@ namespace op {
 constexpr int32_t kAdd = 0, kAveragePool = 1, kConcatenation = 2, kConv = 3, kDepthwiseConv = 4, kDequantize = 6,
                   kFullyConnected = 9, kLogistic = 14, kMaxPool = 17, kMul = 18, kReshape = 22, kSoftmax = 25,
                   kSvdf = 27, kCustom = 32, kPad = 34, kSub = 41, kStridedSlice = 45, kCast = 53, kMaximum = 55,
-                  kMinimum = 57, kTransposeConv = 67, kLeakyRelu = 98, kQuantize = 114;
+                  kMinimum = 57, kDiv = 42, kTransposeConv = 67, kUnidirectionalSequenceLstm = 44, kLeakyRelu = 98,
+                  kQuantize = 114;
 }
-constexpr int kTypeFloat32 = 0, kTypeInt16 = 7;
+constexpr int kTypeFloat32 = 0, kTypeInt16 = 7, kTypeInt8 = 9;
 
-// What one operator takes from the arena, per the reference kernel.
+// What one operator takes from the arena, per the reference kernel; each
+// case names its source file under tflite-micro tensorflow/lite/micro/kernels/
+// (signal/micro/kernels/ for the Signal ops).
 struct KernelCost {
   uint64_t builtin_data = 0;      // its parsed options struct, 4-byte aligned
   std::vector<uint64_t> init;     // AllocatePersistentBuffer in Init: op data
@@ -72,57 +75,128 @@ uint64_t elements(const TfliteTensor* t) {
   return n;
 }
 
+// Bytes kissfft's kiss_fftr_alloc() asks for an N-point real FFT
+// (kissfft v130 tools/kiss_fftr.c as patched by TFLM): the kiss_fftr_state
+// (three pointers), the N/2-point kiss_fft_state (nfft, inverse, 64 factors:
+// 264 B, then N/2 twiddles) and N/2 * 3/2 more complex values.
+uint64_t kiss_fftr_bytes(uint64_t n, uint64_t scalar_bytes, const Abi& abi) {
+  const uint64_t half = n / 2, complex = 2 * scalar_bytes;
+  return 3 * abi.ptr + 264 + complex * half + complex * (half * 3 / 2);
+}
+
+// The Signal library's custom ops (tflite-micro signal/micro/kernels/<op>.cc):
+// their options are flexbuffers, so sizes come from the tensors instead.
+KernelCost signal_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) {
+  const TfliteTensor* in = tensor_at(m, o.inputs, 0);
+  const TfliteTensor* out = tensor_at(m, o.outputs, 0);
+  const std::string& op = o.custom_code;
+  KernelCost k;
+  if (op == "SignalWindow" || op == "SignalEnergy" || op == "SignalFilterBankLog") {
+    k.init = {8};  // window.cc, energy.cc, filter_bank_log.cc: two int32 params
+  } else if (op == "SignalPCAN") {
+    k.init = {4};  // pcan.cc: TfLitePcanParams {snr_shift}
+  } else if (op == "SignalFftAutoScale" || op == "SignalFilterBankSquareRoot") {
+    // fft_auto_scale_kernel.cc, filter_bank_square_root.cc: no op data
+  } else if (op == "SignalFilterBank") {
+    // filter_bank.cc: TFLMSignalFilterBankParams (FilterbankConfig of
+    // signal/src/filter_bank.h: int32, five pointers, two int32; then a
+    // work-area pointer) and a uint64 work area of num_channels + 1.
+    k.init = {align_up(4, abi.ptr) + 6 * abi.ptr + 8, (elements(out) + 1) * 8};
+  } else if (op == "SignalFilterBankSpectralSubtraction") {
+    // filter_bank_spectral_subtraction.cc: SpectralSubtractionConfig (36 B),
+    // a pointer and a size_t; a uint32 noise estimate per channel.
+    k.init = {align_up(36, abi.ptr) + 2 * abi.ptr, elements(in) * 4};
+  } else if (op == "SignalRfft") {
+    // rfft.cc: TfLiteAudioFrontendRfftParams (five 32-bit fields, the
+    // work-area pointer, the scratch index, the state pointer),
+    // the kissfft state (rfft_{float,int16,int32}.cc), and in Prepare an
+    // fft_length scratch buffer; the output's last dimension is
+    // 2 * (fft_length / 2 + 1) real values.
+    const uint64_t scalar = in && in->type == kTypeInt16 ? 2 : 4;
+    const uint64_t out_last = out && !out->shape.empty() ? dim(out, out->shape.size() - 1) : 2;
+    const uint64_t n = 2 * (std::max<uint64_t>(out_last / 2, 1) - 1);
+    k.init = {align_up(20, abi.ptr) + abi.ptr + align_up(4, abi.ptr) + abi.ptr, kiss_fftr_bytes(n, scalar, abi)};
+    k.scratch = {n * scalar};
+  } else {
+    k = {0, {64}, {}, {}, false};
+  }
+  return k;
+}
+
 KernelCost kernel_cost(const TfliteModel& m, const TfliteOp& o, const Abi& abi) {
+  if (o.builtin_code == op::kCustom && o.custom_code.rfind("Signal", 0) == 0) return signal_cost(m, o, abi);
   KernelCost k;
   const TfliteTensor* in = tensor_at(m, o.inputs, 0);
   const TfliteTensor* filter = tensor_at(m, o.inputs, 1);
   const TfliteTensor* out = tensor_at(m, o.outputs, 0);
   auto per_channel = [&](uint64_t channels) { k.prepare = {4 * channels, 4 * channels}; };
   switch (o.builtin_code) {
-    case op::kConv:  // TfLiteConvParams; OpDataConv; per-channel multiplier and shift
+    case op::kConv:  // conv.cc, conv_common.cc: TfLiteConvParams; OpDataConv; per-channel multiplier and shift
       k = {28, {abi.op_data_conv}, {}, {}};
       per_channel(dim(filter, 0));
       break;
-    case op::kDepthwiseConv:
+    case op::kDepthwiseConv:  // depthwise_conv.cc: as CONV_2D, channels on the filter's last axis
       k = {28, {abi.op_data_conv}, {}, {}};
       per_channel(dim(filter, 3));
       break;
-    case op::kTransposeConv:  // int32 (int64 for int16) accumulators for the whole output
+    case op::kTransposeConv: {
+      // transpose_conv.cc (transpose_conv.h: input 0 is the output shape, 1
+      // the filter, 2 the data, 3 the bias): int32 (int64 for int16)
+      // accumulators for the whole output; a 16-bit bias is widened to int64.
+      const TfliteTensor* data = tensor_at(m, o.inputs, 2);
+      const TfliteTensor* bias = tensor_at(m, o.inputs, 3);
       k = {20, {abi.op_data_transpose_conv}, {}, {}};
       per_channel(dim(filter, 0));
-      if (in && in->type != kTypeFloat32) k.scratch = {elements(out) * (in->type == kTypeInt16 ? 8 : 4)};
+      if (data && data->type == kTypeInt8) k.scratch = {elements(out) * 4};
+      if (data && data->type == kTypeInt16) {
+        k.scratch = {elements(out) * 8};
+        if (bias && bias->type == kTypeInt16) k.scratch.push_back(elements(bias) * 8);
+      }
       break;
-    case op::kFullyConnected:  // TfLiteFullyConnectedParams; OpDataFullyConnected
+    }
+    case op::kFullyConnected:  // fully_connected.cc: TfLiteFullyConnectedParams; OpDataFullyConnected
       k = {16, {abi.op_data_fully_connected}, {}, {}};
       if (filter && filter->quant_channels > 1) per_channel(filter->quant_channels);
       break;
-    case op::kSvdf: {  // OpDataSvdf; int32 scratch per filter (and per unit when quantized)
+    case op::kSvdf: {  // svdf.cc, svdf_common.cc: OpDataSvdf; int32 scratch per filter (and per unit when quantized)
       k = {12, {48}, {}, {}};
       uint64_t batch = dim(in, 0), filters = dim(filter, 0), units = dim(out, 1);  // each below 2^31
       k.scratch = {batch * filters * 4};
       if (in && in->type != kTypeFloat32) k.scratch.push_back(batch * units * 4);
       break;
     }
-    case op::kSoftmax:  // SoftmaxParams; int16 input builds two lookup tables
+    case op::kSoftmax:  // softmax_common.cc: SoftmaxParams; int16 input builds two lookup tables
       k = {4, {abi.softmax_params}, {}, {}};
       if (in && in->type == kTypeInt16) k.prepare = {kInt16LutBytes, kInt16LutBytes};
       break;
     case op::kQuantize:
-    case op::kDequantize: k = {0, {32}, {}, {}}; break;  // OpDataQuantizeReference / DequantizeOpData
+    case op::kDequantize: k = {0, {32}, {}, {}}; break;  // quantize.cc, dequantize.cc: their op data
     case op::kAveragePool:
-    case op::kMaxPool: k = {40, {32}, {}, {}}; break;  // TfLitePoolParams; OpDataPooling
-    case op::kReshape: k = {36, {}, {}, {}}; break;    // TfLiteReshapeParams, no op data
+    case op::kMaxPool: k = {40, {32}, {}, {}}; break;  // pooling.cc: TfLitePoolParams; OpDataPooling
+    case op::kReshape: k = {36, {}, {}, {}}; break;    // reshape.cc: TfLiteReshapeParams, no op data
     case op::kAdd:
-    case op::kSub: k = {8, {64}, {}, {}}; break;  // OpDataAdd / OpDataSub
-    case op::kMul: k = {4, {48}, {}, {}}; break;
-    case op::kLogistic: k = {0, {16}, {}, {}}; break;
-    case op::kConcatenation: k = {8, {abi.op_data_concat}, {}, {}}; break;
-    case op::kPad: k = {0, {64}, {}, {}}; break;             // PadParams + output zero point
-    case op::kStridedSlice: k = {24, {96}, {}, {}}; break;   // StridedSliceParams
-    case op::kLeakyRelu: k = {4, {32}, {}, {}}; break;
-    case op::kCast: k = {8, {}, {}, {}}; break;
+    case op::kSub: k = {8, {64}, {}, {}}; break;  // add.cc / sub.cc: OpDataAdd / OpDataSub
+    case op::kMul: k = {4, {48}, {}, {}}; break;  // mul.cc: OpDataMul
+    case op::kLogistic: k = {0, {16}, {}, {}}; break;  // logistic.cc: OpDataLogistic
+    case op::kConcatenation: k = {8, {abi.op_data_concat}, {}, {}}; break;  // concatenation.cc: OpData
+    case op::kPad: k = {0, {64}, {}, {}}; break;             // pad.cc: PadParams + output zero point
+    case op::kStridedSlice: k = {24, {96}, {}, {}}; break;   // strided_slice.cc: StridedSliceParams
+    case op::kLeakyRelu: k = {4, {32}, {}, {}}; break;       // leaky_relu.cc: LeakyReluOpData
+    case op::kCast: k = {8, {}, {}, {}}; break;              // cast.cc: TfLiteCastParams, no op data
     case op::kMaximum:
     case op::kMinimum: break;
+    case op::kDiv: k = {4, {28}, {}, {}}; break;  // div.cc: TfLiteDivParams; OpDataDiv
+    case op::kUnidirectionalSequenceLstm: {
+      // unidirectional_sequence_lstm.cc: TfLiteUnidirectionalSequenceLSTMParams
+      // (16 B); Init allocates OpDataLSTM (lstm_shared.h, 688 B, no pointers);
+      // Prepare requests four scratch buffers of batch x state units of the
+      // cell state's type (input 19); input 18 is the [batch, units] output state.
+      const TfliteTensor* cell_state = tensor_at(m, o.inputs, 19);
+      const uint64_t cell_bytes = cell_state && cell_state->type == kTypeInt16 ? 2 : 4;
+      const uint64_t state = elements(tensor_at(m, o.inputs, 18)) * cell_bytes;
+      k = {16, {688}, {}, {state, state, state, state}};
+      break;
+    }
     default:  // no cost model: assume one small op data struct, scratch unknown
       k = {0, {64}, {}, {}, false};
       break;
@@ -201,9 +275,12 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
     ++count;
     if (costs[i].builtin_data) bytes += tail.alloc(costs[i].builtin_data, 4);
   }
+  std::vector<uint64_t> tail_after_prepare(m.ops.size());  // allocator and tail when op i has prepared
   for (auto stage : {&KernelCost::init, &KernelCost::prepare})
-    for (size_t i = 0; i < m.ops.size(); ++i)
+    for (size_t i = 0; i < m.ops.size(); ++i) {
       for (uint64_t s : costs[i].*stage) per_kind[operator_name(m.ops[i])].first += tail.alloc(s, kBufferAlignment);
+      tail_after_prepare[i] = tail.used;
+    }
   for (const auto& [kind, v] : per_kind) {
     if (v.first == 0) continue;
     bool modelled = true;
@@ -227,6 +304,7 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
     }
   if (variable_count)
     item(fmt::format("variable tensors x {}", variable_count), variables, "their bytes, 16-byte aligned");
+  const uint64_t tail_while_planning = tail.used;
 
   // The interpreter's persistent TfLiteTensor for each graph input and output,
   // with a copy of its quantization parameters.
@@ -258,8 +336,13 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
   b.planning_bytes = requests + info + offsets + planner;
 
   // While a kernel prepares, it reads its tensors as temporary TfLiteTensors
-  // (with quantization copies) after the request list.
-  for (const TfliteOp& o : m.ops) {
+  // (with quantization copies) after the request list, which holds the
+  // requests so far plus room for 12 (MicroAllocator::FinishPrepareNodeAllocations).
+  uint64_t prepare_peak = 0, requests_so_far = 0;
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const TfliteOp& o = m.ops[i];
+    const uint64_t list = abi.scratch_request * (requests_so_far + kMaxScratchBuffersPerOp);
+    requests_so_far += costs[i].scratch.size();
     uint64_t temp = 0;
     for (const auto* list : {&o.inputs, &o.outputs})
       for (int32_t id : *list) {
@@ -268,7 +351,8 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
         temp += align_up(abi.tflite_tensor, abi.ptr);
         if (t.quant_channels) temp += abi.affine_quantization + align_up(4 + 4 * uint64_t{t.quant_channels}, abi.ptr);
       }
-    b.prepare_bytes = std::max(b.prepare_bytes, requests + temp);
+    b.prepare_bytes = std::max(b.prepare_bytes, list + temp);
+    prepare_peak = std::max(prepare_peak, tail_after_prepare[i] + list + temp);
   }
 
   // Operators of other subgraphs (control flow) are counted in the structs
@@ -278,8 +362,13 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
   b.alignment_bytes = kBufferAlignment;
   b.complete = b.unmodelled.empty();
   b.blockers = tflm_blockers(m);
-  if (b.runnable())
-    b.recommended_bytes = b.alignment_bytes + b.allocator_bytes + b.tail_bytes + std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
+  // MicroInterpreter::AllocateTensors() peaks in one of three phases, each
+  // with only the tail allocated by then: a kernel's Prepare (before the
+  // scratch handles, variables and I/O tensors), the planning (before the
+  // I/O tensors), and the final plan beside the whole tail.
+  const uint64_t planning_peak = tail_while_planning + b.planning_bytes;
+  const uint64_t final_state = b.allocator_bytes + b.tail_bytes + b.head_bytes;
+  if (b.runnable()) b.recommended_bytes = b.alignment_bytes + std::max({final_state, planning_peak, prepare_peak});
   return b;
 }
 
