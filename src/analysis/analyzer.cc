@@ -180,7 +180,7 @@ struct Analyzer::Impl {
       PoolState& state = tracker.pool(static_cast<PoolId>(i));
       PoolSummary s;
       s.name = info.name;
-      s.kind = std::string(to_string(info.kind));
+      s.kind = info.kind;
       s.size = info.size;
       s.peak_bytes = state.peak_usage;
       s.final_bytes = state.usage();
