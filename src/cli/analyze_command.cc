@@ -25,9 +25,12 @@ std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
   options.analyzer.clock_hz = args.clock_hz;
   options.analyzer.default_pool_size = args.arena_size;
   options.decoder.tpiu_stream = args.tpiu_stream;
-  ReadProgress progress(args.path);
-  TraceOutcome outcome = analyse_trace_file(
-      args.path, options, [] { return interrupted() != 0; }, [&](uint64_t bytes) { progress.update(bytes); });
+  TraceOutcome outcome;
+  {
+    ReadProgress progress(args.path);  // its line is cleared before any note is printed
+    outcome = analyse_trace_file(
+        args.path, options, [] { return interrupted() != 0; }, [&](uint64_t bytes) { progress.update(bytes); });
+  }
   for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
   return std::move(outcome.run);
 }
