@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "edgemem/pool_table.h"
+
 namespace edgemem {
 
 // The seed's fragmentation bands (seed 001 §4.2), ordered so that a worse
@@ -187,7 +189,8 @@ struct SizesResult {
 };
 
 struct PoolSummary {
-  std::string name, kind;
+  std::string name;
+  PoolKind kind = PoolKind::heap;
   uint64_t size = 0;  // 0 = unknown
   uint64_t peak_bytes = 0, final_bytes = 0, live_count = 0;
   std::optional<double> peak_margin_pct;

@@ -3,6 +3,8 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "edgemem/analysis_result.h"
 #include "edgemem/decoder.h"
@@ -14,6 +16,29 @@ struct AnalyzerOptions {
   uint64_t default_pool_size = 0;  // --arena-size: for pools the trace does not size
 };
 
+// One pool as an inference left it.
+struct PoolInferenceUsage {
+  std::string_view pool;  // valid during the on_inference call
+  uint64_t used_bytes = 0;  // at the end marker (heap: live bytes; arena: top)
+  uint64_t peak_bytes = 0;  // highest usage between the begin and end markers
+  uint64_t live_blocks = 0;
+  std::optional<double> fragmentation_rate;  // 1 - largest free / total free; unset until measured
+};
+
+// What one inference left behind, handed to observers at its end marker.
+struct InferenceRecord {
+  uint64_t number = 0;  // the device's number; unnumbered markers count from 1
+  uint64_t time = 0;    // of the end marker, in the trace's time base
+  std::vector<PoolInferenceUsage> pools;  // in PoolTable order
+  uint64_t failed_allocations = 0;  // refused requests since the begin marker
+};
+
+class InferenceObserver {
+ public:
+  virtual ~InferenceObserver() = default;
+  virtual void on_inference(const InferenceRecord& record) = 0;
+};
+
 class Analyzer final : public EventSink {
  public:
   Analyzer(TraceContext& context, AnalyzerOptions options = {});
@@ -21,8 +46,12 @@ class Analyzer final : public EventSink {
   void on_event(const Event& event) override;
   // The trace's own clock, used unless the options named one.
   void set_trace_clock(std::optional<double> hz);
-  // Call once after the last event; pool sizes may have been filled in by then.
-  AnalysisResult finish();
+  // Called at every inference end marker; the observer must outlive the analyzer's use.
+  void add_observer(InferenceObserver& observer);
+  // The result over the events so far; the analysis goes on as if it was not asked.
+  AnalysisResult snapshot();
+  // The result after the last event; pool sizes may have been filled in by then.
+  AnalysisResult finish() { return snapshot(); }
 
  private:
   struct Impl;

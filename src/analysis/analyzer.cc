@@ -28,6 +28,8 @@ struct Analyzer::Impl {
   SizeAnalysis sizes;
   EventCounts counts;
   size_t sized_pools = 0;
+  std::vector<InferenceObserver*> observers;
+  uint64_t failed_at_begin = 0;
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
   void size_new_pools() {
@@ -80,6 +82,23 @@ struct Analyzer::Impl {
   void begin_inference(uint64_t number) {
     if (tracker.inference() == 0) leaks.first_inference_begins();
     tracker.begin_inference(number);
+    failed_at_begin = counts.failed;
+  }
+
+  void tell_observers(uint64_t time) {
+    if (observers.empty()) return;
+    size_new_pools();
+    InferenceRecord r;
+    r.number = *tracker.device_inference() + (tracker.numbered() ? 0 : 1);
+    r.time = time;
+    r.failed_allocations = counts.failed - failed_at_begin;
+    for (size_t i = 0; i < context.pools.size(); ++i) {
+      auto id = static_cast<PoolId>(i);
+      PoolState& state = tracker.pool(id);
+      r.pools.push_back({context.pools.at(id).name, state.usage(), std::max(state.inference_peak, state.usage()),
+                         state.live.size(), fragmentation.rate_now(id)});
+    }
+    for (InferenceObserver* o : observers) o->on_inference(r);
   }
 
   void on_event(const Event& e) {
@@ -120,6 +139,7 @@ struct Analyzer::Impl {
         tracker.end_inference();
         watermark.inference_end(e.time, tracker);
         leaks.inference_end(tracker.completed(), *tracker.device_inference());
+        tell_observers(e.time);
         break;
       case EventKind::arena_reset:
         ++counts.resets;
@@ -143,7 +163,7 @@ struct Analyzer::Impl {
     }
   }
 
-  AnalysisResult finish() {
+  AnalysisResult snapshot() {
     size_new_pools();
     AnalysisResult out;
     out.counts = counts;
@@ -160,7 +180,7 @@ struct Analyzer::Impl {
       PoolState& state = tracker.pool(static_cast<PoolId>(i));
       PoolSummary s;
       s.name = info.name;
-      s.kind = std::string(to_string(info.kind));
+      s.kind = info.kind;
       s.size = info.size;
       s.peak_bytes = state.peak_usage;
       s.final_bytes = state.usage();
@@ -226,7 +246,8 @@ Analyzer::Analyzer(TraceContext& context, AnalyzerOptions options)
     : impl_(std::make_unique<Impl>(context, options)) {}
 Analyzer::~Analyzer() = default;
 void Analyzer::on_event(const Event& event) { impl_->on_event(event); }
-AnalysisResult Analyzer::finish() { return impl_->finish(); }
+AnalysisResult Analyzer::snapshot() { return impl_->snapshot(); }
+void Analyzer::add_observer(InferenceObserver& observer) { impl_->observers.push_back(&observer); }
 void Analyzer::set_trace_clock(std::optional<double> hz) {
   if (!impl_->options.clock_hz) impl_->options.clock_hz = hz;
 }

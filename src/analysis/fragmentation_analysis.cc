@@ -42,6 +42,13 @@ void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const B
   g.curve.add(b.time, rate);
 }
 
+std::optional<double> FragmentationAnalysis::rate_now(PoolId pool) {
+  if (pool >= pools_.size() || !pools_[pool].measured) return std::nullopt;
+  GapIndex& gaps = pools_[pool].gaps;
+  uint64_t total = gaps.total_free();
+  return total ? 1.0 - static_cast<double>(gaps.largest_free()) / static_cast<double>(total) : 0.0;
+}
+
 void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b) {
   at(pool, info).gaps.release(b.address, b.size);
 }
@@ -95,10 +102,11 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
   }
   r.alloc_failures = failure_count_;
   r.min_largest_to_request = min_ratio_;
-  for (auto& f : failures_) {
-    f.f.pool = context.pools.at(f.pool).name;
-    f.f.site = std::string(context.sites.name(f.site));
-    r.failures.push_back(f.f);
+  for (const auto& f : failures_) {
+    AllocFailure named = f.f;
+    named.pool = context.pools.at(f.pool).name;
+    named.site = std::string(context.sites.name(f.site));
+    r.failures.push_back(std::move(named));
   }
   // The band is the worst of: the highest rate seen, a failure that enough
   // free memory could have served, and the failure rate. Pools of unknown

@@ -19,6 +19,9 @@ class FragmentationAnalysis {
   void reset(PoolId pool);
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
               std::optional<uint64_t> inference);
+  // Rate of the pool as it stands; unset until an allocation measured it.
+  std::optional<double> rate_now(PoolId pool);
+  // Leaves the analysis as it was, so it can be called mid-trace.
   void finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out);
 
  private:

@@ -21,12 +21,16 @@ class PeakAnalysis {
     }
   }
   void before_release(const PoolTracker& tracker) {
-    if (pending_) snapshot(tracker);
+    if (pending_) {
+      holders_ = holders(tracker);
+      pending_ = false;
+    }
   }
-  void finish(const PoolTracker& tracker, const TraceContext& context, AnalysisResult& out);
+  // Leaves the analysis as it was, so it can be called mid-trace.
+  void finish(const PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
 
  private:
-  void snapshot(const PoolTracker& tracker);
+  static std::vector<std::pair<SiteId, SiteCounters>> holders(const PoolTracker& tracker);
   uint64_t peak_ = 0, time_ = 0;
   std::optional<uint64_t> inference_;
   bool pending_ = false;

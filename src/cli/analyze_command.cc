@@ -1,6 +1,5 @@
 #include <cstdio>
 #include <stdexcept>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -9,105 +8,31 @@
 #include "cli/input_stream.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
-#include "edgemem/analyzer.h"
 #include "edgemem/report.h"
-#include "static/elf_symbolizer.h"
+#include "edgemem/trace_session.h"
 
 namespace edgemem::cli {
-namespace {
-
-constexpr size_t kSniffBytes = 64 * 1024;
-
-std::string where(const std::string& path, const DecodeProblem& p) {
-  return p.line ? fmt::format("{}:{}", path, p.line) : fmt::format("{}: offset {}", path, p.offset);
-}
-
-}  // namespace
 
 std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
-  std::unique_ptr<ElfSymbolizer> symbolizer;
-  if (!args.elf.empty()) {
-    std::string why;
-    symbolizer = ElfSymbolizer::open(args.elf, why);
-    if (!symbolizer) {
-      fmt::print(stderr, "edgemem: {}: {} (expected the firmware ELF with debug info)\n", args.elf, why);
-      return std::nullopt;
-    }
-  }
+  TraceSessionOptions options;
   auto format = parse_format(args.format);
   if (!format) {
     fmt::print(stderr, "edgemem: unknown --format '{}' (expected auto, log, seedbin, itm, tpiu or emt)\n", args.format);
     return std::nullopt;
   }
-  TraceContext context;
-  AnalyzerOptions options;
-  options.clock_hz = args.clock_hz;
-  options.default_pool_size = args.arena_size;
-  Analyzer analyzer(context, options);
-  DecoderOptions decoder_options;
-  decoder_options.tpiu_stream = args.tpiu_stream;
-
-  // With --format auto the first bytes are held back until the format is known.
-  std::unique_ptr<Decoder> decoder;
-  std::vector<uint8_t> head;
-  std::string refusal;  // --format auto found no trace: what the input is instead
-  auto start = [&](std::span<const uint8_t> sniffed) {
-    Format f = *format;
-    if (f == Format::automatic) {
-      SniffVerdict verdict = sniff_trace(sniffed);
-      if (!verdict.format) {
-        refusal = verdict.refusal(args.path);
-        return false;
-      }
-      f = *verdict.format;
-    }
-    decoder = make_decoder(f, context, analyzer, decoder_options);
-    return true;
-  };
-  std::string error = read_stream(args.path, [&](std::span<const uint8_t> bytes) {
-    if (!refusal.empty()) return;
-    if (!decoder) {
-      head.insert(head.end(), bytes.begin(), bytes.end());
-      if (head.size() < kSniffBytes && *format == Format::automatic) return;
-      if (!start(head)) return;
-      decoder->feed(head);
-      head.clear();
-      return;
-    }
-    decoder->feed(bytes);
-  });
-  if (!error.empty()) {
-    fmt::print(stderr, "edgemem: {}: {}\n", args.path, error);
-    if (!decoder) return std::nullopt;
+  options.format = *format;
+  options.elf = args.elf;
+  options.analyzer.clock_hz = args.clock_hz;
+  options.analyzer.default_pool_size = args.arena_size;
+  options.decoder.tpiu_stream = args.tpiu_stream;
+  TraceOutcome outcome;
+  {
+    ReadProgress progress(args.path);  // its line is cleared before any note is printed
+    outcome = analyse_trace_file(
+        args.path, options, [] { return interrupted() != 0; }, [&](uint64_t bytes) { progress.update(bytes); });
   }
-  if (!decoder && refusal.empty() && start(head)) decoder->feed(head);
-  if (!decoder) {
-    fmt::print(stderr, "edgemem: {}\n", refusal);
-    return std::nullopt;
-  }
-  decoder->finish();
-  if (symbolizer) symbolizer->symbolize(context.sites);
-  analyzer.set_trace_clock(decoder->clock_hz());
-  AnalysisResult result = analyzer.finish();
-
-  TraceRun run{{args.path, std::string(decoder->format_name()), decoder->stats(), context.time_base}, std::move(result)};
-  const InputSummary& input = run.input;
-  const DecodeStats& s = input.stats;
-  if (s.events == 0) {
-    if (s.first_problem)
-      fmt::print(stderr, "edgemem: {}: {} (as --format {}); no memory events decoded\n", where(args.path, *s.first_problem),
-                 s.first_problem->what, input.format);
-    else if (s.bytes == 0)
-      fmt::print(stderr, "edgemem: {}: empty input, expected a trace\n", args.path);
-    else
-      fmt::print(stderr, "edgemem: {}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
-                 "seed binary records, emt or ITM packets)\n", args.path, s.bytes, input.format);
-    return std::nullopt;
-  }
-  if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
-    fmt::print(stderr, "edgemem: warning: {}: {} ({} corrupt bytes, {} malformed lines skipped; the rest was analysed)\n",
-               where(args.path, *s.first_problem), s.first_problem->what, s.corrupt_bytes, s.malformed_lines);
-  return run;
+  for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
+  return std::move(outcome.run);
 }
 
 int run_analyze(const AnalyzeArgs& args) {

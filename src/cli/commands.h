@@ -6,6 +6,7 @@
 
 #include "edgemem/analysis_result.h"
 #include "edgemem/report.h"
+#include "edgemem/trace_session.h"
 
 namespace CLI {
 class App;
@@ -29,12 +30,8 @@ struct AnalyzeArgs {
 // was decoded is printed all the same).
 int run_analyze(const AnalyzeArgs& args);
 
-// Decodes and analyses a trace as `analyze` does. On input that yields no
-// events it prints the one-line error and returns nullopt (exit 2).
-struct TraceRun {
-  InputSummary input;
-  AnalysisResult result;
-};
+// Decodes and analyses a trace as `analyze` does, printing the session's
+// notes. On input that yields no events it returns nullopt (exit 2).
 std::optional<TraceRun> run_trace(const AnalyzeArgs& args);
 
 // Prints "edgemem: WHAT: WHY" on stderr and returns exit code 2.

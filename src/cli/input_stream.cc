@@ -5,64 +5,41 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/interrupt.h"
+#include "edgemem/trace_session.h"
 #include "report/units.h"
 
 namespace edgemem::cli {
-namespace {
 
-// "reading PATH: N MiB" on stderr, once a read has taken a second, and only
-// when stderr is a terminal (a log file would fill with carriage returns).
-class Progress {
- public:
-  explicit Progress(const std::string& path) : path_(path), show_(::isatty(STDERR_FILENO)) {}
-  ~Progress() {
-    if (shown_) fmt::print(stderr, "\r\x1b[K");
-  }
-  void update(uint64_t bytes) {
-    if (!show_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(250)) return;
-    last_ = now;
-    shown_ = true;
-    fmt::print(stderr, "\redgemem: reading {}: {}\x1b[K", path_ == "-" ? "stdin" : path_, units::bytes_human(bytes));
-  }
+ReadProgress::ReadProgress(const std::string& path) : path_(path), show_(::isatty(STDERR_FILENO)) {}
 
- private:
-  std::string path_;
-  bool show_, shown_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
-};
+ReadProgress::~ReadProgress() {
+  if (shown_) fmt::print(stderr, "\r\x1b[K");
+}
 
-}  // namespace
+void ReadProgress::update(uint64_t bytes) {
+  if (!show_) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(250)) return;
+  last_ = now;
+  shown_ = true;
+  fmt::print(stderr, "\redgemem: reading {}: {}\x1b[K", path_ == "-" ? "stdin" : path_, units::bytes_human(bytes));
+}
 
 std::string read_stream(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk) {
-  int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
-  std::vector<uint8_t> buffer(1 << 20);
-  std::string error;
-  Progress progress(path);
+  ReadProgress progress(path);
   uint64_t total = 0;
-  while (!interrupted()) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      error = std::string("read failed: ") + std::strerror(errno);
-      break;
-    }
-    if (n == 0) break;
-    chunk({buffer.data(), static_cast<size_t>(n)});
-    total += static_cast<uint64_t>(n);
-    progress.update(total);
-  }
-  if (fd != STDIN_FILENO) ::close(fd);
-  return error;
+  return read_chunks(
+      path,
+      [&](std::span<const uint8_t> bytes) {
+        chunk(bytes);
+        total += bytes.size();
+        progress.update(total);
+      },
+      [] { return interrupted() != 0; });
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // any length is decoded in constant memory.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -9,6 +10,22 @@
 #include <string>
 
 namespace edgemem::cli {
+
+// "reading PATH: N MiB" on stderr, once a read has taken a second, and only
+// when stderr is a terminal (a log file would fill with carriage returns).
+class ReadProgress {
+ public:
+  explicit ReadProgress(const std::string& path);
+  ~ReadProgress();
+  void update(uint64_t bytes_read);
+
+ private:
+  std::string path_;
+  bool show_, shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+};
+
+// Stops at Ctrl-C (see interrupt.h) and shows ReadProgress.
 
 // Calls `chunk` for each block read; returns an error text, empty on success.
 std::string read_stream(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk);

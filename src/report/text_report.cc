@@ -230,7 +230,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& p : r.pools) {
     std::string size = p.size ? bytes(p.size) : "size unknown";
     std::string margin = p.peak_margin_pct ? fmt::format(", margin {:.1f}%", *p.peak_margin_pct) : "";
-    line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live blocks at the end", p.name, p.kind, size,
+    line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live blocks at the end", p.name, to_string(p.kind), size,
                                   bytes(p.peak_bytes), margin, grouped(p.live_count)));
   }
   for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing}) {

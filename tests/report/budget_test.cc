@@ -78,7 +78,7 @@ TEST(Budget, TraceLimits) {
   t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0, std::nullopt});
   t.fragmentation.band = Band::warning;
   t.fragmentation.alloc_failures = 1;
-  t.pools.push_back({"arena", "arena", 81920, 78848, 78848, 3, 3.75});
+  t.pools.push_back({"arena", PoolKind::arena, 81920, 78848, 78848, 3, 3.75});
   BudgetInputs in{nullptr, nullptr, &t, nullptr};
   std::string error;
   auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0},

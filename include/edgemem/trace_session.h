@@ -1,0 +1,76 @@
+// One trace from bytes to an AnalysisResult: sniff the format, decode,
+// analyse, symbolise. Bytes are pushed as they arrive (a file, stdin, a
+// live capture), so `analyze` and a live view share it. Refusals and
+// warnings come back as text for the caller to print; nothing here writes
+// to a terminal or exits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "edgemem/analyzer.h"
+#include "edgemem/decoder.h"
+#include "edgemem/report.h"
+
+namespace edgemem {
+
+struct TraceSessionOptions {
+  Format format = Format::automatic;
+  AnalyzerOptions analyzer;
+  DecoderOptions decoder;
+  std::string elf;  // firmware ELF: return-address sites become function (file:line)
+};
+
+// What presenters read: how the input was decoded and what the analyses found.
+struct TraceRun {
+  InputSummary input;
+  AnalysisResult result;
+};
+
+struct TraceOutcome {
+  std::optional<TraceRun> run;  // unset when the input was refused or held no memory events
+  // One-line messages in the order they arose, each "WHERE: WHAT": a refusal
+  // or error when `run` is unset, warnings (corrupt bytes skipped) otherwise.
+  std::vector<std::string> notes;
+};
+
+class TraceSession {
+ public:
+  // `name` is how notes name the input: its path, or "-" for stdin.
+  TraceSession(std::string name, TraceSessionOptions options);
+  ~TraceSession();
+
+  // False once more bytes would change nothing: the ELF could not be read or
+  // the input is not a trace.
+  bool accepting() const;
+  // With Format::automatic the first 64 KiB are held back until the format is known.
+  void feed(std::span<const uint8_t> bytes);
+  // The source failed mid-way (or could not be opened): what was fed is still analysed.
+  void read_failed(const std::string& error);
+  // Observers and snapshot() while bytes are still arriving.
+  Analyzer& analyzer();
+  // Decodes what is held back and ends the analysis; call once.
+  TraceOutcome finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads `path` ("-" for stdin) in 1 MiB chunks until its end, a read error
+// or `stop()`; returns the error text, empty on success.
+std::string read_chunks(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk,
+                        const std::function<bool()>& stop = {});
+
+// A whole trace file through a session. `stop` ends the read early (Ctrl-C):
+// the outcome covers what was read until then.
+TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions options,
+                                const std::function<bool()>& stop = {},
+                                const std::function<void(uint64_t bytes_read)>& progress = {});
+
+}  // namespace edgemem

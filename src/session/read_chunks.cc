@@ -1,0 +1,32 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "edgemem/trace_session.h"
+
+namespace edgemem {
+
+std::string read_chunks(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk,
+                        const std::function<bool()>& stop) {
+  int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+  std::vector<uint8_t> buffer(1 << 20);
+  std::string error;
+  while (!(stop && stop())) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error = std::string("read failed: ") + std::strerror(errno);
+      break;
+    }
+    if (n == 0) break;
+    chunk({buffer.data(), static_cast<size_t>(n)});
+  }
+  if (fd != STDIN_FILENO) ::close(fd);
+  return error;
+}
+
+}  // namespace edgemem

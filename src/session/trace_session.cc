@@ -1,0 +1,137 @@
+#include "edgemem/trace_session.h"
+
+#include <fmt/format.h>
+
+#include "static/elf_symbolizer.h"
+
+namespace edgemem {
+namespace {
+
+constexpr size_t kSniffBytes = 64 * 1024;
+
+std::string where(const std::string& path, const DecodeProblem& p) {
+  return p.line ? fmt::format("{}:{}", path, p.line) : fmt::format("{}: offset {}", path, p.offset);
+}
+
+}  // namespace
+
+struct TraceSession::Impl {
+  Impl(std::string n, TraceSessionOptions o) : name(std::move(n)), options(std::move(o)), analyzer(context, options.analyzer) {}
+
+  std::string name;
+  TraceSessionOptions options;
+  TraceContext context;
+  Analyzer analyzer;
+  std::unique_ptr<ElfSymbolizer> symbolizer;
+  std::unique_ptr<Decoder> decoder;
+  std::vector<uint8_t> head;  // held back until the format is known
+  std::string refusal;        // Format::automatic found no trace: what the input is instead
+  std::string fatal;          // the ELF could not be read
+  bool read_failed = false;
+  std::vector<std::string> notes;
+
+  bool start() {
+    Format f = options.format;
+    if (f == Format::automatic) {
+      SniffVerdict verdict = sniff_trace(head);
+      if (!verdict.format) {
+        refusal = verdict.refusal(name);
+        return false;
+      }
+      f = *verdict.format;
+    }
+    decoder = make_decoder(f, context, analyzer, options.decoder);
+    decoder->feed(head);
+    head.clear();
+    return true;
+  }
+
+  TraceOutcome finish() {
+    TraceOutcome out;
+    if (!fatal.empty()) {
+      out.notes.push_back(fatal);
+      return out;
+    }
+    out.notes = std::move(notes);
+    if (read_failed && !decoder) return out;
+    if (!decoder && refusal.empty()) start();
+    if (!decoder) {
+      out.notes.push_back(refusal);
+      return out;
+    }
+    decoder->finish();
+    if (symbolizer) symbolizer->symbolize(context.sites);
+    analyzer.set_trace_clock(decoder->clock_hz());
+    TraceRun run{{name, std::string(decoder->format_name()), decoder->stats(), context.time_base}, analyzer.finish()};
+    const DecodeStats& s = run.input.stats;
+    if (s.events == 0) {
+      if (s.first_problem)
+        out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded", where(name, *s.first_problem),
+                                        s.first_problem->what, run.input.format));
+      else if (s.bytes == 0)
+        out.notes.push_back(fmt::format("{}: empty input, expected a trace", name));
+      else
+        out.notes.push_back(fmt::format("{}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
+                                        "seed binary records, emt or ITM packets)", name, s.bytes, run.input.format));
+      return out;
+    }
+    if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
+      out.notes.push_back(fmt::format("warning: {}: {} ({} corrupt bytes, {} malformed lines skipped; the rest was analysed)",
+                                      where(name, *s.first_problem), s.first_problem->what, s.corrupt_bytes,
+                                      s.malformed_lines));
+    out.run = std::move(run);
+    return out;
+  }
+};
+
+TraceSession::TraceSession(std::string name, TraceSessionOptions options)
+    : impl_(std::make_unique<Impl>(std::move(name), std::move(options))) {
+  const std::string& elf = impl_->options.elf;
+  if (elf.empty()) return;
+  std::string why;
+  impl_->symbolizer = ElfSymbolizer::open(elf, why);
+  if (!impl_->symbolizer) impl_->fatal = fmt::format("{}: {} (expected the firmware ELF with debug info)", elf, why);
+}
+
+TraceSession::~TraceSession() = default;
+
+bool TraceSession::accepting() const { return impl_->fatal.empty() && impl_->refusal.empty(); }
+
+void TraceSession::feed(std::span<const uint8_t> bytes) {
+  if (!accepting()) return;
+  if (impl_->decoder) {
+    impl_->decoder->feed(bytes);
+    return;
+  }
+  impl_->head.insert(impl_->head.end(), bytes.begin(), bytes.end());
+  if (impl_->head.size() < kSniffBytes && impl_->options.format == Format::automatic) return;
+  impl_->start();
+}
+
+void TraceSession::read_failed(const std::string& error) {
+  impl_->read_failed = true;
+  impl_->notes.push_back(fmt::format("{}: {}", impl_->name, error));
+}
+
+Analyzer& TraceSession::analyzer() { return impl_->analyzer; }
+
+TraceOutcome TraceSession::finish() { return impl_->finish(); }
+
+TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions options, const std::function<bool()>& stop,
+                                const std::function<void(uint64_t)>& progress) {
+  TraceSession session(path, std::move(options));
+  if (!session.accepting()) return session.finish();
+  uint64_t total = 0;
+  std::string error = read_chunks(
+      path,
+      [&](std::span<const uint8_t> bytes) {
+        session.feed(bytes);
+        total += bytes.size();
+        if (progress) progress(total);
+      },
+      stop);
+  if (!error.empty()) session.read_failed(error);
+  return session.finish();
+}
+
+}  // namespace edgemem

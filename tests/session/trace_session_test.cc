@@ -1,0 +1,119 @@
+// The trace session: bytes pushed in any split give one answer, what is not
+// a trace is refused with a note, and a stopped read still reports what it saw.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "edgemem/trace_session.h"
+
+namespace edgemem {
+namespace {
+
+std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+
+std::string leaking_log(int inferences) {
+  std::string log;
+  for (int i = 1; i <= inferences; ++i)
+    log += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=644 offset={} site=lstm.cc:88\n[MEM][{}] INFER end {}\n",
+                       10 * i, i, 10 * i + 1, 644 * (i - 1), 10 * i + 2, i);
+  return log;
+}
+
+TraceOutcome push(const std::string& bytes, size_t chunk) {
+  TraceSession session("t.log", {});
+  for (size_t i = 0; i < bytes.size(); i += chunk)
+    session.feed(bytes_of(bytes).subspan(i, std::min(chunk, bytes.size() - i)));
+  return session.finish();
+}
+
+TEST(TraceSession, BytesPushedOneAtATimeGiveTheSameAnswerAsAllAtOnce) {
+  std::string log = leaking_log(1000);  // longer than the 64 KiB sniff window
+  ASSERT_GT(log.size(), 64u * 1024);
+  TraceOutcome whole = push(log, log.size()), single = push(log, 1), odd = push(log, 4093);
+  ASSERT_TRUE(whole.run && single.run && odd.run);
+  EXPECT_TRUE(whole.notes.empty());
+  EXPECT_EQ(whole.run->input.format, "log");
+  EXPECT_EQ(whole.run->result.inferences, 1000u);
+  ASSERT_EQ(whole.run->result.leaks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*whole.run->result.leaks[0].bytes_per_inference, 644.0);
+  InputSummary in = whole.run->input;
+  EXPECT_EQ(json_report(in, whole.run->result), json_report(single.run->input, single.run->result));
+  EXPECT_EQ(json_report(in, whole.run->result), json_report(odd.run->input, odd.run->result));
+}
+
+TEST(TraceSession, AnElfIsRefusedWithANoteNamingTheInputAndWhatToRunInstead) {
+  TraceSession session("fw.elf", {});
+  std::string elf = std::string("\x7f" "ELF\x01\x01\x01", 7) + std::string(200, '\0');
+  session.feed(bytes_of(elf));
+  session.feed(bytes_of(std::string(70 * 1024, '\0')));  // past the sniff window: the verdict is in
+  EXPECT_FALSE(session.accepting());
+  TraceOutcome out = session.finish();
+  EXPECT_FALSE(out.run);
+  ASSERT_EQ(out.notes.size(), 1u);
+  EXPECT_EQ(out.notes[0].rfind("fw.elf: an ELF file, not a trace", 0), 0u) << out.notes[0];
+  EXPECT_NE(out.notes[0].find("edgemem map --elf fw.elf"), std::string::npos) << out.notes[0];
+}
+
+TEST(TraceSession, MalformedLinesAreAWarningNoteAndTheRestIsAnalysed) {
+  TraceOutcome out = push("[MEM][x] ALLOC size=1\n" + leaking_log(3), 7);
+  ASSERT_TRUE(out.run);
+  ASSERT_EQ(out.notes.size(), 1u);
+  EXPECT_EQ(out.notes[0], "warning: t.log:1: expected [MEM][<cycles>] with a number in the second bracket "
+                          "(0 corrupt bytes, 1 malformed lines skipped; the rest was analysed)");
+  EXPECT_EQ(out.run->result.inferences, 3u);
+}
+
+TEST(TraceSession, ObserversAttachThroughTheSession) {
+  struct Count : InferenceObserver {
+    uint64_t last_used = 0, n = 0;
+    void on_inference(const InferenceRecord& r) override {
+      ++n;
+      last_used = r.pools.at(0).used_bytes;
+    }
+  } count;
+  TraceSession session("t.log", {});
+  session.analyzer().add_observer(count);
+  std::string log = leaking_log(5);
+  session.feed(bytes_of(log));
+  EXPECT_EQ(count.n, 0u);  // still held back: too little to judge the format by
+  TraceOutcome out = session.finish();
+  EXPECT_EQ(count.n, 5u);
+  EXPECT_EQ(count.last_used, 644u * 5);
+  ASSERT_TRUE(out.run);
+}
+
+TEST(TraceSession, AStoppedReadReportsWhatItReadUntilThen) {
+  std::string log = leaking_log(40000);  // a few MiB: several 1 MiB reads
+  auto path = std::filesystem::temp_directory_path() / fmt::format("edgemem_session_{}.log", ::getpid());
+  {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(log.data(), 1, log.size(), f);
+    std::fclose(f);
+  }
+  int reads = 0;
+  uint64_t progressed = 0;
+  TraceOutcome cut = analyse_trace_file(
+      path, {}, [&] { return reads++ == 1; }, [&](uint64_t b) { progressed = b; });
+  TraceOutcome all = analyse_trace_file(path, {});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(cut.run && all.run);
+  EXPECT_EQ(cut.run->input.stats.bytes, 1u << 20);
+  EXPECT_EQ(progressed, 1u << 20);
+  EXPECT_LT(cut.run->result.inferences, all.run->result.inferences);
+  EXPECT_GT(cut.run->result.inferences, 0u);
+  EXPECT_EQ(all.run->result.inferences, 40000u);
+}
+
+TEST(TraceSession, AnUnreadableFileIsOneNoteAndNoRun) {
+  TraceOutcome out = analyse_trace_file("/nonexistent/trace.emt", {});
+  EXPECT_FALSE(out.run);
+  ASSERT_EQ(out.notes.size(), 1u);
+  EXPECT_EQ(out.notes[0], "/nonexistent/trace.emt: cannot open: No such file or directory");
+}
+
+}  // namespace
+}  // namespace edgemem
