@@ -113,7 +113,10 @@
   else {
     const joined = uPlot.join(curves.map((p) => [p.curve.map((c) => c[0]), p.curve.map((c) => c[1] * 100)]));
     const top = Math.max(30, ...curves.map((p) => p.max_rate * 100 * 1.1));
+    // The bands judge a rate only over a pool of known extent; over an observed span they would mislead.
+    const judged = curves.some((p) => p.extent === "known");
     const bands = (u) => {
+      if (!judged) return;
       const ctx = u.ctx, { left, width } = u.bbox;
       for (const [lo, hi, colour] of [[0, 10, "rgba(46,125,50,0.10)"], [10, 25, "rgba(224,138,0,0.14)"], [25, top, "rgba(198,40,40,0.10)"]]) {
         const y1 = u.valToPos(hi, "y", true), y0 = u.valToPos(lo, "y", true);
@@ -133,8 +136,9 @@
       axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event" },
              { values: (u, s) => s.map((v) => v + "%"), label: "fragmentation" }],
       hooks: { drawClear: [bands] } }, joined, box);
-    note(frag, "Bands: healthy < 10%, warning 10-25%, danger > 25%." +
-      (a.fragmentation.band ? " This trace: " + a.fragmentation.band + "." : ""));
+    note(frag, judged ? "Bands: healthy < 10%, warning 10-25%, danger > 25%." +
+                        (a.fragmentation.band ? " This trace: " + a.fragmentation.band + "." : "")
+                      : "No pool of known size: rates over the span the blocks touched, not judged (no bands).");
   }
 
   // Request sizes, one bar per histogram bucket.
@@ -154,29 +158,29 @@
                 y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] } },
       axes: [{ splits: () => hist.map((b, i) => i), values: (u, s) => s.map((i) => labels[i] || ""), label: "request size (B)",
                rotate: hist.length > 6 ? -40 : 0, size: hist.length > 6 ? 70 : 50 },
-             { values: axisGrouped, label: "requests" }] },
+             { values: axisGrouped, label: "requests", size: 70 }] },
       [hist.map((b, i) => i), hist.map((b) => b.count)], box);
   }
 
-  // Sites: leaks first, then by live bytes.
-  const leakBySite = new Map(a.leaks.map((l) => [l.site, l]));
+  // Sites: the leaking groups first (a group may be a site or, for unnamed
+  // sites, a block size), then every site by live bytes.
+  const siteBySite = new Map(a.sites.map((x) => [x.site, x]));
   const persistentBySite = new Map(a.persistent.map((p) => [p.site, p]));
-  const finding = (s) => {
-    const l = leakBySite.get(s.site);
-    if (l) return "leak" + (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "");
-    const p = persistentBySite.get(s.site);
-    if (p) return p.reason.replace(/_/g, " ");
-    return "";
-  };
-  const rows = a.sites.slice().sort((x, y) =>
-    (leakBySite.has(y.site) - leakBySite.has(x.site)) || (y.live_bytes - x.live_bytes) || (y.alloc_bytes - x.alloc_bytes));
+  const leakRows = a.leaks.map((l) => ({
+    site: l.site, leak: true, allocs: l.allocs, frees: l.frees, live_bytes: l.bytes, live_count: l.count,
+    alloc_bytes: siteBySite.has(l.site) ? siteBySite.get(l.site).alloc_bytes : null,
+    finding: "leak" + (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") }));
+  const leakSites = new Set(a.leaks.map((l) => l.site));
+  const siteRows = a.sites.filter((x) => !leakSites.has(x.site))
+    .sort((x, y) => (y.live_bytes - x.live_bytes) || (y.alloc_bytes - x.alloc_bytes))
+    .map((x) => ({ ...x, finding: persistentBySite.has(x.site) ? persistentBySite.get(x.site).reason.replace(/_/g, " ") : "" }));
   const body = document.querySelector("#sites tbody");
-  for (const s of rows) {
-    const tr = el("tr", leakBySite.has(s.site) ? "leak" : null);
-    tr.append(el("td", "site", s.site), el("td", null, finding(s)), el("td", "num", grouped(s.allocs)),
-              el("td", "num", grouped(s.frees)), el("td", "num", grouped(s.allocs - s.frees)),
-              el("td", "num", bytesHuman(s.live_bytes)), el("td", "num", grouped(s.live_count)),
-              el("td", "num", bytesHuman(s.alloc_bytes)));
+  for (const r of leakRows.concat(siteRows)) {
+    const tr = el("tr", r.leak ? "leak" : null);
+    tr.append(el("td", "site", r.site), el("td", null, r.finding), el("td", "num", grouped(r.allocs)),
+              el("td", "num", grouped(r.frees)), el("td", "num", grouped(r.allocs - r.frees)),
+              el("td", "num", bytesHuman(r.live_bytes)), el("td", "num", grouped(r.live_count)),
+              el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
   document.body.dataset.rendered = "ok";
