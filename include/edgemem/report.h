@@ -28,6 +28,10 @@ std::string json_report(const InputSummary& input, const AnalysisResult& result)
 // The terminal summary: worst problem first, with numbers and a next step.
 std::string text_report(const InputSummary& input, const AnalysisResult& result);
 
+// `edgemem analyze --html`: one self-contained page (charts inlined, no
+// network) with the findings in the text report's order.
+std::string html_report(const InputSummary& input, const AnalysisResult& result);
+
 // --fail-on: "leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger".
 struct FailOn {
   bool leak = false, overflow = false, guard = false, lifo = false, alloc_failure = false;

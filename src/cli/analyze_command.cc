@@ -8,6 +8,7 @@
 #include "cli/input_stream.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
+#include "cli/report_file.h"
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
 
@@ -56,6 +57,7 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print("{}\n", json_report(run->input, run->result));
   else
     fmt::print("{}", text_report(run->input, run->result));
+  if (!args.html.empty() && !write_report_file(args.html, html_report(run->input, run->result), "--html")) return 2;
 
   auto broken = broken_rules(rules, run->result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
@@ -74,6 +76,7 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
   cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML report (charts, sites) to this file");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
   exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...); 130 when interrupted (partial report printed)",

@@ -23,6 +23,7 @@ struct AnalyzeArgs {
   std::string elf;  // symbolise return-address sites with this ELF
   bool json = false;
   std::string fail_on;
+  std::string html;  // also write the HTML report to this file
 };
 
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,

@@ -25,9 +25,11 @@ std::filesystem::path installed_traces() {
 // (scripts/make-demo-trace.sh rebuilds both).
 void add_demo_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
+  auto html = std::make_shared<std::string>("edgemem-demo.html");
   CLI::App* cmd = app.add_subcommand("demo", "Analyse the bundled inference trace");
   cmd->add_flag("--json", *json, "Print JSON instead of the summary");
-  cmd->callback([json] {
+  cmd->add_option("--html", *html, "Where to write the HTML report")->capture_default_str();
+  cmd->callback([json, html] {
     std::filesystem::path installed = installed_traces();
     std::filesystem::path source = std::filesystem::path(EDGEMEM_SOURCE_DIR) / "examples/traces";
     std::filesystem::path traces;
@@ -45,6 +47,7 @@ void add_demo_command(CLI::App& app) {
     args.path = (traces / "kws_leak.emt").string();
     args.elf = (traces / "kws_leak.elf").string();
     args.json = *json;
+    args.html = *html;
     int rc = run_analyze(args);
     if (!*json && rc == 0)
       fmt::print("\nTry it on your own trace:  edgemem analyze TRACE [--arena-size N] [--json] "

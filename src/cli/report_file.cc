@@ -1,0 +1,27 @@
+#include "cli/report_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace edgemem::cli {
+
+bool write_report_file(const std::string& path, const std::string& text, const std::string& option) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (out) out.close();
+  if (!out) {
+    fmt::print(stderr, "edgemem: {}: cannot write: {} (pass {} PATH to write it elsewhere)\n", path, std::strerror(errno),
+               option);
+    return false;
+  }
+  std::error_code ec;
+  std::filesystem::path shown = std::filesystem::absolute(path, ec);
+  fmt::print(stderr, "edgemem: HTML report written to {} ({} bytes)\n", ec ? path : shown.string(), text.size());
+  return true;
+}
+
+}  // namespace edgemem::cli

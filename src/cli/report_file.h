@@ -1,0 +1,13 @@
+// Writing a report to the file an option names (--html), with the one-line
+// error every command uses when that fails.
+#pragma once
+
+#include <string>
+
+namespace edgemem::cli {
+
+// Writes `text` to `path` and says so on stderr. On failure prints
+// "edgemem: PATH: cannot write: WHY (OPTION PATH elsewhere)" and returns false.
+bool write_report_file(const std::string& path, const std::string& text, const std::string& option);
+
+}  // namespace edgemem::cli

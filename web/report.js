@@ -1,0 +1,187 @@
+// Renders the edgemem report from the JSON document in #edgemem-data.
+// Every string from the trace reaches the page through textContent or a
+// canvas, never as markup, so a site name cannot inject elements.
+(function () {
+  "use strict";
+  const doc = JSON.parse(document.getElementById("edgemem-data").textContent);
+  const a = doc.analysis;
+
+  // Numbers as the text report writes them (src/report/units.cc).
+  const grouped = (n) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const bytes = (n) => grouped(n) + " B";
+  const bytesHuman = (n) => {
+    if (n >= 1024 * 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 3).toFixed(2) + " GiB)";
+    if (n >= 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 2).toFixed(2) + " MiB)";
+    if (n >= 10 * 1024) return bytes(n) + " (" + (n / 1024).toFixed(1) + " KiB)";
+    return bytes(n);
+  };
+  const rateBytes = (per) => (per < 1 ? per.toFixed(2) + " B" : bytes(per));
+  // Byte and count axes label whole numbers only; uPlot may split a small range into halves.
+  const axisGrouped = (u, splits) => splits.map((v) => (v == null || !Number.isInteger(v) ? "" : grouped(v)));
+
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  };
+
+  // Header and the findings, in the text report's order (worst first).
+  document.getElementById("title").textContent = "edgemem: " + a.input.path;
+  document.getElementById("subtitle").textContent =
+    a.input.format + ", " + grouped(a.input.events) + " events, " + grouped(a.inferences) + " inferences";
+  const severity = { "[OVERFLOW]": "danger", "[GUARD]": "danger", "[ALLOC FAIL]": "danger", "[LEAK]": "danger",
+                     "[DATA LOST]": "danger", "[FRAGMENT]": "warning", "[LIFO]": "warning", "[OK]": "ok" };
+  const verdicts = document.getElementById("verdicts");
+  const facts = document.getElementById("facts");
+  for (const entry of doc.summary) {
+    if (entry.tag.startsWith("[") || entry.tag === "") {
+      const card = el("div", "verdict " + (severity[entry.tag] || ""));
+      const head = el("div");
+      head.append(el("span", "tag", entry.tag.replace(/^\[|\]$/g, "")), el("span", null, entry.text));
+      card.append(head);
+      for (const line of entry.more) card.append(el("div", "more", line));
+      verdicts.append(card);
+    } else {
+      facts.append(el("div", "key", entry.tag), el("div", null, [entry.text].concat(entry.more).join("\n")));
+      facts.lastChild.style.whiteSpace = "pre-wrap";
+    }
+  }
+
+  const chartSize = { width: 560, height: 260 };
+  const note = (fig, text) => fig.append(el("p", "note", text));
+
+  // Memory per pool: the sampled usage, the fitted slope through the last
+  // sample and, when the pool has a size, the forecast to exhaustion.
+  const memory = document.getElementById("memory");
+  const forecast = a.exhaustion_forecast;
+  if (!a.watermark.length) note(memory, "No completed inferences: no per-inference series.");
+  // The pool the forecast is about first, then growing pools, then flat ones.
+  const rank = (w) => (forecast && forecast.pool === w.pool ? 0 : w.slope_bytes_per_inference > 0 ? 1 : 2);
+  const charts = el("div", "chart-row");
+  memory.append(charts);
+  for (const w of a.watermark.slice().sort((x, y) => rank(x) - rank(y))) {
+    if (!w.series.length) continue;
+    const pool = a.pools.find((p) => p.name === w.pool) || {};
+    const xs = w.series.map((p) => p[0]);
+    const ys = w.series.map((p) => p[1]);
+    const last = xs.length - 1;
+    const fit = xs.map((x, i) => (i === 0 || i === last ? ys[last] + w.slope_bytes_per_inference * (x - xs[last]) : null));
+    const fc = xs.map((x, i) => (i === last ? ys[last] : null));
+    let ahead = null;
+    if (forecast && forecast.pool === w.pool && !forecast.already_exhausted && pool.size) {
+      // Past ten times the trace the line would flatten the measured part; the note says it instead.
+      if (forecast.inferences <= 10 * Math.max(1, xs[last] - xs[0])) ahead = xs[last] + forecast.inferences;
+    }
+    const data = [xs.slice(), ys.slice()];
+    const series = [{ label: "inference" },
+      { label: "in use", stroke: "#1565c0", width: 2, value: (u, v) => (v == null ? "--" : bytes(v)) }];
+    if (w.slope_bytes_per_inference !== 0) {
+      data.push(fit);
+      series.push({ label: "fitted slope " + (w.slope_bytes_per_inference > 0 ? "+" : "") +
+                      rateBytes(w.slope_bytes_per_inference) + "/inference",
+                    stroke: "#c62828", dash: [6, 4], spanGaps: true, value: (u, v) => (v == null ? "--" : bytes(v)) });
+    }
+    if (ahead != null) {
+      data.push(fc);
+      series.push({ label: "forecast to exhaustion", stroke: "#e08a00", dash: [2, 4], spanGaps: true, width: 2,
+                    value: (u, v) => (v == null ? "--" : bytes(v)) });
+      // The forecast ends at the pool size, one point past the measured ones.
+      for (const column of data) column.push(column === data[0] ? ahead : column === fc ? pool.size : null);
+    }
+    if (pool.size) {
+      data.push(data[0].map(() => pool.size));
+      series.push({ label: "pool size", stroke: "#5b6470", width: 1, value: () => bytes(pool.size) });
+    }
+    const box = el("div");
+    charts.append(box);
+    new uPlot({ width: 390, height: 200, title: "'" + w.pool + "' (" + w.shape + ")", series,
+      scales: { x: { time: false } },
+      axes: [{ label: "inference" }, { values: axisGrouped, size: 70, label: "bytes in use" }] }, data, box);
+    if (forecast && forecast.pool === w.pool) {
+      if (forecast.already_exhausted) note(box, "'" + w.pool + "' is already exhausted.");
+      else note(box, "'" + w.pool + "' runs out in " + grouped(forecast.inferences) + " more inferences (" +
+                bytes(forecast.remaining_bytes) + " left)" + (ahead == null ? ", beyond this chart." : "."));
+    }
+  }
+
+  // Fragmentation with the bands the analysis judges by: healthy < 10 %,
+  // warning 10-25 %, danger > 25 %.
+  const frag = document.getElementById("fragmentation");
+  const curves = a.fragmentation.pools.filter((p) => p.curve.length);
+  if (!curves.length) note(frag, "No fragmentation curve: no pool had free space between blocks.");
+  else {
+    const joined = uPlot.join(curves.map((p) => [p.curve.map((c) => c[0]), p.curve.map((c) => c[1] * 100)]));
+    const top = Math.max(30, ...curves.map((p) => p.max_rate * 100 * 1.1));
+    // The bands judge a rate only over a pool of known extent; over an observed span they would mislead.
+    const judged = curves.some((p) => p.extent === "known");
+    const bands = (u) => {
+      if (!judged) return;
+      const ctx = u.ctx, { left, width } = u.bbox;
+      for (const [lo, hi, colour] of [[0, 10, "rgba(46,125,50,0.10)"], [10, 25, "rgba(224,138,0,0.14)"], [25, top, "rgba(198,40,40,0.10)"]]) {
+        const y1 = u.valToPos(hi, "y", true), y0 = u.valToPos(lo, "y", true);
+        ctx.fillStyle = colour;
+        ctx.fillRect(left, y1, width, y0 - y1);
+      }
+    };
+    const palette = ["#6a1b9a", "#1565c0", "#00838f", "#5d4037"];
+    const box = el("div");
+    frag.append(box);
+    new uPlot({ ...chartSize,
+      series: [{ label: "time" }].concat(curves.map((p, i) => ({
+        label: "'" + p.pool + "'" + (p.extent === "known" ? "" : " (observed span, not judged)"),
+        stroke: palette[i % palette.length], width: 2, spanGaps: true,
+        value: (u, v) => (v == null ? "--" : v.toFixed(0) + "%") }))),
+      scales: { x: { time: false }, y: { range: [0, top] } },
+      axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event" },
+             { values: (u, s) => s.map((v) => v + "%"), label: "fragmentation" }],
+      hooks: { drawClear: [bands] } }, joined, box);
+    note(frag, judged ? "Bands: healthy < 10%, warning 10-25%, danger > 25%." +
+                        (a.fragmentation.band ? " This trace: " + a.fragmentation.band + "." : "")
+                      : "No pool of known size: rates over the span the blocks touched, not judged (no bands).");
+  }
+
+  // Request sizes, one bar per histogram bucket.
+  const sizes = document.getElementById("sizes");
+  const hist = a.sizes.histogram.filter((b) => b.count);
+  if (!hist.length) note(sizes, "No allocation requests.");
+  else {
+    const labels = hist.map((b) => (b.min === b.max ? grouped(b.min) : grouped(b.min) + "-" + grouped(b.max)));
+    const box = el("div");
+    sizes.append(box);
+    new uPlot({ ...chartSize,
+      series: [{ label: "size", value: (u, i) => (i == null ? "--" : labels[i] + " B") },
+               { label: "requests", fill: "rgba(21,101,192,0.6)", stroke: "#1565c0",
+                 paths: uPlot.paths.bars({ size: [0.8, 60] }), points: { show: false },
+                 value: (u, v) => (v == null ? "--" : grouped(v)) }],
+      scales: { x: { time: false, range: [-0.5, hist.length - 0.5] },
+                y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] } },
+      axes: [{ splits: () => hist.map((b, i) => i), values: (u, s) => s.map((i) => labels[i] || ""), label: "request size (B)",
+               rotate: hist.length > 6 ? -40 : 0, size: hist.length > 6 ? 70 : 50 },
+             { values: axisGrouped, label: "requests", size: 70 }] },
+      [hist.map((b, i) => i), hist.map((b) => b.count)], box);
+  }
+
+  // Sites: the leaking groups first (a group may be a site or, for unnamed
+  // sites, a block size), then every site by live bytes.
+  const siteBySite = new Map(a.sites.map((x) => [x.site, x]));
+  const persistentBySite = new Map(a.persistent.map((p) => [p.site, p]));
+  const leakRows = a.leaks.map((l) => ({
+    site: l.site, leak: true, allocs: l.allocs, frees: l.frees, live_bytes: l.bytes, live_count: l.count,
+    alloc_bytes: siteBySite.has(l.site) ? siteBySite.get(l.site).alloc_bytes : null,
+    finding: "leak" + (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") }));
+  const leakSites = new Set(a.leaks.map((l) => l.site));
+  const siteRows = a.sites.filter((x) => !leakSites.has(x.site))
+    .sort((x, y) => (y.live_bytes - x.live_bytes) || (y.alloc_bytes - x.alloc_bytes))
+    .map((x) => ({ ...x, finding: persistentBySite.has(x.site) ? persistentBySite.get(x.site).reason.replace(/_/g, " ") : "" }));
+  const body = document.querySelector("#sites tbody");
+  for (const r of leakRows.concat(siteRows)) {
+    const tr = el("tr", r.leak ? "leak" : null);
+    tr.append(el("td", "site", r.site), el("td", null, r.finding), el("td", "num", grouped(r.allocs)),
+              el("td", "num", grouped(r.frees)), el("td", "num", grouped(r.allocs - r.frees)),
+              el("td", "num", bytesHuman(r.live_bytes)), el("td", "num", grouped(r.live_count)),
+              el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
+    body.append(tr);
+  }
+  document.body.dataset.rendered = "ok";
+})();
