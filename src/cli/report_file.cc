@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
+
 namespace edgemem::cli {
 
 bool write_report_file(const std::string& path, const std::string& text, const std::string& option) {
@@ -20,7 +22,7 @@ bool write_report_file(const std::string& path, const std::string& text, const s
   }
   std::error_code ec;
   std::filesystem::path shown = std::filesystem::absolute(path, ec);
-  fmt::print(stderr, "edgemem: HTML report written to {} ({} bytes)\n", ec ? path : shown.string(), text.size());
+  fmt::print(stderr, "edgemem: HTML report written to {}, {}\n", ec ? path : shown.string(), units::bytes_human(text.size()));
   return true;
 }
 
