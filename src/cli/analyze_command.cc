@@ -57,10 +57,12 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print("{}\n", json_report(run->input, run->result));
   else
     fmt::print("{}", text_report(run->input, run->result));
-  if (!args.html.empty() && !write_report_file(args.html, html_report(run->input, run->result), "--html")) return 2;
+  bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
 
+  // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).
   auto broken = broken_rules(rules, run->result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  if (!written) return 2;
   if (interrupted()) return 128 + interrupted();  // the shell's code for a run cut short
   return broken.empty() ? 0 : 1;
 }

@@ -60,7 +60,7 @@ int run_map(MapArgs args) {
   }
   report.top = args.top;
   fmt::print("{}", args.json ? map_json(report) : map_text(report));
-  return report.disagrees() ? 1 : 0;
+  return report.against_user() ? 1 : 0;
 }
 
 }  // namespace

@@ -13,10 +13,12 @@ namespace edgemem::cli {
 
 bool write_report_file(const std::string& path, const std::string& text, const std::string& option) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  int error = out ? 0 : errno;  // taken at once: later calls may overwrite errno
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
   if (out) out.close();
   if (!out) {
-    fmt::print(stderr, "edgemem: {}: cannot write: {} (pass {} PATH to write it elsewhere)\n", path, std::strerror(errno),
+    if (!error) error = errno ? errno : EIO;
+    fmt::print(stderr, "edgemem: {}: cannot write: {} (pass {} PATH to write it elsewhere)\n", path, std::strerror(error),
                option);
     return false;
   }

@@ -131,7 +131,8 @@ Evidence tpiu_evidence(std::span<const uint8_t> head) {
 
 std::string SniffVerdict::refusal(std::string_view path) const {
   std::string advice = instead;
-  for (size_t at; (at = advice.find("{file}")) != std::string::npos;) advice.replace(at, 6, path);
+  // Search on past each replacement: the path itself may contain "{file}".
+  for (size_t at = 0; (at = advice.find("{file}", at)) != std::string::npos; at += path.size()) advice.replace(at, 6, path);
   return advice.empty() ? fmt::format("{}: {}", path, looks_like) : fmt::format("{}: {}; {}", path, looks_like, advice);
 }
 

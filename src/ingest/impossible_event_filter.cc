@@ -5,13 +5,13 @@
 namespace edgemem {
 
 std::string ImpossibleEventFilter::why_impossible(const Event& e) const {
+  // A failed request of any size is a finding (malloc((size_t)-1) is a real
+  // bug), never corruption; only blocks said to exist are checked.
   bool block = e.kind == EventKind::alloc || e.kind == EventKind::realloc;
-  if (!block && e.kind != EventKind::alloc_failed) return {};
+  if (!block) return {};
   if (address_bits_ <= 32 && e.size > kAbsurdSize32)
     return fmt::format("a request of {} B (over 1 GiB on a 32-bit device)", e.size);
   if (e.size > kAbsurdSize) return fmt::format("a request of {} B (over 1 TiB)", e.size);
-  // A failed request may be larger than its pool; that is why it failed.
-  if (!block) return {};
   const PoolInfo* pool = e.pool < pools_.size() ? &pools_.at(e.pool) : nullptr;
   if (pool && !pool->declared) pool = nullptr;
   // Where the block really is: arena offsets count from the arena's base.
@@ -37,6 +37,14 @@ void ImpossibleEventFilter::on_event(const Event& event) {
   std::string why = why_impossible(event);
   if (why.empty()) return next_.on_event(event);
   if (rejected_++ == 0) first_reason_ = fmt::format("{} at time {}: {}", to_string(event.kind), event.time, why);
+  // The old block of an impossible realloc was still released by it.
+  if (event.kind == EventKind::realloc) {
+    Event freed = event;
+    freed.kind = EventKind::free;
+    freed.address = event.old_address;
+    freed.size = 0;
+    next_.on_event(freed);
+  }
 }
 
 FilteredDecoder::FilteredDecoder(TraceContext& context, EventSink& sink, unsigned address_bits,

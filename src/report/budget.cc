@@ -1,6 +1,7 @@
 #include "report/budget.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -18,10 +19,19 @@ struct BudgetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-uint64_t number(const json& limits, const char* key, const std::string& rule) {
+// A limit that may have a fraction: a percent, a rate.
+double real(const json& limits, const char* key, const std::string& rule) {
   const json& v = limits.at(key);
   if (!v.is_number() || v.get<double>() < 0) throw BudgetError(fmt::format("{}.{}: expected a number >= 0", rule, key));
-  return v.get<uint64_t>();
+  return v.get<double>();
+}
+
+// A count or a byte limit: a whole number, never silently rounded.
+uint64_t number(const json& limits, const char* key, const std::string& rule) {
+  double v = real(limits, key, rule);
+  if (v != static_cast<double>(static_cast<uint64_t>(v)))
+    throw BudgetError(fmt::format("{}.{}: expected a whole number, got {}", rule, key, v));
+  return static_cast<uint64_t>(v);
 }
 
 // A byte limit: a number, or a size as the command line takes it ("64K").
@@ -115,10 +125,10 @@ class Evaluator {
             BudgetUnit::bytes, used, max);
       }
       if (limits.contains("max_percent")) {
-        uint64_t max = number(limits, "max_percent", rule);
-        add(rule + ".max_percent", pct <= static_cast<double>(max),
-            fmt::format("{} uses {:.1f} % ({} of {}), limit {} %", name, pct, units::bytes(used), units::bytes(it->length), max),
-            BudgetUnit::fraction, pct / 100, static_cast<double>(max) / 100);
+        double max = real(limits, "max_percent", rule);
+        add(rule + ".max_percent", pct <= max,
+            fmt::format("{} uses {:.1f} % ({} of {}), limit {:g} %", name, pct, units::bytes(used), units::bytes(it->length), max),
+            BudgetUnit::fraction, pct / 100, max / 100);
       }
       if (limits.contains("min_free_bytes")) {
         uint64_t min = size(limits, "min_free_bytes", rule);
@@ -178,7 +188,7 @@ class Evaluator {
                       irq.handlers && nesting != "none"
                           ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
                           : "",
-                      configured, where),
+                      units::bytes(configured), where),
           BudgetUnit::bytes, need_bytes, configured);
       for (const StackRoot& r : st.roots)
         if (!r.interrupt && r.worst_case_bytes == irq.thread_bytes) {
@@ -210,15 +220,15 @@ class Evaluator {
   void arena(json& b) {
     only_keys(b, "arena", {"min_margin_bytes", "min_margin_percent"});
     uint64_t min_bytes = b.contains("min_margin_bytes") ? size(b, "min_margin_bytes", "arena") : 0;
-    uint64_t min_pct = b.contains("min_margin_percent") ? number(b, "min_margin_percent", "arena") : 0;
+    double min_pct = b.contains("min_margin_percent") ? real(b, "min_margin_percent", "arena") : 0;
     bool checked = false;
     auto judge = [&](const std::string& what, uint64_t size, uint64_t used, const std::string& basis) {
       int64_t margin = static_cast<int64_t>(size) - static_cast<int64_t>(used);
       double pct = size ? 100.0 * static_cast<double>(margin) / static_cast<double>(size) : 0;
-      bool ok = margin >= static_cast<int64_t>(min_bytes) && pct >= static_cast<double>(min_pct);
+      bool ok = margin >= static_cast<int64_t>(min_bytes) && pct >= min_pct;
       // Measured and limit are the margin in bytes; the percent is in the message.
       add("arena." + what, ok,
-          fmt::format("{}: {} of {} {} leaves {} ({:.1f} %), at least {} and {} % wanted", what, units::bytes(used),
+          fmt::format("{}: {} of {} {} leaves {} ({:.1f} %), at least {} and {:g} % wanted", what, units::bytes(used),
                       units::bytes(size), basis, units::signed_bytes(margin), pct, units::bytes(min_bytes), min_pct),
           BudgetUnit::bytes, margin, min_bytes);
       checked = true;
@@ -232,7 +242,13 @@ class Evaluator {
     }
     if (in_.trace)
       for (const PoolSummary& p : in_.trace->pools)
-        if (p.size) judge(p.name, p.size, p.peak_bytes, "at peak (trace)");
+        if (p.size) {
+          // Pools that spend one arena from both ends share its margin: the
+          // analysis' margin counts the partner too, the pool's own peak does not.
+          double shared = p.peak_margin_pct ? static_cast<double>(p.size) * (1 - *p.peak_margin_pct / 100.0) : 0;
+          auto used = static_cast<uint64_t>(std::llround(std::max(shared, 0.0)));
+          judge(p.name, p.size, std::max(used, p.peak_bytes), "at peak with any pool sharing it (trace)");
+        }
     if (!checked)
       throw BudgetError("arena: needs a model with a map that declares the arena, or a trace with sized pools");
   }
@@ -241,14 +257,14 @@ class Evaluator {
     only_keys(b, "leak", {"max_bytes_per_inference", "max_leaked_bytes"});
     const AnalysisResult& t = need(in_.trace, "leak", "a trace (inputs.trace or --trace)");
     if (b.contains("max_bytes_per_inference")) {
-      uint64_t max = number(b, "max_bytes_per_inference", "leak");
+      double max = real(b, "max_bytes_per_inference", "leak");
       // A rate that could not be measured cannot be shown to hold.
       if (t.inferences == 0)
         throw BudgetError("leak.max_bytes_per_inference: the trace has no inference markers (INFER begin/end), so no "
                           "rate per inference was measured; limit leak.max_leaked_bytes instead");
-      add("leak.max_bytes_per_inference", t.leak_rate_bytes_per_inference <= static_cast<double>(max),
-          fmt::format("leaks {:.1f} B per inference over {} inferences, limit {} B", t.leak_rate_bytes_per_inference,
-                      units::grouped(t.inferences), units::grouped(max)),
+      add("leak.max_bytes_per_inference", t.leak_rate_bytes_per_inference <= max,
+          fmt::format("leaks {:.1f} B per inference over {} inferences, limit {:g} B", t.leak_rate_bytes_per_inference,
+                      units::grouped(t.inferences), max),
           BudgetUnit::bytes_per_inference, t.leak_rate_bytes_per_inference, max);
     }
     if (b.contains("max_leaked_bytes")) {

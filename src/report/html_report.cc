@@ -6,6 +6,7 @@
 
 #include "edgemem/report.h"
 #include "report/html_template.h"
+#include "report/style.h"
 
 namespace edgemem {
 namespace {
@@ -54,7 +55,12 @@ std::string script_safe(const std::string& json_text) {
 }  // namespace
 
 std::string html_report(const InputSummary& input, const AnalysisResult& result) {
-  json data = {{"analysis", to_json(input, result)}, {"summary", summary_entries(text_report(input, result))}};
+  std::string text;
+  {
+    style::Plain plain;  // the page takes the text report's words, not its terminal colours
+    text = text_report(input, result);
+  }
+  json data = {{"analysis", to_json(input, result)}, {"summary", summary_entries(text)}};
   std::string page(html_template::before_data);
   page += script_safe(data.dump(-1, ' ', false, json::error_handler_t::replace));
   page += html_template::after_data;

@@ -98,7 +98,10 @@ std::string map_json(const MapReport& r) {
   j["schema"] = "edgemem.map/2";
   j["map"] = r.path;
   j["toolchain"] = map.toolchain;
-  j["verdict"] = r.mismatch() ? "elf_mismatch" : !map.self_check.empty() ? "self_check_failed" : "ok";
+  j["verdict"] = r.mismatch()                ? "elf_mismatch"
+                 : !map.self_check.empty() ? "self_check_failed"
+                 : r.overflowed()          ? "region_overflow"
+                                           : "ok";
   j["regions"] = nlohmann::json::array();
   for (const auto& reg : map.regions)
     j["regions"].push_back({{"name", reg.name}, {"origin", reg.origin}, {"length_bytes", reg.length},

@@ -23,6 +23,14 @@ struct MapReport {
   bool mismatch() const { return !mismatches.empty(); }
   // The map disagrees with its ELF or with the totals it states itself.
   bool disagrees() const { return mismatch() || !map->self_check.empty(); }
+  // A region holds more than its length: the link failed or will not run.
+  bool overflowed() const {
+    for (const auto& r : map->regions)
+      if (overflow_bytes(r)) return true;
+    return false;
+  }
+  // The exit-1 verdicts of `edgemem map`.
+  bool against_user() const { return disagrees() || overflowed(); }
 };
 
 std::string map_text(const MapReport& r);

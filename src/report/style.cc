@@ -22,6 +22,9 @@ void set_colour(When when) {
             (when == When::automatic && ::isatty(STDOUT_FILENO) && !(no_colour && *no_colour));
 }
 
+Plain::Plain() : was_(enabled) { enabled = false; }
+Plain::~Plain() { enabled = was_; }
+
 std::string good(std::string_view text) { return paint("32", text); }
 std::string bad(std::string_view text) { return paint("1;31", text); }
 std::string warn(std::string_view text) { return paint("33", text); }

@@ -17,4 +17,16 @@ std::string bad(std::string_view text);   // red: short, broken, mismatch
 std::string warn(std::string_view text);  // yellow: incomplete, unbounded
 std::string strong(std::string_view text);
 
+// No colour while it lives: for text that goes into a file or a page.
+class Plain {
+ public:
+  Plain();
+  ~Plain();
+  Plain(const Plain&) = delete;
+  Plain& operator=(const Plain&) = delete;
+
+ private:
+  bool was_;
+};
+
 }  // namespace edgemem::style

@@ -33,7 +33,8 @@ struct TraceSession::Impl {
   bool start() {
     Format f = options.format;
     if (f == Format::automatic) {
-      SniffVerdict verdict = sniff_trace(head);
+      // The same window however the bytes arrived (a file in 1 MiB reads, a pipe in 64 KiB).
+      SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
       if (!verdict.format) {
         refusal = verdict.refusal(name);
         return false;
@@ -53,7 +54,7 @@ struct TraceSession::Impl {
       return out;
     }
     out.notes = std::move(notes);
-    if (read_failed && !decoder) return out;
+    if (read_failed && !decoder && head.empty()) return out;
     if (!decoder && refusal.empty()) start();
     if (!decoder) {
       out.notes.push_back(refusal);

@@ -185,6 +185,15 @@ mkdir -p "$tmp/o0" && cp "$su"/own_O0_* "$tmp/o0/"
 expect 0 "stack O0" -- "$edgemem" stack "$tmp/o0"
 head -1 "$tmp/out" | grep -q "^main stack worst case: 268 B" || { echo "FAIL: stack's verdict is not first"; fail=1; }
 sed -n 2p "$tmp/out" | grep -q "UNBOUNDED" || { echo "FAIL: the verdict drops the unbounded flag"; fail=1; }
+# A region used past its length is a verdict against you: exit 1, in text and JSON.
+printf '%s\n' "Memory Configuration" "" "Name             Origin             Length             Attributes" \
+  "RAM              0x0000000020000000 0x0000000000000100 xrw" "*default*        0x0000000000000000 0xffffffffffffffff" "" \
+  "Linker script and memory map" "" ".bss            0x0000000020000000      0x180" \
+  " .bss           0x0000000020000000      0x180 main.o" >"$tmp/over.map"
+expect 1 "map: an overflowed region" -- "$edgemem" map "$tmp/over.map"
+head -1 "$tmp/out" | grep -q "^OVERFLOWED: RAM by 128 B" || { echo "FAIL: map's overflow verdict is not first"; fail=1; }
+expect 1 "map --json: an overflowed region" -- "$edgemem" map --json "$tmp/over.map"
+grep -q '"verdict": "region_overflow"' "$tmp/out" || { echo "FAIL: map JSON calls an overflowed link ok"; fail=1; }
 # Colour only on a terminal or when asked; NO_COLOR is honoured.
 expect 0 "no colour into a pipe" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 ! grep -q $'\x1b\[' "$tmp/out" || { echo "FAIL: colour codes written into a pipe"; fail=1; }

@@ -66,6 +66,9 @@ TEST(Sniffer, AnElfIsNotATrace) {
   EXPECT_EQ(refusal(elf), "FILE: an ELF file, not a trace; for its sections and symbols run `edgemem map --elf FILE`");
   // The bundled firmware ELF: today it decodes as ITM into a 5.5 GB "peak".
   EXPECT_FALSE(sniff_trace(bytes(read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.elf"))).format);
+  // A path that itself contains the placeholder is named once, not expanded forever.
+  EXPECT_EQ(sniff_trace(bytes(elf)).refusal("{file}.elf"),
+            "{file}.elf: an ELF file, not a trace; for its sections and symbols run `edgemem map --elf {file}.elf`");
 }
 
 TEST(Sniffer, ATfliteModelIsNotATrace) {

@@ -79,6 +79,21 @@ TEST(ImpossibleEvents, AbsurdSizesAreCorrupt) {
   EXPECT_EQ(huge->result.peak_bytes, 0u);
 }
 
+TEST(ImpossibleEvents, AFailedRequestOfAnySizeIsAFindingAndAnImpossibleReallocStillFrees) {
+  // malloc((size_t)-1) failing is a real bug on any device: reported, not dropped.
+  auto failed = analyse(Format::log, "[MEM][1] ALLOC_FAIL size=4294967295 addr=0\n");
+  EXPECT_EQ(failed->stats.impossible_events, 0u);
+  EXPECT_EQ(failed->result.fragmentation.alloc_failures, 1u);
+  // A realloc to an absurd size is dropped, but it released the old block:
+  // keeping that block live would report a leak that never happened.
+  auto grown = analyse(Format::log,
+                       "[MEM][1] ALLOC size=64 addr=0x20000100\n"
+                       "[MEM][2] REALLOC old=0x20000100 size=2199023255552 addr=0x20000200\n");
+  EXPECT_EQ(grown->stats.impossible_events, 1u);
+  EXPECT_TRUE(grown->result.leaks.empty());
+  EXPECT_EQ(grown->result.counts.frees, 1u);
+}
+
 TEST(ImpossibleEvents, UndeclaredPoolSizesProveNothing) {
   // --arena-size is an assumption; a heap block outside it is not corrupt.
   AnalyzerOptions options;

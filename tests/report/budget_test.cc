@@ -51,6 +51,16 @@ TEST(Budget, RegionSectionAndSymbolLimits) {
   EXPECT_TRUE(find(out, "regions.FLASH.max_bytes")->ok);
   EXPECT_TRUE(find(out, "sections..bss.max_bytes")->ok);  // equal is within budget
   EXPECT_FALSE(find(out, "symbols.tensor_arena.max_bytes")->ok);
+  // A percent keeps its fraction: 31.3 % is within 31.9 %, not over a rounded 31.
+  out = evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 31.9}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(find(out, "regions.RAM.max_percent")->ok);
+  // A count is whole: 0.5 failed allocations is a mistake, not 0.
+  AnalysisResult t;
+  t.inferences = 1;
+  BudgetInputs with_trace{nullptr, nullptr, &t, nullptr};
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"fragmentation": {"max_alloc_failures": 0.5}})"), with_trace, error).empty());
+  EXPECT_NE(error.find("expected a whole number"), std::string::npos) << error;
 }
 
 TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
@@ -89,6 +99,14 @@ TEST(Budget, TraceLimits) {
   EXPECT_TRUE(find(out, "fragmentation.max_band")->ok);
   EXPECT_FALSE(find(out, "fragmentation.max_alloc_failures")->ok);
   EXPECT_FALSE(find(out, "arena.arena")->ok);  // 3.75 % left, 5 % wanted
+  // Two pools spending one 40 KiB arena from both ends (the demo's): the head
+  // alone peaks at 232 B, but with its partner only 20.6 % is left.
+  AnalysisResult shared;
+  shared.pools.push_back({"arena", PoolKind::arena, 40960, 232, 0, 0, 20.6});
+  BudgetInputs both{nullptr, nullptr, &shared, nullptr};
+  out = evaluate_budget(json::parse(R"({"arena": {"min_margin_percent": 21}})"), both, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "arena.arena")->ok) << find(out, "arena.arena")->message;
 }
 
 TEST(Budget, MistakesAreErrorsNotPasses) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "edgemem/report.h"
+#include "report/style.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -34,6 +35,15 @@ TEST(HtmlReport, MarkupInSiteNamesStaysInsideTheDataBlock) {
   EXPECT_EQ(count(hostile, "</script"), count(plain, "</script"));
   EXPECT_EQ(count(hostile, "<!--"), count(plain, "<!--"));
   EXPECT_EQ(hostile.find("<img"), std::string::npos);
+}
+
+// On a terminal the text report is coloured; the page takes its words only.
+TEST(HtmlReport, NoTerminalColourInThePage) {
+  style::set_colour(style::When::always);
+  const std::string page = page_for_site("model.c:58");
+  style::set_colour(style::When::never);
+  EXPECT_EQ(page.find("\x1b"), std::string::npos);
+  EXPECT_EQ(page.find("\\u001b"), std::string::npos);
 }
 
 TEST(HtmlReport, DataBlockHoldsTheAnalysisAndTheFindingsInTextReportOrder) {
