@@ -49,8 +49,6 @@ class PoolTable {
   const PoolInfo& at(PoolId id) const { return pools_.at(id); }
   PoolInfo& at(PoolId id) { return pools_.at(id); }
   size_t size() const { return pools_.size(); }
-  // Gives every pool whose size the trace did not declare this size.
-  void default_size(uint64_t size);
   // The pool that shares this one's bytes, declared from either side.
   std::optional<PoolId> partner(PoolId id) const;
   // intern() calls for new names that went to "(other pools)".

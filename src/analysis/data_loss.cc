@@ -17,8 +17,9 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");
   add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");
-  add(s.sites_dropped, "call-site names past the site table's cap (their events count under '(other sites)')");
-  add(s.pools_dropped, "pool names past the pool table's cap (their events count under '(other pools)')");
+  add(s.sites_dropped, "events whose call site did not fit the site table (counted under '(other sites)')");
+  add(s.pools_dropped, "events whose pool did not fit the pool table (counted under '(other pools)')");
+  add(s.strings_dropped, "emt STRING records past the string table's cap (their sites lose the file name)");
   add(c.unknown_frees, "frees of blocks never seen allocated (allocations lost)");
   add(c.replaced_blocks, "allocations over a live block (frees lost)");
   if (lost.empty()) return {CheckStatus::clean, {}};

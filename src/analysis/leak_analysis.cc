@@ -19,9 +19,18 @@ std::string type_hint(uint64_t n) {
   return fmt::format("int8[{}]", n);
 }
 
-LeakAnalysis::Group& LeakAnalysis::group(PoolId pool, const Block& b) {
+// Blocks without a site are grouped by size; sizes are unbounded, so past a
+// cap new sizes share one group of mixed sizes (size 0) and memory stays flat.
+LeakAnalysis::Key LeakAnalysis::key_of(PoolId pool, const Block& b) const {
   Key key{pool, b.site, b.site == kUnknownSite ? b.size : 0};
+  if (std::get<2>(key) && unknown_size_groups_ >= kMaxSizeGroups && !index_.contains(key)) std::get<2>(key) = 0;
+  return key;
+}
+
+LeakAnalysis::Group& LeakAnalysis::group(PoolId pool, const Block& b) {
+  Key key = key_of(pool, b);
   auto [it, fresh] = index_.try_emplace(key, groups_.size());
+  if (fresh && std::get<2>(key)) ++unknown_size_groups_;
   if (fresh) {
     groups_.emplace_back();
     groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
@@ -131,7 +140,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   std::map<Key, Live> live;
   for (size_t pid = 0; pid < tracker.pools().size(); ++pid) {
     tracker.pools()[pid].live.for_each([&](const Block& b) {
-      Live& g = live[{static_cast<PoolId>(pid), b.site, b.site == kUnknownSite ? b.size : 0}];
+      Live& g = live[key_of(static_cast<PoolId>(pid), b)];
       if (markers && b.inference == 0) {
         g.pre_bytes += b.size;
         ++g.pre_count;
@@ -148,7 +157,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   for (auto& [key, g] : live) {
     auto [pid, site, size] = key;
     std::string name(context.sites.name(site));
-    if (site == kUnknownSite) name = fmt::format("? ({} B blocks)", size);
+    if (site == kUnknownSite) name = size ? fmt::format("? ({} B blocks)", size) : std::string("? (blocks of other sizes)");
     const std::string& pool = context.pools.at(pid).name;
     auto found = index_.find(key);
     const Group* counters = found == index_.end() ? nullptr : &groups_[found->second];

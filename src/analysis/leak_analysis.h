@@ -48,10 +48,13 @@ class LeakAnalysis {
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
+  Key key_of(PoolId pool, const Block& block) const;
   Group& group(PoolId pool, const Block& block);
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g, uint64_t bytes) const;
 
+  static constexpr size_t kMaxSizeGroups = 4096;
+  size_t unknown_size_groups_ = 0;
   std::map<Key, size_t> index_;
   std::vector<Group> groups_;
   std::vector<size_t> touched_;

@@ -18,13 +18,12 @@ PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
 
 PoolId PoolTable::declare(const PoolInfo& info) {
   PoolId id = intern(info.name, info.kind);
-  std::string name = pools_[id].name;  // "(other pools)" keeps its name
+  // Geometry declared for a name that landed in "(other pools)" is not that pool's.
+  if (pools_[id].name != info.name) return id;
   std::optional<PoolId> shared_by = pools_[id].shared_by;
   pools_[id] = info;
-  pools_[id].name = std::move(name);
   pools_[id].shared_by = shared_by;
-  // Geometry declared for a name that landed in "(other pools)" is not that pool's.
-  pools_[id].declared = pools_[id].name == info.name;
+  pools_[id].declared = true;
   if (info.shares && *info.shares < pools_.size() && *info.shares != id) pools_[*info.shares].shared_by = id;
   return id;
 }
@@ -32,11 +31,6 @@ PoolId PoolTable::declare(const PoolInfo& info) {
 std::optional<PoolId> PoolTable::partner(PoolId id) const {
   const PoolInfo& p = pools_.at(id);
   return p.shares ? p.shares : p.shared_by;
-}
-
-void PoolTable::default_size(uint64_t size) {
-  for (auto& pool : pools_)
-    if (pool.size == 0) pool.size = size;
 }
 
 }  // namespace edgemem
