@@ -58,6 +58,9 @@ TEST(Diff, FragmentationIsAFractionAndEveryHeadlineHasAUnit) {
   EXPECT_DOUBLE_EQ(f->after, 0.73);  // not 73 (percent)
   EXPECT_EQ(row(groups, "run", "inferences")->unit, DiffUnit::count);
   EXPECT_EQ(row(groups, "run", "peak_bytes")->unit, DiffUnit::bytes);
+  // Measured in one run only: not compared, never "0 % -> 73 %".
+  AnalysisResult unmeasured;
+  EXPECT_EQ(row(diff_traces(unmeasured, b), "run", "fragmentation_max_rate"), nullptr);
 }
 
 }  // namespace
