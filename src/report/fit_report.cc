@@ -11,10 +11,7 @@ namespace edgemem {
 namespace {
 
 using units::bytes;
-
-double fraction(uint64_t part, uint64_t whole) {
-  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
+using units::fraction;
 
 bool arena_short(const plan::FitResult& r) { return !r.arena_symbol.empty() && r.declared_arena < r.arena_need; }
 

@@ -13,6 +13,7 @@ namespace edgemem {
 namespace {
 
 using units::bytes;
+using units::fraction;
 using units::bytes_human;
 
 std::string_view target_id(plan::Target t) { return t == plan::Target::x86_64 ? "x86-64" : "cortex-m"; }
@@ -21,10 +22,6 @@ std::string_view target_id(plan::Target t) { return t == plan::Target::x86_64 ? 
 // may happen to pack tighter, so the difference is not assumed positive.
 uint64_t scratch_growth(const plan::ArenaBudget& b) {
   return b.head_bytes > b.tensor_bytes ? b.head_bytes - b.tensor_bytes : 0;
-}
-
-double fraction(uint64_t part, uint64_t whole) {
-  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
 nlohmann::json items_json(const std::vector<plan::BudgetItem>& items) {

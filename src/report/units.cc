@@ -38,6 +38,10 @@ std::string address(uint64_t a) { return fmt::format("0x{:08x}", a); }
 
 std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
+double fraction(uint64_t part, uint64_t whole) {
+  return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
 std::optional<uint64_t> parse_size(std::string_view text, std::string& error) {
   auto expected = [&](std::string_view why) {
     error = fmt::format("'{}' is not a size: {} (expected bytes > 0 as 65536, 0x10000, 64K or 1M)", text, why);

@@ -17,6 +17,7 @@ std::string bytes_human(uint64_t n);       // 1,081,344 B (1.03 MiB); no suffix 
 std::string signed_bytes(int64_t n);       // +1,024 B, -8 B, 0 B
 std::string address(uint64_t a);           // 0x08000000
 std::string percent(double fraction);      // 0.123 -> 12.3 %
+double fraction(uint64_t part, uint64_t whole);  // part / whole, 0 when whole is 0
 
 // A size option (--arena-size, --declared, --ram, --flash) or budget value:
 // decimal, 0x hex, or a K/M/G suffix (1024-based, optional "iB"/"B").
