@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/names.h"
 #include "report/units.h"
@@ -233,7 +234,13 @@ class Evaluator {
           BudgetUnit::bytes, margin, min_bytes);
       checked = true;
     };
-    if (in_.arena && in_.map) {
+    if (in_.arena && !in_.arena->runnable()) {  // no arena size to hold a margin against
+      add("arena.model", false,
+          fmt::format("TFLite Micro cannot run the model: {}; no arena size can be recommended",
+                      fmt::join(in_.arena->blockers, ", ")),
+          BudgetUnit::bytes, nullptr, min_bytes);
+      checked = true;
+    } else if (in_.arena && in_.map) {
       const MapSymbol* declared = nullptr;
       for (const MapSymbol& s : in_.map->symbols)
         if (symbol_role(s, section_kind(*in_.map, s.section)) == "tensor arena" && (!declared || s.size > declared->size))

@@ -85,6 +85,9 @@ std::string fit_json(const FitReport& rep) {
     for (const auto& l : v) a.push_back({{"what", l.what}, {"bytes", l.bytes}});
     return a;
   };
+  std::vector<plan::FitLine> ram_lines;
+  for (const auto& l : r.ram)
+    if (!rep.unrunnable() || l.what != "tensor arena (recommended)") ram_lines.push_back(l);
   nlohmann::json j = {
       {"schema", "edgemem.fit/2"},
       {"model", rep.model},
@@ -97,9 +100,14 @@ std::string fit_json(const FitReport& rep) {
       {"firmware_counted", r.firmware_counted},
       {"flash",
        {{"capacity_bytes", r.flash_capacity}, {"need_bytes", r.flash_need}, {"lines", lines(r.flash)}, {"fits", r.fits_flash}}},
+      // Without an arena size the RAM need is unknown, not the statics alone.
       {"ram",
-       {{"capacity_bytes", r.ram_capacity}, {"need_bytes", r.ram_need}, {"lines", lines(r.ram)}, {"fits", r.fits_ram},
-        {"arena_block_free_bytes", r.arena_block_free}, {"arena_fits_block", r.fits_block}}},
+       {{"capacity_bytes", r.ram_capacity},
+        {"need_bytes", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.ram_need)},
+        {"lines", lines(ram_lines)},
+        {"fits", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.fits_ram)},
+        {"arena_block_free_bytes", r.arena_block_free},
+        {"arena_fits_block", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.fits_block)}}},
       {"arena",
        {{"recommended_bytes", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.arena_need)},
         {"declared_bytes", r.arena_symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.declared_arena)},

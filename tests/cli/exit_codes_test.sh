@@ -60,8 +60,14 @@ expect 1 "plan refuses a Flex model" -- "$edgemem" plan --json "$flex"
 grep -q '"recommended_arena_bytes": null' "$tmp/out" || { echo "FAIL: a Flex model got an arena size"; fail=1; }
 expect 1 "fit refuses a Flex model" -- "$edgemem" fit "$flex" --map "$src/tests/data/realworld/map/microdoom_zephyr_esp32.map" --ram 65536 --flash 262144
 grep -q "FlexAddV2" "$tmp/out" || { echo "FAIL: fit does not name the Flex op"; fail=1; }
+expect 1 "fit --json of a Flex model claims no RAM fit" -- "$edgemem" fit --json "$flex" --mcu nrf52840
+python3 -c "
+import json, sys
+d = json.load(open('$tmp/out'))
+sys.exit(not (d['verdict'] == 'tflm_cannot_run' and d['ram']['need_bytes'] is None and d['ram']['fits'] is None))" ||
+  { echo "FAIL: fit JSON of a Flex model claims a RAM need or fit"; fail=1; }
 expect 1 "check refuses a Flex model" -- "$edgemem" check --budget /dev/stdin --model "$flex" --map "$corpus/map/own_cm4_O2.map" <<<'{"arena": {"min_margin_bytes": 0}}'
-grep -q "FlexAddV2" "$tmp/out" "$tmp/err" || { echo "FAIL: check does not name the Flex op"; fail=1; }
+grep -q "^BROKEN arena.model .*FlexAddV2" "$tmp/out" || { echo "FAIL: check does not report the Flex op as a broken budget"; cat "$tmp/out"; fail=1; }
 # edgemem map: a real map, and text that is not one.
 map=$corpus/map/own_cm4_O2.map
 expect 0 "map" -- "$edgemem" map "$map"
