@@ -1,55 +1,21 @@
-// Renders the edgemem report from the JSON document in #edgemem-data.
-// Every string from the trace reaches the page through textContent or a
-// canvas, never as markup, so a site name cannot inject elements.
-(function () {
+// The analyze page: findings, memory per pool, fragmentation, request sizes
+// and sites of one trace (doc.analysis is the edgemem.analyze/1 document,
+// doc.summary the text report's findings).
+EM.pages.analyze = function (doc) {
   "use strict";
-  const doc = JSON.parse(document.getElementById("edgemem-data").textContent);
   const a = doc.analysis;
 
-  // Numbers as the text report writes them (src/report/units.cc).
-  const grouped = (n) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const bytes = (n) => grouped(n) + " B";
-  const bytesHuman = (n) => {
-    if (n >= 1024 * 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 3).toFixed(2) + " GiB)";
-    if (n >= 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 2).toFixed(2) + " MiB)";
-    if (n >= 10 * 1024) return bytes(n) + " (" + (n / 1024).toFixed(1) + " KiB)";
-    return bytes(n);
-  };
+  const { grouped, bytes, bytesHuman, el, note } = EM;
   const rateBytes = (per) => (per < 1 ? per.toFixed(2) + " B" : bytes(per));
   // Byte and count axes label whole numbers only; uPlot may split a small range into halves.
   const axisGrouped = (u, splits) => splits.map((v) => (v == null || !Number.isInteger(v) ? "" : grouped(v)));
 
-  const el = (tag, cls, text) => {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text != null) e.textContent = text;
-    return e;
-  };
-
   // Header and the findings, in the text report's order (worst first).
-  document.getElementById("title").textContent = "edgemem: " + a.input.path;
-  document.getElementById("subtitle").textContent =
-    a.input.format + ", " + grouped(a.input.events) + " events, " + grouped(a.inferences) + " inferences";
-  const severity = { "[OVERFLOW]": "danger", "[GUARD]": "danger", "[ALLOC FAIL]": "danger", "[LEAK]": "danger",
-                     "[DATA LOST]": "danger", "[FRAGMENT]": "warning", "[LIFO]": "warning", "[OK]": "ok" };
-  const verdicts = document.getElementById("verdicts");
-  const facts = document.getElementById("facts");
-  for (const entry of doc.summary) {
-    if (entry.tag.startsWith("[") || entry.tag === "") {
-      const card = el("div", "verdict " + (severity[entry.tag] || ""));
-      const head = el("div");
-      head.append(el("span", "tag", entry.tag.replace(/^\[|\]$/g, "")), el("span", null, entry.text));
-      card.append(head);
-      for (const line of entry.more) card.append(el("div", "more", line));
-      verdicts.append(card);
-    } else {
-      facts.append(el("div", "key", entry.tag), el("div", null, [entry.text].concat(entry.more).join("\n")));
-      facts.lastChild.style.whiteSpace = "pre-wrap";
-    }
-  }
+  EM.setTitle("edgemem: " + a.input.path,
+              a.input.format + ", " + grouped(a.input.events) + " events, " + grouped(a.inferences) + " inferences");
+  EM.findings(doc.summary, document.getElementById("verdicts"), document.getElementById("facts"));
 
   const chartSize = { width: 560, height: 260 };
-  const note = (fig, text) => fig.append(el("p", "note", text));
 
   // Memory per pool: the sampled usage, the fitted slope through the last
   // sample and, when the pool has a size, the forecast to exhaustion.
@@ -183,5 +149,4 @@
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
-  document.body.dataset.rendered = "ok";
-})();
+};

@@ -1,0 +1,55 @@
+// What every report page shares: number formats that match the text reports
+// (src/report/units.cc), element helpers and the findings cards. Every string
+// from a trace, map or model reaches the page through textContent, an SVG
+// text node's textContent or a canvas, never as markup, so a name cannot
+// inject elements.
+const EM = (function () {
+  "use strict";
+  const grouped = (n) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const bytes = (n) => grouped(n) + " B";
+  const bytesHuman = (n) => {
+    if (n >= 1024 * 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 3).toFixed(2) + " GiB)";
+    if (n >= 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 2).toFixed(2) + " MiB)";
+    if (n >= 10 * 1024) return bytes(n) + " (" + (n / 1024).toFixed(1) + " KiB)";
+    return bytes(n);
+  };
+  const percent = (fraction) => (fraction * 100).toFixed(1) + " %";
+
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  };
+  const note = (parent, text) => parent.append(el("p", "note", text));
+
+  // Findings as cards, worst first, in the order the text report prints
+  // them: entries {tag, text, more[]} where tag "[LEAK]" etc. is a verdict
+  // and a plain tag is a fact ("Input", "Peak", ...).
+  const severity = { "[OVERFLOW]": "danger", "[GUARD]": "danger", "[ALLOC FAIL]": "danger", "[LEAK]": "danger",
+                     "[DATA LOST]": "danger", "[SHORT]": "danger", "[DOES NOT FIT]": "danger", "[BROKEN]": "danger",
+                     "[FRAGMENT]": "warning", "[LIFO]": "warning", "[INCOMPLETE]": "warning", "[NOT CHECKED]": "warning",
+                     "[OK]": "ok", "[FITS]": "ok" };
+  const findings = (entries, verdicts, facts) => {
+    for (const entry of entries) {
+      if (entry.tag.startsWith("[") || entry.tag === "") {
+        const card = el("div", "verdict " + (severity[entry.tag] || ""));
+        const head = el("div");
+        head.append(el("span", "tag", entry.tag.replace(/^\[|\]$/g, "")), el("span", null, entry.text));
+        card.append(head);
+        for (const line of entry.more) card.append(el("div", "more", line));
+        verdicts.append(card);
+      } else {
+        facts.append(el("div", "key", entry.tag), el("div", null, [entry.text].concat(entry.more).join("\n")));
+        facts.lastChild.style.whiteSpace = "pre-wrap";
+      }
+    }
+  };
+
+  const setTitle = (title, subtitle) => {
+    document.getElementById("title").textContent = title;
+    document.getElementById("subtitle").textContent = subtitle;
+  };
+
+  return { pages: {}, grouped, bytes, bytesHuman, percent, el, note, findings, setTitle };
+})();
