@@ -30,6 +30,7 @@ struct Analyzer::Impl {
   size_t sized_pools = 0;
   std::vector<InferenceObserver*> observers;
   uint64_t failed_at_begin = 0;
+  uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
   void size_new_pools() {
@@ -79,10 +80,10 @@ struct Analyzer::Impl {
     return true;
   }
 
-  void begin_inference(uint64_t number) {
+  void begin_inference(uint64_t number, uint64_t failed_before) {
     if (tracker.inference() == 0) leaks.first_inference_begins();
     tracker.begin_inference(number);
-    failed_at_begin = counts.failed;
+    failed_at_begin = failed_before;
   }
 
   void tell_observers(uint64_t time) {
@@ -131,15 +132,16 @@ struct Analyzer::Impl {
         fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.device_inference());
         break;
       case EventKind::inference_begin:
-        begin_inference(e.size);
+        begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, tracker.total_usage());
         break;
       case EventKind::inference_end:
-        if (!tracker.in_inference()) begin_inference(e.size);  // some firmware marks only the end
+        if (!tracker.in_inference()) begin_inference(e.size, failed_at_end);  // some firmware marks only the end
         tracker.end_inference();
         watermark.inference_end(e.time, tracker);
         leaks.inference_end(tracker.completed(), *tracker.device_inference());
         tell_observers(e.time);
+        failed_at_end = counts.failed;
         break;
       case EventKind::arena_reset:
         ++counts.resets;
