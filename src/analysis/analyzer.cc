@@ -53,13 +53,13 @@ struct Analyzer::Impl {
     const PoolInfo& info = pool_info(e.pool);
     bool replaced = false;
     Block old;
-    const Block& b = tracker.alloc(e, replaced, old);
+    const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), replaced, old);
     if (replaced) {
       ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old);
-      leaks.removed(e.pool, old);
+      leaks.removed(old);
     }
-    leaks.added(e.pool, b, tracker.inference());
+    leaks.added(b, tracker.inference());
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
     overflow.allocated(e.pool, info, b, partner ? tracker.pool(*partner).usage() : 0);
@@ -75,7 +75,7 @@ struct Analyzer::Impl {
       return false;
     }
     fragmentation.released(pool, info, freed);
-    leaks.removed(pool, freed);
+    leaks.removed(freed);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     return true;
   }
@@ -147,7 +147,7 @@ struct Analyzer::Impl {
         ++counts.resets;
         pool_info(e.pool);
         peak.before_release(tracker);
-        tracker.pool(e.pool).live.for_each([&](const Block& b) { leaks.removed(e.pool, b); });
+        tracker.pool(e.pool).live.for_each([&](const Block& b) { leaks.removed(b); });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
         usage_changed(e.time);
