@@ -22,19 +22,21 @@ std::string type_hint(uint64_t n) {
 // Blocks without a site are grouped by size; sizes are unbounded, so past a
 // cap new sizes share one group of mixed sizes (size 0) and memory stays flat.
 uint32_t LeakAnalysis::group_of(PoolId pool, SiteId site, uint64_t size) {
-  Key key{pool, site, site == kUnknownSite ? size : 0};
-  auto found = index_.find(key);
-  if (found != index_.end()) return static_cast<uint32_t>(found->second);
-  if (std::get<2>(key)) {
-    if (unknown_size_groups_ >= kMaxSizeGroups)
-      return group_of(pool, site, 0);
-    ++unknown_size_groups_;
+  if (site != kUnknownSite) size = 0;
+  if (size && unknown_size_groups_ >= kMaxSizeGroups) {
+    uint32_t known = index_.find(pool, site, size);
+    if (known != GroupIndex::kNone) return known;
+    size = 0;
   }
-  index_.emplace(key, groups_.size());
-  groups_.emplace_back();
-  groups_.back().key = key;
-  groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
-  return static_cast<uint32_t>(groups_.size() - 1);
+  auto fresh = static_cast<uint32_t>(groups_.size());
+  uint32_t id = index_.find_or_add(pool, site, size, fresh);
+  if (id == fresh) {
+    if (size) ++unknown_size_groups_;
+    groups_.emplace_back();
+    groups_.back().key = Key{pool, site, size};
+    groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
+  }
+  return id;
 }
 
 LeakAnalysis::Group& LeakAnalysis::touch(uint32_t id) {
@@ -162,7 +164,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     std::string name(context.sites.name(site));
     if (site == kUnknownSite) name = size ? fmt::format("? ({} B blocks)", size) : std::string("? (blocks of other sizes)");
     const std::string& pool = context.pools.at(pid).name;
-    const Group& counters = groups_[index_.at(key)];
+    const Group& counters = groups_[index_.find(pid, site, size)];
     bool grows = false;
     if (markers)  // still setting records late in the run: a ring buffer stops early
       grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference();

@@ -14,10 +14,10 @@
 
 #include <cstdint>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "edgemem/analysis_result.h"
+#include "group_index.h"
 #include "pool_tracker.h"
 
 namespace edgemem {
@@ -58,20 +58,7 @@ class LeakAnalysis {
 
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      // splitmix64 finaliser over the packed fields: sizes and sites are
-      // small and clustered, so identity hashing would collide.
-      uint64_t x = (uint64_t{std::get<0>(k)} << 48) ^ (uint64_t{std::get<1>(k)} << 16) ^ std::get<2>(k) * 0x9e3779b97f4a7c15u;
-      x ^= x >> 30;
-      x *= 0xbf58476d1ce4e5b9u;
-      x ^= x >> 27;
-      x *= 0x94d049bb133111ebu;
-      return static_cast<size_t>(x ^ (x >> 31));
-    }
-  };
-  // Hashed: this lookup runs on every allocation and free.
-  std::unordered_map<Key, size_t, KeyHash> index_;
+  GroupIndex index_;
   std::vector<Group> groups_;
   std::vector<uint32_t> touched_;
   uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
