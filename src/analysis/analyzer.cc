@@ -9,6 +9,7 @@
 #include "peak_analysis.h"
 #include "pool_tracker.h"
 #include "size_analysis.h"
+#include "timeline_analysis.h"
 #include "watermark_analysis.h"
 
 namespace edgemem {
@@ -26,6 +27,7 @@ struct Analyzer::Impl {
   LifoAnalysis lifo;
   PeakAnalysis peak;
   SizeAnalysis sizes;
+  TimelineAnalysis timeline;
   EventCounts counts;
   size_t sized_pools = 0;
   std::vector<InferenceObserver*> observers;
@@ -48,6 +50,8 @@ struct Analyzer::Impl {
     watermark.usage_changed(tracker.total_usage());
     peak.usage_changed(tracker, time);
   }
+  // After every event aimed at a pool, whether or not its usage moved.
+  void sampled(const Event& e) { timeline.sample(e.pool, e.time, tracker.pool(e.pool)); }
 
   void allocate(const Event& e) {
     const PoolInfo& info = pool_info(e.pool);
@@ -108,12 +112,14 @@ struct Analyzer::Impl {
       case EventKind::alloc:
         ++counts.allocs;
         allocate(e);
+        sampled(e);
         leaks.tick();
         break;
       case EventKind::free:
         ++counts.frees;
         release(e.pool, e.address, freed);
         usage_changed(e.time);
+        sampled(e);
         leaks.tick();
         break;
       case EventKind::realloc: {
@@ -124,25 +130,31 @@ struct Analyzer::Impl {
         if (e.old_address != 0 && release(e.pool, e.old_address, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown);
+        sampled(e);
         leaks.tick();
         break;
       }
       case EventKind::alloc_failed:
         ++counts.failed;
         fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.device_inference());
+        sampled(e);
         break;
       case EventKind::inference_begin:
         begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, tracker.total_usage());
+        timeline.inference_begin(e.time, *tracker.device_inference());
         break;
-      case EventKind::inference_end:
-        if (!tracker.in_inference()) begin_inference(e.size, failed_at_end);  // some firmware marks only the end
+      case EventKind::inference_end: {
+        bool begun = tracker.in_inference();
+        if (!begun) begin_inference(e.size, failed_at_end);  // some firmware marks only the end
         tracker.end_inference();
+        timeline.inference_end(e.time, *tracker.device_inference(), begun);
         watermark.inference_end(e.time, tracker);
         leaks.inference_end(tracker.completed(), *tracker.device_inference());
         tell_observers(e.time);
         failed_at_end = counts.failed;
         break;
+      }
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
@@ -151,6 +163,7 @@ struct Analyzer::Impl {
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
         usage_changed(e.time);
+        sampled(e);
         leaks.tick();
         break;
       case EventKind::guard_check:
@@ -177,6 +190,8 @@ struct Analyzer::Impl {
     lifo.finish(tracker, context, out);
     peak.finish(tracker, context, out);
     sizes.finish(out);
+    timeline.finish(context, out);
+    if (context.time_base == TimeBase::cycles && options.clock_hz && *options.clock_hz > 0) out.clock_hz = options.clock_hz;
     for (size_t i = 0; i < context.pools.size(); ++i) {
       const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
       PoolState& state = tracker.pool(static_cast<PoolId>(i));
@@ -215,6 +230,7 @@ struct Analyzer::Impl {
       if (l.growth && l.growth->growth_inferences) ++l.growth->first_inference;
     for (auto& w : out.watermarks)
       for (auto& point : w.series) ++point.first;
+    for (auto& span : out.inference_marks.spans) ++span.number;
   }
 
   void judge_lifo(AnalysisResult& out) {
