@@ -100,8 +100,8 @@ EM.pages.fit = function (doc) {
     const statics = f.ram.lines.reduce((s, l) => s + l.bytes, 0);
     bar(ram, "fit-ram", f.ram.lines, statics, f.ram.capacity_bytes, "RAM");
     table(ram, f.ram.lines, []);
-    note(ram, "No RAM need is judged: TFLite Micro cannot run this model (" + f.arena.tflm_blockers.join(", ") +
-              "), so no arena size can be recommended.");
+    note(ram, "No RAM need is judged, since no arena size can be recommended: TFLite Micro cannot run this model: " +
+              f.arena.tflm_blockers.join(", ") + ".");
     return;
   }
   bar(ram, "fit-ram", f.ram.lines, f.ram.need_bytes, f.ram.capacity_bytes, "RAM");

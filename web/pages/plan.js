@@ -56,8 +56,8 @@ EM.pages.plan = function (doc) {
   const arena = document.getElementById("plan-arena");
   if (unrunnable) {
     arena.querySelector("#arena-parts").remove();
-    note(arena, "TFLite Micro cannot run this model (" + b.tflm_blockers.join(", ") +
-         "), so no arena size is recommended and none is broken down.");
+    note(arena, "No arena size is recommended, so none is broken down: TFLite Micro cannot run this model: " +
+         b.tflm_blockers.join(", ") + ".");
   } else {
     const total = doc.arena_parts.reduce((s, x) => s + x.bytes, 0);
     const partColour = { tensors: "#1565c0", scratch: "#64b5f6", allocator: "#8d6e63", temporary: "#e08a00", alignment: "#9e9e9e" };
