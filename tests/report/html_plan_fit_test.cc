@@ -14,6 +14,7 @@
 #include "plan/planners.h"
 #include "report/fit_report.h"
 #include "report/plan_report.h"
+#include "report/units.h"
 #include "static/linker_map.h"
 #include "test_support.h"
 
