@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/input_stream.h"
 #include "cli/options.h"
+#include "cli/report_file.h"
 #include "plan/fit.h"
 #include "report/fit_report.h"
 #include "report/names.h"
@@ -16,7 +17,7 @@ namespace edgemem::cli {
 namespace {
 
 struct FitArgs {
-  std::string model, map, mcu, mcu_table;
+  std::string model, map, mcu, mcu_table, html;
   uint64_t ram = 0, flash = 0;
   std::string target = "cortex-m";
   bool json = false, list = false;
@@ -84,6 +85,7 @@ int run_fit(const FitArgs& args) {
     report.result = plan::fit(report.budget, model_bytes->size(), *map, chip);
   }
   fmt::print("{}", args.json ? fit_json(report) : fit_text(report));
+  if (!args.html.empty() && !write_report_file(args.html, fit_html(report), "--html")) return 2;
   return report.fits() ? 0 : 1;
 }
 
@@ -102,6 +104,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--mcu-table", args->mcu_table, "Use this MCU table (JSON, as data/mcus.json)");
   cmd->add_flag("--list-mcus", args->list, "List the MCU table");
   cmd->add_flag("--json", args->json, "Print the edgemem.fit/2 JSON document");
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (flash and RAM against the chip)");
   exit_code_help(*cmd, "the model does not fit (flash, RAM or one contiguous block for the arena)",
                  "edgemem fit model.tflite --mcu nrf52840 --map fw.map || echo 'does not fit'");
   cmd->callback([args] { throw CLI::RuntimeError(run_fit(*args)); });

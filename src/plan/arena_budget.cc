@@ -366,9 +366,11 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
   // with only the tail allocated by then: a kernel's Prepare (before the
   // scratch handles, variables and I/O tensors), the planning (before the
   // I/O tensors), and the final plan beside the whole tail.
-  const uint64_t planning_peak = tail_while_planning + b.planning_bytes;
+  b.planning_peak_bytes = tail_while_planning + b.planning_bytes;
+  b.prepare_peak_bytes = prepare_peak;
   const uint64_t final_state = b.allocator_bytes + b.tail_bytes + b.head_bytes;
-  if (b.runnable()) b.recommended_bytes = b.alignment_bytes + std::max({final_state, planning_peak, prepare_peak});
+  if (b.runnable())
+    b.recommended_bytes = b.alignment_bytes + std::max({final_state, b.planning_peak_bytes, b.prepare_peak_bytes});
   return b;
 }
 

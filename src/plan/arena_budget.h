@@ -42,6 +42,9 @@ struct ArenaBudget {
   uint64_t planning_bytes = 0;       // temporary head use while AllocateTensors() plans
   std::vector<BudgetItem> planning;
   uint64_t prepare_bytes = 0;        // temporary head use while one kernel prepares
+  // The whole arena in use at those two moments (the tail allocated so far
+  // plus the temporary head): when one exceeds the final plan, it sets the size.
+  uint64_t planning_peak_bytes = 0, prepare_peak_bytes = 0;
   uint64_t alignment_bytes = 0;      // lost if the arena array is not 16-byte aligned
   uint64_t recommended_bytes = 0;    // the kTensorArenaSize to declare; 0 when the model cannot run
   bool complete = true;              // false: some operators have no cost model

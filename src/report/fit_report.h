@@ -29,4 +29,8 @@ struct FitReport {
 std::string fit_text(const FitReport& r);
 std::string fit_json(const FitReport& r);
 
+// The self-contained HTML page (web/pages/fit.js): the verdict, then flash
+// and RAM as bars of their parts against the capacity.
+std::string fit_html(const FitReport& r);
+
 }  // namespace edgemem

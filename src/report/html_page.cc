@@ -29,6 +29,17 @@ json findings(const std::string& text) {
   return entries;
 }
 
+json verdict_lines(const std::string& text) {
+  json lines = json::array();
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    if (end == start) break;
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
 std::string page(std::string_view kind, json data) {
   data["kind"] = kind;
   // Invalid UTF-8 from a trace becomes U+FFFD instead of failing the report.

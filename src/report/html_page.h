@@ -23,4 +23,8 @@ std::string page(std::string_view kind, nlohmann::json data);
 // spaces. Pass text rendered without colour (style::Plain).
 nlohmann::json findings(const std::string& text);
 
+// A text report's verdict: its lines up to the first blank one, for the
+// reports (plan, fit) that state the verdict first without tagged findings.
+nlohmann::json verdict_lines(const std::string& text);
+
 }  // namespace edgemem::html

@@ -30,7 +30,7 @@ nlohmann::json items_json(const std::vector<plan::BudgetItem>& items) {
   return a;
 }
 
-std::string verdict(const PlanReport& r) {
+std::string verdict(const plan::PlanReport& r) {
   const plan::ArenaBudget& b = r.budget;
   if (r.unrunnable())
     return style::bad(fmt::format("TFLite Micro cannot run this model: {}; no arena size is recommended",
@@ -72,7 +72,7 @@ void budget_text(std::string& out, const plan::ArenaBudget& b) {
 
 }  // namespace
 
-std::string plan_text(const PlanReport& r) {
+std::string plan_text(const plan::PlanReport& r) {
   std::string out = verdict(r);
   out += fmt::format("\nedgemem plan: {} ({} operators, {} planned tensors, {} of constants)\n\n", r.model, r.operators,
                      r.tensors.size(), bytes(r.constant_bytes));
@@ -83,7 +83,7 @@ std::string plan_text(const PlanReport& r) {
   out += fmt::format("  {:<36} {:>14}{}\n", "lower bound (peak of live tensors)", bytes(r.lower_bound_bytes),
                      r.arena_bytes == r.lower_bound_bytes ? "  (edgemem's plan is optimal)" : "");
   if (r.reorder) {
-    const PlanReorder& o = *r.reorder;
+    const plan::PlanReorder& o = *r.reorder;
     uint64_t gain = o.original_lower_bound_bytes - o.lower_bound_bytes;
     if (gain == 0)
       out += fmt::format("reorder: the model's operator order already has the lowest peak{}\n",
@@ -102,7 +102,7 @@ std::string plan_text(const PlanReport& r) {
   return out;
 }
 
-std::string plan_json(const PlanReport& r) {
+std::string plan_json(const plan::PlanReport& r) {
   const plan::ArenaBudget& b = r.budget;
   nlohmann::json j;
   j["schema"] = "edgemem.plan/1";
@@ -113,7 +113,7 @@ std::string plan_json(const PlanReport& r) {
   for (const auto& t : r.tensors)
     j["tensors"].push_back({{"id", t.id}, {"name", t.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.name)}, {"bytes", t.bytes},
                             {"aligned_bytes", t.aligned_bytes}, {"first_op", t.first_op},
-                            {"last_op", t.last_op}, {"offset", t.offset}});
+                            {"last_op", t.last_op}, {"offset", t.offset}, {"tflm_offset", t.tflm_offset}});
   j["arena_bytes"] = r.arena_bytes;
   j["planner"] = r.planner;
   j["tflm_greedy_bytes"] = r.tflm_greedy_bytes;
@@ -147,7 +147,7 @@ std::string plan_json(const PlanReport& r) {
     j["timeline"].push_back({{"op", op}, {"live_bytes", r.live_bytes[op]}});
   j["peak_tensors"] = r.peak_tensors;
   if (r.reorder) {
-    const PlanReorder& o = *r.reorder;
+    const plan::PlanReorder& o = *r.reorder;
     j["reorder"] = {{"order", o.order},
                     {"exhaustive", o.exhaustive},
                     {"lower_bound_bytes", o.lower_bound_bytes},
