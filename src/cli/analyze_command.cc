@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <vector>
@@ -105,7 +106,14 @@ void add_analyze_command(CLI::App& app) {
                   {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
   add_size_option(*cmd, "--arena-size", args->arena_size, "Size of pools the trace does not declare");
   cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            // A zero or negative clock would turn every time into nonsense (or a division by zero).
+            char* end = nullptr;
+            double hz = std::strtod(text.c_str(), &end);
+            return *end == '\0' && hz > 0 ? std::string() : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
+          },
+          "HZ"));
   cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
   cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");

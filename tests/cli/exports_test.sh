@@ -37,5 +37,13 @@ errors=$(grep -v 'written to' "$tmp/err")
   { echo "FAIL: the error is not one line naming the file and --perfetto:"; cat "$tmp/err"; fail=1; }
 [ -s "$tmp/again.txt" ] || { echo "FAIL: --folded was not written beside the failing --perfetto"; fail=1; }
 
+# The exports' time axis divides by the clock: zero or a negative clock is refused in one line.
+for hz in 0 -25e6 fast; do
+  "$edgemem" analyze "$trace" --clock-hz "$hz" --perfetto "$tmp/clock.pftrace" >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  [ "$code" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q -- "--clock-hz" "$tmp/err" ||
+    { echo "FAIL: --clock-hz $hz: exit $code, expected 2 with one line:"; cat "$tmp/err"; fail=1; }
+done
+
 [ $fail = 0 ] && echo "PASS: exports"
 exit $fail
