@@ -2,6 +2,10 @@
 // Perfetto's legacy importer: one process per pool holding its counters
 // ("C") and events ("i"), and a process for the inferences ("X", or "B"
 // for one still running at the end). Timestamps are microseconds.
+#include <string>
+#include <variant>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "edgemem/exports.h"

@@ -65,5 +65,31 @@ TEST(ChromeTraceExport, AnInferenceStillRunningIsABeginAndAnEndOnlyIsAnInstant) 
   EXPECT_NE(doc["otherData"]["time"].get<std::string>().find("sequence number"), std::string::npos);
 }
 
+// The result keeps the first 100 failures and a bounded set of inferences: the file says what it leaves out.
+TEST(ChromeTraceExport, SaysWhatTheBoundedResultLeftOut) {
+  AnalysisResult r;
+  PoolSummary heap;
+  heap.name = "heap";
+  r.pools.push_back(heap);
+  for (uint64_t i = 0; i < 100; ++i) {
+    AllocFailure f;
+    f.pool = "heap";
+    f.time = i;
+    f.size = 64;
+    r.fragmentation.failures.push_back(f);
+  }
+  r.fragmentation.alloc_failures = 150;
+  r.inference_marks.spans = {{1, 0, 5}, {3, 10, 15}};
+  r.inference_marks.total = 4;
+  r.inference_marks.dropped = 2;
+  json doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::cycles}, r));
+  EXPECT_EQ(doc["otherData"]["events"], "shows the first 100 of 150 failed allocations (all pools)");
+  EXPECT_EQ(doc["otherData"]["inferences"], "2 of 4 inferences shown, evenly spread (about one in 2)");
+  size_t failures = 0;
+  for (const json& e : doc["traceEvents"])
+    if (e["ph"] == "i" && e["name"] == "alloc failed: 64 B") ++failures;
+  EXPECT_EQ(failures, 100u);
+}
+
 }  // namespace
 }  // namespace edgemem::test
