@@ -1,5 +1,8 @@
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <stdexcept>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -9,6 +12,7 @@
 #include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
+#include "edgemem/exports.h"
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
 
@@ -36,6 +40,32 @@ std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
   return std::move(outcome.run);
 }
 
+namespace {
+
+// The export files asked for; false when any could not be written (each says why).
+bool write_exports(const AnalyzeArgs& args, const TraceRun& run) {
+  struct Export {
+    const std::string& path;
+    const char *option, *what;
+    std::function<std::string()> render;
+  };
+  const InputSummary& in = run.input;
+  const AnalysisResult& r = run.result;
+  const Export exports[] = {
+      {args.perfetto, "--perfetto", "Perfetto trace", [&] { return perfetto_trace(in, r); }},
+      {args.chrome_json, "--chrome-json", "Chrome trace", [&] { return chrome_trace_json(in, r); }},
+      {args.folded, "--folded", "folded stacks (live at end)", [&] { return folded_stacks(r, LiveSet::at_end); }},
+      {args.folded_peak, "--folded-peak", "folded stacks (live at peak)", [&] { return folded_stacks(r, LiveSet::at_peak); }},
+      {args.speedscope, "--speedscope", "speedscope profile", [&] { return speedscope_json(in, r); }},
+  };
+  bool all = true;
+  for (const Export& e : exports)
+    if (!e.path.empty()) all &= write_report_file(e.path, e.render(), e.option, e.what);
+  return all;
+}
+
+}  // namespace
+
 int run_analyze(const AnalyzeArgs& args) {
   FailOn rules;
   try {
@@ -58,6 +88,7 @@ int run_analyze(const AnalyzeArgs& args) {
   else
     fmt::print("{}", text_report(run->input, run->result));
   bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
+  written &= write_exports(args, *run);
 
   // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).
   auto broken = broken_rules(rules, run->result);
@@ -74,11 +105,24 @@ void add_analyze_command(CLI::App& app) {
   add_name_option(*cmd, "--format", args->format, "auto | log | seedbin | itm | tpiu | emt", "--format",
                   {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
   add_size_option(*cmd, "--arena-size", args->arena_size, "Size of pools the trace does not declare");
-  cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds");
+  cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            // A zero or negative clock would turn every time into nonsense (or a division by zero).
+            char* end = nullptr;
+            double hz = std::strtod(text.c_str(), &end);
+            return *end == '\0' && hz > 0 ? std::string() : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
+          },
+          "HZ"));
   cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
   cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report (charts, sites) to this file");
+  cmd->add_option("--perfetto", args->perfetto, "Also write a Perfetto trace (ui.perfetto.dev): counters per pool, events, inferences");
+  cmd->add_option("--chrome-json", args->chrome_json, "Also write the same as Chrome Trace Event JSON (chrome://tracing)");
+  cmd->add_option("--folded", args->folded, "Also write folded stacks of the bytes live at the end (flamegraph.pl)");
+  cmd->add_option("--folded-peak", args->folded_peak, "Also write folded stacks of the bytes live at the peak");
+  cmd->add_option("--speedscope", args->speedscope, "Also write a speedscope profile (speedscope.app) of live bytes");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
   exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...); 130 when interrupted (partial report printed)",

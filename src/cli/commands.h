@@ -24,6 +24,8 @@ struct AnalyzeArgs {
   bool json = false;
   std::string fail_on;
   std::string html;  // also write the HTML report to this file
+  // Exports (docs/exports.md), each written when its path is set.
+  std::string perfetto, chrome_json, folded, folded_peak, speedscope;
 };
 
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,

@@ -11,7 +11,8 @@
 
 namespace edgemem::cli {
 
-bool write_report_file(const std::string& path, const std::string& text, const std::string& option) {
+bool write_report_file(const std::string& path, const std::string& text, const std::string& option,
+                       const std::string& what) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   int error = out ? 0 : errno;  // taken at once: later calls may overwrite errno
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -24,7 +25,7 @@ bool write_report_file(const std::string& path, const std::string& text, const s
   }
   std::error_code ec;
   std::filesystem::path shown = std::filesystem::absolute(path, ec);
-  fmt::print(stderr, "edgemem: HTML report written to {}, {}\n", ec ? path : shown.string(), units::bytes_human(text.size()));
+  fmt::print(stderr, "edgemem: {} written to {}, {}\n", what, ec ? path : shown.string(), units::bytes_human(text.size()));
   return true;
 }
 

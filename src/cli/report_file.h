@@ -6,8 +6,10 @@
 
 namespace edgemem::cli {
 
-// Writes `text` to `path` and says so on stderr. On failure prints
-// "edgemem: PATH: cannot write: WHY (OPTION PATH elsewhere)" and returns false.
-bool write_report_file(const std::string& path, const std::string& text, const std::string& option);
+// Writes `text` to `path` and says on stderr that `what` was written there.
+// On failure prints "edgemem: PATH: cannot write: WHY (OPTION PATH elsewhere)"
+// and returns false.
+bool write_report_file(const std::string& path, const std::string& text, const std::string& option,
+                       const std::string& what = "HTML report");
 
 }  // namespace edgemem::cli

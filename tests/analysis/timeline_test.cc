@@ -124,5 +124,20 @@ TEST(Timeline, InferenceSpansCarryTheDevicesNumbersAndMissingEnds) {
   EXPECT_EQ(unnumbered->result.inference_marks.spans[1].number, 2u);
 }
 
+// Timelines are drawn in time: a clock is named only where timestamps are its cycles.
+TEST(Timeline, TheClockIsNamedOnlyForCycleTimestamps) {
+  AnalyzerOptions at_80mhz;
+  at_80mhz.clock_hz = 80e6;
+  std::string log = "[MEM][100] ALLOC size=8 offset=0\n";
+  EXPECT_EQ(analyse(Format::log, log, at_80mhz)->result.clock_hz, 80e6);
+  EXPECT_FALSE(analyse(Format::log, log)->result.clock_hz);
+  std::string seed = "\xa1";
+  seed += std::string("\x00\x08", 2);
+  be32(seed, 0x20000000);
+  auto sequence = analyse(Format::seedbin, seed, at_80mhz);  // seed records carry no time: numbers, not cycles
+  ASSERT_EQ(sequence->result.counts.allocs, 1u);
+  EXPECT_FALSE(sequence->result.clock_hz);
+}
+
 }  // namespace
 }  // namespace edgemem::test

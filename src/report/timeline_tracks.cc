@@ -1,0 +1,101 @@
+#include "timeline_tracks.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace edgemem {
+
+std::string_view innermost_frame(std::string_view site) {
+  size_t cut = site.rfind(';');
+  return cut == std::string_view::npos ? site : site.substr(cut + 1);
+}
+
+namespace {
+
+void add_inference(std::vector<MarkArg>& args, const std::optional<uint64_t>& inference) {
+  if (inference) args.push_back({"inference", *inference});
+}
+
+void add_leaks(const AnalysisResult& r, const std::string& pool, std::vector<TimelineMark>& marks) {
+  for (const SiteLeak& l : r.leaks) {
+    if (l.pool != pool) continue;
+    std::vector<MarkArg> args{{"site", l.site}, {"bytes", l.bytes}, {"blocks", l.count}};
+    if (l.bytes_per_inference) args.push_back({"bytes_per_inference", *l.bytes_per_inference});
+    if (!l.type_hint.empty()) args.push_back({"type_hint", l.type_hint});
+    std::string site(innermost_frame(l.site));
+    // Its first block still live and its latest: where the leak starts and how far it got.
+    marks.push_back({l.first_time, "leak starts: " + site, args});
+    marks.push_back({l.last_time, fmt::format("leak: {} holds {} B in {} blocks", site, l.bytes, l.count), args});
+  }
+}
+
+void add_failures(const AnalysisResult& r, const std::string& pool, std::vector<TimelineMark>& marks) {
+  for (const AllocFailure& f : r.fragmentation.failures) {
+    if (f.pool != pool) continue;
+    std::vector<MarkArg> args{{"size", f.size}, {"total_free", f.total_free}, {"largest_free", f.largest_free},
+                              {"site", f.site}, {"fragmentation", std::string(f.fragmentation ? "yes" : "no")}};
+    add_inference(args, f.inference);
+    marks.push_back({f.time, fmt::format("alloc failed: {} B{}", f.size, f.fragmentation ? " (fragmentation)" : ""), args});
+  }
+}
+
+void add_overflows(const AnalysisResult& r, const std::string& pool, std::vector<TimelineMark>& marks) {
+  for (const Overflow& o : r.overflows) {
+    if (o.pool != pool) continue;
+    marks.push_back({o.time, fmt::format("overflow: {} B past the end", o.over_by),
+                     {{"offset", o.offset}, {"size", o.size}, {"arena_size", o.arena_size}, {"over_by", o.over_by},
+                      {"site", o.site}}});
+  }
+}
+
+void add_guards(const AnalysisResult& r, const std::string& pool, std::vector<TimelineMark>& marks) {
+  for (const GuardFailure& g : r.guard_failures) {
+    if (g.pool != pool) continue;
+    std::vector<MarkArg> args{{"site", g.site}};
+    add_inference(args, g.inference);
+    marks.push_back({g.time, "guard corrupted", args});
+  }
+}
+
+}  // namespace
+
+std::string events_note(const AnalysisResult& r) {
+  std::vector<std::string> parts;
+  if (r.fragmentation.alloc_failures > r.fragmentation.failures.size())
+    parts.push_back(fmt::format("the first {} of {} failed allocations", r.fragmentation.failures.size(),
+                                r.fragmentation.alloc_failures));
+  if (r.overflow_count > r.overflows.size())
+    parts.push_back(fmt::format("the first {} of {} overflows", r.overflows.size(), r.overflow_count));
+  if (r.guard_failure_count > r.guard_failures.size())
+    parts.push_back(fmt::format("the first {} of {} guard failures", r.guard_failures.size(), r.guard_failure_count));
+  return parts.empty() ? "" : fmt::format("shows {} (all pools)", fmt::join(parts, ", "));
+}
+
+std::vector<PoolTracks> pool_tracks(const AnalysisResult& r) {
+  std::vector<PoolTracks> out;
+  for (const PoolSummary& p : r.pools) {
+    PoolTracks t;
+    t.pool = &p;
+    for (const PoolTimeline& tl : r.timelines)
+      if (tl.pool == p.name) t.timeline = &tl;
+    for (const PoolFragmentation& f : r.fragmentation.pools)
+      if (f.pool == p.name) t.fragmentation = &f;
+    add_leaks(r, p.name, t.marks);
+    add_failures(r, p.name, t.marks);
+    add_overflows(r, p.name, t.marks);
+    add_guards(r, p.name, t.marks);
+    std::stable_sort(t.marks.begin(), t.marks.end(), [](const auto& a, const auto& b) { return a.time < b.time; });
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string inference_note(const InferenceMarks& m) {
+  if (m.dropped == 0) return "";
+  return fmt::format("{} of {} inferences shown, evenly spread (about one in {})", m.spans.size(), m.total,
+                     m.spans.empty() ? m.total : (m.total + m.spans.size() - 1) / m.spans.size());
+}
+
+}  // namespace edgemem
