@@ -81,9 +81,7 @@ std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& 
     if (s.kind == SectionKind::bss && lower(s.name).find("stack") != std::string::npos &&
         lower(s.name).find("heap") == std::string::npos && s.size)
       return std::make_pair(s.name, s.size);
-  const MapSymbol* best = nullptr;
-  for (const MapSymbol& s : map.symbols)
-    if (symbol_role(s, section_kind(map, s.section)) == "stack" && (!best || s.size > best->size)) best = &s;
+  const MapSymbol* best = largest_symbol_with_role(map, "stack");
   if (best && best->size) return std::make_pair(best->name, best->size);
   return std::nullopt;
 }
@@ -241,11 +239,8 @@ class Evaluator {
           BudgetUnit::bytes, nullptr, min_bytes);
       checked = true;
     } else if (in_.arena && in_.map) {
-      const MapSymbol* declared = nullptr;
-      for (const MapSymbol& s : in_.map->symbols)
-        if (symbol_role(s, section_kind(*in_.map, s.section)) == "tensor arena" && (!declared || s.size > declared->size))
-          declared = &s;
-      if (declared) judge(declared->name, declared->size, in_.arena->recommended_bytes, "needed (model)");
+      if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena"))
+        judge(declared->name, declared->size, in_.arena->recommended_bytes, "needed (model)");
     }
     if (in_.trace)
       for (const PoolSummary& p : in_.trace->pools)

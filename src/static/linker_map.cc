@@ -102,6 +102,13 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section) {
   return SectionKind::other;
 }
 
+const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role) {
+  const MapSymbol* best = nullptr;
+  for (const MapSymbol& s : map.symbols)
+    if ((!best || s.size > best->size) && symbol_role(s, section_kind(map, s.section)) == role) best = &s;
+  return best;
+}
+
 namespace {
 bool number(std::string_view word, int base, uint64_t& out) {
   if (word.find('\'') == std::string_view::npos) {

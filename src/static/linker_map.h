@@ -96,6 +96,11 @@ std::string_view symbol_role(const MapSymbol& symbol, SectionKind kind);
 // The kind of the section a symbol lives in (other if unknown).
 SectionKind section_kind(const LinkerMap& map, const std::string& section);
 
+// The largest symbol whose symbol_role is `role` (the first of equals), or
+// nullptr. The declared tensor arena is the largest "tensor arena" symbol:
+// `fit`, `check` and the map page must all name the same one.
+const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role);
+
 // "0x1f58" (IAR's "0x800'0000" too) and "1'572" / "4664": numbers as maps
 // print them; false if the word is not one.
 bool map_hex(std::string_view word, uint64_t& out);
