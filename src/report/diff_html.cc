@@ -10,7 +10,7 @@ using nlohmann::json;
 
 json diff_page_data(const DiffReport& r, size_t top) {
   DiffHeadline headline = diff_headline(r);
-  json d = {{"before", r.before}, {"after", r.after}, {"kind", r.kind}};
+  json d = {{"before", r.before}, {"after", r.after}, {"compares", r.kind}};
   d["verdicts"] = json::array({{{"tag", headline.changed ? "[CHANGED]" : "[NO CHANGE]"}, {"text", headline.text},
                                 {"more", json::array()}}});
   d["groups"] = json::array();

@@ -92,16 +92,28 @@ Node section_node(const LinkerMap& map, const MapSection& s,
   std::map<std::string, uint64_t> objects;  // contributed bytes, by object
   for (const MapContribution& c : map.contributions)
     if (c.section == s.name && c.size) objects[c.object] += c.size;
-  for (const auto& [key, list] : symbols)
-    if (key.first == s.name) objects.try_emplace(key.second, 0);
+  // armlink lists "c_w.l(__printf.o)" as the contributor but names only
+  // "__printf.o" beside its symbols: the member finds its library.
+  std::map<std::string, std::string> member_of;
+  for (const auto& [object, contributed] : objects)
+    if (size_t open = object.rfind('('); open != std::string::npos && object.back() == ')')
+      member_of.emplace(object.substr(open + 1, object.size() - open - 2), object);
+  std::map<std::string, std::vector<const MapSymbol*>> by_object;
+  for (auto it = symbols.lower_bound({s.name, ""}); it != symbols.end() && it->first.first == s.name; ++it) {
+    const std::string& object = it->first.second;
+    auto member = member_of.find(object);
+    std::string home = objects.count(object) || member == member_of.end() ? object : member->second;
+    objects.try_emplace(home, 0);
+    auto& list = by_object[home];
+    list.insert(list.end(), it->second.begin(), it->second.end());
+  }
   for (const auto& [object, contributed] : objects) {
     Node obj{object.empty() ? "(no object named)" : object, 0, kind, "", {}, false};
-    if (auto it = symbols.find({s.name, object}); it != symbols.end())
-      for (const MapSymbol* sym : it->second) {
-        std::string role(symbol_role(*sym, s.kind));
-        bool marked = highlighted(role);
-        obj.children.push_back({sym->name, sym->size, kind, marked ? role : "", {}, marked});
-      }
+    for (const MapSymbol* sym : by_object[object]) {
+      std::string role(symbol_role(*sym, s.kind));
+      bool marked = highlighted(role);
+      obj.children.push_back({sym->name, sym->size, kind, marked ? role : "", {}, marked});
+    }
     add_remainder(obj, contributed, "(no symbol)");
     sec.children.push_back(std::move(obj));
   }
@@ -124,7 +136,7 @@ json image_tree(const LinkerMap& map) {
     const MapRegion* reg = region_of(map, s);
     Node& home = reg ? regions[static_cast<size_t>(reg - map.regions.data())] : outside;
     home.children.push_back(section_node(map, s, symbols));
-    if (!verbatim_copies || !s.load_address || !reg) continue;
+    if (!verbatim_copies || !s.load_address || !reg || s.kind == SectionKind::bss) continue;  // zero-init: no image
     const MapRegion* load = region_at(map, *s.load_address);
     if (load && load != reg)
       regions[static_cast<size_t>(load - map.regions.data())].children.push_back(

@@ -85,6 +85,8 @@ std::string_view to_string(RegionKind kind) {
 }
 
 std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
+  // A function named like an arena, stack or heap (sys_heap_alloc) is code, not memory.
+  if (kind == SectionKind::code) return "code";
   std::string lower = s.name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower.find("arena") != std::string::npos) return "tensor arena";
@@ -93,7 +95,7 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
       if (lower.find(w) != std::string::npos) return "model weights";
   if (lower.find("stack") != std::string::npos) return "stack";
   if (lower.find("heap") != std::string::npos) return "heap";
-  return kind == SectionKind::code ? "code" : "data";
+  return "data";
 }
 
 SectionKind section_kind(const LinkerMap& map, const std::string& section) {

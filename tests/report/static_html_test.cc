@@ -66,10 +66,14 @@ TEST(MapPage, RegionsOfTheTreeHoldWhatLdCountsAndTheArenaIsInBss) {
 }
 
 // The arena `fit` and `check` take as declared is the largest arena-named
-// symbol, also when a smaller one ("arena_used") comes first.
-TEST(MapPage, DeclaredArenaIsTheLargestArenaSymbol) {
+// symbol, also when a smaller one ("arena_used") comes first; a function
+// named like an arena or a heap is code, however large.
+TEST(MapPage, DeclaredArenaIsTheLargestArenaSymbolAndNoFunctionIsOne) {
   LinkerMap map;
+  map.sections.push_back({".text", 0x08000000, 0x10000, std::nullopt, SectionKind::code, 0});
   map.sections.push_back({".bss", 0x20000000, 0x3000, std::nullopt, SectionKind::bss, 0});
+  map.symbols.push_back({"MicroAllocator_arena_setup", ".text", "micro_allocator.o", 0x08000000, 0x4000});
+  map.symbols.push_back({"sys_heap_aligned_alloc", ".text", "heap.o", 0x08004000, 208});
   map.symbols.push_back({"arena_used", ".bss", "main.o", 0x20000000, 4});
   map.symbols.push_back({"g_tensor_arena", ".bss", "main.o", 0x20000010, 0x2000});
   map.symbols.push_back({"scratch_arena", ".bss", "ops.o", 0x20002010, 0x100});

@@ -7,7 +7,7 @@ EM.pages.diff = function (doc) {
   "use strict";
   const { el } = EM;
 
-  EM.setTitle("edgemem diff", doc.before + " \u2192 " + doc.after + " (" + doc.kind + ")");
+  EM.setTitle("edgemem diff", doc.before + " \u2192 " + doc.after + " (" + doc.compares + ")");
   EM.findings(doc.verdicts, document.getElementById("verdicts"), document.getElementById("verdicts"));
 
   const groups = document.getElementById("groups");

@@ -70,11 +70,11 @@ EM.pages.map = function (doc) {
     if (h[role]) card(role, what, where(h[role]), h[role].name);
   }
 
-  // The treemap. Each view shows the zoomed node's children and
-  // grandchildren; children too small to see fold into "(N smaller)" so a
-  // map of thousands of symbols stays a few hundred rectangles.
-  const width = Math.max(900, Math.min(1400, document.getElementById("page").clientWidth || 1200)), height = 560;
-  const maxShown = 30, minShare = 0.004;
+  // The treemap. Each view shows three levels below the zoomed node;
+  // blocks under 0.2 % of the view fold into "(N smaller)", so a map of
+  // thousands of symbols stays a few hundred rectangles.
+  const width = Math.max(900, Math.min(1400, document.getElementById("page").clientWidth || 1200)), height = 620;
+  const levels = 3, maxShown = 40, minShare = 0.002;
   // The roles each subtree holds, so a section shows that the arena is inside it.
   const mark = (node) => {
     node.roles = new Set(node.r ? [node.r] : []);
@@ -82,12 +82,12 @@ EM.pages.map = function (doc) {
     return node.roles;
   };
   mark(doc.tree);
-  const fold = (node, depth) => {
+  const fold = (node, depth, view) => {
     const out = { data: node, name: node.n, bytes: node.b, kind: node.k, role: node.r, roles: node.roles };
     if (!node.c || depth === 0) return out;
     const kept = [], rest = [];
-    node.c.forEach((c, i) => ((i < maxShown && c.b >= node.b * minShare) || c.roles.size ? kept : rest).push(c));
-    out.children = kept.map((c) => fold(c, depth - 1));
+    node.c.forEach((c, i) => ((i < maxShown && c.b >= view * minShare) || c.roles.size ? kept : rest).push(c));
+    out.children = kept.map((c) => fold(c, depth - 1, view));
     if (rest.length) {
       const folded = rest.reduce((n, c) => n + (c.folded || 1), 0);
       out.children.push({ name: "(" + folded + " smaller)", bytes: rest.reduce((s, c) => s + c.b, 0), kind: node.k, roles: new Set() });
@@ -102,6 +102,8 @@ EM.pages.map = function (doc) {
     const fits = Math.floor(px / 6.5);
     return text.length <= fits ? text : fits > 3 ? text.slice(0, fits - 1) + "\u2026" : "";
   };
+  // Objects are paths: the block shows the file name, its tooltip the whole path.
+  const label = (name) => name.replace(/^.*[/\\](?=[^/\\]*$)/, "") || name;
   const fill = (d) => (d.data.role ? roleColour[d.data.role] : kindColour[d.data.kind] || "#5b6470");
   const outline = (d) => roleOrder.find((r) => d.data.roles.has(r));
   const show = () => {
@@ -113,8 +115,10 @@ EM.pages.map = function (doc) {
       b.addEventListener("click", () => { trail.length = i + 1; show(); });
       crumbs.append(b);
     });
-    const root = d3.hierarchy(fold(top, 2)).sum((d) => (d.children ? 0 : Math.max(d.bytes, 0)));
-    d3.treemap().size([width, height]).paddingTop((d) => (d.depth === 1 ? 18 : 0)).paddingInner(2).round(true)(root);
+    const root = d3.hierarchy(fold(top, levels, top.b)).sum((d) => (d.children ? 0 : Math.max(d.bytes, 0)));
+    // Blocks with children keep a strip on top for their label.
+    d3.treemap().size([width, height]).paddingTop((d) => (d.depth > 0 && d.depth < levels && d.children ? 16 : 0))
+      .paddingInner(1).round(true)(root);
     svg.selectAll("*").remove();
     if (!root.value) {
       svg.append("text").attr("class", "dark").attr("x", 8).attr("y", 20).text("Nothing with a size here.");
@@ -126,16 +130,16 @@ EM.pages.map = function (doc) {
       .classed("zoomable", (d) => !!(d.data.data && d.data.data.c));
     cell.append("rect")
       .attr("width", (d) => Math.max(0, d.x1 - d.x0)).attr("height", (d) => Math.max(0, d.y1 - d.y0))
-      .attr("fill", (d) => (d.depth === 1 && d.children ? "#eef1f4" : fill(d)))
+      .attr("fill", (d) => (d.children ? (d.depth === 1 ? "#e3e7ec" : "#cfd5dc") : fill(d)))
       .attr("stroke", (d) => (outline(d) ? roleColour[outline(d)] : null))
       .attr("stroke-width", (d) => (outline(d) ? 3 : null))
       .attr("stroke-dasharray", (d) => (outline(d) && !d.data.role ? "5,3" : null));
     cell.append("title").text((d) => d.ancestors().reverse().slice(1).map((a) => a.data.name).join(" > ") + "\n" +
       bytes(d.data.bytes) + (d.data.kind ? ", " + kindName[d.data.kind] : "") + (d.data.role ? ", " + d.data.role : ""));
     cell.filter((d) => d.x1 - d.x0 > 30 && d.y1 - d.y0 > 13).append("text")
-      .attr("class", (d) => (d.depth === 1 && d.children ? "dark" : null))
+      .attr("class", (d) => (d.children ? "dark" : null))
       .attr("x", 4).attr("y", 12)
-      .text((d) => shorten(d.data.name + " " + bytes(d.data.bytes), d.x1 - d.x0 - 6));
+      .text((d) => shorten(label(d.data.name) + " " + bytes(d.data.bytes), d.x1 - d.x0 - 6));
     cell.on("click", (event, d) => {
       // A grandchild without children of its own zooms to its parent.
       const target = d.data.data && d.data.data.c ? d : d.parent;
