@@ -4,7 +4,8 @@
 # text report prints (region use, the main stack's worst case, a diff's
 # changes), and shows names that are markup as text without creating an
 # element. Maps are real ones from tests/data: GNU ld (an X-CUBE-AI build and
-# a 1.1 MB Zephyr map with thousands of symbols), armlink and IAR.
+# a 1.1 MB Zephyr map with thousands of symbols), armlink and IAR; stacks from
+# the corpus' .su/.ci files; diffs of two maps and of two example traces.
 # Usage: html_static_test.sh EDGEMEM SOURCE_DIR ARTIFACT_DIR
 set -uo pipefail
 edgemem=$1 src=$2 out=$3
@@ -120,6 +121,11 @@ page diff-maps diff "$corpus/map/own_cm4_O2.map" "$corpus/map/own_cm4_O0.map" &&
     awk '{print $1" "$2; print $4" "$5; print $6" "$7}' | sort -u >"$tmp/diff-regions"
   [ -s "$tmp/diff-regions" ] || { echo "FAIL: diff-maps: no region rows in the text"; fail=1; }
   while IFS= read -r n; do shows diff-maps "$n"; done <"$tmp/diff-regions"
+}
+
+# Diff of two runs: the analyze numbers side by side.
+page diff-traces diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt" && {
+  shows diff-traces "$(head -1 "$tmp/diff-traces.txt" | sed 's/^changed: //')" "model.c:58" "+32,200 B"
 }
 
 # Names that are markup. armlink keeps spaces in a symbol name, so the exact
