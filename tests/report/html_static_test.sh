@@ -82,9 +82,17 @@ page map-armlink map "$corpus/map_armlink/stm32deployai_cmsisnn_mnist_f407_ac5_5
   shows map-armlink "Model weights" "ip1_wt" "Stack_Mem" "Heap_Mem"
 }
 page map-iar map "$corpus/map_iar/iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map" && regions_shown map-iar
-# The biggest symbol, as the text lists it first.
-first_symbol=$(awk '/^largest symbols/{getline; print $3; exit}' "$tmp/map-armlink.txt")
-[ -n "$first_symbol" ] && shows map-armlink "$first_symbol"
+# The largest symbols, as the text lists them: size, role and name on the page.
+while IFS='|' read -r size role name; do
+  shows map-armlink "$size" "$role" "$name"
+done < <(python3 - "$tmp/map-armlink.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("largest symbols\n", 1)[1].splitlines()
+for line in lines:
+    m = re.match(r"^\s*([\d,]+ B)  (tensor arena|model weights|stack|heap|code|data)\s+(.*)  \(.*\)$", line)
+    print("|".join(m.groups()) if m else "|unparsed|" + line)
+PY
+)
 
 # An overflowed region is red and says by how much: shrink RAM in a copy.
 sed -E 's/^(RAM +0x0*20000000 +)0x0*00010000/\10x00001000/' "$corpus/map/own_cm4_O2.map" >"$tmp/overflow.map"
