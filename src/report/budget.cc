@@ -69,23 +69,6 @@ const T& need(const T* input, const std::string& rule, const char* what) {
   return *input;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-// The main stack the image reserves: a stack section (.stack, armlink's
-// STACK) or the largest symbol named like a stack (Stack_Mem, IAR's CSTACK).
-std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map) {
-  for (const MapSection& s : map.sections)
-    if (s.kind == SectionKind::bss && lower(s.name).find("stack") != std::string::npos &&
-        lower(s.name).find("heap") == std::string::npos && s.size)
-      return std::make_pair(s.name, s.size);
-  const MapSymbol* best = largest_symbol_with_role(map, "stack");
-  if (best && best->size) return std::make_pair(best->name, best->size);
-  return std::nullopt;
-}
-
 class Evaluator {
  public:
   explicit Evaluator(const BudgetInputs& in) : in_(in) {}

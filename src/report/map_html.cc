@@ -85,8 +85,10 @@ const MapRegion* region_of(const LinkerMap& map, const MapSection& s) {
   return region_at(map, s.address);
 }
 
+// `stack_section`: the section reserved_stack() names, when it is one (.stack, CSTACK).
 Node section_node(const LinkerMap& map, const MapSection& s,
-                  const std::map<std::pair<std::string, std::string>, std::vector<const MapSymbol*>>& symbols) {
+                  const std::map<std::pair<std::string, std::string>, std::vector<const MapSymbol*>>& symbols,
+                  const std::string& stack_section) {
   std::string kind(to_string(s.kind));
   Node sec{s.name, 0, kind, "", {}, false};
   std::map<std::string, uint64_t> objects;  // contributed bytes, by object
@@ -118,6 +120,10 @@ Node section_node(const LinkerMap& map, const MapSection& s,
     sec.children.push_back(std::move(obj));
   }
   add_remainder(sec, s.size, "(padding, no object)");
+  if (s.name == stack_section) {
+    sec.role = "stack";
+    sec.marked = true;
+  }
   return sec;
 }
 
@@ -125,6 +131,8 @@ json image_tree(const LinkerMap& map) {
   std::map<std::pair<std::string, std::string>, std::vector<const MapSymbol*>> symbols;  // by (section, object)
   for (const MapSymbol& s : map.symbols)
     if (s.size && !s.section.empty()) symbols[{s.section, s.object}].push_back(&s);
+  auto stack = reserved_stack(map);
+  std::string stack_section = stack ? stack->first : "";
   // Where a section's load image is a verbatim copy (GNU ld, an ELF), flash
   // holds it too; armlink compresses RW data, so its copy's size is unknown.
   bool verbatim_copies = map.toolchain != "armlink";
@@ -135,7 +143,7 @@ json image_tree(const LinkerMap& map) {
     if (!s.size || s.kind == SectionKind::debug) continue;
     const MapRegion* reg = region_of(map, s);
     Node& home = reg ? regions[static_cast<size_t>(reg - map.regions.data())] : outside;
-    home.children.push_back(section_node(map, s, symbols));
+    home.children.push_back(section_node(map, s, symbols, stack_section));
     if (!verbatim_copies || !s.load_address || !reg || s.kind == SectionKind::bss) continue;  // zero-init: no image
     const MapRegion* load = region_at(map, *s.load_address);
     if (load && load != reg)
@@ -162,13 +170,15 @@ json symbol_json(const LinkerMap& map, const MapSymbol& s) {
 }
 
 // What someone fitting a model looks for first: the arena `fit` and `check`
-// take as declared, the weights, the stack and the heap.
+// take as declared, the weights, the stack `check` budgets against, the heap.
 json highlights(const LinkerMap& map) {
   json h;
-  for (std::string_view role : {"tensor arena", "stack", "heap"}) {
+  for (std::string_view role : {"tensor arena", "heap"}) {
     const MapSymbol* s = largest_symbol_with_role(map, role);
     h[std::string(role)] = s ? symbol_json(map, *s) : json(nullptr);
   }
+  auto stack = reserved_stack(map);
+  h["stack"] = stack ? json{{"name", stack->first}, {"bytes", stack->second}} : json(nullptr);
   std::vector<const MapSymbol*> weights;
   uint64_t weight_bytes = 0;
   for (const MapSymbol& s : map.symbols)

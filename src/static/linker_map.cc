@@ -104,6 +104,20 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section) {
   return SectionKind::other;
 }
 
+std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map) {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+  };
+  for (const MapSection& s : map.sections)
+    if (s.kind == SectionKind::bss && lower(s.name).find("stack") != std::string::npos &&
+        lower(s.name).find("heap") == std::string::npos && s.size)
+      return std::make_pair(s.name, s.size);
+  const MapSymbol* best = largest_symbol_with_role(map, "stack");
+  if (best && best->size) return std::make_pair(best->name, best->size);
+  return std::nullopt;
+}
+
 const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role) {
   const MapSymbol* best = nullptr;
   for (const MapSymbol& s : map.symbols)

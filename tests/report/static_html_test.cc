@@ -64,6 +64,12 @@ TEST(MapPage, RegionsOfTheTreeHoldWhatLdCountsAndTheArenaIsInBss) {
   EXPECT_EQ((*arena)["r"], "tensor arena");
   EXPECT_EQ(d["highlights"]["tensor arena"]["name"], "tensor_arena");
   EXPECT_EQ(d["regions"][1]["used_percent"], "31.3 %");  // as the text report prints it
+  // No symbol names the stack here: the .stack section is the one `check` budgets against.
+  EXPECT_EQ(d["highlights"]["stack"]["name"], ".stack");
+  EXPECT_EQ(d["highlights"]["stack"]["bytes"], 4096u);
+  const json* stack = child(*ram, ".stack");
+  ASSERT_TRUE(stack);
+  EXPECT_EQ((*stack)["r"], "stack");
 }
 
 // The arena `fit` and `check` take as declared is the largest arena-named

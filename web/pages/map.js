@@ -66,9 +66,8 @@ EM.pages.map = function (doc) {
   if (w.count) card("model weights", "Model weights", w.count + " symbol" + (w.count === 1 ? "" : "s") + ", " + bytes(w.bytes) +
                     "; largest " + bytes(w.largest[0].bytes), w.largest[0].name);
   else card("model weights", "Model weights", "no symbol named like weights (g_model, *_wt, *_bias)");
-  for (const [role, what] of [["stack", "Stack"], ["heap", "Heap"]]) {
-    if (h[role]) card(role, what, where(h[role]), h[role].name);
-  }
+  if (h.stack) card("stack", "Stack", where(h.stack) + "; the main stack edgemem check budgets against", h.stack.name);
+  if (h.heap) card("heap", "Heap", where(h.heap), h.heap.name);
 
   // The treemap. Each view shows three levels below the zoomed node;
   // blocks under 0.2 % of the view fold into "(N smaller)", so a map of
@@ -162,8 +161,8 @@ EM.pages.map = function (doc) {
   for (const k of ["code", "rodata", "data", "bss"]) swatch(kindColour[k], kindName[k]);
   for (const r of roleOrder) swatch(roleColour[r], r);
   swatch("#d0021b", "holds a marked symbol", true);
-  note(legend, "Click a block to zoom in, a button above to zoom out. Load images of initialised data are drawn in " +
-       "the region that stores them as well as the one they run in.");
+  note(legend, "Click a block to zoom in, a button above to zoom out. A \"(load image)\" block is initialised data " +
+       "stored in one region and copied to the one it runs in at start-up: both hold its bytes.");
 
   // The largest symbols, as the text report lists them.
   const body = document.querySelector("#symbols tbody");
