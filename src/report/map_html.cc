@@ -23,7 +23,7 @@ struct Node {
   std::string name;
   uint64_t bytes = 0;
   std::string kind;  // section kind, on sections and below
-  std::string role;  // "tensor arena", "model weights", "stack", "heap" on symbols
+  std::string role;  // "tensor arena", "model weights", "stack", "heap" on symbols; "stack" on a stack section
   std::vector<Node> children;
   bool marked = false;  // holds a symbol with a role: never folded away
 };
@@ -70,14 +70,15 @@ void add_remainder(Node& parent, uint64_t stated, std::string_view what) {
   for (const Node& c : parent.children) parent.marked = parent.marked || c.marked;
 }
 
-// The region a section runs in: armlink and IAR name theirs "REGION:category";
-// GNU ld sections lie in the region that holds their address.
+// The region whose span holds `address` (an overflowed region spans what it holds).
 const MapRegion* region_at(const LinkerMap& map, uint64_t address) {
   for (const MapRegion& reg : map.regions)
     if (!reg.position_only && address >= reg.origin && address - reg.origin < std::max(reg.length, reg.used)) return &reg;
   return nullptr;
 }
 
+// The region a section runs in: armlink and IAR name theirs "REGION:category";
+// GNU ld sections lie in the region that holds their address.
 const MapRegion* region_of(const LinkerMap& map, const MapSection& s) {
   if (size_t colon = s.name.rfind(':'); colon != std::string::npos)
     for (const MapRegion& reg : map.regions)
