@@ -29,7 +29,9 @@ const EM = (function () {
   const severity = { "[OVERFLOW]": "danger", "[GUARD]": "danger", "[ALLOC FAIL]": "danger", "[LEAK]": "danger",
                      "[DATA LOST]": "danger", "[SHORT]": "danger", "[DOES NOT FIT]": "danger", "[BROKEN]": "danger",
                      "[FRAGMENT]": "warning", "[LIFO]": "warning", "[INCOMPLETE]": "warning", "[NOT CHECKED]": "warning",
-                     "[OK]": "ok", "[FITS]": "ok" };
+                     "[SELF-CHECK FAILED]": "danger", "[MISMATCH]": "danger", "[OVERFLOWED]": "danger",
+                     "[UNBOUNDED]": "warning", "[no call graph]": "warning",
+                     "[OK]": "ok", "[FITS]": "ok", "[NO CHANGE]": "ok" };
   const findings = (entries, verdicts, facts) => {
     for (const entry of entries) {
       if (entry.tag.startsWith("[") || entry.tag === "") {

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/input_stream.h"
 #include "cli/options.h"
+#include "cli/report_file.h"
 #include "report/diff_report.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
@@ -17,7 +18,7 @@ namespace edgemem::cli {
 namespace {
 
 struct DiffArgs {
-  std::string before, after;
+  std::string before, after, html;
   size_t top = 20;
   bool json = false, all = false;
 };
@@ -76,6 +77,7 @@ int run_diff(const DiffArgs& args) {
     report.groups = diff_traces(ra->result, rb->result);
   }
   fmt::print("{}", args.json ? diff_json(report) : diff_text(report, args.top, args.all));
+  if (!args.html.empty() && !write_report_file(args.html, diff_html(report, args.top), "--html")) return 2;
   return 0;
 }
 
@@ -87,6 +89,7 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("before", args->before, "Map, ELF or trace before")->required();
   cmd->add_option("after", args->after, "Map, ELF or trace after")->required();
   cmd->add_option("--top", args->top, "Rows per group")->capture_default_str();
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (what grew, with bars) to this file");
   cmd->add_flag("--all", args->all, "Show unchanged rows too");
   cmd->add_flag("--json", args->json, "Print the edgemem.diff/2 JSON document (every row)");
   exit_code_help(*cmd, "(not used: a diff states no limit; use edgemem check for one)",

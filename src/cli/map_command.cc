@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/input_stream.h"
 #include "cli/options.h"
+#include "cli/report_file.h"
 #include "report/map_report.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
@@ -14,7 +15,7 @@ namespace edgemem::cli {
 namespace {
 
 struct MapArgs {
-  std::string map, elf;
+  std::string map, elf, html;
   bool json = false;
   size_t top = 15;
 };
@@ -60,6 +61,7 @@ int run_map(MapArgs args) {
   }
   report.top = args.top;
   fmt::print("{}", args.json ? map_json(report) : map_text(report));
+  if (!args.html.empty() && !write_report_file(args.html, map_html(report), "--html")) return 2;
   return report.against_user() ? 1 : 0;
 }
 
@@ -71,6 +73,7 @@ void add_map_command(CLI::App& app) {
   cmd->add_option("map", args->map, "The .map file (an ELF here is read as --elf)");
   cmd->add_option("--elf", args->elf, "The linked ELF: sections and symbols as size -A and nm -S see them");
   cmd->add_flag("--json", args->json, "Print the edgemem.map/2 JSON document");
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (region bars, treemap, symbols) to this file");
   cmd->add_option("--top", args->top, "Symbols to list")->capture_default_str();
   exit_code_help(*cmd, "the map and the ELF are not from the same link",
                  "edgemem map fw.map --elf fw.elf || echo 'stale map'");

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/report_file.h"
 #include "report/stack_report.h"
 #include "static/stack_usage.h"
 
@@ -12,6 +13,7 @@ namespace {
 
 struct StackArgs {
   std::vector<std::string> paths;
+  std::string html;
   bool json = false, fpu = false;
   size_t top = 10;
 };
@@ -21,6 +23,7 @@ int run_stack(const StackArgs& args) {
   auto report = analyze_stack(args.paths, args.fpu, error);
   if (!report) return fail("stack", error);
   fmt::print("{}", args.json ? stack_json(*report) : stack_text(*report, args.top));
+  if (!args.html.empty() && !write_report_file(args.html, stack_html(*report, args.top), "--html")) return 2;
   return 0;
 }
 
@@ -31,6 +34,7 @@ void add_stack_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("stack", "Worst-case stack per root from GCC .su/.ci files or a Keil .htm call graph");
   cmd->add_option("paths", args->paths, "Directories (searched recursively), .su/.ci files, or a Keil .htm report")->required();
   cmd->add_flag("--json", args->json, "Print the edgemem.stack/1 JSON document");
+  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (each root's worst path as a call tree) to this file");
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B instead of 32 B)");
   cmd->add_option("--top", args->top, "Heaviest frames to list")->capture_default_str();
   exit_code_help(*cmd, "(not used: stack states no limit; put one in a budget and run edgemem check)",

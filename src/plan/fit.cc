@@ -45,13 +45,12 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   // The weights are linked in if a symbol other than the arena has the
   // model's size (a .tflite embedded as a C array, maybe padded for alignment).
   const MapSymbol* weights = nullptr;
-  const MapSymbol* arena = nullptr;
   for (const MapSymbol& s : map.symbols) {
     std::string_view role = symbol_role(s, section_kind(map, s.section));
     if (s.size >= model_bytes && s.size <= model_bytes + 64 && role != "tensor arena" && (!weights || role == "model weights"))
       weights = &s;
-    if (role == "tensor arena" && (!arena || s.size > arena->size)) arena = &s;
   }
+  const MapSymbol* arena = largest_symbol_with_role(map, "tensor arena");
 
   uint64_t flash_used = 0, ram_used = 0;
   const MapRegion* arena_region = nullptr;

@@ -69,25 +69,6 @@ const T& need(const T* input, const std::string& rule, const char* what) {
   return *input;
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-// The main stack the image reserves: a stack section (.stack, armlink's
-// STACK) or the largest symbol named like a stack (Stack_Mem, IAR's CSTACK).
-std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map) {
-  for (const MapSection& s : map.sections)
-    if (s.kind == SectionKind::bss && lower(s.name).find("stack") != std::string::npos &&
-        lower(s.name).find("heap") == std::string::npos && s.size)
-      return std::make_pair(s.name, s.size);
-  const MapSymbol* best = nullptr;
-  for (const MapSymbol& s : map.symbols)
-    if (symbol_role(s, section_kind(map, s.section)) == "stack" && (!best || s.size > best->size)) best = &s;
-  if (best && best->size) return std::make_pair(best->name, best->size);
-  return std::nullopt;
-}
-
 class Evaluator {
  public:
   explicit Evaluator(const BudgetInputs& in) : in_(in) {}
@@ -241,11 +222,8 @@ class Evaluator {
           BudgetUnit::bytes, nullptr, min_bytes);
       checked = true;
     } else if (in_.arena && in_.map) {
-      const MapSymbol* declared = nullptr;
-      for (const MapSymbol& s : in_.map->symbols)
-        if (symbol_role(s, section_kind(*in_.map, s.section)) == "tensor arena" && (!declared || s.size > declared->size))
-          declared = &s;
-      if (declared) judge(declared->name, declared->size, in_.arena->recommended_bytes, "needed (model)");
+      if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena"))
+        judge(declared->name, declared->size, in_.arena->recommended_bytes, "needed (model)");
     }
     if (in_.trace)
       for (const PoolSummary& p : in_.trace->pools)

@@ -17,7 +17,9 @@ int64_t whole(double v) { return static_cast<int64_t>(std::llround(v)); }
 
 std::string_view band_name(double v) { return to_string(static_cast<Band>(std::clamp<int64_t>(whole(v), 0, 2))); }
 
-std::string value(double v, DiffUnit unit) {
+}  // namespace
+
+std::string diff_value(double v, DiffUnit unit) {
   switch (unit) {
     case DiffUnit::bytes: return units::bytes(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::count: return units::grouped(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
@@ -28,7 +30,7 @@ std::string value(double v, DiffUnit unit) {
   return "";
 }
 
-std::string change(double delta, DiffUnit unit) {
+std::string diff_change(double delta, DiffUnit unit) {
   switch (unit) {
     case DiffUnit::bytes: return units::signed_bytes(whole(delta));
     case DiffUnit::count: return fmt::format("{:+}", whole(delta));
@@ -39,11 +41,9 @@ std::string change(double delta, DiffUnit unit) {
   return "";
 }
 
-std::string label(const DiffRow& r) { return r.label.empty() ? r.name : r.label; }
+std::string diff_label(const DiffRow& r) { return r.label.empty() ? r.name : r.label; }
 
-// The headline: the group a reader looks at first (regions of an image,
-// the run's numbers for traces) and its biggest changes.
-std::string verdict(const DiffReport& r) {
+DiffHeadline diff_headline(const DiffReport& r) {
   const DiffGroup* g = nullptr;
   for (const auto& group : r.groups)
     if (group.id == (r.kind == "images" ? "regions" : "run")) g = &group;
@@ -53,18 +53,25 @@ std::string verdict(const DiffReport& r) {
   if (g)
     for (const auto& row : g->rows) {
       if (row.delta() == 0 || shown == 4) break;
-      parts += fmt::format("{}{} {} ({} -> {})", shown ? ", " : "", label(row), change(row.delta(), row.unit),
-                           value(row.before, row.unit), value(row.after, row.unit));
+      parts += fmt::format("{}{} {} ({} -> {})", shown ? ", " : "", diff_label(row), diff_change(row.delta(), row.unit),
+                           diff_value(row.before, row.unit), diff_value(row.after, row.unit));
       ++shown;
     }
-  if (!shown) return style::good(fmt::format("no change in {}", g ? g->title : "anything")) + "\n";
-  return style::strong("changed: ") + parts + "\n";
+  if (!shown) return {false, fmt::format("no change in {}", g ? g->title : "anything")};
+  return {true, parts};
 }
 
-}  // namespace
+std::string diff_ratio(const DiffRow& row) {
+  double ratio = row.before != 0 ? 100.0 * row.delta() / row.before : 0;
+  // A change too small for one decimal still shows its sign and size.
+  return row.before == 0 || row.unit == DiffUnit::fraction || row.unit == DiffUnit::band ? ""
+         : std::fabs(ratio) < 0.1 && ratio != 0                                             ? fmt::format("{:+.2f} %", ratio)
+                                                                                           : fmt::format("{:+.1f} %", ratio);
+}
 
 std::string diff_text(const DiffReport& r, size_t top, bool all) {
-  std::string out = verdict(r);
+  DiffHeadline headline = diff_headline(r);
+  std::string out = (headline.changed ? style::strong("changed: ") + headline.text : style::good(headline.text)) + "\n";
   out += fmt::format("\nedgemem diff: {} -> {} ({})\n", r.before, r.after, r.kind);
   for (const auto& g : r.groups) {
     size_t changed = 0;
@@ -74,14 +81,10 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
     for (const auto& row : g.rows) {
       if ((row.delta() == 0 && !all) || shown == top) break;
       ++shown;
-      double ratio = row.before != 0 ? 100.0 * row.delta() / row.before : 0;
-      // A change too small for one decimal still shows its sign and size.
-      std::string pct = row.before == 0 || row.unit == DiffUnit::fraction || row.unit == DiffUnit::band ? ""
-                        : std::fabs(ratio) < 0.1 && ratio != 0   ? fmt::format(" ({:+.2f} %)", ratio)
-                                                                 : fmt::format(" ({:+.1f} %)", ratio);
+      std::string ratio = diff_ratio(row), pct = ratio.empty() ? "" : " (" + ratio + ")";
       std::string tag = row.added ? "  [new]" : row.removed ? "  [gone]" : "";
-      out += fmt::format("  {:>18} -> {:>18}  {:>18}{:<12}  {}{}\n", value(row.before, row.unit), value(row.after, row.unit),
-                         change(row.delta(), row.unit), pct, label(row), tag);
+      out += fmt::format("  {:>18} -> {:>18}  {:>18}{:<12}  {}{}\n", diff_value(row.before, row.unit), diff_value(row.after, row.unit),
+                         diff_change(row.delta(), row.unit), pct, diff_label(row), tag);
     }
   }
   return out;

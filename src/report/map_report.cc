@@ -35,21 +35,30 @@ std::string role(const LinkerMap& map, const MapSymbol& s) {
 
 }  // namespace
 
+std::vector<MapVerdict> map_verdicts(const MapReport& r) {
+  const LinkerMap& map = *r.map;
+  std::vector<MapVerdict> out;
+  for (const auto& c : map.self_check)
+    out.push_back({true, "SELF-CHECK FAILED",
+                   fmt::format("the map states {} = {}, edgemem sums {} from its entries", c.what, bytes(c.stated_bytes),
+                               bytes(c.computed_bytes))});
+  if (r.mismatch())
+    out.push_back({true, "MISMATCH",
+                   fmt::format("the map and the ELF are not from the same link ({} difference{})", r.mismatches.size(),
+                               r.mismatches.size() == 1 ? "" : "s")});
+  for (const auto& reg : map.regions)
+    if (overflow_bytes(reg))
+      out.push_back({true, "OVERFLOWED", fmt::format("{} by {}", reg.name, bytes(overflow_bytes(reg)))});
+  if (out.empty())
+    out.push_back({false, "", r.compared ? "map and ELF agree, no region overflowed" : "no region overflowed"});
+  return out;
+}
+
 std::string map_text(const MapReport& r) {
   const LinkerMap& map = *r.map;
   std::string out;
-  std::vector<std::string> overflowed;
-  for (const auto& reg : map.regions)
-    if (overflow_bytes(reg)) overflowed.push_back(fmt::format("{} by {}", reg.name, bytes(overflow_bytes(reg))));
-  for (const auto& c : map.self_check)
-    out += style::bad(fmt::format("SELF-CHECK FAILED: the map states {} = {}, edgemem sums {} from its entries", c.what,
-                                  bytes(c.stated_bytes), bytes(c.computed_bytes))) + "\n";
-  if (r.mismatch())
-    out += style::bad(fmt::format("MISMATCH: the map and the ELF are not from the same link ({} difference{})",
-                                  r.mismatches.size(), r.mismatches.size() == 1 ? "" : "s")) + "\n";
-  for (const auto& o : overflowed) out += style::bad("OVERFLOWED: " + o) + "\n";
-  if (!r.disagrees() && overflowed.empty())
-    out += style::good(r.compared ? "map and ELF agree, no region overflowed" : "no region overflowed") + "\n";
+  for (const auto& v : map_verdicts(r))
+    out += (v.bad ? style::bad(v.tag + ": " + v.text) : style::good(v.text)) + "\n";
 
   out += fmt::format("\nedgemem map: {} ({})\n\n", r.path, map.toolchain);
   out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {:>10}\n", "region", "used", "length", "used", "origin");
@@ -58,8 +67,7 @@ std::string map_text(const MapReport& r) {
       out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {}\n", reg.name, bytes(reg.used), "", "", address(reg.origin));
       continue;
     }
-    std::string pct = reg.length ? fmt::format("{:>5.1f} %", 100.0 * static_cast<double>(reg.used) / static_cast<double>(reg.length))
-                                 : std::string("    -  ");
+    std::string pct = reg.length ? units::percent(units::fraction(reg.used, reg.length)) : std::string("    -  ");
     out += fmt::format("{:<16} {:>14} of {:>14}  {:>7}  {}{}\n", reg.name, bytes(reg.used), bytes(reg.length), pct,
                        address(reg.origin),
                        overflow_bytes(reg) ? style::bad(fmt::format("  OVERFLOWED by {}", bytes(overflow_bytes(reg)))) : "");

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "static/elf_image.h"
 #include "static/linker_map.h"
 
@@ -33,7 +35,22 @@ struct MapReport {
   bool against_user() const { return disagrees() || overflowed(); }
 };
 
+// The verdict lines that open the text report, worst first: the map
+// disagreeing with itself or its ELF, regions that overflowed, or that all is
+// well. Text prints "TAG: text" for a bad one; the page makes each a card.
+struct MapVerdict {
+  bool bad = false;
+  std::string tag;   // "SELF-CHECK FAILED", "MISMATCH", "OVERFLOWED"; empty when good
+  std::string text;
+};
+std::vector<MapVerdict> map_verdicts(const MapReport& r);
+
 std::string map_text(const MapReport& r);
 std::string map_json(const MapReport& r);
+
+// The page's data (regions, a region > section > object > symbol tree, the
+// declared arena, the largest symbols) and `edgemem map --html`'s page.
+nlohmann::json map_page_data(const MapReport& r);
+std::string map_html(const MapReport& r);
 
 }  // namespace edgemem

@@ -31,24 +31,32 @@ nlohmann::json optional_text(const std::string& s) { return s.empty() ? nlohmann
 
 }  // namespace
 
+std::vector<StackVerdict> stack_verdicts(const StackReport& r) {
+  const InterruptBudget& irq = r.interrupts;
+  if (r.roots.empty()) return {{true, "no call graph", "", "frames only, no worst case (add -fcallgraph-info=su)"}};
+  MainStack m = main_stack(r);
+  std::vector<StackVerdict> out;
+  out.push_back({false, "main stack worst case", bytes(m.bytes),
+                 irq.handlers ? fmt::format(" (thread {} + the deepest handler and its {} exception frame)",
+                                            bytes(irq.thread_bytes), bytes(irq.frame_bytes))
+                              : ""});
+  if (!m.unbounded.empty()) {
+    std::vector<std::string> names;
+    for (const auto* root : m.unbounded) names.push_back(root->function);
+    out.push_back({true, "UNBOUNDED", "",
+                   fmt::format("{} {} no bound ({}); the number above counts known frames only", m.unbounded.size(),
+                               m.unbounded.size() == 1 ? "root has" : "roots have", fmt::join(names, ", "))});
+  }
+  return out;
+}
+
 std::string stack_text(const StackReport& r, size_t top) {
   std::string out;
   const InterruptBudget& irq = r.interrupts;
-  if (r.roots.empty()) {
-    out += style::warn("no call graph: frames only, no worst case (add -fcallgraph-info=su)") + "\n";
-  } else {
-    MainStack m = main_stack(r);
-    out += fmt::format("main stack worst case: {}{}\n", style::strong(bytes(m.bytes)),
-                       irq.handlers ? fmt::format(" (thread {} + the deepest handler and its {} exception frame)",
-                                                  bytes(irq.thread_bytes), bytes(irq.frame_bytes))
-                                    : "");
-    if (!m.unbounded.empty()) {
-      std::vector<std::string> names;
-      for (const auto* root : m.unbounded) names.push_back(root->function);
-      out += style::warn(fmt::format("  + UNBOUNDED: {} {} no bound ({}); the number above counts known frames only",
-                                     m.unbounded.size(), m.unbounded.size() == 1 ? "root has" : "roots have", fmt::join(names, ", "))) +
-             "\n";
-    }
+  for (const StackVerdict& v : stack_verdicts(r)) {
+    if (!v.warn) out += fmt::format("{}: {}{}\n", v.tag, style::strong(v.value), v.text);
+    else if (v.tag == "UNBOUNDED") out += style::warn("  + " + v.tag + ": " + v.text) + "\n";  // under the number it qualifies
+    else out += style::warn(v.tag + ": " + v.text) + "\n";
   }
   out += fmt::format("\nedgemem stack: {} functions from {} {} file{}\n", r.functions.size(), r.files, r.source,
                      r.files == 1 ? "" : "s");

@@ -85,6 +85,8 @@ std::string_view to_string(RegionKind kind) {
 }
 
 std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
+  // A function named like an arena, stack or heap (sys_heap_alloc) is code, not memory.
+  if (kind == SectionKind::code) return "code";
   std::string lower = s.name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower.find("arena") != std::string::npos) return "tensor arena";
@@ -93,13 +95,34 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
       if (lower.find(w) != std::string::npos) return "model weights";
   if (lower.find("stack") != std::string::npos) return "stack";
   if (lower.find("heap") != std::string::npos) return "heap";
-  return kind == SectionKind::code ? "code" : "data";
+  return "data";
 }
 
 SectionKind section_kind(const LinkerMap& map, const std::string& section) {
   for (const auto& s : map.sections)
     if (s.name == section) return s.kind;
   return SectionKind::other;
+}
+
+std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map) {
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+  };
+  for (const MapSection& s : map.sections)
+    if (s.kind == SectionKind::bss && lower(s.name).find("stack") != std::string::npos &&
+        lower(s.name).find("heap") == std::string::npos && s.size)
+      return std::make_pair(s.name, s.size);
+  const MapSymbol* best = largest_symbol_with_role(map, "stack");
+  if (best && best->size) return std::make_pair(best->name, best->size);
+  return std::nullopt;
+}
+
+const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role) {
+  const MapSymbol* best = nullptr;
+  for (const MapSymbol& s : map.symbols)
+    if ((!best || s.size > best->size) && symbol_role(s, section_kind(map, s.section)) == role) best = &s;
+  return best;
 }
 
 namespace {

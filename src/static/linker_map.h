@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "static/text_lines.h"
@@ -95,6 +96,17 @@ std::string_view symbol_role(const MapSymbol& symbol, SectionKind kind);
 
 // The kind of the section a symbol lives in (other if unknown).
 SectionKind section_kind(const LinkerMap& map, const std::string& section);
+
+// The largest symbol whose symbol_role is `role` (the first of equals), or
+// nullptr. The declared tensor arena is the largest "tensor arena" symbol:
+// `fit`, `check` and the map page must all name the same one.
+const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role);
+
+// The main stack the image reserves: a stack section (.stack, armlink's
+// STACK) or the largest symbol named like a stack (Stack_Mem, IAR's CSTACK);
+// its name and size. `check` holds a stack budget against it; the map page
+// marks it.
+std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map);
 
 // "0x1f58" (IAR's "0x800'0000" too) and "1'572" / "4664": numbers as maps
 // print them; false if the word is not one.

@@ -202,6 +202,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
   struct Result {
     uint64_t bytes = 0;
     std::vector<std::string> path;
+    std::vector<uint64_t> frames;  // beside path
     std::set<std::string> reasons;
   };
   std::map<std::string, Result> memo;
@@ -235,6 +236,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
       if (r.bytes > best.bytes || !any) {
         best.bytes = r.bytes;
         best.path = r.path;
+        best.frames = r.frames;
         any = true;
       }
     }
@@ -242,6 +244,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     if (!n.has_frame && stack.size() == 1) best.reasons.insert("no stack info: " + n.fn.name);
     best.bytes += n.fn.frame_bytes;
     best.path.insert(best.path.begin(), n.fn.name);
+    best.frames.insert(best.frames.begin(), n.fn.frame_bytes);
     return memo.emplace(title, std::move(best)).first->second;
   };
   for (const auto& [title, n] : nodes) {
@@ -255,6 +258,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     const Result& r = deepest(title, stack);
     root.worst_case_bytes = r.bytes;
     root.path = r.path;
+    root.path_frame_bytes = r.frames;
     root.reasons.assign(r.reasons.begin(), r.reasons.end());
     root.unbounded = !root.reasons.empty();
     report.roots.push_back(std::move(root));

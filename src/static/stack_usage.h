@@ -28,6 +28,7 @@ struct StackRoot {
   std::vector<std::string> reasons;  // "recursion: f", "indirect call in g", "no stack info: memcpy", "dynamic frame: h"
   bool interrupt = false;          // an exception or interrupt handler (..._Handler, ..._IRQHandler)
   std::optional<uint64_t> stated_bytes;  // the toolchain's own number for it (Keil's "Max Depth")
+  std::vector<uint64_t> path_frame_bytes;  // beside `path`: each function's own frame as counted (0 when unknown)
 };
 
 // The main stack (MSP) on a Cortex-M: thread code, then interrupts stacking
