@@ -72,5 +72,23 @@ TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
   EXPECT_EQ(data->used, 0x5fu + 0x5a8u);  // "P2", part 1 of 2 and part 2 of 2
 }
 
+// EWARM 8.11 (LiteOS on a FRDM-KW41Z): "block RW" and "block ZI" are two
+// placements P3 and P4 over one RAM range, filled as the group "P3-P4".
+// edgemem showed P3 and P4 empty and a third region P3-P4 of length 0,
+// "OVERFLOWED by 7,888 B".
+TEST(RealworldIarMap, AGroupOfPlacementsIsOneRegionOverTheirRange) {
+  LinkerMap m = load("liteos_frdmkw41z_ewarm8.11.1.map");
+  for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
+  const MapRegion* ram = region(m, "P3-P4");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_EQ(ram->kind, RegionKind::ram);
+  EXPECT_EQ(ram->origin, 0x1fff8000u);
+  EXPECT_EQ(ram->length, 0x20017c00u - 0x1fff8000u);  // [from 0x1fff8000 to 0x20017bff], once
+  EXPECT_EQ(ram->used, 7888u);
+  EXPECT_EQ(region(m, "P3"), nullptr);
+  // The map: 21'671 + 3'311 bytes of readonly memory.
+  EXPECT_EQ(used(m, RegionKind::flash), 21671u + 3311u);
+}
+
 }  // namespace
 }  // namespace edgemem
