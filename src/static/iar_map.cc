@@ -4,8 +4,13 @@
 // memory" lines. Numbers carry thousands separators: an apostrophe in 8.x
 // and later ("0x800'0000", "1'572"), a space in 7.x totals ("1 156").
 //
-// A placement ("A0", "P1", "P2") is a region: ro placements are flash, rw
-// ones RAM. Its sections become up to four per category, as for armlink.
+// A placement ("A0", "P1", "P2") is a region. It is RAM when it holds a
+// writable section (the Kind column: inited, zero, uninit, rw code) and flash
+// when it holds only read-only ones; selector words decide only for a
+// placement that holds nothing. Names decide nothing: a `block` may hold a
+// vector table in flash, and EWSTM8 names read-only selectors
+// ".near_func.textrw_init". A table group "P3-P5" is the placements P3 to P5
+// filled as one. Its sections become up to four per category, as for armlink.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -26,6 +31,12 @@ std::optional<MapCategory> category_of(std::string_view kind) {
   return std::nullopt;
 }
 
+// Kinds of sections written at run time: they place their placement in RAM.
+bool writable(std::string_view kind) {
+  return kind == "rw code" || kind == "inited" || kind == "rw data" || kind == "data" || kind == "zero" ||
+         kind == "uninit" || kind == "noinit" || kind == "zi";
+}
+
 // The placement name a line starts with: "\"P1\":" or "\"P4\", part 1 of 2:".
 std::optional<std::string> placement_name(std::string_view line) {
   if (line.size() < 3 || line[0] != '"') return std::nullopt;
@@ -40,15 +51,69 @@ struct Leaf {
   std::string object;
 };
 
+// A placement directive of the PLACEMENT SUMMARY.
+struct Placement {
+  std::set<std::pair<uint64_t, uint64_t>> ranges;  // "[from A to B]" or "[A-B]"; a directive may be printed twice
+  std::optional<uint64_t> at;                      // "place at address A" / "place at start of [A-B]"
+  bool position = false;                           // any "place at": a position, not a capacity
+  std::optional<RegionKind> selected;              // from its ro / rw selector words
+};
+
+// What the section table lists under one group ("P1", "P3-P5").
+struct Group {
+  uint64_t used = 0;
+  std::optional<uint64_t> lowest;
+  bool any_writable = false, any_section = false;
+};
+
+// "ro", "rw", "zi" and their long forms at the start of each comma-separated
+// selector; "block X" and "section X" alone say nothing.
+std::optional<RegionKind> selected_kind(std::string_view selectors) {
+  bool ro = false, rw = false;
+  for (const auto& word : map_words(selectors)) {
+    std::string_view w = word;
+    while (!w.empty() && (w.front() == '{' || w.front() == ',')) w.remove_prefix(1);
+    while (!w.empty() && (w.back() == ',' || w.back() == '}' || w.back() == ';')) w.remove_suffix(1);
+    ro |= w == "ro" || w == "readonly";
+    rw |= w == "rw" || w == "readwrite" || w == "zi" || w == "zeroinit";
+  }
+  if (rw) return RegionKind::ram;
+  if (ro) return RegionKind::flash;
+  return std::nullopt;
+}
+
+// The placements a table group stands for: itself, or "P3-P5" for P3, P4, P5.
+std::vector<std::string> members(const std::string& group, const std::map<std::string, Placement>& placements) {
+  if (placements.count(group)) return {group};
+  size_t dash = group.find('-');
+  if (dash == std::string::npos) return {};
+  auto split = [](std::string_view name, std::string& prefix, uint64_t& n) {
+    size_t digits = name.find_first_of("0123456789");
+    prefix = std::string(name.substr(0, digits));
+    return digits != std::string_view::npos && map_decimal(name.substr(digits), n);
+  };
+  std::string first_prefix, last_prefix;
+  uint64_t first = 0, last = 0;
+  if (!split(std::string_view(group).substr(0, dash), first_prefix, first) ||
+      !split(std::string_view(group).substr(dash + 1), last_prefix, last) || first_prefix != last_prefix || first > last)
+    return {};
+  std::vector<std::string> out;
+  for (uint64_t n = first; n <= last; ++n)
+    if (placements.count(first_prefix + std::to_string(n))) out.push_back(first_prefix + std::to_string(n));
+  return out;
+}
+
 }  // namespace
 
 std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error) {
   enum class Part { preamble, placement, table, modules, entries } part = Part::preamble;
   LinkerMap map;
   map.toolchain = "IAR ILINK";
-  std::map<std::string, size_t> region_of;  // placement name -> map.regions index
+  std::map<std::string, Placement> placements;
+  std::vector<std::string> placement_order;
+  std::map<std::string, Group> groups;
+  std::vector<std::string> group_order;
   std::map<std::string, std::string> footnote;
-  std::map<std::string, std::set<std::pair<uint64_t, uint64_t>>> ranges;  // a directive may be printed twice
   std::string directive;                     // a placement directive spanning lines
   std::string group;                         // placement whose sections are listed
   std::vector<Leaf> leaves;                  // of the current group
@@ -58,41 +123,48 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   std::vector<std::string> section_order;
   bool saw_placement = false;
 
-  auto region = [&](const std::string& name) -> MapRegion& {
-    auto [it, fresh] = region_of.try_emplace(name, map.regions.size());
-    if (fresh) map.regions.push_back({name, 0, 0, "", 0, RegionKind::other});
-    return map.regions[it->second];
-  };
-  // A directive: ranges "[from A to B]" (or "place at address A") and the
-  // section selectors in braces.
+  // A directive: its ranges ("[from A to B]", "[A-B]", joined by '|'), any
+  // "place at" position, and the section selectors in braces.
   auto close_directive = [&]() {
     auto name = placement_name(directive);
     if (!name) return;
-    MapRegion& r = region(*name);
-    auto w = map_words(directive);
-    for (size_t i = 0; i + 3 < w.size(); ++i) {
+    auto [it, fresh] = placements.try_emplace(*name);
+    if (fresh) placement_order.push_back(*name);
+    Placement& p = it->second;
+    std::string_view head = directive;
+    head = head.substr(0, std::min(head.find('{'), head.size()));
+    auto w = map_words(head);
+    for (size_t i = 0; i < w.size(); ++i) {
+      std::string_view word = w[i];
       uint64_t from = 0, to = 0;
-      if ((w[i] == "[from" || w[i] == "from") && map_hex(w[i + 1], from) && w[i + 2] == "to" &&
-          map_hex(std::string_view(w[i + 3]).substr(0, w[i + 3].find(']')), to)) {
-        if (!ranges[*name].insert({from, to}).second) continue;
-        if (r.length == 0) r.origin = from;
-        r.length += to - from + 1;
+      if ((word == "[from" || word == "from") && i + 3 < w.size() && map_hex(w[i + 1], from) && w[i + 2] == "to" &&
+          map_hex(std::string_view(w[i + 3]).substr(0, w[i + 3].find(']')), to))
+        p.ranges.insert({from, to});
+      if (word.starts_with('[') && word.find('-') != std::string_view::npos) {  // EWSTM8: "[0x008000-0x00ffff]"
+        word.remove_prefix(1);
+        size_t dash = word.find('-');
+        if (map_hex(word.substr(0, dash), from) && map_hex(word.substr(dash + 1, word.find(']') - dash - 1), to))
+          p.ranges.insert({from, to});
+      }
+      if (word == "place" && i + 2 < w.size() && w[i + 1] == "at") {
+        p.position = true;
+        uint64_t at = 0;
+        if (map_hex(w[i + 2] == "address" && i + 3 < w.size() ? w[i + 3] : w[i + 2], at)) p.at = at;
       }
     }
-    for (size_t i = 0; i + 3 < w.size(); ++i)
-      if (w[i] == "place" && w[i + 1] == "at" && map_hex(w[i + 2] == "address" ? w[i + 3] : w[i + 2], r.origin))
-        r.position_only = r.length == 0;
     std::string_view selectors = directive;
     selectors = selectors.substr(std::min(selectors.find('{'), selectors.size()));
-    bool rw = selectors.find("rw") != std::string_view::npos || selectors.find("block") != std::string_view::npos;
-    r.attributes = rw ? "rw" : "ro";
-    r.kind = rw ? RegionKind::ram : RegionKind::flash;
+    if (auto kind = selected_kind(selectors)) p.selected = kind;
     directive.clear();
   };
   // An alignment gap between a group's sections counts with the section
   // after it, as IAR's own totals do.
   auto close_group = [&]() {
     std::sort(leaves.begin(), leaves.end(), [](const Leaf& a, const Leaf& b) { return a.address < b.address; });
+    if (!leaves.empty()) {
+      Group& g = groups[group];
+      g.lowest = std::min(g.lowest.value_or(leaves.front().address), leaves.front().address);
+    }
     for (size_t i = 0; i < leaves.size(); ++i) {
       const Leaf& l = leaves[i];
       uint64_t gap = i > 0 && l.address > leaves[i - 1].address + leaves[i - 1].size
@@ -156,8 +228,10 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       if (auto name = placement_name(line)) {  // "\"P1\":   0xd80" starts a group
         close_group();
         group = *name;
+        auto [it, fresh] = groups.try_emplace(group);
+        if (fresh) group_order.push_back(group);
         uint64_t total = 0;
-        if (map_hex(w.back(), total)) region(group).used += total;
+        if (map_hex(w.back(), total)) it->second.used += total;
         continue;
       }
       // name [kind words] ADDRESS SIZE object; the address is the first hex word.
@@ -173,6 +247,9 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       }
       auto c = category_of(kind);
       if (!c) continue;  // a block or init block: its contents follow
+      Group& g = groups[group];
+      g.any_section = true;
+      g.any_writable |= writable(kind);
       std::string object;
       for (size_t i = a + 2; i < w.size(); ++i) object += (object.empty() ? "" : " ") + std::string(w[i]);
       leaves.push_back({address, size, *c, object});
@@ -204,6 +281,47 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
     error = fmt::format("line {}: expected IAR's \"PLACEMENT SUMMARY\" (link with --map)", lines.number());
     return std::nullopt;
   }
+
+  // One region per table group, in the order the directives come; a
+  // directive no group lists is a region holding nothing.
+  auto add_region = [&](const std::string& name, const std::vector<std::string>& names, const Group* g) {
+    MapRegion r{name, 0, 0, "", g ? g->used : 0, RegionKind::other};
+    std::set<std::pair<uint64_t, uint64_t>> spans;
+    bool position = !names.empty();
+    std::optional<uint64_t> at;
+    std::optional<RegionKind> selected;
+    for (const auto& n : names) {
+      const Placement& p = placements.at(n);
+      spans.insert(p.ranges.begin(), p.ranges.end());
+      position &= p.position;
+      if (p.at && !at) at = p.at;
+      if (p.selected && selected != RegionKind::ram) selected = p.selected;
+    }
+    bool listed = g && g->lowest;  // the table gives the address it got
+    if (!spans.empty()) r.origin = spans.begin()->first;
+    if (position) {  // "place at": where the table puts it, else where the directive says
+      r.position_only = true;
+      r.origin = listed ? *g->lowest : at.value_or(r.origin);
+    } else {
+      for (const auto& [from, to] : spans) r.length += to - from + 1;
+      if (spans.empty() && listed) r.origin = *g->lowest;
+    }
+    if (g && g->any_section) r.kind = g->any_writable ? RegionKind::ram : RegionKind::flash;
+    else if (selected) r.kind = *selected;
+    r.attributes = r.kind == RegionKind::ram ? "rw" : r.kind == RegionKind::flash ? "ro" : "";
+    map.regions.push_back(std::move(r));
+  };
+  std::map<std::string, std::string> group_of;  // placement -> the table group that lists it
+  for (const auto& name : group_order)
+    for (const auto& m : members(name, placements)) group_of.try_emplace(m, name);
+  std::set<std::string> done;
+  for (const auto& name : placement_order) {
+    auto it = group_of.find(name);
+    if (it == group_of.end()) add_region(name, {name}, nullptr);
+    else if (done.insert(it->second).second) add_region(it->second, members(it->second, placements), &groups[it->second]);
+  }
+  for (const auto& name : group_order)
+    if (done.insert(name).second) add_region(name, members(name, placements), &groups[name]);
 
   // "obj.o [2]" with "[2] = lib.a" reads "lib.a(obj.o)", as GNU ld writes it.
   auto resolve = [&](std::string object) {

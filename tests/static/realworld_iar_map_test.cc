@@ -1,0 +1,94 @@
+// IAR ILINK maps from public projects that edgemem read wrong with exit 0
+// (tests/data/realworld/iar, listed in SOURCES-collected.md). The truth is
+// outside edgemem: the map's own "bytes of readonly/readwrite ... memory"
+// lines and GNU size on the ELF linked with it.
+#include <gtest/gtest.h>
+
+#include "static/linker_map.h"
+#include "test_support.h"
+
+namespace edgemem {
+namespace {
+
+LinkerMap load(const std::string& name) {
+  std::string text = test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/iar/" + name), error;
+  EXPECT_FALSE(text.empty()) << name;
+  auto map = parse_linker_map(text, error);
+  EXPECT_TRUE(map.has_value()) << name << ": " << error;
+  return map.value_or(LinkerMap{});
+}
+
+const MapRegion* region(const LinkerMap& m, const std::string& name) {
+  for (const auto& r : m.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+uint64_t used(const LinkerMap& m, RegionKind kind) {
+  uint64_t sum = 0;
+  for (const auto& r : m.regions)
+    if (r.kind == kind) sum += r.used;
+  return sum;
+}
+
+// EWSTM8 3.11 (atomthreads on an STM8L152): the read-only placement is
+// listed as one group "P3-P5" and its selectors are named
+// ".near_func.textrw_init"; the vector table is "block INTVEC" placed with
+// "place at start of [0x008000-0x00ffff]" and the stack with "place at end
+// of [0x000000-0x0007ff]". edgemem read flash as 0, every "place at" as an
+// overflowing region at 0, and P3-P5 as an empty region of length 0.
+TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
+  LinkerMap m = load("wathui99_fptlab_stm8l152_ewstm8_3.11.1.map");
+  // The map: 7 591 + 510 bytes of readonly memory, 1 815 of readwrite; GNU
+  // size on the .out linked with it: text 8101, bss 1815.
+  EXPECT_EQ(used(m, RegionKind::flash), 7591u + 510u);
+  EXPECT_EQ(used(m, RegionKind::ram), 1815u);
+  for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
+
+  const MapRegion* ro = region(m, "P3-P5");
+  ASSERT_NE(ro, nullptr);
+  EXPECT_EQ(ro->kind, RegionKind::flash);
+  EXPECT_EQ(ro->origin, 0x8000u);
+  EXPECT_EQ(ro->length, 0x8000u);  // P3, P4 and P5 share one range
+  EXPECT_EQ(ro->used, 0x1f25u);
+  EXPECT_EQ(region(m, "P4"), nullptr);  // filled as one, not three empty regions
+
+  const MapRegion* vectors = region(m, "A2");
+  ASSERT_NE(vectors, nullptr);
+  EXPECT_EQ(vectors->kind, RegionKind::flash);  // a block, but of read-only contents
+  EXPECT_EQ(vectors->origin, 0x8000u);
+  EXPECT_TRUE(vectors->position_only);
+
+  const MapRegion* stack = region(m, "A1");
+  ASSERT_NE(stack, nullptr);
+  EXPECT_EQ(stack->kind, RegionKind::ram);
+  EXPECT_EQ(stack->origin, 0x700u);  // "place at end of [0x000000-0x0007ff]"
+  EXPECT_EQ(stack->used, 0x100u);
+
+  const MapRegion* data = region(m, "P2");
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->kind, RegionKind::ram);
+  EXPECT_EQ(data->length, 0x800u);
+  EXPECT_EQ(data->used, 0x5fu + 0x5a8u);  // "P2", part 1 of 2 and part 2 of 2
+}
+
+// EWARM 8.11 (LiteOS on a FRDM-KW41Z): "block RW" and "block ZI" are two
+// placements P3 and P4 over one RAM range, filled as the group "P3-P4".
+// edgemem showed P3 and P4 empty and a third region P3-P4 of length 0,
+// "OVERFLOWED by 7,888 B".
+TEST(RealworldIarMap, AGroupOfPlacementsIsOneRegionOverTheirRange) {
+  LinkerMap m = load("liteos_frdmkw41z_ewarm8.11.1.map");
+  for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
+  const MapRegion* ram = region(m, "P3-P4");
+  ASSERT_NE(ram, nullptr);
+  EXPECT_EQ(ram->kind, RegionKind::ram);
+  EXPECT_EQ(ram->origin, 0x1fff8000u);
+  EXPECT_EQ(ram->length, 0x20017c00u - 0x1fff8000u);  // [from 0x1fff8000 to 0x20017bff], once
+  EXPECT_EQ(ram->used, 7888u);
+  EXPECT_EQ(region(m, "P3"), nullptr);
+  // The map: 21'671 + 3'311 bytes of readonly memory.
+  EXPECT_EQ(used(m, RegionKind::flash), 21671u + 3311u);
+}
+
+}  // namespace
+}  // namespace edgemem
