@@ -24,6 +24,8 @@ struct AnalyzeArgs {
   bool json = false;
   std::string fail_on;
   std::string html;  // also write the HTML report to this file
+  std::string model;  // a .tflite: compare edgemem's plan with this TFLite Micro capture
+  std::string target = "cortex-m";  // whose struct sizes that plan uses
 };
 
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,
