@@ -145,10 +145,10 @@ class RecordingArenaAllocator : public tflite::SingleArenaBufferAllocator {
     } else if (size == 0) {
       if (arena.resizable != nullptr) em_free(arena.head_pool, HeadOffset(arena.resizable), CurrentSite());
       arena.resizable = nullptr;
-    } else if (arena.resizable != nullptr) {
-      em_realloc(arena.head_pool, HeadOffset(arena.resizable), HeadOffset(buf), size32, CurrentSite());
-      arena.resizable = buf;
     } else {
+      // A resize is a free and an allocation: a realloc from offset 0 would
+      // read as realloc(NULL, n) to a malloc-minded reader.
+      if (arena.resizable != nullptr) em_free(arena.head_pool, HeadOffset(arena.resizable), CurrentSite());
       em_alloc(arena.head_pool, HeadOffset(buf), size32, static_cast<uint32_t>(alignment), CurrentSite());
       arena.resizable = buf;
     }
