@@ -16,7 +16,11 @@
 #endif
 
 #define EM_MAX_RECORD 64
+/* Distinct file names for call sites; a host tool that names sites after
+ * what they allocate needs more (-DEM_MAX_FILES=128, at most 255). */
+#ifndef EM_MAX_FILES
 #define EM_MAX_FILES 8
+#endif
 #define EM_SYNC_EVERY 256
 
 enum {

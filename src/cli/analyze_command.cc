@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/analyze_model.h"
 #include "cli/commands.h"
 #include "cli/input_stream.h"
 #include "cli/interrupt.h"
@@ -15,6 +16,7 @@
 #include "edgemem/exports.h"
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
+#include "report/plan_vs_capture_report.h"
 
 namespace edgemem::cli {
 
@@ -83,10 +85,16 @@ int run_analyze(const AnalyzeArgs& args) {
     if (run && !args.json) fmt::print("interrupted after {} bytes: partial report\n\n", read);
   }
   if (!run) return interrupted() ? 128 + interrupted() : 2;
-  if (args.json)
-    fmt::print("{}\n", json_report(run->input, run->result));
-  else
+  std::optional<plan::PlanVsCapture> compared;
+  if (!args.model.empty() && !(compared = compare_with_model(args))) return 2;
+  if (args.json) {
+    nlohmann::json doc = to_json(run->input, run->result);
+    if (compared) doc["plan_vs_capture"] = plan_vs_capture_json(*compared, args.model);
+    fmt::print("{}\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
     fmt::print("{}", text_report(run->input, run->result));
+    if (compared) fmt::print("{}", plan_vs_capture_text(*compared, args.model));
+  }
   bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
   written &= write_exports(args, *run);
 
@@ -95,7 +103,7 @@ int run_analyze(const AnalyzeArgs& args) {
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
   if (!written) return 2;
   if (interrupted()) return 128 + interrupted();  // the shell's code for a run cut short
-  return broken.empty() ? 0 : 1;
+  return broken.empty() && (!compared || compared->matches()) ? 0 : 1;
 }
 
 void add_analyze_command(CLI::App& app) {
@@ -123,9 +131,15 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--folded", args->folded, "Also write folded stacks of the bytes live at the end (flamegraph.pl)");
   cmd->add_option("--folded-peak", args->folded_peak, "Also write folded stacks of the bytes live at the peak");
   cmd->add_option("--speedscope", args->speedscope, "Also write a speedscope profile (speedscope.app) of live bytes");
+  cmd->add_option("--model", args->model,
+                  "The .tflite a TFLite Micro capture ran: put edgemem's plan beside it, tensor by tensor");
+  add_name_option(*cmd, "--target", args->target, "With --model: cortex-m | x86-64 struct sizes", "--target",
+                  {"cortex-m", "x86-64"});
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
-  exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...); 130 when interrupted (partial report printed)",
+  exit_code_help(*cmd,
+                 "a --fail-on rule holds (leak, overflow, ...) or the --model plan differs from the capture; 130 when "
+                 "interrupted (partial report printed)",
                  "edgemem analyze --fail-on leak,overflow trace.emt || echo 'leak or overflow'");
   cmd->callback([args] { throw CLI::RuntimeError(run_analyze(*args)); });
 }

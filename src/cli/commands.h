@@ -26,6 +26,8 @@ struct AnalyzeArgs {
   std::string html;  // also write the HTML report to this file
   // Exports (docs/exports.md), each written when its path is set.
   std::string perfetto, chrome_json, folded, folded_peak, speedscope;
+  std::string model;  // a .tflite: compare edgemem's plan with this TFLite Micro capture
+  std::string target = "cortex-m";  // whose struct sizes that plan uses
 };
 
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,

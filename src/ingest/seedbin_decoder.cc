@@ -13,7 +13,7 @@ uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1
 }  // namespace
 
 SeedBinDecoder::SeedBinDecoder(TraceContext& context, EventSink& sink)
-    : context_(context), sink_(sink), heap_(context.pools.intern("heap", PoolKind::heap)) {}
+    : context_(context), sink_(sink) {}
 
 size_t SeedBinDecoder::record_length(uint8_t header) {
   switch (header) {
@@ -32,7 +32,11 @@ size_t SeedBinDecoder::record_length(uint8_t header) {
 
 void SeedBinDecoder::emit(const uint8_t* r) {
   Event e;
-  e.pool = heap_;
+  // Named on the first record, not before: the ITM decoder holds a seed
+  // decoder for port 1 whether or not any seed record comes, and an emt
+  // stream on that port must not gain a "heap" pool it never declared.
+  if (!heap_) heap_ = context_.pools.intern("heap", PoolKind::heap);
+  e.pool = *heap_;
   e.time = external_clock_ ? time_ : stats_.events;
   switch (r[0]) {
     case 0xA1: e.kind = EventKind::alloc; e.size = be16(r + 1); e.address = be32(r + 3); break;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 
 #include "edgemem/decoder.h"
 
@@ -33,7 +34,7 @@ class SeedBinDecoder final : public Decoder {
 
   TraceContext& context_;
   EventSink& sink_;
-  PoolId heap_;
+  std::optional<PoolId> heap_;
   std::array<uint8_t, 16> partial_{};
   size_t have_ = 0;
   size_t need_ = 0;

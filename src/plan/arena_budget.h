@@ -29,12 +29,23 @@ struct BudgetItem {
   std::string what;
   uint64_t bytes = 0;
   std::string source;  // where the size comes from
+  // What TFLite Micro structure it stands for, to match a capture's tail:
+  // "eval_tensors", "nodes", "op:CONV_2D", "scratch_handles", "variables",
+  // "io_tensors" (plan_vs_capture.h).
+  std::string kind;
+};
+
+// Where the plan puts one tensor in the head.
+struct HeadPlacement {
+  int32_t tensor = -1;
+  uint64_t offset = 0;
 };
 
 struct ArenaBudget {
   Target target = Target::cortex_m;
   uint64_t tensor_bytes = 0;         // TFLite Micro's greedy plan of the tensors alone
   uint64_t head_bytes = 0;           // its plan of tensors and kernel scratch together
+  std::vector<HeadPlacement> head_plan;  // each planned tensor's offset in that plan
   std::vector<BudgetItem> scratch;   // scratch buffers, per requesting operator
   uint64_t tail_bytes = 0;           // persistent allocations of this model
   std::vector<BudgetItem> tail;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -78,6 +79,67 @@ constexpr int32_t kCustom = 32;
 constexpr int kTypeResource = 13, kTypeVariant = 14;
 constexpr int32_t kVarHandle = 142;
 
+// TensorType (schema.fbs) names, as the kernels' messages print them.
+constexpr int kFloat32 = 0, kInt16 = 7, kInt8 = 9, kInt4 = 17;
+std::string type_name(int type) {
+  constexpr std::string_view kNames[] = {"float32", "float16", "int32", "uint8",  "int64",     "string",
+                                         "bool",    "int16",   "complex64", "int8", "float64", "complex128",
+                                         "uint64",  "resource", "variant", "uint32", "uint16",  "int4"};
+  return type >= 0 && static_cast<size_t>(type) < std::size(kNames) ? std::string(kNames[type])
+                                                                     : fmt::format("type {}", type);
+}
+
+// The input/weights type pairs each reference kernel's Prepare accepts
+// (tflite-micro 90b983c2, tensorflow/lite/micro/kernels/); anything else,
+// float input with int8 weights in particular ("hybrid"), fails there.
+struct WeightsRule {
+  int32_t builtin_code;
+  size_t input, weights;  // operator input positions
+  const char* source;
+  bool (*accepts)(int input, int weights);
+};
+constexpr WeightsRule kWeightsRules[] = {
+    {3, 0, 1, "conv_common.cc ConvPrepare",
+     [](int in, int w) {
+       return (in == kFloat32 && w == kFloat32) || (in == kInt16 && w == kInt8) ||
+              (in == kInt8 && (w == kInt4 || w == kInt8));
+     }},
+    {4, 0, 1, "depthwise_conv_common.cc",
+     [](int in, int w) {
+       return in == w || (in == kInt8 && (w == kInt4 || w == kInt8)) || (in == kInt16 && w == kInt8);
+     }},
+    {67, 2, 1, "transpose_conv.cc", [](int in, int w) { return in == w || (in == kInt16 && w == kInt8); }},
+    {9, 0, 1, "fully_connected.cc",
+     [](int in, int w) {
+       return !((in == kFloat32 && w != kFloat32) || (in == kInt8 && w != kInt8 && w != kInt4) ||
+                (in == kInt16 && w != kInt8));
+     }},
+    {126, 0, 1, "batch_matmul.cc", [](int lhs, int rhs) { return lhs == rhs; }},
+    {27, 0, 1, "svdf_common.cc PrepareSvdf",
+     [](int in, int w) { return (in == kFloat32 && w == kFloat32) || (in == kInt8 && w == kInt8); }},
+};
+
+// "CONV_2D (float32 input with int8 weights: ...)" for each operator kind of
+// subgraph 0 whose kernel refuses its tensor types, each kind once.
+void type_blockers(const TfliteModel& model, std::vector<std::string>& out, std::set<std::string>& seen) {
+  auto type_at = [&](const TfliteOp& op, size_t position) -> std::optional<int> {
+    if (position >= op.inputs.size() || op.inputs[position] < 0 ||
+        static_cast<size_t>(op.inputs[position]) >= model.tensors.size())
+      return std::nullopt;
+    return model.tensors[static_cast<size_t>(op.inputs[position])].type;
+  };
+  for (const TfliteOp& op : model.ops)
+    for (const WeightsRule& rule : kWeightsRules) {
+      if (op.builtin_code != rule.builtin_code) continue;
+      auto in = type_at(op, rule.input), weights = type_at(op, rule.weights);
+      if (!in || !weights || rule.accepts(*in, *weights)) continue;
+      std::string why = fmt::format("{} ({} input with {} weights: its TFLite Micro kernel refuses the pair, {})",
+                                    builtin_operator_name(op.builtin_code), type_name(*in), type_name(*weights),
+                                    rule.source);
+      if (seen.insert(why).second) out.push_back(std::move(why));
+    }
+}
+
 }  // namespace
 
 std::string_view builtin_operator_name(int32_t code) {
@@ -112,6 +174,7 @@ std::vector<std::string> tflm_blockers(const TfliteModel& model) {
     }
     if (seen.insert(why).second) out.push_back(std::move(why));
   }
+  type_blockers(model, out, seen);
   if (std::count(model.tensor_types.begin(), model.tensor_types.end(), kTypeVariant))
     out.push_back("VARIANT tensors (TensorFlow tensor lists: TFLite Micro has no such type)");
   // TFLite Micro holds RESOURCE tensors only as the variables VAR_HANDLE makes.

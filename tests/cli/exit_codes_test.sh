@@ -44,6 +44,13 @@ expect 0 "stdin" -- sh -c "\"$edgemem\" analyze - <\"$src/examples/traces/kws_fr
 grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: stdin analysis lost the failed allocation"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
+captures="$src/tests/data/tflm_captures"
+expect 0 "a TFLite Micro capture its plan matches" -- "$edgemem" analyze "$captures/tflm_hello_world_int8.emt" \
+  --model "$src/tests/data/corpus/tflite/tflm_hello_world_int8.tflite" --target x86-64
+expect 1 "an x86-64 TFLite Micro capture beside the Cortex-M plan" -- "$edgemem" analyze \
+  "$captures/mlperftiny_kws_ref_model.emt" --model "$src/tests/data/corpus/tflite/mlperftiny_kws_ref_model.tflite"
+expect 2 "--model with a trace that is no TFLite Micro capture" -- "$edgemem" analyze \
+  "$src/examples/traces/kws_leak.emt" --model "$src/tests/data/corpus/tflite/tflm_hello_world_int8.tflite"
 # edgemem plan: a model, its JSON, and damaged input.
 model=$corpus/tflite/mlperftiny_vww_96_int8.tflite
 expect 0 "plan" -- "$edgemem" plan "$model"

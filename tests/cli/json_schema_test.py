@@ -148,6 +148,13 @@ run("diff", emt, log)
 for t in [log, emt] + [f for f in corpus("itm", ".bin") if "_etm_" not in f]:
     run("analyze", t)
 
+# A TFLite Micro capture beside edgemem's plan of its model (plan_vs_capture).
+captures = os.path.join(src, "tests", "data", "tflm_captures")
+for name in ["tflm_hello_world_int8", "tflm_keyword_scrambled"]:
+    for target in ["x86-64", "cortex-m"]:
+        run("analyze", os.path.join(captures, name + ".emt"), "--model", os.path.join(data, "tflite", name + ".tflite"),
+            "--target", target)
+
 for command in ["plan", "map", "stack", "fit", "check", "diff"]:
     if validators[command] is not None and not checked.get(command):
         failures.append(f"{command}: no input was validated (is the corpus at {data}?)")

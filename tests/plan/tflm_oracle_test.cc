@@ -83,6 +83,40 @@ TEST(TflmOracle, LstmSignalAndTransposeConvModelsAreCostedAndCovered) {
   }
 }
 
+// Every model whose kernel TFLite Micro refused in Prepare (the oracle's
+// "failed to prepare" status names the node) is refused by edgemem too, with
+// that operator named and no arena recommended. (A model refused only for a
+// missing registration, the Ethos-U op on a build without the NPU driver,
+// runs on a build that has it.)
+TEST(TflmOracle, ModelsWhoseKernelTfliteMicroRefusesGetNoRecommendation) {
+  size_t checked = 0;
+  const nlohmann::json models = measured()["models"];
+  for (const auto& [file, m] : models.items()) {
+    const std::string status = m["status"];
+    const size_t node = status.find("Node ");
+    if (status.find("failed to prepare") == std::string::npos || node == std::string::npos) continue;
+    SCOPED_TRACE(file);
+    ++checked;
+    const std::string op = status.substr(node + 5, status.find(' ', node + 5) - node - 5);
+    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    EXPECT_FALSE(b.runnable());
+    EXPECT_EQ(b.recommended_bytes, 0u);
+    bool named = false;
+    for (const std::string& why : b.blockers) named = named || why.starts_with(op + " ");
+    EXPECT_TRUE(named) << "no blocker names " << op;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+// mlperftiny's float KWS model keeps int8 weights: conv_common.cc's
+// ConvPrepare accepts float32 input only with float32 weights.
+TEST(TflmOracle, FloatInputWithInt8WeightsIsRefusedForConv2d) {
+  const ArenaBudget b = arena_budget(load("mlperftiny_kws_ref_model_float32.tflite"), Target::cortex_m);
+  ASSERT_FALSE(b.blockers.empty());
+  EXPECT_EQ(b.blockers.front().rfind("CONV_2D (float32 input with int8 weights", 0), 0u) << b.blockers.front();
+  EXPECT_EQ(b.recommended_bytes, 0u);
+}
+
 // rfft.cc's op data holds a work-area pointer too: without it the audio
 // preprocessors' estimate fitted only an arena that was not 16-byte aligned.
 TEST(TflmOracle, AudioPreprocessorsFitAnAlignedArenaWithoutTheAlignmentAllowance) {

@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "analysis/tflm_capture.h"
 #include "edgemem/report.h"
+#include "plan/plan_vs_capture.h"
+#include "report/plan_vs_capture_report.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -150,6 +153,17 @@ TEST(JsonContract, TheSchemaFileNamesExactlyTheKeysWritten) {
   log += "[MEM][x] ALLOC\n";
   auto run = analyse(Format::log, log);
   auto j = to_json({"t.log", "log", run->stats, run->context.time_base}, run->result);
+  // analyze --model: an x86-64 capture beside the Cortex-M plan, whose tail differs.
+  const std::string model = "mlperftiny_kws_ref_model";
+  const std::string capture = read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/tflm_captures/" + model + ".emt");
+  const std::string tflite = read_file(corpus("tflite/" + model + ".tflite"));
+  std::string error;
+  auto c = read_tflm_capture({reinterpret_cast<const uint8_t*>(capture.data()), capture.size()}, model, error);
+  auto m = plan::read_tflite({reinterpret_cast<const uint8_t*>(tflite.data()), tflite.size()}, error);
+  ASSERT_TRUE(c && m) << error;
+  const plan::PlanVsCapture compared = plan::compare_plan_with_capture(*m, plan::Target::cortex_m, *c);
+  ASSERT_FALSE(compared.differences.empty());
+  j["plan_vs_capture"] = plan_vs_capture_json(compared, model);
   for (const char* nonempty : {"leaks", "persistent", "overflows", "guard_failure_events", "watermark", "pools", "sites",
                               "timelines"})
     ASSERT_FALSE(j[nonempty].empty()) << nonempty;

@@ -1,0 +1,40 @@
+// `analyze TRACE --model MODEL`: reads the two files and hands them to the
+// comparison (plan/plan_vs_capture.h); nothing is computed here.
+#include "cli/analyze_model.h"
+
+#include <fmt/format.h>
+
+#include "analysis/tflm_capture.h"
+#include "cli/commands.h"
+#include "cli/input_stream.h"
+#include "plan/tflite_model.h"
+
+namespace edgemem::cli {
+
+std::optional<plan::PlanVsCapture> compare_with_model(const AnalyzeArgs& args) {
+  auto model_file = read_whole_file(args.model);
+  if (!model_file) {
+    fail(args.model, "cannot open");
+    return std::nullopt;
+  }
+  std::string error;
+  auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(model_file->data()), model_file->size()}, error);
+  if (!model) {
+    fail(args.model, error);
+    return std::nullopt;
+  }
+  auto trace = read_whole_file(args.path);
+  if (!trace) {
+    fail(args.path, "cannot open (--model needs the capture as a file, not stdin)");
+    return std::nullopt;
+  }
+  auto capture =
+      read_tflm_capture({reinterpret_cast<const uint8_t*>(trace->data()), trace->size()}, args.path, error);
+  if (!capture) {
+    fmt::print(stderr, "edgemem: {}\n", error);
+    return std::nullopt;
+  }
+  return plan::compare_plan_with_capture(*model, plan::target_named(args.target), *capture);
+}
+
+}  // namespace edgemem::cli
