@@ -11,6 +11,8 @@
 #include "cli/report_file.h"
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
+#include "report/metrics_report.h"
+#include "watch/atomic_file.h"
 
 namespace edgemem::cli {
 
@@ -58,6 +60,12 @@ int run_analyze(const AnalyzeArgs& args) {
   else
     fmt::print("{}", text_report(run->input, run->result));
   bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
+  if (!args.metrics_file.empty()) {
+    std::string error = watch::write_file_atomically(
+        args.metrics_file, metrics_report({&run->input, &run->result, "", {}}, MetricsFormat::prometheus));
+    if (!error.empty()) fmt::print(stderr, "edgemem: --metrics-file {}\n", error);
+    written = written && error.empty();
+  }
 
   // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).
   auto broken = broken_rules(rules, run->result);
@@ -79,6 +87,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report (charts, sites) to this file");
+  cmd->add_option("--metrics-file", args->metrics_file,
+                  "Also write Prometheus text metrics (docs/metrics.md) to this file, atomically: batch jobs");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
   exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...); 130 when interrupted (partial report printed)",

@@ -24,6 +24,7 @@ struct AnalyzeArgs {
   bool json = false;
   std::string fail_on;
   std::string html;  // also write the HTML report to this file
+  std::string metrics_file;  // also write Prometheus text metrics to this file (atomically)
 };
 
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,
@@ -46,5 +47,6 @@ void add_stack_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
+void add_watch_command(CLI::App& app);
 
 }  // namespace edgemem::cli
