@@ -73,6 +73,13 @@ elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$elapsed" -ge 1000 ] && [ "$elapsed" -lt 4000 ] && ok "--for 1s took ${elapsed} ms" || bad "--for 1s took ${elapsed} ms"
 grep -q "200 inferences" "$tmp/out" && ok "summary of the clean trace" || bad "no summary: $(head -3 "$tmp/out")"
 
+# On a terminal (script's pty) the status line is rewritten in place instead.
+if command -v script >/dev/null; then
+  script -qec "\"$edgemem\" watch \"$tmp/clean.log\" --for 1s --interval 200ms >/dev/null" /dev/null >"$tmp/tty"
+  grep -q $'\r200 inferences | .*\x1b\[K' "$tmp/tty" && ok "status line rewritten in place on a terminal" ||
+    bad "no refreshing status line on a terminal: $(cat -v "$tmp/tty" | head -3)"
+fi
+
 # 4. --until stops once that many inferences were seen.
 "$edgemem" watch "$tmp/clean.log" --until 50 --json >"$tmp/until.json" 2>"$tmp/err"
 rc=$?
