@@ -8,13 +8,9 @@
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "cli/status_display.h"
-#include "report/metrics_report.h"
-#include "report/otlp_report.h"
 #include "report/watch_status.h"
 #include "watch/alert_hook.h"
-#include "watch/atomic_file.h"
-#include "watch/metrics_server.h"
-#include "watch/otlp_pusher.h"
+#include "watch/metrics_outputs.h"
 #include "watch/watcher.h"
 
 namespace edgemem::cli {
@@ -27,11 +23,6 @@ struct WatchArgs {
   std::string metrics_listen, metrics_file, otlp;
   std::optional<uint64_t> until;
 };
-
-uint64_t unix_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-}
 
 std::vector<TrendView> trend_views(const watch::AlertEngine& engine) {
   std::vector<TrendView> out;
@@ -71,26 +62,15 @@ int run_watch(const WatchArgs& args) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;
   }
-  std::unique_ptr<watch::MetricsServer> server;
-  if (!args.metrics_listen.empty()) {
-    try {
-      server = std::make_unique<watch::MetricsServer>(args.metrics_listen);
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "edgemem: {}\n", e.what());
-      return 2;
-    }
-    fmt::print(stderr, "edgemem: serving metrics on {}\n", server->url());
+  std::unique_ptr<watch::MetricsOutputs> metrics;
+  try {
+    metrics = std::make_unique<watch::MetricsOutputs>(
+        watch::MetricsTargets{args.metrics_listen, args.metrics_file, args.otlp, args.device});
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
   }
-  std::unique_ptr<watch::OtlpPusher> otlp;
-  if (!args.otlp.empty()) {
-    try {
-      otlp = std::make_unique<watch::OtlpPusher>(args.otlp);
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "edgemem: {}\n", e.what());
-      return 2;
-    }
-  }
-  const uint64_t start_ns = unix_ns();
+  if (std::string said = metrics->announcement(); !said.empty()) fmt::print(stderr, "edgemem: {}\n", said);
   catch_interrupts();
   TraceSession session(a.path, options);
   watch::Watcher watcher(session);
@@ -109,26 +89,10 @@ int run_watch(const WatchArgs& args) {
         if (!error.empty()) display.message("edgemem: " + error);
       }
     };
-    std::string metrics_error, otlp_error;  // each said once, not at every interval
     handlers.tick = [&](const TraceRun& run, const watch::AlertEngine& engine) {
       std::vector<TrendView> trends = trend_views(engine);
       display.status(watch_status_line({&run.input, &run.result, trends, engine.raised()}));
-      MetricsInput metrics{&run.input, &run.result, args.device, trends};
-      if (server)
-        server->publish(metrics_report(metrics, MetricsFormat::prometheus),
-                        metrics_report(metrics, MetricsFormat::openmetrics));
-      if (!args.metrics_file.empty()) {
-        // node_exporter's textfile collector reads the 0.0.4 text format.
-        std::string error = watch::write_file_atomically(args.metrics_file, metrics_report(metrics, MetricsFormat::prometheus));
-        if (!error.empty() && error != metrics_error) display.message("edgemem: --metrics-file " + error);
-        metrics_error = error;
-      }
-      if (otlp) {
-        otlp->push(otlp_metrics(metrics, unix_ns(), start_ns).dump());
-        std::string error = otlp->take_error();
-        if (!error.empty() && error != otlp_error) display.message("edgemem: --otlp " + error);
-        if (!error.empty()) otlp_error = error;
-      }
+      metrics->publish(run, trends, [&](const std::string& problem) { display.message("edgemem: " + problem); });
     };
     outcome = watcher.run(*source, limits, handlers, [] { return interrupted() != 0; });
     display.clear();

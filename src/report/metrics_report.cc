@@ -1,7 +1,6 @@
 #include "report/metrics_report.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -61,26 +60,17 @@ class Writer {
 
 std::string pool_label(std::string_view pool) { return fmt::format("pool=\"{}\"", escape(pool)); }
 
-// Buckets are the analysis' powers of two: [2^(i-1), 2^i - 1]; fixed bounds
-// so every scrape has the same series, sizes above 16 MiB only in +Inf.
 void request_sizes(Writer& w, const SizesResult& sizes) {
   w.family("edgemem_request_size_bytes", "histogram", "bytes", "Sizes of allocation requests");
-  uint64_t cumulative = 0, sum = 0, count = 0;
-  for (const SizeBucket& b : sizes.histogram) {
-    sum += b.bytes;
-    count += b.count;
+  SizeBuckets b = request_size_buckets(sizes);
+  uint64_t cumulative = 0;
+  for (const auto& [bound, count] : b.bounded) {
+    cumulative += count;
+    w.sample("edgemem_request_size_bytes_bucket", fmt::format("le=\"{}\"", bound), static_cast<double>(cumulative));
   }
-  constexpr int kTopBit = 24;
-  for (int i = 0; i <= kTopBit; ++i) {
-    uint64_t bound = i == 0 ? 0 : (uint64_t{1} << i) - 1;
-    for (const SizeBucket& b : sizes.histogram)
-      if (b.max == bound) cumulative += b.count;
-    w.sample("edgemem_request_size_bytes_bucket", fmt::format("le=\"{}\"", number(static_cast<double>(bound))),
-             static_cast<double>(cumulative));
-  }
-  w.sample("edgemem_request_size_bytes_bucket", "le=\"+Inf\"", static_cast<double>(count));
-  w.sample("edgemem_request_size_bytes_sum", "", static_cast<double>(sum));
-  w.sample("edgemem_request_size_bytes_count", "", static_cast<double>(count));
+  w.sample("edgemem_request_size_bytes_bucket", "le=\"+Inf\"", static_cast<double>(b.count));
+  w.sample("edgemem_request_size_bytes_sum", "", static_cast<double>(b.sum));
+  w.sample("edgemem_request_size_bytes_count", "", static_cast<double>(b.count));
 }
 
 }  // namespace
@@ -151,6 +141,20 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
 
   request_sizes(w, r.sizes);
   return w.finish();
+}
+
+SizeBuckets request_size_buckets(const SizesResult& sizes) {
+  constexpr int kTopBit = 24;
+  SizeBuckets out;
+  for (int i = 0; i <= kTopBit; ++i) out.bounded.emplace_back(i == 0 ? 0 : (uint64_t{1} << i) - 1, 0);
+  for (const SizeBucket& b : sizes.histogram) {
+    out.count += b.count;
+    out.sum += b.bytes;
+    auto it = std::find_if(out.bounded.begin(), out.bounded.end(), [&](const auto& x) { return x.first == b.max; });
+    if (it != out.bounded.end()) it->second += b.count;
+    else out.above += b.count;
+  }
+  return out;
 }
 
 MetricsFormat negotiate_metrics_format(std::string_view accept) {

@@ -24,6 +24,16 @@ struct MetricsInput {
 
 std::string metrics_report(const MetricsInput& in, MetricsFormat format);
 
+// The request-size histogram on fixed bounds, so every export has the same
+// series: the analysis' power-of-two classes [2^(i-1), 2^i - 1], upper bounds
+// 2^i - 1 for i = 0..24, then requests above 16 MiB. Counts per bucket (not
+// cumulative); `above` counts the last.
+struct SizeBuckets {
+  std::vector<std::pair<uint64_t, uint64_t>> bounded;  // (upper bound, count)
+  uint64_t above = 0, count = 0, sum = 0;
+};
+SizeBuckets request_size_buckets(const SizesResult& sizes);
+
 // From an HTTP Accept header: OpenMetrics when the scraper asks for it
 // (Prometheus does when it may), the 0.0.4 text format otherwise.
 MetricsFormat negotiate_metrics_format(std::string_view accept);

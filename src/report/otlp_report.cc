@@ -37,26 +37,15 @@ class Builder {
   }
 
   void histogram(const std::string& name, const SizesResult& sizes) {
+    SizeBuckets b = request_size_buckets(sizes);
     json bounds = json::array(), counts = json::array();
-    uint64_t count = 0, sum = 0;
-    constexpr int kTopBit = 24;
-    for (int i = 0; i <= kTopBit; ++i) {
-      uint64_t bound = i == 0 ? 0 : (uint64_t{1} << i) - 1;
-      uint64_t in = 0;
-      for (const SizeBucket& b : sizes.histogram)
-        if (b.max == bound) in += b.count;
+    for (const auto& [bound, count] : b.bounded) {
       bounds.push_back(static_cast<double>(bound));
-      counts.push_back(std::to_string(in));
+      counts.push_back(std::to_string(count));
     }
-    uint64_t above = 0;
-    for (const SizeBucket& b : sizes.histogram) {
-      count += b.count;
-      sum += b.bytes;
-      if (b.max > (uint64_t{1} << kTopBit) - 1) above += b.count;
-    }
-    counts.push_back(std::to_string(above));  // OTLP buckets are per bucket, not cumulative; one more than bounds
-    json dp = {{"startTimeUnixNano", start_}, {"timeUnixNano", now_}, {"count", std::to_string(count)},
-               {"sum", static_cast<double>(sum)}, {"bucketCounts", counts}, {"explicitBounds", bounds}};
+    counts.push_back(std::to_string(b.above));  // OTLP buckets are per bucket, one more than the bounds
+    json dp = {{"startTimeUnixNano", start_}, {"timeUnixNano", now_}, {"count", std::to_string(b.count)},
+               {"sum", static_cast<double>(b.sum)}, {"bucketCounts", counts}, {"explicitBounds", bounds}};
     metrics_.push_back({{"name", name},
                         {"unit", "By"},
                         {"description", "Sizes of allocation requests"},
