@@ -55,7 +55,8 @@ class FileFollower final : public LiveSource {
 
  private:
   void open(SourceRead& out) {
-    fd_ = ::open(path_.c_str(), O_RDONLY);
+    // Non-blocking: opening a FIFO with no writer yet must not hang the watch.
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) {
       if (!waiting_noted_) out.notes.push_back(fmt::format("{}: {}; waiting for it", path_, std::strerror(errno)));
       waiting_noted_ = true;
@@ -65,6 +66,7 @@ class FileFollower final : public LiveSource {
     ::fstat(fd_, &st);
     inode_ = st.st_ino;
     device_ = st.st_dev;
+    regular_ = S_ISREG(st.st_mode);
     offset_ = 0;
     if (waiting_noted_) out.notes.push_back(fmt::format("{}: opened", path_));
     waiting_noted_ = false;
@@ -77,7 +79,9 @@ class FileFollower final : public LiveSource {
   }
 
   // At the end of what is written: has the file shrunk or been replaced?
+  // (A FIFO has no size and is not rotated: its writer just comes back.)
   void check_replaced(SourceRead& out) {
+    if (!regular_) return;
     struct stat now;
     if (::fstat(fd_, &now) == 0 && static_cast<uint64_t>(now.st_size) < offset_) {
       out.notes.push_back(fmt::format("{}: truncated to {} bytes after {} were read; reading it again from the start",
@@ -101,6 +105,7 @@ class FileFollower final : public LiveSource {
   uint64_t offset_ = 0;
   bool waiting_noted_ = false;
   bool replaced_ = false;
+  bool regular_ = true;
 };
 
 }  // namespace

@@ -9,10 +9,12 @@
 #include <pty.h>
 #include <sys/socket.h>
 #include <termios.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -97,6 +99,23 @@ TEST(FileFollower, ARotatedFileIsReadToItsEndThenTheNewOneFromItsStart) {
   Drain d = drain(*source, 8);
   EXPECT_EQ(d.bytes, "tail-new");
   EXPECT_TRUE(any_note(d, "rotated"));
+}
+
+TEST(FileFollower, AFifoIsReadAsItsWritersComeAndGo) {
+  TempDir dir;
+  auto fifo = dir.path / "capture.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto source = follow_file(fifo.string());
+  EXPECT_EQ(drain(*source, 1).bytes, "") << "no writer yet: waits, does not hang";
+  for (const char* text : {"first", "second"}) {
+    int w = ::open(fifo.c_str(), O_WRONLY);
+    ASSERT_GE(w, 0);
+    ASSERT_EQ(::write(w, text, std::strlen(text)), static_cast<ssize_t>(std::strlen(text)));
+    ::close(w);
+    Drain d = drain(*source, std::strlen(text));
+    EXPECT_EQ(d.bytes, text);
+    EXPECT_FALSE(any_note(d, "truncated"));
+  }
 }
 
 // A listening socket on a free port of 127.0.0.1.
