@@ -10,6 +10,7 @@ namespace edgemem {
 namespace {
 
 std::string seconds_text(double s) {
+  if (s < 1e-3) return fmt::format("{:.0f} us", s * 1e6);
   if (s < 1) return fmt::format("{:.0f} ms", s * 1e3);
   if (s < 120) return fmt::format("{:.0f} s", s);
   if (s < 7200) return fmt::format("{:.0f} min", s / 60);

@@ -27,6 +27,13 @@ TEST(WatchStatus, OneLineWithPoolsTrendForecastBandFailuresAndDrops) {
             "arena full in 60 inf (90 s) | frag worst warning | 2 failed | 3 dropped | 2 alerts");
 }
 
+TEST(WatchStatus, AForecastShorterThanAMillisecondIsInMicroseconds) {
+  InputSummary input;
+  AnalysisResult r;
+  r.exhaustion_forecast = Forecast{"arena", 13, 463e-6, 8000, false};
+  EXPECT_NE(watch_status_line({&input, &r, {}, 0}).find("arena full in 13 inf (463 us)"), std::string::npos);
+}
+
 TEST(WatchStatus, SaysWhatIsNotKnownYet) {
   InputSummary input;
   AnalysisResult r;
