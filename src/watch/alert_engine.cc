@@ -57,7 +57,8 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
     if (it == trends_.end()) it = trends_.emplace(std::string(p.pool), LeakTrend{}).first;
     it->second.add(p.used_bytes);
     auto e = it->second.estimate();
-    if (!e || !e->confirmed) continue;
+    // Once raised, skip building a message per inference for the rest of a long soak.
+    if (!e || !e->confirmed || raised_.contains({AlertKind::leak, it->first, ""})) continue;
     raise(AlertKind::leak, it->first, e->bytes_per_inference,
           fmt::format("pool {} leaks {:.0f} B per inference: the lowest usage of each {} inferences rose over the last "
                       "{} (p {}), now {} B at inference {}",
