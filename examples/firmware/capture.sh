@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds one firmware variant for Cortex-M3 (mps2-an385), runs it under
 # qemu-system-arm and writes the capture to OUT.
-#   examples/firmware/capture.sh VARIANT OUT [ring|itm|text]
+#   examples/firmware/capture.sh VARIANT OUT [ring|itm|text|uart:PORT]
 # VARIANT: clean | leak | fragment | overflow | lifo (or cost: instructions per event). The ELF is left beside
 # OUT as OUT.elf (for `edgemem analyze OUT --elf OUT.elf`).
+# uart:PORT streams the capture live out of UART0 as a TCP server on 127.0.0.1:PORT
+# (`edgemem watch tcp://127.0.0.1:PORT`), one inference per 10 ms of real time; QEMU
+# waits for the client before the firmware starts, so nothing is lost, and OUT
+# receives nothing. Environment: INFERENCES (default 50), ARENA_SIZE (default 40960).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,8 +19,15 @@ case "$variant" in
   cost) v=5 ;;  # writes "alloc_instructions_x10=N free_instructions_x10=N" instead of a capture
   *) echo "capture.sh: unknown variant '$variant'" >&2; exit 2 ;;
 esac
+serial=(-serial null)
+timing=(-icount shift=0,align=off,sleep=off)
 case "$transport" in
   ring) tdef=-DTRANSPORT_RING ;; itm) tdef=-DTRANSPORT_ITM ;; text) tdef="-DTRANSPORT_TEXT -DEDGEMEM_TEXT=1" ;;
+  uart:[0-9]*)
+    tdef=-DTRANSPORT_UART
+    serial=(-serial "tcp:127.0.0.1:${transport#uart:},server=on,wait=on")
+    timing=()  # the FPGAIO counter then follows the host clock: inferences are paced in real time
+    ;;
   *) echo "capture.sh: unknown transport '$transport'" >&2; exit 2 ;;
 esac
 work=$(mktemp -d)
@@ -27,18 +38,19 @@ cd "$here"
 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c99 -O2 -g -Wall -Wextra -Werror \
   -ffunction-sections -fdata-sections -fno-builtin-malloc -fno-builtin-free \
   -DEDGEMEM_ENABLE=1 -DEDGEMEM_NOW_ADDR=0x40028018u -DVARIANT=$v $tdef -I"$root/target" -I"$here" \
+  ${INFERENCES:+-DINFERENCES=$INFERENCES} ${ARENA_SIZE:+-DARENA_SIZE=$ARENA_SIZE} \
   startup.c semihost.c syscalls.c board.c model.c main.c \
   "$root"/target/edgemem.c "$root"/target/edgemem_arena.c "$root"/target/edgemem_malloc_wrap.c \
   -T link.ld -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections \
   -Wl,--wrap=malloc,--wrap=free,--wrap=calloc,--wrap=realloc \
   -Wl,-Map="$work/fw.map" -o "$work/fw.elf"
 rc=0
-(cd "$work" && timeout 60 qemu-system-arm -M mps2-an385 -nographic -monitor none -serial null \
-  -semihosting-config enable=on,target=native -icount shift=0,align=off,sleep=off \
+cp "$work/fw.elf" "$out.elf"
+(cd "$work" && timeout "${QEMU_TIMEOUT:-60}" qemu-system-arm -M mps2-an385 -nographic -monitor none "${serial[@]}" \
+  -semihosting-config enable=on,target=native "${timing[@]}" \
   -kernel fw.elf) || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "capture.sh: firmware exited with $rc" >&2
   exit 1
 fi
-if [ "$variant" = cost ]; then cp "$work/cost.txt" "$out"; else cp "$work/capture.bin" "$out"; fi
-cp "$work/fw.elf" "$out.elf"
+if [ "$variant" = cost ]; then cp "$work/cost.txt" "$out"; elif [ "$tdef" != -DTRANSPORT_UART ]; then cp "$work/capture.bin" "$out"; fi

@@ -2,7 +2,10 @@
  * heap (malloc, recorded through --wrap), the network on a tensor arena,
  * a guard check after every inference. The capture goes to a host file
  * through semihosting: the RAM ring buffer is drained after each inference
- * (TRANSPORT_RING), or ITM packets / [MEM] lines are written directly. */
+ * (TRANSPORT_RING), or ITM packets / [MEM] lines are written directly.
+ * TRANSPORT_UART streams the capture out of UART0 instead, as a device on
+ * a soak rig would, one inference per INFERENCE_PERIOD_MS of real time
+ * (run without -icount, the FPGAIO counter follows the host clock). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +16,12 @@
 #ifndef INFERENCES
 #define INFERENCES 50
 #endif
+#ifndef INFERENCE_PERIOD_MS
+#define INFERENCE_PERIOD_MS 10
+#endif
 #if VARIANT == 3
 #define ARENA_SIZE 3392 /* 224 B of activations + 3072 B free + 96 B of op data */
-#else
+#elif !defined(ARENA_SIZE)
 #define ARENA_SIZE 40960
 #endif
 
@@ -25,7 +31,9 @@ static struct {
   uint8_t spill[2048];
 } memory __attribute__((aligned(16)));
 
+#if !defined(TRANSPORT_UART)
 static int trace_fd;
+#endif
 
 #if defined(TRANSPORT_RING)
 static uint8_t ring_storage[8192];
@@ -35,6 +43,10 @@ static void drain(void) {
   uint32_t n;
   while ((n = em_ring_read(&ring, chunk, sizeof chunk)) > 0) sh_write(trace_fd, chunk, n);
 }
+#elif defined(TRANSPORT_UART)
+void uart_write(const uint8_t *data, uint32_t len);
+void wait_ms(uint32_t ms);
+static void drain(void) {}
 #else
 static void to_file(const uint8_t *data, uint32_t len) { sh_write(trace_fd, data, len); }
 static void drain(void) {}
@@ -126,14 +138,18 @@ static int measure_cost(void) {
 #endif
 
 int main(void) {
+#if !defined(TRANSPORT_UART)
   trace_fd = sh_open("capture.bin", 4);
   if (trace_fd < 0) return 3;
+#endif
   em_config config;
   memset(&config, 0, sizeof config);
   config.tick_hz = 25000000;
 #if defined(TRANSPORT_RING)
   em_ring_init(&ring, ring_storage, sizeof ring_storage);
   config.ring = &ring;
+#elif defined(TRANSPORT_UART)
+  config.write = uart_write;
 #elif defined(TRANSPORT_ITM)
   config.itm = 1;
   config.itm_framed = 1; /* QEMU has no ITM: the packets go to the file */
@@ -164,7 +180,12 @@ int main(void) {
     em_arena_check_guard(&arena);
     em_inference_end(i);
     drain();
+#if defined(TRANSPORT_UART)
+    wait_ms(INFERENCE_PERIOD_MS);
+#endif
   }
+#if !defined(TRANSPORT_UART)
   sh_close(trace_fd);
+#endif
   return em_dropped() ? 4 : 0;
 }

@@ -52,8 +52,16 @@ class TraceSession {
   void feed(std::span<const uint8_t> bytes);
   // The source failed mid-way (or could not be opened): what was fed is still analysed.
   void read_failed(const std::string& error);
+  // A live stream may take minutes to fill the sniffing window: decides the
+  // format on what is held back so far when those bytes already show it
+  // (never refuses: that waits for the full window). True once decoding.
+  bool start_if_known();
   // Observers and snapshot() while bytes are still arriving.
   Analyzer& analyzer();
+  // What finish() would report on the bytes decoded so far, without ending
+  // anything (a live view); unset while the format is still being sniffed.
+  // Sites are not symbolised here.
+  std::optional<TraceRun> snapshot();
   // Decodes what is held back and ends the analysis; call once.
   TraceOutcome finish();
 

@@ -17,6 +17,8 @@
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
 #include "report/plan_vs_capture_report.h"
+#include "report/metrics_report.h"
+#include "watch/atomic_file.h"
 
 namespace edgemem::cli {
 
@@ -97,6 +99,12 @@ int run_analyze(const AnalyzeArgs& args) {
   }
   bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
   written &= write_exports(args, *run);
+  if (!args.metrics_file.empty()) {
+    std::string error = watch::write_file_atomically(
+        args.metrics_file, metrics_report({&run->input, &run->result, "", {}}, MetricsFormat::prometheus));
+    if (!error.empty()) fmt::print(stderr, "edgemem: --metrics-file {}\n", error);
+    written = written && error.empty();
+  }
 
   // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).
   auto broken = broken_rules(rules, run->result);
@@ -135,6 +143,8 @@ void add_analyze_command(CLI::App& app) {
                   "The .tflite a TFLite Micro capture ran: put edgemem's plan beside it, tensor by tensor");
   add_name_option(*cmd, "--target", args->target, "With --model: cortex-m | x86-64 struct sizes", "--target",
                   {"cortex-m", "x86-64"});
+  cmd->add_option("--metrics-file", args->metrics_file,
+                  "Also write Prometheus text metrics (docs/metrics.md) to this file, atomically: batch jobs");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
   exit_code_help(*cmd,

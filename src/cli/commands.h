@@ -28,6 +28,7 @@ struct AnalyzeArgs {
   std::string perfetto, chrome_json, folded, folded_peak, speedscope;
   std::string model;  // a .tflite: compare edgemem's plan with this TFLite Micro capture
   std::string target = "cortex-m";  // whose struct sizes that plan uses
+  std::string metrics_file;  // also write Prometheus text metrics to this file (atomically)
 };
 
 // Exit codes: 0 ok, 1 a --fail-on rule broke, 2 bad usage or unreadable input,
@@ -50,5 +51,6 @@ void add_stack_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
+void add_watch_command(CLI::App& app);
 
 }  // namespace edgemem::cli

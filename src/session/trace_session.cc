@@ -114,7 +114,22 @@ void TraceSession::read_failed(const std::string& error) {
   impl_->notes.push_back(fmt::format("{}: {}", impl_->name, error));
 }
 
+bool TraceSession::start_if_known() {
+  if (impl_->decoder) return true;
+  if (!accepting() || impl_->head.empty()) return false;
+  if (impl_->options.format == Format::automatic && !sniff_trace(impl_->head).format) return false;
+  return impl_->start();
+}
+
 Analyzer& TraceSession::analyzer() { return impl_->analyzer; }
+
+std::optional<TraceRun> TraceSession::snapshot() {
+  if (!impl_->decoder) return std::nullopt;
+  impl_->analyzer.set_trace_clock(impl_->decoder->clock_hz());
+  const Decoder& d = *impl_->decoder;
+  return TraceRun{{impl_->name, std::string(d.format_name()), d.stats(), impl_->context.time_base},
+                  impl_->analyzer.snapshot()};
+}
 
 TraceOutcome TraceSession::finish() { return impl_->finish(); }
 

@@ -1,0 +1,159 @@
+// `edgemem watch SOURCE`: follow a live capture with a status line and
+// alerts, then print the analyze summary of everything seen.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/options.h"
+#include "cli/report_file.h"
+#include "cli/status_display.h"
+#include "report/watch_status.h"
+#include "watch/alert_hook.h"
+#include "watch/metrics_outputs.h"
+#include "watch/watcher.h"
+
+namespace edgemem::cli {
+namespace {
+
+struct WatchArgs {
+  AnalyzeArgs trace;
+  unsigned baud = 0;
+  std::string interval = "1s", for_duration, on_alert, device;
+  std::string metrics_listen, metrics_file, otlp;
+  std::optional<uint64_t> until;
+};
+
+std::vector<TrendView> trend_views(const watch::AlertEngine& engine) {
+  std::vector<TrendView> out;
+  for (const watch::PoolTrend& t : engine.trends())
+    out.push_back({t.pool, t.estimate.bytes_per_inference, t.estimate.p_value, t.estimate.confirmed});
+  return out;
+}
+
+int run_watch(const WatchArgs& args) {
+  const AnalyzeArgs& a = args.trace;
+  FailOn rules;
+  try {
+    rules = parse_fail_on(a.fail_on);
+  } catch (const std::invalid_argument& e) {
+    return fail("--fail-on", e.what());
+  }
+  auto interval = watch::parse_duration(args.interval);
+  if (!interval) return fail("--interval " + args.interval, "expected a duration such as 1s, 500ms, 5m");
+  watch::WatchLimits limits{*interval, args.until, std::nullopt};
+  if (!args.for_duration.empty()) {
+    limits.duration = watch::parse_duration(args.for_duration);
+    if (!limits.duration) return fail("--for " + args.for_duration, "expected a duration such as 30s, 10m, 12h, 2d");
+  }
+  TraceSessionOptions options;
+  auto format = parse_format(a.format);
+  if (!format) return fail("--format " + a.format, "expected auto, log, seedbin, itm, tpiu or emt");
+  options.format = *format;
+  options.elf = a.elf;
+  options.analyzer.clock_hz = a.clock_hz;
+  options.analyzer.default_pool_size = a.arena_size;
+  options.decoder.tpiu_stream = a.tpiu_stream;
+
+  std::unique_ptr<watch::LiveSource> source;
+  try {
+    source = watch::open_live_source(a.path, args.baud);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
+  }
+  std::unique_ptr<watch::MetricsOutputs> metrics;
+  try {
+    metrics = std::make_unique<watch::MetricsOutputs>(
+        watch::MetricsTargets{args.metrics_listen, args.metrics_file, args.otlp, args.device});
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
+  }
+  if (std::string said = metrics->announcement(); !said.empty()) fmt::print(stderr, "edgemem: {}\n", said);
+  catch_interrupts();
+  TraceSession session(a.path, options);
+  watch::Watcher watcher(session);
+  std::optional<watch::AlertHook> hook;
+  if (!args.on_alert.empty()) hook.emplace(args.on_alert, args.device, a.path);
+
+  TraceOutcome outcome;
+  {
+    StatusDisplay display;
+    watch::WatchHandlers handlers;
+    handlers.note = [&](const std::string& n) { display.message("edgemem: " + n); };
+    handlers.alert = [&](const watch::Alert& alert) {
+      display.message(watch::alert_line(alert));
+      if (hook) {
+        std::string error = hook->run(alert);
+        if (!error.empty()) display.message("edgemem: " + error);
+      }
+    };
+    handlers.tick = [&](const TraceRun& run, const watch::AlertEngine& engine) {
+      std::vector<TrendView> trends = trend_views(engine);
+      display.status(watch_status_line({&run.input, &run.result, trends, engine.raised()}));
+      metrics->publish(run, trends, [&](const std::string& problem) { display.message("edgemem: " + problem); });
+    };
+    outcome = watcher.run(*source, limits, handlers, [] { return interrupted() != 0; });
+    display.clear();
+  }
+  if (int signal = interrupted()) fmt::print(stderr, "edgemem: stopped by signal {}; summary of everything seen\n", signal);
+  for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
+  if (hook)
+    for (const std::string& failed : hook->wait_all()) fmt::print(stderr, "edgemem: {}\n", failed);
+  if (!outcome.run) return 2;
+  const TraceRun& run = *outcome.run;
+  if (a.json)
+    fmt::print("{}\n", json_report(run.input, run.result));
+  else
+    fmt::print("{}", text_report(run.input, run.result));
+  bool written = a.html.empty() || write_report_file(a.html, html_report(run.input, run.result), "--html");
+  auto broken = broken_rules(rules, run.result);
+  for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  if (!written) return 2;
+  return watcher.alerts().fired() || !broken.empty() ? 1 : 0;
+}
+
+}  // namespace
+
+void add_watch_command(CLI::App& app) {
+  auto args = std::make_shared<WatchArgs>();
+  AnalyzeArgs& a = args->trace;
+  CLI::App* cmd = app.add_subcommand(
+      "watch", "Follow a live capture (growing file, -, tcp://HOST:PORT, serial device): status line, alerts, metrics");
+  cmd->add_option("source", a.path,
+                  "A file still being written, - for stdin, tcp://HOST:PORT (probe or emulator), or a serial device")
+      ->required();
+  add_name_option(*cmd, "--format", a.format, "auto | log | seedbin | itm | tpiu | emt", "--format",
+                  {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
+  add_size_option(*cmd, "--arena-size", a.arena_size, "Size of pools the trace does not declare");
+  cmd->add_option("--clock-hz", a.clock_hz, "CPU clock for cycle timestamps, to forecast in seconds");
+  cmd->add_option("--tpiu-stream", a.tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
+  cmd->add_option("--elf", a.elf, "Firmware ELF: turn return-address sites into function (file:line)");
+  cmd->add_flag("--json", a.json, "At the end print the edgemem.analyze/1 JSON document instead of the summary");
+  cmd->add_option("--html", a.html, "At the end also write the HTML report to this file");
+  cmd->add_option("--fail-on", a.fail_on,
+                  "Also exit 1 when at the end any of these hold: leak,overflow,guard,lifo,alloc-failure,"
+                  "fragmentation=warning|danger");
+  cmd->add_option("--baud", args->baud, "Serial device speed (default 115200); the source is then a serial device");
+  cmd->add_option("--interval", args->interval, "Time between status lines (500ms, 1s, 1m)")->capture_default_str();
+  cmd->add_option("--until", args->until, "Stop once this many inferences have been seen");
+  cmd->add_option("--for", args->for_duration, "Stop after this long (30s, 10m, 12h, 2d)");
+  cmd->add_option("--on-alert", args->on_alert,
+                  "Shell command run for each alert: EDGEMEM_ALERT, EDGEMEM_POOL, EDGEMEM_VALUE, EDGEMEM_INFERENCE, "
+                  "EDGEMEM_MESSAGE, EDGEMEM_DEVICE, EDGEMEM_SOURCE in its environment, the alert line on stdin");
+  cmd->add_option("--device", args->device, "Name of the device, for alerts and metrics labels");
+  cmd->add_option("--metrics-listen", args->metrics_listen,
+                  "Serve /metrics (Prometheus text or OpenMetrics) at HOST:PORT, :PORT or PORT (:0 = any free port)");
+  cmd->add_option("--metrics-file", args->metrics_file,
+                  "Rewrite this .prom file (atomically) every interval, for node_exporter's textfile collector");
+  cmd->add_option("--otlp", args->otlp,
+                  "Push the metrics as OTLP/HTTP JSON every interval to this collector URL (http://HOST:4318[/v1/metrics])");
+  exit_code_help(*cmd,
+                 "an alert was raised (leak trend, overflow, guard, failed allocation, fragmentation band, data "
+                 "loss) or a --fail-on rule holds at the end; Ctrl-C and SIGTERM end the watch with its summary",
+                 "edgemem watch --for 12h --on-alert 'notify-send \"$EDGEMEM_MESSAGE\"' tcp://127.0.0.1:3443");
+  cmd->callback([args] { throw CLI::RuntimeError(run_watch(*args)); });
+}
+
+}  // namespace edgemem::cli

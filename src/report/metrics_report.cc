@@ -1,0 +1,170 @@
+#include "report/metrics_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+namespace {
+
+// Label values may be any UTF-8; these three must be escaped in both formats.
+std::string escape(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", v);
+}
+
+class Writer {
+ public:
+  Writer(MetricsFormat format, const std::string& device) : format_(format) {
+    if (!device.empty()) device_ = fmt::format("device=\"{}\"", escape(device));
+  }
+
+  // One family: its metadata, then its samples through sample().
+  void family(std::string_view name, std::string_view type, std::string_view unit, std::string_view help) {
+    bool om = format_ == MetricsFormat::openmetrics;
+    // OpenMetrics names a counter family without its `_total` sample suffix.
+    std::string_view family_name = om && type == "counter" && name.ends_with("_total") ? name.substr(0, name.size() - 6) : name;
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family_name, help, family_name, type);
+    if (om && !unit.empty()) out_ += fmt::format("# UNIT {} {}\n", family_name, unit);
+  }
+
+  void sample(std::string_view name, const std::string& labels, double value) {
+    std::string all = device_;
+    if (!labels.empty()) all += (all.empty() ? "" : ",") + labels;
+    out_ += all.empty() ? fmt::format("{} {}\n", name, number(value))
+                        : fmt::format("{}{{{}}} {}\n", name, all, number(value));
+  }
+
+  std::string finish() {
+    if (format_ == MetricsFormat::openmetrics) out_ += "# EOF\n";
+    return std::move(out_);
+  }
+
+ private:
+  MetricsFormat format_;
+  std::string device_, out_;
+};
+
+std::string pool_label(std::string_view pool) { return fmt::format("pool=\"{}\"", escape(pool)); }
+
+void request_sizes(Writer& w, const SizesResult& sizes) {
+  w.family("edgemem_request_size_bytes", "histogram", "bytes", "Sizes of allocation requests");
+  SizeBuckets b = request_size_buckets(sizes);
+  uint64_t cumulative = 0;
+  for (const auto& [bound, count] : b.bounded) {
+    cumulative += count;
+    w.sample("edgemem_request_size_bytes_bucket", fmt::format("le=\"{}\"", bound), static_cast<double>(cumulative));
+  }
+  w.sample("edgemem_request_size_bytes_bucket", "le=\"+Inf\"", static_cast<double>(b.count));
+  w.sample("edgemem_request_size_bytes_sum", "", static_cast<double>(b.sum));
+  w.sample("edgemem_request_size_bytes_count", "", static_cast<double>(b.count));
+}
+
+}  // namespace
+
+std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
+  const AnalysisResult& r = *in.result;
+  const DecodeStats& s = in.input->stats;
+  Writer w(format, in.device);
+  auto d = [](uint64_t v) { return static_cast<double>(v); };
+
+  w.family("edgemem_inferences_total", "counter", "", "Inferences completed (inference end markers)");
+  w.sample("edgemem_inferences_total", "", d(r.inferences));
+  w.family("edgemem_events_total", "counter", "", "Memory events decoded");
+  w.sample("edgemem_events_total", "", d(s.events));
+
+  w.family("edgemem_pool_used_bytes", "gauge", "bytes", "Bytes in use now (heap: live blocks; arena: top)");
+  for (const PoolSummary& p : r.pools) w.sample("edgemem_pool_used_bytes", pool_label(p.name), d(p.final_bytes));
+  w.family("edgemem_pool_peak_bytes", "gauge", "bytes", "Highest usage since the trace began");
+  for (const PoolSummary& p : r.pools) w.sample("edgemem_pool_peak_bytes", pool_label(p.name), d(p.peak_bytes));
+  w.family("edgemem_pool_size_bytes", "gauge", "bytes", "Pool size, for pools whose size is known");
+  for (const PoolSummary& p : r.pools)
+    if (p.size) w.sample("edgemem_pool_size_bytes", pool_label(p.name), d(p.size));
+  w.family("edgemem_pool_live_blocks", "gauge", "", "Blocks allocated and not yet freed");
+  for (const PoolSummary& p : r.pools) w.sample("edgemem_pool_live_blocks", pool_label(p.name), d(p.live_count));
+
+  // Unknown without inference markers: left out, since 0 would read as "no leak".
+  w.family("edgemem_leak_rate_bytes_per_inference", "gauge", "bytes_per_inference",
+           "Growth of usage at inference ends over the whole trace (least squares), summed over growing pools");
+  if (r.inferences) w.sample("edgemem_leak_rate_bytes_per_inference", "", r.leak_rate_bytes_per_inference);
+  if (!in.trends.empty()) {
+    w.family("edgemem_leak_trend_bytes_per_inference", "gauge", "bytes_per_inference",
+             "Slope of the lowest usage per 8 inferences over the last 80 (what the leak alert tests)");
+    for (const TrendView& t : in.trends)
+      w.sample("edgemem_leak_trend_bytes_per_inference", pool_label(t.pool), t.bytes_per_inference);
+    w.family("edgemem_leak_confirmed", "gauge", "", "1 once the leak trend was significant (p < 1e-6)");
+    for (const TrendView& t : in.trends) w.sample("edgemem_leak_confirmed", pool_label(t.pool), t.confirmed ? 1 : 0);
+  }
+  if (const auto& fc = r.exhaustion_forecast) {
+    w.family("edgemem_exhaustion_forecast_inferences", "gauge", "",
+             "Inferences until the pool is full at the measured leak rate (0: already exhausted)");
+    w.sample("edgemem_exhaustion_forecast_inferences", pool_label(fc->pool), d(fc->inferences));
+    if (fc->seconds) {
+      w.family("edgemem_exhaustion_forecast_seconds", "gauge", "seconds",
+               "Seconds of trace time until the pool is full at the measured leak and inference rates");
+      w.sample("edgemem_exhaustion_forecast_seconds", pool_label(fc->pool), *fc->seconds);
+    }
+  }
+
+  // Only pools of known extent: elsewhere free memory past the touched span is unknown.
+  w.family("edgemem_fragmentation_ratio", "gauge", "ratio", "1 - largest free block / total free, now");
+  for (const PoolFragmentation& p : r.fragmentation.pools)
+    if (p.known_extent) w.sample("edgemem_fragmentation_ratio", pool_label(p.pool), p.final_rate);
+  w.family("edgemem_pool_largest_free_bytes", "gauge", "bytes", "Largest free block now");
+  for (const PoolFragmentation& p : r.fragmentation.pools)
+    if (p.known_extent) w.sample("edgemem_pool_largest_free_bytes", pool_label(p.pool), d(p.largest_free));
+
+  w.family("edgemem_alloc_failures_total", "counter", "", "Allocation requests the allocator refused");
+  w.sample("edgemem_alloc_failures_total", "", d(r.fragmentation.alloc_failures));
+  w.family("edgemem_overflows_total", "counter", "", "Allocations past the end of their arena");
+  w.sample("edgemem_overflows_total", "", d(r.overflow_count));
+  w.family("edgemem_guard_failures_total", "counter", "", "Guard checks that found the guard bytes corrupted");
+  w.sample("edgemem_guard_failures_total", "", d(r.guard_failure_count));
+  w.family("edgemem_events_dropped_total", "counter", "", "Trace data the device could not send");
+  w.sample("edgemem_events_dropped_total", "reason=\"device_buffer_full\"", d(s.dropped_records));
+  w.sample("edgemem_events_dropped_total", "reason=\"itm_overflow\"", d(s.overflows));
+  w.family("edgemem_corrupt_bytes_total", "counter", "bytes", "Bytes skipped while resynchronising on corrupt input");
+  w.sample("edgemem_corrupt_bytes_total", "", d(s.corrupt_bytes));
+
+  request_sizes(w, r.sizes);
+  return w.finish();
+}
+
+SizeBuckets request_size_buckets(const SizesResult& sizes) {
+  constexpr int kTopBit = 24;
+  SizeBuckets out;
+  for (int i = 0; i <= kTopBit; ++i) out.bounded.emplace_back(i == 0 ? 0 : (uint64_t{1} << i) - 1, 0);
+  for (const SizeBucket& b : sizes.histogram) {
+    out.count += b.count;
+    out.sum += b.bytes;
+    auto it = std::find_if(out.bounded.begin(), out.bounded.end(), [&](const auto& x) { return x.first == b.max; });
+    if (it != out.bounded.end()) it->second += b.count;
+    else out.above += b.count;
+  }
+  return out;
+}
+
+MetricsFormat negotiate_metrics_format(std::string_view accept) {
+  return accept.find("application/openmetrics-text") != std::string_view::npos ? MetricsFormat::openmetrics
+                                                                                : MetricsFormat::prometheus;
+}
+
+std::string_view metrics_content_type(MetricsFormat format) {
+  return format == MetricsFormat::openmetrics ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                                              : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+}  // namespace edgemem

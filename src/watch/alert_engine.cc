@@ -1,0 +1,114 @@
+#include "watch/alert_engine.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "edgemem/analyzer.h"
+
+namespace edgemem::watch {
+
+std::string_view to_string(AlertKind kind) {
+  switch (kind) {
+    case AlertKind::leak: return "leak";
+    case AlertKind::fragmentation: return "fragmentation";
+    case AlertKind::overflow: return "overflow";
+    case AlertKind::guard: return "guard";
+    case AlertKind::alloc_failure: return "alloc-failure";
+    case AlertKind::data_loss: return "data-loss";
+  }
+  return "?";
+}
+
+void AlertEngine::raise(AlertKind kind, std::string pool, double value, std::string message, std::string_view detail) {
+  if (!raised_.emplace(kind, pool, std::string(detail)).second) return;
+  pending_.push_back({kind, std::move(pool), inferences_, value, std::move(message)});
+}
+
+void AlertEngine::judge_fragmentation(const std::string& pool) {
+  auto it = fragmentation_.find(pool);
+  if (it == fragmentation_.end() || !it->second.worst_floor || !known_extent_.contains(pool)) return;
+  double floor = *it->second.worst_floor;
+  for (Band b : {Band::warning, Band::danger}) {
+    if (fragmentation_band(floor) < b) continue;
+    raise(AlertKind::fragmentation, pool, floor,
+          fmt::format("pool {} stayed fragmented into the {} band: at least {:.0f}% (1 - largest free / total free) "
+                      "at every end of {} inferences",
+                      pool, to_string(b), floor * 100, LeakTrend::kWindow),
+          to_string(b));
+  }
+}
+
+void AlertEngine::on_inference(const InferenceRecord& record) {
+  ++inferences_;
+  for (const PoolInferenceUsage& p : record.pools) {
+    if (!p.fragmentation_rate) continue;
+    auto f = fragmentation_.find(p.pool);
+    if (f == fragmentation_.end()) f = fragmentation_.emplace(std::string(p.pool), FragmentationFloor{}).first;
+    FragmentationFloor& floor = f->second;
+    floor.window_min = floor.in_window == 0 ? *p.fragmentation_rate : std::min(floor.window_min, *p.fragmentation_rate);
+    if (++floor.in_window < LeakTrend::kWindow) continue;
+    floor.in_window = 0;
+    floor.worst_floor = std::max(floor.worst_floor.value_or(0), floor.window_min);
+    judge_fragmentation(f->first);
+  }
+  for (const PoolInferenceUsage& p : record.pools) {
+    auto it = trends_.find(p.pool);
+    if (it == trends_.end()) it = trends_.emplace(std::string(p.pool), LeakTrend{}).first;
+    it->second.add(p.used_bytes);
+    auto e = it->second.estimate();
+    // Once raised, skip building a message per inference for the rest of a long soak.
+    if (!e || !e->confirmed || raised_.contains({AlertKind::leak, it->first, ""})) continue;
+    raise(AlertKind::leak, it->first, e->bytes_per_inference,
+          fmt::format("pool {} leaks {:.0f} B per inference: the lowest usage of each {} inferences rose over the last "
+                      "{} (p {}), now {} B at inference {}",
+                      it->first, e->bytes_per_inference, LeakTrend::kWindow, e->inferences,
+                      e->p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", e->p_value), p.used_bytes, record.number));
+  }
+}
+
+void AlertEngine::on_snapshot(const TraceRun& run) {
+  const AnalysisResult& r = run.result;
+  if (r.overflow_count && !r.overflows.empty()) {
+    const Overflow& o = r.overflows.front();
+    raise(AlertKind::overflow, o.pool, static_cast<double>(r.overflow_count),
+          fmt::format("pool {} overflowed: {} B at offset {} runs {} B past its {} B end ({})", o.pool, o.size,
+                      o.offset, o.over_by, o.arena_size, o.site.empty() ? "site unknown" : o.site));
+  }
+  if (r.guard_failure_count && !r.guard_failures.empty()) {
+    const GuardFailure& g = r.guard_failures.front();
+    raise(AlertKind::guard, g.pool, static_cast<double>(r.guard_failure_count),
+          fmt::format("pool {}: guard bytes corrupted{} ({} failed checks so far)", g.pool,
+                      g.inference ? fmt::format(" at inference {}", *g.inference) : "", r.guard_failure_count));
+  }
+  const FragmentationResult& f = r.fragmentation;
+  if (f.alloc_failures && !f.failures.empty()) {
+    const AllocFailure& a = f.failures.front();
+    raise(AlertKind::alloc_failure, a.pool, static_cast<double>(f.alloc_failures),
+          fmt::format("pool {}: a {} B request failed with {} B free, {} B in the largest block{}", a.pool, a.size,
+                      a.total_free, a.largest_free, a.fragmentation ? " (fragmentation)" : ""));
+  }
+  for (const PoolFragmentation& p : f.pools) {
+    if (!p.known_extent || known_extent_.contains(p.pool)) continue;
+    known_extent_.insert(p.pool);
+    judge_fragmentation(p.pool);
+  }
+  // A live stream is cut wherever the watch stops: its last record being
+  // incomplete is the watch's doing, not data the device lost.
+  DecodeStats stats = run.input.stats;
+  stats.truncated_bytes = 0;
+  Check loss = data_loss_check(stats, r.counts);
+  if (loss.status == CheckStatus::found)
+    raise(AlertKind::data_loss, "", 1, fmt::format("trace data lost: {}; findings may be missing or wrong", loss.reason));
+}
+
+std::vector<Alert> AlertEngine::take() { return std::exchange(pending_, {}); }
+
+std::vector<PoolTrend> AlertEngine::trends() const {
+  std::vector<PoolTrend> out;
+  for (const auto& [pool, trend] : trends_)
+    if (auto e = trend.estimate()) out.push_back({pool, *e});
+  return out;
+}
+
+}  // namespace edgemem::watch

@@ -1,0 +1,76 @@
+// Turns what a live trace shows into alerts, each raised once per cause
+// (kind and pool), not at every status line. Leak trends and fragmentation
+// come from the inference records as they end; overflow, guard corruption,
+// failed allocations and data loss from the analysis snapshots, so they
+// agree with what `analyze` would say.
+//
+// Fragmentation is judged like the leak: on the lowest rate at the ends of
+// a window of 8 inferences, so a heap that is briefly cut up while an
+// inference runs (and whole again at its end) raises nothing, and one that
+// stays cut up across inferences does. Only pools of known extent are
+// judged (the snapshots say which), as in `analyze`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "edgemem/analyzer.h"
+#include "edgemem/trace_session.h"
+#include "watch/leak_trend.h"
+
+namespace edgemem::watch {
+
+enum class AlertKind : uint8_t { leak, fragmentation, overflow, guard, alloc_failure, data_loss };
+// Stable identifiers, as --on-alert hooks see them in EDGEMEM_ALERT.
+std::string_view to_string(AlertKind kind);
+
+struct Alert {
+  AlertKind kind = AlertKind::leak;
+  std::string pool;       // empty when the cause is not one pool's (data loss)
+  uint64_t inference = 0;  // inferences completed when it was raised
+  double value = 0;       // leak: bytes per inference; fragmentation: rate; others: count
+  std::string message;    // one line a person reads
+};
+
+struct PoolTrend {
+  std::string pool;
+  TrendEstimate estimate;
+};
+
+class AlertEngine final : public InferenceObserver {
+ public:
+  void on_inference(const InferenceRecord& record) override;
+  // The analysis so far, at a status tick and once at the end.
+  void on_snapshot(const TraceRun& run);
+  // Alerts raised since the last call, oldest first.
+  std::vector<Alert> take();
+  bool fired() const { return !raised_.empty(); }
+  size_t raised() const { return raised_.size(); }
+  uint64_t inferences() const { return inferences_; }
+  // Each pool's latest leak-trend estimate, for the status line and metrics.
+  std::vector<PoolTrend> trends() const;
+
+ private:
+  // `detail` separates causes of one kind in one pool (the band entered).
+  void raise(AlertKind kind, std::string pool, double value, std::string message, std::string_view detail = {});
+  void judge_fragmentation(const std::string& pool);
+  struct FragmentationFloor {
+    double window_min = 0;
+    uint64_t in_window = 0;
+    std::optional<double> worst_floor;  // highest window floor so far
+  };
+  std::map<std::string, LeakTrend, std::less<>> trends_;
+  std::map<std::string, FragmentationFloor, std::less<>> fragmentation_;
+  std::set<std::string, std::less<>> known_extent_;
+  std::set<std::tuple<AlertKind, std::string, std::string>> raised_;
+  std::vector<Alert> pending_;
+  uint64_t inferences_ = 0;
+};
+
+}  // namespace edgemem::watch

@@ -1,0 +1,90 @@
+#include "watch/alert_hook.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace edgemem::watch {
+
+std::string alert_line(const Alert& a) {
+  return fmt::format("ALERT {}{}: {}", to_string(a.kind), a.pool.empty() ? "" : " " + a.pool, a.message);
+}
+
+AlertHook::AlertHook(std::string command, std::string device, std::string source)
+    : command_(std::move(command)), device_(std::move(device)), source_(std::move(source)) {}
+
+AlertHook::~AlertHook() { wait_all(); }
+
+std::string AlertHook::run(const Alert& a) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "EDGEMEM_", 8) != 0) env.emplace_back(*e);
+  env.push_back(fmt::format("EDGEMEM_ALERT={}", to_string(a.kind)));
+  env.push_back(fmt::format("EDGEMEM_POOL={}", a.pool));
+  env.push_back(fmt::format("EDGEMEM_VALUE={}", a.value));
+  env.push_back(fmt::format("EDGEMEM_INFERENCE={}", a.inference));
+  env.push_back(fmt::format("EDGEMEM_MESSAGE={}", a.message));
+  env.push_back(fmt::format("EDGEMEM_DEVICE={}", device_));
+  env.push_back(fmt::format("EDGEMEM_SOURCE={}", source_));
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("--on-alert: pipe: {}", std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
+  std::string sh = "/bin/sh", dash_c = "-c", cmd = command_;
+  char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
+  pid_t pid;
+  int rc = ::posix_spawn(&pid, "/bin/sh", &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[0]);
+  if (rc != 0) {
+    ::close(fds[1]);
+    return fmt::format("--on-alert: cannot start /bin/sh: {}", std::strerror(rc));
+  }
+  running_.push_back(pid);
+  // One short line fits the pipe buffer, so this does not block on a hook
+  // that never reads its stdin (SIGPIPE is ignored by main).
+  std::string line = alert_line(a) + "\n";
+  [[maybe_unused]] ssize_t written = ::write(fds[1], line.data(), line.size());
+  ::close(fds[1]);
+  // Reap hooks that are done, so a long soak does not collect zombies.
+  std::erase_if(running_, [this](pid_t p) {
+    int status = 0;
+    if (::waitpid(p, &status, WNOHANG) != p) return false;
+    note_failure(status);
+    return true;
+  });
+  return {};
+}
+
+void AlertHook::note_failure(int status) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    failed_.push_back(fmt::format("--on-alert command exited with {}", WEXITSTATUS(status)));
+  else if (WIFSIGNALED(status))
+    failed_.push_back(fmt::format("--on-alert command killed by signal {}", WTERMSIG(status)));
+}
+
+std::vector<std::string> AlertHook::wait_all() {
+  for (pid_t p : running_) {
+    int status = 0;
+    while (::waitpid(p, &status, 0) < 0 && errno == EINTR) {
+    }
+    note_failure(status);
+  }
+  running_.clear();
+  return std::exchange(failed_, {});
+}
+
+}  // namespace edgemem::watch

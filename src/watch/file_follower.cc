@@ -1,0 +1,115 @@
+// A trace file that another process is still writing (a probe's capture
+// file, a log that logrotate replaces). Polled: inotify would wake sooner,
+// but a 50 ms poll is well within a status interval and works on NFS too.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "watch/live_source.h"
+
+namespace edgemem::watch {
+namespace {
+
+constexpr std::chrono::milliseconds kPoll{50};
+
+class FileFollower final : public LiveSource {
+ public:
+  explicit FileFollower(std::string path) : path_(std::move(path)) {}
+  ~FileFollower() override { close(); }
+
+  SourceRead read(std::span<uint8_t> buffer, std::chrono::milliseconds timeout) override {
+    SourceRead out;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (fd_ < 0) open(out);
+      if (fd_ >= 0) {
+        ssize_t n = ::read(fd_, buffer.data(), buffer.size());
+        if (n > 0) {
+          offset_ += static_cast<uint64_t>(n);
+          out.bytes = static_cast<size_t>(n);
+          return out;
+        }
+        if (n < 0 && errno != EINTR && errno != EAGAIN) {
+          out.notes.push_back(fmt::format("{}: read failed: {}; reopening", path_, std::strerror(errno)));
+          close();
+        } else if (n == 0 && replaced_) {
+          close();  // the old file was read to its end after the rename was seen
+          continue;
+        } else if (n == 0) {
+          check_replaced(out);
+          if (replaced_) continue;
+        }
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline || !out.notes.empty()) return out;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kPoll, deadline - now));
+    }
+  }
+
+ private:
+  void open(SourceRead& out) {
+    // Non-blocking: opening a FIFO with no writer yet must not hang the watch.
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      if (!waiting_noted_) out.notes.push_back(fmt::format("{}: {}; waiting for it", path_, std::strerror(errno)));
+      waiting_noted_ = true;
+      return;
+    }
+    struct stat st;
+    ::fstat(fd_, &st);
+    inode_ = st.st_ino;
+    device_ = st.st_dev;
+    regular_ = S_ISREG(st.st_mode);
+    offset_ = 0;
+    if (waiting_noted_) out.notes.push_back(fmt::format("{}: opened", path_));
+    waiting_noted_ = false;
+  }
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    replaced_ = false;
+  }
+
+  // At the end of what is written: has the file shrunk or been replaced?
+  // (A FIFO has no size and is not rotated: its writer just comes back.)
+  void check_replaced(SourceRead& out) {
+    if (!regular_) return;
+    struct stat now;
+    if (::fstat(fd_, &now) == 0 && static_cast<uint64_t>(now.st_size) < offset_) {
+      out.notes.push_back(fmt::format("{}: truncated to {} bytes after {} were read; reading it again from the start",
+                                      path_, now.st_size, offset_));
+      ::lseek(fd_, 0, SEEK_SET);
+      offset_ = 0;
+      return;
+    }
+    struct stat named;
+    if (::stat(path_.c_str(), &named) != 0) return;  // moved away, new one not there yet: keep the old
+    if (named.st_ino == inode_ && named.st_dev == device_) return;
+    out.notes.push_back(fmt::format("{}: replaced by a new file (rotated) after {} bytes; following the new one", path_,
+                                    offset_));
+    replaced_ = true;  // one more read catches what was written between the last read and the rename
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  ino_t inode_ = 0;
+  dev_t device_ = 0;
+  uint64_t offset_ = 0;
+  bool waiting_noted_ = false;
+  bool replaced_ = false;
+  bool regular_ = true;
+};
+
+}  // namespace
+
+std::unique_ptr<LiveSource> follow_file(const std::string& path) { return std::make_unique<FileFollower>(path); }
+
+}  // namespace edgemem::watch

@@ -1,0 +1,45 @@
+#include "watch/metrics_outputs.h"
+
+#include <chrono>
+
+#include "report/metrics_report.h"
+#include "report/otlp_report.h"
+#include "watch/atomic_file.h"
+
+namespace edgemem::watch {
+namespace {
+
+uint64_t unix_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+}  // namespace
+
+MetricsOutputs::MetricsOutputs(MetricsTargets targets) : targets_(std::move(targets)), start_ns_(unix_ns()) {
+  if (!targets_.listen.empty()) server_ = std::make_unique<MetricsServer>(targets_.listen);
+  if (!targets_.otlp.empty()) otlp_ = std::make_unique<OtlpPusher>(targets_.otlp);
+}
+
+std::string MetricsOutputs::announcement() const { return server_ ? "serving metrics on " + server_->url() : ""; }
+
+void MetricsOutputs::publish(const TraceRun& run, const std::vector<TrendView>& trends,
+                             const std::function<void(const std::string&)>& problem) {
+  MetricsInput metrics{&run.input, &run.result, targets_.device, trends};
+  if (server_)
+    server_->publish(metrics_report(metrics, MetricsFormat::prometheus), metrics_report(metrics, MetricsFormat::openmetrics));
+  if (!targets_.file.empty()) {
+    // node_exporter's textfile collector reads the 0.0.4 text format.
+    std::string error = write_file_atomically(targets_.file, metrics_report(metrics, MetricsFormat::prometheus));
+    if (!error.empty() && error != file_error_) problem("--metrics-file " + error);
+    file_error_ = error;
+  }
+  if (otlp_) {
+    otlp_->push(otlp_metrics(metrics, unix_ns(), start_ns_).dump());
+    std::string error = otlp_->take_error();
+    if (!error.empty() && error != otlp_error_) problem("--otlp " + error);
+    if (!error.empty()) otlp_error_ = error;
+  }
+}
+
+}  // namespace edgemem::watch

@@ -1,0 +1,73 @@
+#include "watch/metrics_server.h"
+
+#include <httplib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "report/metrics_report.h"
+
+namespace edgemem::watch {
+
+struct MetricsServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+  std::string host;
+  int port = 0;
+  std::mutex mutex;
+  // Until the first status tick: valid, empty expositions.
+  std::string prometheus, openmetrics = "# EOF\n";
+};
+
+MetricsServer::MetricsServer(const std::string& addr) : impl_(std::make_unique<Impl>()) {
+  size_t colon = addr.rfind(':');
+  std::string host = colon == std::string::npos ? "" : addr.substr(0, colon);
+  std::string port = colon == std::string::npos ? addr : addr.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+    throw std::runtime_error(fmt::format("--metrics-listen {}: expected HOST:PORT, :PORT or PORT, e.g. :9464", addr));
+  impl_->host = host.empty() ? "0.0.0.0" : host;
+  Impl* impl = impl_.get();
+  impl->server.Get("/metrics", [impl](const httplib::Request& request, httplib::Response& response) {
+    MetricsFormat format = negotiate_metrics_format(request.get_header_value("Accept"));
+    std::lock_guard lock(impl->mutex);
+    response.set_content(format == MetricsFormat::openmetrics ? impl->openmetrics : impl->prometheus,
+                         std::string(metrics_content_type(format)).c_str());
+  });
+  int wanted = std::stoi(port);
+  if (wanted == 0) {
+    impl->port = impl->server.bind_to_any_port(impl->host.c_str());
+  } else if (impl->server.bind_to_port(impl->host.c_str(), wanted)) {
+    impl->port = wanted;
+  } else {
+    impl->port = -1;
+  }
+  if (impl->port <= 0)
+    throw std::runtime_error(fmt::format("--metrics-listen {}: cannot listen there ({}); pick another port, or :0 for "
+                                         "any free one", addr, std::strerror(errno)));
+  impl->thread = std::thread([impl] { impl->server.listen_after_bind(); });
+}
+
+MetricsServer::~MetricsServer() {
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+std::string MetricsServer::url() const {
+  std::string host = impl_->host == "0.0.0.0" ? "127.0.0.1" : impl_->host;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return fmt::format("http://{}:{}/metrics", host, impl_->port);
+}
+
+void MetricsServer::publish(std::string prometheus_text, std::string openmetrics_text) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->prometheus = std::move(prometheus_text);
+  impl_->openmetrics = std::move(openmetrics_text);
+}
+
+}  // namespace edgemem::watch

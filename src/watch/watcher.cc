@@ -1,0 +1,88 @@
+#include "watch/watcher.h"
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace edgemem::watch {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Short enough that Ctrl-C and --for are answered at once.
+constexpr milliseconds kMaxWait{100};
+
+Watcher::Watcher(TraceSession& session) : session_(session) { session_.analyzer().add_observer(engine_); }
+
+void Watcher::deliver(const WatchHandlers& handlers) {
+  for (const Alert& a : engine_.take())
+    if (handlers.alert) handlers.alert(a);
+}
+
+TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const WatchHandlers& h,
+                          const std::function<bool()>& stop) {
+  auto note = [&](const std::string& text) {
+    if (h.note) h.note(text);
+  };
+  std::vector<uint8_t> buffer(64 * 1024);
+  const auto start = Clock::now();
+  auto next_tick = start + limits.interval;
+  while (session_.accepting()) {
+    if (stop && stop()) break;
+    auto now = Clock::now();
+    auto wait = std::clamp(std::chrono::duration_cast<milliseconds>(next_tick - now), milliseconds(0), kMaxWait);
+    SourceRead r = source.read(buffer, wait);
+    for (const std::string& n : r.notes) note(n);
+    if (r.bytes) session_.feed({buffer.data(), r.bytes});
+    deliver(h);
+    if (limits.until_inferences && engine_.inferences() >= *limits.until_inferences) {
+      note(fmt::format("{} inferences seen (--until {})", engine_.inferences(), *limits.until_inferences));
+      break;
+    }
+    if (r.ended) {
+      note("end of input");
+      break;
+    }
+    now = Clock::now();
+    if (limits.duration && now - start >= *limits.duration) {
+      note(fmt::format("--for {} s elapsed", std::chrono::duration_cast<std::chrono::seconds>(*limits.duration).count()));
+      break;
+    }
+    if (now >= next_tick) {
+      while (next_tick <= now) next_tick += limits.interval;  // a slow tick skips, it does not pile up
+      session_.start_if_known();
+      deliver(h);
+      if (auto run = session_.snapshot()) {
+        engine_.on_snapshot(*run);
+        deliver(h);
+        if (h.tick) h.tick(*run, engine_);
+      }
+    }
+  }
+  TraceOutcome outcome = session_.finish();
+  if (outcome.run) {
+    engine_.on_snapshot(*outcome.run);
+    deliver(h);
+    if (h.tick) h.tick(*outcome.run, engine_);
+  }
+  return outcome;
+}
+
+std::optional<milliseconds> parse_duration(std::string_view text) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || !(value > 0)) return std::nullopt;
+  std::string_view unit(end, text.data() + text.size() - end);
+  double ms = unit == "ms"                ? value
+              : unit == "s" || unit == "" ? value * 1e3
+              : unit == "m"               ? value * 60e3
+              : unit == "h"               ? value * 3600e3
+              : unit == "d"               ? value * 86400e3
+                                          : -1;
+  if (ms < 1) return std::nullopt;
+  return milliseconds(static_cast<int64_t>(ms));
+}
+
+}  // namespace edgemem::watch

@@ -1,0 +1,139 @@
+// Alerts from a live trace: a leak that starts mid-run among temporaries is
+// confirmed within 100 inferences, a clean soak of 100,000 inferences raises
+// nothing, and every other cause is raised once however often it is seen.
+#include <gtest/gtest.h>
+
+#include "edgemem/decoder.h"
+#include "watch/alert_engine.h"
+#include "watch/soak_trace.h"
+
+namespace edgemem::watch {
+namespace {
+
+struct Seen {
+  std::vector<Alert> alerts;
+  uint64_t inferences = 0;
+};
+
+// Feeds the log in 4 KiB pieces, as a live stream arrives, taking the alerts after each.
+Seen watch_log(const std::string& log) {
+  TraceContext context;
+  AnalyzerOptions options;
+  options.default_pool_size = 16 << 20;
+  Analyzer analyzer(context, options);
+  AlertEngine engine;
+  analyzer.add_observer(engine);
+  auto decoder = make_decoder(Format::log, context, analyzer);
+  Seen seen;
+  for (size_t i = 0; i < log.size(); i += 4096) {
+    decoder->feed({reinterpret_cast<const uint8_t*>(log.data()) + i, std::min<size_t>(4096, log.size() - i)});
+    for (Alert& a : engine.take()) seen.alerts.push_back(std::move(a));
+  }
+  decoder->finish();
+  seen.inferences = engine.inferences();
+  return seen;
+}
+
+TEST(AlertEngine, A644BytePerInferenceLeakStartingMidRunIsConfirmedWithin100Inferences) {
+  // Starts at every position within a window of 8, each with its own noise.
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    uint64_t start = 5000 + seed;
+    Seen seen = watch_log(test::soak_log(6000, start, seed));
+    ASSERT_EQ(seen.alerts.size(), 1u) << "seed " << seed;
+    const Alert& a = seen.alerts[0];
+    EXPECT_EQ(a.kind, AlertKind::leak);
+    EXPECT_EQ(a.pool, "heap");
+    EXPECT_GE(a.inference, start) << "seed " << seed << ": raised before the leak began";
+    EXPECT_LE(a.inference - start, 100u) << "seed " << seed;
+    EXPECT_NEAR(a.value, 644, 644 * 0.25) << "seed " << seed;
+  }
+}
+
+TEST(AlertEngine, ACleanSoakOf100000InferencesWithNoisyTemporariesRaisesNothing) {
+  Seen seen = watch_log(test::soak_log(100000, std::nullopt, 11));
+  EXPECT_EQ(seen.inferences, 100000u);
+  for (const Alert& a : seen.alerts) ADD_FAILURE() << a.message;
+}
+
+TraceRun run_with(const std::function<void(AnalysisResult&, DecodeStats&)>& fill) {
+  TraceRun run;
+  fill(run.result, run.input.stats);
+  return run;
+}
+
+// Inference ends with the heap fragmented by `rate`.
+void heap_fragmented(AlertEngine& engine, double rate, int inferences) {
+  for (int i = 0; i < inferences; ++i) {
+    InferenceRecord r;
+    r.pools.push_back({"heap", 4096, 4096, 3, rate});
+    engine.on_inference(r);
+  }
+}
+
+TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
+  AlertEngine engine;
+  heap_fragmented(engine, 0.3, 16);
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats& s) {
+    r.overflow_count = 1;
+    r.overflows.push_back({100, 224, 4096, 3392, 1024, 3072, "model.c:88", "arena"});
+    r.guard_failure_count = 3;
+    r.guard_failures.push_back({200, 8, "arena", ""});
+    r.fragmentation.alloc_failures = 2;
+    r.fragmentation.failures.push_back({300, 2840, 7348, 2820, 4, "heap", "main.c:58", true});
+    r.fragmentation.pools.push_back({"heap", true, 0.6, 0.5, 7348, 2820, {}});
+    s.dropped_records = 5;
+  });
+  engine.on_snapshot(run);
+  engine.on_snapshot(run);
+  std::vector<Alert> alerts = engine.take();
+  std::vector<std::string> kinds;
+  for (const Alert& a : alerts) kinds.push_back(std::string(to_string(a.kind)) + "/" + a.pool);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"overflow/arena", "guard/arena", "alloc-failure/heap", "fragmentation/heap",
+                                             "fragmentation/heap", "data-loss/"}));
+  EXPECT_NE(alerts[3].message.find("warning band"), std::string::npos) << alerts[3].message;
+  EXPECT_NE(alerts[4].message.find("danger band"), std::string::npos);
+  EXPECT_NE(alerts[5].message.find("5 records dropped"), std::string::npos);
+  engine.on_snapshot(run);
+  EXPECT_TRUE(engine.take().empty());
+  EXPECT_TRUE(engine.fired());
+}
+
+TEST(AlertEngine, FragmentationOnlyWhenItLastsAcrossAWindowOfInferenceEnds) {
+  AlertEngine engine;
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
+    r.fragmentation.pools.push_back({"heap", true, 0.6, 0.0, 4096, 4096, {}});
+  });
+  engine.on_snapshot(run);
+  // Cut up at seven ends of eight, whole at one: the floor is 0.
+  for (int w = 0; w < 10; ++w) {
+    heap_fragmented(engine, 0.5, 7);
+    heap_fragmented(engine, 0.0, 1);
+  }
+  EXPECT_TRUE(engine.take().empty());
+  heap_fragmented(engine, 0.15, 8);
+  auto alerts = engine.take();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].kind, AlertKind::fragmentation);
+  EXPECT_NE(alerts[0].message.find("warning band: at least 15%"), std::string::npos) << alerts[0].message;
+}
+
+TEST(AlertEngine, FragmentationOfAPoolOfUnknownExtentIsNotJudged) {
+  AlertEngine engine;
+  heap_fragmented(engine, 0.9, 64);
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
+    r.fragmentation.pools.push_back({"heap", false, 0.9, 0.9, 0, 0, {}});
+  });
+  engine.on_snapshot(run);
+  EXPECT_TRUE(engine.take().empty());
+}
+
+TEST(AlertEngine, ACleanSnapshotRaisesNothing) {
+  AlertEngine engine;
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) { r.fragmentation.band = Band::healthy; });
+  engine.on_snapshot(run);
+  EXPECT_TRUE(engine.take().empty());
+  EXPECT_FALSE(engine.fired());
+}
+
+}  // namespace
+}  // namespace edgemem::watch

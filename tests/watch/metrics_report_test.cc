@@ -1,0 +1,92 @@
+// The metrics presenter: names, types and units per format, label escaping,
+// a cumulative histogram with stable buckets, and no number where the
+// analysis has none.
+#include <gtest/gtest.h>
+
+#include "report/metrics_report.h"
+
+namespace edgemem {
+namespace {
+
+struct Fixture {
+  InputSummary input;
+  AnalysisResult result;
+  Fixture() {
+    result.inferences = 400;
+    result.leak_rate_bytes_per_inference = 644;
+    result.pools.push_back({"arena", PoolKind::arena, 81920, 43164, 40000, 12, std::nullopt});
+    result.pools.push_back({"heap", PoolKind::heap, 0, 3200, 0, 0, std::nullopt});
+    result.sizes.histogram.push_back({512, 1023, 400, 257600});
+    result.sizes.histogram.push_back({2048, 4095, 400, 819200});
+    result.fragmentation.pools.push_back({"arena", true, 0.3, 0.125, 40000, 35000, {}});
+    result.fragmentation.pools.push_back({"heap", false, 0.9, 0.9, 0, 0, {}});
+    input.stats.dropped_records = 3;
+  }
+  std::string render(MetricsFormat f, std::string device = "") {
+    return metrics_report({&input, &result, std::move(device), {}}, f);
+  }
+};
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(MetricsReport, PrometheusTextNamesCountersWithTotalAndHasNoUnitLines) {
+  std::string t = Fixture().render(MetricsFormat::prometheus);
+  EXPECT_TRUE(has(t, "# TYPE edgemem_inferences_total counter\nedgemem_inferences_total 400\n"));
+  EXPECT_TRUE(has(t, "edgemem_pool_used_bytes{pool=\"arena\"} 40000\n"));
+  EXPECT_TRUE(has(t, "edgemem_pool_size_bytes{pool=\"arena\"} 81920\n"));
+  EXPECT_FALSE(has(t, "edgemem_pool_size_bytes{pool=\"heap\"}")) << "an unknown size is not 0";
+  EXPECT_TRUE(has(t, "edgemem_leak_rate_bytes_per_inference 644\n"));
+  EXPECT_TRUE(has(t, "edgemem_events_dropped_total{reason=\"device_buffer_full\"} 3\n"));
+  EXPECT_FALSE(has(t, "# UNIT"));
+  EXPECT_FALSE(has(t, "# EOF"));
+}
+
+TEST(MetricsReport, OpenMetricsNamesCounterFamiliesWithoutTotalGivesUnitsAndEnds) {
+  std::string t = Fixture().render(MetricsFormat::openmetrics);
+  EXPECT_TRUE(has(t, "# TYPE edgemem_inferences counter\nedgemem_inferences_total 400\n"));
+  EXPECT_TRUE(has(t, "# UNIT edgemem_pool_used_bytes bytes\n"));
+  EXPECT_TRUE(has(t, "# UNIT edgemem_fragmentation_ratio ratio\n"));
+  EXPECT_TRUE(t.ends_with("# EOF\n"));
+}
+
+TEST(MetricsReport, FragmentationOnlyForPoolsOfKnownExtent) {
+  std::string t = Fixture().render(MetricsFormat::prometheus);
+  EXPECT_TRUE(has(t, "edgemem_fragmentation_ratio{pool=\"arena\"} 0.125\n"));
+  EXPECT_FALSE(has(t, "edgemem_fragmentation_ratio{pool=\"heap\"}"));
+}
+
+TEST(MetricsReport, RequestSizeHistogramIsCumulativeOverFixedPowerOfTwoBounds) {
+  std::string t = Fixture().render(MetricsFormat::prometheus);
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_bucket{le=\"511\"} 0\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_bucket{le=\"1023\"} 400\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_bucket{le=\"2047\"} 400\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_bucket{le=\"4095\"} 800\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_bucket{le=\"16777215\"} 800\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_bucket{le=\"+Inf\"} 800\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_sum 1076800\n"));
+  EXPECT_TRUE(has(t, "edgemem_request_size_bytes_count 800\n"));
+}
+
+TEST(MetricsReport, DeviceLabelIsOnEverySampleAndEscaped) {
+  std::string t = Fixture().render(MetricsFormat::prometheus, "rig \"7\"\\a\nb");
+  EXPECT_TRUE(has(t, "edgemem_inferences_total{device=\"rig \\\"7\\\"\\\\a\\nb\"} 400\n"));
+  EXPECT_TRUE(has(t, "edgemem_pool_used_bytes{device=\"rig \\\"7\\\"\\\\a\\nb\",pool=\"arena\"} 40000\n"));
+}
+
+TEST(MetricsReport, NoLeakRateWithoutInferenceMarkers) {
+  Fixture f;
+  f.result.inferences = 0;
+  f.result.leak_rate_bytes_per_inference = 0;
+  EXPECT_FALSE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_rate_bytes_per_inference 0"));
+}
+
+TEST(MetricsReport, AcceptHeaderChoosesTheFormat) {
+  EXPECT_EQ(negotiate_metrics_format(""), MetricsFormat::prometheus);
+  EXPECT_EQ(negotiate_metrics_format("text/plain;version=0.0.4;q=1,*/*;q=0.1"), MetricsFormat::prometheus);
+  EXPECT_EQ(negotiate_metrics_format("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                                     "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            MetricsFormat::openmetrics);
+}
+
+}  // namespace
+}  // namespace edgemem

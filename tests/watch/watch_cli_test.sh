@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `edgemem watch` from the command line: a file that grows while it is
+# watched, stdin to its end, --until, --for, SIGINT/SIGTERM with the summary
+# of everything seen, exit codes (1 after an alert, 0 on a clean trace, 2 on
+# a bad source), and the status line (one per interval into a file).
+set -u
+edgemem=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+# A clean trace: 200 inferences of temporaries only.
+python3 - "$tmp/clean.log" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    t = 0
+    f.write("[MEM][0] ALLOC size=4096 align=16 offset=0 site=model.cc:10\n")
+    for i in range(1, 201):
+        t += 1000
+        f.write(f"[MEM][{t}] INFER begin {i}\n[MEM][{t+1}] ALLOC size=2048 align=16 offset=4096 site=conv.cc:1\n"
+                f"[MEM][{t+2}] FREE offset=4096\n[MEM][{t+3}] INFER end {i}\n")
+PY
+
+# 1. A growing file, appended in two halves, then SIGINT: summary of both halves, exit 1 (alerts).
+log=$src/examples/traces/kws_fragment.log
+half=$(( $(wc -l <"$log") / 2 ))
+"$edgemem" watch "$tmp/growing.log" --interval 200ms --arena-size 64K >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 0.5
+head -n "$half" "$log" >"$tmp/growing.log"
+sleep 1.2
+tail -n +"$((half + 1))" "$log" >>"$tmp/growing.log"
+sleep 1.2
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+"$edgemem" analyze "$log" --arena-size 64K --json >"$tmp/whole.json" 2>/dev/null
+want=$(python3 -c "import json; print(json.load(open('$tmp/whole.json'))['inferences'])")
+grep -q "waiting for it" "$tmp/err" && ok "waits for a file that is not there yet" || bad "no 'waiting for it': $(head -3 "$tmp/err")"
+grep -q "^$want inferences | " "$tmp/err" && ok "status line reached all $want inferences" || bad "no status line with $want inferences: $(grep inferences "$tmp/err" | tail -2)"
+[ "$(grep -c ' inferences | ' "$tmp/err")" -ge 3 ] && ok "one status line per interval into a file" || bad "fewer than 3 status lines"
+grep -q $'\r' "$tmp/err" && bad "carriage returns written into a file" || ok "no carriage returns into a file"
+grep -q "^ALERT alloc-failure" "$tmp/err" && ok "failed allocation alerted" || bad "no alloc-failure alert: $(grep ALERT "$tmp/err")"
+[ "$(grep -c '^ALERT alloc-failure' "$tmp/err")" = 1 ] && ok "each alert once" || bad "alert repeated"
+grep -q "stopped by signal 2" "$tmp/err" && ok "says it was stopped" || bad "no 'stopped by signal 2'"
+grep -q "ALLOC FAIL" "$tmp/out" && ok "SIGINT prints the analyze summary" || bad "no summary on stdout: $(head -5 "$tmp/out")"
+[ "$rc" = 1 ] && ok "exit 1 after an alert" || bad "exit $rc after an alert, expected 1"
+
+# 2. stdin to its end gives the same findings as analyze on the file.
+trace=$src/examples/traces/kws_leak.emt
+"$edgemem" watch - --json <"$trace" >"$tmp/stdin.json" 2>"$tmp/stdin.err"
+rc=$?
+"$edgemem" analyze "$trace" --json >"$tmp/analyze.json" 2>/dev/null
+python3 - "$tmp/stdin.json" "$tmp/analyze.json" <<'PY' || fail=1
+import json, sys
+w, a = (json.load(open(p)) for p in sys.argv[1:])
+same = all(w[k] == a[k] for k in ("inferences", "leaks", "persistent", "peak_bytes", "fragmentation", "pools"))
+print(("ok: " if same else "FAIL: ") + "watch - and analyze agree on inferences, leaks, peak, fragmentation, pools")
+sys.exit(0 if same else 1)
+PY
+grep -q "end of input" "$tmp/stdin.err" && ok "stdin ends the watch at its end" || bad "no 'end of input'"
+
+# 3. A clean trace: no alert, exit 0; --for ends a watch on a file that stopped growing.
+start=$(date +%s%N)
+"$edgemem" watch "$tmp/clean.log" --for 1s >"$tmp/out" 2>"$tmp/err"
+rc=$?
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$rc" = 0 ] && ok "clean trace exits 0" || bad "clean trace exit $rc: $(cat "$tmp/err")"
+! grep -q ALERT "$tmp/err" && ok "no alert on a clean trace" || bad "alert on a clean trace: $(grep ALERT "$tmp/err")"
+[ "$elapsed" -ge 1000 ] && [ "$elapsed" -lt 4000 ] && ok "--for 1s took ${elapsed} ms" || bad "--for 1s took ${elapsed} ms"
+grep -q "200 inferences" "$tmp/out" && ok "summary of the clean trace" || bad "no summary: $(head -3 "$tmp/out")"
+
+# On a terminal (script's pty) the status line is rewritten in place instead.
+if command -v script >/dev/null; then
+  script -qec "\"$edgemem\" watch \"$tmp/clean.log\" --for 1s --interval 200ms >/dev/null" /dev/null >"$tmp/tty"
+  grep -q $'\r200 inferences | .*\x1b\[K' "$tmp/tty" && ok "status line rewritten in place on a terminal" ||
+    bad "no refreshing status line on a terminal: $(cat -v "$tmp/tty" | head -3)"
+fi
+
+# 4. --until stops once that many inferences were seen.
+"$edgemem" watch "$tmp/clean.log" --until 50 --json >"$tmp/until.json" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 0 ] && grep -q "(--until 50)" "$tmp/err" && ok "--until 50 ends the watch" || bad "--until: exit $rc, $(cat "$tmp/err")"
+
+# 5. SIGTERM works as SIGINT; --on-alert gets the alert in its environment and on stdin.
+"$edgemem" watch "$log" --arena-size 64K --on-alert "echo \"\$EDGEMEM_ALERT|\$EDGEMEM_POOL|\$EDGEMEM_DEVICE\" >>$tmp/hook; cat >>$tmp/hook" \
+  --device bench-7 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1.5
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 1 ] && ok "SIGTERM after an alert exits 1" || bad "SIGTERM: exit $rc"
+grep -q "^alloc-failure|[a-z]*|bench-7$" "$tmp/hook" && ok "hook environment: kind, pool, device" || bad "hook saw: $(cat "$tmp/hook" 2>/dev/null)"
+grep -q "^ALERT alloc-failure [a-z]*: pool [a-z]*: a [0-9]* B request failed" "$tmp/hook" && ok "hook stdin: the alert line" || bad "hook stdin: $(cat "$tmp/hook" 2>/dev/null)"
+
+# 6. Bad sources and options: exit 2 with one line.
+"$edgemem" watch tcp://127.0.0.1 2>"$tmp/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && grep -q "expected tcp://HOST:PORT" "$tmp/err" && ok "tcp:// without a port: exit 2" || bad "tcp without port: exit $rc, $(cat "$tmp/err")"
+"$edgemem" watch "$tmp/clean.log" --interval soon 2>"$tmp/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && ok "--interval soon: exit 2" || bad "--interval soon: exit $rc"
+head -c 70000 /dev/urandom >"$tmp/noise.bin"
+"$edgemem" watch "$tmp/noise.bin" --for 2s 2>"$tmp/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && ok "not a trace: exit 2 ($(tail -1 "$tmp/err"))" || bad "noise: exit $rc, $(cat "$tmp/err")"
+exit $fail

@@ -1,0 +1,134 @@
+// The live loop through a scripted source: a trace trickling in is decoded
+// before the 64 KiB sniffing window fills, ticks carry snapshots, alerts
+// arrive as inferences end, and --until / the end of the input stop it.
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "watch/soak_trace.h"
+#include "watch/watcher.h"
+
+namespace edgemem::watch {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Hands out the given pieces, one per read, then nothing (or the end).
+class ScriptedSource final : public LiveSource {
+ public:
+  ScriptedSource(const std::string& bytes, size_t piece, bool ends) : ends_(ends) {
+    for (size_t i = 0; i < bytes.size(); i += piece) pieces_.push_back(bytes.substr(i, piece));
+  }
+  SourceRead read(std::span<uint8_t> buffer, std::chrono::milliseconds) override {
+    SourceRead out;
+    if (pieces_.empty()) {
+      out.ended = ends_;
+      return out;
+    }
+    std::string p = std::move(pieces_.front());
+    pieces_.pop_front();
+    std::copy(p.begin(), p.end(), buffer.begin());
+    out.bytes = p.size();
+    return out;
+  }
+
+ private:
+  std::deque<std::string> pieces_;
+  bool ends_;
+};
+
+TraceSessionOptions heap_of_16m() {
+  TraceSessionOptions o;
+  o.analyzer.default_pool_size = 16 << 20;
+  return o;
+}
+
+TEST(TraceSession, ALiveStreamIsDecodedOnceItsFirstBytesShowTheFormat) {
+  TraceSession session("live", heap_of_16m());
+  EXPECT_FALSE(session.start_if_known());  // nothing yet
+  std::string log = test::soak_log(3, std::nullopt);
+  ASSERT_LT(log.size(), 1024u);
+  session.feed({reinterpret_cast<const uint8_t*>(log.data()), log.size()});
+  EXPECT_FALSE(session.snapshot()) << "held back for sniffing";
+  EXPECT_TRUE(session.start_if_known());
+  auto run = session.snapshot();
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->result.inferences, 3u);
+  EXPECT_EQ(run->input.format, "log");
+  EXPECT_EQ(session.finish().run->result.inferences, 3u);
+}
+
+TEST(TraceSession, BytesThatDoNotShowAFormatYetAreNotRefusedEarly) {
+  TraceSession session("live", {});
+  std::string text = "booting...\n";
+  session.feed({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  EXPECT_FALSE(session.start_if_known());
+  EXPECT_TRUE(session.accepting());
+}
+
+TEST(Watcher, AlertsAsTheLeakShowsAndAFinalTickWithEverything) {
+  std::string log = test::soak_log(400, 200, 3);
+  ScriptedSource source(log, 4096, true);
+  TraceSession session("live", heap_of_16m());
+  Watcher watcher(session);
+  std::vector<Alert> alerts;
+  std::vector<uint64_t> ticks;
+  WatchHandlers h;
+  h.alert = [&](const Alert& a) { alerts.push_back(a); };
+  h.tick = [&](const TraceRun& run, const AlertEngine&) { ticks.push_back(run.result.inferences); };
+  std::vector<std::string> notes;
+  h.note = [&](const std::string& n) { notes.push_back(n); };
+  TraceOutcome out = watcher.run(source, {1ms, std::nullopt, std::nullopt}, h, {});
+  ASSERT_TRUE(out.run);
+  EXPECT_EQ(out.run->result.inferences, 400u);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].kind, AlertKind::leak);
+  EXPECT_LE(alerts[0].inference - 200, 100u);
+  ASSERT_FALSE(ticks.empty());
+  EXPECT_EQ(ticks.back(), 400u);
+  EXPECT_EQ(notes.back(), "end of input");
+}
+
+TEST(Watcher, UntilStopsAtTheFirstReadThatReachesIt) {
+  std::string log = test::soak_log(100, std::nullopt);
+  ScriptedSource source(log, 200, false);  // never ends by itself
+  TraceSessionOptions options = heap_of_16m();
+  options.format = Format::log;  // decoded as it arrives: a read of 200 bytes ends at most one inference
+  TraceSession session("live", options);
+  Watcher watcher(session);
+  std::vector<std::string> notes;
+  WatchHandlers h;
+  h.note = [&](const std::string& n) { notes.push_back(n); };
+  TraceOutcome out = watcher.run(source, {1s, 30, std::nullopt}, h, {});
+  ASSERT_TRUE(out.run);
+  EXPECT_GE(out.run->result.inferences, 30u);
+  EXPECT_LE(out.run->result.inferences, 31u);
+  EXPECT_NE(notes.back().find("(--until 30)"), std::string::npos) << notes.back();
+}
+
+TEST(Watcher, StopsWhenAskedAndReportsWhatWasSeen) {
+  std::string log = test::soak_log(50, std::nullopt);
+  ScriptedSource source(log, 512, false);
+  TraceSession session("live", heap_of_16m());
+  Watcher watcher(session);
+  int reads = 0;
+  TraceOutcome out = watcher.run(source, {1ms, std::nullopt, std::nullopt}, {}, [&] { return ++reads > 1000; });
+  ASSERT_TRUE(out.run);
+  EXPECT_EQ(out.run->result.inferences, 50u);
+}
+
+TEST(ParseDuration, UnitsAndRefusals) {
+  EXPECT_EQ(parse_duration("500ms"), 500ms);
+  EXPECT_EQ(parse_duration("1.5"), 1500ms);
+  EXPECT_EQ(parse_duration("10s"), 10s);
+  EXPECT_EQ(parse_duration("5m"), 300s);
+  EXPECT_EQ(parse_duration("2h"), 7200s);
+  EXPECT_EQ(parse_duration("1d"), 86400s);
+  EXPECT_FALSE(parse_duration("soon"));
+  EXPECT_FALSE(parse_duration("0s"));
+  EXPECT_FALSE(parse_duration("-1s"));
+  EXPECT_FALSE(parse_duration("10 s"));
+}
+
+}  // namespace
+}  // namespace edgemem::watch
