@@ -90,9 +90,8 @@ int run_analyze(const AnalyzeArgs& args) {
   std::optional<plan::PlanVsCapture> compared;
   if (!args.model.empty() && !(compared = compare_with_model(args))) return 2;
   if (args.json) {
-    nlohmann::json doc = to_json(run->input, run->result);
-    if (compared) doc["plan_vs_capture"] = plan_vs_capture_json(*compared, args.model);
-    fmt::print("{}\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", compared ? analyze_json_with_capture(run->input, run->result, *compared, args.model)
+                                : json_report(run->input, run->result));
   } else {
     fmt::print("{}", text_report(run->input, run->result));
     if (compared) fmt::print("{}", plan_vs_capture_text(*compared, args.model));

@@ -11,7 +11,6 @@
 #include "plan/fit.h"
 #include "report/fit_report.h"
 #include "report/names.h"
-#include "report/units.h"
 
 namespace edgemem::cli {
 namespace {
@@ -34,9 +33,7 @@ int run_fit(const FitArgs& args) {
     mcus = std::move(*table);
   }
   if (args.list) {
-    for (const auto& m : mcus)
-      fmt::print("{:<14} {:<12} RAM {:>12} (largest block {:>12})  flash {:>12}  {}\n", m.name, m.core,
-                 units::bytes(m.ram), units::bytes(m.largest_ram_block), units::bytes(m.flash), m.note);
+    fmt::print("{}", mcu_list_text(mcus));
     return 0;
   }
   if (args.model.empty()) return fail("fit", "needs MODEL (edgemem fit MODEL.tflite --mcu NAME [--map FW.map]), or --list-mcus");

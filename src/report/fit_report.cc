@@ -36,6 +36,14 @@ nlohmann::json optional_string(const std::string& s) { return s.empty() ? nlohma
 
 }  // namespace
 
+std::string mcu_list_text(const std::vector<plan::Mcu>& mcus) {
+  std::string out;
+  for (const auto& m : mcus)
+    out += fmt::format("{:<14} {:<12} RAM {:>12} (largest block {:>12})  flash {:>12}  {}\n", m.name, m.core,
+                       units::bytes(m.ram), units::bytes(m.largest_ram_block), units::bytes(m.flash), m.note);
+  return out;
+}
+
 std::string fit_text(const FitReport& rep) {
   const plan::FitResult& r = rep.result;
   if (rep.unrunnable())

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plan/arena_budget.h"
 #include "plan/fit.h"
@@ -27,6 +28,8 @@ struct FitReport {
 };
 
 std::string fit_text(const FitReport& r);
+// `fit --list-mcus`: one line per MCU of the table.
+std::string mcu_list_text(const std::vector<plan::Mcu>& mcus);
 std::string fit_json(const FitReport& r);
 
 // The self-contained HTML page (web/pages/fit.js): the verdict, then flash

@@ -87,4 +87,11 @@ nlohmann::json plan_vs_capture_json(const plan::PlanVsCapture& c, const std::str
           {"matches", c.matches()}};
 }
 
+std::string analyze_json_with_capture(const InputSummary& input, const AnalysisResult& result,
+                                      const plan::PlanVsCapture& c, const std::string& model_path) {
+  nlohmann::json doc = to_json(input, result);
+  doc["plan_vs_capture"] = plan_vs_capture_json(c, model_path);
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace edgemem
