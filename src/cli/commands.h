@@ -46,5 +46,6 @@ void add_stack_command(CLI::App& app);
 void add_fit_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
+void add_record_command(CLI::App& app);
 
 }  // namespace edgemem::cli

@@ -1,0 +1,64 @@
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "record/launcher.h"
+
+namespace edgemem::cli {
+
+namespace {
+
+struct RecordArgs {
+  std::string output = "edgemem.emt";
+  std::vector<std::string> command;
+};
+
+std::string self_path() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+int run_record(const RecordArgs& args) {
+  std::string tried;
+  auto preload = find_preload_library(self_path(), tried);
+  if (!preload)
+    return fail("record", fmt::format("the preload library is not installed beside edgemem (looked for {}); build the "
+                                      "edgemem_preload target or reinstall", tried));
+  RecordResult r = run_recorded({args.output, args.command, *preload});
+  if (!r.error.empty()) {
+    fmt::print(stderr, "edgemem: record: {}\n", r.error);
+    return r.exit_code;
+  }
+  if (r.signal)
+    fmt::print(stderr, "edgemem: {} was killed by signal {} ({}); the recording keeps every allocation made before it\n",
+               args.command[0], r.signal, strsignal(r.signal));
+  if (r.recordings.empty()) {
+    fmt::print(stderr, "edgemem: {} left no recording at {} (was it a static binary, or did it clear LD_PRELOAD?)\n",
+               args.command[0], args.output);
+    return r.exit_code;
+  }
+  for (const std::string& file : r.recordings) fmt::print(stderr, "edgemem: recording: {}\n", file);
+  fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", r.recordings.front());
+  return r.exit_code;
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app) {
+  auto args = std::make_shared<RecordArgs>();
+  CLI::App* cmd = app.add_subcommand("record", "Run a Linux program and record every heap allocation with its call stack");
+  cmd->add_option("-o,--output", args->output, "The recording (emt v2); forked children write OUTPUT.PID")
+      ->capture_default_str();
+  cmd->add_option("command", args->command, "The program and its arguments, after --")->required();
+  cmd->footer(
+      "Exit status: the program's (128 + N when signal N ended it); 2 when it could not be recorded.\n"
+      "Example: edgemem record -o run.emt -- ./app --frames 100 && edgemem analyze run.emt");
+  cmd->callback([args] { throw CLI::RuntimeError(run_record(*args)); });
+}
+
+}  // namespace edgemem::cli
