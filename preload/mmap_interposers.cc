@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "edgemem/emt_v2.h"
 #include "real_functions.h"
@@ -71,6 +73,7 @@ extern "C" {
 
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   if (!real.mmap) resolve_real_functions();
+  if (!real.mmap) return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));  // resolving
   if (!anonymous(flags)) return real.mmap(addr, length, prot, flags, fd, offset);
   Busy busy;
   if (!busy.entered() || !recording_enabled || !ensure_ready()) return real.mmap(addr, length, prot, flags, fd, offset);
@@ -89,6 +92,7 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
 
 int munmap(void* addr, size_t length) {
   if (!real.munmap) resolve_real_functions();
+  if (!real.munmap) return static_cast<int>(syscall(SYS_munmap, addr, length));  // resolving
   Busy busy;
   if (!busy.entered() || !recording_enabled || !ensure_ready()) return real.munmap(addr, length);
   auto start = reinterpret_cast<uintptr_t>(addr);
@@ -116,6 +120,8 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
     wanted = va_arg(args, void*);
     va_end(args);
   }
+  if (!real.mremap)  // resolving
+    return reinterpret_cast<void*>(syscall(SYS_mremap, old, old_length, new_length, flags, wanted));
   Busy busy;
   if (!busy.entered() || !recording_enabled || !ensure_ready() || !forget(reinterpret_cast<uintptr_t>(old)))
     return real.mremap(old, old_length, new_length, flags, wanted);

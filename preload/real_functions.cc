@@ -45,7 +45,7 @@ bool is_bootstrap(const void* p) {
 const unsigned char* bootstrap_end() { return bootstrap_buffer + sizeof bootstrap_buffer; }
 
 void resolve_real_functions() {
-  if (state.load(std::memory_order_acquire) == 2) return;
+  if (state.load(std::memory_order_acquire) == 2 || resolving_here) return;
   int expected = 0;
   if (!state.compare_exchange_strong(expected, 1)) {
     // Another thread resolves: wait for it (only at start-up, rare).
@@ -54,21 +54,26 @@ void resolve_real_functions() {
     return;
   }
   resolving_here = true;
-  find(real.malloc, "malloc");
-  find(real.calloc, "calloc");
-  find(real.realloc, "realloc");
-  find(real.reallocarray, "reallocarray");
-  find(real.free, "free");
-  find(real.posix_memalign, "posix_memalign");
-  find(real.aligned_alloc, "aligned_alloc");
-  find(real.memalign, "memalign");
-  find(real.valloc, "valloc");
-  find(real.pvalloc, "pvalloc");
-  find(real.mmap, "mmap");
-  find(real.munmap, "munmap");
-  find(real.mremap, "mremap");
-  find(real.dlopen, "dlopen");
-  find(real.dlclose, "dlclose");
+  // Published together at the end: until then every call is served from
+  // the bootstrap buffer, never half by libc (a libc block freed while
+  // libc's free is still unknown).
+  RealFunctions found{};
+  find(found.malloc, "malloc");
+  find(found.calloc, "calloc");
+  find(found.realloc, "realloc");
+  find(found.reallocarray, "reallocarray");
+  find(found.free, "free");
+  find(found.posix_memalign, "posix_memalign");
+  find(found.aligned_alloc, "aligned_alloc");
+  find(found.memalign, "memalign");
+  find(found.valloc, "valloc");
+  find(found.pvalloc, "pvalloc");
+  find(found.mmap, "mmap");
+  find(found.munmap, "munmap");
+  find(found.mremap, "mremap");
+  find(found.dlopen, "dlopen");
+  find(found.dlclose, "dlclose");
+  real = found;
   resolving_here = false;
   state.store(2, std::memory_order_release);
 }

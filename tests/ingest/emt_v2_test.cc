@@ -126,7 +126,7 @@ TEST(EmtV2, ThreadsAreMergedInRecordedOrder) {
 TEST(EmtV2, NodesOfDifferentThreadsDoNotMix) {
   auto run = analyse(Format::emt, two_threads());
   std::set<std::string> sites;
-  for (const auto& b : run->result.balances) sites.insert(b.site);
+  for (const auto& b : run->result.sites) sites.insert(b.site);
   EXPECT_TRUE(sites.contains("0x1000"));
   EXPECT_TRUE(sites.contains("0x2000"));
 }
