@@ -13,6 +13,7 @@
 #include "edgemem/emt_v2.h"
 #include "real_functions.h"
 #include "recorded_call.h"
+#include "trace_file.h"
 
 using namespace edgemem::preload;
 namespace e2 = edgemem::emt2;
@@ -68,6 +69,9 @@ size_t forget(uintptr_t start) {
 bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 
 }  // namespace
+
+void edgemem::preload::lock_mappings_for_fork() { pthread_mutex_lock(&mappings_lock); }
+void edgemem::preload::unlock_mappings_after_fork() { pthread_mutex_unlock(&mappings_lock); }
 
 extern "C" {
 

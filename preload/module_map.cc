@@ -102,6 +102,9 @@ void forget_reported_modules() {
   pthread_mutex_unlock(&lock);
 }
 
+void lock_modules_for_fork() { pthread_mutex_lock(&lock); }
+void unlock_modules_after_fork() { pthread_mutex_unlock(&lock); }
+
 bool in_executable_code(uintptr_t address) {
   size_t n = exec_count.load(std::memory_order_acquire);
   for (size_t i = 0; i < n; ++i)

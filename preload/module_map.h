@@ -27,6 +27,11 @@ void scan_modules(ModuleSink& sink);
 // Every module must be reported again (a forked child's new file).
 void forget_reported_modules();
 
+// Around fork(): the child must not inherit the table's lock held by a
+// thread that does not exist in it.
+void lock_modules_for_fork();
+void unlock_modules_after_fork();
+
 bool in_executable_code(uintptr_t address);
 bool in_libc(uintptr_t address);
 bool in_this_library(uintptr_t address);

@@ -203,6 +203,7 @@ void write_process_records() {
   uint64_t fields[] = {static_cast<uint64_t>(wall.tv_sec) * 1000000000ull + static_cast<uint64_t>(wall.tv_nsec),
                        static_cast<uint64_t>(mono.tv_sec) * 1000000000ull + static_cast<uint64_t>(mono.tv_nsec)};
   write_seq_record(e2::kWall, next_seq(), fields, 2);
+  forget_reported_modules();  // a forked child's file names every module again
   ChunkSink sink;
   scan_modules(sink);
 }
@@ -218,7 +219,6 @@ bool ensure_ready() {
     // A forked child: the chunk and tree belong to the parent's recording.
     release_chunk(self.chunk);
     if (self.tree) real.munmap(self.tree, self.tree_capacity * sizeof(TreeEntry));
-    forget_reported_modules();
   }
   pthread_once(&exit_key_once, make_exit_key);
   pthread_setspecific(exit_key, &self);

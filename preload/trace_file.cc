@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "edgemem/emt_v2.h"
+#include "module_map.h"
 #include "real_functions.h"
 
 namespace edgemem::preload {
@@ -80,9 +81,21 @@ bool open_locked() {
   return true;
 }
 
-void before_fork() { pthread_mutex_lock(&file.grow); }
-void after_fork_parent() { pthread_mutex_unlock(&file.grow); }
+// Every lock of the recorder is taken around fork(), so the child finds
+// none held by a thread it does not have.
+void before_fork() {
+  lock_modules_for_fork();
+  lock_mappings_for_fork();
+  pthread_mutex_lock(&file.grow);
+}
+void after_fork_parent() {
+  pthread_mutex_unlock(&file.grow);
+  unlock_mappings_after_fork();
+  unlock_modules_after_fork();
+}
 void after_fork_child() {
+  unlock_mappings_after_fork();
+  unlock_modules_after_fork();
   // The parent's descriptor and chunks stay the parent's.
   if (file.fd >= 0) close(file.fd);
   file.fd = -1;

@@ -32,6 +32,10 @@ uint32_t generation();
 // clock, module map) into its chunk.
 bool take_process_records();
 
+// The anonymous-mapping table's lock (mmap_interposers.cc), around fork().
+void lock_mappings_for_fork();
+void unlock_mappings_after_fork();
+
 // At exit: no more chunks; the file is cut to the chunks claimed.
 void close_trace_file();
 

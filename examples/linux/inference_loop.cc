@@ -8,6 +8,7 @@
 //   edgemem record -o run.emt -- ./inference_loop --inferences 200 --leak
 //   edgemem analyze run.emt
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@ struct Options {
   int threads = 1;
   bool leak = false;
   bool markers = true;
+  int pace_ms = 0;  // sleep between inferences, as a camera-paced pipeline (and to attach to it)
 };
 
 struct TensorDescriptor {
@@ -75,6 +77,7 @@ void worker(const Options& o, int id, float* out) {
     if (o.markers && id == 0) edgemem_mark_inference_begin(static_cast<uint64_t>(i + 1));
     total += run_inference(i, state, o.leak);
     if (o.markers && id == 0) edgemem_mark_inference_end(static_cast<uint64_t>(i + 1));
+    if (o.pace_ms) std::this_thread::sleep_for(std::chrono::milliseconds(o.pace_ms));
   }
   *out = total;
 }
@@ -88,8 +91,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--no-markers")) o.markers = false;
     else if (!std::strcmp(argv[i], "--inferences") && i + 1 < argc) o.inferences = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) o.threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--pace-ms") && i + 1 < argc) o.pace_ms = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--inferences N] [--threads 1|2] [--leak] [--no-markers]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--inferences N] [--threads 1|2] [--leak] [--no-markers] [--pace-ms MS]\n", argv[0]);
       return 2;
     }
   }
