@@ -155,10 +155,9 @@ TEST(Record, The128BytesLeakedPerInferenceAreFoundAtTheirFunctionAndLine) {
   ASSERT_TRUE(leak.bytes_per_inference);
   EXPECT_NEAR(*leak.bytes_per_inference, 128.0, 0.5);
   std::string innermost = leak.site.substr(leak.site.rfind(';') + 1);
-  EXPECT_EQ(innermost, "(anonymous namespace)::describe_output(unsigned long, void*) (" + leak_source_line() + ")")
-      << leak.site;
+  EXPECT_EQ(innermost, "describe_output (" + leak_source_line() + ")") << leak.site;
   EXPECT_NE(leak.site.find("run_inference"), std::string::npos) << leak.site;
-  EXPECT_NE(leak.site.find("main ("), std::string::npos) << leak.site;
+  EXPECT_NE(leak.site.find(";main (inference_loop.cc:"), std::string::npos) << leak.site;
 }
 
 TEST(Record, TheSameLoopWithoutTheLeakHasNone) {
@@ -204,7 +203,7 @@ TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
     if (e.kind != EventKind::alloc || e.size != 128) continue;
     ++leaked;
     std::string_view site = d->context.sites.name(e.site);
-    EXPECT_TRUE(site.ends_with("describe_output(unsigned long, void*) (" + leak_source_line() + ")")) << site;
+    EXPECT_TRUE(site.ends_with(";describe_output (" + leak_source_line() + ")")) << site;
   }
   EXPECT_GT(leaked, 5);
   EXPECT_LT(leaked, 60);  // not the inferences before the attach
