@@ -35,6 +35,8 @@ RecordResult run_recorded(const RecordRequest& request) {
   std::error_code ec;
   fs::path output = fs::absolute(request.output, ec);
   fs::remove(output, ec);
+  // FILE.PID recordings of this run, not those an earlier run left.
+  auto started = fs::file_time_type::clock::now();
   std::string ld_preload = request.preload;
   if (const char* existing = getenv("LD_PRELOAD"); existing && *existing) ld_preload += std::string(":") + existing;
 
@@ -91,7 +93,8 @@ RecordResult run_recorded(const RecordRequest& request) {
   std::string prefix = output.filename().string() + ".";
   std::vector<std::string> children;
   for (const auto& entry : fs::directory_iterator(output.parent_path(), ec))
-    if (entry.path().filename().string().starts_with(prefix)) children.push_back(entry.path().string());
+    if (entry.path().filename().string().starts_with(prefix) && entry.last_write_time(ec) >= started)
+      children.push_back(entry.path().string());
   std::sort(children.begin(), children.end());
   result.recordings.insert(result.recordings.end(), children.begin(), children.end());
   return result;
