@@ -36,7 +36,8 @@ RecordResult run_recorded(const RecordRequest& request) {
   fs::path output = fs::absolute(request.output, ec);
   fs::remove(output, ec);
   // FILE.PID recordings of this run, not those an earlier run left.
-  auto started = fs::file_time_type::clock::now();
+  // (less a second: file times come from the coarse kernel clock).
+  auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   std::string ld_preload = request.preload;
   if (const char* existing = getenv("LD_PRELOAD"); existing && *existing) ld_preload += std::string(":") + existing;
 
