@@ -34,7 +34,7 @@ int attach(const RecordArgs& args, const std::string& preload) {
   fmt::print(stderr, "edgemem: recording process {} into {} until it exits (Ctrl-C stops waiting, not the recording)\n",
              args.pid, args.output);
   catch_interrupts();
-  while (!interrupted() && kill(args.pid, 0) == 0) usleep(200 * 1000);
+  while (!interrupted() && process_running(args.pid)) usleep(200 * 1000);
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);
   return 0;
 }

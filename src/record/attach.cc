@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -82,6 +83,16 @@ std::string attach_recorder(int pid, const std::string& output, const std::strin
     return fmt::format("the recorder could not be loaded into {} (gdb: {})", pid, last.empty() ? "no output" : last);
   }
   return {};
+}
+
+bool process_running(int pid) {
+  if (kill(pid, 0) != 0) return false;
+  // /proc/PID/stat: "PID (COMM) STATE ..."; COMM may hold spaces and parentheses.
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
 }
 
 }  // namespace edgemem

@@ -11,4 +11,8 @@ namespace edgemem {
 // Empty on success, else why not (one line: what failed and what to do).
 std::string attach_recorder(int pid, const std::string& output, const std::string& preload);
 
+// Still running: exists and has not exited (a zombie its parent has not
+// reaped yet has ended).
+bool process_running(int pid);
+
 }  // namespace edgemem
