@@ -1,6 +1,7 @@
 #include "stack_walk.h"
 
 #include <pthread.h>
+#include <sys/auxv.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -34,11 +35,21 @@ size_t frame_pointer_walk(uintptr_t* frames, size_t max, const StackBounds& b, b
     uintptr_t next = record[0], ret = record[1];
     if (!in_executable_code(ret)) return n;
     if (!in_this_library(ret)) frames[n++] = ret;
-    if (next == 0 || in_libc(ret)) {
+    if (next == 0) {
       complete = true;
       return n;
     }
-    if (next <= fp) return n;
+    bool next_valid = next > fp && next + 16 <= b.hi && !(next & 7);
+    if (in_libc(ret)) {
+      // libc keeps no frame pointers: past a return into it the chain is
+      // its caller's, which would silently skip a frame. libc allocating
+      // for the program (stdio buffers, strdup) needs the unwinder; libc
+      // calling the program (main, a thread's start) is the end when its
+      // saved frame pointer leads nowhere.
+      complete = n > 1 && (!next_valid || !in_executable_code(reinterpret_cast<const uintptr_t*>(next)[1]));
+      return n;
+    }
+    if (!next_valid) return n;
     fp = next;
   }
   complete = true;  // deeper than `max`: the innermost frames are what matter
@@ -54,6 +65,16 @@ size_t libunwind_walk(uintptr_t* frames, size_t max) {
     if (in_this_library(ip)) continue;
     frames[n++] = ip;
   }
+  return n;
+}
+
+// Both walkers end a stack at the same frame, so one allocation site is one
+// stack string: the start-up frames outside the program (libc calling main
+// or a thread's function, the executable's _start) are dropped.
+size_t without_startup(const uintptr_t* frames, size_t n) {
+  static uintptr_t entry = 0;
+  if (!entry) entry = getauxval(AT_ENTRY);
+  while (n > 1 && (in_libc(frames[n - 1]) || (frames[n - 1] >= entry && frames[n - 1] < entry + 64))) --n;
   return n;
 }
 
@@ -77,9 +98,9 @@ __attribute__((noinline)) size_t capture_stack(uintptr_t* frames, size_t max, co
   if (!force_libunwind()) {
     bool complete = false;
     size_t n = frame_pointer_walk(frames, max, bounds, complete);
-    if (complete && n > 0) return n;
+    if (complete && n > 0) return without_startup(frames, n);
   }
-  return libunwind_walk(frames, max);
+  return without_startup(frames, libunwind_walk(frames, max));
 }
 
 }  // namespace edgemem::preload
