@@ -37,7 +37,7 @@ for threads in 1 2; do
   plain=$(best "$app" "${args[@]}")
   rec=$(best "$edgemem" record -o "$work/run.emt" -- "$app" "${args[@]}")
   ht=$(best heaptrack -o "$work/ht" "$app" "${args[@]}")
-  ht_file=$(ls "$work"/ht*.zst "$work"/ht*.gz 2>/dev/null | head -1)
+  ht_file=$(find "$work" -maxdepth 1 -name "ht.*" | head -1)
   t0=$(date +%s.%N)
   allocs=$("$edgemem" analyze --json "$work/run.emt" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["allocs"])')
   t1=$(date +%s.%N)
