@@ -214,6 +214,28 @@ TEST(Record, TwoThreadsAreBothRecordedWithTheirIds) {
   EXPECT_EQ(d->stats.dropped_records, 0u);
 }
 
+// A library loaded after start-up is in the recording's module map, so its
+// allocation is named by function and line.
+TEST(Record, AnAllocationInADlopenedLibraryIsNamed) {
+  fs::path out = scratch("plugin.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_dlopen_plugin " + EDGEMEM_RECORD_PLUGIN));
+  ASSERT_EQ(c.status, 0) << c.out;
+  std::ifstream source(std::string(EDGEMEM_SOURCE_DIR) + "/tests/record/programs/plugin.c");
+  std::string line, where;
+  for (int n = 1; std::getline(source, line); ++n)
+    if (line.find("record-test: plugin allocation") != std::string::npos) where = "plugin.c:" + std::to_string(n);
+  auto d = decode_file(out);
+  int found = 0;
+  for (const Event& e : d->events) {
+    if (e.kind != EventKind::alloc || e.size != 777) continue;
+    ++found;
+    std::string_view site = d->context.sites.name(e.site);
+    EXPECT_TRUE(site.ends_with("plugin_allocate (" + where + ")")) << site;
+    EXPECT_TRUE(site.starts_with("main (dlopen_plugin.c:")) << site;
+  }
+  EXPECT_EQ(found, 1);
+}
+
 // Attach: gdb injects the recorder into the running loop, whose calls are
 // bound to libc already; from then on its leak is recorded at its site.
 TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
