@@ -40,6 +40,7 @@ struct ThreadState {
   uint32_t slot;
   uint8_t* chunk;
   uint32_t used;
+  uint64_t last_address;  // of the chunk's previous ALLOC or FREE: addresses are deltas from it
   uint64_t last_seq;
   StackBounds bounds;
   TreeEntry* tree;
@@ -95,6 +96,7 @@ bool make_room(size_t n) {
   release_chunk(self.chunk);
   self.chunk = claim_chunk(self.slot, self.last_seq);
   self.used = 0;
+  self.last_address = 0;
   if (!self.chunk) self.stopped = true;
   return self.chunk != nullptr;
 }
@@ -115,11 +117,21 @@ uint64_t ChunkSink::seq_delta(uint64_t seq) {
   return d;
 }
 
-void write_seq_record(uint8_t tag, uint64_t seq, const uint64_t* fields, size_t count) {
+// `address_at`: index of a field holding an address (-1 none), written as
+// the zigzag delta from the chunk's previous one: heap blocks lie close
+// together, so a few bytes instead of six.
+void write_seq_record(uint8_t tag, uint64_t seq, uint64_t* fields, size_t count, int address_at = -1) {
   uint8_t buf[16 * 10 + 1];
-  // Room first: a new chunk's base is last_seq, which the delta is taken from.
+  // Room first: a new chunk's base is last_seq (and its addresses start
+  // from 0), which the deltas are taken from.
   size_t worst = 1 + 10 * (count + 1);
   if (!make_room(worst)) return;
+  if (address_at >= 0) {
+    uint64_t address = fields[address_at];
+    auto delta = static_cast<int64_t>(address - self.last_address);
+    fields[address_at] = (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63);
+    self.last_address = address;
+  }
   size_t n = 0;
   buf[n++] = tag;
   n += e2::put_varint(buf + n, seq - self.last_seq);
@@ -242,12 +254,12 @@ uint64_t take_seq() { return next_seq(); }
 
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align) {
   uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address), size, align, current_stack_node()};
-  write_seq_record(e2::kAlloc, seq, fields, 5);
+  write_seq_record(e2::kAlloc, seq, fields, 5, 1);
 }
 
 void record_free(uint8_t pool, uint64_t seq, const void* address) {
   uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address)};
-  write_seq_record(e2::kFree, seq, fields, 2);
+  write_seq_record(e2::kFree, seq, fields, 2, 1);
 }
 
 void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t align) {

@@ -31,7 +31,9 @@ inline constexpr uint8_t kPoolMmap = 1;    // anonymous mmap
 
 // Records inside a chunk: a tag byte, then ULEB128 fields (text = length +
 // bytes). `dseq` is the record's global sequence number minus the previous
-// one of the same chunk (the chunk's base for the first).
+// one of the same chunk (the chunk's base for the first). `address` of
+// ALLOC and FREE is zigzag(address - the chunk's previous ALLOC/FREE
+// address, 0 for the first).
 enum Tag : uint8_t {
   kAlloc = 0x30,      // dseq, pool, address, size, alignment, stack node
   kFree = 0x31,       // dseq, pool, address

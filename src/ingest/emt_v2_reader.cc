@@ -112,6 +112,7 @@ void EmtV2Reader::parse_chunk() {
   }
   uint32_t slot = u32_at(bytes, e2::kSlotAt);
   uint64_t seq = u64_at(bytes, e2::kBaseSeqAt);
+  last_address_ = 0;
   std::span<const uint8_t> records(bytes.data(), end);
   size_t at = e2::kChunkHeaderBytes;
   while (at < end) {
@@ -152,6 +153,12 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
     if (!read_varint(b, at, length) || length > kMaxText || length > b.size() - at) return false;
     r.text.assign(reinterpret_cast<const char*>(b.data() + at), length);
     at += length;
+  }
+  if (r.tag == e2::kAlloc || r.tag == e2::kFree) {
+    // ALLOC and FREE addresses are zigzag deltas within the chunk.
+    uint64_t z = r.v[1];
+    last_address_ += (z >> 1) ^ (0 - (z & 1));
+    r.v[1] = last_address_;
   }
   if (r.tag == e2::kNode) {
     // Nodes come before their first use in the same thread's chunks, so they

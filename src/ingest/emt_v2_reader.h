@@ -72,6 +72,7 @@ class EmtV2Reader {
   uint64_t chunks_at_;
   std::vector<uint8_t> chunk_;
   uint64_t chunk_offset_ = 0;
+  uint64_t last_address_ = 0;  // the chunk's previous ALLOC/FREE address
 
   std::priority_queue<Record, std::vector<Record>, Later> pending_;
   uint64_t next_seq_ = 1;

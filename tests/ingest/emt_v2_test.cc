@@ -40,6 +40,8 @@ std::string chunk(uint32_t slot, uint32_t index, uint64_t base_seq, const std::s
   return c;
 }
 
+uint64_t zigzag(int64_t delta) { return (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63); }
+
 std::string rec(uint8_t tag, std::initializer_list<uint64_t> fields, const std::string& text = {}, bool with_text = false) {
   std::string s(1, static_cast<char>(tag));
   for (uint64_t f : fields) s += varint(f);
@@ -63,9 +65,9 @@ std::vector<Event> decode(const std::string& bytes, DecodeStats* stats = nullptr
 const std::string kDocRecords(
     "\x36\x01\xE5\x81\x01\x04" "main"             // THREAD seq 1, tid 16613
     "\x33\x01\x00\xB4\xA4\x80\x02"                // NODE 1, root, 0x401234
-    "\x30\x01\x00\xA0\xA5\x81\x02\x80\x01\x00\x01"  // ALLOC seq 2, 0x4052a0, 128 B, node 1
-    "\x31\x01\x00\xA0\xA5\x81\x02",               // FREE seq 3
-    35);
+    "\x30\x01\x00\xC0\xCA\x82\x04\x80\x01\x00\x01"  // ALLOC seq 2, 0x4052a0 (zigzag from 0), 128 B, node 1
+    "\x31\x01\x00\x00",                           // FREE seq 3, the same address (delta 0)
+    32);
 
 TEST(EmtV2, DecodesTheDocumentedExample) {
   std::string bytes = header_page() + chunk(1, 0, 0, kDocRecords);
@@ -97,11 +99,11 @@ TEST(EmtV2, DecodesTheDocumentedExample) {
 // frees at seq 3 and thread 2 reuses at seq 4 is never live twice.
 std::string two_threads() {
   std::string t1 = rec(e2::kThread, {1, 100}, "a", true) + rec(e2::kNode, {1, 0, 0x1000}) +
-                   rec(e2::kAlloc, {1, 0, 0x5000, 64, 0, 1}) +  // seq 2
-                   rec(e2::kFree, {1, 0, 0x5000}) +             // seq 3
+                   rec(e2::kAlloc, {1, 0, zigzag(0x5000), 64, 0, 1}) +  // seq 2
+                   rec(e2::kFree, {1, 0, zigzag(0)}) +                  // seq 3, 0x5000
                    rec(e2::kInferEnd, {3, 7});                  // seq 6
   std::string t2 = rec(e2::kThread, {4, 200}, "b", true) +
-                   rec(e2::kNode, {1, 0, 0x2000}) + rec(e2::kAlloc, {1, 0, 0x5000, 32, 0, 1});  // seq 5
+                   rec(e2::kNode, {1, 0, 0x2000}) + rec(e2::kAlloc, {1, 0, zigzag(0x5000), 32, 0, 1});  // seq 5
   // Thread 2's THREAD record is seq 4: its chunk's base is 0 (its first chunk).
   return header_page() + chunk(2, 0, 0, t2) + chunk(1, 1, 0, t1);
 }
@@ -165,8 +167,8 @@ TEST(EmtV2, WhatAKilledProcessLeavesDecodesCleanly) {
 }
 
 TEST(EmtV2, ASequenceNumberNeverWrittenIsCountedLost) {
-  std::string records = rec(e2::kNode, {1, 0, 0x1000}) + rec(e2::kAlloc, {2, 0, 0x5000, 64, 0, 1}) +
-                        rec(e2::kAlloc, {3, 0, 0x6000, 64, 0, 1});
+  std::string records = rec(e2::kNode, {1, 0, 0x1000}) + rec(e2::kAlloc, {2, 0, zigzag(0x5000), 64, 0, 1}) +
+                        rec(e2::kAlloc, {3, 0, zigzag(0x1000), 64, 0, 1});
   DecodeStats s;
   auto events = decode(header_page() + chunk(1, 0, 0, records), &s);
   EXPECT_EQ(events.size(), 2u);
@@ -176,7 +178,7 @@ TEST(EmtV2, ASequenceNumberNeverWrittenIsCountedLost) {
 TEST(EmtV2, ADamagedChunkIsSkippedAndNamed) {
   std::string bad = chunk(1, 0, 0, kDocRecords);
   bad[0] = 'X';
-  std::string bytes = header_page() + bad + chunk(2, 1, 0, rec(e2::kAlloc, {4, 0, 0x7000, 16, 0, 0}));
+  std::string bytes = header_page() + bad + chunk(2, 1, 0, rec(e2::kAlloc, {4, 0, zigzag(0x7000), 16, 0, 0}));
   DecodeStats s;
   auto events = decode(bytes, &s);
   ASSERT_EQ(events.size(), 1u);
