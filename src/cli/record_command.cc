@@ -76,9 +76,11 @@ void add_record_command(CLI::App& app) {
   cmd->add_option("command", args->command, "The program and its arguments, after --");
   cmd->add_option("--pid", args->pid, "Attach to this running process instead (through gdb)");
   cmd->footer(
-      "Exit status: the program's (128 + N when signal N ended it); 2 when it could not be recorded.\n"
-      "Example: edgemem record -o run.emt -- ./app --frames 100 && edgemem analyze run.emt\n"
-      "         edgemem record --pid 2048 -o gateway.emt");
+      "Exit codes:\n  N    the program's own (128 + S when signal S ended it; --pid: 0 once it has ended)\n"
+      "  2    nothing could be recorded (no preload library, attach refused)\n"
+      "  127  the program could not be started\n"
+      "Example:\n  edgemem record -o run.emt -- ./app --frames 100 && edgemem analyze run.emt\n"
+      "  edgemem record --pid 2048 -o gateway.emt");
   cmd->callback([args] { throw CLI::RuntimeError(run_record(*args)); });
 }
 
