@@ -90,6 +90,15 @@ std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_pat
   Dwarf_Die* cu = dwfl_module_addrdie(m->module, pc, &cu_bias);
   Dwarf_Die* scopes = nullptr;
   int n = cu ? dwarf_getscopes(cu, pc - cu_bias, &scopes) : 0;
+  if (n > 0) {
+    // dwarf_getscopes continues from an inlined instance into its abstract
+    // definition's scopes; the concrete chain (inlined instance, the
+    // function it was inlined into, ...) is the scopes of the innermost DIE.
+    Dwarf_Die innermost = scopes[0];
+    std::free(scopes);
+    scopes = nullptr;
+    n = dwarf_getscopes_die(&innermost, &scopes);
+  }
   Dwarf_Files* files = nullptr;
   size_t file_count = 0;
   if (cu) dwarf_getsrcfiles(cu, &files, &file_count);

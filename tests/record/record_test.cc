@@ -215,22 +215,25 @@ TEST(Record, TwoThreadsAreBothRecordedWithTheirIds) {
 }
 
 // A library loaded after start-up is in the recording's module map, so its
-// allocation is named by function and line.
-TEST(Record, AnAllocationInADlopenedLibraryIsNamed) {
+// allocation is named by function and line, the inlined helper that called
+// malloc as a frame of its own.
+TEST(Record, AnAllocationInADlopenedLibraryIsNamedWithItsInlinedFrame) {
   fs::path out = scratch("plugin.emt");
   Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_dlopen_plugin " + EDGEMEM_RECORD_PLUGIN));
   ASSERT_EQ(c.status, 0) << c.out;
   std::ifstream source(std::string(EDGEMEM_SOURCE_DIR) + "/tests/record/programs/plugin.c");
-  std::string line, where;
-  for (int n = 1; std::getline(source, line); ++n)
-    if (line.find("record-test: plugin allocation") != std::string::npos) where = "plugin.c:" + std::to_string(n);
+  std::string line, allocation, call;
+  for (int n = 1; std::getline(source, line); ++n) {
+    if (line.find("record-test: plugin allocation") != std::string::npos) allocation = "plugin.c:" + std::to_string(n);
+    if (line.find("record-test: inlined call") != std::string::npos) call = "plugin.c:" + std::to_string(n);
+  }
   auto d = decode_file(out);
   int found = 0;
   for (const Event& e : d->events) {
     if (e.kind != EventKind::alloc || e.size != 777) continue;
     ++found;
     std::string_view site = d->context.sites.name(e.site);
-    EXPECT_TRUE(site.ends_with("plugin_allocate (" + where + ")")) << site;
+    EXPECT_TRUE(site.ends_with(";plugin_allocate (" + call + ");plugin_buffer (" + allocation + ")")) << site;
     EXPECT_TRUE(site.starts_with("main (dlopen_plugin.c:")) << site;
   }
   EXPECT_EQ(found, 1);
