@@ -22,7 +22,7 @@ struct Range {
 // hot path read them without a lock.
 Range exec_ranges[kMaxModules * 2];
 std::atomic<size_t> exec_count{0};
-Range libc_range, self_range;
+Range libc_range, cxx_range, self_range;
 
 struct Known {
   uint64_t start, end;
@@ -62,6 +62,7 @@ int visit(dl_phdr_info* info, size_t, void* data) {
   }
   if (lo >= hi) return 0;
   if (strstr(path, "/libc.so")) libc_range = {lo, hi};
+  if (strstr(path, "/libstdc++.so")) cxx_range = {lo, hi};
   auto self = reinterpret_cast<uintptr_t>(&visit);
   if (self >= lo && self < hi) self_range = {lo, hi};
   for (size_t i = 0; i < known_count; ++i) {
@@ -113,6 +114,9 @@ bool in_executable_code(uintptr_t address) {
 }
 
 bool in_libc(uintptr_t address) { return address >= libc_range.lo && address < libc_range.hi; }
+bool in_runtime(uintptr_t address) {
+  return in_libc(address) || (address >= cxx_range.lo && address < cxx_range.hi);
+}
 bool in_this_library(uintptr_t address) { return address >= self_range.lo && address < self_range.hi; }
 
 }  // namespace edgemem::preload

@@ -34,6 +34,9 @@ void unlock_modules_after_fork();
 
 bool in_executable_code(uintptr_t address);
 bool in_libc(uintptr_t address);
+// libc or libstdc++: built without frame pointers, and the callers of the
+// program's outermost frames (main, a thread's function).
+bool in_runtime(uintptr_t address);
 bool in_this_library(uintptr_t address);
 
 }  // namespace edgemem::preload

@@ -40,12 +40,13 @@ size_t frame_pointer_walk(uintptr_t* frames, size_t max, const StackBounds& b, b
       return n;
     }
     bool next_valid = next > fp && next + 16 <= b.hi && !(next & 7);
-    if (in_libc(ret)) {
-      // libc keeps no frame pointers: past a return into it the chain is
-      // its caller's, which would silently skip a frame. libc allocating
-      // for the program (stdio buffers, strdup) needs the unwinder; libc
-      // calling the program (main, a thread's start) is the end when its
-      // saved frame pointer leads nowhere.
+    if (in_runtime(ret)) {
+      // libc and libstdc++ keep no frame pointers: past a return into them
+      // the chain is their caller's, which would silently skip a frame.
+      // The runtime allocating for the program (stdio buffers, strdup,
+      // std::string) needs the unwinder; the runtime calling the program
+      // (main, a std::thread's function) is the end when its saved frame
+      // pointer leads nowhere.
       complete = n > 1 && (!next_valid || !in_executable_code(reinterpret_cast<const uintptr_t*>(next)[1]));
       return n;
     }
