@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "edgemem/analyzer.h"
+#include "edgemem/emt_v2.h"
 #include "edgemem/report.h"
 
 using namespace edgemem;
@@ -30,7 +31,7 @@ std::optional<Format> target_format(std::span<const uint8_t> data) {
 #elif defined(EDGEMEM_FUZZ_FORMAT_tpiu)
   (void)data;
   return Format::tpiu;
-#elif defined(EDGEMEM_FUZZ_FORMAT_emt)
+#elif defined(EDGEMEM_FUZZ_FORMAT_emt) || defined(EDGEMEM_FUZZ_FORMAT_emt2)
   (void)data;
   return Format::emt;
 #else
@@ -64,14 +65,50 @@ bool same_counts(const DecodeStats& a, const DecodeStats& b) {
          a.impossible_events == b.impossible_events && a.packets == b.packets;
 }
 
+#if defined(EDGEMEM_FUZZ_FORMAT_emt2)
+// The fuzzer's bytes as the records of two threads' chunks of an emt v2
+// recording (a valid header page and chunk headers around them), so it
+// explores the record parser and the merge by sequence number rather than
+// the page layout: the first half is a whole chunk of thread 1, the second
+// the start of a chunk of thread 2.
+std::vector<uint8_t> v2_recording(const uint8_t* data, size_t size) {
+  namespace e2 = emt2;
+  std::vector<uint8_t> out(e2::kHeaderBytes, 0);
+  const uint8_t header[] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01, 0x02, 0x00};
+  std::copy(std::begin(header), std::end(header), out.begin());
+  size_t half = std::min(size / 2, e2::kChunkPayloadBytes), rest = std::min(size - half, e2::kChunkPayloadBytes);
+  auto add_chunk = [&](uint32_t slot, uint32_t index, const uint8_t* records, size_t n, bool whole) {
+    size_t at = out.size();
+    out.resize(at + (whole ? e2::kChunkBytes : e2::kChunkHeaderBytes + n), 0);
+    std::copy(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), out.begin() + at);
+    e2::put_u32(&out[at + e2::kSlotAt], slot);
+    e2::put_u32(&out[at + e2::kIndexAt], index);
+    e2::put_u32(&out[at + e2::kUsedAt], static_cast<uint32_t>(n));
+    std::copy(records, records + n, out.begin() + at + e2::kChunkHeaderBytes);
+  };
+  add_chunk(1, 0, data, half, true);
+  add_chunk(2, 1, data + half, rest, false);
+  return out;
+}
+#endif
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+#if defined(EDGEMEM_FUZZ_FORMAT_emt2)
+  std::vector<uint8_t> recording = v2_recording(data, size);
+  std::span<const uint8_t> bytes(recording);
+  // Two input bytes choose the split, so it can fall anywhere in the recording.
+  size_t choice = size ? (size_t{data[0]} << 8 | (size > 1 ? data[1] : 0)) * 3 : 0;
+  size = recording.size();
+#else
   std::span<const uint8_t> bytes(data, size);
+  size_t choice = size ? data[0] : 0;
+#endif
   std::optional<Format> format = target_format(bytes);
   if (!format) return 0;
 
-  size_t split = size ? data[0] % (size + 1) : 0;
+  size_t split = choice % (size + 1);
   Decoded whole = decode(*format, {bytes});
   Decoded halves = decode(*format, {bytes.subspan(0, split), bytes.subspan(split)});
   if (whole.events != halves.events || !same_counts(whole.stats, halves.stats)) {

@@ -52,5 +52,6 @@ void add_fit_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_watch_command(CLI::App& app);
+void add_record_command(CLI::App& app);
 
 }  // namespace edgemem::cli

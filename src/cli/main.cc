@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   edgemem::cli::add_check_command(app);
   edgemem::cli::add_diff_command(app);
   edgemem::cli::add_watch_command(app);
+  edgemem::cli::add_record_command(app);
   std::string typo = unknown_subcommand(app, argc, argv);
   if (!typo.empty()) {
     fmt::print(stderr, "edgemem: {}\n", typo);

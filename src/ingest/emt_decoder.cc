@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "edgemem/emt_v2.h"
+
 namespace edgemem {
 namespace {
 
@@ -76,6 +78,7 @@ void EmtDecoder::push(uint8_t byte, uint64_t offset) {
       record_.push_back(byte);
       field_byte(byte);
       return;
+    case State::chunked: v2_->push(byte, offset); return;
   }
 }
 
@@ -212,14 +215,21 @@ void EmtDecoder::complete() {
       if (now < last_sync_low_ && last_sync_low_ - now > 0x80000000u) epoch_ += 0x100000000ull;
       last_sync_low_ = static_cast<uint32_t>(now);
       time_ = epoch_ + now;
+      sync_offset_ = record_offset_;
       ++stats_.syncs;
       context_.time_base = TimeBase::cycles;
       break;
     }
     case kHeader:
-      if (v[0] != 1)
-        return reject(fmt::format("emt version {} is newer than this edgemem reads (1)", v[0]));
+      if (v[0] != 1 && v[0] != emt2::kVersion)
+        return reject(fmt::format("emt version {} is newer than this edgemem reads (1 and 2)", v[0]));
       tick_hz_ = v[1];
+      if (v[0] == emt2::kVersion) {
+        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, sync_offset_ + emt2::kHeaderBytes);
+        record_.clear();
+        state_ = State::chunked;
+        return;
+      }
       break;
     case kPool: {
       PoolInfo info;
@@ -314,6 +324,7 @@ void EmtDecoder::complete() {
 }
 
 void EmtDecoder::drop_partial() {
+  if (state_ == State::chunked) return;  // v2 recordings are files, not ITM streams
   if (state_ == State::field) stats_.corrupt_bytes += record_.size();
   record_.clear();
   if (state_ != State::hunting) {
@@ -324,6 +335,10 @@ void EmtDecoder::drop_partial() {
 }
 
 void EmtDecoder::finish() {
+  if (state_ == State::chunked) {
+    v2_->finish();
+    return;
+  }
   if (state_ == State::hunting) {
     stats_.corrupt_bytes += skipped_;
     stats_.truncated_bytes += sync_match_;  // a SYNC may have been arriving

@@ -11,11 +11,13 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "edgemem/decoder.h"
+#include "emt_v2_reader.h"
 
 namespace edgemem {
 
@@ -41,7 +43,8 @@ class EmtDecoder final : public Decoder {
   enum class Field : uint8_t { varint, byte, u32, text, sync_magic };
 
  private:
-  enum class State : uint8_t { hunting, tag, field };
+  // chunked: a version 2 header was read; the rest goes to the v2 reader.
+  enum class State : uint8_t { hunting, tag, field, chunked };
 
   void push(uint8_t byte, uint64_t offset);
   void hunt(uint8_t byte, uint64_t offset);
@@ -88,6 +91,8 @@ class EmtDecoder final : public Decoder {
   uint64_t device_drops_ = 0;
   std::unordered_map<uint64_t, PoolId> pools_;       // device pool id -> PoolTable id
   std::unordered_map<uint64_t, std::string> files_;  // string id -> text
+  uint64_t sync_offset_ = 0;  // where the last SYNC began: a v2 header page starts there
+  std::unique_ptr<EmtV2Reader> v2_;
 };
 
 }  // namespace edgemem

@@ -1,0 +1,70 @@
+// The library's life: opens the recording when loaded (before main, as the
+// first preloaded object; or when gdb dlopens it into a running process), records module changes on dlopen/dlclose, gives
+// the program the optional inference markers (examples/linux/edgemem_marker.h)
+// and cuts the file to its chunks at exit. A SIGKILL or _exit skips the
+// last step; the reader then skips the zero-filled chunks nobody claimed.
+#include <dlfcn.h>
+#include <stdint.h>
+
+#include "got_patcher.h"
+#include "real_functions.h"
+#include "thread_recorder.h"
+#include "trace_file.h"
+
+using namespace edgemem::preload;
+
+namespace {
+
+__attribute__((constructor)) void start_recording() {
+  resolve_real_functions();
+  Busy busy;
+  if (!open_trace_file()) return;
+  recording_enabled = true;
+  ensure_ready();  // this thread's records and the module map, before main
+  // Injected into a running process: its calls are bound to libc already.
+  if (attached()) patch_loaded_objects();
+}
+
+__attribute__((destructor)) void stop_recording() {
+  if (!recording_enabled) return;
+  Busy busy;
+  close_trace_file();
+}
+
+void record_modules() {
+  Busy busy;
+  if (busy.entered() && recording_enabled) record_module_changes();
+}
+
+}  // namespace
+
+extern "C" {
+
+void* dlopen(const char* file, int mode) {
+  if (!real.dlopen) resolve_real_functions();
+  void* handle = real.dlopen(file, mode);
+  if (handle) {
+    record_modules();
+    if (recording_enabled && attached()) patch_loaded_objects();
+  }
+  return handle;
+}
+
+int dlclose(void* handle) {
+  if (!real.dlclose) resolve_real_functions();
+  int result = real.dlclose(handle);
+  record_modules();
+  return result;
+}
+
+__attribute__((visibility("default"))) void edgemem_inference_begin(uint64_t index) {
+  Busy busy;
+  if (busy.entered() && recording_enabled) record_inference(true, index);
+}
+
+__attribute__((visibility("default"))) void edgemem_inference_end(uint64_t index) {
+  Busy busy;
+  if (busy.entered() && recording_enabled) record_inference(false, index);
+}
+
+}  // extern "C"

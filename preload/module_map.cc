@@ -1,0 +1,122 @@
+#include "module_map.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace edgemem::preload {
+namespace {
+
+constexpr size_t kMaxModules = 512;
+
+struct Range {
+  uintptr_t lo, hi;
+};
+
+// Executable ranges only ever grow (a dlclose'd range stays): readers on the
+// hot path read them without a lock.
+Range exec_ranges[kMaxModules * 2];
+std::atomic<size_t> exec_count{0};
+Range libc_range, cxx_range, self_range;
+
+struct Known {
+  uint64_t start, end;
+  bool seen;
+};
+Known known[kMaxModules];
+size_t known_count = 0;
+pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+char exe_path[4096];
+
+void add_exec_range(uintptr_t lo, uintptr_t hi) {
+  size_t n = exec_count.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i)
+    if (exec_ranges[i].lo == lo && exec_ranges[i].hi == hi) return;
+  if (n == sizeof exec_ranges / sizeof exec_ranges[0]) return;
+  exec_ranges[n] = {lo, hi};
+  exec_count.store(n + 1, std::memory_order_release);
+}
+
+struct ScanContext {
+  ModuleSink* sink;
+};
+
+int visit(dl_phdr_info* info, size_t, void* data) {
+  auto* ctx = static_cast<ScanContext*>(data);
+  const char* path = info->dlpi_name;
+  if (!path || !*path) path = exe_path;
+  if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0) return 0;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uint64_t a = info->dlpi_addr + ph.p_vaddr, b = a + ph.p_memsz;
+    if (a < lo) lo = a;
+    if (b > hi) hi = b;
+    if (ph.p_flags & PF_X) add_exec_range(a, b);
+  }
+  if (lo >= hi) return 0;
+  if (strstr(path, "/libc.so")) libc_range = {lo, hi};
+  if (strstr(path, "/libstdc++.so")) cxx_range = {lo, hi};
+  auto self = reinterpret_cast<uintptr_t>(&visit);
+  if (self >= lo && self < hi) self_range = {lo, hi};
+  for (size_t i = 0; i < known_count; ++i) {
+    if (known[i].start == lo && known[i].end == hi) {
+      known[i].seen = true;
+      return 0;
+    }
+  }
+  if (known_count == kMaxModules) return 0;
+  known[known_count++] = {lo, hi, true};
+  ctx->sink->loaded({info->dlpi_addr, lo, hi, path});
+  return 0;
+}
+
+}  // namespace
+
+void scan_modules(ModuleSink& sink) {
+  pthread_mutex_lock(&lock);
+  if (!exe_path[0]) {
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    exe_path[n > 0 ? n : 0] = 0;
+  }
+  for (size_t i = 0; i < known_count; ++i) known[i].seen = false;
+  ScanContext ctx{&sink};
+  dl_iterate_phdr(visit, &ctx);
+  size_t kept = 0;
+  for (size_t i = 0; i < known_count; ++i) {
+    if (known[i].seen) known[kept++] = known[i];
+    else sink.gone(known[i].start);
+  }
+  known_count = kept;
+  pthread_mutex_unlock(&lock);
+}
+
+void forget_reported_modules() {
+  pthread_mutex_lock(&lock);
+  known_count = 0;
+  pthread_mutex_unlock(&lock);
+}
+
+void lock_modules_for_fork() { pthread_mutex_lock(&lock); }
+void unlock_modules_after_fork() { pthread_mutex_unlock(&lock); }
+
+bool in_executable_code(uintptr_t address) {
+  size_t n = exec_count.load(std::memory_order_acquire);
+  for (size_t i = 0; i < n; ++i)
+    if (address >= exec_ranges[i].lo && address < exec_ranges[i].hi) return true;
+  return false;
+}
+
+bool in_libc(uintptr_t address) { return address >= libc_range.lo && address < libc_range.hi; }
+bool in_runtime(uintptr_t address) {
+  return in_libc(address) || (address >= cxx_range.lo && address < cxx_range.hi);
+}
+bool in_this_library(uintptr_t address) { return address >= self_range.lo && address < self_range.hi; }
+
+}  // namespace edgemem::preload

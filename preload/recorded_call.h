@@ -1,0 +1,56 @@
+// How every interposer records: enter the thread's guard, set the thread up,
+// call the real function, take the record's place in the global order,
+// write it. Calls made while the thread is already inside (the recorder's
+// own allocations, libunwind's, a signal handler that interrupted a record)
+// go straight through.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgemem/emt_v2.h"
+#include "thread_recorder.h"
+
+namespace edgemem::preload {
+
+// End of the bootstrap buffer, for copying out of it.
+const unsigned char* bootstrap_end();
+
+template <typename Call>
+void* recorded_alloc(size_t size, size_t align, Call call, uint8_t pool = emt2::kPoolMalloc) {
+  Busy busy;
+  if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
+  void* p = call();
+  uint64_t seq = take_seq();
+  if (p) record_alloc(pool, seq, p, size, align);
+  else record_alloc_failed(pool, seq, size, align);
+  return p;
+}
+
+template <typename Call>
+void recorded_free(uint8_t pool, const void* p, Call call) {
+  Busy busy;
+  if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
+  record_free(pool, take_seq(), p);
+  call();
+}
+
+// A realloc is the free of the old block (ordered before the call, as any
+// free) and the allocation of the new one (ordered after): another thread
+// may be handed the old address before realloc returns. realloc(p, 0) frees.
+template <typename Call>
+void* recorded_realloc(void* old, size_t size, Call call) {
+  Busy busy;
+  if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
+  uint64_t before = old ? take_seq() : 0;  // realloc(NULL, n) is malloc: no free to order
+  void* p = call();
+  if (!p && size) {
+    record_alloc_failed(emt2::kPoolMalloc, old ? before : take_seq(), size, 0);
+    return p;
+  }
+  if (old) record_free(emt2::kPoolMalloc, before, old);
+  if (p) record_alloc(emt2::kPoolMalloc, take_seq(), p, size, 0);
+  return p;
+}
+
+}  // namespace edgemem::preload

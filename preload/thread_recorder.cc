@@ -1,0 +1,291 @@
+#include "thread_recorder.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "edgemem/emt_v2.h"
+#include "module_map.h"
+#include "real_functions.h"
+#include "stack_walk.h"
+#include "trace_file.h"
+
+namespace edgemem::preload {
+
+bool recording_enabled = false;
+
+namespace {
+
+namespace e2 = edgemem::emt2;
+
+// Call-stack tree: node = (parent node, return address), numbered per
+// thread from 1; an open-addressing table in anonymous memory (never
+// malloc, which is what is being recorded).
+struct TreeEntry {
+  uint64_t address;
+  uint32_t parent, id;
+};
+
+struct ThreadState {
+  bool busy;
+  bool ready;     // slot, chunk and bounds are set for `generation`
+  bool stopped;   // the file could not grow: this thread records nothing more
+  uint32_t generation;
+  uint32_t slot;
+  uint8_t* chunk;
+  uint32_t used;
+  uint64_t last_address;  // of the chunk's previous ALLOC or FREE: addresses are deltas from it
+  uint64_t last_seq;
+  StackBounds bounds;
+  TreeEntry* tree;
+  uint32_t tree_capacity;  // a power of two
+  uint32_t tree_nodes;
+};
+
+__thread ThreadState self __attribute__((tls_model("initial-exec")));
+
+pthread_key_t exit_key;
+pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+void on_thread_exit(void*) { retire_thread(); }
+void make_exit_key() { pthread_key_create(&exit_key, on_thread_exit); }
+
+void write_record(const uint8_t* bytes, size_t n);
+
+bool make_room(size_t n);
+
+class ChunkSink final : public ModuleSink {
+ public:
+  void loaded(const ModuleInfo& m) override {
+    size_t len = strlen(m.path);
+    if (len > 4000) len = 4000;
+    uint8_t buf[4096 + 64];
+    if (!make_room(len + 64)) return;
+    size_t n = 0;
+    buf[n++] = e2::kModule;
+    n += e2::put_varint(buf + n, seq_delta(take_seq()));
+    n += e2::put_varint(buf + n, m.bias);
+    n += e2::put_varint(buf + n, m.start);
+    n += e2::put_varint(buf + n, m.end);
+    n += e2::put_varint(buf + n, len);
+    memcpy(buf + n, m.path, len);
+    write_record(buf, n + len);
+  }
+  void gone(uint64_t start) override {
+    uint8_t buf[32];
+    if (!make_room(sizeof buf)) return;
+    size_t n = 0;
+    buf[n++] = e2::kModuleGone;
+    n += e2::put_varint(buf + n, seq_delta(take_seq()));
+    n += e2::put_varint(buf + n, start);
+    write_record(buf, n);
+  }
+  static uint64_t seq_delta(uint64_t seq);
+};
+
+// Claims a chunk if the thread has none or it cannot hold `n` more bytes.
+bool make_room(size_t n) {
+  if (self.chunk && self.used + n <= e2::kChunkPayloadBytes) return true;
+  if (self.stopped || n > e2::kChunkPayloadBytes) return false;
+  release_chunk(self.chunk);
+  self.chunk = claim_chunk(self.slot, self.last_seq);
+  self.used = 0;
+  self.last_address = 0;
+  if (!self.chunk) self.stopped = true;
+  return self.chunk != nullptr;
+}
+
+void write_record(const uint8_t* bytes, size_t n) {
+  if (!make_room(n)) return;
+  memcpy(self.chunk + e2::kChunkHeaderBytes + self.used, bytes, n);
+  self.used += static_cast<uint32_t>(n);
+  // The reader trusts `used`: the record is complete before it counts.
+  __atomic_store_n(reinterpret_cast<uint32_t*>(self.chunk + e2::kUsedAt), self.used, __ATOMIC_RELEASE);
+}
+
+// The chunk's base is the thread's sequence before its first record; a
+// record's delta is taken once it is known which chunk it goes into.
+uint64_t ChunkSink::seq_delta(uint64_t seq) {
+  uint64_t d = seq - self.last_seq;
+  self.last_seq = seq;
+  return d;
+}
+
+// `address_at`: index of a field holding an address (-1 none), written as
+// the zigzag delta from the chunk's previous one: heap blocks lie close
+// together, so a few bytes instead of six.
+void write_seq_record(uint8_t tag, uint64_t seq, uint64_t* fields, size_t count, int address_at = -1) {
+  uint8_t buf[16 * 10 + 1];
+  // Room first: a new chunk's base is last_seq (and its addresses start
+  // from 0), which the deltas are taken from.
+  size_t worst = 1 + 10 * (count + 1);
+  if (!make_room(worst)) return;
+  if (address_at >= 0) {
+    uint64_t address = fields[address_at];
+    auto delta = static_cast<int64_t>(address - self.last_address);
+    fields[address_at] = (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63);
+    self.last_address = address;
+  }
+  size_t n = 0;
+  buf[n++] = tag;
+  n += e2::put_varint(buf + n, seq - self.last_seq);
+  self.last_seq = seq;
+  for (size_t i = 0; i < count; ++i) n += e2::put_varint(buf + n, fields[i]);
+  write_record(buf, n);
+}
+
+void grow_tree() {
+  uint32_t capacity = self.tree_capacity ? self.tree_capacity * 2 : 4096;
+  void* m = real.mmap(nullptr, capacity * sizeof(TreeEntry), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return;
+  auto* table = static_cast<TreeEntry*>(m);
+  for (uint32_t i = 0; i < self.tree_capacity; ++i) {
+    const TreeEntry& e = self.tree[i];
+    if (!e.id) continue;
+    uint64_t h = (e.address * 0x9E3779B97F4A7C15ull) ^ (e.parent * 0xC2B2AE3D27D4EB4Full);
+    for (uint32_t j = static_cast<uint32_t>(h >> 32) & (capacity - 1);; j = (j + 1) & (capacity - 1)) {
+      if (!table[j].id) {
+        table[j] = e;
+        break;
+      }
+    }
+  }
+  if (self.tree) real.munmap(self.tree, self.tree_capacity * sizeof(TreeEntry));
+  self.tree = table;
+  self.tree_capacity = capacity;
+}
+
+// The node for (parent, address), written as a NODE record the first time.
+uint32_t tree_node(uint32_t parent, uint64_t address) {
+  if (self.tree_nodes * 2 >= self.tree_capacity) grow_tree();
+  if (!self.tree) return 0;
+  uint64_t h = (address * 0x9E3779B97F4A7C15ull) ^ (parent * 0xC2B2AE3D27D4EB4Full);
+  uint32_t mask = self.tree_capacity - 1;
+  for (uint32_t j = static_cast<uint32_t>(h >> 32) & mask;; j = (j + 1) & mask) {
+    TreeEntry& e = self.tree[j];
+    if (e.id && e.address == address && e.parent == parent) return e.id;
+    if (e.id) continue;
+    e = {address, parent, ++self.tree_nodes};
+    uint8_t buf[32];
+    size_t n = 0;
+    buf[n++] = e2::kNode;
+    n += e2::put_varint(buf + n, e.id);
+    n += e2::put_varint(buf + n, parent);
+    n += e2::put_varint(buf + n, address);
+    write_record(buf, n);
+    return e.id;
+  }
+}
+
+uint32_t current_stack_node() {
+  uintptr_t frames[kMaxFrames];
+  size_t n = capture_stack(frames, kMaxFrames, self.bounds);
+  uint32_t node = 0;
+  for (size_t i = n; i-- > 0;) node = tree_node(node, frames[i]);
+  return node;
+}
+
+void write_thread_record() {
+  char name[16] = {};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  size_t len = strnlen(name, sizeof name);
+  uint8_t buf[64];
+  if (!make_room(sizeof buf)) return;
+  size_t n = 0;
+  buf[n++] = e2::kThread;
+  uint64_t seq = next_seq();
+  n += e2::put_varint(buf + n, seq - self.last_seq);
+  self.last_seq = seq;
+  n += e2::put_varint(buf + n, static_cast<uint64_t>(syscall(SYS_gettid)));
+  n += e2::put_varint(buf + n, len);
+  memcpy(buf + n, name, len);
+  write_record(buf, n + len);
+}
+
+void write_process_records() {
+  timespec wall{}, mono{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  uint64_t fields[] = {static_cast<uint64_t>(wall.tv_sec) * 1000000000ull + static_cast<uint64_t>(wall.tv_nsec),
+                       static_cast<uint64_t>(mono.tv_sec) * 1000000000ull + static_cast<uint64_t>(mono.tv_nsec)};
+  write_seq_record(e2::kWall, next_seq(), fields, 2);
+  forget_reported_modules();  // a forked child's file names every module again
+  ChunkSink sink;
+  scan_modules(sink);
+}
+
+}  // namespace
+
+// Sets the thread up for the current generation (first record, after a
+// fork, after its exit destructor ran for an allocation in a later one).
+bool ensure_ready() {
+  uint32_t g = generation();
+  if (self.ready && self.generation == g) return !self.stopped;
+  if (self.ready) {
+    // A forked child: the chunk and tree belong to the parent's recording.
+    release_chunk(self.chunk);
+    if (self.tree) real.munmap(self.tree, self.tree_capacity * sizeof(TreeEntry));
+  }
+  pthread_once(&exit_key_once, make_exit_key);
+  pthread_setspecific(exit_key, &self);
+  self = ThreadState{};
+  self.busy = true;
+  self.ready = true;
+  self.generation = g;
+  self.slot = next_slot();
+  self.bounds = current_stack_bounds();
+  write_thread_record();
+  if (take_process_records()) write_process_records();
+  return !self.stopped;
+}
+
+Busy::Busy() : entered_(!self.busy) { self.busy = true; }
+Busy::~Busy() {
+  if (entered_) self.busy = false;
+}
+
+uint64_t take_seq() { return next_seq(); }
+
+void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align) {
+  uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address), size, align, current_stack_node()};
+  write_seq_record(e2::kAlloc, seq, fields, 5, 1);
+}
+
+void record_free(uint8_t pool, uint64_t seq, const void* address) {
+  uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address)};
+  write_seq_record(e2::kFree, seq, fields, 2, 1);
+}
+
+void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t align) {
+  uint64_t fields[] = {pool, size, align, current_stack_node()};
+  write_seq_record(e2::kAllocFail, seq, fields, 4);
+}
+
+void record_inference(bool begin, uint64_t index) {
+  if (!ensure_ready()) return;
+  write_seq_record(begin ? e2::kInferBegin : e2::kInferEnd, next_seq(), &index, 1);
+}
+
+void record_module_changes() {
+  if (!ensure_ready()) return;
+  ChunkSink sink;
+  scan_modules(sink);
+}
+
+void retire_thread() {
+  if (!self.ready) return;
+  bool was_busy = self.busy;
+  self.busy = true;
+  release_chunk(self.chunk);
+  if (self.tree) real.munmap(self.tree, self.tree_capacity * sizeof(TreeEntry));
+  self = ThreadState{};
+  self.busy = was_busy;
+}
+
+}  // namespace edgemem::preload

@@ -1,0 +1,47 @@
+// One thread's side of the recording: its chunk of the file, its call-stack
+// tree and its re-entrancy guard. Nothing here takes a lock: a record is
+// encoded and copied into the thread's own chunk; only claiming the next
+// chunk touches shared state (one atomic add).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgemem::preload {
+
+// Set by the library's constructor once the file is open.
+extern bool recording_enabled;
+
+// Marks this thread as inside the recorder: allocations made by the
+// recorder, libunwind or libc on its behalf go straight through. Also
+// refuses allocations in a signal handler that interrupted the recorder.
+class Busy {
+ public:
+  Busy();
+  ~Busy();
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+  // False when this thread was already inside: do not record.
+  bool entered() const { return entered_; }
+
+ private:
+  bool entered_;
+};
+
+// Calls made with a Busy guard held (entered() true). ensure_ready() comes
+// first, before the sequence number of the record is taken: setting a
+// thread up writes records of its own, and a thread's records go to its
+// chunks in sequence order.
+bool ensure_ready();
+uint64_t take_seq();
+void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align);
+void record_free(uint8_t pool, uint64_t seq, const void* address);
+void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t align);
+void record_inference(bool begin, uint64_t index);
+// Module map after dlopen/dlclose.
+void record_module_changes();
+
+// Thread exit: unmaps the chunk and the stack tree.
+void retire_thread();
+
+}  // namespace edgemem::preload

@@ -1,0 +1,183 @@
+#include "trace_file.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "edgemem/emt_v2.h"
+#include "module_map.h"
+#include "real_functions.h"
+
+namespace edgemem::preload {
+namespace {
+
+namespace e2 = edgemem::emt2;
+
+// The file grows in steps (sparse) so a chunk claim rarely needs a syscall
+// beyond its mmap.
+constexpr uint64_t kGrowBytes = 4 * 1024 * 1024;
+constexpr uint64_t kClosed = uint64_t{1} << 40;
+
+struct File {
+  int fd = -1;
+  bool pending_open = false;  // forked child: open FILE.PID on first use
+  char base_path[4096] = {};
+  std::atomic<uint64_t> next_chunk{0};
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> seq{0};
+  std::atomic<uint32_t> slot{0};
+  std::atomic<uint32_t> generation{1};
+  std::atomic<uint32_t> process_records_for{0};
+  pthread_mutex_t grow = PTHREAD_MUTEX_INITIALIZER;
+};
+
+File file;
+
+void complain(const char* what) {
+  char line[512];
+  int n = snprintf(line, sizeof line, "edgemem-preload: %s (%s); recording stopped\n", what, strerror(errno));
+  if (n > 0) (void)!write(2, line, static_cast<size_t>(n) < sizeof line ? n : sizeof line - 1);
+}
+
+// The first process takes PATH; a forked child or an exec'd program takes
+// PATH.PID (PATH.PID.N if an earlier image of the same pid has it).
+int create_file(const char* base) {
+  int fd = open(base, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  for (int n = 0; fd < 0 && errno == EEXIST && n < 10; ++n) {
+    char path[4200];
+    if (n == 0) snprintf(path, sizeof path, "%s.%d", base, static_cast<int>(getpid()));
+    else snprintf(path, sizeof path, "%s.%d.%d", base, static_cast<int>(getpid()), n);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
+  return fd;
+}
+
+bool write_header(int fd) {
+  uint8_t page[64] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01};
+  size_t n = 7;
+  n += e2::put_varint(page + n, e2::kVersion);
+  n += e2::put_varint(page + n, 0);  // Event time is the sequence number: no clock
+  if (ftruncate(fd, static_cast<off_t>(e2::kHeaderBytes)) != 0) return false;
+  return pwrite(fd, page, n, 0) == static_cast<ssize_t>(n);
+}
+
+bool open_locked() {
+  int fd = create_file(file.base_path);
+  if (fd < 0 || !write_header(fd)) {
+    complain("cannot create the recording");
+    if (fd >= 0) close(fd);
+    return false;
+  }
+  file.fd = fd;
+  file.bytes.store(e2::kHeaderBytes);
+  file.next_chunk.store(0);
+  return true;
+}
+
+// Every lock of the recorder is taken around fork(), so the child finds
+// none held by a thread it does not have.
+void before_fork() {
+  lock_modules_for_fork();
+  lock_mappings_for_fork();
+  pthread_mutex_lock(&file.grow);
+}
+void after_fork_parent() {
+  pthread_mutex_unlock(&file.grow);
+  unlock_mappings_after_fork();
+  unlock_modules_after_fork();
+}
+void after_fork_child() {
+  unlock_mappings_after_fork();
+  unlock_modules_after_fork();
+  // The parent's descriptor and chunks stay the parent's.
+  if (file.fd >= 0) close(file.fd);
+  file.fd = -1;
+  file.pending_open = true;
+  file.seq.store(0);
+  file.generation.fetch_add(1);
+  pthread_mutex_unlock(&file.grow);
+}
+
+}  // namespace
+
+bool open_trace_file() {
+  const char* path = getenv("EDGEMEM_OUTPUT");
+  if (!path || !*path || strlen(path) >= sizeof file.base_path) return false;
+  strcpy(file.base_path, path);
+  if (!open_locked()) return false;
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  return true;
+}
+
+bool trace_file_open() { return file.fd >= 0 || file.pending_open; }
+
+uint8_t* claim_chunk(uint32_t slot, uint64_t base_seq) {
+  if (file.pending_open) {
+    pthread_mutex_lock(&file.grow);
+    if (file.pending_open && open_locked()) file.pending_open = false;
+    pthread_mutex_unlock(&file.grow);
+    if (file.fd < 0) return nullptr;
+  }
+  uint64_t k = file.next_chunk.fetch_add(1);
+  if (k >= kClosed) return nullptr;
+  uint64_t offset = e2::kHeaderBytes + k * e2::kChunkBytes, end = offset + e2::kChunkBytes;
+  if (end > file.bytes.load(std::memory_order_acquire)) {
+    pthread_mutex_lock(&file.grow);
+    uint64_t now = file.bytes.load();
+    bool ok = true;
+    if (end > now) {
+      uint64_t grown = now + kGrowBytes > end ? now + kGrowBytes : end;
+      ok = ftruncate(file.fd, static_cast<off_t>(grown)) == 0;
+      if (ok) file.bytes.store(grown, std::memory_order_release);
+    }
+    pthread_mutex_unlock(&file.grow);
+    if (!ok) {
+      complain("cannot grow the recording");
+      return nullptr;
+    }
+  }
+  void* m = real.mmap(nullptr, e2::kChunkBytes, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, static_cast<off_t>(offset));
+  if (m == MAP_FAILED) {
+    complain("cannot map a chunk of the recording");
+    return nullptr;
+  }
+  auto* c = static_cast<uint8_t*>(m);
+  e2::put_u32(c + e2::kSlotAt, slot);
+  e2::put_u32(c + e2::kIndexAt, static_cast<uint32_t>(k));
+  e2::put_u32(c + e2::kUsedAt, 0);
+  e2::put_u64(c + e2::kBaseSeqAt, base_seq);
+  std::atomic_thread_fence(std::memory_order_release);
+  memcpy(c + e2::kMagicAt, e2::kChunkMagic, sizeof e2::kChunkMagic);
+  return c;
+}
+
+void release_chunk(uint8_t* chunk) {
+  if (chunk) real.munmap(chunk, e2::kChunkBytes);
+}
+
+uint64_t next_seq() { return file.seq.fetch_add(1, std::memory_order_relaxed) + 1; }
+uint32_t next_slot() { return file.slot.fetch_add(1, std::memory_order_relaxed) + 1; }
+uint32_t generation() { return file.generation.load(std::memory_order_relaxed); }
+
+bool take_process_records() {
+  uint32_t g = generation();
+  return file.process_records_for.exchange(g) != g;
+}
+
+void close_trace_file() {
+  if (file.fd < 0) return;
+  pthread_mutex_lock(&file.grow);
+  uint64_t claimed = file.next_chunk.fetch_add(kClosed);
+  if (claimed < kClosed && ftruncate(file.fd, static_cast<off_t>(e2::kHeaderBytes + claimed * e2::kChunkBytes)) == 0)
+    file.bytes.store(e2::kHeaderBytes + claimed * e2::kChunkBytes);
+  pthread_mutex_unlock(&file.grow);
+}
+
+}  // namespace edgemem::preload

@@ -1,0 +1,98 @@
+#include "record/attach.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs a program, returning its exit status and everything it printed.
+int run_capturing(const std::vector<std::string>& argv, std::string& output) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) output.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  if (pid < 0) return -1;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// gdb strings are C literals.
+std::string c_literal(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string attach_recorder(int pid, const std::string& output, const std::string& preload) {
+  if (kill(pid, 0) != 0) return fmt::format("no process {} ({})", pid, strerror(errno));
+  std::error_code ec;
+  std::string path = fs::absolute(output, ec).string();
+  fs::remove(path, ec);
+  // The casts give gdb the signatures libc's missing debug info would.
+  const std::string set_env = "call ((int(*)(const char*, const char*, int))setenv)";
+  std::vector<std::string> gdb = {
+      "gdb", "-p", std::to_string(pid), "-batch", "-nx",
+      "-ex", set_env + "(\"EDGEMEM_OUTPUT\", " + c_literal(path) + ", 1)",
+      "-ex", set_env + "(\"EDGEMEM_ATTACH\", \"1\", 1)",
+      "-ex", "call ((void*(*)(const char*, int))dlopen)(" + c_literal(preload) + ", 2)",
+      "-ex", "call ((char*(*)(void))dlerror)()",
+      "-ex", "detach"};
+  std::string said;
+  int status = run_capturing(gdb, said);
+  if (status == 127) return "gdb is not installed (Debian package gdb); attaching needs it";
+  if (said.find("ptrace: Operation not permitted") != std::string::npos)
+    return fmt::format("ptrace refused attaching to {} (kernel.yama.ptrace_scope, or not the process's owner); run "
+                       "as its owner with ptrace allowed, or start it as: edgemem record -- PROG",
+                       pid);
+  if (said.find("(void *) 0x0\n") != std::string::npos || !fs::exists(path, ec)) {
+    std::string last = said.substr(said.rfind('$') == std::string::npos ? 0 : said.rfind('$'));
+    if (auto nl = last.find('\n'); nl != std::string::npos) last.resize(nl);
+    return fmt::format("the recorder could not be loaded into {} (gdb: {})", pid, last.empty() ? "no output" : last);
+  }
+  return {};
+}
+
+bool process_running(int pid) {
+  if (kill(pid, 0) != 0) return false;
+  // /proc/PID/stat: "PID (COMM) STATE ..."; COMM may hold spaces and parentheses.
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
+
+}  // namespace edgemem

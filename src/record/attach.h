@@ -1,0 +1,18 @@
+// `edgemem record --pid PID`: injects the preload library into a running
+// process with gdb (as heaptrack -p and memray attach do). The library then
+// points the process's GOT entries for the allocation functions at itself
+// and records into `output` until the process exits.
+#pragma once
+
+#include <string>
+
+namespace edgemem {
+
+// Empty on success, else why not (one line: what failed and what to do).
+std::string attach_recorder(int pid, const std::string& output, const std::string& preload);
+
+// Still running: exists and has not exited (a zombie its parent has not
+// reaped yet has ended).
+bool process_running(int pid);
+
+}  // namespace edgemem

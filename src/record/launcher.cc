@@ -1,0 +1,104 @@
+#include "record/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+namespace fs = std::filesystem;
+
+std::optional<std::string> find_preload_library(const std::string& edgemem_binary, std::string& tried) {
+  std::error_code ec;
+  fs::path bin = fs::weakly_canonical(fs::path(edgemem_binary), ec).parent_path();
+  const fs::path candidates[] = {bin / "lib/edgemem", bin.parent_path() / "lib/edgemem",
+                                 bin.parent_path() / "lib64/edgemem", bin.parent_path() / "lib/x86_64-linux-gnu/edgemem",
+                                 bin.parent_path() / "lib/aarch64-linux-gnu/edgemem"};
+  tried.clear();
+  for (const fs::path& dir : candidates) {
+    fs::path lib = dir / "libedgemem_preload.so";
+    if (fs::is_regular_file(lib, ec)) return lib.string();
+    tried += (tried.empty() ? "" : ", ") + lib.string();
+  }
+  return std::nullopt;
+}
+
+RecordResult run_recorded(const RecordRequest& request) {
+  RecordResult result;
+  std::error_code ec;
+  fs::path output = fs::absolute(request.output, ec);
+  fs::remove(output, ec);
+  // FILE.PID recordings of this run, not those an earlier run left.
+  // (less a second: file times come from the coarse kernel clock).
+  auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+  std::string ld_preload = request.preload;
+  if (const char* existing = getenv("LD_PRELOAD"); existing && *existing) ld_preload += std::string(":") + existing;
+
+  std::vector<char*> argv;
+  for (const std::string& a : request.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  // The child reports a failed exec through this pipe (closed on a good one).
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    result.error = fmt::format("cannot start {}: {}", request.command[0], strerror(errno));
+    result.exit_code = 2;
+    return result;
+  }
+  // Like system(): Ctrl-C and Ctrl-\ go to the program, and we wait for it.
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+    setenv("EDGEMEM_OUTPUT", output.c_str(), 1);
+    execvp(argv[0], argv.data());
+    int err = errno;
+    (void)!write(ready[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(ready[1]);
+  int exec_error = 0;
+  bool exec_failed = pid > 0 && read(ready[0], &exec_error, sizeof exec_error) == sizeof exec_error;
+  close(ready[0]);
+  int status = 0;
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (pid < 0 || exec_failed) {
+    result.error = fmt::format("cannot run {}: {}", request.command[0], strerror(pid < 0 ? errno : exec_error));
+    result.exit_code = 127;
+    return result;
+  }
+  if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = 128 + result.signal;
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  if (fs::exists(output, ec)) result.recordings.push_back(output.string());
+  std::string prefix = output.filename().string() + ".";
+  std::vector<std::string> children;
+  for (const auto& entry : fs::directory_iterator(output.parent_path(), ec))
+    if (entry.path().filename().string().starts_with(prefix) && entry.last_write_time(ec) >= started)
+      children.push_back(entry.path().string());
+  std::sort(children.begin(), children.end());
+  result.recordings.insert(result.recordings.end(), children.begin(), children.end());
+  return result;
+}
+
+}  // namespace edgemem

@@ -1,0 +1,33 @@
+// `edgemem record`: runs a program with the preload recorder (preload/) and
+// waits for it. Nothing here prints; the CLI says what happened.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace edgemem {
+
+// The preload library beside an edgemem binary: the build tree keeps it in
+// lib/edgemem/ next to the binary, an install in ../lib*/edgemem/.
+// `tried` lists the places looked at, for the error.
+std::optional<std::string> find_preload_library(const std::string& edgemem_binary, std::string& tried);
+
+struct RecordRequest {
+  std::string output;  // the recording; an existing file is replaced
+  std::vector<std::string> command;
+  std::string preload;  // path of libedgemem_preload.so
+};
+
+struct RecordResult {
+  std::string error;  // set when the program could not be started
+  int exit_code = 0;  // the program's, or 128 + the signal that ended it
+  int signal = 0;     // the signal that ended it, 0 if it exited
+  // The recordings it left: the output, then FILE.PID ones of forked
+  // children and exec'd programs.
+  std::vector<std::string> recordings;
+};
+
+RecordResult run_recorded(const RecordRequest& request);
+
+}  // namespace edgemem

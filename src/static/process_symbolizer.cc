@@ -1,0 +1,131 @@
+#include "static/process_symbolizer.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+namespace {
+
+std::string base_name(std::string_view path) {
+  if (auto slash = path.rfind('/'); slash != std::string_view::npos) path.remove_prefix(slash + 1);
+  return std::string(path);
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || !text) return name;
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
+// The function a DIE (subprogram or inlined subroutine) stands for: its
+// linkage name demangled when it has one (C++), else its name.
+std::string die_function(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+    if (const char* s = dwarf_formstring(&attr)) return demangle(s);
+  if (const char* s = dwarf_diename(die)) return s;
+  if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+    if (const char* s = dwarf_formstring(&attr)) return s;
+  return "?";
+}
+
+std::string frame(const std::string& function, const std::string& file, int line) {
+  if (file.empty()) return function;
+  return fmt::format("{} ({}:{})", function, file, line);
+}
+
+}  // namespace
+
+struct ProcessSymbolizer::Module {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;
+  std::string name;
+  ~Module() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+ProcessSymbolizer::ProcessSymbolizer() = default;
+ProcessSymbolizer::~ProcessSymbolizer() = default;
+
+ProcessSymbolizer::Module* ProcessSymbolizer::module(const std::string& path) {
+  auto it = modules_.find(path);
+  if (it != modules_.end()) return it->second.get();
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {
+      dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address, &debuginfo_path};
+  auto m = std::make_unique<Module>();
+  m->name = base_name(path);
+  m->dwfl = dwfl_begin(&callbacks);
+  // Reported at bias 0: addresses asked are the module's own (file) addresses.
+  if (m->dwfl) m->module = dwfl_report_elf(m->dwfl, m->name.c_str(), path.c_str(), -1, 0, false);
+  if (m->dwfl) dwfl_report_end(m->dwfl, nullptr, nullptr);
+  return modules_.emplace(path, std::move(m)).first->second.get();
+}
+
+std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_path, uint64_t bias,
+                                                   uint64_t return_address) {
+  // The call is the instruction before the return address.
+  uint64_t pc = return_address - 1 - bias;
+  if (module_path.empty()) return {fmt::format("0x{:x}", return_address)};
+  Module* m = module(module_path);
+  if (!m->module) return {fmt::format("{}+0x{:x}", m->name, pc)};
+
+  std::vector<std::string> inner_first;
+  Dwfl_Line* line = dwfl_module_getsrc(m->module, pc);
+  int lineno = 0;
+  const char* src = line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr) : nullptr;
+  std::string file = src ? base_name(src) : std::string();
+
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die* cu = dwfl_module_addrdie(m->module, pc, &cu_bias);
+  Dwarf_Die* scopes = nullptr;
+  int n = cu ? dwarf_getscopes(cu, pc - cu_bias, &scopes) : 0;
+  if (n > 0) {
+    // dwarf_getscopes continues from an inlined instance into its abstract
+    // definition's scopes; the concrete chain (inlined instance, the
+    // function it was inlined into, ...) is the scopes of the innermost DIE.
+    Dwarf_Die innermost = scopes[0];
+    std::free(scopes);
+    scopes = nullptr;
+    n = dwarf_getscopes_die(&innermost, &scopes);
+  }
+  Dwarf_Files* files = nullptr;
+  size_t file_count = 0;
+  if (cu) dwarf_getsrcfiles(cu, &files, &file_count);
+  // Innermost scope first: each inlined subroutine is a frame at the current
+  // location; its call site is the location in the function around it.
+  for (int i = 0; i < n; ++i) {
+    Dwarf_Die* die = &scopes[i];
+    int tag = dwarf_tag(die);
+    if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+    inner_first.push_back(frame(die_function(die), file, lineno));
+    if (tag == DW_TAG_subprogram) break;
+    Dwarf_Attribute attr;
+    Dwarf_Word call_file = 0, call_line = 0;
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &call_file) == 0 && files) {
+      const char* f = dwarf_filesrc(files, call_file, nullptr, nullptr);
+      file = f ? base_name(f) : std::string();
+    }
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0) lineno = static_cast<int>(call_line);
+  }
+  std::free(scopes);
+  if (inner_first.empty()) {
+    // No DWARF for this address: the symbol table still names the function.
+    const char* symbol = dwfl_module_addrname(m->module, pc);
+    if (symbol) inner_first.push_back(frame(demangle(symbol), file, lineno));
+    else inner_first.push_back(fmt::format("{}+0x{:x}", m->name, pc));
+  }
+  return {inner_first.rbegin(), inner_first.rend()};
+}
+
+}  // namespace edgemem

@@ -1,0 +1,211 @@
+// emt version 2, the chunked layout `edgemem record` writes: the documented
+// bytes, threads merged back into the recorded order, what a killed process
+// leaves, damage, and the differential check (the same bytes split any way
+// give the same events).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "edgemem/emt_v2.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+namespace e2 = emt2;
+
+std::string header_page() {
+  std::string s("\x7E" "emt!" "\x00" "\x01\x02\x00", 9);
+  s.resize(e2::kHeaderBytes, '\0');
+  return s;
+}
+
+std::string varint(uint64_t v) {
+  uint8_t buf[10];
+  size_t n = e2::put_varint(buf, v);
+  return std::string(reinterpret_cast<char*>(buf), n);
+}
+
+// One chunk: header fields as the preload library writes them, then records.
+std::string chunk(uint32_t slot, uint32_t index, uint64_t base_seq, const std::string& records) {
+  std::string c(e2::kChunkBytes, '\0');
+  uint8_t* p = reinterpret_cast<uint8_t*>(c.data());
+  std::copy(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), p);
+  e2::put_u32(p + e2::kSlotAt, slot);
+  e2::put_u32(p + e2::kIndexAt, index);
+  e2::put_u32(p + e2::kUsedAt, static_cast<uint32_t>(records.size()));
+  e2::put_u64(p + e2::kBaseSeqAt, base_seq);
+  c.replace(e2::kChunkHeaderBytes, records.size(), records);
+  return c;
+}
+
+uint64_t zigzag(int64_t delta) { return (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63); }
+
+std::string rec(uint8_t tag, std::initializer_list<uint64_t> fields, const std::string& text = {}, bool with_text = false) {
+  std::string s(1, static_cast<char>(tag));
+  for (uint64_t f : fields) s += varint(f);
+  if (with_text) s += varint(text.size()) + text;
+  return s;
+}
+
+std::vector<Event> decode(const std::string& bytes, DecodeStats* stats = nullptr, size_t step = 0) {
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (!step) step = bytes.size();
+  for (size_t i = 0; i < bytes.size(); i += step) decoder->feed({p + i, std::min(step, bytes.size() - i)});
+  decoder->finish();
+  if (stats) *stats = decoder->stats();
+  return sink.events;
+}
+
+// The byte-level example of docs/formats/emt.md, version 2.
+const std::string kDocRecords(
+    "\x36\x01\xE5\x81\x01\x04" "main"             // THREAD seq 1, tid 16613
+    "\x33\x01\x00\xB4\xA4\x80\x02"                // NODE 1, root, 0x401234
+    "\x30\x01\x00\xC0\xCA\x82\x04\x80\x01\x00\x01"  // ALLOC seq 2, 0x4052a0 (zigzag from 0), 128 B, node 1
+    "\x31\x01\x00\x00",                           // FREE seq 3, the same address (delta 0)
+    32);
+
+TEST(EmtV2, DecodesTheDocumentedExample) {
+  std::string bytes = header_page() + chunk(1, 0, 0, kDocRecords);
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  decoder->finish();
+  const DecodeStats& s = decoder->stats();
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+  EXPECT_EQ(s.truncated_bytes, 0u);
+  EXPECT_EQ(s.dropped_records, 0u);
+  ASSERT_EQ(sink.events.size(), 2u);
+  const Event& a = sink.events[0];
+  EXPECT_EQ(a.kind, EventKind::alloc);
+  EXPECT_EQ(a.address, 0x4052a0u);
+  EXPECT_EQ(a.size, 128u);
+  EXPECT_EQ(a.thread, 16613u);
+  EXPECT_EQ(a.time, 2u);
+  EXPECT_EQ(context.sites.name(a.site), "0x401234");
+  EXPECT_EQ(context.pools.at(a.pool).name, "malloc");
+  EXPECT_EQ(sink.events[1].kind, EventKind::free);
+  EXPECT_EQ(sink.events[1].time, 3u);
+  EXPECT_EQ(context.time_base, TimeBase::sequence);
+}
+
+// Thread 2's chunk comes first in the file but its records are later in the
+// process: the reader restores the recorded order, so the address thread 1
+// frees at seq 3 and thread 2 reuses at seq 4 is never live twice.
+std::string two_threads() {
+  std::string t1 = rec(e2::kThread, {1, 100}, "a", true) + rec(e2::kNode, {1, 0, 0x1000}) +
+                   rec(e2::kAlloc, {1, 0, zigzag(0x5000), 64, 0, 1}) +  // seq 2
+                   rec(e2::kFree, {1, 0, zigzag(0)}) +                  // seq 3, 0x5000
+                   rec(e2::kInferEnd, {3, 7});                  // seq 6
+  std::string t2 = rec(e2::kThread, {4, 200}, "b", true) +
+                   rec(e2::kNode, {1, 0, 0x2000}) + rec(e2::kAlloc, {1, 0, zigzag(0x5000), 32, 0, 1});  // seq 5
+  // Thread 2's THREAD record is seq 4: its chunk's base is 0 (its first chunk).
+  return header_page() + chunk(2, 0, 0, t2) + chunk(1, 1, 0, t1);
+}
+
+TEST(EmtV2, ThreadsAreMergedInRecordedOrder) {
+  DecodeStats s;
+  auto events = decode(two_threads(), &s);
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+  EXPECT_EQ(s.dropped_records, 0u);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].kind, EventKind::alloc);
+  EXPECT_EQ(events[0].thread, 100u);
+  EXPECT_EQ(events[1].kind, EventKind::free);
+  EXPECT_EQ(events[2].kind, EventKind::alloc);
+  EXPECT_EQ(events[2].size, 32u);
+  EXPECT_EQ(events[2].thread, 200u);
+  EXPECT_EQ(events[3].kind, EventKind::inference_end);
+  EXPECT_EQ(events[3].size, 7u);
+  for (size_t i = 1; i < events.size(); ++i) EXPECT_LT(events[i - 1].time, events[i].time);
+}
+
+TEST(EmtV2, NodesOfDifferentThreadsDoNotMix) {
+  auto run = analyse(Format::emt, two_threads());
+  std::set<std::string> sites;
+  for (const auto& b : run->result.sites) sites.insert(b.site);
+  EXPECT_TRUE(sites.contains("0x1000"));
+  EXPECT_TRUE(sites.contains("0x2000"));
+}
+
+TEST(EmtV2, SameBytesSplitAnyWayGiveTheSameEvents) {
+  std::string bytes = two_threads();
+  auto whole = decode(bytes);
+  for (size_t step : {1u, 7u, 4095u, 4097u, 65536u, 65537u}) EXPECT_EQ(decode(bytes, nullptr, step), whole) << step;
+  std::mt19937 rng(12);
+  for (int round = 0; round < 5; ++round) {
+    TraceContext context;
+    Recorder sink;
+    auto decoder = make_decoder(Format::emt, context, sink);
+    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+    for (size_t i = 0; i < bytes.size();) {
+      size_t n = std::min<size_t>(bytes.size() - i, 1 + rng() % 9000);
+      decoder->feed({p + i, n});
+      i += n;
+    }
+    decoder->finish();
+    EXPECT_EQ(sink.events, whole) << round;
+  }
+}
+
+// A SIGKILLed process leaves claimed chunks partly written and the zeros
+// of chunks the file had grown by: the records are all there, nothing is
+// damage.
+TEST(EmtV2, WhatAKilledProcessLeavesDecodesCleanly) {
+  std::string bytes = header_page() + chunk(1, 0, 0, kDocRecords) + std::string(3 * e2::kChunkBytes, '\0');
+  DecodeStats s;
+  auto events = decode(bytes, &s);
+  EXPECT_EQ(events.size(), 2u);
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+  EXPECT_EQ(s.truncated_bytes, 0u);
+  EXPECT_FALSE(s.first_problem);
+}
+
+TEST(EmtV2, ASequenceNumberNeverWrittenIsCountedLost) {
+  std::string records = rec(e2::kNode, {1, 0, 0x1000}) + rec(e2::kAlloc, {2, 0, zigzag(0x5000), 64, 0, 1}) +
+                        rec(e2::kAlloc, {3, 0, zigzag(0x1000), 64, 0, 1});
+  DecodeStats s;
+  auto events = decode(header_page() + chunk(1, 0, 0, records), &s);
+  EXPECT_EQ(events.size(), 2u);
+  EXPECT_EQ(s.dropped_records, 3u);  // seq 1, 3 and 4 were taken and never written
+}
+
+TEST(EmtV2, ADamagedChunkIsSkippedAndNamed) {
+  std::string bad = chunk(1, 0, 0, kDocRecords);
+  bad[0] = 'X';
+  std::string bytes = header_page() + bad + chunk(2, 1, 0, rec(e2::kAlloc, {4, 0, zigzag(0x7000), 16, 0, 0}));
+  DecodeStats s;
+  auto events = decode(bytes, &s);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].address, 0x7000u);
+  EXPECT_EQ(s.corrupt_bytes, e2::kChunkBytes);
+  ASSERT_TRUE(s.first_problem);
+  EXPECT_EQ(s.first_problem->offset, e2::kHeaderBytes);
+}
+
+TEST(EmtV2, ARecordWithAnUnknownTagEndsItsChunk) {
+  std::string records = kDocRecords.substr(0, 17) + "\x55\x01\x02";
+  DecodeStats s;
+  auto events = decode(header_page() + chunk(1, 0, 0, records), &s);
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(s.corrupt_bytes, 3u);
+  ASSERT_TRUE(s.first_problem);
+  EXPECT_EQ(s.first_problem->offset, e2::kHeaderBytes + e2::kChunkHeaderBytes + 17);
+}
+
+TEST(EmtV2, VersionOneStreamsStillDecode) {
+  std::string v1("\x7E" "emt!" "\x00" "\x01\x01\x00" "\x10\x05\x00\x80\x20\x40\x00\x00", 17);
+  DecodeStats s;
+  auto events = decode(v1, &s);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].size, 64u);
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
