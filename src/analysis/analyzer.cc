@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fragmentation_analysis.h"
+#include "layout_analysis.h"
 #include "leak_analysis.h"
 #include "lifo_analysis.h"
 #include "overflow_analysis.h"
@@ -26,6 +27,7 @@ struct Analyzer::Impl {
   LifoAnalysis lifo;
   PeakAnalysis peak;
   SizeAnalysis sizes;
+  LayoutAnalysis layout;
   EventCounts counts;
   size_t sized_pools = 0;
   std::vector<InferenceObserver*> observers;
@@ -46,6 +48,7 @@ struct Analyzer::Impl {
   void usage_changed(uint64_t time) {
     watermark.usage_changed(tracker.total_usage());
     peak.usage_changed(tracker, time);
+    layout.usage_changed(tracker.total_usage());
   }
 
   void allocate(const Event& e) {
@@ -57,8 +60,10 @@ struct Analyzer::Impl {
       ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old);
       leaks.removed(e.pool, old);
+      layout.closed(e.pool, old, e.time);
     }
     leaks.added(e.pool, b, tracker.inference());
+    layout.opened(e.pool, b);
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
     overflow.allocated(e.pool, info, b, partner ? tracker.pool(*partner).usage() : 0);
@@ -66,15 +71,17 @@ struct Analyzer::Impl {
     usage_changed(e.time);
   }
 
-  bool release(PoolId pool, uint64_t address, Block& freed) {
+  bool release(PoolId pool, uint64_t address, uint64_t time, Block& freed) {
     const PoolInfo& info = pool_info(pool);
     peak.before_release(tracker);
+    layout.before_release();
     if (!tracker.free(pool, address, freed)) {
       ++counts.unknown_frees;
       return false;
     }
     fragmentation.released(pool, info, freed);
     leaks.removed(pool, freed);
+    layout.closed(pool, freed, time);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     return true;
   }
@@ -103,6 +110,7 @@ struct Analyzer::Impl {
 
   void on_event(const Event& e) {
     Block freed;
+    layout.seen(e.time);
     switch (e.kind) {
       case EventKind::alloc:
         ++counts.allocs;
@@ -111,7 +119,7 @@ struct Analyzer::Impl {
         break;
       case EventKind::free:
         ++counts.frees;
-        release(e.pool, e.address, freed);
+        release(e.pool, e.address, e.time, freed);
         usage_changed(e.time);
         leaks.tick();
         break;
@@ -120,7 +128,7 @@ struct Analyzer::Impl {
         Event grown = e;
         grown.kind = EventKind::alloc;
         // realloc(NULL, n) is malloc; a resized block keeps its call site.
-        if (e.old_address != 0 && release(e.pool, e.old_address, freed) && grown.site == kUnknownSite)
+        if (e.old_address != 0 && release(e.pool, e.old_address, e.time, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown);
         leaks.tick();
@@ -145,7 +153,11 @@ struct Analyzer::Impl {
         ++counts.resets;
         pool_info(e.pool);
         peak.before_release(tracker);
-        tracker.pool(e.pool).live.for_each([&](const Block& b) { leaks.removed(e.pool, b); });
+        layout.before_release();
+        tracker.pool(e.pool).live.for_each([&](const Block& b) {
+          leaks.removed(e.pool, b);
+          layout.closed(e.pool, b, e.time);
+        });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
         usage_changed(e.time);
@@ -175,6 +187,7 @@ struct Analyzer::Impl {
     lifo.finish(tracker, context, out);
     peak.finish(tracker, context, out);
     sizes.finish(out);
+    layout.finish(tracker, context, out);
     for (size_t i = 0; i < context.pools.size(); ++i) {
       const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
       PoolState& state = tracker.pool(static_cast<PoolId>(i));

@@ -1,6 +1,7 @@
-// The analyze page: findings, memory per pool, fragmentation, request sizes
-// and sites of one trace (doc.analysis is the edgemem.analyze/1 document,
-// doc.summary the text report's findings).
+// The analyze page: findings, memory per pool, fragmentation, request sizes,
+// the layout over time, flame graphs of what was live and the sites of one
+// trace (doc.analysis is the edgemem.analyze/1 document, doc.summary the text
+// report's findings).
 EM.pages.analyze = function (doc) {
   "use strict";
   const a = doc.analysis;
@@ -128,6 +129,12 @@ EM.pages.analyze = function (doc) {
       [hist.map((b, i) => i), hist.map((b) => b.count)], box);
   }
 
+  // Where the blocks sat, and what was live at the end and at the peak.
+  EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
+  EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end");
+  EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak,
+                "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")");
+
   // Sites: the leaking groups first (a group may be a site or, for unnamed
   // sites, a block size), then every site by live bytes.
   const siteBySite = new Map(a.sites.map((x) => [x.site, x]));
@@ -149,4 +156,6 @@ EM.pages.analyze = function (doc) {
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
+  // Milliseconds from navigation to a drawn page (bench/html_report_bench.sh reads it).
+  document.body.dataset.renderMs = Math.round(performance.now());
 };
