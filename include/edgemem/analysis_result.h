@@ -229,8 +229,8 @@ struct PoolSiteBytes {
 };
 
 // The heap/arena layout over time, bounded for any trace length: every block
-// still live at the end, then the blocks of largest size x lifetime, up to
-// `block_cap` in all; the others as a raster per pool.
+// still live at the end, then closed blocks sampled with weight size x
+// lifetime, up to `block_cap` in all; the others as a raster per pool.
 struct LayoutResult {
   uint64_t start_time = 0, end_time = 0;
   uint64_t block_cap = 0;

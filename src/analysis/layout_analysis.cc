@@ -1,6 +1,7 @@
 #include "layout_analysis.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace edgemem {
 
@@ -9,6 +10,20 @@ namespace {
 double area(const Block& b, uint64_t end) {
   return static_cast<double>(std::max<uint64_t>(b.size, 1)) *
          static_cast<double>(end > b.time ? end - b.time : 1);
+}
+
+// Weighted sampling without replacement (Efraimidis and Spirakis' A-Res):
+// key = ln(u) / weight, keep the largest keys. A block covering much of the
+// chart is almost surely kept, and among blocks alike the kept ones spread
+// over the whole trace instead of being its first 20,000. u comes from a
+// hash of the block, so the same trace always draws the same blocks.
+double sample_key(const Block& b, PoolId pool, double weight) {
+  uint64_t h = b.address * 0x9E3779B97F4A7C15ull ^ (b.time + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^ pool;
+  h ^= h >> 31;
+  h *= 0xD6E8FEB86659FD93ull;
+  h ^= h >> 32;
+  double u = (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+  return std::log(u) / weight;
 }
 
 }  // namespace
@@ -35,8 +50,9 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
     it->second.bytes -= std::min(it->second.bytes, block.size);
     if (--it->second.count == 0) live_.erase(it);
   }
-  Kept k{area(block, time), std::max(time, block.time), false, pool, block};
-  if (cap_ == 0 || (closed_.size() == cap_ && !smaller(closed_.front(), k))) {
+  Kept k{sample_key(block, pool, area(block, time)), std::max(time, block.time), false, pool, block};
+  // Full: k replaces the kept block of the lowest key, if its own is higher.
+  if (cap_ == 0 || (closed_.size() == cap_ && k.score <= closed_.front().score)) {
     rasterise(grids_, rasterised_, k);
     return;
   }
@@ -93,7 +109,7 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
   r.live_at_end = named(live_, context);
   r.live_at_peak = named(pending_ ? live_ : live_at_peak_, context);
 
-  // Live blocks first, then the closed ones, each by the area they cover.
+  // Live blocks first, by the area they cover, then the closed ones by their sample key.
   std::vector<Kept> live;
   for (size_t i = 0; i < tracker.pools().size(); ++i)
     tracker.pool(static_cast<PoolId>(i)).live.for_each([&](const Block& b) {

@@ -1,8 +1,9 @@
 // The heap/arena layout over time: where each block sat and from when to
 // when, for an offset x time chart, bounded for any trace length. Blocks
-// still live at the end are always kept (up to the cap); of the closed ones,
-// those covering the most of the chart (size x lifetime) fill the rest of
-// the cap; every other block is added to a per-pool occupancy raster, so the
+// still live at the end are always kept (up to the cap, largest size x
+// lifetime first); the closed ones fill the rest of the cap as a sample
+// weighted by size x lifetime, so large long-lived blocks are kept and the
+// rest spread over the trace; every other block is added to a per-pool occupancy raster, so the
 // picture stays true where it is not drawn block by block. Also keeps live
 // bytes per (pool, site) now and at the peak, for the flame graphs.
 #pragma once
@@ -36,7 +37,7 @@ class LayoutAnalysis {
 
  private:
   struct Kept {
-    double score = 0;  // size x lifetime: how much of the chart it covers
+    double score = 0;  // closed: the weighted sample's key; live: size x lifetime
     uint64_t end = 0;  // free time; for a live block, the end of the trace
     bool live = false;
     PoolId pool = 0;

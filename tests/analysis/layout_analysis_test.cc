@@ -106,6 +106,32 @@ TEST(LayoutAnalysis, BlocksLiveAtTheEndAreKeptHoweverSmall) {
   EXPECT_EQ(blocks_of(l, "big_temp.c:2").size(), LayoutAnalysis::kDefaultBlockCap - 2);
 }
 
+TEST(LayoutAnalysis, ABigLongLivedBlockIsDrawnEvenAfterTheCapFilled) {
+  Feed f;
+  f.alloc(0x100000, 1 << 20, "arena_buffer.c:9");  // a 1 MiB buffer held across the whole run
+  for (uint64_t i = 0; i < 30000; ++i) {
+    f.alloc(0x100, 32, "small.c:1");
+    f.free(0x100);
+  }
+  f.free(0x100000);  // closed after 30,000 other blocks have filled the cap
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(blocks_of(l, "arena_buffer.c:9").size(), 1u);
+  EXPECT_TRUE(blocks_of(l, "arena_buffer.c:9")[0]->free_time);
+}
+
+TEST(LayoutAnalysis, BlocksAlikeAreDrawnAcrossTheWholeTraceNotJustItsStart) {
+  Feed f;
+  for (uint64_t i = 0; i < 100000; ++i) {
+    f.alloc(0x100, 64, "temp.c:1");
+    f.free(0x100);
+  }
+  const LayoutResult& l = f.analyzer.finish().layout;
+  // Of 100,000 blocks alike, the 20,000 drawn fall into each fifth of the trace about equally.
+  uint64_t fifths[5] = {};
+  for (const LayoutBlock* b : blocks_of(l, "temp.c:1")) ++fifths[std::min<uint64_t>(4, b->alloc_time * 5 / f.time)];
+  for (uint64_t n : fifths) EXPECT_NEAR(static_cast<double>(n), 4000.0, 400.0);
+}
+
 TEST(LayoutAnalysis, The644ByteLeakAmongTemporariesIsDrawnBlockByBlock) {
   Feed f;
   uint64_t leak = 0x30000000;

@@ -56,13 +56,17 @@ EM.pages.analyze = function (doc) {
       // The forecast ends at the pool size, one point past the measured ones.
       for (const column of data) column.push(column === data[0] ? ahead : column === fc ? pool.size : null);
     }
-    if (pool.size) {
+    // A pool size far above the usage would flatten the curve to its floor;
+    // then the title names the size instead of drawing it.
+    const sizeDrawn = pool.size && (ahead != null || Math.max(...ys) * 4 >= pool.size);
+    if (sizeDrawn) {
       data.push(data[0].map(() => pool.size));
       series.push({ label: "pool size", stroke: "#5b6470", width: 1, value: () => bytes(pool.size) });
     }
     const box = el("div");
     charts.append(box);
-    new uPlot({ width: 390, height: 200, title: "'" + w.pool + "' (" + w.shape + ")", series,
+    new uPlot({ width: 390, height: 200, series,
+      title: "'" + w.pool + "' (" + w.shape + ")" + (pool.size && !sizeDrawn ? ", of " + EM.bytesHuman(pool.size) : ""),
       scales: { x: { time: false } },
       axes: [{ label: "inference" }, { values: axisGrouped, size: 70, label: "bytes in use" }] }, data, box);
     if (forecast && forecast.pool === w.pool) {

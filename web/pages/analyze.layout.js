@@ -61,7 +61,7 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
   note(figure, aggregated === 0
     ? "Every one of the " + grouped(layout.blocks_seen) + " blocks is drawn."
     : "Drawn block by block: " + grouped(drawnTotal) + " of " + grouped(layout.blocks_seen) +
-      " blocks (at most " + grouped(layout.block_cap) + ": first those live at the end, then the largest size x lifetime). " +
+      " blocks (at most " + grouped(layout.block_cap) + ": every block live at the end first, then a sample weighted by size x lifetime). " +
       "The other " + grouped(aggregated) + (aggregatedLive ? " (" + grouped(aggregatedLive) + " of them live at the end)" : "") +
       " are the grey density: mean bytes they occupied per cell.");
 
