@@ -21,7 +21,10 @@ seconds() { date +%s.%N; }
 "$gentrace" report-log "$events" >"$tmp/trace.log"
 start=$(seconds)
 rc=0
-"$edgemem" analyze "$tmp/trace.log" --html "$out/report.html" >/dev/null 2>"$tmp/analyze.err" || rc=$?
+# GNU time, when installed, adds the peak memory of the analysis.
+timer=()
+[ -x /usr/bin/time ] && timer=(/usr/bin/time -f %M -o "$tmp/rss")
+"${timer[@]}" "$edgemem" analyze "$tmp/trace.log" --html "$out/report.html" >/dev/null 2>"$tmp/analyze.err" || rc=$?
 analyze_s=$(echo "$(seconds) - $start" | bc)
 # Exit 1 is the leak the trace holds; anything else is a failure.
 [ "$rc" -le 1 ] || { echo "FAIL: edgemem analyze --html exit $rc"; cat "$tmp/analyze.err"; exit 1; }
@@ -43,7 +46,7 @@ drawn=$(grep -o 'data-blocks-drawn="[0-9]*"' <<<"$dom" | grep -o '[0-9]*')
 
 printf 'events            %s\n' "$events"
 printf 'trace             %s bytes\n' "$(stat -c %s "$tmp/trace.log")"
-printf 'analyze --html    %.2f s\n' "$analyze_s"
+printf 'analyze --html    %.2f s%s\n' "$analyze_s" "$([ -s "$tmp/rss" ] && echo ", max RSS $(tail -1 "$tmp/rss") KiB")"
 printf 'report            %s bytes (%.2f MB; goal < 2 MB: %s)\n' "$bytes" "$(echo "$bytes / 1000000" | bc -l)" \
   "$([ "$bytes" -lt 2000000 ] && echo met || echo NOT met)"
 printf 'render (chromium) %s ms median of %s (goal < 2000 ms: %s)\n' "$median" "${runs[*]}" \

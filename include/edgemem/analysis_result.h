@@ -249,6 +249,32 @@ struct PoolSummary {
   std::optional<double> peak_margin_pct;
 };
 
+// One pool over trace time, sampled after every alloc, free, realloc, reset
+// and refused request in it. Both series are reduced as `curve` is (min and
+// max of each bucket kept), so a one-event spike survives any trace length.
+struct PoolTimeline {
+  std::string pool;
+  uint64_t samples = 0;  // events sampled, before reduction
+  std::vector<std::pair<uint64_t, uint64_t>> used_bytes;   // (time, usage: heap live bytes, arena top)
+  std::vector<std::pair<uint64_t, uint64_t>> live_blocks;  // (time, live block count)
+};
+
+// One inference between its markers. A trace that marks only ends has no
+// begin; an inference still running when the trace stops has no end.
+struct InferenceSpan {
+  uint64_t number = 0;  // the device's number; unnumbered markers count from 1
+  std::optional<uint64_t> begin_time, end_time;
+};
+
+// Inference boundaries over trace time, bounded: past the cap every other
+// kept span is dropped and the stride doubles, so the kept ones stay evenly
+// spread over the run.
+struct InferenceMarks {
+  std::vector<InferenceSpan> spans;  // in trace order
+  uint64_t total = 0;                // inferences begun (or ended without a begin)
+  uint64_t dropped = 0;              // total - spans.size()
+};
+
 struct EventCounts {
   uint64_t allocs = 0, frees = 0, reallocs = 0, failed = 0, marks = 0, counters = 0, resets = 0;
   uint64_t unknown_frees = 0;  // free of an address that is not live
@@ -277,7 +303,12 @@ struct AnalysisResult {
   LayoutResult layout;
   std::vector<PoolSummary> pools;
   std::optional<double> cycles_per_inference;
+  // Cycles per second of the trace's timestamps (--clock-hz, or the trace's
+  // own); unset when times are cycles of an unknown clock or sequence numbers.
+  std::optional<double> clock_hz;
   Checks checks;
+  std::vector<PoolTimeline> timelines;  // in PoolTable order, pools that saw an event
+  InferenceMarks inference_marks;
 };
 
 }  // namespace edgemem

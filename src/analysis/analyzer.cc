@@ -10,6 +10,7 @@
 #include "peak_analysis.h"
 #include "pool_tracker.h"
 #include "size_analysis.h"
+#include "timeline_analysis.h"
 #include "watermark_analysis.h"
 
 namespace edgemem {
@@ -28,10 +29,12 @@ struct Analyzer::Impl {
   PeakAnalysis peak;
   SizeAnalysis sizes;
   LayoutAnalysis layout;
+  TimelineAnalysis timeline;
   EventCounts counts;
   size_t sized_pools = 0;
   std::vector<InferenceObserver*> observers;
   uint64_t failed_at_begin = 0;
+  uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
   void size_new_pools() {
@@ -50,19 +53,21 @@ struct Analyzer::Impl {
     peak.usage_changed(tracker, time);
     layout.usage_changed(tracker.total_usage());
   }
+  // After every event aimed at a pool, whether or not its usage moved.
+  void sampled(const Event& e) { timeline.sample(e.pool, e.time, tracker.pool(e.pool)); }
 
   void allocate(const Event& e) {
     const PoolInfo& info = pool_info(e.pool);
     bool replaced = false;
     Block old;
-    const Block& b = tracker.alloc(e, replaced, old);
+    const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), replaced, old);
     if (replaced) {
       ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old);
-      leaks.removed(e.pool, old);
+      leaks.removed(old);
       layout.closed(e.pool, old, e.time);
     }
-    leaks.added(e.pool, b, tracker.inference());
+    leaks.added(b, tracker.inference());
     layout.opened(e.pool, b);
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
@@ -80,16 +85,16 @@ struct Analyzer::Impl {
       return false;
     }
     fragmentation.released(pool, info, freed);
-    leaks.removed(pool, freed);
+    leaks.removed(freed);
     layout.closed(pool, freed, time);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     return true;
   }
 
-  void begin_inference(uint64_t number) {
+  void begin_inference(uint64_t number, uint64_t failed_before) {
     if (tracker.inference() == 0) leaks.first_inference_begins();
     tracker.begin_inference(number);
-    failed_at_begin = counts.failed;
+    failed_at_begin = failed_before;
   }
 
   void tell_observers(uint64_t time) {
@@ -115,12 +120,14 @@ struct Analyzer::Impl {
       case EventKind::alloc:
         ++counts.allocs;
         allocate(e);
+        sampled(e);
         leaks.tick();
         break;
       case EventKind::free:
         ++counts.frees;
         release(e.pool, e.address, e.time, freed);
         usage_changed(e.time);
+        sampled(e);
         leaks.tick();
         break;
       case EventKind::realloc: {
@@ -131,36 +138,44 @@ struct Analyzer::Impl {
         if (e.old_address != 0 && release(e.pool, e.old_address, e.time, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown);
+        sampled(e);
         leaks.tick();
         break;
       }
       case EventKind::alloc_failed:
         ++counts.failed;
         fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.device_inference());
+        sampled(e);
         break;
       case EventKind::inference_begin:
-        begin_inference(e.size);
+        begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, tracker.total_usage());
+        timeline.inference_begin(e.time, *tracker.device_inference());
         break;
-      case EventKind::inference_end:
-        if (!tracker.in_inference()) begin_inference(e.size);  // some firmware marks only the end
+      case EventKind::inference_end: {
+        bool begun = tracker.in_inference();
+        if (!begun) begin_inference(e.size, failed_at_end);  // some firmware marks only the end
         tracker.end_inference();
+        timeline.inference_end(e.time, *tracker.device_inference(), begun);
         watermark.inference_end(e.time, tracker);
         leaks.inference_end(tracker.completed(), *tracker.device_inference());
         tell_observers(e.time);
+        failed_at_end = counts.failed;
         break;
+      }
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
         peak.before_release(tracker);
         layout.before_release();
         tracker.pool(e.pool).live.for_each([&](const Block& b) {
-          leaks.removed(e.pool, b);
+          leaks.removed(b);
           layout.closed(e.pool, b, e.time);
         });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
         usage_changed(e.time);
+        sampled(e);
         leaks.tick();
         break;
       case EventKind::guard_check:
@@ -188,6 +203,8 @@ struct Analyzer::Impl {
     peak.finish(tracker, context, out);
     sizes.finish(out);
     layout.finish(tracker, context, out);
+    timeline.finish(context, out);
+    if (context.time_base == TimeBase::cycles && options.clock_hz && *options.clock_hz > 0) out.clock_hz = options.clock_hz;
     for (size_t i = 0; i < context.pools.size(); ++i) {
       const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
       PoolState& state = tracker.pool(static_cast<PoolId>(i));
@@ -226,6 +243,7 @@ struct Analyzer::Impl {
       if (l.growth && l.growth->growth_inferences) ++l.growth->first_inference;
     for (auto& w : out.watermarks)
       for (auto& point : w.series) ++point.first;
+    for (auto& span : out.inference_marks.spans) ++span.number;
   }
 
   void judge_lifo(AnalysisResult& out) {

@@ -21,30 +21,35 @@ std::string type_hint(uint64_t n) {
 
 // Blocks without a site are grouped by size; sizes are unbounded, so past a
 // cap new sizes share one group of mixed sizes (size 0) and memory stays flat.
-LeakAnalysis::Key LeakAnalysis::key_of(PoolId pool, const Block& b) const {
-  Key key{pool, b.site, b.site == kUnknownSite ? b.size : 0};
-  if (std::get<2>(key) && unknown_size_groups_ >= kMaxSizeGroups && !index_.contains(key)) std::get<2>(key) = 0;
-  return key;
-}
-
-LeakAnalysis::Group& LeakAnalysis::group(PoolId pool, const Block& b) {
-  Key key = key_of(pool, b);
-  auto [it, fresh] = index_.try_emplace(key, groups_.size());
-  if (fresh && std::get<2>(key)) ++unknown_size_groups_;
-  if (fresh) {
+uint32_t LeakAnalysis::group_of(PoolId pool, SiteId site, uint64_t size) {
+  if (site != kUnknownSite) size = 0;
+  if (size && unknown_size_groups_ >= kMaxSizeGroups) {
+    uint32_t known = index_.find(pool, site, size);
+    if (known != GroupIndex::kNone) return known;
+    size = 0;
+  }
+  auto fresh = static_cast<uint32_t>(groups_.size());
+  uint32_t id = index_.find_or_add(pool, site, size, fresh);
+  if (id == fresh) {
+    if (size) ++unknown_size_groups_;
     groups_.emplace_back();
+    groups_.back().key = Key{pool, site, size};
     groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
   }
-  Group& g = groups_[it->second];
+  return id;
+}
+
+LeakAnalysis::Group& LeakAnalysis::touch(uint32_t id) {
+  Group& g = groups_[id];
   if (!g.touched) {
     g.touched = true;
-    touched_.push_back(it->second);
+    touched_.push_back(id);
   }
   return g;
 }
 
-void LeakAnalysis::added(PoolId pool, const Block& b, uint32_t inference) {
-  Group& g = group(pool, b);
+void LeakAnalysis::added(const Block& b, uint32_t inference) {
+  Group& g = touch(b.group);
   ++g.allocs;
   if (++g.live > g.max_live) {
     g.max_live = g.live;
@@ -52,8 +57,8 @@ void LeakAnalysis::added(PoolId pool, const Block& b, uint32_t inference) {
   }
 }
 
-void LeakAnalysis::removed(PoolId pool, const Block& b) {
-  Group& g = group(pool, b);
+void LeakAnalysis::removed(const Block& b) {
+  Group& g = touch(b.group);
   ++g.frees;
   --g.live;
   g.window_min = std::min(g.window_min, g.live);
@@ -140,7 +145,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   std::map<Key, Live> live;
   for (size_t pid = 0; pid < tracker.pools().size(); ++pid) {
     tracker.pools()[pid].live.for_each([&](const Block& b) {
-      Live& g = live[key_of(static_cast<PoolId>(pid), b)];
+      Live& g = live[groups_[b.group].key];
       if (markers && b.inference == 0) {
         g.pre_bytes += b.size;
         ++g.pre_count;
@@ -159,13 +164,12 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     std::string name(context.sites.name(site));
     if (site == kUnknownSite) name = size ? fmt::format("? ({} B blocks)", size) : std::string("? (blocks of other sizes)");
     const std::string& pool = context.pools.at(pid).name;
-    auto found = index_.find(key);
-    const Group* counters = found == index_.end() ? nullptr : &groups_[found->second];
+    const Group& counters = groups_[index_.find(pid, site, size)];
     bool grows = false;
-    if (counters && markers)  // still setting records late in the run: a ring buffer stops early
-      grows = g.count >= 2 && 2 * uint64_t{counters->last_high_inference} > tracker.inference();
-    else if (counters)
-      grows = rising_minima(*counters);
+    if (markers)  // still setting records late in the run: a ring buffer stops early
+      grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference();
+    else
+      grows = rising_minima(counters);
     if (g.count > 0 && grows) {
       SiteLeak leak;
       leak.site = name;
@@ -177,11 +181,11 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         leak.type_hint = type_hint(g.min_size);
       }
       if (markers && tracker.completed() > 0) {
-        leak.growth = growth(*counters, g.bytes);
+        leak.growth = growth(counters, g.bytes);
         // Over the inferences since it began, so a leak that starts half-way
         // shows its own rate; every-Nth leaks count from one period before.
-        uint64_t since = counters->growths
-                             ? counters->first_growth - std::min(counters->first_growth - 1,
+        uint64_t since = counters.growths
+                             ? counters.first_growth - std::min(counters.first_growth - 1,
                                                                  std::max<uint64_t>(leak.growth->period, 1) - 1)
                              : 1;
         uint64_t span = tracker.completed() >= since ? tracker.completed() - since + 1 : tracker.completed();
@@ -189,8 +193,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       }
       leak.first_time = g.first;
       leak.last_time = g.last;
-      leak.allocs = counters->allocs;
-      leak.frees = counters->frees;
+      leak.allocs = counters.allocs;
+      leak.frees = counters.frees;
       out.leaks.push_back(std::move(leak));
       if (g.pre_count > 0)
         out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count, LiveReason::before_first_inference});

@@ -13,19 +13,22 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <tuple>
 #include <vector>
 
 #include "edgemem/analysis_result.h"
+#include "group_index.h"
 #include "pool_tracker.h"
 
 namespace edgemem {
 
 class LeakAnalysis {
  public:
-  void added(PoolId pool, const Block& block, uint32_t inference);
-  void removed(PoolId pool, const Block& block);
+  // The group a new block joins, looked up once per allocation: the block
+  // keeps it (Block::group), so a free costs no lookup.
+  uint32_t group_of(PoolId pool, SiteId site, uint64_t size);
+  void added(const Block& block, uint32_t inference);
+  void removed(const Block& block);
   // One memory event (alloc, free, realloc, reset) has been applied.
   void tick();
   void first_inference_begins();
@@ -36,6 +39,7 @@ class LeakAnalysis {
  private:
   using Key = std::tuple<PoolId, SiteId, uint64_t>;
   struct Group {
+    Key key;
     uint64_t live = 0, allocs = 0, frees = 0;
     uint64_t max_live = 0;
     uint32_t last_high_inference = 0;  // inference in which `live` last set a record
@@ -48,16 +52,15 @@ class LeakAnalysis {
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
-  Key key_of(PoolId pool, const Block& block) const;
-  Group& group(PoolId pool, const Block& block);
+  Group& touch(uint32_t id);
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g, uint64_t bytes) const;
 
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;
-  std::map<Key, size_t> index_;
+  GroupIndex index_;
   std::vector<Group> groups_;
-  std::vector<size_t> touched_;
+  std::vector<uint32_t> touched_;
   uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
 };
 

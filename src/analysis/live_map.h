@@ -15,6 +15,7 @@ struct Block {
   SiteId site = kUnknownSite;
   uint32_t align = 0;
   uint32_t inference = 0;  // 0 = made before the first inference began
+  uint32_t group = 0;      // its leak group (LeakAnalysis::group_of), fixed when it is made
 };
 
 class LiveMap {

@@ -64,10 +64,10 @@ void PoolTracker::refresh_usage(PoolState& p, uint64_t before) {
   p.inference_peak = std::max(p.inference_peak, after);
 }
 
-const Block& PoolTracker::alloc(const Event& e, bool& replaced, Block& old) {
+const Block& PoolTracker::alloc(const Event& e, uint32_t group, bool& replaced, Block& old) {
   PoolState& p = pool(e.pool);
   uint64_t before = p.usage();
-  last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_};
+  last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group};
   replaced = p.live.put(last_, &old);
   if (replaced) {
     p.removed(old);

@@ -46,7 +46,8 @@ class PoolTracker {
 
   // Each returns what changed so analyses need not look it up again.
   // alloc: `replaced` is set when the address was still live (its free was lost).
-  const Block& alloc(const Event& e, bool& replaced, Block& old);
+  // `group` is stored in the block for the leak analysis.
+  const Block& alloc(const Event& e, uint32_t group, bool& replaced, Block& old);
   bool free(PoolId pool, uint64_t address, Block& freed);
   void reset(PoolId pool);
 

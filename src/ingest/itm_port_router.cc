@@ -76,6 +76,12 @@ void ItmDecoder::end_marker() {
   }
 }
 
+bool ItmDecoder::itm_clock() {
+  if (clock_ == Clock::undecided)
+    clock_ = markers_.stats().events + port1_stats().events + counters_ == 0 ? Clock::itm : Clock::payload;
+  return clock_ == Clock::itm;
+}
+
 void ItmDecoder::on_packet(const ItmPacket& p) {
   ++kind_counts_[static_cast<size_t>(p.kind)];
   switch (p.kind) {
@@ -89,14 +95,17 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       if (port1_ == Port1::emt) emt_.drop_partial();
       return;
     case ItmPacketKind::local_timestamp:
+      if (!itm_clock()) return;
       seen_local_ = true;
       time_ += p.value;
       break;
     case ItmPacketKind::global_timestamp1:
+      if (!itm_clock()) return;
       global_low_ = p.value;
       if (!seen_local_) time_ = (time_ & ~uint64_t{0x3ffffff}) | global_low_;
       break;
     case ItmPacketKind::global_timestamp2:
+      if (!itm_clock()) return;
       if (!seen_local_) time_ = (p.value << 26) | global_low_;
       break;
     case ItmPacketKind::instrumentation:

@@ -49,6 +49,12 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   uint64_t time_ = 0;
   uint64_t global_low_ = 0;
   bool seen_local_ = false;
+  // Which clock events carry, fixed by what comes first: ITM timestamps
+  // before any event, or the payload's own clock (emt deltas, [MEM] stamps)
+  // when events came first. Switching mid-trace would make time jump.
+  enum class Clock : uint8_t { undecided, itm, payload };
+  Clock clock_ = Clock::undecided;
+  bool itm_clock();  // decides the clock on the first timestamp
   std::array<uint64_t, 32> port_packets_{};
   std::array<uint64_t, 16> kind_counts_{};  // by ItmPacketKind; named in stats at finish
   uint64_t counters_ = 0;

@@ -205,6 +205,16 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                  {"unknown_frees", c.unknown_frees}, {"replaced_blocks", c.replaced_blocks}};
   j["layout"] = layout(r.layout);
   j["cycles_per_inference"] = optional(r.cycles_per_inference);
+  j["clock_hz"] = optional(r.clock_hz);
+  json timelines = json::array();
+  for (const auto& t : r.timelines)
+    timelines.push_back({{"pool", t.pool}, {"samples", t.samples}, {"used_bytes", series(t.used_bytes)},
+                         {"live_blocks", series(t.live_blocks)}});
+  j["timelines"] = timelines;
+  json spans = json::array();
+  for (const auto& s3 : r.inference_marks.spans)
+    spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)}});
+  j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans}};
   j["checks"] = {{"leaks", check(r.checks.leaks)},
                  {"overflow", check(r.checks.overflow)},
                  {"guards", check(r.checks.guards)},

@@ -67,6 +67,31 @@ TEST(InferenceObserver, SeesTheLstmArenaRiseByExactly644BytesEveryInference) {
   }
 }
 
+// Firmware that marks only the end of each inference: a request refused
+// between two end markers belongs to the inference the second one ends.
+TEST(InferenceObserver, CountsFailuresOfInferencesMarkedOnlyAtTheirEnd) {
+  std::string log;
+  uint64_t t = 0;
+  auto line = [&](const std::string& s) { log += fmt::format("[MEM][{}] {}\n", t += 100, s); };
+  for (int i = 1; i <= 5; ++i) {
+    line(fmt::format("ALLOC size=64 align=4 offset=0 site=op.cc:{}", i));
+    line("FREE offset=0");
+    if (i == 3) line("ALLOC_FAIL size=900000 align=4 site=big.cc:1");
+    line(fmt::format("INFER end {}", i));
+  }
+  TraceContext context;
+  AnalyzerOptions options;
+  options.default_pool_size = 4096;
+  Analyzer analyzer(context, options);
+  Records records;
+  analyzer.add_observer(records);
+  auto decoder = make_decoder(Format::log, context, analyzer);
+  decoder->feed({reinterpret_cast<const uint8_t*>(log.data()), log.size()});
+  decoder->finish();
+  ASSERT_EQ(records.seen.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(records.seen[i].failed_allocations, i == 2 ? 1u : 0u) << "inference " << i + 1;
+}
+
 // Feeds `log` line by line, taking a snapshot after `at` lines when asked.
 struct Split {
   AnalysisResult mid, end;

@@ -219,6 +219,22 @@ TEST(ItmEvents, OverflowInAnEmtStreamSkipsToTheNextSync) {
   EXPECT_EQ(run->stats.corrupt_bytes, 16u);  // the half record before and the shifted bytes after the loss
 }
 
+// A capture whose ITM timestamps start after the first events (a probe that
+// enabled them late) keeps the payload's clock throughout (here the order of
+// seed records): switching would make time jump from record 2 to cycle 100,000.
+TEST(ItmEvents, TimestampsAfterTheFirstEventsDoNotSwitchTheClock) {
+  std::string first, second;
+  first += '\xA2'; be32(first, 32); be32(first, 0x20000000);
+  second += '\xA2'; be32(second, 64); be32(second, 0x20000040);
+  std::string stream = stim(1, first);
+  stream += "\xC0\xA0\x8D\x06";  // local timestamp 100,000
+  stream += stim(1, second);
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->result.counts.allocs, 2u);
+  EXPECT_LT(run->result.peak.time, 100000u);
+  EXPECT_EQ(run->context.time_base, TimeBase::sequence);
+}
+
 TEST(ItmEvents, MemLinesOnPortZeroAreDecodedAsTheTextLog) {
   std::string stream = stim(0, "[MEM][0] ALLOC size=16 offset=0 site=a.c:1\n[MEM][0] FREE offset=0\n");
   auto run = analyse(Format::itm, stream);

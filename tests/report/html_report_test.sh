@@ -55,6 +55,14 @@ for flame in ("flame-end", "flame-peak"):
     part = part[:part.find("</figure>")]
     labels = re.findall(r'class="d3-flame-graph-label"[^>]*>([^<]*)<', part)
     check(any(l == "model.c:58" for l in labels), flame + ": no flame graph frame labelled model.c:58 (labels: %r)" % labels[:8])
+# Memory over time: one line per pool that allocated, in both charts.
+pools = [t["pool"] for t in doc["timelines"] if t["used_bytes"]]
+m = re.search(r'id="timeline"[^>]*data-pools="(\d+)"', dom)
+check(m is not None and int(m.group(1)) == len(pools), "the memory-over-time charts do not draw the %d pools of the JSON" % len(pools))
+part = dom[dom.find('id="timeline"'):]
+part = part[:part.find("</figure>")]
+for p in pools:
+    check(part.count("'%s'" % p) == 2, "pool '%s' is not a line in both memory-over-time charts" % p)
 # The stair-step: one more leaked block every inference, fitted at 644 B per inference.
 check("fitted slope +644 B/inference" in dom, "no per-inference chart with the fitted slope +644 B/inference")
 sys.exit(0 if ok else 1)

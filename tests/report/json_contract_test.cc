@@ -150,8 +150,10 @@ TEST(JsonContract, TheSchemaFileNamesExactlyTheKeysWritten) {
   log += "[MEM][x] ALLOC\n";
   auto run = analyse(Format::log, log);
   auto j = to_json({"t.log", "log", run->stats, run->context.time_base}, run->result);
-  for (const char* nonempty : {"leaks", "persistent", "overflows", "guard_failure_events", "watermark", "pools", "sites"})
+  for (const char* nonempty : {"leaks", "persistent", "overflows", "guard_failure_events", "watermark", "pools", "sites",
+                              "timelines"})
     ASSERT_FALSE(j[nonempty].empty()) << nonempty;
+  ASSERT_FALSE(j["inference_marks"]["spans"].empty());
   ASSERT_FALSE(j["fragmentation"]["failures"].empty());
   ASSERT_FALSE(j["lifo"]["sites"].empty());
   ASSERT_FALSE(j["input"]["first_problem"].is_null());

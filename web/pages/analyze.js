@@ -1,7 +1,7 @@
-// The analyze page: findings, memory per pool, fragmentation, request sizes,
-// the layout over time, flame graphs of what was live and the sites of one
-// trace (doc.analysis is the edgemem.analyze/1 document, doc.summary the text
-// report's findings).
+// The analyze page: findings, memory per pool over time and per inference,
+// fragmentation, request sizes, the layout over time, flame graphs of what
+// was live and the sites of one trace (doc.analysis is the edgemem.analyze/1
+// document, doc.summary the text report's findings).
 EM.pages.analyze = function (doc) {
   "use strict";
   const a = doc.analysis;
@@ -17,6 +17,8 @@ EM.pages.analyze = function (doc) {
   EM.findings(doc.summary, document.getElementById("verdicts"), document.getElementById("facts"));
 
   const chartSize = { width: 560, height: 260 };
+
+  EM.timelineCharts(document.getElementById("timeline"), a);
 
   // Memory per pool: the sampled usage, the fitted slope through the last
   // sample and, when the pool has a size, the forecast to exhaustion.

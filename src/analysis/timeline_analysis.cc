@@ -1,0 +1,52 @@
+#include "timeline_analysis.h"
+
+namespace edgemem {
+
+void TimelineAnalysis::sample(PoolId pool, uint64_t time, PoolState& state) {
+  if (pools_.size() <= pool) pools_.resize(pool + 1);
+  PoolSeries& p = pools_[pool];
+  ++p.samples;
+  p.used.add(time, state.usage());
+  p.live.add(time, state.live.size());
+}
+
+void TimelineAnalysis::add_span(InferenceSpan span) {
+  uint64_t index = total_++;
+  open_kept_ = false;
+  if (index % stride_ != 0) return;
+  if (spans_.size() == kMaxSpans) {
+    // Kept spans are inferences 0, s, 2s, ...: keeping the even positions
+    // keeps 0, 2s, 4s, ... and the spacing stays even.
+    size_t kept = 0;
+    for (size_t i = 0; i < spans_.size(); i += 2) spans_[kept++] = spans_[i];
+    spans_.resize(kept);
+    stride_ *= 2;
+    if (index % stride_ != 0) return;
+  }
+  spans_.push_back(span);
+  open_kept_ = span.begin_time && !span.end_time;
+}
+
+void TimelineAnalysis::inference_begin(uint64_t time, uint64_t number) { add_span({number, time, std::nullopt}); }
+
+void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, bool begun) {
+  if (!begun) {
+    add_span({number, std::nullopt, time});
+    return;
+  }
+  if (open_kept_) spans_.back().end_time = time;
+  open_kept_ = false;
+}
+
+void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) const {
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    const PoolSeries& p = pools_[i];
+    if (p.samples == 0) continue;
+    out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.samples, p.used.points(), p.live.points()});
+  }
+  out.inference_marks.spans = spans_;
+  out.inference_marks.total = total_;
+  out.inference_marks.dropped = total_ - spans_.size();
+}
+
+}  // namespace edgemem

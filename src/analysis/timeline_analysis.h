@@ -1,0 +1,42 @@
+// Each pool's usage and live block count over trace time, and where the
+// inferences begin and end, all bounded for any trace length: what a
+// timeline view (Perfetto, Chrome tracing, the HTML report) draws.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "bounded_series.h"
+#include "edgemem/analysis_result.h"
+#include "pool_tracker.h"
+
+namespace edgemem {
+
+class TimelineAnalysis {
+ public:
+  static constexpr std::size_t kSeriesPoints = 512;  // per series
+  static constexpr std::size_t kMaxSpans = 4096;     // inference spans kept
+
+  // After an event changed (or tried to change) `pool`.
+  void sample(PoolId pool, uint64_t time, PoolState& state);
+  void inference_begin(uint64_t time, uint64_t number);
+  // `begun`: the inference had a begin marker; otherwise it is a span of its end only.
+  void inference_end(uint64_t time, uint64_t number, bool begun);
+  // Leaves the analysis as it was, so it can be called mid-trace.
+  void finish(const TraceContext& context, AnalysisResult& out) const;
+
+ private:
+  struct PoolSeries {
+    uint64_t samples = 0;
+    BoundedSeries<uint64_t, uint64_t> used{kSeriesPoints}, live{kSeriesPoints};
+  };
+  void add_span(InferenceSpan span);
+
+  std::vector<PoolSeries> pools_;
+  std::vector<InferenceSpan> spans_;
+  uint64_t total_ = 0;
+  uint64_t stride_ = 1;      // every stride-th inference is kept
+  bool open_kept_ = false;   // the latest begun inference is spans_.back() and awaits its end
+};
+
+}  // namespace edgemem

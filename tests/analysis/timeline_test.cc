@@ -1,0 +1,128 @@
+// Each pool's usage over trace time and the inference boundaries: a spike of
+// one event survives any trace length, and a million events keep the result
+// as small as a hundred.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+struct Feeder {
+  TraceContext context;
+  Analyzer analyzer{context};
+  PoolId pool = context.pools.intern("arena", PoolKind::arena);
+  uint64_t time = 0;
+  void event(EventKind kind, uint64_t address = 0, uint64_t size = 0) {
+    Event e;
+    e.kind = kind;
+    e.time = time += 10;
+    e.address = address;
+    e.size = size;
+    e.pool = pool;
+    analyzer.on_event(e);
+  }
+};
+
+const PoolTimeline& arena_timeline(const AnalysisResult& r) {
+  auto it = std::find_if(r.timelines.begin(), r.timelines.end(), [](const PoolTimeline& t) { return t.pool == "arena"; });
+  if (it == r.timelines.end()) throw std::runtime_error("no timeline for the arena");
+  return *it;
+}
+
+TEST(Timeline, EveryEventOfAShortTraceIsSampledAtItsTime) {
+  std::string log =
+      "[MEM][100] ALLOC size=64 offset=0 pool=arena\n"
+      "[MEM][200] ALLOC size=32 offset=64 pool=arena\n"
+      "[MEM][300] ALLOC_FAIL size=4096 pool=arena\n"
+      "[MEM][400] FREE offset=64 pool=arena\n"
+      "[MEM][500] ALLOC size=8 addr=0x2000 pool=heap\n";
+  auto run = analyse(Format::log, log);
+  const PoolTimeline& t = arena_timeline(run->result);
+  EXPECT_EQ(t.samples, 4u);
+  using P = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(t.used_bytes, (P{{100, 64}, {200, 96}, {300, 96}, {400, 64}}));
+  EXPECT_EQ(t.live_blocks, (P{{100, 1}, {200, 2}, {300, 2}, {400, 1}}));
+  ASSERT_EQ(run->result.timelines.size(), 2u);
+  EXPECT_EQ(run->result.timelines[1].pool, "heap");
+  EXPECT_EQ(run->result.timelines[1].used_bytes, (P{{500, 8}}));
+}
+
+TEST(Timeline, AOneEventSpikeInAMillionSurvivesReduction) {
+  Feeder f;
+  uint64_t spike_time = 0;
+  for (int i = 0; i < 500'000; ++i) {
+    bool spike = i == 333'333;
+    f.event(EventKind::alloc, 0, spike ? 1'000'000 : 100);
+    if (spike) spike_time = f.time;
+    f.event(EventKind::free, 0);
+  }
+  AnalysisResult r = f.analyzer.finish();
+  const PoolTimeline& t = arena_timeline(r);
+  EXPECT_EQ(t.samples, 1'000'000u);
+  EXPECT_LE(t.used_bytes.size(), 512u);
+  EXPECT_LE(t.live_blocks.size(), 512u);
+  EXPECT_NE(std::find(t.used_bytes.begin(), t.used_bytes.end(), std::make_pair(spike_time, uint64_t{1'000'000})),
+            t.used_bytes.end());
+  EXPECT_TRUE(std::is_sorted(t.used_bytes.begin(), t.used_bytes.end()));
+}
+
+TEST(Timeline, AMillionEventsAndInferencesStayUnderTheirBounds) {
+  Feeder f;
+  for (uint64_t i = 1; i <= 250'000; ++i) {
+    f.event(EventKind::inference_begin, 0, i);
+    f.event(EventKind::alloc, 16 * i, 16);  // a leak: live blocks keep rising
+    f.event(EventKind::inference_end, 0, i);
+    f.event(EventKind::arena_reset);
+  }
+  AnalysisResult r = f.analyzer.finish();
+  const InferenceMarks& m = r.inference_marks;
+  EXPECT_EQ(m.total, 250'000u);
+  EXPECT_LE(m.spans.size(), 4096u);
+  EXPECT_GE(m.spans.size(), 2048u);  // halved at most once past the cap
+  EXPECT_EQ(m.dropped, m.total - m.spans.size());
+  // Evenly spread: the same stride between every kept inference, all complete.
+  ASSERT_GE(m.spans.size(), 2u);
+  uint64_t stride = m.spans[1].number - m.spans[0].number;
+  EXPECT_EQ(m.spans[0].number, 1u);
+  for (size_t i = 1; i < m.spans.size(); ++i) {
+    EXPECT_EQ(m.spans[i].number - m.spans[i - 1].number, stride) << i;
+    ASSERT_TRUE(m.spans[i].begin_time && m.spans[i].end_time);
+    EXPECT_EQ(*m.spans[i].end_time - *m.spans[i].begin_time, 20u);
+  }
+  const PoolTimeline& t = arena_timeline(r);
+  EXPECT_EQ(t.samples, 500'000u);
+  EXPECT_LE(t.used_bytes.size(), 512u);
+}
+
+TEST(Timeline, InferenceSpansCarryTheDevicesNumbersAndMissingEnds) {
+  std::string numbered =
+      "[MEM][10] INFER begin 100\n[MEM][20] INFER end 100\n"
+      "[MEM][30] INFER end 101\n"      // an end without its begin
+      "[MEM][40] INFER begin 102\n";  // still running when the trace stops
+  auto run = analyse(Format::log, numbered);
+  const auto& spans = run->result.inference_marks.spans;
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0].number, 100u);
+  EXPECT_EQ(spans[0].begin_time, 10u);
+  EXPECT_EQ(spans[0].end_time, 20u);
+  EXPECT_EQ(spans[1].number, 101u);
+  EXPECT_FALSE(spans[1].begin_time);
+  EXPECT_EQ(spans[1].end_time, 30u);
+  EXPECT_EQ(spans[2].begin_time, 40u);
+  EXPECT_FALSE(spans[2].end_time);
+  EXPECT_EQ(run->result.inference_marks.dropped, 0u);
+
+  // Unnumbered markers count from 1, as everywhere else.
+  auto unnumbered = analyse(Format::log, "[MEM][10] INFER begin\n[MEM][20] INFER end\n[MEM][30] INFER begin\n[MEM][40] INFER end\n");
+  ASSERT_EQ(unnumbered->result.inference_marks.spans.size(), 2u);
+  EXPECT_EQ(unnumbered->result.inference_marks.spans[0].number, 1u);
+  EXPECT_EQ(unnumbered->result.inference_marks.spans[1].number, 2u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
