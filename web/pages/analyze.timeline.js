@@ -34,11 +34,12 @@ EM.timelineCharts = function (figure, a) {
     const box = el("div");
     row.append(box);
     new uPlot({ width: 540, height: 240,
-      series: [{ label: xLabel, value: (u, v) => (v == null ? "--" : hz ? v.toFixed(3) + " s" : grouped(v)) }].concat(lines.map((t, i) => ({
+      series: [{ label: xLabel, value: (u, v) => (v == null ? "--" : hz ? Number(v.toPrecision(4)) + " s" : grouped(v)) }].concat(lines.map((t, i) => ({
         label: "'" + t.pool + "'", stroke: palette[i % palette.length], width: 1.5, spanGaps: true,
         value: (u, v) => (v == null ? "--" : format(v)) }))),
       scales: { x: { time: false } },
-      axes: [{ label: xLabel }, { values: (u, s) => s.map((v) => (Number.isInteger(v) ? grouped(v) : "")), size: 70, label: yLabel }],
+      // Seconds may span milliseconds: three significant digits, not three decimals.
+      axes: [{ label: xLabel, values: (u, splits) => splits.map((v) => (hz ? String(Number(v.toPrecision(3))) : grouped(v))) }, { values: (u, s) => s.map((v) => (Number.isInteger(v) ? grouped(v) : "")), size: 70, label: yLabel }],
       hooks: { drawClear: [track] } }, joined, box);
   };
   chart("used_bytes", "bytes in use", bytes);
