@@ -18,6 +18,10 @@ source "$(dirname "$0")/browser_lib.sh"
 grep -q "HTML report written to $out/report-demo.html" "$tmp/demo.err" ||
   { echo "FAIL: demo does not print where the report went"; cat "$tmp/demo.err"; fail=1; }
 render report-demo
+# The whole page, down to the layout and flame graphs, for a person to look at.
+timeout 60 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile-full" --proxy-server=127.0.0.1:9 \
+  --virtual-time-budget=5000 --window-size=1280,4400 --screenshot="$out/report-demo-full.png" "file://$out/report-demo.html" \
+  >/dev/null 2>&1
 for want in "644 B per inference" "model.c:58"; do
   grep -qF "$want" "$tmp/report-demo.dom" || { echo "FAIL: report-demo: '$want' is not on the page"; fail=1; }
 done
