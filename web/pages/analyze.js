@@ -106,7 +106,7 @@ EM.pages.analyze = function (doc) {
         stroke: palette[i % palette.length], width: 2, spanGaps: true,
         value: (u, v) => (v == null ? "--" : v.toFixed(0) + "%") }))),
       scales: { x: { time: false }, y: { range: [0, top] } },
-      axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event" },
+      axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event", space: 110 },
              { values: (u, s) => s.map((v) => v + "%"), label: "fragmentation" }],
       hooks: { drawClear: [bands] } }, joined, box);
     note(frag, judged ? "Bands: healthy < 10%, warning 10-25%, danger > 25%." +

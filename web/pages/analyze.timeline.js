@@ -39,7 +39,7 @@ EM.timelineCharts = function (figure, a) {
         value: (u, v) => (v == null ? "--" : format(v)) }))),
       scales: { x: { time: false } },
       // Seconds may span milliseconds: three significant digits, not three decimals.
-      axes: [{ label: xLabel, values: (u, splits) => splits.map((v) => (hz ? String(Number(v.toPrecision(3))) : grouped(v))) }, { values: (u, s) => s.map((v) => (Number.isInteger(v) ? grouped(v) : "")), size: 70, label: yLabel }],
+      axes: [{ label: xLabel, space: 110, values: (u, splits) => splits.map((v) => (hz ? String(Number(v.toPrecision(3))) : grouped(v))) }, { values: (u, s) => s.map((v) => (Number.isInteger(v) ? grouped(v) : "")), size: 70, label: yLabel }],
       hooks: { drawClear: [track] } }, joined, box);
   };
   chart("used_bytes", "bytes in use", bytes);
