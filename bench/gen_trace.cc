@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: edgemem-gentrace bench-bin EVENTS | bench-log LINES | bench-map OBJECTS  > file\n");
+    std::fprintf(stderr, "usage: edgemem-gentrace bench-bin EVENTS | bench-log LINES | report-log LINES | bench-map OBJECTS  > file\n");
     return 2;
   }
   std::string what = argv[1];
@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, buffer, _IOFBF, sizeof buffer);
   if ((what == "bench-bin" || what == "bench-log") && argc >= 3) {
     edgemem::bench::write_bench(stdout, std::strtoull(argv[2], nullptr, 10), what == "bench-bin");
+  } else if (what == "report-log" && argc >= 3) {
+    edgemem::bench::write_report_trace(stdout, std::strtoull(argv[2], nullptr, 10));
   } else if (what == "bench-map" && argc >= 3) {
     edgemem::bench::write_gnu_map(stdout, std::strtoull(argv[2], nullptr, 10));
   } else {

@@ -72,4 +72,41 @@ void write_bench(FILE* out, uint64_t events, bool binary) {
   }
 }
 
+void write_report_trace(FILE* out, uint64_t events) {
+  Lcg rng;
+  const uint64_t heap = 0x20000000, heap_size = 64ull << 20, slots = 64, slot_size = 4096;
+  const char* stacks[] = {"main.c:40;run_inference;conv_eval;conv.cc:210", "main.c:40;run_inference;softmax.cc:77",
+                          "main.c:40;preprocess;fft.c:31"};
+  std::vector<bool> live(slots, false);
+  uint64_t leak_next = heap + slots * slot_size, written = 0, inference = 0, cycle = 0;
+  auto room = [&] { return written++ < events; };  // every line counts, the last inference may be cut short
+  if (room()) fmt::print(out, "[MEM][0] POOL name=arena kind=arena size=16384\n");
+  if (room()) fmt::print(out, "[MEM][0] POOL name=heap kind=heap base=0x{:x} size={}\n", heap, heap_size);
+  while (written < events) {
+    ++inference;
+    if (room()) fmt::print(out, "[MEM][{}] INFER begin {}\n", cycle += 1000, inference);
+    // The same plan every inference, as TFLite Micro's: eight tensors end to end.
+    for (uint64_t k = 0, offset = 0; k < 8; offset += 1024 + 128 * k++)
+      if (room())
+        fmt::print(out, "[MEM][{}] ALLOC size={} align=16 offset={} site=micro_allocator.cc:{} pool=arena\n",
+                   cycle += 20, 1024 + 128 * k, offset, 300 + k);
+    for (int k = 0; k < 12; ++k) {
+      uint64_t slot = rng.next() % slots, addr = heap + slot * slot_size;
+      if (!room()) break;
+      if (live[slot]) fmt::print(out, "[MEM][{}] FREE addr=0x{:x}\n", cycle += 37, addr);
+      else
+        fmt::print(out, "[MEM][{}] ALLOC size={} align=8 addr=0x{:x} site={}\n", cycle += 53,
+                   64 + rng.next() % (slot_size - 64), addr, stacks[slot % std::size(stacks)]);
+      live[slot] = !live[slot];
+    }
+    if (inference % 10 == 0 && room()) {
+      fmt::print(out, "[MEM][{}] ALLOC size=644 align=4 addr=0x{:x} site=main.c:40;run_inference;lstm_eval;model.c:58\n",
+                 cycle += 41, leak_next);
+      leak_next += 648;
+    }
+    if (room()) fmt::print(out, "[MEM][{}] RESET pool=arena\n", cycle += 200);
+    if (room()) fmt::print(out, "[MEM][{}] INFER end {}\n", cycle += 500, inference);
+  }
+}
+
 }  // namespace edgemem::bench

@@ -188,6 +188,59 @@ struct SizesResult {
   uint64_t max_align = 0;
 };
 
+// One block as the layout chart draws it: where it sat in its pool and
+// when it lived.
+struct LayoutBlock {
+  uint64_t offset = 0;  // from PoolLayout::origin
+  uint64_t size = 0;
+  uint64_t alloc_time = 0;
+  std::optional<uint64_t> free_time;  // unset: still live at the end
+  uint32_t site = 0;                  // index into LayoutResult::sites
+};
+
+// The blocks a chart could not draw one by one, as mean bytes occupied per
+// cell of a time x offset grid: bytes[t * offsets + o] covers times
+// [time0 + t * time_step, +time_step) and offsets [offset0 + o * offset_step, +offset_step).
+struct LayoutRaster {
+  uint64_t time0 = 0, time_step = 1;
+  int64_t offset0 = 0;  // may lie below the pool origin when the grid grew downwards
+  uint64_t offset_step = 1;
+  uint32_t times = 0, offsets = 0;
+  std::vector<uint64_t> bytes;
+  uint64_t blocks = 0;  // blocks rasterised here instead of drawn
+  uint64_t live_blocks = 0;  // of them, still live at the end
+};
+
+struct PoolLayout {
+  std::string pool;
+  PoolKind kind = PoolKind::heap;
+  // The address offset 0 stands for: arena offsets are already offsets (0);
+  // heap addresses are shown from the declared base or the lowest address seen.
+  uint64_t origin = 0;
+  uint64_t size = 0;  // the pool's size, 0 = unknown
+  std::vector<LayoutBlock> blocks;  // by alloc time
+  std::optional<LayoutRaster> raster;  // set when some blocks were aggregated
+};
+
+// Live bytes of one site in one pool at one moment (flame graphs: pool -> site frames).
+struct PoolSiteBytes {
+  std::string pool, site;
+  uint64_t bytes = 0, count = 0;
+};
+
+// The heap/arena layout over time, bounded for any trace length: every block
+// still live at the end, then closed blocks sampled with weight size x
+// lifetime, up to `block_cap` in all; the others as a raster per pool.
+struct LayoutResult {
+  uint64_t start_time = 0, end_time = 0;
+  uint64_t block_cap = 0;
+  uint64_t blocks_seen = 0;  // every block the trace made (closed or live)
+  std::vector<std::string> sites;
+  std::vector<PoolLayout> pools;
+  std::vector<PoolSiteBytes> live_at_end;   // by pool, then bytes
+  std::vector<PoolSiteBytes> live_at_peak;  // at the moment of PeakResult::time
+};
+
 struct PoolSummary {
   std::string name;
   PoolKind kind = PoolKind::heap;
@@ -247,6 +300,7 @@ struct AnalysisResult {
   LifoResult lifo;
   PeakResult peak;
   SizesResult sizes;
+  LayoutResult layout;
   std::vector<PoolSummary> pools;
   std::optional<double> cycles_per_inference;
   // Cycles per second of the trace's timestamps (--clock-hz, or the trace's

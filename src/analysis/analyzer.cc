@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fragmentation_analysis.h"
+#include "layout_analysis.h"
 #include "leak_analysis.h"
 #include "lifo_analysis.h"
 #include "overflow_analysis.h"
@@ -27,6 +28,7 @@ struct Analyzer::Impl {
   LifoAnalysis lifo;
   PeakAnalysis peak;
   SizeAnalysis sizes;
+  LayoutAnalysis layout;
   TimelineAnalysis timeline;
   EventCounts counts;
   size_t sized_pools = 0;
@@ -49,6 +51,7 @@ struct Analyzer::Impl {
   void usage_changed(uint64_t time) {
     watermark.usage_changed(tracker.total_usage());
     peak.usage_changed(tracker, time);
+    layout.usage_changed(tracker.total_usage());
   }
   // After every event aimed at a pool, whether or not its usage moved.
   void sampled(const Event& e) { timeline.sample(e.pool, e.time, tracker.pool(e.pool)); }
@@ -62,8 +65,10 @@ struct Analyzer::Impl {
       ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old);
       leaks.removed(old);
+      layout.closed(e.pool, old, e.time);
     }
     leaks.added(b, tracker.inference());
+    layout.opened(e.pool, b);
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
     overflow.allocated(e.pool, info, b, partner ? tracker.pool(*partner).usage() : 0);
@@ -71,15 +76,17 @@ struct Analyzer::Impl {
     usage_changed(e.time);
   }
 
-  bool release(PoolId pool, uint64_t address, Block& freed) {
+  bool release(PoolId pool, uint64_t address, uint64_t time, Block& freed) {
     const PoolInfo& info = pool_info(pool);
     peak.before_release(tracker);
+    layout.before_release();
     if (!tracker.free(pool, address, freed)) {
       ++counts.unknown_frees;
       return false;
     }
     fragmentation.released(pool, info, freed);
     leaks.removed(freed);
+    layout.closed(pool, freed, time);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     return true;
   }
@@ -108,6 +115,7 @@ struct Analyzer::Impl {
 
   void on_event(const Event& e) {
     Block freed;
+    layout.seen(e.time);
     switch (e.kind) {
       case EventKind::alloc:
         ++counts.allocs;
@@ -117,7 +125,7 @@ struct Analyzer::Impl {
         break;
       case EventKind::free:
         ++counts.frees;
-        release(e.pool, e.address, freed);
+        release(e.pool, e.address, e.time, freed);
         usage_changed(e.time);
         sampled(e);
         leaks.tick();
@@ -127,7 +135,7 @@ struct Analyzer::Impl {
         Event grown = e;
         grown.kind = EventKind::alloc;
         // realloc(NULL, n) is malloc; a resized block keeps its call site.
-        if (e.old_address != 0 && release(e.pool, e.old_address, freed) && grown.site == kUnknownSite)
+        if (e.old_address != 0 && release(e.pool, e.old_address, e.time, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown);
         sampled(e);
@@ -159,7 +167,11 @@ struct Analyzer::Impl {
         ++counts.resets;
         pool_info(e.pool);
         peak.before_release(tracker);
-        tracker.pool(e.pool).live.for_each([&](const Block& b) { leaks.removed(b); });
+        layout.before_release();
+        tracker.pool(e.pool).live.for_each([&](const Block& b) {
+          leaks.removed(b);
+          layout.closed(e.pool, b, e.time);
+        });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
         usage_changed(e.time);
@@ -190,6 +202,7 @@ struct Analyzer::Impl {
     lifo.finish(tracker, context, out);
     peak.finish(tracker, context, out);
     sizes.finish(out);
+    layout.finish(tracker, context, out);
     timeline.finish(context, out);
     if (context.time_base == TimeBase::cycles && options.clock_hz && *options.clock_hz > 0) out.clock_hz = options.clock_hz;
     for (size_t i = 0; i < context.pools.size(); ++i) {

@@ -30,6 +30,35 @@ json series(const std::vector<std::pair<X, Y>>& points) {
   return a;
 }
 
+json pool_site_bytes(const std::vector<PoolSiteBytes>& entries) {
+  json a = json::array();
+  for (const auto& e : entries) a.push_back({{"pool", e.pool}, {"site", e.site}, {"bytes", e.bytes}, {"count", e.count}});
+  return a;
+}
+
+json layout(const LayoutResult& l) {
+  json pools = json::array();
+  uint64_t drawn = 0;
+  for (const auto& p : l.pools) {
+    // [offset, size, alloc_time, free_time or null, site]: 20,000 blocks as objects would triple the report.
+    json blocks = json::array();
+    for (const auto& b : p.blocks)
+      blocks.push_back({b.offset, b.size, b.alloc_time, b.free_time ? json(*b.free_time) : json(nullptr), b.site});
+    drawn += p.blocks.size();
+    json raster = nullptr;
+    if (p.raster)
+      raster = {{"time0", p.raster->time0}, {"time_step", p.raster->time_step},
+                {"offset0", p.raster->offset0}, {"offset_step", p.raster->offset_step},
+                {"times", p.raster->times}, {"offsets", p.raster->offsets}, {"bytes", p.raster->bytes},
+                {"blocks", p.raster->blocks}, {"live_blocks", p.raster->live_blocks}};
+    pools.push_back({{"pool", p.pool}, {"kind", to_string(p.kind)}, {"origin", p.origin},
+                     {"size", p.size ? json(p.size) : json(nullptr)}, {"blocks", blocks}, {"raster", raster}});
+  }
+  return {{"start_time", l.start_time}, {"end_time", l.end_time}, {"block_cap", l.block_cap},
+          {"blocks_seen", l.blocks_seen}, {"blocks_drawn", drawn}, {"sites", l.sites}, {"pools", pools},
+          {"live_at_end", pool_site_bytes(l.live_at_end)}, {"live_at_peak", pool_site_bytes(l.live_at_peak)}};
+}
+
 }  // namespace
 
 json to_json(const InputSummary& in, const AnalysisResult& r) {
@@ -174,6 +203,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   j["counts"] = {{"allocs", c.allocs}, {"frees", c.frees}, {"reallocs", c.reallocs}, {"failed", c.failed},
                  {"marks", c.marks}, {"counters", c.counters}, {"resets", c.resets},
                  {"unknown_frees", c.unknown_frees}, {"replaced_blocks", c.replaced_blocks}};
+  j["layout"] = layout(r.layout);
   j["cycles_per_inference"] = optional(r.cycles_per_inference);
   j["clock_hz"] = optional(r.clock_hz);
   json timelines = json::array();

@@ -3,7 +3,11 @@
 # script error and with no network (a proxy to a closed port, a CSP that
 # forbids fetching, no URL in the file outside licence comments), shows the
 # demo's 644 B per inference leak at model.c:58, and shows a site name that
-# is markup as text without creating the element.
+# is markup as text without creating the element: in the site table, the
+# layout chart's legend and block line, and the flame graphs. Also that the
+# demo's page draws the leak: its 644 B blocks in the layout chart (one
+# rectangle per leaked block, each above the one before), model.c:58 in the
+# flame graphs of what was live, and its pool's fitted 644 B per inference.
 # Usage: html_report_test.sh EDGEMEM ARTIFACT_DIR
 set -uo pipefail
 edgemem=$1 out=$2
@@ -14,12 +18,59 @@ source "$(dirname "$0")/browser_lib.sh"
 grep -q "HTML report written to $out/report-demo.html" "$tmp/demo.err" ||
   { echo "FAIL: demo does not print where the report went"; cat "$tmp/demo.err"; fail=1; }
 render report-demo
+# The whole page, down to the layout and flame graphs, for a person to look at.
+timeout 60 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile-full" --proxy-server=127.0.0.1:9 \
+  --virtual-time-budget=5000 --window-size=1280,4400 --screenshot="$out/report-demo-full.png" "file://$out/report-demo.html" \
+  >/dev/null 2>&1
 for want in "644 B per inference" "model.c:58"; do
   grep -qF "$want" "$tmp/report-demo.dom" || { echo "FAIL: report-demo: '$want' is not on the page"; fail=1; }
 done
 # The numbers in the site table are grouped like the text report's.
 grep -qE '<td class="num">[0-9]{1,3}(,[0-9]{3})+ B' "$tmp/report-demo.dom" ||
   { echo "FAIL: report-demo: no byte count with thousands separators in the site table"; fail=1; }
+
+# The layout, the flame graphs and the stair-step, against the demo's own JSON.
+"$edgemem" demo --json >"$tmp/demo.json" 2>/dev/null
+python3 - "$tmp/demo.json" "$tmp/report-demo.dom" <<'PY' || fail=1
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+dom = open(sys.argv[2], encoding="utf-8").read()
+ok = True
+def check(cond, why):
+    global ok
+    if not cond:
+        print("FAIL: report-demo: " + why)
+        ok = False
+leak = next(l for l in doc["leaks"] if l["site"] == "model.c:58")
+check(leak["block_size"] == 644, "the demo's leak is not 644 B blocks: %r" % leak)
+# Legend item of the layout chart: data-blocks is the number of rectangles drawn for the site.
+m = re.search(r'<li data-blocks="(\d+)"><i class="swatch"[^>]*></i><span class="site">model\.c:58</span>', dom)
+check(m is not None, "the layout chart has no legend entry for model.c:58")
+if m:
+    check(int(m.group(1)) == leak["count"],
+          "the layout chart draws %s blocks for model.c:58, the leak has %d" % (m.group(1), leak["count"]))
+m = re.search(r'id="layout"[^>]*data-blocks-drawn="(\d+)"', dom)
+check(m is not None and int(m.group(1)) == doc["layout"]["blocks_drawn"], "the layout chart does not draw the JSON's blocks")
+# Before any hover the line under the chart names the largest block still live: a leaked one.
+check(re.search(r'class="layout-detail"><div>Largest block live at the end:</div><div class="site">model\.c:58</div><div>644 B', dom),
+      "the layout chart's block line does not name a 644 B model.c:58 block")
+for flame in ("flame-end", "flame-peak"):
+    part = dom[dom.find('id="' + flame + '"'):]
+    part = part[:part.find("</figure>")]
+    labels = re.findall(r'class="d3-flame-graph-label"[^>]*>([^<]*)<', part)
+    check(any(l == "model.c:58" for l in labels), flame + ": no flame graph frame labelled model.c:58 (labels: %r)" % labels[:8])
+# Memory over time: one line per pool that allocated, in both charts.
+pools = [t["pool"] for t in doc["timelines"] if t["used_bytes"]]
+m = re.search(r'id="timeline"[^>]*data-pools="(\d+)"', dom)
+check(m is not None and int(m.group(1)) == len(pools), "the memory-over-time charts do not draw the %d pools of the JSON" % len(pools))
+part = dom[dom.find('id="timeline"'):]
+part = part[:part.find("</figure>")]
+for p in pools:
+    check(part.count("'%s'" % p) == 2, "pool '%s' is not a line in both memory-over-time charts" % p)
+# The stair-step: one more leaked block every inference, fitted at 644 B per inference.
+check("fitted slope +644 B/inference" in dom, "no per-inference chart with the fitted slope +644 B/inference")
+sys.exit(0 if ok else 1)
+PY
 
 # Site names that are markup: one that would create elements, one that would
 # end the data block. Fields are space-separated, so the markup has none.
@@ -37,12 +88,31 @@ LOG
 rc=$?
 [ "$rc" -le 1 ] || { echo "FAIL: analyze --html on the markup trace exit $rc"; cat "$tmp/xss.err"; exit 1; }
 render report-xss
-for want in '&lt;img/src=x/onerror=alert(1)&gt;' '&lt;/script&gt;&lt;svg/onload=alert(2)&gt;'; do
-  grep -qF "$want" "$tmp/report-xss.dom" || { echo "FAIL: report-xss: site $want is not shown as text"; fail=1; }
-done
-if grep -qiE '<(img|svg)[ />]' "$tmp/report-xss.dom"; then
-  echo "FAIL: report-xss: a site name became an element:"; grep -oiE '<(img|svg)[^>]*>' "$tmp/report-xss.dom" | head -3; fail=1
-fi
+python3 - "$tmp/report-xss.dom" <<'PY' || fail=1
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+ok = True
+names = ["&lt;img/src=x/onerror=alert(1)&gt;", "&lt;/script&gt;&lt;svg/onload=alert(2)&gt;"]
+def section(start, end):
+    i = dom.find(start)
+    return dom[i:dom.find(end, i)] if i >= 0 else ""
+places = {"the site table": section('id="sites"', "</table>"),
+          "the layout legend": section('class="layout-legend"', "</ul>"),
+          "the flame graph of the end": section('id="flame-end"', "</figure>"),
+          "the flame graph of the peak": section('id="flame-peak"', "</figure>")}
+for where, text in places.items():
+    for name in names:
+        if name not in text:
+            print("FAIL: report-xss: site %s is not shown as text in %s" % (name, where)); ok = False
+# The block line under the layout chart names the largest live block: the 32 B one.
+if not re.search(r'class="layout-detail">.*?<div class="site">' + re.escape(names[1]) + "</div>", dom):
+    print("FAIL: report-xss: the layout chart's block line does not show its site as text"); ok = False
+# The only elements of these kinds are the flame graphs' own SVGs.
+for tag in re.findall(r"<(?:img|svg)\b[^>]*>", dom, re.I):
+    if 'class="partition d3-flame-graph"' not in tag:
+        print("FAIL: report-xss: a site name became an element: " + tag); ok = False
+sys.exit(0 if ok else 1)
+PY
 
 [ "$fail" = 0 ] && echo "ok: HTML reports render in chromium (screenshots in $out)"
 exit "$fail"

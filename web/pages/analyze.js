@@ -1,6 +1,7 @@
-// The analyze page: findings, memory per pool, fragmentation, request sizes
-// and sites of one trace (doc.analysis is the edgemem.analyze/1 document,
-// doc.summary the text report's findings).
+// The analyze page: findings, memory per pool over time and per inference,
+// fragmentation, request sizes, the layout over time, flame graphs of what
+// was live and the sites of one trace (doc.analysis is the edgemem.analyze/1
+// document, doc.summary the text report's findings).
 EM.pages.analyze = function (doc) {
   "use strict";
   const a = doc.analysis;
@@ -16,6 +17,8 @@ EM.pages.analyze = function (doc) {
   EM.findings(doc.summary, document.getElementById("verdicts"), document.getElementById("facts"));
 
   const chartSize = { width: 560, height: 260 };
+
+  EM.timelineCharts(document.getElementById("timeline"), a);
 
   // Memory per pool: the sampled usage, the fitted slope through the last
   // sample and, when the pool has a size, the forecast to exhaustion.
@@ -55,13 +58,17 @@ EM.pages.analyze = function (doc) {
       // The forecast ends at the pool size, one point past the measured ones.
       for (const column of data) column.push(column === data[0] ? ahead : column === fc ? pool.size : null);
     }
-    if (pool.size) {
+    // A pool size far above the usage would flatten the curve to its floor;
+    // then the title names the size instead of drawing it.
+    const sizeDrawn = pool.size && (ahead != null || Math.max(...ys) * 4 >= pool.size);
+    if (sizeDrawn) {
       data.push(data[0].map(() => pool.size));
       series.push({ label: "pool size", stroke: "#5b6470", width: 1, value: () => bytes(pool.size) });
     }
     const box = el("div");
     charts.append(box);
-    new uPlot({ width: 390, height: 200, title: "'" + w.pool + "' (" + w.shape + ")", series,
+    new uPlot({ width: 390, height: 200, series,
+      title: "'" + w.pool + "' (" + w.shape + ")" + (pool.size && !sizeDrawn ? ", of " + EM.bytesHuman(pool.size) : ""),
       scales: { x: { time: false } },
       axes: [{ label: "inference" }, { values: axisGrouped, size: 70, label: "bytes in use" }] }, data, box);
     if (forecast && forecast.pool === w.pool) {
@@ -99,7 +106,7 @@ EM.pages.analyze = function (doc) {
         stroke: palette[i % palette.length], width: 2, spanGaps: true,
         value: (u, v) => (v == null ? "--" : v.toFixed(0) + "%") }))),
       scales: { x: { time: false }, y: { range: [0, top] } },
-      axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event" },
+      axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event", space: 110 },
              { values: (u, s) => s.map((v) => v + "%"), label: "fragmentation" }],
       hooks: { drawClear: [bands] } }, joined, box);
     note(frag, judged ? "Bands: healthy < 10%, warning 10-25%, danger > 25%." +
@@ -128,6 +135,12 @@ EM.pages.analyze = function (doc) {
       [hist.map((b, i) => i), hist.map((b) => b.count)], box);
   }
 
+  // Where the blocks sat, and what was live at the end and at the peak.
+  EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
+  EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end");
+  EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak,
+                "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")");
+
   // Sites: the leaking groups first (a group may be a site or, for unnamed
   // sites, a block size), then every site by live bytes.
   const siteBySite = new Map(a.sites.map((x) => [x.site, x]));
@@ -149,4 +162,6 @@ EM.pages.analyze = function (doc) {
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
+  // Milliseconds from navigation to a drawn page (bench/html_report_bench.sh reads it).
+  document.body.dataset.renderMs = Math.round(performance.now());
 };

@@ -1,0 +1,180 @@
+#include "layout_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgemem {
+
+namespace {
+
+double area(const Block& b, uint64_t end) {
+  return static_cast<double>(std::max<uint64_t>(b.size, 1)) *
+         static_cast<double>(end > b.time ? end - b.time : 1);
+}
+
+// Weighted sampling without replacement (Efraimidis and Spirakis' A-Res):
+// key = ln(u) / weight, keep the largest keys. A block covering much of the
+// chart is almost surely kept, and among blocks alike the kept ones spread
+// over the whole trace instead of being its first 20,000. u comes from a
+// hash of the block, so the same trace always draws the same blocks.
+double sample_key(const Block& b, PoolId pool, double weight) {
+  uint64_t h = b.address * 0x9E3779B97F4A7C15ull ^ (b.time + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^ pool;
+  h ^= h >> 31;
+  h *= 0xD6E8FEB86659FD93ull;
+  h ^= h >> 32;
+  double u = (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+  return std::log(u) / weight;
+}
+
+}  // namespace
+
+void LayoutAnalysis::seen(uint64_t time) {
+  if (!any_time_) start_ = end_ = time;
+  any_time_ = true;
+  start_ = std::min(start_, time);
+  end_ = std::max(end_, time);
+}
+
+void LayoutAnalysis::opened(PoolId pool, const Block& block) {
+  ++blocks_seen_;
+  auto [lowest, fresh] = lowest_address_.try_emplace(pool, block.address);
+  if (!fresh) lowest->second = std::min(lowest->second, block.address);
+  Live& l = live_[key(pool, block.site)];
+  l.bytes += block.size;
+  ++l.count;
+}
+
+void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
+  auto it = live_.find(key(pool, block.site));
+  if (it != live_.end()) {
+    it->second.bytes -= std::min(it->second.bytes, block.size);
+    if (--it->second.count == 0) live_.erase(it);
+  }
+  Kept k{sample_key(block, pool, area(block, time)), std::max(time, block.time), false, pool, block};
+  // Full: k replaces the kept block of the lowest key, if its own is higher.
+  if (cap_ == 0 || (closed_.size() == cap_ && k.score <= closed_.front().score)) {
+    rasterise(grids_, rasterised_, k);
+    return;
+  }
+  if (closed_.size() == cap_) {
+    std::pop_heap(closed_.begin(), closed_.end(), smaller);
+    rasterise(grids_, rasterised_, closed_.back());
+    closed_.back() = k;
+  } else {
+    closed_.push_back(k);
+  }
+  std::push_heap(closed_.begin(), closed_.end(), smaller);
+}
+
+void LayoutAnalysis::usage_changed(uint64_t total_usage) {
+  if (total_usage > peak_) {
+    peak_ = total_usage;
+    pending_ = true;
+  }
+}
+
+void LayoutAnalysis::before_release() {
+  if (!pending_) return;
+  live_at_peak_ = live_;
+  pending_ = false;
+}
+
+void LayoutAnalysis::rasterise(std::map<PoolId, OccupancyGrid>& grids,
+                               std::map<PoolId, std::pair<uint64_t, uint64_t>>& counts, const Kept& k) {
+  grids[k.pool].add(k.block.address, k.block.size, k.block.time, k.end);
+  auto& [blocks, live] = counts[k.pool];
+  ++blocks;
+  live += k.live;
+}
+
+std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::unordered_map<uint64_t, Live>& live,
+                                                 const TraceContext& context) const {
+  std::vector<PoolSiteBytes> out;
+  for (const auto& [k, l] : live)
+    out.push_back({context.pools.at(static_cast<PoolId>(k >> 32)).name,
+                   std::string(context.sites.name(static_cast<SiteId>(k & 0xffffffffu))), l.bytes, l.count});
+  std::sort(out.begin(), out.end(), [](const PoolSiteBytes& a, const PoolSiteBytes& b) {
+    if (a.pool != b.pool) return a.pool < b.pool;
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site;
+  });
+  return out;
+}
+
+void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const {
+  LayoutResult& r = out.layout;
+  r.start_time = start_;
+  r.end_time = end_;
+  r.block_cap = cap_;
+  r.blocks_seen = blocks_seen_;
+  r.live_at_end = named(live_, context);
+  r.live_at_peak = named(pending_ ? live_ : live_at_peak_, context);
+
+  // Live blocks first, by the area they cover, then the closed ones by their sample key.
+  std::vector<Kept> live;
+  for (size_t i = 0; i < tracker.pools().size(); ++i)
+    tracker.pool(static_cast<PoolId>(i)).live.for_each([&](const Block& b) {
+      live.push_back({area(b, end_), std::max(end_, b.time), true, static_cast<PoolId>(i), b});
+    });
+  std::vector<Kept> closed = closed_;
+  auto by_area = [](const Kept& a, const Kept& b) { return a.score > b.score; };
+  std::sort(live.begin(), live.end(), by_area);
+  std::sort(closed.begin(), closed.end(), by_area);
+  size_t live_kept = std::min(live.size(), cap_);
+  size_t closed_kept = std::min(closed.size(), cap_ - live_kept);
+
+  auto grids = grids_;
+  auto counts = rasterised_;
+  for (size_t i = live_kept; i < live.size(); ++i) rasterise(grids, counts, live[i]);
+  for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(grids, counts, closed[i]);
+
+  std::vector<const Kept*> drawn;
+  for (size_t i = 0; i < live_kept; ++i) drawn.push_back(&live[i]);
+  for (size_t i = 0; i < closed_kept; ++i) drawn.push_back(&closed[i]);
+  std::sort(drawn.begin(), drawn.end(), [](const Kept* a, const Kept* b) {
+    if (a->pool != b->pool) return a->pool < b->pool;
+    return a->block.time != b->block.time ? a->block.time < b->block.time : a->block.address < b->block.address;
+  });
+
+  std::map<SiteId, uint32_t> site_index;
+  std::map<PoolId, size_t> pool_index;
+  auto pool_layout = [&](PoolId id) -> PoolLayout& {
+    auto [it, fresh] = pool_index.try_emplace(id, r.pools.size());
+    if (fresh) {
+      const PoolInfo& info = context.pools.at(id);
+      PoolLayout p;
+      p.pool = info.name;
+      p.kind = info.kind;
+      p.size = info.size;
+      // Arena events carry offsets already; heap addresses count from the
+      // declared base when the blocks lie above it, else from the lowest one.
+      if (info.kind == PoolKind::heap) {
+        auto lowest = lowest_address_.find(id);
+        uint64_t low = lowest == lowest_address_.end() ? info.base : lowest->second;
+        p.origin = info.base != 0 && info.base <= low ? info.base : low;
+      }
+      r.pools.push_back(std::move(p));
+    }
+    return r.pools[it->second];
+  };
+  for (const auto& [id, lowest] : lowest_address_) pool_layout(id);  // in the pool table's order
+  for (const Kept* k : drawn) {
+    PoolLayout& p = pool_layout(k->pool);
+    auto [site, fresh] = site_index.try_emplace(k->block.site, static_cast<uint32_t>(r.sites.size()));
+    if (fresh) r.sites.emplace_back(context.sites.name(k->block.site));
+    LayoutBlock b;
+    b.offset = k->block.address - p.origin;
+    b.size = k->block.size;
+    b.alloc_time = k->block.time;
+    if (!k->live) b.free_time = k->end;
+    b.site = site->second;
+    p.blocks.push_back(b);
+  }
+  for (const auto& [id, grid] : grids) {
+    PoolLayout& p = pool_layout(id);
+    p.raster = grid.raster(p.origin);
+    p.raster->blocks = counts[id].first;
+    p.raster->live_blocks = counts[id].second;
+  }
+}
+
+}  // namespace edgemem

@@ -1,0 +1,69 @@
+// The heap/arena layout over time: where each block sat and from when to
+// when, for an offset x time chart, bounded for any trace length. Blocks
+// still live at the end are always kept (up to the cap, largest size x
+// lifetime first); the closed ones fill the rest of the cap as a sample
+// weighted by size x lifetime, so large long-lived blocks are kept and the
+// rest spread over the trace; every other block is added to a per-pool occupancy raster, so the
+// picture stays true where it is not drawn block by block. Also keeps live
+// bytes per (pool, site) now and at the peak, for the flame graphs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "edgemem/analysis_result.h"
+#include "occupancy_grid.h"
+#include "pool_tracker.h"
+
+namespace edgemem {
+
+class LayoutAnalysis {
+ public:
+  static constexpr size_t kDefaultBlockCap = 20000;
+
+  explicit LayoutAnalysis(size_t block_cap = kDefaultBlockCap) : cap_(block_cap) {}
+
+  void seen(uint64_t time);  // every event, so the chart spans the whole trace
+  void opened(PoolId pool, const Block& block);
+  // Freed, resized away, reset, or replaced by an alloc at its address.
+  void closed(PoolId pool, const Block& block, uint64_t time);
+  // The same moments PeakAnalysis sees, so live_at_peak is its peak.
+  void usage_changed(uint64_t total_usage);
+  void before_release();
+  // Leaves the analysis as it was, so it can be called mid-trace.
+  void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
+
+ private:
+  struct Kept {
+    double score = 0;  // closed: the weighted sample's key; live: size x lifetime
+    uint64_t end = 0;  // free time; for a live block, the end of the trace
+    bool live = false;
+    PoolId pool = 0;
+    Block block;
+  };
+  struct Live {
+    uint64_t bytes = 0, count = 0;
+  };
+  static bool smaller(const Kept& a, const Kept& b) { return a.score > b.score; }  // heap front = smallest
+  static uint64_t key(PoolId pool, SiteId site) { return uint64_t{pool} << 32 | site; }
+  static void rasterise(std::map<PoolId, OccupancyGrid>& grids, std::map<PoolId, std::pair<uint64_t, uint64_t>>& counts,
+                        const Kept& k);
+  std::vector<PoolSiteBytes> named(const std::unordered_map<uint64_t, Live>& live, const TraceContext& context) const;
+
+  size_t cap_;
+  bool any_time_ = false;
+  uint64_t start_ = 0, end_ = 0;
+  uint64_t blocks_seen_ = 0;
+  std::vector<Kept> closed_;  // min-heap on score, at most cap_
+  std::map<PoolId, OccupancyGrid> grids_;  // closed blocks pushed out of closed_
+  std::map<PoolId, std::pair<uint64_t, uint64_t>> rasterised_;  // pool -> (blocks, live blocks) in grids
+  std::map<PoolId, uint64_t> lowest_address_;
+  std::unordered_map<uint64_t, Live> live_;  // key(pool, site)
+  std::unordered_map<uint64_t, Live> live_at_peak_;
+  uint64_t peak_ = 0;
+  bool pending_ = false;
+};
+
+}  // namespace edgemem

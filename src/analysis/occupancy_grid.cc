@@ -1,0 +1,96 @@
+#include "occupancy_grid.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace edgemem {
+
+namespace {
+
+// Units of [from, to] (inclusive) inside cell `cell` of width `step`.
+uint64_t overlap(uint64_t from, uint64_t to, uint64_t cell, uint64_t step) {
+  uint64_t start = cell * step, end = start + (step - 1);
+  return std::min(to, end) - std::max(from, start) + 1;
+}
+
+}  // namespace
+
+void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
+  Axis& a = time_axis ? time_ : address_;
+  const uint64_t cells = time_axis ? kTimes : kAddresses;
+  for (;;) {
+    uint64_t new_lo = lo / a.step, new_hi = hi / a.step;
+    if (a.used) {
+      new_lo = std::min(new_lo, a.lo);
+      new_hi = std::max(new_hi, a.hi);
+    }
+    if (new_hi - new_lo < cells) {
+      uint64_t first = a.first;
+      if (!a.used || new_lo < a.first) first = new_lo;
+      else if (new_hi - a.first >= cells) first = new_hi - cells + 1;
+      if (a.used && first != a.first) remap(time_axis, first, false);
+      a.first = first;
+      a.lo = new_lo;
+      a.hi = new_hi;
+      a.used = true;
+      return;
+    }
+    // Too wide for the window even when slid: double the cell width. At a
+    // width of 2^63 any two positions are within two cells, so this ends.
+    if (a.used) remap(time_axis, a.first / 2, true);
+    a.step *= 2;
+    a.first /= 2;
+    a.lo /= 2;
+    a.hi /= 2;
+  }
+}
+
+void OccupancyGrid::remap(bool time_axis, uint64_t first, bool halve) {
+  std::vector<double> out(cells_.size(), 0.0);
+  const Axis& a = time_axis ? time_ : address_;
+  for (uint32_t t = 0; t < kTimes; ++t)
+    for (uint32_t x = 0; x < kAddresses; ++x) {
+      double v = cells_[size_t{t} * kAddresses + x];
+      if (v == 0) continue;
+      uint64_t absolute = a.first + (time_axis ? t : x);
+      uint64_t moved = (halve ? absolute / 2 : absolute) - first;
+      size_t to = time_axis ? moved * kAddresses + x : size_t{t} * kAddresses + moved;
+      out[to] += v;
+    }
+  cells_.swap(out);
+}
+
+void OccupancyGrid::add(uint64_t address, uint64_t size, uint64_t from, uint64_t to) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  if (from == kMax) --from;
+  uint64_t last_time = to > from ? to - 1 : from;
+  uint64_t last_address = size == 0 ? address : (size - 1 > kMax - address ? kMax : address + (size - 1));
+  ensure(true, from, last_time);
+  ensure(false, address, last_address);
+  for (uint64_t t = from / time_.step; t <= last_time / time_.step; ++t) {
+    double time_units = static_cast<double>(overlap(from, last_time, t, time_.step));
+    for (uint64_t x = address / address_.step; x <= last_address / address_.step; ++x)
+      cells_[(t - time_.first) * kAddresses + (x - address_.first)] +=
+          time_units * static_cast<double>(overlap(address, last_address, x, address_.step));
+  }
+}
+
+LayoutRaster OccupancyGrid::raster(uint64_t origin) const {
+  LayoutRaster r;
+  if (!time_.used) return r;
+  r.time0 = time_.lo * time_.step;
+  r.time_step = time_.step;
+  r.offset0 = static_cast<int64_t>(address_.lo * address_.step - origin);
+  r.offset_step = address_.step;
+  r.times = static_cast<uint32_t>(time_.hi - time_.lo + 1);
+  r.offsets = static_cast<uint32_t>(address_.hi - address_.lo + 1);
+  r.bytes.reserve(size_t{r.times} * r.offsets);
+  for (uint64_t t = time_.lo; t <= time_.hi; ++t)
+    for (uint64_t x = address_.lo; x <= address_.hi; ++x)
+      r.bytes.push_back(static_cast<uint64_t>(std::llround(
+          cells_[(t - time_.first) * kAddresses + (x - address_.first)] / static_cast<double>(time_.step))));
+  return r;
+}
+
+}  // namespace edgemem

@@ -1,0 +1,46 @@
+// Byte-time occupied per cell of a time x address grid of fixed size. Cells
+// sit on multiples of their width on both axes; when a block falls outside
+// the window, the window slides if what it holds still fits, else the cell
+// width doubles and neighbours merge. So the grid stays kTimes x kAddresses
+// cells for any trace length and any address spread, and every byte-time
+// added stays counted (only its position gets coarser).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "edgemem/analysis_result.h"
+
+namespace edgemem {
+
+class OccupancyGrid {
+ public:
+  static constexpr uint32_t kTimes = 128, kAddresses = 64;
+
+  OccupancyGrid() : cells_(size_t{kTimes} * kAddresses, 0.0) {}
+
+  // A block at [address, address + size) from `from` to `to` (exclusive; a
+  // block that lived no time counts as one time unit).
+  void add(uint64_t address, uint64_t size, uint64_t from, uint64_t to);
+
+  // Mean bytes occupied per cell over the used part of the window, with
+  // offsets measured from `origin`.
+  LayoutRaster raster(uint64_t origin) const;
+
+ private:
+  struct Axis {
+    uint64_t step = 1;   // cell width
+    uint64_t first = 0;  // absolute cell index (position / step) of window cell 0
+    uint64_t lo = 0, hi = 0;  // absolute cells that hold something
+    bool used = false;
+  };
+  // Makes absolute positions [lo, hi] (inclusive) fall inside the window of `axis`.
+  void ensure(bool time_axis, uint64_t lo, uint64_t hi);
+  // Moves every cell to the window given by the new first cells (halving = the step doubled).
+  void remap(bool time_axis, uint64_t first, bool halve);
+
+  Axis time_, address_;
+  std::vector<double> cells_;  // [time cell][address cell]
+};
+
+}  // namespace edgemem

@@ -1,0 +1,222 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "analysis/layout_analysis.h"
+#include "analysis/occupancy_grid.h"
+#include "edgemem/report.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+// Events straight into the analyzer, so a million of them take a fraction of a second.
+struct Feed {
+  TraceContext context;
+  Analyzer analyzer{context};
+  uint64_t time = 0;
+  PoolId pool = context.pools.intern("heap", PoolKind::heap);
+
+  void alloc(uint64_t address, uint64_t size, std::string_view site) {
+    Event e;
+    e.kind = EventKind::alloc;
+    e.time = ++time;
+    e.pool = pool;
+    e.address = address;
+    e.size = size;
+    e.site = context.sites.intern(site);
+    analyzer.on_event(e);
+  }
+  void free(uint64_t address) {
+    Event e;
+    e.kind = EventKind::free;
+    e.time = ++time;
+    e.pool = pool;
+    e.address = address;
+    analyzer.on_event(e);
+  }
+  void marker(EventKind kind) {
+    Event e;
+    e.kind = kind;
+    e.time = ++time;
+    analyzer.on_event(e);
+  }
+};
+
+uint64_t drawn(const LayoutResult& l) {
+  uint64_t n = 0;
+  for (const auto& p : l.pools) n += p.blocks.size();
+  return n;
+}
+
+uint64_t rasterised(const LayoutResult& l) {
+  uint64_t n = 0;
+  for (const auto& p : l.pools) n += p.raster ? p.raster->blocks : 0;
+  return n;
+}
+
+std::vector<const LayoutBlock*> blocks_of(const LayoutResult& l, std::string_view site) {
+  std::vector<const LayoutBlock*> out;
+  for (const auto& p : l.pools)
+    for (const auto& b : p.blocks)
+      if (l.sites.at(b.site) == site) out.push_back(&b);
+  return out;
+}
+
+TEST(LayoutAnalysis, AMillionEventsKeepTheCapAndAggregateTheRestIntoABoundedRaster) {
+  Feed f;
+  // 600,000 short-lived temporaries over 256 slots: 1.2 M events.
+  for (uint64_t i = 0; i < 600000; ++i) {
+    uint64_t address = 0x20000000 + (i % 256) * 1024;
+    f.alloc(address, 16 + i % 1000, "op.cc:1");
+    f.free(address);
+  }
+  AnalysisResult r = f.analyzer.finish();
+  const LayoutResult& l = r.layout;
+  EXPECT_EQ(l.blocks_seen, 600000u);
+  EXPECT_EQ(drawn(l), LayoutAnalysis::kDefaultBlockCap);
+  EXPECT_EQ(drawn(l) + rasterised(l), 600000u);
+  ASSERT_EQ(l.pools.size(), 1u);
+  ASSERT_TRUE(l.pools[0].raster);
+  const LayoutRaster& g = *l.pools[0].raster;
+  EXPECT_LE(g.times, OccupancyGrid::kTimes);
+  EXPECT_LE(g.offsets, OccupancyGrid::kAddresses);
+  EXPECT_EQ(g.bytes.size(), size_t{g.times} * g.offsets);
+  // The whole report stays small: what a page has to parse does not grow with the trace.
+  EXPECT_LT(to_json({"t", "emt", {}, TimeBase::sequence}, r).dump().size(), 1'500'000u);
+}
+
+TEST(LayoutAnalysis, BlocksLiveAtTheEndAreKeptHoweverSmall) {
+  Feed f;
+  f.alloc(0x100, 8, "small_live.c:1");  // the smallest area on the chart, still live
+  for (uint64_t i = 0; i < 30000; ++i) {
+    f.alloc(0x10000, 4096, "big_temp.c:2");
+    f.time += 1000;
+    f.free(0x10000);
+  }
+  f.alloc(0x200, 8, "late_live.c:3");
+  const LayoutResult& l = f.analyzer.finish().layout;
+  for (const char* site : {"small_live.c:1", "late_live.c:3"}) {
+    auto kept = blocks_of(l, site);
+    ASSERT_EQ(kept.size(), 1u) << site;
+    EXPECT_FALSE(kept[0]->free_time) << site << " is live at the end";
+  }
+  EXPECT_EQ(blocks_of(l, "small_live.c:1")[0]->offset, 0u);  // the heap is drawn from its lowest block
+  EXPECT_EQ(blocks_of(l, "late_live.c:3")[0]->offset, 0x100u);
+  EXPECT_EQ(blocks_of(l, "big_temp.c:2").size(), LayoutAnalysis::kDefaultBlockCap - 2);
+}
+
+TEST(LayoutAnalysis, ABigLongLivedBlockIsDrawnEvenAfterTheCapFilled) {
+  Feed f;
+  f.alloc(0x100000, 1 << 20, "arena_buffer.c:9");  // a 1 MiB buffer held across the whole run
+  for (uint64_t i = 0; i < 30000; ++i) {
+    f.alloc(0x100, 32, "small.c:1");
+    f.free(0x100);
+  }
+  f.free(0x100000);  // closed after 30,000 other blocks have filled the cap
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(blocks_of(l, "arena_buffer.c:9").size(), 1u);
+  EXPECT_TRUE(blocks_of(l, "arena_buffer.c:9")[0]->free_time);
+}
+
+TEST(LayoutAnalysis, BlocksAlikeAreDrawnAcrossTheWholeTraceNotJustItsStart) {
+  Feed f;
+  for (uint64_t i = 0; i < 100000; ++i) {
+    f.alloc(0x100, 64, "temp.c:1");
+    f.free(0x100);
+  }
+  const LayoutResult& l = f.analyzer.finish().layout;
+  // Of 100,000 blocks alike, the 20,000 drawn fall into each fifth of the trace about equally.
+  uint64_t fifths[5] = {};
+  for (const LayoutBlock* b : blocks_of(l, "temp.c:1")) ++fifths[std::min<uint64_t>(4, b->alloc_time * 5 / f.time)];
+  for (uint64_t n : fifths) EXPECT_NEAR(static_cast<double>(n), 4000.0, 400.0);
+}
+
+TEST(LayoutAnalysis, The644ByteLeakAmongTemporariesIsDrawnBlockByBlock) {
+  Feed f;
+  uint64_t leak = 0x30000000;
+  for (int inference = 1; inference <= 5000; ++inference) {
+    f.marker(EventKind::inference_begin);
+    for (uint64_t k = 0; k < 20; ++k) f.alloc(0x20000000 + k * 2048, 1500, "conv.cc:7");
+    f.alloc(leak, 644, "model.c:58");
+    leak += 648;
+    for (uint64_t k = 0; k < 20; ++k) f.free(0x20000000 + k * 2048);
+    f.marker(EventKind::inference_end);
+  }
+  const LayoutResult& l = f.analyzer.finish().layout;
+  auto leaked = blocks_of(l, "model.c:58");
+  ASSERT_EQ(leaked.size(), 5000u);
+  for (const LayoutBlock* b : leaked) {
+    EXPECT_EQ(b->size, 644u);
+    EXPECT_FALSE(b->free_time);
+  }
+  // Stacking up: each later leaked block sits higher than the one before.
+  for (size_t i = 1; i < leaked.size(); ++i) ASSERT_GT(leaked[i]->offset, leaked[i - 1]->offset);
+  ASSERT_EQ(l.live_at_end.size(), 1u);
+  EXPECT_EQ(l.live_at_end[0].site, "model.c:58");
+  EXPECT_EQ(l.live_at_end[0].bytes, 5000u * 644);
+}
+
+TEST(LayoutAnalysis, LiveAtThePeakIsByPoolAndSiteAtThePeakMoment) {
+  std::string log =
+      "[MEM][0] POOL name=arena kind=arena size=4096\n"
+      "[MEM][1] ALLOC size=100 addr=0x100 site=a.c:1 pool=heap\n"
+      "[MEM][2] ALLOC size=300 offset=0 site=b.c:2 pool=arena\n"
+      "[MEM][3] ALLOC size=200 offset=300 site=b.c:2 pool=arena\n"
+      "[MEM][4] FREE offset=300 pool=arena\n"
+      "[MEM][5] FREE offset=0 pool=arena\n"
+      "[MEM][6] ALLOC size=50 addr=0x300 site=c.c:3 pool=heap\n";
+  auto run = analyse(Format::log, log);
+  const LayoutResult& l = run->result.layout;
+  ASSERT_EQ(l.live_at_peak.size(), 2u);
+  EXPECT_EQ(l.live_at_peak[0].pool, "arena");
+  EXPECT_EQ(l.live_at_peak[0].site, "b.c:2");
+  EXPECT_EQ(l.live_at_peak[0].bytes, 500u);
+  EXPECT_EQ(l.live_at_peak[0].count, 2u);
+  EXPECT_EQ(l.live_at_peak[1].pool, "heap");
+  EXPECT_EQ(l.live_at_peak[1].bytes, 100u);
+  ASSERT_EQ(l.live_at_end.size(), 2u);
+  EXPECT_EQ(l.live_at_end[1].site, "c.c:3");
+  EXPECT_EQ(l.start_time, 1u);  // the POOL line declares, it is not an event
+  EXPECT_EQ(l.end_time, 6u);
+  // Arena offsets are offsets already: the arena's origin is 0.
+  for (const auto& p : l.pools) {
+    if (p.pool == "arena") {
+      EXPECT_EQ(p.origin, 0u);
+    }
+  }
+}
+
+double byte_time(const LayoutRaster& r) {
+  return static_cast<double>(std::accumulate(r.bytes.begin(), r.bytes.end(), uint64_t{0})) *
+         static_cast<double>(r.time_step);
+}
+
+TEST(OccupancyGrid, EveryByteTimeStaysCountedWhenTheGridSlidesAndWidens) {
+  OccupancyGrid g;
+  g.add(1000, 64, 0, 20000);
+  g.add(1000 + 64 * 500, 64, 20000, 40000);  // far above: the cells widen
+  g.add(100, 36, 50000, 90000);              // below the first block: the window slides down
+  g.add(5000, 1, 100000, 100000);            // lived no time: counted as one unit
+  LayoutRaster r = g.raster(100);
+  EXPECT_LE(r.times, OccupancyGrid::kTimes);
+  EXPECT_LE(r.offsets, OccupancyGrid::kAddresses);
+  // Cells sit on multiples of their width: the lowest block's cell starts at or below the origin given.
+  EXPECT_LE(r.offset0, 0);
+  EXPECT_GT(r.offset0, -static_cast<int64_t>(r.offset_step));
+  // Cells hold mean bytes rounded to whole bytes: within 1 %.
+  const double total = 64 * 20000 + 64 * 20000 + 36 * 40000 + 1;
+  EXPECT_NEAR(byte_time(r), total, 0.01 * total);
+}
+
+TEST(OccupancyGrid, AddressesAcrossTheWholeSpaceStillFit) {
+  OccupancyGrid g;
+  g.add(0, 16, 0, 1);
+  g.add(UINT64_MAX - 15, 16, 0, 1);
+  LayoutRaster r = g.raster(0);
+  EXPECT_LE(r.offsets, OccupancyGrid::kAddresses);
+  EXPECT_GE(r.offset_step, uint64_t{1} << 57);
+}
+
+}  // namespace
+}  // namespace edgemem::test

@@ -1,0 +1,46 @@
+// Flame graphs (d3-flame-graph) of what is live at one moment: the root is
+// the moment, then one frame per pool, then the site's frames (a site may be
+// a call stack, frames joined by ";" from the root), widths in bytes. Labels
+// are d3 text nodes; the library's HTML tooltip is not installed.
+EM.flameGraph = function (figure, entries, rootName) {
+  "use strict";
+  const { note, bytesHuman, grouped } = EM;
+  if (!entries.length) {
+    note(figure, "Nothing was live.");
+    figure.dataset.frames = 0;
+    return;
+  }
+  let frames = 1;
+  const node = (name) => ({ name, value: 0, blocks: 0, children: [], index: new Map() });
+  const child = (parent, name) => {
+    let c = parent.index.get(name);
+    if (!c) {
+      c = node(name);
+      parent.index.set(name, c);
+      parent.children.push(c);
+      ++frames;
+    }
+    return c;
+  };
+  const root = node(rootName);
+  for (const e of entries) {
+    const path = [root, child(root, "pool " + e.pool)];
+    for (const frame of e.site.split(";")) path.push(child(path[path.length - 1], frame));
+    for (const n of path) {
+      n.value += e.bytes;
+      n.blocks += e.count;
+    }
+  }
+  figure.dataset.frames = frames;
+  const chart = flamegraph.default()
+    .width(1080)
+    .cellHeight(20)
+    .minFrameSize(1)
+    .transitionDuration(0)
+    .sort(true)
+    .label((d) => d.data.name + ": " + bytesHuman(d.data.value) + " in " + grouped(d.data.blocks) + " blocks");
+  const box = document.createElement("div");
+  figure.append(box);
+  d3.select(box).datum(root).call(chart);
+  note(figure, "Width: live bytes. Click a frame to zoom into it, the bottom frame to zoom out.");
+};

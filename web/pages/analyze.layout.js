@@ -1,0 +1,231 @@
+// The heap/arena layout over time (doc.analysis.layout): one canvas per
+// pool, offset up, time right, one rectangle per block from its alloc to its
+// free (or the end), coloured by site. Blocks the analysis aggregated are
+// drawn beneath as grey density (mean bytes occupied per cell). Wheel and
+// drag zoom and pan (d3.zoom); a double click resets. The line under each
+// chart describes the block under the pointer, and before any hover the
+// largest block still live at the end, so what leaks is named at a glance.
+EM.layoutChart = function (figure, layout, leakSites, timeBase) {
+  "use strict";
+  const { el, note, grouped, bytes } = EM;
+  const lastFrame = (site) => site.slice(site.lastIndexOf(";") + 1);  // a site may be a call stack, root first
+  const drawnTotal = layout.pools.reduce((n, p) => n + p.blocks.length, 0);
+  figure.dataset.blocksDrawn = drawnTotal;
+  if (!layout.pools.length) {
+    note(figure, "No allocations: nothing to lay out.");
+    return;
+  }
+  const end = Math.max(layout.end_time, layout.start_time + 1);
+  const timeName = timeBase === "cycles" ? "cycles" : "event";
+  const hex = (n) => "0x" + n.toString(16);
+
+  // Colours: leaking sites first, then the sites covering the most of the
+  // charts; past ten sites one grey, so colours stay tellable apart.
+  const area = new Map();
+  const blocksOf = new Map();
+  for (const p of layout.pools)
+    for (const b of p.blocks) {
+      area.set(b[4], (area.get(b[4]) || 0) + b[1] * ((b[3] == null ? end : b[3]) - b[2] + 1));
+      blocksOf.set(b[4], (blocksOf.get(b[4]) || 0) + 1);
+    }
+  const ranked = [...area.keys()].sort((x, y) =>
+    (leakSites.has(layout.sites[y]) - leakSites.has(layout.sites[x])) || area.get(y) - area.get(x));
+  const palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#393b79"];
+  const other = "#aab2bb";
+  const colour = new Map(ranked.map((s, i) => [s, i < palette.length ? palette[i] : other]));
+
+  const legend = el("ul", "layout-legend");
+  ranked.slice(0, palette.length).forEach((s) => {
+    const item = el("li");
+    item.dataset.blocks = blocksOf.get(s);
+    const swatch = el("i", "swatch");
+    swatch.style.background = colour.get(s);
+    item.append(swatch, el("span", "site", lastFrame(layout.sites[s])), el("span", "count", " " + grouped(blocksOf.get(s)) + " blocks"));
+    legend.append(item);
+  });
+  if (ranked.length > palette.length) {
+    const rest = ranked.slice(palette.length).reduce((n, s) => n + blocksOf.get(s), 0);
+    const item = el("li");
+    const swatch = el("i", "swatch");
+    swatch.style.background = other;
+    item.append(swatch, el("span", null, (ranked.length - palette.length) + " other sites, " + grouped(rest) + " blocks"));
+    legend.append(item);
+  }
+  figure.append(legend);
+
+  for (const pool of layout.pools) drawPool(pool);
+
+  // What was not drawn block by block, in words.
+  const aggregated = layout.pools.reduce((n, p) => n + (p.raster ? p.raster.blocks : 0), 0);
+  const aggregatedLive = layout.pools.reduce((n, p) => n + (p.raster ? p.raster.live_blocks : 0), 0);
+  note(figure, aggregated === 0
+    ? "Every one of the " + grouped(layout.blocks_seen) + " blocks is drawn."
+    : "Drawn block by block: " + grouped(drawnTotal) + " of " + grouped(layout.blocks_seen) +
+      " blocks (at most " + grouped(layout.block_cap) + ": every block live at the end first, then a sample weighted by size x lifetime). " +
+      "The other " + grouped(aggregated) + (aggregatedLive ? " (" + grouped(aggregatedLive) + " of them live at the end)" : "") +
+      " are the grey density: mean bytes they occupied per cell.");
+
+  function drawPool(pool) {
+    const box = el("div", "layout-pool");
+    const W = 1080, H = 300, m = { left: 84, right: 12, top: 8, bottom: 34 };
+    const canvas = el("canvas");
+    canvas.dataset.blocks = pool.blocks.length;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = W * dpr;
+    canvas.height = H * dpr;
+    canvas.style.width = W + "px";
+    canvas.style.height = H + "px";
+    const detail = el("div", "layout-detail");
+    const title = el("div", "layout-title", "'" + pool.pool + "' (" + pool.kind + ")" +
+      (pool.kind === "heap" ? ", offsets from " + hex(pool.origin) : ", arena offsets") +
+      (pool.size ? ", " + bytes(pool.size) : ""));
+    box.append(title, canvas, detail);
+    figure.append(box);
+
+    let top = 1;
+    for (const b of pool.blocks) top = Math.max(top, b[0] + b[1]);
+    const r = pool.raster;
+    if (r) top = Math.max(top, r.offset0 + r.offsets * r.offset_step);
+    if (pool.size && pool.size <= 2 * top) top = Math.max(top, pool.size);
+    const bottom = r ? Math.min(0, r.offset0) : 0;
+    const x = d3.scaleLinear().domain([layout.start_time, end]).range([m.left, W - m.right]);
+    const y = d3.scaleLinear().domain([bottom, top]).range([H - m.bottom, m.top]);
+    let zx = x, zy = y;
+
+    // Blocks grouped by colour: one fillStyle per group.
+    const byColour = new Map();
+    for (const b of pool.blocks) {
+      const c = colour.get(b[4]);
+      if (!byColour.has(c)) byColour.set(c, []);
+      byColour.get(c).push(b);
+    }
+    const groups = [...byColour.entries()].sort((p, q) => (p[0] === other ? -1 : q[0] === other ? 1 : 0));
+    let cellMax = 0;
+    if (r) for (const v of r.bytes) cellMax = Math.max(cellMax, v);
+
+    const ctx = canvas.getContext("2d");
+    const draw = () => {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      ctx.clearRect(0, 0, W, H);
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(m.left, m.top, W - m.left - m.right, H - m.top - m.bottom);
+      ctx.clip();
+      ctx.fillStyle = "#fafbfc";
+      ctx.fillRect(m.left, m.top, W - m.left - m.right, H - m.top - m.bottom);
+      if (r && cellMax > 0) {
+        for (let t = 0; t < r.times; ++t) {
+          const x0 = zx(r.time0 + t * r.time_step), x1 = zx(r.time0 + (t + 1) * r.time_step);
+          if (x1 < m.left || x0 > W - m.right) continue;
+          for (let o = 0; o < r.offsets; ++o) {
+            const v = r.bytes[t * r.offsets + o];
+            if (!v) continue;
+            const y1 = zy(r.offset0 + o * r.offset_step), y0 = zy(r.offset0 + (o + 1) * r.offset_step);
+            ctx.fillStyle = "rgba(91,100,112," + (0.15 + 0.75 * Math.min(1, v / r.offset_step)).toFixed(3) + ")";
+            ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+          }
+        }
+      }
+      for (const [c, blocks] of groups) {
+        ctx.fillStyle = c;
+        for (const b of blocks) {
+          const x0 = zx(b[2]), x1 = zx(b[3] == null ? end : b[3]);
+          if (x1 < m.left || x0 > W - m.right) continue;
+          const y0 = zy(b[0] + b[1]), y1 = zy(b[0]);
+          ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+        }
+      }
+      if (pool.size) {
+        ctx.strokeStyle = "#5b6470";
+        ctx.setLineDash([4, 4]);
+        ctx.beginPath();
+        ctx.moveTo(m.left, zy(pool.size));
+        ctx.lineTo(W - m.right, zy(pool.size));
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      ctx.restore();
+      // Axes.
+      ctx.fillStyle = "#3b434c";
+      ctx.strokeStyle = "#8a939e";
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "top";
+      for (const t of zx.ticks(8)) {
+        ctx.fillRect(zx(t), H - m.bottom, 1, 4);
+        ctx.fillText(grouped(t), zx(t), H - m.bottom + 6);
+      }
+      ctx.fillText(timeName, (m.left + W - m.right) / 2, H - 13);
+      ctx.textAlign = "right";
+      ctx.textBaseline = "middle";
+      for (const o of zy.ticks(6)) {
+        if (!Number.isInteger(o)) continue;
+        ctx.fillRect(m.left - 4, zy(o), 4, 1);
+        ctx.fillText(grouped(o), m.left - 6, zy(o));
+      }
+      ctx.save();
+      ctx.translate(12, (m.top + H - m.bottom) / 2);
+      ctx.rotate(-Math.PI / 2);
+      ctx.textAlign = "center";
+      ctx.fillText("offset (B)", 0, 0);
+      ctx.restore();
+      ctx.strokeRect(m.left + 0.5, m.top + 0.5, W - m.left - m.right, H - m.top - m.bottom);
+    };
+
+    const describe = (b) => {
+      const freed = b[3] == null ? "live at the end" : "freed at " + timeName + " " + grouped(b[3]);
+      return [layout.sites[b[4]],
+              bytes(b[1]) + " at offset " + grouped(b[0]) + (pool.kind === "heap" ? " (" + hex(pool.origin + b[0]) + ")" : ""),
+              "allocated at " + timeName + " " + grouped(b[2]) + ", " + freed];
+    };
+    // heading: a line above the block's (or null); a block's first line is its site.
+    const show = (heading, lines, site) => {
+      detail.textContent = "";
+      if (heading) detail.append(el("div", null, heading));
+      lines.forEach((line, i) => detail.append(el("div", site && i === 0 ? "site" : null, line)));
+    };
+    // Before any hover: the largest block live at the end, else the largest drawn.
+    let first = null;
+    for (const b of pool.blocks)
+      if (!first || (b[3] == null) > (first[3] == null) || ((b[3] == null) === (first[3] == null) && b[1] > first[1])) first = b;
+    const rest = () => (first ? show("Largest " + (first[3] == null ? "block live at the end" : "block") + ":", describe(first), true)
+                              : show(null, ["Every block of this pool is in the grey density."], false));
+    rest();
+
+    const hit = (px, py) => {
+      for (let i = pool.blocks.length - 1; i >= 0; --i) {
+        const b = pool.blocks[i];
+        const x0 = zx(b[2]), x1 = Math.max(x0 + 1, zx(b[3] == null ? end : b[3]));
+        const y0 = zy(b[0] + b[1]), y1 = Math.max(y0 + 1, zy(b[0]));
+        if (px >= x0 - 1 && px <= x1 + 1 && py >= y0 - 1 && py <= y1 + 1) return b;
+      }
+      return null;
+    };
+    canvas.addEventListener("mousemove", (e) => {
+      const rect = canvas.getBoundingClientRect();
+      const px = e.clientX - rect.left, py = e.clientY - rect.top;
+      const b = hit(px, py);
+      if (b) return show(null, describe(b), true);
+      if (r) {
+        const t = Math.floor((zx.invert(px) - r.time0) / r.time_step), o = Math.floor((zy.invert(py) - r.offset0) / r.offset_step);
+        if (t >= 0 && t < r.times && o >= 0 && o < r.offsets && r.bytes[t * r.offsets + o])
+          return show("Aggregated blocks:", [bytes(r.bytes[t * r.offsets + o]) + " of " + bytes(r.offset_step) + " occupied on average",
+                       "offsets " + grouped(r.offset0 + o * r.offset_step) + "-" + grouped(r.offset0 + (o + 1) * r.offset_step) +
+                       ", " + timeName + " " + grouped(r.time0 + t * r.time_step) + "-" + grouped(r.time0 + (t + 1) * r.time_step)], false);
+      }
+      rest();
+    });
+    canvas.addEventListener("mouseleave", rest);
+
+    const zoom = d3.zoom().scaleExtent([1, 1e7])
+      .extent([[m.left, m.top], [W - m.right, H - m.bottom]])
+      .translateExtent([[m.left, m.top], [W - m.right, H - m.bottom]])
+      .on("zoom", (e) => {
+        zx = e.transform.rescaleX(x);
+        zy = e.transform.rescaleY(y);
+        draw();
+      });
+    d3.select(canvas).call(zoom).on("dblclick.zoom", () => d3.select(canvas).call(zoom.transform, d3.zoomIdentity));
+    draw();
+  }
+};
