@@ -37,8 +37,8 @@ void LayoutAnalysis::seen(uint64_t time) {
 
 void LayoutAnalysis::opened(PoolId pool, const Block& block) {
   ++blocks_seen_;
-  auto [lowest, fresh] = lowest_address_.try_emplace(pool, block.address);
-  if (!fresh) lowest->second = std::min(lowest->second, block.address);
+  if (lowest_address_.size() <= pool) lowest_address_.resize(size_t{pool} + 1, kNoBlock);
+  lowest_address_[pool] = std::min(lowest_address_[pool], block.address);
   Live& l = live_[key(pool, block.site)];
   l.bytes += block.size;
   ++l.count;
@@ -53,12 +53,12 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
   Kept k{sample_key(block, pool, area(block, time)), std::max(time, block.time), false, pool, block};
   // Full: k replaces the kept block of the lowest key, if its own is higher.
   if (cap_ == 0 || (closed_.size() == cap_ && k.score <= closed_.front().score)) {
-    rasterise(grids_, rasterised_, k);
+    rasterise(rasters_, k);
     return;
   }
   if (closed_.size() == cap_) {
     std::pop_heap(closed_.begin(), closed_.end(), smaller);
-    rasterise(grids_, rasterised_, closed_.back());
+    rasterise(rasters_, closed_.back());
     closed_.back() = k;
   } else {
     closed_.push_back(k);
@@ -79,12 +79,13 @@ void LayoutAnalysis::before_release() {
   pending_ = false;
 }
 
-void LayoutAnalysis::rasterise(std::map<PoolId, OccupancyGrid>& grids,
-                               std::map<PoolId, std::pair<uint64_t, uint64_t>>& counts, const Kept& k) {
-  grids[k.pool].add(k.block.address, k.block.size, k.block.time, k.end);
-  auto& [blocks, live] = counts[k.pool];
-  ++blocks;
-  live += k.live;
+void LayoutAnalysis::rasterise(std::vector<Raster>& rasters, const Kept& k) {
+  if (rasters.size() <= k.pool) rasters.resize(size_t{k.pool} + 1);
+  Raster& r = rasters[k.pool];
+  if (!r.grid) r.grid.emplace();
+  r.grid->add(k.block.address, k.block.size, k.block.time, k.end);
+  ++r.blocks;
+  r.live_blocks += k.live;
 }
 
 std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::unordered_map<uint64_t, Live>& live,
@@ -122,10 +123,9 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
   size_t live_kept = std::min(live.size(), cap_);
   size_t closed_kept = std::min(closed.size(), cap_ - live_kept);
 
-  auto grids = grids_;
-  auto counts = rasterised_;
-  for (size_t i = live_kept; i < live.size(); ++i) rasterise(grids, counts, live[i]);
-  for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(grids, counts, closed[i]);
+  std::vector<Raster> rasters = rasters_;
+  for (size_t i = live_kept; i < live.size(); ++i) rasterise(rasters, live[i]);
+  for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(rasters, closed[i]);
 
   std::vector<const Kept*> drawn;
   for (size_t i = 0; i < live_kept; ++i) drawn.push_back(&live[i]);
@@ -148,15 +148,15 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
       // Arena events carry offsets already; heap addresses count from the
       // declared base when the blocks lie above it, else from the lowest one.
       if (info.kind == PoolKind::heap) {
-        auto lowest = lowest_address_.find(id);
-        uint64_t low = lowest == lowest_address_.end() ? info.base : lowest->second;
+        uint64_t low = id < lowest_address_.size() && lowest_address_[id] != kNoBlock ? lowest_address_[id] : info.base;
         p.origin = info.base != 0 && info.base <= low ? info.base : low;
       }
       r.pools.push_back(std::move(p));
     }
     return r.pools[it->second];
   };
-  for (const auto& [id, lowest] : lowest_address_) pool_layout(id);  // in the pool table's order
+  for (size_t id = 0; id < lowest_address_.size(); ++id)  // in the pool table's order
+    if (lowest_address_[id] != kNoBlock) pool_layout(static_cast<PoolId>(id));
   for (const Kept* k : drawn) {
     PoolLayout& p = pool_layout(k->pool);
     auto [site, fresh] = site_index.try_emplace(k->block.site, static_cast<uint32_t>(r.sites.size()));
@@ -169,11 +169,12 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
     b.site = site->second;
     p.blocks.push_back(b);
   }
-  for (const auto& [id, grid] : grids) {
-    PoolLayout& p = pool_layout(id);
-    p.raster = grid.raster(p.origin);
-    p.raster->blocks = counts[id].first;
-    p.raster->live_blocks = counts[id].second;
+  for (size_t id = 0; id < rasters.size(); ++id) {
+    if (!rasters[id].grid) continue;
+    PoolLayout& p = pool_layout(static_cast<PoolId>(id));
+    p.raster = rasters[id].grid->raster(p.origin);
+    p.raster->blocks = rasters[id].blocks;
+    p.raster->live_blocks = rasters[id].live_blocks;
   }
 }
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -48,8 +48,13 @@ class LayoutAnalysis {
   };
   static bool smaller(const Kept& a, const Kept& b) { return a.score > b.score; }  // heap front = smallest
   static uint64_t key(PoolId pool, SiteId site) { return uint64_t{pool} << 32 | site; }
-  static void rasterise(std::map<PoolId, OccupancyGrid>& grids, std::map<PoolId, std::pair<uint64_t, uint64_t>>& counts,
-                        const Kept& k);
+  // Closed blocks pushed out of the sample, per pool (indexed by PoolId: this
+  // runs on most frees of a long trace).
+  struct Raster {
+    std::optional<OccupancyGrid> grid;
+    uint64_t blocks = 0, live_blocks = 0;
+  };
+  static void rasterise(std::vector<Raster>& rasters, const Kept& k);
   std::vector<PoolSiteBytes> named(const std::unordered_map<uint64_t, Live>& live, const TraceContext& context) const;
 
   size_t cap_;
@@ -57,9 +62,9 @@ class LayoutAnalysis {
   uint64_t start_ = 0, end_ = 0;
   uint64_t blocks_seen_ = 0;
   std::vector<Kept> closed_;  // min-heap on score, at most cap_
-  std::map<PoolId, OccupancyGrid> grids_;  // closed blocks pushed out of closed_
-  std::map<PoolId, std::pair<uint64_t, uint64_t>> rasterised_;  // pool -> (blocks, live blocks) in grids
-  std::map<PoolId, uint64_t> lowest_address_;
+  std::vector<Raster> rasters_;
+  static constexpr uint64_t kNoBlock = UINT64_MAX;
+  std::vector<uint64_t> lowest_address_;  // per PoolId; kNoBlock until its first block
   std::unordered_map<uint64_t, Live> live_;  // key(pool, site)
   std::unordered_map<uint64_t, Live> live_at_peak_;
   uint64_t peak_ = 0;
