@@ -524,7 +524,7 @@ em_site em_site_here(const char *file, uint32_t line) {
   if (!id && em.files_used < EM_MAX_FILES) {
     em.files[em.files_used] = file;
     id = ++em.files_used;
-    if (!EM_TEXT) {
+    if (!EM_TEXT && !EM_SUMMARY) { /* summaries name no site */
       record_t r;
       uint32_t len = 0;
       while (file[len] && len < EM_MAX_RECORD - 8) ++len;
