@@ -44,7 +44,7 @@ void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const B
 
 std::optional<double> FragmentationAnalysis::rate_now(PoolId pool) {
   if (pool >= pools_.size() || !pools_[pool].measured) return std::nullopt;
-  const PoolGaps& g = pools_[pool];
+  PoolGaps& g = pools_[pool];
   uint64_t total = g.total_free();
   return total ? 1.0 - static_cast<double>(g.largest_free()) / static_cast<double>(total) : 0.0;
 }

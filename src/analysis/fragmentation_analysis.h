@@ -39,8 +39,8 @@ class FragmentationAnalysis {
     // Summary mode: the device's numbers stand in for the gaps.
     bool summary = false;
     uint64_t summary_total_free = 0, summary_largest_free = 0;
-    uint64_t total_free() const { return summary ? summary_total_free : gaps.total_free(); }
-    uint64_t largest_free() const { return summary ? summary_largest_free : gaps.largest_free(); }
+    uint64_t total_free() { return summary ? summary_total_free : gaps.total_free(); }
+    uint64_t largest_free() { return summary ? summary_largest_free : gaps.largest_free(); }
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
   void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);
