@@ -67,7 +67,9 @@ std::string leaking_summaries(uint64_t inferences) {
 }
 
 TEST(SummaryTrace, TheLeakSlopeAndForecastComeFromThePoolsUsage) {
-  auto run = analyse(Format::emt, leaking_summaries(50));
+  AnalyzerOptions options;
+  options.clock_hz = 25e6;  // the HEADER's, as `analyze` passes it
+  auto run = analyse(Format::emt, leaking_summaries(50), options);
   const AnalysisResult& r = run->result;
   EXPECT_EQ(run->stats.corrupt_bytes, 0u);
   EXPECT_EQ(r.inferences, 50u);
