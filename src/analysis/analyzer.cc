@@ -36,6 +36,14 @@ struct Analyzer::Impl {
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
+  // Largest free blocks told by summary records, measured once the device's
+  // run of summaries is over: the two ends of a shared arena report the same
+  // instant, and the second one's usage is part of the first one's free bytes.
+  struct PendingLevel {
+    PoolId pool;
+    uint64_t time, largest_free;
+  };
+  std::vector<PendingLevel> pending_levels;
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
   void size_new_pools() {
@@ -111,13 +119,19 @@ struct Analyzer::Impl {
       if (summary_failures.size() <= e.pool) summary_failures.resize(e.pool + 1);
       summary_failures[e.pool] += e.align;
     }
-    // Free bytes are the pool's size less what both ends of a shared arena use.
-    if (info.size > 0 && e.old_address != kUnknownLargestFree) {
-      auto partner = context.pools.partner(e.pool);
-      uint64_t used = e.size + (partner ? tracker.pool(*partner).usage() : 0);
-      fragmentation.summarized(e.pool, e.time, info.size > used ? info.size - used : 0, e.old_address);
-    }
+    if (info.size > 0 && e.old_address != kUnknownLargestFree) pending_levels.push_back({e.pool, e.time, e.old_address});
     sampled(e);
+  }
+
+  // Free bytes are the pool's size less what both ends of a shared arena use.
+  void measure_summaries() {
+    for (const PendingLevel& l : pending_levels) {
+      uint64_t size = context.pools.at(l.pool).size;
+      auto partner = context.pools.partner(l.pool);
+      uint64_t used = tracker.pool(l.pool).usage() + (partner ? tracker.pool(*partner).usage() : 0);
+      fragmentation.summarized(l.pool, l.time, size > used ? size - used : 0, l.largest_free);
+    }
+    pending_levels.clear();
   }
 
   void tell_observers(uint64_t time) {
@@ -137,6 +151,7 @@ struct Analyzer::Impl {
   }
 
   void on_event(const Event& e) {
+    if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     switch (e.kind) {
       case EventKind::alloc:
@@ -212,6 +227,7 @@ struct Analyzer::Impl {
   }
 
   AnalysisResult snapshot() {
+    measure_summaries();
     size_new_pools();
     AnalysisResult out;
     out.counts = counts;
