@@ -408,24 +408,16 @@ static void level_free(uint8_t pool, uint32_t size) {
   em.level[pool].used = em.level[pool].used > size ? em.level[pool].used - size : 0;
   em_irq_restore(primask);
 }
-#endif
 
 void em_pool_level(uint8_t pool, uint32_t used, uint32_t largest_free) {
-#if EM_SUMMARY
   if (pool >= EM_MAX_POOLS) return;
   uint32_t primask = em_irq_save();
   level_set(pool, used);
   em.level[pool].largest_free = largest_free;
   em_irq_restore(primask);
-#else
-  (void)pool;
-  (void)used;
-  (void)largest_free;
-#endif
 }
 
 void em_summary(void) {
-#if EM_SUMMARY
   for (uint8_t pool = 0; pool < em.pools && pool < EM_MAX_POOLS; ++pool) {
     record_t r;
     uint8_t *p = open_record(&r, TAG_SUMMARY, 1);
@@ -446,8 +438,8 @@ void em_summary(void) {
     }
     em_irq_restore(primask);
   }
-#endif
 }
+#endif
 
 /* ---- public API -------------------------------------------------------- */
 
@@ -599,16 +591,13 @@ void em_free(uint8_t pool, uintptr_t address, em_site site) {
   free_slow(pool, address, site);
 }
 
-void em_free_sized(uint8_t pool, uintptr_t address, uint32_t size, em_site site) {
 #if EM_SUMMARY
+void em_free_sized(uint8_t pool, uintptr_t address, uint32_t size, em_site site) {
   (void)address;
   (void)site;
   level_free(pool, size);
-#else
-  (void)size;
-  em_free(pool, address, site);
-#endif
 }
+#endif
 
 void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site) {
   if (EM_TEXT) {
@@ -681,7 +670,9 @@ static void simple(uint8_t tag, const char *text_verb, uint32_t value, int has_v
 void em_inference_begin(uint32_t index) { simple(TAG_INFER_BEGIN, "INFER begin", index, 1); }
 /* Summaries go before the end marker: the host reads them as this inference's. */
 void em_inference_end(uint32_t index) {
+#if EM_SUMMARY
   em_summary();
+#endif
   simple(TAG_INFER_END, "INFER end", index, 1);
 }
 

@@ -73,16 +73,20 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
 void em_free(uint8_t pool, uintptr_t address, em_site site);
 void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site);
 void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site);
-/* em_free for callers that know the block's size: summary mode subtracts
- * it from the pool's used bytes (a full trace takes it from the allocation). */
+#if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+/* em_free for callers that know the block's size: subtracted from the
+ * pool's used bytes (a full trace takes it from the allocation). */
 void em_free_sized(uint8_t pool, uintptr_t address, uint32_t size, em_site site);
-/* What an allocator knows of a pool (summary mode; nothing in a full trace,
- * where the host computes it from the blocks): bytes used and the largest
- * free block, EM_LARGEST_UNKNOWN when the allocator cannot tell. */
+/* What an allocator knows of a pool: bytes used and the largest free
+ * block, EM_LARGEST_UNKNOWN when the allocator cannot tell. */
 void em_pool_level(uint8_t pool, uint32_t used, uint32_t largest_free);
-/* Summary mode: one SUMMARY record per pool now (a heartbeat);
- * em_inference_end sends them too. Nothing in a full trace. */
+/* One SUMMARY record per pool now (a heartbeat); em_inference_end sends them too. */
 void em_summary(void);
+#else /* a full trace: the host computes all of this from the blocks, and no code is spent */
+#define em_free_sized(pool, address, size, site) ((void)sizeof(size), em_free((pool), (address), (site)))
+#define em_pool_level(pool, used, largest_free) ((void)sizeof(pool), (void)sizeof(used), (void)sizeof(largest_free))
+#define em_summary() ((void)0)
+#endif
 void em_inference_begin(uint32_t index);
 void em_inference_end(uint32_t index);
 void em_arena_reset(uint8_t pool);
