@@ -15,7 +15,19 @@
 #define EM_TEXT 0
 #endif
 
+/* -DEDGEMEM_SUMMARY=1: per-pool numbers instead of every event. */
+#if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+#define EM_SUMMARY 1
+#else
+#define EM_SUMMARY 0
+#endif
+
+#if EM_SUMMARY && EM_TEXT
+#error "EDGEMEM_SUMMARY sends emt SUMMARY records; it cannot be combined with EDGEMEM_TEXT"
+#endif
+
 #define EM_MAX_RECORD 64
+#define EM_MAX_POOLS 8
 /* Distinct file names for call sites; a host tool that names sites after
  * what they allocate needs more (-DEM_MAX_FILES=128, at most 255). */
 #ifndef EM_MAX_FILES
@@ -27,7 +39,7 @@ enum {
   TAG_HEADER = 0x01, TAG_POOL = 0x02, TAG_STRING = 0x03, TAG_DROP = 0x04,
   TAG_ALLOC = 0x10, TAG_FREE = 0x11, TAG_REALLOC = 0x12, TAG_ALLOC_FAIL = 0x13,
   TAG_INFER_BEGIN = 0x14, TAG_INFER_END = 0x15, TAG_RESET = 0x16, TAG_GUARD = 0x17,
-  TAG_MARK = 0x18, TAG_COUNTER = 0x19,
+  TAG_MARK = 0x18, TAG_COUNTER = 0x19, TAG_SUMMARY = 0x1A,
   TAG_ALLOC32 = 0x20, TAG_FREE32 = 0x21, /* fixed-width hot path */
   TAG_SYNC = 0x7E
 };
@@ -41,8 +53,13 @@ static struct {
   uint8_t files_used;
   uint32_t dropped;
   const char *files[EM_MAX_FILES];
-  char pool_kind[8]; /* 'h' or 'a' per pool, for the text output */
-  const char *pool_name[8];
+  char pool_kind[EM_MAX_POOLS]; /* 'h' or 'a' per pool, for the text output */
+  const char *pool_name[EM_MAX_POOLS];
+#if EM_SUMMARY
+  /* Since the last SUMMARY record of the pool that was sent: a dropped
+   * one leaves them to the next, so the peak and failures are never lost. */
+  struct { uint32_t used, peak, largest_free, failures; } level[EM_MAX_POOLS];
+#endif
 } em;
 
 /* ---- platform ---------------------------------------------------------- */
@@ -336,13 +353,13 @@ static void line_num(line_t *l, const char *key, uint32_t v) {
   l->n += put_dec(l->text + l->n, v);
 }
 static void line_pool(line_t *l, uint8_t pool) {
-  if (pool < 8 && em.pool_name[pool]) {
+  if (pool < EM_MAX_POOLS && em.pool_name[pool]) {
     l->n += put_str(l->text + l->n, " pool=");
     l->n += put_str(l->text + l->n, em.pool_name[pool]);
   }
 }
 static void line_addr(line_t *l, uint8_t pool, uintptr_t address) {
-  int arena = pool < 8 && em.pool_kind[pool] == 'a';
+  int arena = pool < EM_MAX_POOLS && em.pool_kind[pool] == 'a';
   if (arena) {
     line_num(l, " offset=", (uint32_t)address);
   } else {
@@ -364,6 +381,65 @@ static void line_end(line_t *l) {
   if (!transmit((const uint8_t *)l->text, l->n)) ++em.dropped;
   em_irq_restore(primask);
 }
+
+/* ---- summary mode ------------------------------------------------------ */
+
+#if EM_SUMMARY
+/* Counters only, with interrupts masked for the read-modify-write. */
+static void level_set(uint8_t pool, uint32_t used) {
+  em.level[pool].used = used;
+  if (used > em.level[pool].peak) em.level[pool].peak = used;
+}
+
+static void level_alloc(uint8_t pool, uintptr_t address, uint32_t size) {
+  if (pool >= EM_MAX_POOLS) return;
+  uint32_t primask = em_irq_save();
+  /* A heap uses the bytes of its blocks; an arena its top, as the host counts. */
+  uint32_t used = em.level[pool].used;
+  if (em.pool_kind[pool] == 'a') used = (uint32_t)address + size > used ? (uint32_t)address + size : used;
+  else used += size;
+  level_set(pool, used);
+  em_irq_restore(primask);
+}
+
+static void level_free(uint8_t pool, uint32_t size) {
+  if (pool >= EM_MAX_POOLS) return;
+  uint32_t primask = em_irq_save();
+  em.level[pool].used = em.level[pool].used > size ? em.level[pool].used - size : 0;
+  em_irq_restore(primask);
+}
+
+void em_pool_level(uint8_t pool, uint32_t used, uint32_t largest_free) {
+  if (pool >= EM_MAX_POOLS) return;
+  uint32_t primask = em_irq_save();
+  level_set(pool, used);
+  em.level[pool].largest_free = largest_free;
+  em_irq_restore(primask);
+}
+
+void em_summary(void) {
+  for (uint8_t pool = 0; pool < em.pools && pool < EM_MAX_POOLS; ++pool) {
+    record_t r;
+    uint8_t *p = open_record(&r, TAG_SUMMARY, 1);
+    uint32_t used = em.level[pool].used, largest = em.level[pool].largest_free;
+    p = v(p, pool);
+    p = v(p, used);
+    p = v(p, em.level[pool].peak - used); /* the peak above what is used now: 0 mostly */
+    p = v(p, largest == EM_LARGEST_UNKNOWN ? 0u : largest + 1u);
+    p = v(p, em.level[pool].failures);
+    /* close_record restores interrupts: reset what was sent while still masked. */
+    uint32_t dropped_before = em.dropped;
+    uint32_t primask = r.primask;
+    r.primask = 1;
+    close_record(&r, p, 1);
+    if (em.dropped == dropped_before) {
+      em.level[pool].peak = used;
+      em.level[pool].failures = 0;
+    }
+    em_irq_restore(primask);
+  }
+}
+#endif
 
 /* ---- public API -------------------------------------------------------- */
 
@@ -396,9 +472,12 @@ uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t base, uint32_t si
 uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align,
                        uint8_t partner) {
   uint8_t id = em.pools++;
-  if (id < 8) {
+  if (id < EM_MAX_POOLS) {
     em.pool_kind[id] = kind == EM_POOL_ARENA ? 'a' : 'h';
     em.pool_name[id] = name;
+#if EM_SUMMARY
+    em.level[id].largest_free = EM_LARGEST_UNKNOWN;
+#endif
   }
   if (EM_TEXT) {
     line_t l;
@@ -408,7 +487,7 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
     l.n += put_str(l.text + l.n, " base=");
     l.n += put_hex(l.text + l.n, (uint32_t)base);
     line_num(&l, " size=", size);
-    if (partner < 8 && em.pool_name[partner]) {
+    if (partner < EM_MAX_POOLS && em.pool_name[partner]) {
       l.n += put_str(l.text + l.n, " shares=");
       l.n += put_str(l.text + l.n, em.pool_name[partner]);
     }
@@ -437,7 +516,7 @@ em_site em_site_here(const char *file, uint32_t line) {
   if (!id && em.files_used < EM_MAX_FILES) {
     em.files[em.files_used] = file;
     id = ++em.files_used;
-    if (!EM_TEXT) {
+    if (!EM_TEXT && !EM_SUMMARY) { /* summaries name no site */
       record_t r;
       uint32_t len = 0;
       while (file[len] && len < EM_MAX_RECORD - 8) ++len;
@@ -482,6 +561,12 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
     line_close(&l, pool, site);
     return;
   }
+#if EM_SUMMARY
+  (void)align;
+  (void)site;
+  level_alloc(pool, address, size);
+  return;
+#endif
   if (fast_record(TAG_ALLOC32, pool, align, (uint32_t)address, size, site)) return;
   alloc_slow(pool, address, size, align, site);
 }
@@ -494,9 +579,25 @@ void em_free(uint8_t pool, uintptr_t address, em_site site) {
     line_close(&l, pool, site);
     return;
   }
+#if EM_SUMMARY
+  /* No size: a heap's used bytes cannot go down (em_free_sized can); an
+   * arena's top is reported by its allocator through em_pool_level. */
+  (void)pool;
+  (void)address;
+  (void)site;
+  return;
+#endif
   if (fast_record(TAG_FREE32, pool, 0, (uint32_t)address, 0, site)) return;
   free_slow(pool, address, site);
 }
+
+#if EM_SUMMARY
+void em_free_sized(uint8_t pool, uintptr_t address, uint32_t size, em_site site) {
+  (void)address;
+  (void)site;
+  level_free(pool, size);
+}
+#endif
 
 void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site) {
   if (EM_TEXT) {
@@ -508,6 +609,14 @@ void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t
     line_close(&l, pool, site);
     return;
   }
+#if EM_SUMMARY
+  /* The old block's size is unknown here: summary callers free it with
+   * em_free_sized and allocate the new one (edgemem_malloc_wrap.c). */
+  (void)old_address;
+  level_alloc(pool, address, size);
+  (void)site;
+  return;
+#endif
   record_t r;
   uint8_t *p = open_record(&r, TAG_REALLOC, 1);
   p = v(p, pool);
@@ -526,6 +635,17 @@ void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site) 
     line_close(&l, pool, site);
     return;
   }
+#if EM_SUMMARY
+  (void)size;
+  (void)align;
+  (void)site;
+  if (pool < EM_MAX_POOLS) {
+    uint32_t primask = em_irq_save();
+    ++em.level[pool].failures;
+    em_irq_restore(primask);
+  }
+  return;
+#endif
   record_t r;
   uint8_t *p = open_record(&r, TAG_ALLOC_FAIL, 1);
   p = v(p, pool);
@@ -548,7 +668,13 @@ static void simple(uint8_t tag, const char *text_verb, uint32_t value, int has_v
 }
 
 void em_inference_begin(uint32_t index) { simple(TAG_INFER_BEGIN, "INFER begin", index, 1); }
-void em_inference_end(uint32_t index) { simple(TAG_INFER_END, "INFER end", index, 1); }
+/* Summaries go before the end marker: the host reads them as this inference's. */
+void em_inference_end(uint32_t index) {
+#if EM_SUMMARY
+  em_summary();
+#endif
+  simple(TAG_INFER_END, "INFER end", index, 1);
+}
 
 void em_arena_reset(uint8_t pool) {
   if (EM_TEXT) {
@@ -558,6 +684,14 @@ void em_arena_reset(uint8_t pool) {
     line_end(&l);
     return;
   }
+#if EM_SUMMARY
+  if (pool < EM_MAX_POOLS) {
+    uint32_t primask = em_irq_save();
+    em.level[pool].used = 0;
+    em_irq_restore(primask);
+  }
+  return;
+#endif
   simple(TAG_RESET, "", pool, 1);
 }
 

@@ -5,6 +5,10 @@
  * C99, no heap, no libc beyond memcpy. Compile with -DEDGEMEM_ENABLE=1 to
  * record; without it every macro expands to nothing and no symbol remains.
  * -DEDGEMEM_TEXT=1 sends seed-001 "[MEM]" text lines instead of emt.
+ * -DEDGEMEM_SUMMARY=1 sends no allocation or free at all: per pool it keeps
+ * used bytes, the peak, the largest free block and failed requests, and
+ * sends one SUMMARY record per pool at each inference end (or em_summary()
+ * call, a heartbeat) - a few bytes an inference for fleets (docs/device.md).
  */
 #ifndef EDGEMEM_H
 #define EDGEMEM_H
@@ -34,6 +38,7 @@ typedef struct {
   uint8_t *data;
 } em_ring;
 #define EM_RING_MAGIC 0x474E5245u /* "ERNG" */
+#define EM_LARGEST_UNKNOWN 0xFFFFFFFFu /* em_pool_level: the allocator cannot tell */
 
 typedef struct {
   em_write_fn write;    /* raw byte sink (UART, semihosting, ...) or NULL */
@@ -68,6 +73,20 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
 void em_free(uint8_t pool, uintptr_t address, em_site site);
 void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t size, em_site site);
 void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site);
+#if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+/* em_free for callers that know the block's size: subtracted from the
+ * pool's used bytes (a full trace takes it from the allocation). */
+void em_free_sized(uint8_t pool, uintptr_t address, uint32_t size, em_site site);
+/* What an allocator knows of a pool: bytes used and the largest free
+ * block, EM_LARGEST_UNKNOWN when the allocator cannot tell. */
+void em_pool_level(uint8_t pool, uint32_t used, uint32_t largest_free);
+/* One SUMMARY record per pool now (a heartbeat); em_inference_end sends them too. */
+void em_summary(void);
+#else /* a full trace: the host computes all of this from the blocks, and no code is spent */
+#define em_free_sized(pool, address, size, site) ((void)sizeof(size), em_free((pool), (address), (site)))
+#define em_pool_level(pool, used, largest_free) ((void)sizeof(pool), (void)sizeof(used), (void)sizeof(largest_free))
+#define em_summary() ((void)0)
+#endif
 void em_inference_begin(uint32_t index);
 void em_inference_end(uint32_t index);
 void em_arena_reset(uint8_t pool);
@@ -101,6 +120,9 @@ int em_guard_intact(const uint8_t *zone, uint32_t size);
 #define em_realloc(pool, old_address, address, size, site) \
   (EM_U(pool), EM_U(old_address), EM_U(address), EM_U(size), EM_U(site))
 #define em_alloc_failed(pool, size, align, site) (EM_U(pool), EM_U(size), EM_U(align), EM_U(site))
+#define em_free_sized(pool, address, size, site) (EM_U(pool), EM_U(address), EM_U(size), EM_U(site))
+#define em_pool_level(pool, used, largest_free) (EM_U(pool), EM_U(used), EM_U(largest_free))
+#define em_summary() ((void)0)
 #define em_inference_begin(index) EM_U(index)
 #define em_inference_end(index) EM_U(index)
 #define em_arena_reset(pool) EM_U(pool)

@@ -2,6 +2,18 @@
 
 static uint32_t align_up(uint32_t v, uint32_t a) { return a ? (v + a - 1) / a * a : v; }
 
+/* Summary mode: both ends' used bytes and the one gap between them, the
+ * largest (and only reusable) free block of either end. */
+#if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE && defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+static void levels(const em_arena *a) {
+  uint32_t gap = a->size - a->head - a->tail;
+  em_pool_level(a->head_pool, a->head, gap);
+  em_pool_level(a->tail_pool, a->tail, gap);
+}
+#else
+#define levels(a) ((void)(a))
+#endif
+
 void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size) {
   a->base = memory;
   a->size = size;
@@ -18,6 +30,7 @@ void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size
   a->head_pool = em_pool(name, EM_POOL_ARENA, (uintptr_t)memory, size, 16);
   a->tail_pool = em_pool_shared(tail_name, EM_POOL_ARENA, (uintptr_t)memory, size, 16, a->head_pool);
   em_guard_fill(memory + size, EM_GUARD_BYTES);
+  levels(a);
 #else
   (void)name;
 #endif
@@ -32,6 +45,7 @@ void *em_arena_persistent(em_arena *a, uint32_t size, uint32_t align, uint32_t s
   uint32_t from_end = a->tail;
   a->tail += need;
   em_alloc(a->tail_pool, from_end, size, align, site);
+  levels(a);
   return a->base + a->size - a->tail;
 }
 
@@ -44,6 +58,7 @@ void *em_arena_temp(em_arena *a, uint32_t size, uint32_t align, uint32_t site) {
   if (a->depth < 32) a->stack[a->depth++] = start;
   a->head = start + size;
   em_alloc(a->head_pool, start, size, align, site);
+  levels(a);
   return a->base + start;
 }
 
@@ -57,6 +72,7 @@ void em_arena_free_temp(em_arena *a, void *p, uint32_t site) {
     a->freed_top &= ~(1u << (a->depth - 1));
     a->head = a->stack[--a->depth];
   }
+  levels(a);
 }
 
 void em_arena_reset_temp(em_arena *a) {
@@ -64,6 +80,7 @@ void em_arena_reset_temp(em_arena *a) {
   a->depth = 0;
   a->freed_top = 0;
   em_arena_reset(a->head_pool);
+  levels(a);
 }
 
 int em_arena_check_guard(em_arena *a) {

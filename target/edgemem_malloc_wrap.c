@@ -3,10 +3,22 @@
  * Call em_malloc_wrap_pool(pool) once with the heap's pool id. The site is
  * the caller's return address; `edgemem analyze --elf fw.elf` turns it into
  * file:line. Compile callers with -fno-builtin-malloc so GCC keeps calls
- * whose result looks unused. */
+ * whose result looks unused.
+ *
+ * Summary mode (-DEDGEMEM_SUMMARY=1) counts the heap's used bytes, so a
+ * free must say how many: both sides use the allocator's usable size
+ * (malloc_usable_size, newlib and glibc), a little more than requested.
+ * malloc cannot tell its largest free block: SUMMARY records say unknown. */
 #include "edgemem.h"
 
 #if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE
+
+#if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+#include <malloc.h>
+#define BLOCK_SIZE(p, requested) ((uint32_t)malloc_usable_size(p))
+#else
+#define BLOCK_SIZE(p, requested) ((uint32_t)(requested))
+#endif
 
 void *__real_malloc(size_t size);
 void __real_free(void *p);
@@ -19,26 +31,35 @@ void em_malloc_wrap_pool(uint8_t pool) { heap_pool = pool; }
 
 void *__wrap_malloc(size_t size) {
   void *p = __real_malloc(size);
-  if (p) em_alloc(heap_pool, (uintptr_t)p, (uint32_t)size, 8, EM_SITE_CALLER());
+  if (p) em_alloc(heap_pool, (uintptr_t)p, BLOCK_SIZE(p, size), 8, EM_SITE_CALLER());
   else em_alloc_failed(heap_pool, (uint32_t)size, 8, EM_SITE_CALLER());
   return p;
 }
 
 void __wrap_free(void *p) {
-  if (p) em_free(heap_pool, (uintptr_t)p, EM_SITE_CALLER());
+  if (p) em_free_sized(heap_pool, (uintptr_t)p, BLOCK_SIZE(p, 0), EM_SITE_CALLER());
   __real_free(p);
 }
 
 void *__wrap_calloc(size_t n, size_t size) {
   void *p = __real_calloc(n, size);
-  if (p) em_alloc(heap_pool, (uintptr_t)p, (uint32_t)(n * size), 8, EM_SITE_CALLER());
+  if (p) em_alloc(heap_pool, (uintptr_t)p, BLOCK_SIZE(p, n * size), 8, EM_SITE_CALLER());
   else em_alloc_failed(heap_pool, (uint32_t)(n * size), 8, EM_SITE_CALLER());
   return p;
 }
 
 void *__wrap_realloc(void *old, size_t size) {
+#if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+  uint32_t old_size = old ? BLOCK_SIZE(old, 0) : 0;
+  void *p = __real_realloc(old, size);
+  if (p) {
+    em_free_sized(heap_pool, (uintptr_t)old, old_size, EM_SITE_CALLER());
+    em_alloc(heap_pool, (uintptr_t)p, BLOCK_SIZE(p, size), 8, EM_SITE_CALLER());
+  }
+#else
   void *p = __real_realloc(old, size);
   if (p) em_realloc(heap_pool, (uintptr_t)old, (uintptr_t)p, (uint32_t)size, EM_SITE_CALLER());
+#endif
   else if (size) em_alloc_failed(heap_pool, (uint32_t)size, 8, EM_SITE_CALLER());
   return p;
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds one firmware variant for Cortex-M3 (mps2-an385), runs it under
 # qemu-system-arm and writes the capture to OUT.
-#   examples/firmware/capture.sh VARIANT OUT [ring|itm|text|uart:PORT]
+#   examples/firmware/capture.sh VARIANT OUT [ring|itm|text|summary|uart:PORT]
 # VARIANT: clean | leak | fragment | overflow | lifo (or cost: instructions per event). The ELF is left beside
 # OUT as OUT.elf (for `edgemem analyze OUT --elf OUT.elf`).
 # uart:PORT streams the capture live out of UART0 as a TCP server on 127.0.0.1:PORT
 # (`edgemem watch tcp://127.0.0.1:PORT`), one inference per 10 ms of real time; QEMU
 # waits for the client before the firmware starts, so nothing is lost, and OUT
-# receives nothing. Environment: INFERENCES (default 50), ARENA_SIZE (default 40960).
+# receives nothing. summary builds target/ with -DEDGEMEM_SUMMARY=1: into the ring go
+# only per-pool SUMMARY records at each inference end (docs/device.md). Environment: INFERENCES (default 50), ARENA_SIZE (default 40960).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -23,6 +24,7 @@ serial=(-serial null)
 timing=(-icount shift=0,align=off,sleep=off)
 case "$transport" in
   ring) tdef=-DTRANSPORT_RING ;; itm) tdef=-DTRANSPORT_ITM ;; text) tdef="-DTRANSPORT_TEXT -DEDGEMEM_TEXT=1" ;;
+  summary) tdef="-DTRANSPORT_RING -DEDGEMEM_SUMMARY=1" ;;
   uart:[0-9]*)
     tdef=-DTRANSPORT_UART
     serial=(-serial "tcp:127.0.0.1:${transport#uart:},server=on,wait=on")

@@ -279,6 +279,7 @@ struct EventCounts {
   uint64_t allocs = 0, frees = 0, reallocs = 0, failed = 0, marks = 0, counters = 0, resets = 0;
   uint64_t unknown_frees = 0;  // free of an address that is not live
   uint64_t replaced_blocks = 0;  // alloc over a live block: its free was lost
+  uint64_t summaries = 0;  // pool summary records (device summary mode: numbers, no blocks)
 };
 
 struct AnalysisResult {

@@ -22,7 +22,15 @@ enum class EventKind : uint8_t {
   guard_check,      // size = 0: sentinel intact, otherwise corrupted
   mark,             // site = interned marker text
   counter,          // site = counter name, size = value
+  // A device in summary mode (emt SUMMARY record) says what a pool holds
+  // instead of sending its blocks: size = bytes used now, address = the
+  // highest usage since the pool's previous summary, old_address = the
+  // largest free block (kUnknownLargestFree: the allocator cannot tell),
+  // align = requests refused since the previous summary. No site, no block.
+  pool_summary,
 };
+
+inline constexpr uint64_t kUnknownLargestFree = UINT64_MAX;
 
 std::string_view to_string(EventKind kind);
 

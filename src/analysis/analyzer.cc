@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "fragmentation_analysis.h"
 #include "layout_analysis.h"
 #include "leak_analysis.h"
@@ -35,6 +37,15 @@ struct Analyzer::Impl {
   std::vector<InferenceObserver*> observers;
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
+  std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
+  // Largest free blocks told by summary records, measured once the device's
+  // run of summaries is over: the two ends of a shared arena report the same
+  // instant, and the second one's usage is part of the first one's free bytes.
+  struct PendingLevel {
+    PoolId pool;
+    uint64_t time, largest_free;
+  };
+  std::vector<PendingLevel> pending_levels;
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
   void size_new_pools() {
@@ -97,6 +108,39 @@ struct Analyzer::Impl {
     failed_at_begin = failed_before;
   }
 
+  // A device in summary mode sends a pool's numbers instead of its blocks:
+  // usage, peak and failures feed the same analyses a full trace does.
+  void summarize(const Event& e) {
+    ++counts.summaries;
+    const PoolInfo& info = pool_info(e.pool);
+    const uint64_t peak_bytes = std::max(e.address, e.size);
+    const uint64_t others = tracker.total_usage() - tracker.pool(e.pool).usage();
+    tracker.summary(e.pool, e.size, peak_bytes);
+    // The other pools' own peaks come in their own records; this one peaked
+    // while they held at least what they hold now.
+    watermark.usage_changed(others + peak_bytes);
+    peak.summarized(others + peak_bytes, e.time, tracker.device_inference());
+    if (e.align) {
+      counts.failed += e.align;
+      fragmentation.failed_in_summary(e.align);
+      if (summary_failures.size() <= e.pool) summary_failures.resize(e.pool + 1);
+      summary_failures[e.pool] += e.align;
+    }
+    if (info.size > 0 && e.old_address != kUnknownLargestFree) pending_levels.push_back({e.pool, e.time, e.old_address});
+    sampled(e);
+  }
+
+  // Free bytes are the pool's size less what both ends of a shared arena use.
+  void measure_summaries() {
+    for (const PendingLevel& l : pending_levels) {
+      uint64_t size = context.pools.at(l.pool).size;
+      auto partner = context.pools.partner(l.pool);
+      uint64_t used = tracker.pool(l.pool).usage() + (partner ? tracker.pool(*partner).usage() : 0);
+      fragmentation.summarized(l.pool, l.time, size > used ? size - used : 0, l.largest_free);
+    }
+    pending_levels.clear();
+  }
+
   void tell_observers(uint64_t time) {
     if (observers.empty()) return;
     size_new_pools();
@@ -114,6 +158,7 @@ struct Analyzer::Impl {
   }
 
   void on_event(const Event& e) {
+    if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     layout.seen(e.time);
     switch (e.kind) {
@@ -187,10 +232,14 @@ struct Analyzer::Impl {
       case EventKind::counter:
         ++counts.counters;
         break;
+      case EventKind::pool_summary:
+        summarize(e);
+        break;
     }
   }
 
   AnalysisResult snapshot() {
+    measure_summaries();
     size_new_pools();
     AnalysisResult out;
     out.counts = counts;
@@ -225,8 +274,32 @@ struct Analyzer::Impl {
     }
     if (tracker.inference() > 0 && !tracker.numbered()) count_inferences_from_one(out);
     judge_lifo(out);
+    say_what_summaries_cannot_tell(out);
     no_forecast_for_exhausted_pools(out);
     return out;
+  }
+
+  // Pools the device summarised have no blocks: whatever needs a block or a
+  // site was not checked in them.
+  void say_what_summaries_cannot_tell(AnalysisResult& out) {
+    if (counts.summaries == 0) return;
+    std::string names;
+    for (size_t i = 0; i < tracker.pools().size(); ++i)
+      if (tracker.pools()[i].summarized)
+        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", context.pools.at(static_cast<PoolId>(i)).name);
+    const std::string why = fmt::format(
+        "summary records carry no sites or blocks (pools {}): leaks by site, out-of-order frees, request sizes and "
+        "what held the peak are not known; the leak rate per inference is measured from the pools' usage",
+        names);
+    bool blocks = counts.allocs + counts.reallocs > 0;
+    for (Check* c : {&out.checks.leaks, &out.checks.lifo}) {
+      // A pool traced in full beside summarised ones keeps its verdict; the reason says what it covers.
+      if (!blocks || c->status == CheckStatus::not_checked) c->status = CheckStatus::not_checked;
+      c->reason = c->reason.empty() || !blocks ? why : c->reason + "; " + why;
+    }
+    if (out.checks.fragmentation.status == CheckStatus::not_checked && out.fragmentation.pools.empty())
+      out.checks.fragmentation.reason = "summary records gave no largest free block (the allocator cannot tell) or "
+                                        "the pool size is unknown (declare it, or pass --arena-size N)";
   }
 
   // Markers without numbers were counted from 0 during the run; people count
@@ -257,12 +330,19 @@ struct Analyzer::Impl {
     else c.reason = "no arena pool was used (free order matters only in a stack-like arena)";
   }
 
+  bool refused_in_summary(std::string_view pool) const {
+    for (size_t i = 0; i < summary_failures.size(); ++i)
+      if (summary_failures[i] && context.pools.at(static_cast<PoolId>(i)).name == pool) return true;
+    return false;
+  }
+
   // A pool that already overflowed or refused a request has run out: a
   // forecast of when it will is wrong, whatever the slope says.
-  static void no_forecast_for_exhausted_pools(AnalysisResult& out) {
+  void no_forecast_for_exhausted_pools(AnalysisResult& out) {
     if (!out.exhaustion_forecast) return;
     Forecast& fc = *out.exhaustion_forecast;
     bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(), [&](const Overflow& o) { return o.pool == fc.pool; }) ||
+                     refused_in_summary(fc.pool) ||
                      std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(),
                                  [&](const AllocFailure& f) { return f.pool == fc.pool; });
     if (!exhausted) return;

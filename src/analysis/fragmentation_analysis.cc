@@ -44,9 +44,24 @@ void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const B
 
 std::optional<double> FragmentationAnalysis::rate_now(PoolId pool) {
   if (pool >= pools_.size() || !pools_[pool].measured) return std::nullopt;
-  GapIndex& gaps = pools_[pool].gaps;
-  uint64_t total = gaps.total_free();
-  return total ? 1.0 - static_cast<double>(gaps.largest_free()) / static_cast<double>(total) : 0.0;
+  PoolGaps& g = pools_[pool];
+  uint64_t total = g.total_free();
+  return total ? 1.0 - static_cast<double>(g.largest_free()) / static_cast<double>(total) : 0.0;
+}
+
+void FragmentationAnalysis::summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free) {
+  if (pools_.size() <= pool) pools_.resize(pool + 1);
+  PoolGaps& g = pools_[pool];
+  g.summary = true;
+  g.fixed = true;  // the pool's size is known, or there would be no total
+  g.summary_total_free = total_free;
+  // An allocator's largest block can only exceed the free bytes if its size was misdeclared.
+  g.summary_largest_free = std::min(largest_free, total_free);
+  double rate = total_free ? 1.0 - static_cast<double>(g.summary_largest_free) / static_cast<double>(total_free) : 0.0;
+  g.measured = true;
+  g.last_rate = rate;
+  g.max_rate = std::max(g.max_rate, rate);
+  g.curve.add(time, rate);
 }
 
 void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b) {
@@ -87,8 +102,8 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
     p.pool = context.pools.at(static_cast<PoolId>(i)).name;
     p.known_extent = g.fixed;
     p.max_rate = g.max_rate;
-    p.total_free = g.gaps.total_free();
-    p.largest_free = g.gaps.largest_free();
+    p.total_free = g.total_free();
+    p.largest_free = g.largest_free();
     p.final_rate = p.total_free ? 1.0 - static_cast<double>(p.largest_free) / static_cast<double>(p.total_free) : 0.0;
     p.max_rate = std::max(p.max_rate, p.final_rate);  // the end is a state too
     p.curve = g.curve.points();

@@ -19,6 +19,11 @@ class FragmentationAnalysis {
   void reset(PoolId pool);
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
               std::optional<uint64_t> inference);
+  // A summary record of a pool whose free bytes are known (its size less
+  // what both ends of it use) and whose allocator told its largest free block.
+  void summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free);
+  // Requests a summary record says were refused: counted, with no size or site.
+  void failed_in_summary(uint64_t count) { failure_count_ += count; }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);
   // Leaves the analysis as it was, so it can be called mid-trace.
@@ -31,6 +36,11 @@ class FragmentationAnalysis {
     double max_rate = 0, last_rate = 0;
     bool measured = false;
     BoundedSeries<uint64_t, double> curve{512};
+    // Summary mode: the device's numbers stand in for the gaps.
+    bool summary = false;
+    uint64_t summary_total_free = 0, summary_largest_free = 0;
+    uint64_t total_free() { return summary ? summary_total_free : gaps.total_free(); }
+    uint64_t largest_free() { return summary ? summary_largest_free : gaps.largest_free(); }
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
   void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);

@@ -20,6 +20,17 @@ class PeakAnalysis {
       pending_ = true;
     }
   }
+  // Summary records: `total` is one pool at its peak since its last summary
+  // and the others as they stand; no block is known, so nobody holds it.
+  void summarized(uint64_t total, uint64_t time, std::optional<uint64_t> inference) {
+    if (total > peak_) {
+      peak_ = total;
+      time_ = time;
+      inference_ = inference;
+      pending_ = false;
+      holders_.clear();
+    }
+  }
   void before_release(const PoolTracker& tracker) {
     if (pending_) {
       holders_ = holders(tracker);

@@ -5,6 +5,7 @@
 namespace edgemem {
 
 uint64_t PoolState::usage() {
+  if (summarized) return reported_usage;
   if (kind == PoolKind::heap) return live_bytes;
   while (!tops_.empty()) {
     auto [end, address] = tops_.front();
@@ -111,6 +112,16 @@ void PoolTracker::reset(PoolId pool_id) {
   });
   p.cleared();
   refresh_usage(p, before);
+}
+
+void PoolTracker::summary(PoolId pool_id, uint64_t used, uint64_t peak) {
+  PoolState& p = pool(pool_id);
+  uint64_t before = p.usage();
+  p.summarized = true;
+  p.reported_usage = used;
+  refresh_usage(p, before);
+  p.peak_usage = std::max(p.peak_usage, peak);
+  p.inference_peak = std::max(p.inference_peak, peak);
 }
 
 }  // namespace edgemem

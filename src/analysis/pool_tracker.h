@@ -23,6 +23,10 @@ class PoolState {
   uint64_t live_bytes = 0;
   uint64_t peak_usage = 0;
   uint64_t inference_peak = 0;  // highest usage since the current inference began
+  // The device sent this pool's numbers (summary mode), not its blocks:
+  // usage() is what it last reported.
+  bool summarized = false;
+  uint64_t reported_usage = 0;
 
   // Heap: bytes in live blocks. Arena: the highest end of a live block, since
   // a linear allocator cannot reuse space below its top.
@@ -50,6 +54,8 @@ class PoolTracker {
   const Block& alloc(const Event& e, uint32_t group, bool& replaced, Block& old);
   bool free(PoolId pool, uint64_t address, Block& freed);
   void reset(PoolId pool);
+  // A summary record: the pool holds `used` bytes now, at most `peak` since the last one.
+  void summary(PoolId pool, uint64_t used, uint64_t peak);
 
   // `number`: the device's own inference number; a marker without one
   // carries 0. The first inference takes its number as given (a loop may

@@ -14,6 +14,7 @@ std::string_view to_string(EventKind kind) {
     case EventKind::guard_check: return "guard_check";
     case EventKind::mark: return "mark";
     case EventKind::counter: return "counter";
+    case EventKind::pool_summary: return "pool_summary";
   }
   return "?";
 }

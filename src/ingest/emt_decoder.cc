@@ -1,5 +1,7 @@
 #include "emt_decoder.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "edgemem/emt_v2.h"
@@ -16,7 +18,7 @@ enum Tag : uint8_t {
   kHeader = 0x01, kPool = 0x02, kString = 0x03, kDrop = 0x04,
   kAlloc = 0x10, kFree = 0x11, kRealloc = 0x12, kAllocFail = 0x13,
   kInferBegin = 0x14, kInferEnd = 0x15, kReset = 0x16, kGuard = 0x17,
-  kMark = 0x18, kCounter = 0x19, kAlloc32 = 0x20, kFree32 = 0x21, kSyncTag = 0x7E,
+  kMark = 0x18, kCounter = 0x19, kSummary = 0x1A, kAlloc32 = 0x20, kFree32 = 0x21, kSyncTag = 0x7E,
 };
 
 // The record table of docs/formats/emt.md. Text fields are kept apart from
@@ -35,6 +37,7 @@ constexpr F kResetFields[] = {F::varint, F::varint};
 constexpr F kGuardFields[] = {F::varint, F::varint, F::byte};
 constexpr F kMarkFields[] = {F::varint, F::text};
 constexpr F kCounterFields[] = {F::varint, F::text, F::varint};
+constexpr F kSummaryFields[] = {F::varint, F::varint, F::varint, F::varint, F::varint, F::varint};
 constexpr F kAlloc32Fields[] = {F::varint, F::byte, F::byte, F::u32, F::u32, F::u32};
 constexpr F kFree32Fields[] = {F::varint, F::byte, F::u32, F::u32};
 
@@ -55,6 +58,7 @@ std::span<const F> fields_of(uint8_t tag) {
     case kGuard: return kGuardFields;
     case kMark: return kMarkFields;
     case kCounter: return kCounterFields;
+    case kSummary: return kSummaryFields;
     case kAlloc32: return kAlloc32Fields;
     case kFree32: return kFree32Fields;
     default: return {};
@@ -317,6 +321,17 @@ void EmtDecoder::complete() {
       e.kind = tag_ == kMark ? EventKind::mark : EventKind::counter;
       e.site = context_.sites.intern(text_);
       if (tag_ == kCounter) e.size = v[1];
+      emit(e, v[0]);
+      break;
+    case kSummary:
+      // dt, pool, used, peak above used, largest free + 1 (0 = unknown), failures.
+      if (v[3] > UINT64_MAX - v[2]) return reject("an emt SUMMARY whose peak does not fit 64 bits");
+      e.kind = EventKind::pool_summary;
+      e.pool = pool(v[1]);
+      e.size = v[2];
+      e.address = v[2] + v[3];
+      e.old_address = v[4] == 0 ? kUnknownLargestFree : v[4] - 1;
+      e.align = static_cast<uint32_t>(std::min<uint64_t>(v[5], UINT32_MAX));
       emit(e, v[0]);
       break;
   }

@@ -144,6 +144,14 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                           blocks, hint, l.pool, grouped(l.allocs), grouped(l.frees)));
   }
   if (r.leaks.size() > 5) more(out, fmt::format("(and {} more leaking groups)", r.leaks.size() - 5));
+  // A device in summary mode sends no blocks: a pool's steady growth is the finding.
+  if (r.leaks.empty() && r.counts.summaries > 0)
+    for (const auto& w : r.watermarks)
+      if (w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair)) {
+        ++problems;
+        line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference ({}; summary records name no site)",
+                                        w.pool, w.slope, to_string(w.shape)));
+      }
   if (r.exhaustion_forecast) {
     const Forecast& fc = *r.exhaustion_forecast;
     std::string when = fc.seconds ? fmt::format(" (about {})", duration(*fc.seconds)) : "";

@@ -1,0 +1,161 @@
+// A device in summary mode sends, per inference, each pool's used bytes,
+// peak, largest free block and failures - no block, no site. The analyzer
+// reads them as far as they go: the leak's slope and forecast from the
+// pools' usage, and says which checks need what summaries lack.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "edgemem/report.h"
+#include "test_support.h"
+#include "watch/alert_engine.h"
+
+namespace edgemem::test {
+namespace {
+
+void varint(std::string& s, uint64_t v) {
+  while (v >= 0x80) {
+    s += static_cast<char>((v & 0x7F) | 0x80);
+    v >>= 7;
+  }
+  s += static_cast<char>(v);
+}
+
+void pool_record(std::string& s, uint64_t id, const std::string& name, uint64_t size, uint64_t shares) {
+  s += '\x02';
+  varint(s, id);
+  s += '\x01';  // arena
+  varint(s, 0);
+  varint(s, size);
+  varint(s, 16);
+  varint(s, name.size());
+  s += name;
+  varint(s, shares);
+}
+
+void summary(std::string& s, uint64_t dt, uint64_t pool, uint64_t used, uint64_t peak, uint64_t largest) {
+  s += '\x1A';
+  varint(s, dt);
+  varint(s, pool);
+  varint(s, used);
+  varint(s, peak - used);
+  varint(s, largest + 1);
+  varint(s, 0);
+}
+
+// What target/ sends for examples/firmware's leak variant in summary mode:
+// an 80 KiB arena whose head holds 2 KiB of temporaries during each
+// inference (reset before its end), and whose tail holds 96 B of op data
+// plus 644 B more after every inference. 10 ms an inference at 25 MHz.
+constexpr uint64_t kArena = 81920, kOpData = 96, kLeak = 644, kScratch = 2048;
+std::string leaking_summaries(uint64_t inferences) {
+  std::string s("\x7E" "emt!" "\x00" "\x01\x01\xC0\xF0\xF5\x0B", 12);
+  pool_record(s, 0, "arena", kArena, 0);
+  pool_record(s, 1, "arena.persistent", kArena, 1);
+  for (uint64_t i = 1; i <= inferences; ++i) {
+    s += '\x14';
+    varint(s, i == 1 ? 0 : 100);
+    varint(s, i);
+    uint64_t tail = kOpData + kLeak * i;
+    summary(s, 250000 - 400, 0, 0, kScratch, kArena - tail);
+    summary(s, 0, 1, tail, tail, kArena - tail);
+    s += '\x15';
+    varint(s, 300);
+    varint(s, i);
+  }
+  return s;
+}
+
+TEST(SummaryTrace, TheLeakSlopeAndForecastComeFromThePoolsUsage) {
+  AnalyzerOptions options;
+  options.clock_hz = 25e6;  // the HEADER's, as `analyze` passes it
+  auto run = analyse(Format::emt, leaking_summaries(50), options);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(run->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(r.inferences, 50u);
+  EXPECT_EQ(r.counts.summaries, 100u);
+  EXPECT_DOUBLE_EQ(r.leak_rate_bytes_per_inference, 644.0);
+  ASSERT_EQ(r.watermarks.size(), 2u);
+  EXPECT_EQ(r.watermarks[1].pool, "arena.persistent");
+  EXPECT_DOUBLE_EQ(r.watermarks[1].slope, 644.0);
+  EXPECT_EQ(r.watermarks[1].shape, Shape::linear);
+  EXPECT_EQ(r.watermarks[0].shape, Shape::flat);
+  // 81920 B less the tail (96 + 50 x 644 = 32296) and the head's peak
+  // (2048): 47576 B left, 73 more inferences of 644 B, 10 ms each.
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_EQ(r.exhaustion_forecast->pool, "arena.persistent");
+  EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 47576u);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 73u);
+  ASSERT_TRUE(r.exhaustion_forecast->seconds);
+  EXPECT_NEAR(*r.exhaustion_forecast->seconds, 0.73, 1e-9);
+  // Both ends' peaks are exact. Their sum at one instant is not sent: the
+  // head's peak is counted with the tail as its previous summary left it.
+  ASSERT_EQ(r.pools.size(), 2u);
+  EXPECT_EQ(r.pools[0].peak_bytes, kScratch);
+  EXPECT_EQ(r.pools[1].peak_bytes, kOpData + kLeak * 50);
+  EXPECT_EQ(r.peak_bytes, kOpData + kLeak * 49 + kScratch);
+  EXPECT_EQ(r.peak.max_inference_peak, kOpData + kLeak * 49 + kScratch);
+  EXPECT_TRUE(r.peak.live_at_peak.empty());
+  // The gap between the ends is the largest free block: no fragmentation.
+  ASSERT_TRUE(r.fragmentation.max_rate);
+  EXPECT_DOUBLE_EQ(*r.fragmentation.max_rate, 0.0);
+  EXPECT_EQ(r.checks.fragmentation.status, CheckStatus::clean);
+  // Usage over time: one sample per summary.
+  ASSERT_EQ(r.timelines.size(), 2u);
+  EXPECT_EQ(r.timelines[1].samples, 50u);
+  EXPECT_EQ(r.timelines[1].used_bytes.back().second, kOpData + kLeak * 50);
+}
+
+TEST(SummaryTrace, WhatNeedsSitesOrBlocksIsNotChecked) {
+  auto run = analyse(Format::emt, leaking_summaries(50));
+  const AnalysisResult& r = run->result;
+  EXPECT_TRUE(r.leaks.empty());
+  EXPECT_EQ(r.checks.leaks.status, CheckStatus::not_checked);
+  EXPECT_NE(r.checks.leaks.reason.find("summary records carry no sites or blocks"), std::string::npos);
+  EXPECT_EQ(r.checks.lifo.status, CheckStatus::not_checked);
+  EXPECT_NE(r.checks.lifo.reason.find("summary records carry no sites or blocks"), std::string::npos);
+  InputSummary input;
+  input.format = "emt";
+  input.stats = run->stats;
+  std::string text = text_report(input, r);
+  EXPECT_NE(text.find("[NOT CHECKED] leak: summary records carry no sites or blocks"), std::string::npos) << text;
+  EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 644.0 B per inference (linear; summary records name no site)"),
+            std::string::npos) << text;
+}
+
+TEST(SummaryTrace, InferenceRecordsCarryTheSummariesNumbersAndTheLeakAlertFires) {
+  TraceContext context;
+  Analyzer analyzer(context);
+  watch::AlertEngine engine;
+  analyzer.add_observer(engine);
+  struct Last : InferenceObserver {
+    InferenceRecord record;
+    std::vector<std::string> pools;
+    void on_inference(const InferenceRecord& r) override {
+      record = r;
+      pools.clear();
+      for (const auto& p : r.pools) pools.emplace_back(p.pool);
+    }
+  } last;
+  analyzer.add_observer(last);
+  auto decoder = make_decoder(Format::emt, context, analyzer);
+  std::string s = leaking_summaries(200);
+  decoder->feed({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  decoder->finish();
+  ASSERT_EQ(last.record.pools.size(), 2u);
+  EXPECT_EQ(last.pools[1], "arena.persistent");
+  EXPECT_EQ(last.record.pools[1].used_bytes, kOpData + kLeak * 200);
+  EXPECT_EQ(last.record.pools[0].used_bytes, 0u);
+  EXPECT_EQ(last.record.pools[0].peak_bytes, kScratch);
+  ASSERT_TRUE(last.record.pools[0].fragmentation_rate);
+  EXPECT_DOUBLE_EQ(*last.record.pools[0].fragmentation_rate, 0.0);
+  std::vector<watch::Alert> alerts = engine.take();
+  ASSERT_FALSE(alerts.empty());
+  EXPECT_EQ(alerts[0].kind, watch::AlertKind::leak);
+  EXPECT_EQ(alerts[0].pool, "arena.persistent");
+  EXPECT_NEAR(alerts[0].value, 644.0, 1.0);
+  EXPECT_LE(alerts[0].inference, 100u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
