@@ -61,6 +61,10 @@ struct SiteLeak {
   uint64_t first_time = 0, last_time = 0;
   uint64_t allocs = 0, frees = 0;             // of this group (site, or size when the site is unknown), whole trace
   std::optional<LeakGrowth> growth;           // unset without inference markers
+  // Made by threads that mark no inferences while another thread does: the
+  // inference clock says nothing about them, so the group is judged over
+  // its threads' own activity and has no rate per inference.
+  bool off_inference_thread = false;
 };
 
 // Why live blocks at the end are not a leak.

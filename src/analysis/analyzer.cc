@@ -108,6 +108,10 @@ struct Analyzer::Impl {
 
   void on_event(const Event& e) {
     Block freed;
+    if (e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc)
+      leaks.thread_active(e.thread, e.time);
+    else if (e.kind == EventKind::inference_begin || e.kind == EventKind::inference_end)
+      leaks.marks_inferences(e.thread);
     switch (e.kind) {
       case EventKind::alloc:
         ++counts.allocs;

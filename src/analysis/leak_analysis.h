@@ -7,6 +7,13 @@
 //    second half of the run (a cache or a ring of the last N buffers stops
 //    early). Its rate is measured over the inferences since it began, with
 //    its pattern: every inference, every Nth, or irregular.
+//  * Markers from one thread, blocks from another (a pipeline's worker
+//    threads, when only the main loop marks): the inference clock says
+//    nothing about them. A group made only by threads that mark no
+//    inference is judged over the span of its threads' own memory events:
+//    it leaks when its live blocks were made over more than half of that
+//    span and into its last quarter (a thread's set-up buffers are made
+//    early, a ring of the last N late).
 //  * Without markers: the group's live count is sampled in windows of event
 //    time; a leak is a group whose per-window minimum keeps rising, while a
 //    working set's minima stay flat however busy it is.
@@ -31,6 +38,9 @@ class LeakAnalysis {
   void removed(const Block& block);
   // One memory event (alloc, free, realloc, reset) has been applied.
   void tick();
+  // A memory event of `thread` at `time`, and an inference marker of it.
+  void thread_active(uint32_t thread, uint64_t time);
+  void marks_inferences(uint32_t thread);
   void first_inference_begins();
   // `completed`: inferences completed so far; `device`: the device's number for this one.
   void inference_end(uint64_t completed, uint64_t device);
@@ -52,6 +62,14 @@ class LeakAnalysis {
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
+  struct ThreadSpan {
+    uint32_t thread = 0;
+    uint64_t first = 0, last = 0;
+    bool marks = false;
+  };
+  ThreadSpan& span_of(uint32_t thread);
+  const ThreadSpan* find_span(uint32_t thread) const;
+  bool marks(uint32_t thread) const;
   Group& touch(uint32_t id);
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g, uint64_t bytes) const;
@@ -61,6 +79,8 @@ class LeakAnalysis {
   GroupIndex index_;
   std::vector<Group> groups_;
   std::vector<uint32_t> touched_;
+  std::vector<ThreadSpan> threads_;  // few: a linear scan from the last one met
+  size_t last_thread_ = 0;
   uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
 };
 

@@ -50,6 +50,9 @@ std::string rate_bytes(double per) {
 
 // The headline of one leak: how much, how often, since when, where.
 std::string leak_headline(const SiteLeak& l) {
+  if (l.off_inference_thread)
+    return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
+                       "that thread's run (no rate per inference)", l.site);
   if (!l.growth || !l.bytes_per_inference)
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
                        "inferences to give a rate)", l.site);

@@ -225,6 +225,25 @@ TEST(Record, TwoThreadsAreBothRecordedWithTheirIds) {
   EXPECT_EQ(d->stats.dropped_records, 0u);
 }
 
+// Only the main thread marks inferences; the second thread's descriptors
+// are its leak too, however its loop raced the first marker.
+TEST(Record, TheLeakOfAThreadThatMarksNoInferencesIsALeakNotPersistent) {
+  fs::path out = scratch("threads-analysed.emt");
+  Command c = run(record(out, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 40 --threads 2 --leak"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  std::string at = ";describe_output (" + leak_source_line() + ")";
+  int leaks = 0;
+  for (const SiteLeak& l : r.result.leaks) {
+    EXPECT_TRUE(l.site.ends_with(at)) << l.site;
+    EXPECT_EQ(l.bytes, 40u * 128) << l.site;
+    EXPECT_EQ(l.count, 40u) << l.site;
+    ++leaks;
+  }
+  EXPECT_EQ(leaks, 2);
+  for (const PersistentBlock& p : r.result.persistent) EXPECT_FALSE(p.site.ends_with(at)) << p.site;
+}
+
 // A library loaded after start-up is in the recording's module map, so its
 // allocation is named by function and line, the inlined helper that called
 // malloc as a frame of its own.
