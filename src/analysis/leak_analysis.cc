@@ -55,12 +55,17 @@ void LeakAnalysis::added(const Block& b, uint32_t inference) {
     g.max_live = g.live;
     g.last_high_inference = inference;
   }
+  if ((g.live_bytes += b.size) > g.max_live_bytes) {
+    g.max_live_bytes = g.live_bytes;
+    g.last_bytes_high_inference = inference;
+  }
 }
 
 void LeakAnalysis::removed(const Block& b) {
   Group& g = touch(b.group);
   ++g.frees;
   --g.live;
+  g.live_bytes -= b.size;
   g.window_min = std::min(g.window_min, g.live);
 }
 
@@ -110,15 +115,19 @@ void LeakAnalysis::thread_active(uint32_t thread, uint64_t time) {
 void LeakAnalysis::marks_inferences(uint32_t thread) { span_of(thread).marks = true; }
 
 void LeakAnalysis::first_inference_begins() {
-  for (Group& g : groups_) g.best_end_live = g.live;
+  for (Group& g : groups_) {
+    g.best_end_live = g.live;
+    g.best_end_bytes = g.live_bytes;
+  }
 }
 
 void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
   for (size_t id : touched_) {
     Group& g = groups_[id];
     g.touched = false;
-    if (g.live <= g.best_end_live) continue;
-    g.best_end_live = g.live;
+    if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
+    g.best_end_live = std::max(g.best_end_live, g.live);
+    g.best_end_bytes = std::max(g.best_end_bytes, g.live_bytes);
     if (g.growths++ == 0) {
       g.first_growth = completed;
       g.first_growth_device = device;
@@ -205,10 +214,13 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       // Its threads' own clock: made over more than half their span and into its last quarter.
       uint64_t span = g.span_last > g.span_first ? g.span_last - g.span_first : 0;
       grows = g.count >= 2 && span > 0 && 2 * (g.last - g.first) > span && 4 * (g.span_last - g.last) < span;
-    } else if (markers)  // still setting records late in the run: a ring buffer stops early
+    } else if (markers) {  // still setting records late in the run: a ring buffer stops early
       grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference();
-    else
+      grows |= g.count >= 1 && 2 * uint64_t{counters.last_bytes_high_inference} > tracker.inference() &&
+               4 * counters.growths >= tracker.completed() && counters.growths >= 2;
+    } else {
       grows = rising_minima(counters);
+    }
     if (g.count > 0 && grows) {
       SiteLeak leak;
       leak.site = name;

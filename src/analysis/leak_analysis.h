@@ -7,6 +7,10 @@
 //    second half of the run (a cache or a ring of the last N buffers stops
 //    early). Its rate is measured over the inferences since it began, with
 //    its pattern: every inference, every Nth, or irregular.
+//    A group whose live count stays flat while its live bytes rise (a
+//    buffer grown by realloc and never freed) leaks too when its bytes grew
+//    at the end of at least a quarter of the inferences and still set
+//    records in the second half (a vector doubling grows a few times).
 //  * Markers from one thread, blocks from another (a pipeline's worker
 //    threads, when only the main loop marks): the inference clock says
 //    nothing about them. A group made only by threads that mark no
@@ -53,6 +57,9 @@ class LeakAnalysis {
     uint64_t live = 0, allocs = 0, frees = 0;
     uint64_t max_live = 0;
     uint32_t last_high_inference = 0;  // inference in which `live` last set a record
+    // A realloc chain holds one block whose size climbs: its bytes, not its count, grow.
+    uint64_t live_bytes = 0, max_live_bytes = 0, best_end_bytes = 0;
+    uint32_t last_bytes_high_inference = 0;
     // Event time: the lowest live count of each closed window and of the open one.
     std::vector<uint64_t> minima;
     uint64_t window_min = 0;

@@ -109,5 +109,30 @@ TEST(ThreadClock, TheMarkingThreadIsStillJudgedByItsInferences) {
   EXPECT_EQ(model->bytes, 5u * 2048);
 }
 
+// One history buffer grown by realloc every inference: its live count
+// stays 1, its bytes climb. A vector that doubles a few times is not that.
+TEST(ThreadClock, ABufferGrownByReallocEveryInferenceLeaks) {
+  Threads t;
+  const uint32_t main = 100;
+  uint64_t history = 0, scratch = 0;
+  for (uint64_t i = 1; i <= 64; ++i) {
+    t.marker(main, EventKind::inference_begin, i);
+    if (history) t.free(main, history);
+    history = t.alloc(main, "main;append_history", 16 * i);
+    if (i == 1 || i == 2 || i == 4 || i == 8) {  // doubling, then stable
+      if (scratch) t.free(main, scratch);
+      scratch = t.alloc(main, "main;vector_grow", 64 * i);
+    }
+    t.marker(main, EventKind::inference_end, i);
+  }
+  AnalysisResult r = t.analyzer.finish();
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].site, "main;append_history");
+  EXPECT_EQ(r.leaks[0].bytes, 64u * 16);
+  EXPECT_EQ(r.leaks[0].count, 1u);
+  ASSERT_TRUE(r.leaks[0].bytes_per_inference);
+  EXPECT_NEAR(*r.leaks[0].bytes_per_inference, 16.0, 0.5);
+}
+
 }  // namespace
 }  // namespace edgemem::test
