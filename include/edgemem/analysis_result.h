@@ -68,7 +68,10 @@ struct SiteLeak {
 };
 
 // Why live blocks at the end are not a leak.
-enum class LiveReason : uint8_t { before_first_inference, not_growing };
+// kept_by_c_runtime: allocated inside libc or the dynamic loader for its own
+// bookkeeping (thread stacks and TLS, stdio buffers, dlopen), whatever its
+// live count does: the program cannot free it.
+enum class LiveReason : uint8_t { before_first_inference, not_growing, kept_by_c_runtime };
 std::string_view to_string(LiveReason reason);
 
 struct PersistentBlock {

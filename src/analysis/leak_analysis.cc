@@ -1,6 +1,7 @@
 #include "leak_analysis.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -168,6 +169,23 @@ LeakGrowth LeakAnalysis::growth(const Group& g, uint64_t bytes) const {
 
 namespace {
 
+// Frames of libc and the dynamic loader that allocate for their own
+// bookkeeping: a thread's stack cache and TLS, stdio buffers, dlopen.
+bool kept_by_c_runtime(std::string_view site) {
+  static constexpr std::string_view kFrames[] = {"_dl_allocate_tls", "allocate_stack", "pthread_create",
+                                                 "_IO_file_doallocate", "dlopen", "_dl_open", "_dl_map_object"};
+  for (size_t start = 0; start < site.size();) {
+    size_t end = site.find(';', start);
+    if (end == std::string_view::npos) end = site.size();
+    std::string_view function = site.substr(start, end - start);
+    function = function.substr(0, function.find(" ("));
+    for (std::string_view f : kFrames)
+      if (function.find(f) != std::string_view::npos) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 struct Live {
   bool clocked = false;  // some block was made by a thread that marks inferences (or no thread does)
   uint64_t span_first = UINT64_MAX, span_last = 0;  // of the threads that made its blocks
@@ -221,7 +239,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     } else {
       grows = rising_minima(counters);
     }
-    if (g.count > 0 && grows) {
+    if (kept_by_c_runtime(name)) {
+      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, LiveReason::kept_by_c_runtime});
+    } else if (g.count > 0 && grows) {
       SiteLeak leak;
       leak.site = name;
       leak.pool = pool;

@@ -236,7 +236,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live blocks at the end", p.name, to_string(p.kind), size,
                                   bytes(p.peak_bytes), margin, grouped(p.live_count)));
   }
-  for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing}) {
+  for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing, LiveReason::kept_by_c_runtime}) {
     uint64_t total = 0, groups = 0;
     const PersistentBlock* largest = nullptr;
     for (const auto& p : r.persistent)
@@ -249,6 +249,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (why == LiveReason::before_first_inference)
       line(out, "Persistent", fmt::format("{} made before the first inference (not leaks), largest: {}", bytes(total),
                                           largest->site));
+    else if (why == LiveReason::kept_by_c_runtime)
+      line(out, "C runtime", fmt::format("{} in {} group{} kept by libc or the loader for itself (thread stacks and TLS, "
+                                         "stdio buffers, dlopen; not the program's leaks), largest: {}",
+                                         bytes(total), grouped(groups), groups == 1 ? "" : "s", largest->site));
     else
       line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
                                            "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
