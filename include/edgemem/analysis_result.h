@@ -61,10 +61,17 @@ struct SiteLeak {
   uint64_t first_time = 0, last_time = 0;
   uint64_t allocs = 0, frees = 0;             // of this group (site, or size when the site is unknown), whole trace
   std::optional<LeakGrowth> growth;           // unset without inference markers
+  // Made by threads that mark no inferences while another thread does: the
+  // inference clock says nothing about them, so the group is judged over
+  // its threads' own activity and has no rate per inference.
+  bool off_inference_thread = false;
 };
 
 // Why live blocks at the end are not a leak.
-enum class LiveReason : uint8_t { before_first_inference, not_growing };
+// kept_by_c_runtime: allocated inside libc or the dynamic loader for its own
+// bookkeeping (thread stacks and TLS, stdio buffers, dlopen), whatever its
+// live count does: the program cannot free it.
+enum class LiveReason : uint8_t { before_first_inference, not_growing, kept_by_c_runtime };
 std::string_view to_string(LiveReason reason);
 
 struct PersistentBlock {

@@ -161,6 +161,10 @@ struct Analyzer::Impl {
     if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     layout.seen(e.time);
+    if (e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc)
+      leaks.thread_active(e.thread, e.time);
+    else if (e.kind == EventKind::inference_begin || e.kind == EventKind::inference_end)
+      leaks.marks_inferences(e.thread);
     switch (e.kind) {
       case EventKind::alloc:
         ++counts.allocs;

@@ -1,6 +1,7 @@
 #include "leak_analysis.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -55,12 +56,17 @@ void LeakAnalysis::added(const Block& b, uint32_t inference) {
     g.max_live = g.live;
     g.last_high_inference = inference;
   }
+  if ((g.live_bytes += b.size) > g.max_live_bytes) {
+    g.max_live_bytes = g.live_bytes;
+    g.last_bytes_high_inference = inference;
+  }
 }
 
 void LeakAnalysis::removed(const Block& b) {
   Group& g = touch(b.group);
   ++g.frees;
   --g.live;
+  g.live_bytes -= b.size;
   g.window_min = std::min(g.window_min, g.live);
 }
 
@@ -82,16 +88,47 @@ void LeakAnalysis::tick() {
   window_length_ *= 2;
 }
 
+LeakAnalysis::ThreadSpan& LeakAnalysis::span_of(uint32_t thread) {
+  if (last_thread_ < threads_.size() && threads_[last_thread_].thread == thread) return threads_[last_thread_];
+  for (last_thread_ = 0; last_thread_ < threads_.size(); ++last_thread_)
+    if (threads_[last_thread_].thread == thread) return threads_[last_thread_];
+  threads_.push_back({thread});
+  return threads_.back();
+}
+
+const LeakAnalysis::ThreadSpan* LeakAnalysis::find_span(uint32_t thread) const {
+  for (const ThreadSpan& t : threads_)
+    if (t.thread == thread) return &t;
+  return nullptr;
+}
+
+bool LeakAnalysis::marks(uint32_t thread) const {
+  const ThreadSpan* t = find_span(thread);
+  return t && t->marks;
+}
+
+void LeakAnalysis::thread_active(uint32_t thread, uint64_t time) {
+  ThreadSpan& t = span_of(thread);
+  if (t.first == 0 && t.last == 0) t.first = time;
+  t.last = time;
+}
+
+void LeakAnalysis::marks_inferences(uint32_t thread) { span_of(thread).marks = true; }
+
 void LeakAnalysis::first_inference_begins() {
-  for (Group& g : groups_) g.best_end_live = g.live;
+  for (Group& g : groups_) {
+    g.best_end_live = g.live;
+    g.best_end_bytes = g.live_bytes;
+  }
 }
 
 void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
   for (size_t id : touched_) {
     Group& g = groups_[id];
     g.touched = false;
-    if (g.live <= g.best_end_live) continue;
-    g.best_end_live = g.live;
+    if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
+    g.best_end_live = std::max(g.best_end_live, g.live);
+    g.best_end_bytes = std::max(g.best_end_bytes, g.live_bytes);
     if (g.growths++ == 0) {
       g.first_growth = completed;
       g.first_growth_device = device;
@@ -132,7 +169,26 @@ LeakGrowth LeakAnalysis::growth(const Group& g, uint64_t bytes) const {
 
 namespace {
 
+// Frames of libc and the dynamic loader that allocate for their own
+// bookkeeping: a thread's stack cache and TLS, stdio buffers, dlopen.
+bool kept_by_c_runtime(std::string_view site) {
+  static constexpr std::string_view kFrames[] = {"_dl_allocate_tls", "allocate_stack", "pthread_create",
+                                                 "_IO_file_doallocate", "dlopen", "_dl_open", "_dl_map_object"};
+  for (size_t start = 0; start < site.size();) {
+    size_t end = site.find(';', start);
+    if (end == std::string_view::npos) end = site.size();
+    std::string_view function = site.substr(start, end - start);
+    function = function.substr(0, function.find(" ("));
+    for (std::string_view f : kFrames)
+      if (function.find(f) != std::string_view::npos) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 struct Live {
+  bool clocked = false;  // some block was made by a thread that marks inferences (or no thread does)
+  uint64_t span_first = UINT64_MAX, span_last = 0;  // of the threads that made its blocks
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
   uint64_t first = UINT64_MAX, last = 0;
@@ -146,7 +202,13 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   for (size_t pid = 0; pid < tracker.pools().size(); ++pid) {
     tracker.pools()[pid].live.for_each([&](const Block& b) {
       Live& g = live[groups_[b.group].key];
-      if (markers && b.inference == 0) {
+      const bool clocked = !markers || marks(b.thread);
+      g.clocked |= clocked;
+      if (const ThreadSpan* t = find_span(b.thread)) {
+        g.span_first = std::min(g.span_first, t->first);
+        g.span_last = std::max(g.span_last, t->last);
+      }
+      if (markers && clocked && b.inference == 0) {
         g.pre_bytes += b.size;
         ++g.pre_count;
         return;
@@ -166,11 +228,20 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     const std::string& pool = context.pools.at(pid).name;
     const Group& counters = groups_[index_.find(pid, site, size)];
     bool grows = false;
-    if (markers)  // still setting records late in the run: a ring buffer stops early
+    if (!g.clocked) {
+      // Its threads' own clock: made over more than half their span and into its last quarter.
+      uint64_t span = g.span_last > g.span_first ? g.span_last - g.span_first : 0;
+      grows = g.count >= 2 && span > 0 && 2 * (g.last - g.first) > span && 4 * (g.span_last - g.last) < span;
+    } else if (markers) {  // still setting records late in the run: a ring buffer stops early
       grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference();
-    else
+      grows |= g.count >= 1 && 2 * uint64_t{counters.last_bytes_high_inference} > tracker.inference() &&
+               4 * counters.growths >= tracker.completed() && counters.growths >= 2;
+    } else {
       grows = rising_minima(counters);
-    if (g.count > 0 && grows) {
+    }
+    if (kept_by_c_runtime(name)) {
+      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, LiveReason::kept_by_c_runtime});
+    } else if (g.count > 0 && grows) {
       SiteLeak leak;
       leak.site = name;
       leak.pool = pool;
@@ -180,7 +251,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         leak.block_size = g.min_size;
         leak.type_hint = type_hint(g.min_size);
       }
-      if (markers && tracker.completed() > 0) {
+      leak.off_inference_thread = !g.clocked;
+      if (markers && g.clocked && tracker.completed() > 0) {
         leak.growth = growth(counters, g.bytes);
         // Over the inferences since it began, so a leak that starts half-way
         // shows its own rate; every-Nth leaks count from one period before.

@@ -7,6 +7,17 @@
 //    second half of the run (a cache or a ring of the last N buffers stops
 //    early). Its rate is measured over the inferences since it began, with
 //    its pattern: every inference, every Nth, or irregular.
+//    A group whose live count stays flat while its live bytes rise (a
+//    buffer grown by realloc and never freed) leaks too when its bytes grew
+//    at the end of at least a quarter of the inferences and still set
+//    records in the second half (a vector doubling grows a few times).
+//  * Markers from one thread, blocks from another (a pipeline's worker
+//    threads, when only the main loop marks): the inference clock says
+//    nothing about them. A group made only by threads that mark no
+//    inference is judged over the span of its threads' own memory events:
+//    it leaks when its live blocks were made over more than half of that
+//    span and into its last quarter (a thread's set-up buffers are made
+//    early, a ring of the last N late).
 //  * Without markers: the group's live count is sampled in windows of event
 //    time; a leak is a group whose per-window minimum keeps rising, while a
 //    working set's minima stay flat however busy it is.
@@ -31,6 +42,9 @@ class LeakAnalysis {
   void removed(const Block& block);
   // One memory event (alloc, free, realloc, reset) has been applied.
   void tick();
+  // A memory event of `thread` at `time`, and an inference marker of it.
+  void thread_active(uint32_t thread, uint64_t time);
+  void marks_inferences(uint32_t thread);
   void first_inference_begins();
   // `completed`: inferences completed so far; `device`: the device's number for this one.
   void inference_end(uint64_t completed, uint64_t device);
@@ -43,6 +57,9 @@ class LeakAnalysis {
     uint64_t live = 0, allocs = 0, frees = 0;
     uint64_t max_live = 0;
     uint32_t last_high_inference = 0;  // inference in which `live` last set a record
+    // A realloc chain holds one block whose size climbs: its bytes, not its count, grow.
+    uint64_t live_bytes = 0, max_live_bytes = 0, best_end_bytes = 0;
+    uint32_t last_bytes_high_inference = 0;
     // Event time: the lowest live count of each closed window and of the open one.
     std::vector<uint64_t> minima;
     uint64_t window_min = 0;
@@ -52,6 +69,14 @@ class LeakAnalysis {
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
+  struct ThreadSpan {
+    uint32_t thread = 0;
+    uint64_t first = 0, last = 0;
+    bool marks = false;
+  };
+  ThreadSpan& span_of(uint32_t thread);
+  const ThreadSpan* find_span(uint32_t thread) const;
+  bool marks(uint32_t thread) const;
   Group& touch(uint32_t id);
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g, uint64_t bytes) const;
@@ -61,6 +86,8 @@ class LeakAnalysis {
   GroupIndex index_;
   std::vector<Group> groups_;
   std::vector<uint32_t> touched_;
+  std::vector<ThreadSpan> threads_;  // few: a linear scan from the last one met
+  size_t last_thread_ = 0;
   uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
 };
 

@@ -16,6 +16,7 @@ struct Block {
   uint32_t align = 0;
   uint32_t inference = 0;  // 0 = made before the first inference began
   uint32_t group = 0;      // its leak group (LeakAnalysis::group_of), fixed when it is made
+  uint32_t thread = 0;     // the thread that made it (Event::thread)
 };
 
 class LiveMap {

@@ -68,7 +68,7 @@ void PoolTracker::refresh_usage(PoolState& p, uint64_t before) {
 const Block& PoolTracker::alloc(const Event& e, uint32_t group, bool& replaced, Block& old) {
   PoolState& p = pool(e.pool);
   uint64_t before = p.usage();
-  last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group};
+  last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group, e.thread};
   replaced = p.live.put(last_, &old);
   if (replaced) {
     p.removed(old);

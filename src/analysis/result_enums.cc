@@ -57,6 +57,7 @@ std::string_view to_string(LiveReason reason) {
   switch (reason) {
     case LiveReason::before_first_inference: return "before_first_inference";
     case LiveReason::not_growing: return "not_growing";
+    case LiveReason::kept_by_c_runtime: return "kept_by_c_runtime";
   }
   return "not_growing";
 }

@@ -104,7 +104,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                           {"allocs", l.allocs},
                           {"frees", l.frees},
                           {"first_time", l.first_time},
-                          {"last_time", l.last_time}});
+                          {"last_time", l.last_time},
+                          {"off_inference_thread", l.off_inference_thread}});
   j["persistent"] = json::array();
   for (const auto& p : r.persistent)
     j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count},

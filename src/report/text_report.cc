@@ -50,6 +50,9 @@ std::string rate_bytes(double per) {
 
 // The headline of one leak: how much, how often, since when, where.
 std::string leak_headline(const SiteLeak& l) {
+  if (l.off_inference_thread)
+    return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
+                       "that thread's run (no rate per inference)", l.site);
   if (!l.growth || !l.bytes_per_inference)
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
                        "inferences to give a rate)", l.site);
@@ -241,7 +244,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live blocks at the end", p.name, to_string(p.kind), size,
                                   bytes(p.peak_bytes), margin, grouped(p.live_count)));
   }
-  for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing}) {
+  for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing, LiveReason::kept_by_c_runtime}) {
     uint64_t total = 0, groups = 0;
     const PersistentBlock* largest = nullptr;
     for (const auto& p : r.persistent)
@@ -254,6 +257,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (why == LiveReason::before_first_inference)
       line(out, "Persistent", fmt::format("{} made before the first inference (not leaks), largest: {}", bytes(total),
                                           largest->site));
+    else if (why == LiveReason::kept_by_c_runtime)
+      line(out, "C runtime", fmt::format("{} in {} group{} kept by libc or the loader for itself (thread stacks and TLS, "
+                                         "stdio buffers, dlopen; not the program's leaks), largest: {}",
+                                         bytes(total), grouped(groups), groups == 1 ? "" : "s", largest->site));
     else
       line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
                                            "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",

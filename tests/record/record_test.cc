@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -223,6 +224,55 @@ TEST(Record, TwoThreadsAreBothRecordedWithTheirIds) {
   EXPECT_EQ(leaked.size(), 2u);
   for (auto [tid, n] : leaked) EXPECT_EQ(n, 30) << "thread " << tid;
   EXPECT_EQ(d->stats.dropped_records, 0u);
+}
+
+// Only the main thread marks inferences; the second thread's descriptors
+// are its leak too, however its loop raced the first marker.
+TEST(Record, TheLeakOfAThreadThatMarksNoInferencesIsALeakNotPersistent) {
+  fs::path out = scratch("threads-analysed.emt");
+  Command c = run(record(out, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 40 --threads 2 --leak"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  std::string at = ";describe_output (" + leak_source_line() + ")";
+  int leaks = 0;
+  for (const SiteLeak& l : r.result.leaks) {
+    EXPECT_TRUE(l.site.ends_with(at)) << l.site;
+    EXPECT_EQ(l.bytes, 40u * 128) << l.site;
+    EXPECT_EQ(l.count, 40u) << l.site;
+    ++leaks;
+  }
+  EXPECT_EQ(leaks, 2);
+  for (const PersistentBlock& p : r.result.persistent) EXPECT_FALSE(p.site.ends_with(at)) << p.site;
+}
+
+// examples/linux/pipeline: each planted leak is found at its function and
+// line with its exact bytes and count, and nothing else is called a leak.
+TEST(Record, ThePipelinesThreePlantedLeaksAndNothingElse) {
+  fs::path out = scratch("pipeline.emt");
+  Command c = run(record(out, std::string(EDGEMEM_PIPELINE) + " --frames 64 --every 4"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  std::map<std::string, int> lines;  // marker text -> line
+  std::ifstream source(std::string(EDGEMEM_SOURCE_DIR) + "/examples/linux/pipeline.cc");
+  std::string line;
+  for (int n = 1; std::getline(source, line); ++n)
+    if (auto at = line.find("pipeline-leak: "); at != std::string::npos) lines[line.substr(at + 15)] = n;
+  struct Planted {
+    std::string function, marker;
+    uint64_t bytes, count;
+  };
+  const Planted planted[] = {{"preprocess_frame", "preprocessing buffer", 64u * 3072, 64},
+                             {"describe_tensor", "tensor descriptor", 16u * 128, 16},
+                             {"append_history", "realloc chain", 64u * 16, 1}};
+  ASSERT_EQ(r.result.leaks.size(), 3u);
+  for (const Planted& p : planted) {
+    std::string innermost = fmt::format("{} (pipeline.cc:{})", p.function, lines[p.marker]);
+    auto leak = std::find_if(r.result.leaks.begin(), r.result.leaks.end(),
+                             [&](const SiteLeak& l) { return l.site.ends_with(";" + innermost); });
+    ASSERT_NE(leak, r.result.leaks.end()) << innermost;
+    EXPECT_EQ(leak->bytes, p.bytes) << innermost;
+    EXPECT_EQ(leak->count, p.count) << innermost;
+  }
 }
 
 // A library loaded after start-up is in the recording's module map, so its

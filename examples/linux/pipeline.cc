@@ -1,0 +1,128 @@
+// A multi-threaded inference pipeline with three planted leaks, the shapes
+// seed 004's gateways die of. A preprocessing thread turns frames into
+// input tensors and hands them over a queue; the main thread runs the
+// "model" on each and marks each inference.
+//  * preprocess_frame keeps a copy of every frame's input (3,072 B a frame),
+//    on the preprocessing thread, which marks no inference;
+//  * describe_tensor keeps a 128 B tensor descriptor every Nth frame;
+//  * append_history grows one history buffer by realloc every frame and
+//    never frees it (one block whose size climbs: 16 B a frame).
+//
+//   edgemem record -o pipeline.emt -- ./pipeline --frames 64 --every 4
+//   edgemem analyze pipeline.emt
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "edgemem_marker.h"
+
+namespace {
+
+constexpr size_t kFrameBytes = 3 * 32 * 32;  // one 32x32 RGB frame, 8-bit
+
+struct TensorDescriptor {
+  uint32_t shape[8];
+  uint64_t strides[8];
+  uint64_t bytes;
+  void* data;
+  char name[16];
+};
+static_assert(sizeof(TensorDescriptor) == 128, "the planted descriptor leak is 128 B");
+
+struct Queue {
+  std::mutex m;
+  std::condition_variable ready;
+  std::deque<unsigned char*> frames;
+  bool done = false;
+};
+
+// Kept where the optimiser cannot prove the leaked blocks dead.
+void* volatile g_kept;
+
+__attribute__((noinline)) unsigned char* preprocess_frame(int frame) {
+  auto* input = static_cast<unsigned char*>(std::malloc(kFrameBytes));
+  std::memset(input, frame & 0xFF, kFrameBytes);
+  auto* copy = static_cast<unsigned char*>(std::malloc(kFrameBytes));  // pipeline-leak: preprocessing buffer
+  std::memcpy(copy, input, kFrameBytes);
+  g_kept = copy;
+  return input;
+}
+
+__attribute__((noinline)) void describe_tensor(const unsigned char* data) {
+  auto* d = static_cast<TensorDescriptor*>(std::calloc(1, sizeof(TensorDescriptor)));  // pipeline-leak: tensor descriptor
+  d->bytes = kFrameBytes;
+  d->data = const_cast<unsigned char*>(data);
+  g_kept = d;
+}
+
+__attribute__((noinline)) void append_history(char*& history, int frame) {
+  history = static_cast<char*>(std::realloc(history, static_cast<size_t>(frame + 1) * 16));  // pipeline-leak: realloc chain
+  std::memset(history + frame * 16, 0, 16);
+  std::memcpy(history + frame * 16, &frame, sizeof frame);
+}
+
+__attribute__((noinline)) float run_model(const unsigned char* input) {
+  auto* activations = static_cast<float*>(std::malloc(kFrameBytes * sizeof(float)));
+  float sum = 0;
+  for (size_t i = 0; i < kFrameBytes; ++i) sum += activations[i] = static_cast<float>(input[i]) / 255.0f;
+  std::free(activations);
+  return sum;
+}
+
+void preprocess_loop(Queue& q, int frames) {
+  for (int f = 0; f < frames; ++f) {
+    unsigned char* input = preprocess_frame(f);
+    std::lock_guard lock(q.m);
+    q.frames.push_back(input);
+    q.ready.notify_one();
+  }
+  std::lock_guard lock(q.m);
+  q.done = true;
+  q.ready.notify_one();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int frames = 64, every = 4;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--every") && i + 1 < argc) every = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: %s [--frames N] [--every N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (frames < 0 || every < 1) {
+    std::fprintf(stderr, "pipeline: --frames is at least 0 and --every at least 1\n");
+    return 2;
+  }
+  Queue q;
+  std::thread preprocessing(preprocess_loop, std::ref(q), frames);
+  char* history = nullptr;
+  float total = 0;
+  for (int f = 0;; ++f) {
+    unsigned char* input;
+    {
+      std::unique_lock lock(q.m);
+      q.ready.wait(lock, [&] { return !q.frames.empty() || q.done; });
+      if (q.frames.empty()) break;
+      input = q.frames.front();
+      q.frames.pop_front();
+    }
+    edgemem_mark_inference_begin(static_cast<uint64_t>(f + 1));
+    total += run_model(input);
+    if ((f + 1) % every == 0) describe_tensor(input);
+    append_history(history, f);
+    edgemem_mark_inference_end(static_cast<uint64_t>(f + 1));
+    std::free(input);
+  }
+  preprocessing.join();
+  std::printf("pipeline: %d frames, a descriptor every %d, checksum %.0f\n", frames, every, static_cast<double>(total));
+  return 0;
+}
