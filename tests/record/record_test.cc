@@ -131,6 +131,12 @@ TEST(Record, ACrashLosesNoAllocationMadeBeforeIt) { expect_everything_before_the
 // recorder's start-up, before libc's calloc is known.
 TEST(Record, CallocInsideDlsymAtStartUpIsServed) {
   fs::path out = scratch("bootstrap.emt");
+  // The shim reaches the program through edgemem's own environment, and a
+  // sanitizer runtime refuses (or hangs) with a library preloaded ahead of
+  // it: under the asan preset this runs in the release build only.
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "edgemem itself is ASan-built here; the release build runs this test";
+#endif
   std::string command = fmt::format("LD_PRELOAD={} {}", EDGEMEM_DLSYM_CALLOC_SHIM,
                                     record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_fork_thread_crash exit"));
   Command c = run(command);
