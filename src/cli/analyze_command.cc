@@ -22,7 +22,7 @@
 
 namespace edgemem::cli {
 
-std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
+std::optional<TraceSessionOptions> trace_session_options(const AnalyzeArgs& args) {
   TraceSessionOptions options;
   auto format = parse_format(args.format);
   if (!format) {
@@ -34,11 +34,34 @@ std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
   options.analyzer.clock_hz = args.clock_hz;
   options.analyzer.default_pool_size = args.arena_size;
   options.decoder.tpiu_stream = args.tpiu_stream;
+  return options;
+}
+
+void add_trace_options(CLI::App& cmd, AnalyzeArgs& args) {
+  add_name_option(cmd, "--format", args.format, "auto | log | seedbin | itm | tpiu | emt", "--format",
+                  {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
+  add_size_option(cmd, "--arena-size", args.arena_size, "Size of pools the trace does not declare");
+  cmd.add_option("--clock-hz", args.clock_hz, "CPU clock for cycle timestamps, to forecast in seconds")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            // A zero or negative clock would turn every time into nonsense (or a division by zero).
+            char* end = nullptr;
+            double hz = std::strtod(text.c_str(), &end);
+            return *end == '\0' && hz > 0 ? std::string() : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
+          },
+          "HZ"));
+  cmd.add_option("--tpiu-stream", args.tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
+  cmd.add_option("--elf", args.elf, "Firmware ELF: turn return-address sites into function (file:line)");
+}
+
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
+  auto options = trace_session_options(args);
+  if (!options) return std::nullopt;
   TraceOutcome outcome;
   {
     ReadProgress progress(args.path);  // its line is cleared before any note is printed
     outcome = analyse_trace_file(
-        args.path, options, [] { return interrupted() != 0; }, [&](uint64_t bytes) { progress.update(bytes); });
+        args.path, *options, [] { return interrupted() != 0; }, [&](uint64_t bytes) { progress.update(bytes); });
   }
   for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
   return std::move(outcome.run);
@@ -117,20 +140,7 @@ void add_analyze_command(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand("analyze", "Decode a memory trace and report leaks, fragmentation, overflow and peak");
   cmd->add_option("trace", args->path, "Trace file, or - for stdin")->required();
-  add_name_option(*cmd, "--format", args->format, "auto | log | seedbin | itm | tpiu | emt", "--format",
-                  {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
-  add_size_option(*cmd, "--arena-size", args->arena_size, "Size of pools the trace does not declare");
-  cmd->add_option("--clock-hz", args->clock_hz, "CPU clock for cycle timestamps, to forecast in seconds")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            // A zero or negative clock would turn every time into nonsense (or a division by zero).
-            char* end = nullptr;
-            double hz = std::strtod(text.c_str(), &end);
-            return *end == '\0' && hz > 0 ? std::string() : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
-          },
-          "HZ"));
-  cmd->add_option("--tpiu-stream", args->tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
-  cmd->add_option("--elf", args->elf, "Firmware ELF: turn return-address sites into function (file:line)");
+  add_trace_options(*cmd, *args);
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML report (charts, sites) to this file");
   cmd->add_option("--perfetto", args->perfetto, "Also write a Perfetto trace (ui.perfetto.dev): counters per pool, events, inferences");

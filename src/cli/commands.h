@@ -39,6 +39,11 @@ int run_analyze(const AnalyzeArgs& args);
 // Decodes and analyses a trace as `analyze` does, printing the session's
 // notes. On input that yields no events it returns nullopt (exit 2).
 std::optional<TraceRun> run_trace(const AnalyzeArgs& args);
+// How to read a trace, the flags `analyze` and `watch` share: --format,
+// --arena-size, --clock-hz, --tpiu-stream, --elf.
+void add_trace_options(CLI::App& cmd, AnalyzeArgs& args);
+// The session those flags ask for; unset (after saying why) for an unknown --format.
+std::optional<TraceSessionOptions> trace_session_options(const AnalyzeArgs& args);
 
 // Prints "edgemem: WHAT: WHY" on stderr and returns exit code 2.
 int fail(const std::string& what, const std::string& why);

@@ -46,14 +46,8 @@ int run_watch(const WatchArgs& args) {
     limits.duration = watch::parse_duration(args.for_duration);
     if (!limits.duration) return fail("--for " + args.for_duration, "expected a duration such as 30s, 10m, 12h, 2d");
   }
-  TraceSessionOptions options;
-  auto format = parse_format(a.format);
-  if (!format) return fail("--format " + a.format, "expected auto, log, seedbin, itm, tpiu or emt");
-  options.format = *format;
-  options.elf = a.elf;
-  options.analyzer.clock_hz = a.clock_hz;
-  options.analyzer.default_pool_size = a.arena_size;
-  options.decoder.tpiu_stream = a.tpiu_stream;
+  auto options = trace_session_options(a);
+  if (!options) return 2;
 
   std::unique_ptr<watch::LiveSource> source;
   try {
@@ -72,7 +66,7 @@ int run_watch(const WatchArgs& args) {
   }
   if (std::string said = metrics->announcement(); !said.empty()) fmt::print(stderr, "edgemem: {}\n", said);
   catch_interrupts();
-  TraceSession session(a.path, options);
+  TraceSession session(a.path, *options);
   watch::Watcher watcher(session);
   std::optional<watch::AlertHook> hook;
   if (!args.on_alert.empty()) hook.emplace(args.on_alert, args.device, a.path);
@@ -124,12 +118,7 @@ void add_watch_command(CLI::App& app) {
   cmd->add_option("source", a.path,
                   "A file still being written, - for stdin, tcp://HOST:PORT (probe or emulator), or a serial device")
       ->required();
-  add_name_option(*cmd, "--format", a.format, "auto | log | seedbin | itm | tpiu | emt", "--format",
-                  {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
-  add_size_option(*cmd, "--arena-size", a.arena_size, "Size of pools the trace does not declare");
-  cmd->add_option("--clock-hz", a.clock_hz, "CPU clock for cycle timestamps, to forecast in seconds");
-  cmd->add_option("--tpiu-stream", a.tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
-  cmd->add_option("--elf", a.elf, "Firmware ELF: turn return-address sites into function (file:line)");
+  add_trace_options(*cmd, a);
   cmd->add_flag("--json", a.json, "At the end print the edgemem.analyze/1 JSON document instead of the summary");
   cmd->add_option("--html", a.html, "At the end also write the HTML report to this file");
   cmd->add_option("--fail-on", a.fail_on,
