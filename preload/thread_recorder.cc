@@ -49,6 +49,11 @@ constexpr uint32_t kRecentAllocSlots = 2048;
 struct RecentTables {
   RecentAlloc allocs[kRecentAllocSlots];
   RecentFree frees[e2::kSizeSlots];
+  // The last stack, outermost frame first, and the tree node of each of its
+  // prefixes: the next stack looks up only the frames past what it shares.
+  uintptr_t stack_frames[kMaxFrames];
+  uint32_t stack_nodes[kMaxFrames];
+  uint32_t stack_depth;
 };
 
 uint32_t alloc_slot(uint64_t address) {
@@ -268,8 +273,21 @@ uint32_t tree_node(uint32_t parent, uint64_t address) {
 uint32_t current_stack_node() {
   uintptr_t frames[kMaxFrames];
   size_t n = capture_stack(frames, kMaxFrames, self.bounds);
+  RecentTables* t = self.recent;
   uint32_t node = 0;
-  for (size_t i = n; i-- > 0;) node = tree_node(node, frames[i]);
+  if (!t) {
+    for (size_t i = n; i-- > 0;) node = tree_node(node, frames[i]);
+    return node;
+  }
+  size_t shared = 0;
+  while (shared < n && shared < t->stack_depth && frames[n - 1 - shared] == t->stack_frames[shared]) ++shared;
+  if (shared) node = t->stack_nodes[shared - 1];
+  for (size_t j = shared; j < n; ++j) {
+    node = tree_node(node, frames[n - 1 - j]);
+    t->stack_frames[j] = frames[n - 1 - j];
+    t->stack_nodes[j] = node;
+  }
+  t->stack_depth = static_cast<uint32_t>(n);
   return node;
 }
 

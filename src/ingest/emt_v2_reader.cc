@@ -412,8 +412,12 @@ void EmtV2Reader::drain(bool all) {
 }
 
 PoolId EmtV2Reader::pool(uint64_t id) {
-  return context_.pools.intern(id == e2::kPoolMmap ? "mmap" : id == e2::kPoolMalloc ? "malloc" : fmt::format("pool{}", id),
-                               PoolKind::heap);
+  // Interned once per id: hashing the name for every event cost more than
+  // parsing the record.
+  if (auto it = pools_.find(id); it != pools_.end()) return it->second;
+  if (pools_.size() >= kMaxPools) return context_.pools.intern(fmt::format("pool{}", id), PoolKind::heap);
+  std::string name = id == e2::kPoolMmap ? "mmap" : id == e2::kPoolMalloc ? "malloc" : fmt::format("pool{}", id);
+  return pools_[id] = context_.pools.intern(name, PoolKind::heap);
 }
 
 void EmtV2Reader::apply(const Record& r) {

@@ -129,6 +129,8 @@ class EmtV2Reader {
   std::unordered_map<uint64_t, Node> nodes_;     // slot << 32 | node id
   std::unordered_map<uint64_t, SiteId> sites_;   // slot << 32 | node id
   std::unordered_map<uint32_t, uint64_t> tids_;  // slot -> kernel thread id
+  static constexpr size_t kMaxPools = 256;
+  std::unordered_map<uint64_t, PoolId> pools_;   // record pool id -> interned
   std::map<uint64_t, Module> modules_;           // start address -> module
   std::unordered_map<uint64_t, std::vector<std::string>> frames_;  // return address -> frames
   ProcessSymbolizer symbolizer_;
