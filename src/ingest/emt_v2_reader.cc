@@ -388,26 +388,33 @@ void EmtV2Reader::queue(Record r) {
     apply(r);
     return;
   }
-  if (r.seq == next_seq_ && (pending_.empty() || pending_.top().seq > r.seq)) {
+  if (r.seq == next_seq_) {
     // The next in the global order (always so in a one-thread recording):
-    // no need to wait in the queue.
+    // no need to wait.
     ++next_seq_;
     apply(r);
     return;
   }
-  pending_.push(std::move(r));
+  std::deque<Record>& q = waiting_[r.slot];
+  if (q.empty()) heads_.push({r.seq, r.slot});
+  q.push_back(std::move(r));
+  ++waiting_count_;
 }
 
 void EmtV2Reader::drain(bool all) {
-  while (!pending_.empty()) {
-    const Record& top = pending_.top();
-    if (top.seq != next_seq_ && !all && pending_.size() <= kMaxPending) return;
+  while (!heads_.empty()) {
+    Head head = heads_.top();
+    if (head.seq != next_seq_ && !all && waiting_count_ <= kMaxPending) return;
+    heads_.pop();
+    std::deque<Record>& q = waiting_[head.slot];
     // A sequence number taken and never written: the record is lost (the
     // process died between the two, or its thread could not grow the file).
-    if (top.seq > next_seq_) stats_.dropped_records += top.seq - next_seq_;
-    next_seq_ = top.seq + 1;
-    apply(top);
-    pending_.pop();
+    if (head.seq > next_seq_) stats_.dropped_records += head.seq - next_seq_;
+    next_seq_ = std::max(next_seq_, head.seq + 1);
+    apply(q.front());
+    q.pop_front();
+    --waiting_count_;
+    if (!q.empty()) heads_.push({q.front().seq, head.slot});
   }
 }
 

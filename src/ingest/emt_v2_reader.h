@@ -14,6 +14,8 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <queue>
@@ -57,8 +59,12 @@ class EmtV2Reader {
     uint64_t v[5] = {};
     std::string text;
   };
-  struct Later {
-    bool operator()(const Record& a, const Record& b) const { return a.seq > b.seq; }
+  // The first waiting record of a thread: threads' records wait in their
+  // own queues (each already in order), merged by their first records.
+  struct Head {
+    uint64_t seq;
+    uint32_t slot;
+    bool operator>(const Head& o) const { return seq != o.seq ? seq > o.seq : slot > o.slot; }
   };
   struct Node {
     uint64_t parent, address;
@@ -124,7 +130,9 @@ class EmtV2Reader {
   std::vector<RecentAlloc> recent_;           // kRecent entries, by number % kRecent
   std::array<uint64_t, emt2::kSizeSlots> freed_{};  // per size slot
 
-  std::priority_queue<Record, std::vector<Record>, Later> pending_;
+  std::unordered_map<uint32_t, std::deque<Record>> waiting_;  // per slot, in arrival order
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;  // one per non-empty queue
+  size_t waiting_count_ = 0;
   uint64_t next_seq_ = 1;
   std::unordered_map<uint64_t, Node> nodes_;     // slot << 32 | node id
   std::unordered_map<uint64_t, SiteId> sites_;   // slot << 32 | node id
