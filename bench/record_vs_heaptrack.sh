@@ -8,9 +8,9 @@
 #               and its time is scaled back up by MEMCHECK_DIV, start-up included.
 #   B/alloc     bytes on disk per allocation (+ its free): edgemem's packed
 #               recording, heaptrack's .zst.
-#   analysis    `edgemem analyze --json` on the recording: allocations per
-#               second of wall clock (best of REPEATS) and its CPU seconds;
-#               heaptrack_print on heaptrack's file beside it.
+#   analysis    `edgemem analyze --json` on the recording: millions of
+#               allocations per second of wall clock / of CPU time (best of
+#               REPEATS); heaptrack_print on heaptrack's file beside it.
 #   bench/record_vs_heaptrack.sh BUILD_DIR [INFERENCES] [REPEATS] [MEMCHECK_DIV]
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR [INFERENCES] [REPEATS] [MEMCHECK_DIV]}
@@ -28,7 +28,8 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Best "wall user+sys" seconds of REPEATS runs of "$@" (children included).
+# "wall user+sys" seconds of the run with the best wall clock of REPEATS
+# runs of "$@" (children included).
 best() {
   local best_wall= best_cpu=
   for _ in $(seq "$repeats"); do
@@ -45,23 +46,26 @@ best() {
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 
 echo "inference_loop, $inferences inferences (memcheck: $((inferences / memcheck_div)), time x$memcheck_div), best of $repeats; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-7s %8s | %9s %9s %9s | %9s %9s | %10s %11s %11s %9s\n' threads plain_s \
-  edgemem_x heaptrk_x memchk_x edgemem_B heaptrk_B allocations analyze_M/s analyze_cpu htprint_M/s
+echo "slowdowns as wall-clock ratio / CPU-time (user+sys, children included) ratio: on a loaded machine the CPU ratio is the steadier"
+printf '%-7s %10s | %11s %11s %11s | %9s %9s | %10s %13s %11s\n' threads plain_s/cpu \
+  edgemem_x heaptrack_x memcheck_x edgemem_B heaptrk_B allocations analyze_M/s htprint_M/s
 for threads in 1 2; do
   args=(--inferences "$inferences" --threads "$threads" --no-markers)
-  read -r plain _ < <(best "$app" "${args[@]}")
-  read -r rec _ < <(best "$edgemem" record -o "$work/run.emt" -- "$app" "${args[@]}")
+  read -r plain plain_cpu < <(best "$app" "${args[@]}")
+  read -r rec rec_cpu < <(best "$edgemem" record -o "$work/run.emt" -- "$app" "${args[@]}")
   rm -f "$work"/ht.*
-  read -r ht _ < <(best heaptrack -o "$work/ht" "$app" "${args[@]}")
+  read -r ht ht_cpu < <(best heaptrack -o "$work/ht" "$app" "${args[@]}")
   ht_file=$(find "$work" -maxdepth 1 -name "ht.*" | head -1)
   few=(--inferences "$((inferences / memcheck_div))" --threads "$threads" --no-markers)
-  read -r mc _ < <(best valgrind --tool=memcheck --leak-check=full "$app" "${few[@]}")
+  read -r mc mc_cpu < <(best valgrind --tool=memcheck --leak-check=full "$app" "${few[@]}")
 
   allocs=$("$edgemem" analyze --json "$work/run.emt" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["allocs"])')
   read -r an_wall an_cpu < <(best "$edgemem" analyze --json "$work/run.emt")
-  read -r hp_wall _ < <(best heaptrack_print "$ht_file")
-  printf '%-7s %8.2f | %9.2f %9.2f %9.1f | %9.2f %9.2f | %10d %11.1f %11.2f %9.2f\n' "$threads" "$plain" \
-    "$(ratio "$rec" "$plain")" "$(ratio "$ht" "$plain")" "$(ratio "$mc * $memcheck_div" "$plain")" \
+  read -r hp_wall hp_cpu < <(best heaptrack_print "$ht_file")
+  mega() { echo "scale=1; $allocs / $1 / 1000000" | bc -l; }
+  printf '%-7s %10s | %11s %11s %11s | %9.2f %9.2f | %10d %13s %11s\n' "$threads" "$plain/$plain_cpu" \
+    "$(ratio "$rec" "$plain")/$(ratio "$rec_cpu" "$plain_cpu")" "$(ratio "$ht" "$plain")/$(ratio "$ht_cpu" "$plain_cpu")" \
+    "$(ratio "$mc * $memcheck_div" "$plain")/$(ratio "$mc_cpu * $memcheck_div" "$plain_cpu")" \
     "$(ratio "$(stat -c %s "$work/run.emt")" "$allocs")" "$(ratio "$(stat -c %s "$ht_file")" "$allocs")" "$allocs" \
-    "$(echo "$allocs / $an_wall / 1000000" | bc -l)" "$an_cpu" "$(echo "$allocs / $hp_wall / 1000000" | bc -l)"
+    "$(mega "$an_wall")/$(mega "$an_cpu")" "$(mega "$hp_wall")/$(mega "$hp_cpu")"
 done

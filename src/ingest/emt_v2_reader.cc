@@ -162,6 +162,7 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
       return;
     }
     if (hint == 0) frame_open_ = false;
+    packed_at_ = offset + in.pos;
     push_unpacked({zstd_->out.data(), out.pos});
     if (failed_) {
       stats_.corrupt_bytes += in.size - in.pos;
@@ -190,7 +191,7 @@ void EmtV2Reader::push_unpacked(std::span<const uint8_t> bytes) {
       uint64_t& field = packed_header_[static_cast<size_t>(packed_field_)];
       if (packed_shift_ == 0) field = 0;
       if (packed_shift_ >= 64) {
-        give_up(input_end_, fmt::format("a packed emt v3 chunk header at unpacked byte {} holds a number longer than "
+        give_up(packed_at_, fmt::format("a packed emt v3 chunk header at unpacked byte {} holds a number longer than "
                                         "64 bits", unpacked_ - 1));
         return;
       }
@@ -200,7 +201,7 @@ void EmtV2Reader::push_unpacked(std::span<const uint8_t> bytes) {
       packed_shift_ = 0;
       if (++packed_field_ < 3) continue;
       if (packed_header_[0] == 0 || packed_header_[0] > UINT32_MAX || packed_header_[2] > e2::kChunkPayloadBytes) {
-        give_up(input_end_, fmt::format("a packed emt v3 chunk at unpacked byte {} claims thread slot {} and {} bytes "
+        give_up(packed_at_, fmt::format("a packed emt v3 chunk at unpacked byte {} claims thread slot {} and {} bytes "
                                         "of records, expected a slot from 1 and at most {} bytes",
                                         unpacked_, packed_header_[0], packed_header_[2], e2::kChunkPayloadBytes));
         return;
@@ -222,9 +223,9 @@ void EmtV2Reader::parse_packed_chunk(bool cut_off) {
   std::vector<uint8_t> records;
   records.swap(chunk_);
   packed_field_ = 0;
-  // Errors name the input offset reached so far: a packed record's place is
-  // an unpacked offset, said in the message.
-  parse_records(records, static_cast<uint32_t>(packed_header_[0]), packed_header_[1], input_end_, cut_off);
+  // Errors name the compressed input read so far (zstd decodes a block of
+  // up to 128 KiB at once) and, in the message, the exact unpacked offset.
+  parse_records(records, static_cast<uint32_t>(packed_header_[0]), packed_header_[1], packed_at_, cut_off);
   if (cut_off) stats_.truncated_bytes += packed_header_[2] - records.size();
   chunk_.swap(records);
   chunk_.clear();

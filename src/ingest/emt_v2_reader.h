@@ -118,6 +118,7 @@ class EmtV2Reader {
   bool frame_open_ = false;           // inside a zstd frame (not at its end)
   uint64_t frame_at_ = 0;             // input offset where it began
   uint64_t input_end_ = 0;            // offset after the last byte pushed
+  uint64_t packed_at_ = 0;            // offset after the compressed bytes zstd has taken
   uint64_t unpacked_ = 0;             // decompressed bytes so far
   std::array<uint64_t, 3> packed_header_{};  // slot, base sequence, bytes of records
   int packed_field_ = 0;              // fields of packed_header_ complete
