@@ -416,6 +416,7 @@ void EmtV2Reader::drain(bool all) {
     q.pop_front();
     --waiting_count_;
     if (!q.empty()) heads_.push({q.front().seq, head.slot});
+    else waiting_.erase(head.slot);  // damaged input can name millions of slots
   }
 }
 
