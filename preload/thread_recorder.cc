@@ -32,7 +32,7 @@ struct TreeEntry {
   uint32_t parent, id;
 };
 
-// What compact records are encoded against (emt_v2.h, RecentBlocks): the
+// What compact records are encoded against (emt_v2.h, kRecent): the
 // chunk's compact allocations by address (direct-mapped: a collision only
 // costs a FREE its short form) and, per size slot, the block last freed.
 // Entries from an earlier chunk are told apart by the chunk's epoch, so a

@@ -58,7 +58,7 @@ enum Tag : uint8_t {
   // which fields are present. kSeqGiven absent: dseq is 1. ALLOC with
   // kAddressGiven absent: the block is the one last freed with a size of the
   // same size slot. FREE with kAddressGiven absent: a distance d names the
-  // chunk's (d+1)-th most recent compact ALLOC (see RecentBlocks).
+  // chunk's (d+1)-th most recent compact ALLOC (see kRecent below).
   kSmallAlloc = 0x40,  // [dseq], size, [address], stack node
   kSmallFree = 0x44,   // [dseq], distance | address
 };
