@@ -423,10 +423,13 @@ void EmtV2Reader::drain(bool all) {
 PoolId EmtV2Reader::pool(uint64_t id) {
   // Interned once per id: hashing the name for every event cost more than
   // parsing the record.
+  if (id < known_pools_.size() && known_pools_[id]) return *known_pools_[id];
   if (auto it = pools_.find(id); it != pools_.end()) return it->second;
   if (pools_.size() >= kMaxPools) return context_.pools.intern(fmt::format("pool{}", id), PoolKind::heap);
   std::string name = id == e2::kPoolMmap ? "mmap" : id == e2::kPoolMalloc ? "malloc" : fmt::format("pool{}", id);
-  return pools_[id] = context_.pools.intern(name, PoolKind::heap);
+  PoolId interned = pools_[id] = context_.pools.intern(name, PoolKind::heap);
+  if (id < known_pools_.size()) known_pools_[id] = interned;
+  return interned;
 }
 
 void EmtV2Reader::apply(const Record& r) {
@@ -481,9 +484,15 @@ void EmtV2Reader::apply(const Record& r) {
 SiteId EmtV2Reader::site(uint32_t slot, uint64_t node) {
   if (node == 0) return kUnknownSite;
   uint64_t key = uint64_t{slot} << 32 | (node & 0xFFFFFFFF);
-  if (auto it = sites_.find(key); it != sites_.end()) return it->second;
+  // A loop allocates from one place many times in a row.
+  if (last_site_ && last_site_->first == key) return last_site_->second;
+  if (auto it = sites_.find(key); it != sites_.end()) {
+    last_site_ = *it;
+    return it->second;
+  }
   SiteId id = context_.sites.intern(stack_text(slot, node));
   if (sites_.size() < kMaxNodes) sites_.emplace(key, id);
+  last_site_ = {key, id};
   return id;
 }
 

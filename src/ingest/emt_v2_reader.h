@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <queue>
 #include <span>
@@ -140,6 +141,8 @@ class EmtV2Reader {
   std::unordered_map<uint32_t, uint64_t> tids_;  // slot -> kernel thread id
   static constexpr size_t kMaxPools = 256;
   std::unordered_map<uint64_t, PoolId> pools_;   // record pool id -> interned
+  std::array<std::optional<PoolId>, 2> known_pools_;  // malloc and mmap, asked for on every event
+  std::optional<std::pair<uint64_t, SiteId>> last_site_;  // the last node asked for
   std::map<uint64_t, Module> modules_;           // start address -> module
   std::unordered_map<uint64_t, std::vector<std::string>> frames_;  // return address -> frames
   ProcessSymbolizer symbolizer_;
