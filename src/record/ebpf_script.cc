@@ -1,0 +1,91 @@
+#include "record/ebpf_script.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+namespace {
+
+// Which function a thread is inside (@k[tid]): glibc calls its own malloc
+// from realloc(NULL, n) and free from realloc(p, 0) through the same
+// addresses, so only the outermost call is recorded.
+int kind_of(const std::string& f) {
+  if (f == "malloc") return 1;
+  if (f == "calloc") return 2;
+  if (f == "realloc") return 3;
+  if (f == "posix_memalign") return 5;
+  return 4;  // memalign, aligned_alloc, valloc, pvalloc
+}
+
+// bpftrace quotes a path or symbol holding characters outside its identifier set.
+std::string probe_target(const std::string& path, const std::string& symbol) {
+  auto plain = [](const std::string& s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/' || c == '.' || c == '-' || c == '+'; });
+  };
+  std::string p = plain(path) ? path : "\"" + path + "\"";
+  std::string s = plain(symbol) ? symbol : "\"" + symbol + "\"";
+  return p + ":" + s;
+}
+
+}  // namespace
+
+std::string bpftrace_script(const UprobeTargets& t) {
+  std::string s = "BEGIN { printf(\"READY\\n\"); }\n";
+  const std::string only = fmt::format("pid == {}", t.pid);
+  const std::string stack = fmt::format("ustack(perf, {})", kStackFrames);
+  std::set<std::string> maps = {"@k"};
+  for (const std::string& f : t.functions) {
+    std::string at = probe_target(t.libc, f);
+    int k = kind_of(f);
+    if (f == "free") {
+      s += fmt::format("uprobe:{} /{} && @k[tid] == 0 && arg0 != 0/ {{ printf(\"F %d %llu %llu\\n\", tid, nsecs, arg0); }}\n",
+                       at, only);
+      continue;
+    }
+    std::string enter, leave;
+    if (f == "malloc" || f == "valloc" || f == "pvalloc") {
+      enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "malloc" ? 0 : 4096);
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (f == "calloc") {
+      enter = "@size[tid] = arg0 * arg1; @align[tid] = 0;";
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (f == "memalign" || f == "aligned_alloc") {
+      enter = "@align[tid] = arg0; @size[tid] = arg1;";
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (f == "posix_memalign") {
+      enter = "@out[tid] = arg0; @align[tid] = arg1; @size[tid] = arg2;";
+      leave = fmt::format(
+          "printf(\"P %d %llu %llu %llu %d %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], (int32)retval, "
+          "*(uint64 *)@out[tid], {});",
+          stack);
+      maps.insert({"@size", "@align", "@out"});
+    } else {  // realloc
+      enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
+      leave = fmt::format(
+          "printf(\"R %d %llu %llu %llu %llu %llu\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @size[tid], retval, {});",
+          stack);
+      maps.insert({"@size", "@old", "@entered"});
+    }
+    s += fmt::format("uprobe:{} /{} && @k[tid] == 0/ {{ @k[tid] = {}; {} }}\n", at, only, k, enter);
+    s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);
+  }
+  if (t.inference) {
+    std::string at = probe_target(t.inference->path, t.inference->symbol);
+    s += fmt::format("uprobe:{} /{}/ {{ printf(\"B %d %llu\\n\", tid, nsecs); }}\n", at, only);
+    s += fmt::format("uretprobe:{} /{}/ {{ printf(\"E %d %llu\\n\", tid, nsecs); }}\n", at, only);
+  }
+  // Per-thread scratch, not results: bpftrace would print what is left.
+  s += "END {";
+  for (const std::string& m : maps) s += fmt::format(" clear({});", m);
+  s += " }\n";
+  return s;
+}
+
+}  // namespace edgemem
