@@ -105,8 +105,10 @@ Child spawn_bpftrace(int pid, const std::string& script) {
     dup2(err[1], 2);
     // Stacks stay addresses: the recording's reader symbolises them with DWARF.
     setenv("BPFTRACE_NO_USER_SYMBOLS", "1", 1);
-    // 1 MiB per CPU (the default is 256 KiB): fewer lost events in bursts.
-    setenv("BPFTRACE_PERF_RB_PAGES", "256", 1);
+    // 4 MiB per CPU (the default is 256 KiB): bpftrace formats every line in
+    // user space and falls behind a busy allocator; at 1 MiB a loop of 20,000
+    // malloc/free pairs lost half its events on a loaded 2-core machine.
+    setenv("BPFTRACE_PERF_RB_PAGES", "1024", 1);
     std::string p = std::to_string(pid);
     execlp("bpftrace", "bpftrace", "-p", p.c_str(), script.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -278,11 +280,13 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   BpftraceOutputParser parser;
   std::vector<UprobeRecord> records;
   std::string said;  // bpftrace's stderr
-  bool out_open = true, err_open = true, target_ended = false, started = false;
-  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0;
+  bool out_open = true, err_open = true, target_ended = false, started = false, stopping = false;
+  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns();
+  bool timed_out = false;
   int program_status = 0;
   while (out_open || err_open) {
-    pollfd fds[2] = {{bpftrace.out, POLLIN, 0}, {bpftrace.err, POLLIN, 0}};
+    // A stream at its end is left out (poll ignores negative descriptors).
+    pollfd fds[2] = {{out_open ? bpftrace.out : -1, POLLIN, 0}, {err_open ? bpftrace.err : -1, POLLIN, 0}};
     int n = poll(fds, 2, 50);
     if (n < 0 && errno != EINTR) break;
     char buf[65536];
@@ -327,6 +331,11 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       recording.refresh_modules();
       last_modules = now;
     }
+    // Attaching takes bpftrace a few seconds (it compiles the script with LLVM).
+    if (!started && !timed_out && now - spawned > 120'000'000'000) {
+      kill(bpftrace.pid, SIGKILL);
+      timed_out = true;
+    }
     recording.write_before(now > kReorderNs ? now - kReorderNs : 0);
     if (started && !target_ended) {
       if (request.pid) {
@@ -341,9 +350,9 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     // after its output has been quiet for a moment: what the kernel wrote
     // into its buffers is read first.
     if (target_ended && got) quiet_since = now;
-    if (target_ended && now - quiet_since > 300'000'000 && bpftrace.pid > 0) {
+    if (target_ended && !stopping && now - quiet_since > 300'000'000) {
       kill(bpftrace.pid, SIGINT);
-      quiet_since = UINT64_MAX / 2;
+      stopping = true;
     }
   }
   close(bpftrace.out);
@@ -359,6 +368,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   if (!started) {
     end_waiting();
     std::string line = first_error_line(said);
+    if (timed_out) return failed("bpftrace did not attach its probes within 2 minutes");
     return failed(WIFEXITED(status) && WEXITSTATUS(status) == 127
                       ? "bpftrace could not be started"
                       : fmt::format("bpftrace could not attach its probes ({})", line.empty() ? "no reason given" : line));
