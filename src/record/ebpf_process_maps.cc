@@ -49,4 +49,10 @@ std::string find_libc(const std::vector<MappedObject>& objects) {
   return {};
 }
 
+std::string find_libstdcxx(const std::vector<MappedObject>& objects) {
+  for (const MappedObject& o : objects)
+    if (o.executable && o.path.substr(o.path.rfind('/') + 1).starts_with("libstdc++.so")) return o.path;
+  return {};
+}
+
 }  // namespace edgemem

@@ -22,4 +22,7 @@ std::vector<MappedObject> read_mapped_objects(int pid);
 // The process's C library (libc.so.6, libc-2.x.so, musl's libc.so), or empty.
 std::string find_libc(const std::vector<MappedObject>& objects);
 
+// GCC's C++ library (libstdc++.so.6), or empty.
+std::string find_libstdcxx(const std::vector<MappedObject>& objects);
+
 }  // namespace edgemem

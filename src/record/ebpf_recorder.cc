@@ -221,16 +221,21 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     objects.push_back(program);
   }
   UprobeTargets targets;
-  targets.libc = find_libc(read_mapped_objects(request.pid ? request.pid : getpid()));
-  std::string why;
-  auto libc = targets.libc.empty() ? std::nullopt : read_elf_functions(targets.libc, why);
+  auto mapped = read_mapped_objects(request.pid ? request.pid : getpid());
+  std::string libc_path = find_libc(mapped), why;
+  auto libc = libc_path.empty() ? std::nullopt : read_elf_functions(libc_path, why);
   if (!libc || !libc->find_exact("malloc"))
-    return failed(fmt::format("{} maps no C library whose malloc can be probed{}", request.pid ? fmt::format("process {}", request.pid) : program,
-                              why.empty() ? "" : " (" + why + ")"));
-  std::set<uint64_t> addresses;
-  for (const std::string& name : kAllocationFunctions)
-    if (const ElfFunction* f = libc->find_exact(name); f && addresses.insert(f->address).second)
-      targets.functions.push_back(name);
+    return failed(fmt::format("{} maps no C library whose malloc can be probed{}",
+                              request.pid ? fmt::format("process {}", request.pid) : program, why.empty() ? "" : " (" + why + ")"));
+  auto add_probes = [&](const std::string& path, const ElfFunctions& elf, const std::vector<std::string>& names) {
+    std::set<uint64_t> addresses;
+    for (const std::string& name : names)
+      if (const ElfFunction* f = elf.find_exact(name); f && addresses.insert(f->address).second)
+        targets.allocators.push_back({path, name});
+  };
+  add_probes(libc_path, *libc, kAllocationFunctions);
+  if (std::string cxx = find_libstdcxx(mapped); !cxx.empty())
+    if (auto elf = read_elf_functions(cxx, why)) add_probes(cxx, *elf, kOperatorNew);
   if (!request.inference_fn.empty()) {
     targets.inference = find_inference_function(request.inference_fn, objects, why);
     if (!targets.inference) return failed(why);

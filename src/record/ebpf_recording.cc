@@ -114,8 +114,13 @@ void UprobeRecording::write(UprobeRecord& r) {
       writer_.alloc_failed(r.tid, name, r.size, r.align, r.stack);
       break;
     case K::free:
+      // A block allocated before the attach: left out, or `analyze` would
+      // take its free for the sign of a lost allocation.
       ++stats_.frees;
-      if (!live_.erase(r.address)) ++stats_.unknown_frees;
+      if (!live_.erase(r.address)) {
+        ++stats_.unknown_frees;
+        break;
+      }
       writer_.free(r.tid, name, r.address);
       break;
     case K::inference_enter:

@@ -21,7 +21,8 @@ namespace edgemem {
 struct UprobeStats {
   uint64_t allocations = 0, failed = 0, frees = 0;
   // Frees of blocks allocated before the probes were attached: the
-  // recording never saw them allocated (counted, not an error).
+  // recording never saw them allocated (counted, not an error, and not
+  // written: the recording holds only blocks it saw allocated).
   uint64_t unknown_frees = 0;
   uint64_t inferences = 0;
   uint64_t lost = 0;  // events bpftrace could not read (its per-CPU buffer was full)

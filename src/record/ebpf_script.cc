@@ -10,21 +10,14 @@ namespace edgemem {
 
 namespace {
 
-// Which function a thread is inside (@k[tid]): glibc calls its own malloc
-// from realloc(NULL, n) and free from realloc(p, 0) through the same
+// Which function a thread is inside (@k[tid], a number per probe): glibc
+// calls its own malloc from realloc(NULL, n) and free from realloc(p, 0),
+// operator new calls malloc and new[] calls new, all through the probed
 // addresses, so only the outermost call is recorded.
-int kind_of(const std::string& f) {
-  if (f == "malloc") return 1;
-  if (f == "calloc") return 2;
-  if (f == "realloc") return 3;
-  if (f == "posix_memalign") return 5;
-  return 4;  // memalign, aligned_alloc, valloc, pvalloc
-}
-
 // bpftrace quotes a path or symbol holding characters outside its identifier set.
 std::string probe_target(const std::string& path, const std::string& symbol) {
   auto plain = [](const std::string& s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/' || c == '.' || c == '-' || c == '+'; });
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/' || c == '.' || c == '-'; });
   };
   std::string p = plain(path) ? path : "\"" + path + "\"";
   std::string s = plain(symbol) ? symbol : "\"" + symbol + "\"";
@@ -37,22 +30,34 @@ std::string bpftrace_script(const UprobeTargets& t) {
   std::string s = "BEGIN { printf(\"READY\\n\"); }\n";
   const std::string only = fmt::format("pid == {}", t.pid);
   const std::string stack = fmt::format("ustack(perf, {})", kStackFrames);
-  std::set<std::string> maps = {"@k"};
-  for (const std::string& f : t.functions) {
-    std::string at = probe_target(t.libc, f);
-    int k = kind_of(f);
+  std::set<std::string> maps = {"@k", "@sp"};
+  // Not inside another probed call of the thread: none is open, or the open
+  // one is no longer on the stack (an operator new that threw never
+  // returns, and its uretprobe never clears @k). A nested call's stack
+  // pointer is always below its caller's.
+  const std::string outermost = "(@k[tid] == 0 || reg(\"sp\") >= @sp[tid])";
+  int k = 0;
+  for (const UprobeTargets::Function& probe : t.allocators) {
+    const std::string& f = probe.symbol;
+    std::string at = probe_target(probe.path, f);
+    ++k;
     if (f == "free") {
-      s += fmt::format("uprobe:{} /{} && @k[tid] == 0 && arg0 != 0/ {{ printf(\"F %d %llu %llu\\n\", tid, nsecs, arg0); }}\n",
-                       at, only);
+      s += fmt::format("uprobe:{} /{} && {} && arg0 != 0/ {{ printf(\"F %d %llu %llu\\n\", tid, nsecs, arg0); }}\n", at,
+                       only, outermost);
       continue;
     }
     std::string enter, leave;
-    if (f == "malloc" || f == "valloc" || f == "pvalloc") {
-      enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "malloc" ? 0 : 4096);
+    bool aligned_new = f.starts_with("_Zn") && f.find("align_val_t") != std::string::npos;
+    if (f == "malloc" || f == "valloc" || f == "pvalloc" || (f.starts_with("_Zn") && !aligned_new)) {
+      enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "valloc" || f == "pvalloc" ? 4096 : 0);
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "calloc") {
       enter = "@size[tid] = arg0 * arg1; @align[tid] = 0;";
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (aligned_new) {
+      enter = "@size[tid] = arg0; @align[tid] = arg1;";
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "memalign" || f == "aligned_alloc") {
@@ -73,7 +78,7 @@ std::string bpftrace_script(const UprobeTargets& t) {
           stack);
       maps.insert({"@size", "@old", "@entered"});
     }
-    s += fmt::format("uprobe:{} /{} && @k[tid] == 0/ {{ @k[tid] = {}; {} }}\n", at, only, k, enter);
+    s += fmt::format("uprobe:{} /{} && {}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, k, enter);
     s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);
   }
   if (t.inference) {

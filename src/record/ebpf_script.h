@@ -12,23 +12,28 @@ namespace edgemem {
 
 struct UprobeTargets {
   int pid = 0;
-  std::string libc;  // path of the process's C library
-  // Allocation functions to probe (a subset of kAllocationFunctions): one
-  // name per address, since glibc gives several names to one function
-  // (aligned_alloc is memalign) and a uprobe fires for every name.
-  std::vector<std::string> functions;
   struct Function {
     std::string path, symbol;
   };
+  // Allocation functions to probe, each named in kAllocationFunctions or
+  // kOperatorNew: one name per address, since glibc gives several names to
+  // one function (aligned_alloc is memalign) and a uprobe fires for each.
+  std::vector<Function> allocators;
   std::optional<Function> inference;  // --inference-fn
 };
 
-// What the script can probe, in the order preferred when two share an
-// address. C++ operator new and delete call these through the PLT, so they
-// are seen (with their own frame on the stack) without probes of their own,
-// which would count each allocation twice.
+// The C library's, in the order preferred when two share an address.
 inline const std::vector<std::string> kAllocationFunctions = {
     "malloc", "calloc", "realloc", "free", "posix_memalign", "memalign", "aligned_alloc", "valloc", "pvalloc"};
+
+// libstdc++'s operator new (plain, array, aligned, nothrow), probed so that
+// the stack is taken on return to the caller of `new`: through malloc the
+// kernel's frame-pointer walk would start inside libstdc++, which keeps no
+// frame pointers, and skip that caller. Operator delete is seen through
+// free (its frame is not needed).
+inline const std::vector<std::string> kOperatorNew = {
+    "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t"};
 
 // Frames walked per stack (bpftrace's limit is 127; the preload's is 64).
 inline constexpr int kStackFrames = 64;

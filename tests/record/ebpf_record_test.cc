@@ -20,6 +20,7 @@
 #include "record/ebpf_emt_writer.h"
 #include "record/ebpf_output_parser.h"
 #include "record/ebpf_recorder.h"
+#include "record/ebpf_script.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -167,6 +168,19 @@ TEST(EbpfRecord, AFunctionIsFoundByItsNameAndAMisspellingGetsASuggestion) {
   const ElfFunction* f = loop->find_user_named("run_inference");
   ASSERT_TRUE(f);
   EXPECT_TRUE(f->name.starts_with("_Z")) << f->name;
+}
+
+// libstdc++'s path holds '+', which bpftrace's probe syntax takes for an
+// operator unless the path is quoted; every probe is limited to the process.
+TEST(EbpfRecord, TheScriptQuotesAPathBpftraceCannotReadBare) {
+  UprobeTargets t;
+  t.pid = 4242;
+  t.allocators = {{"/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc"},
+                  {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "_Znwm"}};
+  std::string script = bpftrace_script(t);
+  EXPECT_NE(script.find("uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:malloc /pid == 4242"), std::string::npos) << script;
+  EXPECT_NE(script.find("uretprobe:\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\":_Znwm /pid == 4242"), std::string::npos)
+      << script;
 }
 
 #define SKIP_WITHOUT_UPROBES()                                                       \
