@@ -78,9 +78,10 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
 //   R TID T0 NSECS OLD SIZE NEW       realloc entered at T0, returned NEW; stack follows
 //   F TID NSECS PTR                   free(PTR)
 //   B TID NSECS / E TID NSECS         the --inference-fn function entered / returned
+//   READY 1 / READY 2                 the first / last probe of the script is attached
 void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecord>& out) {
-  if (text == "READY") {
-    ready_ = true;
+  if (text == "READY 1" || text == "READY 2") {
+    ready_ends_ |= text.back() == '1' ? 1 : 2;
     return;
   }
   if (text.starts_with("Attaching ")) return;

@@ -27,7 +27,8 @@ class BpftraceOutputParser {
   // End of output: the held record too.
   void finish(std::vector<UprobeRecord>& out);
 
-  bool ready() const { return ready_; }  // the probes are attached
+  // Both ends of the script answered: every probe is attached.
+  bool ready() const { return ready_ends_ == 3; }
   uint64_t lost_events() const { return lost_; }
   // Lines that are none of the above (bpftrace's warnings), the first kept.
   uint64_t other_lines() const { return other_; }
@@ -41,7 +42,7 @@ class BpftraceOutputParser {
   std::string partial_;
   std::vector<UprobeRecord> held_;  // the records of the line whose stack is being read
   bool expecting_stack_ = false;
-  bool ready_ = false;
+  int ready_ends_ = 0;
   uint64_t lost_ = 0;
   uint64_t other_ = 0;
   std::string first_other_;

@@ -27,9 +27,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Records are written once this much older than now: bpftrace reads the
-// per-CPU buffers in turns, so a record can arrive after a later one.
-constexpr uint64_t kReorderNs = 300'000'000;
+// Records are written once this much older than the newest received:
+// bpftrace reads the per-CPU buffers in turns, so a record can arrive after
+// a later one. At 300 ms measured from now, a loaded machine wrote frees
+// before their allocations.
+constexpr uint64_t kReorderNs = 2'000'000'000;
+
+// bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
+// machine; this long without a new one, it has finished.
+constexpr uint64_t kSettledNs = 1'500'000'000;
 
 uint64_t monotonic_ns() {
   timespec t{};
@@ -159,6 +165,16 @@ Waiting fork_waiting(const std::string& path, const std::vector<std::string>& co
   return w;
 }
 
+// Probes bpftrace has attached: each uprobe is a perf event descriptor (so
+// are its per-CPU output buffers and tracepoints, counted too).
+size_t perf_events_of(pid_t pid) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec))
+    if (fs::read_symlink(entry.path(), ec).string() == "anon_inode:[perf_event]") ++n;
+  return n;
+}
+
 std::string first_error_line(const std::string& said) {
   std::string chosen;
   size_t at = 0;
@@ -248,6 +264,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   }
   int pid = request.pid ? request.pid : waiting.pid;
   targets.pid = pid;
+  targets.ready_call = ready_call_for(getpid());
 
   char script_path[] = "/tmp/edgemem-uprobes-XXXXXX.bt";
   int script_fd = mkstemps(script_path, 3);
@@ -286,7 +303,9 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   std::vector<UprobeRecord> records;
   std::string said;  // bpftrace's stderr
   bool out_open = true, err_open = true, target_ended = false, started = false, stopping = false;
-  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns();
+  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns(), events_since = spawned;
+  size_t perf_events = 0;
+  uint64_t attached_at = UINT64_MAX;
   bool timed_out = false;
   int program_status = 0;
   while (out_open || err_open) {
@@ -307,14 +326,22 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       if (i == 0) parser.feed({buf, static_cast<size_t>(r)}, records);
       else if (said.size() < 8192) said.append(buf, static_cast<size_t>(r));
     }
-    for (UprobeRecord& r : records) recording.add(std::move(r));
-    records.clear();
     if (parser.lost_events() > lost_seen) {
       recording.lost(parser.lost_events() - lost_seen);
       lost_seen = parser.lost_events();
     }
     uint64_t now = monotonic_ns();
-    if (parser.ready() && !started) {
+    // Attached: the script's two readiness probes answer (bpftrace
+    // attaches tracepoints before uprobes, so that is not enough), and the
+    // uprobes' perf events are all there and have stopped growing.
+    if (!started) {
+      (void)getpgid(static_cast<pid_t>(targets.ready_call));
+      if (size_t events = perf_events_of(bpftrace.pid); events != perf_events) {
+        perf_events = events;
+        events_since = now;
+      }
+    }
+    if (!started && parser.ready() && perf_events >= uprobe_count(targets) && now - events_since > kSettledNs) {
       started = true;
       if (waiting.pid >= 0) {
         char go = 1;
@@ -329,7 +356,13 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
         }
       }
       if (request.attached) request.attached(pid);
+      attached_at = now;
     }
+    // What the probes attached first saw before the others were in place
+    // (allocations whose frees were not yet probed) is left out.
+    for (UprobeRecord& r : records)
+      if (r.time >= attached_at) recording.add(std::move(r));
+    records.clear();
     // The module map: at once for a running process; for a program we
     // started, once it has exec'd (before that it is a copy of edgemem).
     if (started && !target_ended && now - last_modules > 200'000'000 && (request.pid || exe_of(pid) != exe_of(getpid()))) {
@@ -341,7 +374,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       kill(bpftrace.pid, SIGKILL);
       timed_out = true;
     }
-    recording.write_before(now > kReorderNs ? now - kReorderNs : 0);
+    recording.write_settled(kReorderNs);
     if (started && !target_ended) {
       if (request.pid) {
         target_ended = !process_running(pid) || (request.stop && request.stop());
@@ -366,7 +399,8 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   waitpid(bpftrace.pid, &status, 0);
   unlink(script_path);
   parser.finish(records);
-  for (UprobeRecord& r : records) recording.add(std::move(r));
+  for (UprobeRecord& r : records)
+    if (r.time >= attached_at) recording.add(std::move(r));
   recording.finish();
   result.stats = recording.stats();
   bool closed = writer.close(why);

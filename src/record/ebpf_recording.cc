@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -29,6 +30,7 @@ bool is_runtime(const std::string& path) {
 
 void UprobeRecording::add(UprobeRecord r) {
   uint64_t n = arrivals_++;
+  newest_ = std::max(newest_, r.time);
   order_.push({r.time, n});
   waiting_.emplace(n, std::move(r));
 }

@@ -1,6 +1,6 @@
 // Turns the uprobe records of one process into its emt v2 recording: puts
 // them back in time order (bpftrace reads one buffer per CPU, so records
-// arrive out of order by up to its polling interval), writes the module map
+// arrive out of order by up to one round of its polling), writes the module map
 // before the stacks that need it, keeps the process's start-up frames out of
 // the stacks as the preload does, and numbers --inference-fn calls.
 #pragma once
@@ -38,8 +38,12 @@ class UprobeRecording {
   void lost(uint64_t events);
   // Re-reads the process's mappings and writes the objects not yet known.
   void refresh_modules();
-  // Writes the records that happened before `time` (CLOCK_MONOTONIC ns).
-  void write_before(uint64_t time);
+  // Writes the records that happened more than `window` ns before the
+  // newest one received. Measured from the newest received, not from now:
+  // when bpftrace falls behind (a loaded machine), all its buffers are
+  // behind, and a record still in another CPU's buffer is no older than
+  // what was read from this one by more than a poll round.
+  void write_settled(uint64_t window) { write_before(newest_ > window ? newest_ - window : 0); }
   void finish() { write_before(UINT64_MAX); }
 
   const UprobeStats& stats() const { return stats_; }
@@ -54,6 +58,7 @@ class UprobeRecording {
       return a > b;
     }
   };
+  void write_before(uint64_t time);
   void write(UprobeRecord& r);
   const Module* module_at(uint64_t address) const;
   void trim_start_up_frames(std::vector<uint64_t>& stack) const;
@@ -62,6 +67,7 @@ class UprobeRecording {
   EmtV2FileWriter& writer_;
   int pid_;
   uint64_t arrivals_ = 0;
+  uint64_t newest_ = 0;
   std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>, Later> order_;
   std::unordered_map<uint64_t, UprobeRecord> waiting_;  // by arrival number
   std::map<uint64_t, Module> modules_;                  // by start address

@@ -26,8 +26,18 @@ std::string probe_target(const std::string& path, const std::string& symbol) {
 
 }  // namespace
 
+size_t uprobe_count(const UprobeTargets& t) {
+  size_t n = t.inference ? 2 : 0;
+  for (const UprobeTargets::Function& f : t.allocators) n += f.symbol == "free" ? 1 : 2;
+  return n;
+}
+
 std::string bpftrace_script(const UprobeTargets& t) {
-  std::string s = "BEGIN { printf(\"READY\\n\"); }\n";
+  auto ready = [&](int n) {
+    return fmt::format("tracepoint:syscalls:sys_enter_getpgid /args->pid == {}/ {{ printf(\"READY {}\\n\"); }}\n",
+                       t.ready_call, n);
+  };
+  std::string s = ready(1);
   const std::string only = fmt::format("pid == {}", t.pid);
   const std::string stack = fmt::format("ustack(perf, {})", kStackFrames);
   std::set<std::string> maps = {"@k", "@sp"};
@@ -86,6 +96,7 @@ std::string bpftrace_script(const UprobeTargets& t) {
     s += fmt::format("uprobe:{} /{}/ {{ printf(\"B %d %llu\\n\", tid, nsecs); }}\n", at, only);
     s += fmt::format("uretprobe:{} /{}/ {{ printf(\"E %d %llu\\n\", tid, nsecs); }}\n", at, only);
   }
+  s += ready(2);
   // Per-thread scratch, not results: bpftrace would print what is left.
   s += "END {";
   for (const std::string& m : maps) s += fmt::format(" clear({});", m);

@@ -12,6 +12,12 @@ namespace edgemem {
 
 struct UprobeTargets {
   int pid = 0;
+  // bpftrace attaches its probes one at a time and says nothing when done
+  // (BEGIN runs before the uprobes are in place: the first second of a
+  // recording lost its frees). The script starts and ends with a probe on
+  // getpgid(ready_call), which answers once bpftrace is attaching; the
+  // recorder then counts bpftrace's perf events up to uprobe_count().
+  long ready_call = 0;
   struct Function {
     std::string path, symbol;
   };
@@ -35,9 +41,16 @@ inline const std::vector<std::string> kOperatorNew = {
     "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
     "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t"};
 
+// getpgid's argument for `ready_call`: no process has such an id (it is
+// above the kernel's pid limit), so no other call is taken for it.
+inline long ready_call_for(int pid) { return (1L << 30) + pid; }
+
 // Frames walked per stack (bpftrace's limit is 127; the preload's is 64).
 inline constexpr int kStackFrames = 64;
 
 std::string bpftrace_script(const UprobeTargets& targets);
+
+// The uprobes and uretprobes the script attaches.
+size_t uprobe_count(const UprobeTargets& targets);
 
 }  // namespace edgemem

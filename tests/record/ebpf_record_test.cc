@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -71,12 +72,12 @@ const SiteLeak* leak_at(const AnalysisResult& r, const std::string& innermost) {
 // loss notice: the same records whichever way the bytes are split.
 TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   const std::string text =
-      "Attaching 12 probes...\nREADY\n"
+      "Attaching 12 probes...\nREADY 1\n"
       "A 41 1000 128 0 94700105673344\n\n\t5620f256f187 0x5620f256f187 ([unknown])\n\t7f8f6bdb224a 0x7f8f6bdb224a ([unknown])\n\n"
       "F 41 2000 94700105673344\n"
       "R 41 3000 3100 4096 64 8192\n\n\t5620f256f1ae 0x5620f256f1ae ([unknown])\n\n"
       "P 42 4000 100 64 12 0\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
-      "B 41 5000\nE 41 6000\nLost 7 events\n";
+      "B 41 5000\nE 41 6000\nLost 7 events\nREADY 2\n";
   auto parse = [&](size_t piece) {
     BpftraceOutputParser p;
     std::vector<UprobeRecord> out;
@@ -229,6 +230,25 @@ TEST(EbpfRecord, WherePtraceIsRefusedAttachFallsBackToUprobesAndFindsTheLeak) {
   EXPECT_EQ(leak->count, 40u);
   EXPECT_TRUE(leak->site.starts_with("main (leak_per_call.c:")) << leak->site;
   EXPECT_GE(r.counts.allocs, 80u);  // each call's descriptor and scratch buffer
+  // Every scratch buffer allocated while recording is freed in the
+  // recording: no free went unseen while the probes were being attached.
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  std::string bytes = read_file(out.string());
+  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  decoder->finish();
+  std::set<uint64_t> scratch_live;
+  int scratch_allocs = 0;
+  for (const Event& e : sink.events) {
+    if (e.kind == EventKind::alloc && e.size == 4096) {
+      ++scratch_allocs;
+      scratch_live.insert(e.address);
+    }
+    if (e.kind == EventKind::free) scratch_live.erase(e.address);
+  }
+  EXPECT_EQ(scratch_allocs, 40);
+  EXPECT_TRUE(scratch_live.empty()) << scratch_live.size() << " scratch buffers never freed";
 }
 
 // Each call of the named function is an inference: 25 of them, 128 B each.
