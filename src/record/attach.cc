@@ -56,8 +56,8 @@ std::string c_literal(const std::string& s) {
 
 }  // namespace
 
-std::string attach_recorder(int pid, const std::string& output, const std::string& preload) {
-  if (kill(pid, 0) != 0) return fmt::format("no process {} ({})", pid, strerror(errno));
+AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload) {
+  if (kill(pid, 0) != 0) return {fmt::format("no process {} ({})", pid, strerror(errno))};
   std::error_code ec;
   std::string path = fs::absolute(output, ec).string();
   fs::remove(path, ec);
@@ -72,15 +72,16 @@ std::string attach_recorder(int pid, const std::string& output, const std::strin
       "-ex", "detach"};
   std::string said;
   int status = run_capturing(gdb, said);
-  if (status == 127) return "gdb is not installed (Debian package gdb); attaching needs it";
+  if (status == 127) return {"gdb is not installed (Debian package gdb)", true};
   if (said.find("ptrace: Operation not permitted") != std::string::npos)
-    return fmt::format("ptrace refused attaching to {} (kernel.yama.ptrace_scope, or not the process's owner); run "
-                       "as its owner with ptrace allowed, or start it as: edgemem record -- PROG",
-                       pid);
+    return {fmt::format("ptrace refused attaching to {} (kernel.yama.ptrace_scope, already traced, or not the "
+                        "process's owner)",
+                        pid),
+            true};
   if (said.find("(void *) 0x0\n") != std::string::npos || !fs::exists(path, ec)) {
     std::string last = said.substr(said.rfind('$') == std::string::npos ? 0 : said.rfind('$'));
     if (auto nl = last.find('\n'); nl != std::string::npos) last.resize(nl);
-    return fmt::format("the recorder could not be loaded into {} (gdb: {})", pid, last.empty() ? "no output" : last);
+    return {fmt::format("the recorder could not be loaded into {} (gdb: {})", pid, last.empty() ? "no output" : last)};
   }
   return {};
 }

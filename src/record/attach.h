@@ -8,8 +8,14 @@
 
 namespace edgemem {
 
-// Empty on success, else why not (one line: what failed and what to do).
-std::string attach_recorder(int pid, const std::string& output, const std::string& preload);
+struct AttachResult {
+  std::string error;  // empty on success, else why not (one line: what failed and what to do)
+  // gdb is missing or ptrace was refused (yama's ptrace_scope, the process
+  // already traced, not its owner): the eBPF recorder may still attach.
+  bool ptrace_unavailable = false;
+};
+
+AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload);
 
 // Still running: exists and has not exited (a zombie its parent has not
 // reaped yet has ended).

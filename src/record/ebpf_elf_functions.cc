@@ -1,0 +1,147 @@
+#include "record/ebpf_elf_functions.h"
+
+#include <cxxabi.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+namespace {
+
+std::string demangle(const std::string& name) {
+  if (!name.starts_with("_Z")) return name;
+  int status = 0;
+  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && text ? text : name;
+  std::free(text);
+  return out;
+}
+
+// "ns::f(int)" -> "ns::f"; templates and operators keep their brackets.
+std::string_view without_parameters(std::string_view demangled) {
+  if (demangled.empty() || demangled.back() != ')') return demangled;
+  int depth = 0;
+  for (size_t i = demangled.size(); i-- > 0;) {
+    if (demangled[i] == ')') ++depth;
+    if (demangled[i] == '(' && --depth == 0) return demangled.substr(0, i);
+  }
+  return demangled;
+}
+
+std::string_view unqualified(std::string_view name) {
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 0;) {
+    char c = name[i];
+    if (c == '>' || c == ')') ++depth;
+    if (c == '<' || c == '(') --depth;
+    if (depth == 0 && c == ':' && i > 0 && name[i - 1] == ':') return name.substr(i + 1);
+  }
+  return name;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const ElfFunction* ElfFunctions::find_exact(std::string_view name) const {
+  for (const ElfFunction& f : functions)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+const ElfFunction* ElfFunctions::find_user_named(std::string_view name) const {
+  if (const ElfFunction* f = find_exact(name)) return f;
+  for (const ElfFunction& f : functions) {
+    std::string_view plain = without_parameters(f.demangled);
+    if (plain == name || f.demangled == name) return &f;
+    if (plain.size() > name.size() + 2 && plain.ends_with(name) && plain.substr(0, plain.size() - name.size()).ends_with("::"))
+      return &f;
+  }
+  return nullptr;
+}
+
+std::string ElfFunctions::nearest(std::string_view name) const {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const ElfFunction& f : functions) {
+    std::string_view candidate = unqualified(without_parameters(f.demangled));
+    size_t d = edit_distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = std::string(candidate);
+    }
+  }
+  return best;
+}
+
+std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::string& error) {
+  elf_version(EV_CURRENT);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = fmt::format("{}: {}", path, strerror(errno));
+    return std::nullopt;
+  }
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (!elf || elf_kind(elf) != ELF_K_ELF) {
+    error = fmt::format("{}: not an ELF file", path);
+    if (elf) elf_end(elf);
+    close(fd);
+    return std::nullopt;
+  }
+  ElfFunctions out;
+  size_t headers = 0;
+  elf_getphdrnum(elf, &headers);
+  for (size_t i = 0; i < headers; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
+      out.first_load_page = ph.p_vaddr & ~uint64_t{0xFFF};
+      break;
+    }
+  }
+  std::set<std::string> seen;
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || sh.sh_entsize == 0)
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+          sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+        continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      // "f.cold" and "f.part.0" are pieces of f, not functions to probe.
+      if (!name || !*name || std::strchr(name, '.') || !seen.insert(name).second) continue;
+      out.functions.push_back({name, demangle(name), sym.st_value});
+    }
+  }
+  elf_end(elf);
+  close(fd);
+  return out;
+}
+
+}  // namespace edgemem

@@ -1,0 +1,38 @@
+// The function symbols of one ELF file (executable or shared object), from
+// .symtab and .dynsym: what the eBPF recorder probes (the libc allocation
+// functions, a user's --inference-fn) and how it finds a module's load bias.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace edgemem {
+
+struct ElfFunction {
+  std::string name;       // as in the symbol table (mangled for C++)
+  std::string demangled;  // the same for C
+  uint64_t address = 0;   // link-time address
+};
+
+struct ElfFunctions {
+  // p_vaddr of the PT_LOAD at file offset 0, rounded down to its page: the
+  // mapping of offset 0 lies at this address plus the load bias.
+  uint64_t first_load_page = 0;
+  std::vector<ElfFunction> functions;
+
+  const ElfFunction* find_exact(std::string_view name) const;
+  // NAME as a user writes it: the symbol, or the C++ function with that
+  // (qualified or unqualified) name, whatever its parameters.
+  const ElfFunction* find_user_named(std::string_view name) const;
+  // The function name nearest to `name` by edit distance, for "did you
+  // mean"; empty when none is near.
+  std::string nearest(std::string_view name) const;
+};
+
+// nullopt with a one-line reason when the file cannot be read as an ELF.
+std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::string& error);
+
+}  // namespace edgemem

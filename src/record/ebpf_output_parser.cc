@@ -1,0 +1,137 @@
+#include "record/ebpf_output_parser.h"
+
+#include <charconv>
+
+namespace edgemem {
+
+namespace {
+
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > at) out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+bool number(std::string_view text, uint64_t& out, int base = 10) {
+  if (text.starts_with('-')) {  // an int the script printed signed (posix_memalign's result)
+    int64_t v = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), v, base);
+    out = static_cast<uint64_t>(v);
+    return r.ec == std::errc() && r.ptr == text.data() + text.size();
+  }
+  auto r = std::from_chars(text.data(), text.data() + text.size(), out, base);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+}  // namespace
+
+void BpftraceOutputParser::feed(std::string_view bytes, std::vector<UprobeRecord>& out) {
+  for (char c : bytes) {
+    if (c != '\n') {
+      partial_ += c;
+      continue;
+    }
+    line(partial_, out);
+    partial_.clear();
+  }
+}
+
+void BpftraceOutputParser::finish(std::vector<UprobeRecord>& out) {
+  if (!partial_.empty()) line(partial_, out);
+  partial_.clear();
+  complete(out);
+}
+
+void BpftraceOutputParser::complete(std::vector<UprobeRecord>& out) {
+  for (UprobeRecord& r : held_) out.push_back(std::move(r));
+  held_.clear();
+  expecting_stack_ = false;
+}
+
+void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>& out) {
+  if (text.starts_with('\t')) {
+    // "\tADDRESS SYMBOL (MODULE)" in bpftrace's perf stack mode.
+    std::string_view frame = text.substr(1);
+    frame = frame.substr(0, frame.find(' '));
+    uint64_t address = 0;
+    if (number(frame, address, 16) && !held_.empty()) held_.back().stack.push_back(address);
+    return;
+  }
+  if (text.empty()) {
+    // The stack is printed between two empty lines: the second ends it.
+    if (expecting_stack_ && !held_.empty() && !held_.back().stack.empty()) complete(out);
+    return;
+  }
+  complete(out);
+  header(text, out);
+}
+
+// The script's lines (ebpf_script.cc writes them):
+//   A TID NSECS SIZE ALIGN PTR        an allocation returned PTR (0: failed), stack follows
+//   P TID NSECS SIZE ALIGN RC PTR     posix_memalign returned RC, PTR stored; stack follows
+//   R TID T0 NSECS OLD SIZE NEW       realloc entered at T0, returned NEW; stack follows
+//   F TID NSECS PTR                   free(PTR)
+//   B TID NSECS / E TID NSECS         the --inference-fn function entered / returned
+//   READY 1 / READY 2                 the first / last probe of the script is attached
+void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecord>& out) {
+  if (text == "READY 1" || text == "READY 2") {
+    ready_ends_ |= text.back() == '1' ? 1 : 2;
+    return;
+  }
+  if (text.starts_with("Attaching ")) return;
+  auto w = words(text);
+  if (w.size() == 3 && w[0] == "Lost" && w[2] == "events") {
+    uint64_t n = 0;
+    if (number(w[1], n)) lost_ += n;
+    return;
+  }
+  std::vector<uint64_t> v;
+  for (size_t i = 1; i < w.size(); ++i) {
+    uint64_t n = 0;
+    if (!number(w[i], n)) break;
+    v.push_back(n);
+  }
+  auto tag = w.empty() ? std::string_view() : w[0];
+  using K = UprobeRecord::Kind;
+  auto rec = [&](K kind, uint64_t time, uint64_t address, uint64_t size, uint64_t align) {
+    UprobeRecord r;
+    r.kind = kind;
+    r.tid = static_cast<uint32_t>(v[0]);
+    r.time = time;
+    r.address = address;
+    r.size = size;
+    r.align = align;
+    return r;
+  };
+  if (tag == "A" && v.size() == 5) {
+    held_.push_back(rec(v[4] ? K::alloc : K::alloc_failed, v[1], v[4], v[2], v[3]));
+    expecting_stack_ = true;
+  } else if (tag == "P" && v.size() == 6) {
+    held_.push_back(rec(v[4] == 0 ? K::alloc : K::alloc_failed, v[1], v[4] == 0 ? v[5] : 0, v[2], v[3]));
+    expecting_stack_ = true;
+  } else if (tag == "R" && v.size() == 6) {
+    // A moving realloc frees the old block when it is entered (another
+    // thread may be handed the address before it returns) and allocates
+    // the new one when it returns; realloc(p, 0) only frees; a failed one
+    // leaves the old block.
+    uint64_t old = v[3], size = v[4], fresh = v[5];
+    if (old && (fresh || size == 0)) out.push_back(rec(K::free, v[1], old, 0, 0));
+    if (fresh) held_.push_back(rec(K::alloc, v[2], fresh, size, 0));
+    else if (size) held_.push_back(rec(K::alloc_failed, v[2], 0, size, 0));
+    expecting_stack_ = !held_.empty();
+  } else if (tag == "F" && v.size() == 3) {
+    out.push_back(rec(K::free, v[1], v[2], 0, 0));
+  } else if ((tag == "B" || tag == "E") && v.size() == 2) {
+    out.push_back(rec(tag == "B" ? K::inference_enter : K::inference_leave, v[1], 0, 0, 0));
+  } else {
+    if (other_++ == 0) first_other_ = std::string(text);
+  }
+}
+
+}  // namespace edgemem

@@ -1,0 +1,51 @@
+// Reads what the generated bpftrace script prints (ebpf_script.h) as it
+// arrives, a byte at a time if need be: one line per call, the user stack
+// after it one frame a line, and bpftrace's own "Lost N events".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace edgemem {
+
+struct UprobeRecord {
+  enum class Kind : uint8_t { alloc, alloc_failed, free, inference_enter, inference_leave };
+  Kind kind = Kind::alloc;
+  uint32_t tid = 0;
+  uint64_t time = 0;  // CLOCK_MONOTONIC ns (bpftrace's nsecs)
+  uint64_t address = 0, size = 0, align = 0;
+  std::vector<uint64_t> stack;  // return addresses, innermost first
+};
+
+class BpftraceOutputParser {
+ public:
+  // Complete records are appended to `out`; a record whose stack is still
+  // arriving is held until its end.
+  void feed(std::string_view bytes, std::vector<UprobeRecord>& out);
+  // End of output: the held record too.
+  void finish(std::vector<UprobeRecord>& out);
+
+  // Both ends of the script answered: every probe is attached.
+  bool ready() const { return ready_ends_ == 3; }
+  uint64_t lost_events() const { return lost_; }
+  // Lines that are none of the above (bpftrace's warnings), the first kept.
+  uint64_t other_lines() const { return other_; }
+  const std::string& first_other_line() const { return first_other_; }
+
+ private:
+  void line(std::string_view text, std::vector<UprobeRecord>& out);
+  void header(std::string_view text, std::vector<UprobeRecord>& out);
+  void complete(std::vector<UprobeRecord>& out);
+
+  std::string partial_;
+  std::vector<UprobeRecord> held_;  // the records of the line whose stack is being read
+  bool expecting_stack_ = false;
+  int ready_ends_ = 0;
+  uint64_t lost_ = 0;
+  uint64_t other_ = 0;
+  std::string first_other_;
+};
+
+}  // namespace edgemem

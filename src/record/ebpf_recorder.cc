@@ -1,0 +1,428 @@
+#include "record/ebpf_recorder.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "record/attach.h"
+#include "record/ebpf_elf_functions.h"
+#include "record/ebpf_process_maps.h"
+#include "record/ebpf_script.h"
+
+namespace edgemem {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Records are written once this much older than the newest received:
+// bpftrace reads the per-CPU buffers in turns, so a record can arrive after
+// a later one. At 300 ms measured from now, a loaded machine wrote frees
+// before their allocations.
+constexpr uint64_t kReorderNs = 2'000'000'000;
+
+// bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
+// machine; this long without a new one, it has finished.
+constexpr uint64_t kSettledNs = 1'500'000'000;
+
+uint64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+uint64_t realtime_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::string find_in_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::absolute(program).string() : "";
+  const char* path = getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    fs::path candidate = fs::path(dirs.substr(at, end - at)) / program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    at = end + 1;
+  }
+  return {};
+}
+
+std::string exe_of(int pid) {
+  std::error_code ec;
+  return fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec).string();
+}
+
+// The function NAME in the first object that defines it; `error` names
+// the nearest names when none does.
+std::optional<UprobeTargets::Function> find_inference_function(const std::string& name,
+                                                               const std::vector<std::string>& objects,
+                                                               std::string& error) {
+  std::string nearest;
+  for (const std::string& path : objects) {
+    std::string why;
+    auto elf = read_elf_functions(path, why);
+    if (!elf) continue;
+    if (const ElfFunction* f = elf->find_user_named(name)) return UprobeTargets::Function{path, f->name};
+    if (nearest.empty()) nearest = elf->nearest(name);
+  }
+  std::string where = objects.size() == 1 ? objects.front() : fmt::format("{} or the {} libraries it maps", objects.front(), objects.size() - 1);
+  error = fmt::format("--inference-fn {}: no function of that name in {}{}", name, where,
+                      nearest.empty() ? " (is it static and stripped, or inlined everywhere?)"
+                                      : fmt::format(" (did you mean {}?)", nearest));
+  return std::nullopt;
+}
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1, err = -1;
+};
+
+// bpftrace in a process group of its own: Ctrl-C at the terminal reaches
+// edgemem, which then stops bpftrace so that it reads its buffers out.
+Child spawn_bpftrace(int pid, const std::string& script) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return {};
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return {};
+  }
+  Child c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    setpgid(0, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    // Stacks stay addresses: the recording's reader symbolises them with DWARF.
+    setenv("BPFTRACE_NO_USER_SYMBOLS", "1", 1);
+    // 4 MiB per CPU (the default is 256 KiB): bpftrace formats every line in
+    // user space and falls behind a busy allocator; at 1 MiB a loop of 20,000
+    // malloc/free pairs lost half its events on a loaded 2-core machine.
+    setenv("BPFTRACE_PERF_RB_PAGES", "1024", 1);
+    std::string p = std::to_string(pid);
+    execlp("bpftrace", "bpftrace", "-p", p.c_str(), script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  c.out = out[0];
+  c.err = err[0];
+  return c;
+}
+
+// The program is forked and waits on a pipe until the probes are in place,
+// then execs: every allocation of the new image is seen.
+struct Waiting {
+  pid_t pid = -1;
+  int go = -1;       // write a byte: exec
+  int failed = -1;   // the exec's errno, or EOF when it succeeded
+};
+
+Waiting fork_waiting(const std::string& path, const std::vector<std::string>& command) {
+  int go[2], failed[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return {};
+  if (pipe2(failed, O_CLOEXEC) != 0) {
+    close(go[0]);
+    close(go[1]);
+    return {};
+  }
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  Waiting w;
+  w.pid = fork();
+  if (w.pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    char byte;
+    close(go[1]);
+    if (read(go[0], &byte, 1) != 1) _exit(127);
+    execv(path.c_str(), argv.data());
+    int e = errno;
+    (void)!write(failed[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(go[0]);
+  close(failed[1]);
+  w.go = go[1];
+  w.failed = failed[0];
+  return w;
+}
+
+// Probes bpftrace has attached: each uprobe is a perf event descriptor (so
+// are its per-CPU output buffers and tracepoints, counted too).
+size_t perf_events_of(pid_t pid) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec))
+    if (fs::read_symlink(entry.path(), ec).string() == "anon_inode:[perf_event]") ++n;
+  return n;
+}
+
+std::string first_error_line(const std::string& said) {
+  std::string chosen;
+  size_t at = 0;
+  while (at < said.size()) {
+    size_t end = said.find('\n', at);
+    if (end == std::string::npos) end = said.size();
+    std::string line = said.substr(at, end - at);
+    at = end + 1;
+    if (line.find("RLIMIT_MEMLOCK") != std::string::npos || line.empty()) continue;
+    if (chosen.empty() || (line.starts_with("ERROR") && !chosen.starts_with("ERROR"))) chosen = line;
+  }
+  return chosen;
+}
+
+}  // namespace
+
+std::string uprobes_unavailable() {
+  if (geteuid() != 0)
+    return "the eBPF recorder needs root (uprobes and BPF programs need CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN); run "
+           "edgemem as root";
+  if (find_in_path("bpftrace").empty()) return "the eBPF recorder needs bpftrace, which is not installed (apt-get install bpftrace)";
+  std::error_code ec;
+  if (!fs::exists("/sys/bus/event_source/devices/uprobe", ec))
+    return "this kernel has no uprobes (CONFIG_UPROBES and CONFIG_UPROBE_EVENTS); use a kernel built with them";
+  if (!fs::exists("/sys/kernel/tracing/uprobe_events", ec) && fs::exists("/sys/kernel/tracing", ec) &&
+      mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
+    return fmt::format("tracefs is not mounted and could not be ({}); run: mount -t tracefs nodev /sys/kernel/tracing",
+                       strerror(errno));
+  return {};
+}
+
+UprobeResult record_with_uprobes(const UprobeRequest& request) {
+  UprobeResult result;
+  auto failed = [&](std::string why) {
+    result.error = std::move(why);
+    result.exit_code = 2;
+    return result;
+  };
+  if (std::string why = uprobes_unavailable(); !why.empty()) return failed(why);
+
+  // What to probe: the C library this process maps (a program not started
+  // yet will map ours), the user's function in the program or its libraries.
+  std::string program;
+  std::vector<std::string> objects;
+  if (request.pid) {
+    auto mapped = read_mapped_objects(request.pid);
+    if (mapped.empty()) return failed(fmt::format("no process {} (or its memory map is unreadable)", request.pid));
+    std::string exe = exe_of(request.pid);
+    objects.push_back(exe);
+    for (const MappedObject& o : mapped)
+      if (o.executable && o.path != exe) objects.push_back(o.path);
+    program = exe;
+  } else {
+    program = find_in_path(request.command.front());
+    if (program.empty()) {
+      result.error = fmt::format("cannot run {}: no such program", request.command.front());
+      result.exit_code = 127;
+      return result;
+    }
+    objects.push_back(program);
+  }
+  UprobeTargets targets;
+  auto mapped = read_mapped_objects(request.pid ? request.pid : getpid());
+  std::string libc_path = find_libc(mapped), why;
+  auto libc = libc_path.empty() ? std::nullopt : read_elf_functions(libc_path, why);
+  if (!libc || !libc->find_exact("malloc"))
+    return failed(fmt::format("{} maps no C library whose malloc can be probed{}",
+                              request.pid ? fmt::format("process {}", request.pid) : program, why.empty() ? "" : " (" + why + ")"));
+  auto add_probes = [&](const std::string& path, const ElfFunctions& elf, const std::vector<std::string>& names) {
+    std::set<uint64_t> addresses;
+    for (const std::string& name : names)
+      if (const ElfFunction* f = elf.find_exact(name); f && addresses.insert(f->address).second)
+        targets.allocators.push_back({path, name});
+  };
+  add_probes(libc_path, *libc, kAllocationFunctions);
+  if (std::string cxx = find_libstdcxx(mapped); !cxx.empty())
+    if (auto elf = read_elf_functions(cxx, why)) add_probes(cxx, *elf, kOperatorNew);
+  if (!request.inference_fn.empty()) {
+    targets.inference = find_inference_function(request.inference_fn, objects, why);
+    if (!targets.inference) return failed(why);
+  }
+
+  Waiting waiting;
+  if (!request.pid) {
+    waiting = fork_waiting(program, request.command);
+    if (waiting.pid < 0) return failed(fmt::format("cannot start {}: {}", program, strerror(errno)));
+  }
+  int pid = request.pid ? request.pid : waiting.pid;
+  targets.pid = pid;
+  targets.ready_call = ready_call_for(getpid());
+
+  char script_path[] = "/tmp/edgemem-uprobes-XXXXXX.bt";
+  int script_fd = mkstemps(script_path, 3);
+  std::string script = bpftrace_script(targets);
+  bool script_ok = script_fd >= 0 && write(script_fd, script.data(), script.size()) == static_cast<ssize_t>(script.size());
+  if (script_fd >= 0) close(script_fd);
+  auto end_waiting = [&] {
+    if (waiting.pid < 0) return;
+    close(waiting.go);  // the program is not started: it exits (127)
+    close(waiting.failed);
+    waitpid(waiting.pid, nullptr, 0);
+    waiting.pid = -1;
+  };
+  if (!script_ok) {
+    end_waiting();
+    return failed(fmt::format("cannot write the bpftrace script in /tmp: {}", strerror(errno)));
+  }
+
+  EmtV2FileWriter writer;
+  if (!writer.open(request.output, why)) {
+    unlink(script_path);
+    end_waiting();
+    return failed(why);
+  }
+  writer.wall(realtime_ns(), monotonic_ns());
+  UprobeRecording recording(writer, pid);
+  if (request.pid) recording.refresh_modules();
+
+  Child bpftrace = spawn_bpftrace(pid, script_path);
+  if (bpftrace.pid < 0) {
+    unlink(script_path);
+    end_waiting();
+    return failed(fmt::format("cannot start bpftrace: {}", strerror(errno)));
+  }
+  BpftraceOutputParser parser;
+  std::vector<UprobeRecord> records;
+  std::string said;  // bpftrace's stderr
+  bool out_open = true, err_open = true, target_ended = false, started = false, stopping = false;
+  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns(), events_since = spawned;
+  size_t perf_events = 0;
+  uint64_t attached_at = UINT64_MAX;
+  bool timed_out = false;
+  int program_status = 0;
+  while (out_open || err_open) {
+    // A stream at its end is left out (poll ignores negative descriptors).
+    pollfd fds[2] = {{out_open ? bpftrace.out : -1, POLLIN, 0}, {err_open ? bpftrace.err : -1, POLLIN, 0}};
+    int n = poll(fds, 2, 50);
+    if (n < 0 && errno != EINTR) break;
+    char buf[65536];
+    bool got = false;
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t r = read(fds[i].fd, buf, sizeof buf);
+      if (r <= 0) {
+        if (r == 0 || errno != EINTR) (i == 0 ? out_open : err_open) = false;
+        continue;
+      }
+      got = true;
+      if (i == 0) parser.feed({buf, static_cast<size_t>(r)}, records);
+      else if (said.size() < 8192) said.append(buf, static_cast<size_t>(r));
+    }
+    if (parser.lost_events() > lost_seen) {
+      recording.lost(parser.lost_events() - lost_seen);
+      lost_seen = parser.lost_events();
+    }
+    uint64_t now = monotonic_ns();
+    // Attached: the script's two readiness probes answer (bpftrace
+    // attaches tracepoints before uprobes, so that is not enough), and the
+    // uprobes' perf events are all there and have stopped growing.
+    if (!started) {
+      (void)getpgid(static_cast<pid_t>(targets.ready_call));
+      if (size_t events = perf_events_of(bpftrace.pid); events != perf_events) {
+        perf_events = events;
+        events_since = now;
+      }
+    }
+    if (!started && parser.ready() && perf_events >= uprobe_count(targets) && now - events_since > kSettledNs) {
+      started = true;
+      if (waiting.pid >= 0) {
+        char go = 1;
+        (void)!write(waiting.go, &go, 1);
+        close(waiting.go);
+        int exec_error = 0;
+        bool exec_failed = read(waiting.failed, &exec_error, sizeof exec_error) == sizeof exec_error;
+        close(waiting.failed);
+        if (exec_failed) {
+          result.error = fmt::format("cannot run {}: {}", program, strerror(exec_error));
+          result.exit_code = 127;
+        }
+      }
+      if (request.attached) request.attached(pid);
+      attached_at = now;
+    }
+    // What the probes attached first saw before the others were in place
+    // (allocations whose frees were not yet probed) is left out.
+    for (UprobeRecord& r : records)
+      if (r.time >= attached_at) recording.add(std::move(r));
+    records.clear();
+    // The module map: at once for a running process; for a program we
+    // started, once it has exec'd (before that it is a copy of edgemem).
+    if (started && !target_ended && now - last_modules > 200'000'000 && (request.pid || exe_of(pid) != exe_of(getpid()))) {
+      recording.refresh_modules();
+      last_modules = now;
+    }
+    // Attaching takes bpftrace a few seconds (it compiles the script with LLVM).
+    if (!started && !timed_out && now - spawned > 120'000'000'000) {
+      kill(bpftrace.pid, SIGKILL);
+      timed_out = true;
+    }
+    recording.write_settled(kReorderNs);
+    if (started && !target_ended) {
+      if (request.pid) {
+        target_ended = !process_running(pid) || (request.stop && request.stop());
+      } else if (waitpid(waiting.pid, &program_status, WNOHANG) == waiting.pid) {
+        target_ended = true;
+        waiting.pid = -1;
+      }
+      if (target_ended) quiet_since = now;
+    }
+    // Once the process has ended (or the user stopped), bpftrace is stopped
+    // after its output has been quiet for a moment: what the kernel wrote
+    // into its buffers is read first.
+    if (target_ended && got) quiet_since = now;
+    if (target_ended && !stopping && now - quiet_since > 300'000'000) {
+      kill(bpftrace.pid, SIGINT);
+      stopping = true;
+    }
+  }
+  close(bpftrace.out);
+  close(bpftrace.err);
+  int status = 0;
+  waitpid(bpftrace.pid, &status, 0);
+  unlink(script_path);
+  parser.finish(records);
+  for (UprobeRecord& r : records)
+    if (r.time >= attached_at) recording.add(std::move(r));
+  recording.finish();
+  result.stats = recording.stats();
+  bool closed = writer.close(why);
+  if (!started) {
+    end_waiting();
+    std::string line = first_error_line(said);
+    if (timed_out) return failed("bpftrace did not attach its probes within 2 minutes");
+    return failed(WIFEXITED(status) && WEXITSTATUS(status) == 127
+                      ? "bpftrace could not be started"
+                      : fmt::format("bpftrace could not attach its probes ({})", line.empty() ? "no reason given" : line));
+  }
+  if (!closed) return failed(why);
+  if (waiting.pid >= 0) waitpid(waiting.pid, &program_status, 0);
+  if (!request.pid && result.exit_code != 127) {
+    if (WIFSIGNALED(program_status)) {
+      result.signal = WTERMSIG(program_status);
+      result.exit_code = 128 + result.signal;
+    } else {
+      result.exit_code = WEXITSTATUS(program_status);
+    }
+  }
+  return result;
+}
+
+}  // namespace edgemem

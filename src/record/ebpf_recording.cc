@@ -1,0 +1,142 @@
+#include "record/ebpf_recording.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "record/ebpf_elf_functions.h"
+#include "record/ebpf_process_maps.h"
+
+namespace edgemem {
+
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+bool is_runtime(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  return name.starts_with("libc.so") || name.starts_with("libc-") || name.starts_with("ld-linux") ||
+         name.starts_with("ld-musl") || name.starts_with("libc.musl");
+}
+
+}  // namespace
+
+void UprobeRecording::add(UprobeRecord r) {
+  uint64_t n = arrivals_++;
+  newest_ = std::max(newest_, r.time);
+  order_.push({r.time, n});
+  waiting_.emplace(n, std::move(r));
+}
+
+void UprobeRecording::lost(uint64_t events) {
+  stats_.lost += events;
+  writer_.lost(events);
+}
+
+void UprobeRecording::refresh_modules() {
+  last_refresh_ = monotonic_ns();
+  for (const MappedObject& o : read_mapped_objects(pid_)) {
+    if (!o.executable || o.offset0 == 0) continue;
+    if (auto it = modules_.find(o.start); it != modules_.end() && it->second.end == o.end) continue;
+    auto page = first_load_page_.find(o.path);
+    if (page == first_load_page_.end()) {
+      std::string error;
+      auto elf = read_elf_functions(o.path, error);
+      page = first_load_page_.emplace(o.path, elf ? elf->first_load_page : 0).first;
+    }
+    modules_[o.start] = {o.end, is_runtime(o.path)};
+    writer_.module(o.offset0 - page->second, o.start, o.end, o.path);
+  }
+}
+
+const UprobeRecording::Module* UprobeRecording::module_at(uint64_t address) const {
+  auto it = modules_.upper_bound(address);
+  if (it == modules_.begin()) return nullptr;
+  --it;
+  return address < it->second.end ? &it->second : nullptr;
+}
+
+// The frames outside the program at the outer end of a stack (libc calling
+// main or a thread's function, _start) are dropped, as the preload's
+// unwinder stops before them: one site is one stack string whichever
+// recorder took it. A stack all inside the runtime (the loader's own
+// allocations at start-up) is kept whole.
+void UprobeRecording::trim_start_up_frames(std::vector<uint64_t>& stack) const {
+  size_t keep = stack.size();
+  while (keep > 0) {
+    const Module* m = module_at(stack[keep - 1]);
+    if (m && !m->runtime) break;
+    --keep;
+  }
+  if (keep > 0) stack.resize(keep);
+}
+
+const std::string& UprobeRecording::thread_name(uint32_t tid) {
+  auto [it, fresh] = names_.try_emplace(tid);
+  if (fresh) {
+    std::ifstream comm(fmt::format("/proc/{}/task/{}/comm", pid_, tid));
+    std::getline(comm, it->second);
+  }
+  return it->second;
+}
+
+void UprobeRecording::write_before(uint64_t time) {
+  while (!order_.empty() && order_.top().first < time) {
+    auto node = waiting_.extract(order_.top().second);
+    order_.pop();
+    write(node.mapped());
+  }
+}
+
+void UprobeRecording::write(UprobeRecord& r) {
+  using K = UprobeRecord::Kind;
+  // A frame in no known object: a library mapped since the last look.
+  for (uint64_t address : r.stack) {
+    if (module_at(address)) continue;
+    if (monotonic_ns() - last_refresh_ > 20'000'000) refresh_modules();
+    break;
+  }
+  trim_start_up_frames(r.stack);
+  const std::string& name = thread_name(r.tid);
+  switch (r.kind) {
+    case K::alloc:
+      ++stats_.allocations;
+      live_.insert(r.address);
+      writer_.alloc(r.tid, name, r.address, r.size, r.align, r.stack);
+      break;
+    case K::alloc_failed:
+      ++stats_.failed;
+      writer_.alloc_failed(r.tid, name, r.size, r.align, r.stack);
+      break;
+    case K::free:
+      // A block allocated before the attach: left out, or `analyze` would
+      // take its free for the sign of a lost allocation.
+      ++stats_.frees;
+      if (!live_.erase(r.address)) {
+        ++stats_.unknown_frees;
+        break;
+      }
+      writer_.free(r.tid, name, r.address);
+      break;
+    case K::inference_enter:
+      // Only the outermost call of a recursive function is an inference.
+      if (depth_[r.tid]++ == 0) {
+        index_[r.tid] = ++stats_.inferences;
+        writer_.inference(r.tid, name, true, index_[r.tid]);
+      }
+      break;
+    case K::inference_leave:
+      // A return from a call entered before the probes were attached is not one.
+      if (depth_[r.tid] > 0 && --depth_[r.tid] == 0) writer_.inference(r.tid, name, false, index_[r.tid]);
+      break;
+  }
+}
+
+}  // namespace edgemem

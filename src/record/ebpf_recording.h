@@ -1,0 +1,83 @@
+// Turns the uprobe records of one process into its emt v2 recording: puts
+// them back in time order (bpftrace reads one buffer per CPU, so records
+// arrive out of order by up to one round of its polling), writes the module map
+// before the stacks that need it, keeps the process's start-up frames out of
+// the stacks as the preload does, and numbers --inference-fn calls.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "record/ebpf_emt_writer.h"
+#include "record/ebpf_output_parser.h"
+
+namespace edgemem {
+
+struct UprobeStats {
+  uint64_t allocations = 0, failed = 0, frees = 0;
+  // Frees of blocks allocated before the probes were attached: the
+  // recording never saw them allocated (counted, not an error, and not
+  // written: the recording holds only blocks it saw allocated).
+  uint64_t unknown_frees = 0;
+  uint64_t inferences = 0;
+  uint64_t lost = 0;  // events bpftrace could not read (its per-CPU buffer was full)
+};
+
+class UprobeRecording {
+ public:
+  UprobeRecording(EmtV2FileWriter& writer, int pid) : writer_(writer), pid_(pid) {}
+
+  void add(UprobeRecord r);
+  // Events the kernel dropped: their place in the recording's order is
+  // left empty, which the reader reports as lost records.
+  void lost(uint64_t events);
+  // Re-reads the process's mappings and writes the objects not yet known.
+  void refresh_modules();
+  // Writes the records that happened more than `window` ns before the
+  // newest one received. Measured from the newest received, not from now:
+  // when bpftrace falls behind (a loaded machine), all its buffers are
+  // behind, and a record still in another CPU's buffer is no older than
+  // what was read from this one by more than a poll round.
+  void write_settled(uint64_t window) { write_before(newest_ > window ? newest_ - window : 0); }
+  void finish() { write_before(UINT64_MAX); }
+
+  const UprobeStats& stats() const { return stats_; }
+
+ private:
+  struct Module {
+    uint64_t end;
+    bool runtime;  // the C library or the dynamic loader
+  };
+  struct Later {
+    bool operator()(const std::pair<uint64_t, uint64_t>& a, const std::pair<uint64_t, uint64_t>& b) const {
+      return a > b;
+    }
+  };
+  void write_before(uint64_t time);
+  void write(UprobeRecord& r);
+  const Module* module_at(uint64_t address) const;
+  void trim_start_up_frames(std::vector<uint64_t>& stack) const;
+  const std::string& thread_name(uint32_t tid);
+
+  EmtV2FileWriter& writer_;
+  int pid_;
+  uint64_t arrivals_ = 0;
+  uint64_t newest_ = 0;
+  std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>, Later> order_;
+  std::unordered_map<uint64_t, UprobeRecord> waiting_;  // by arrival number
+  std::map<uint64_t, Module> modules_;                  // by start address
+  std::map<std::string, uint64_t> first_load_page_;     // per object path
+  uint64_t last_refresh_ = 0;
+  std::unordered_set<uint64_t> live_;
+  std::unordered_map<uint32_t, int> depth_;     // --inference-fn calls in progress per thread
+  std::unordered_map<uint32_t, uint64_t> index_;  // the inference each thread is in
+  std::unordered_map<uint32_t, std::string> names_;
+  UprobeStats stats_;
+};
+
+}  // namespace edgemem

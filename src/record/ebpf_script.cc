@@ -1,0 +1,107 @@
+#include "record/ebpf_script.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace edgemem {
+
+namespace {
+
+// Which function a thread is inside (@k[tid], a number per probe): glibc
+// calls its own malloc from realloc(NULL, n) and free from realloc(p, 0),
+// operator new calls malloc and new[] calls new, all through the probed
+// addresses, so only the outermost call is recorded.
+// bpftrace quotes a path or symbol holding characters outside its identifier set.
+std::string probe_target(const std::string& path, const std::string& symbol) {
+  auto plain = [](const std::string& s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '/' || c == '.' || c == '-'; });
+  };
+  std::string p = plain(path) ? path : "\"" + path + "\"";
+  std::string s = plain(symbol) ? symbol : "\"" + symbol + "\"";
+  return p + ":" + s;
+}
+
+}  // namespace
+
+size_t uprobe_count(const UprobeTargets& t) {
+  size_t n = t.inference ? 2 : 0;
+  for (const UprobeTargets::Function& f : t.allocators) n += f.symbol == "free" ? 1 : 2;
+  return n;
+}
+
+std::string bpftrace_script(const UprobeTargets& t) {
+  auto ready = [&](int n) {
+    return fmt::format("tracepoint:syscalls:sys_enter_getpgid /args->pid == {}/ {{ printf(\"READY {}\\n\"); }}\n",
+                       t.ready_call, n);
+  };
+  std::string s = ready(1);
+  const std::string only = fmt::format("pid == {}", t.pid);
+  const std::string stack = fmt::format("ustack(perf, {})", kStackFrames);
+  std::set<std::string> maps = {"@k", "@sp"};
+  // Not inside another probed call of the thread: none is open, or the open
+  // one is no longer on the stack (an operator new that threw never
+  // returns, and its uretprobe never clears @k). A nested call's stack
+  // pointer is always below its caller's.
+  const std::string outermost = "(@k[tid] == 0 || reg(\"sp\") >= @sp[tid])";
+  int k = 0;
+  for (const UprobeTargets::Function& probe : t.allocators) {
+    const std::string& f = probe.symbol;
+    std::string at = probe_target(probe.path, f);
+    ++k;
+    if (f == "free") {
+      s += fmt::format("uprobe:{} /{} && {} && arg0 != 0/ {{ printf(\"F %d %llu %llu\\n\", tid, nsecs, arg0); }}\n", at,
+                       only, outermost);
+      continue;
+    }
+    std::string enter, leave;
+    bool aligned_new = f.starts_with("_Zn") && f.find("align_val_t") != std::string::npos;
+    if (f == "malloc" || f == "valloc" || f == "pvalloc" || (f.starts_with("_Zn") && !aligned_new)) {
+      enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "valloc" || f == "pvalloc" ? 4096 : 0);
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (f == "calloc") {
+      enter = "@size[tid] = arg0 * arg1; @align[tid] = 0;";
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (aligned_new) {
+      enter = "@size[tid] = arg0; @align[tid] = arg1;";
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (f == "memalign" || f == "aligned_alloc") {
+      enter = "@align[tid] = arg0; @size[tid] = arg1;";
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      maps.insert({"@size", "@align"});
+    } else if (f == "posix_memalign") {
+      enter = "@out[tid] = arg0; @align[tid] = arg1; @size[tid] = arg2;";
+      leave = fmt::format(
+          "printf(\"P %d %llu %llu %llu %d %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], (int32)retval, "
+          "*(uint64 *)@out[tid], {});",
+          stack);
+      maps.insert({"@size", "@align", "@out"});
+    } else {  // realloc
+      enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
+      leave = fmt::format(
+          "printf(\"R %d %llu %llu %llu %llu %llu\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @size[tid], retval, {});",
+          stack);
+      maps.insert({"@size", "@old", "@entered"});
+    }
+    s += fmt::format("uprobe:{} /{} && {}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, k, enter);
+    s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);
+  }
+  if (t.inference) {
+    std::string at = probe_target(t.inference->path, t.inference->symbol);
+    s += fmt::format("uprobe:{} /{}/ {{ printf(\"B %d %llu\\n\", tid, nsecs); }}\n", at, only);
+    s += fmt::format("uretprobe:{} /{}/ {{ printf(\"E %d %llu\\n\", tid, nsecs); }}\n", at, only);
+  }
+  s += ready(2);
+  // Per-thread scratch, not results: bpftrace would print what is left.
+  s += "END {";
+  for (const std::string& m : maps) s += fmt::format(" clear({});", m);
+  s += " }\n";
+  return s;
+}
+
+}  // namespace edgemem

@@ -1,0 +1,305 @@
+// `edgemem record`'s eBPF path: bpftrace's output read in any split, the
+// recording it writes read back by the emt decoder, and real runs as root
+// (a process that ptrace cannot attach to, a function named as the
+// inference) analysed as `analyze` does.
+#include <gtest/gtest.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "edgemem/trace_session.h"
+#include "record/ebpf_elf_functions.h"
+#include "record/ebpf_emt_writer.h"
+#include "record/ebpf_output_parser.h"
+#include "record/ebpf_recorder.h"
+#include "record/ebpf_script.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kProgram = std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_leak_per_call";
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-ebpf-test-{}", getpid());
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+// Runs a shell command in the background, its output into `log`.
+pid_t start(const std::string& command, const fs::path& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string line = command + " >" + log.string() + " 2>&1";
+    execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+int exit_status(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string leak_line() {
+  std::ifstream source(std::string(EDGEMEM_SOURCE_DIR) + "/tests/record/programs/leak_per_call.c");
+  std::string line;
+  for (int n = 1; std::getline(source, line); ++n)
+    if (line.find("record-test: leak per call") != std::string::npos) return "leak_per_call.c:" + std::to_string(n);
+  return "?";
+}
+
+const SiteLeak* leak_at(const AnalysisResult& r, const std::string& innermost) {
+  for (const SiteLeak& l : r.leaks)
+    if (l.site.ends_with(innermost)) return &l;
+  return nullptr;
+}
+
+// "A TID NSECS SIZE ALIGN PTR" + stack, an F line, a realloc, bpftrace's
+// loss notice: the same records whichever way the bytes are split.
+TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
+  const std::string text =
+      "Attaching 12 probes...\nREADY 1\n"
+      "A 41 1000 128 0 94700105673344\n\n\t5620f256f187 0x5620f256f187 ([unknown])\n\t7f8f6bdb224a 0x7f8f6bdb224a ([unknown])\n\n"
+      "F 41 2000 94700105673344\n"
+      "R 41 3000 3100 4096 64 8192\n\n\t5620f256f1ae 0x5620f256f1ae ([unknown])\n\n"
+      "P 42 4000 100 64 12 0\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
+      "B 41 5000\nE 41 6000\nLost 7 events\nREADY 2\n";
+  auto parse = [&](size_t piece) {
+    BpftraceOutputParser p;
+    std::vector<UprobeRecord> out;
+    for (size_t at = 0; at < text.size(); at += piece) p.feed(std::string_view(text).substr(at, piece), out);
+    p.finish(out);
+    EXPECT_TRUE(p.ready());
+    EXPECT_EQ(p.lost_events(), 7u);
+    EXPECT_EQ(p.other_lines(), 0u) << p.first_other_line();
+    return out;
+  };
+  std::vector<UprobeRecord> whole = parse(text.size());
+  using K = UprobeRecord::Kind;
+  ASSERT_EQ(whole.size(), 7u);
+  EXPECT_EQ(whole[0].kind, K::alloc);
+  EXPECT_EQ(whole[0].size, 128u);
+  EXPECT_EQ(whole[0].stack, (std::vector<uint64_t>{0x5620f256f187, 0x7f8f6bdb224a}));
+  EXPECT_EQ(whole[1].kind, K::free);
+  // realloc: the free of 4096 when it was entered, the new block when it returned.
+  EXPECT_EQ(whole[2].kind, K::free);
+  EXPECT_EQ(whole[2].address, 4096u);
+  EXPECT_EQ(whole[2].time, 3000u);
+  EXPECT_EQ(whole[3].kind, K::alloc);
+  EXPECT_EQ(whole[3].address, 8192u);
+  EXPECT_EQ(whole[3].time, 3100u);
+  EXPECT_EQ(whole[3].stack.size(), 1u);
+  EXPECT_EQ(whole[4].kind, K::alloc_failed);  // posix_memalign returned ENOMEM (12)
+  EXPECT_EQ(whole[5].kind, K::inference_enter);
+  EXPECT_EQ(whole[6].kind, K::inference_leave);
+  for (size_t piece : {1, 2, 3, 7, 13, 64}) {
+    std::vector<UprobeRecord> split = parse(piece);
+    ASSERT_EQ(split.size(), whole.size()) << piece;
+    for (size_t i = 0; i < split.size(); ++i) {
+      EXPECT_EQ(split[i].kind, whole[i].kind) << piece;
+      EXPECT_EQ(split[i].address, whole[i].address) << piece;
+      EXPECT_EQ(split[i].stack, whole[i].stack) << piece;
+    }
+  }
+}
+
+// Records written from outside the process come back from the decoder as
+// the preload's do: in order, with their thread, stack node and inference
+// markers, and lost events counted as lost records.
+TEST(EbpfRecord, ARecordingWrittenFromOutsideDecodesInOrderWithItsLosses) {
+  fs::path out = scratch("writer.emt");
+  {
+    EmtV2FileWriter w;
+    std::string error;
+    ASSERT_TRUE(w.open(out.string(), error)) << error;
+    w.wall(1, 2);
+    const uint64_t stack[] = {0x401234, 0x401000};
+    w.inference(7, "main", true, 1);
+    w.alloc(7, "main", 0x5000, 128, 0, stack);
+    w.alloc(8, "worker", 0x6000, 64, 16, stack);
+    w.free(8, "worker", 0x6000);
+    w.lost(3);
+    w.inference(7, "main", false, 1);
+    ASSERT_TRUE(w.close(error)) << error;
+  }
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  std::string bytes = read_file(out.string());
+  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  decoder->finish();
+  ASSERT_EQ(sink.events.size(), 5u);
+  EXPECT_EQ(sink.events[0].kind, EventKind::inference_begin);
+  EXPECT_EQ(sink.events[1].kind, EventKind::alloc);
+  EXPECT_EQ(sink.events[1].thread, 7u);
+  EXPECT_EQ(sink.events[1].address, 0x5000u);
+  EXPECT_EQ(context.sites.name(sink.events[1].site), "0x401000;0x401234");
+  EXPECT_EQ(sink.events[2].thread, 8u);
+  EXPECT_EQ(sink.events[2].align, 16u);
+  EXPECT_EQ(sink.events[3].kind, EventKind::free);
+  EXPECT_EQ(sink.events[3].address, 0x6000u);
+  EXPECT_EQ(sink.events[4].kind, EventKind::inference_end);
+  EXPECT_EQ(decoder->stats().dropped_records, 3u);
+}
+
+TEST(EbpfRecord, AFunctionIsFoundByItsNameAndAMisspellingGetsASuggestion) {
+  std::string error;
+  auto elf = read_elf_functions(kProgram, error);
+  ASSERT_TRUE(elf) << error;
+  ASSERT_TRUE(elf->find_user_named("infer_once"));
+  EXPECT_FALSE(elf->find_user_named("infer_onse"));
+  EXPECT_EQ(elf->nearest("infer_onse"), "infer_once");
+  // A C++ function by its unqualified name, whatever its parameters.
+  auto loop = read_elf_functions(EDGEMEM_INFERENCE_LOOP, error);
+  ASSERT_TRUE(loop) << error;
+  const ElfFunction* f = loop->find_user_named("run_inference");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->name.starts_with("_Z")) << f->name;
+}
+
+// libstdc++'s path holds '+', which bpftrace's probe syntax takes for an
+// operator unless the path is quoted; every probe is limited to the process.
+TEST(EbpfRecord, TheScriptQuotesAPathBpftraceCannotReadBare) {
+  UprobeTargets t;
+  t.pid = 4242;
+  t.allocators = {{"/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc"},
+                  {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "_Znwm"}};
+  std::string script = bpftrace_script(t);
+  EXPECT_NE(script.find("uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:malloc /pid == 4242"), std::string::npos) << script;
+  EXPECT_NE(script.find("uretprobe:\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\":_Znwm /pid == 4242"), std::string::npos)
+      << script;
+}
+
+#define SKIP_WITHOUT_UPROBES()                                                       \
+  if (std::string why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+
+// The program is already traced (by this test, as strace or a debugger
+// would), so gdb's ptrace attach is refused: record --pid falls back to
+// uprobes. The 10 blocks allocated before the attach and freed after are
+// counted as unknown frees; every leak made after it is found with its
+// exact bytes and count at its line.
+TEST(EbpfRecord, WherePtraceIsRefusedAttachFallsBackToUprobesAndFindsTheLeak) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path go = scratch("go"), out = scratch("fallback.emt"), log = scratch("fallback.log");
+  fs::remove(go);
+  pid_t program = fork();
+  if (program == 0) {
+    execl(kProgram.c_str(), "record_leak_per_call", "40", go.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_EQ(ptrace(PTRACE_SEIZE, program, nullptr, nullptr), 0) << strerror(errno);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // past its 10 early allocations
+  pid_t recorder = start(fmt::format("{} record --pid {} -o {}", EDGEMEM_BINARY, program, out.string()), log);
+  bool attached = false;
+  for (int i = 0; i < 600 && !attached; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    attached = read_file(log.string()).find("recording process") != std::string::npos;
+  }
+  std::ofstream(go.string()) << "go\n";
+  int status = 0;
+  while (waitpid(program, &status, 0) == program && WIFSTOPPED(status))
+    ptrace(PTRACE_CONT, program, nullptr, WSTOPSIG(status) == SIGTRAP ? 0 : WSTOPSIG(status));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
+  std::string said = read_file(log.string());
+  ASSERT_TRUE(attached) << said;
+  EXPECT_NE(said.find("ptrace refused attaching"), std::string::npos) << said;
+  EXPECT_NE(said.find("recording with eBPF uprobes instead"), std::string::npos) << said;
+  EXPECT_NE(said.find("10 frees were of blocks allocated before the probes were attached"), std::string::npos) << said;
+
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  const AnalysisResult& r = outcome.run->result;
+  const SiteLeak* leak = leak_at(r, "infer_once (" + leak_line() + ")");
+  ASSERT_TRUE(leak) << (r.leaks.empty() ? "no leaks" : r.leaks[0].site);
+  EXPECT_EQ(leak->bytes, 40u * 128);
+  EXPECT_EQ(leak->count, 40u);
+  EXPECT_TRUE(leak->site.starts_with("main (leak_per_call.c:")) << leak->site;
+  EXPECT_GE(r.counts.allocs, 80u);  // each call's descriptor and scratch buffer
+  // Every scratch buffer allocated while recording is freed in the
+  // recording: no free went unseen while the probes were being attached.
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  std::string bytes = read_file(out.string());
+  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  decoder->finish();
+  std::set<uint64_t> scratch_live;
+  int scratch_allocs = 0;
+  for (const Event& e : sink.events) {
+    // (stdout's 4 KiB buffer is libc's, not the program's scratch)
+    if (e.kind == EventKind::alloc && e.size == 4096 && context.sites.name(e.site).find("infer_once (") != std::string::npos) {
+      ++scratch_allocs;
+      scratch_live.insert(e.address);
+    }
+    if (e.kind == EventKind::free) scratch_live.erase(e.address);
+  }
+  EXPECT_EQ(scratch_allocs, 40);
+  EXPECT_TRUE(scratch_live.empty()) << scratch_live.size() << " scratch buffers never freed";
+}
+
+// Each call of the named function is an inference: 25 of them, 128 B each.
+TEST(EbpfRecord, EachCallOfTheInferenceFunctionIsOneInference) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path out = scratch("inference-fn.emt"), log = scratch("inference-fn.log");
+  pid_t recorder =
+      start(fmt::format("{} record --inference-fn infer_once -o {} -- {} 25", EDGEMEM_BINARY, out.string(), kProgram), log);
+  ASSERT_EQ(exit_status(recorder), 0) << read_file(log.string());
+  EXPECT_NE(read_file(log.string()).find("25 calls of infer_once"), std::string::npos) << read_file(log.string());
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  const AnalysisResult& r = outcome.run->result;
+  EXPECT_EQ(r.inferences, 25u);
+  const SiteLeak* leak = leak_at(r, "infer_once (" + leak_line() + ")");
+  ASSERT_TRUE(leak) << (r.leaks.empty() ? "no leaks" : r.leaks[0].site);
+  EXPECT_EQ(leak->bytes, 25u * 128);
+  EXPECT_EQ(leak->count, 25u);
+  ASSERT_TRUE(leak->bytes_per_inference);
+  EXPECT_NEAR(*leak->bytes_per_inference, 128.0, 0.5);
+}
+
+TEST(EbpfRecord, AnUnknownInferenceFunctionIsRefusedInOneLineWithASuggestion) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path out = scratch("misspelt.emt"), log = scratch("misspelt.log");
+  pid_t recorder =
+      start(fmt::format("{} record --inference-fn infer_onse -o {} -- {} 3", EDGEMEM_BINARY, out.string(), kProgram), log);
+  EXPECT_EQ(exit_status(recorder), 2);
+  std::string said = read_file(log.string());
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  EXPECT_NE(said.find("no function of that name"), std::string::npos) << said;
+  EXPECT_NE(said.find("did you mean infer_once?"), std::string::npos) << said;
+}
+
+// Neither gdb nor eBPF: one line saying what to do (here: not root).
+TEST(EbpfRecord, WithoutRootTheEbpfPathSaysSoInOneLine) {
+  fs::path log = scratch("unprivileged.log");
+  fs::permissions(log.parent_path(), fs::perms::all);
+  pid_t recorder = fork();
+  if (recorder == 0) {
+    if (geteuid() == 0 && setuid(65534) != 0) _exit(126);
+    std::string line = fmt::format("{} record --via ebpf --pid {} -o /dev/null >{} 2>&1", EDGEMEM_BINARY, getppid(), log.string());
+    execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  EXPECT_EQ(exit_status(recorder), 2);
+  std::string said = read_file(log.string());
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+  EXPECT_NE(said.find("needs root"), std::string::npos) << said;
+}
+
+}  // namespace
+}  // namespace edgemem::test
