@@ -29,6 +29,7 @@ class EmtV2Reader {
   // and the missing number counted as lost.
   static constexpr size_t kMaxPending = 1 << 20;
   static constexpr size_t kMaxNodes = 1 << 22;
+  static constexpr size_t kMaxThreadNames = 4096;
 
   // `chunks_at`: input offset of the first chunk (the end of the header page).
   EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t chunks_at);
