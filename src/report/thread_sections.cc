@@ -36,7 +36,8 @@ std::string_view innermost(std::string_view site) {
 }  // namespace
 
 std::string threads_text(const ThreadsResult& r) {
-  if (r.threads.size() < 2) return {};
+  auto busy = [](const ThreadSummary& t) { return t.allocs + t.frees > 0; };
+  if (std::count_if(r.threads.begin(), r.threads.end(), busy) < 2) return {};
   std::string out;
   std::string handed = r.cross_thread_frees
                            ? fmt::format("{} block{} ({}) made on one thread and freed on another", grouped(r.cross_thread_frees),

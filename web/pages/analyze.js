@@ -166,7 +166,7 @@ EM.pages.analyze = function (doc) {
   // The per-thread split, when more than one thread made or freed a block;
   // a block is charged to the thread that made it.
   const threads = document.getElementById("threads");
-  if (a.threads.length > 1) {
+  if (a.threads.filter((t) => t.allocs + t.frees > 0).length > 1) {
     threads.hidden = false;
     const tbody = threads.querySelector("tbody");
     for (const t of a.threads) {
@@ -176,7 +176,7 @@ EM.pages.analyze = function (doc) {
                 el("td", "num", grouped(t.allocs)), el("td", "num", grouped(t.frees)),
                 el("td", "num", bytesHuman(t.alloc_bytes)), el("td", "num", bytesHuman(t.peak_live_bytes)),
                 el("td", "num", bytesHuman(t.live_bytes)), el("td", "num", bytesHuman(t.leaked_bytes)),
-                el("td", "num", grouped(t.freed_by_other_threads) + " (" + bytesHuman(t.freed_by_other_threads_bytes) + ")"),
+                el("td", "num", grouped(t.freed_by_other_threads) + " (" + bytes(t.freed_by_other_threads_bytes) + ")"),
                 el("td", "num", grouped(t.frees_of_other_threads_blocks)));
       tbody.append(tr);
     }
@@ -186,7 +186,7 @@ EM.pages.analyze = function (doc) {
       return String(tid) + (t && t.name ? " '" + t.name + "'" : "");
     };
     note(threads, x.count
-      ? grouped(x.count) + " blocks (" + bytesHuman(x.bytes) + ") made on one thread were freed on another" +
+      ? grouped(x.count) + " blocks (" + bytes(x.bytes) + ") made on one thread were freed on another" +
         (x.pairs.length ? "; most: " + grouped(x.pairs[0].count) + " made on " + name(x.pairs[0].from_tid) +
                           ", freed on " + name(x.pairs[0].to_tid) : "") + "."
       : "Every block was freed by the thread that made it.");
@@ -206,7 +206,7 @@ EM.pages.analyze = function (doc) {
     }
     temporaries.querySelector("table").before(el("p", "note",
       grouped(temp.count) + " of " + grouped(temp.allocations) + " allocations (" + (100 * temp.share).toFixed(1) + "%, " +
-      bytesHuman(temp.bytes) + ") were freed by their thread with no allocation or free between; the sites with the most:"));
+      bytes(temp.bytes) + ") were freed by their thread with no allocation or free between; the sites with the most:"));
   }
 
   // Milliseconds from navigation to a drawn page (bench/html_report_bench.sh reads it).
