@@ -22,7 +22,7 @@ void ThreadAnalysis::freed(uint32_t thread, const Block& b) {
   const uint32_t by = index(thread), owner = b.thread == thread ? by : index(b.thread);
   ++at(by).frees;
   dropped(b);
-  if (by == owner) return;
+  if (b.thread == thread) return;  // threads past the cap share a row but are still two threads
   ++at(by).frees_of_others;
   Counters& o = at(owner);
   ++o.freed_by_others;
