@@ -7,6 +7,9 @@
 //  * describe_tensor keeps a 128 B tensor descriptor every Nth frame;
 //  * append_history grows one history buffer by realloc every frame and
 //    never frees it (one block whose size climbs: 16 B a frame).
+// Not leaks: the main thread frees each input the preprocessing thread made
+// (a cross-thread free), and run_model's activations are freed right after
+// they were made (a temporary allocation).
 //
 //   edgemem record -o pipeline.emt -- ./pipeline --frames 64 --every 4
 //   edgemem analyze pipeline.emt
@@ -67,7 +70,7 @@ __attribute__((noinline)) void append_history(char*& history, int frame) {
 }
 
 __attribute__((noinline)) float run_model(const unsigned char* input) {
-  auto* activations = static_cast<float*>(std::malloc(kFrameBytes * sizeof(float)));
+  auto* activations = static_cast<float*>(std::malloc(kFrameBytes * sizeof(float)));  // pipeline-temporary: activations
   float sum = 0;
   for (size_t i = 0; i < kFrameBytes; ++i) sum += activations[i] = static_cast<float>(input[i]) / 255.0f;
   std::free(activations);

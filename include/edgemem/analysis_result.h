@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "edgemem/pool_table.h"
+#include "edgemem/thread_result.h"
 
 namespace edgemem {
 
@@ -65,6 +66,7 @@ struct SiteLeak {
   // inference clock says nothing about them, so the group is judged over
   // its threads' own activity and has no rate per inference.
   bool off_inference_thread = false;
+  std::vector<ThreadShare> threads;  // which threads made its live blocks, most bytes first
 };
 
 // Why live blocks at the end are not a leak.
@@ -317,6 +319,8 @@ struct AnalysisResult {
   Checks checks;
   std::vector<PoolTimeline> timelines;  // in PoolTable order, pools that saw an event
   InferenceMarks inference_marks;
+  ThreadsResult threads;
+  TemporaryResult temporaries;
 };
 
 }  // namespace edgemem

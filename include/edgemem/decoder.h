@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 
 #include "edgemem/event.h"
 #include "edgemem/pool_table.h"
@@ -28,6 +29,8 @@ struct TraceContext {
   SiteTable sites;
   PoolTable pools;
   TimeBase time_base = TimeBase::sequence;
+  // Names the trace gives its threads (emt v2 THREAD records), by Event::thread.
+  std::unordered_map<uint32_t, std::string> thread_names;
 };
 
 // The first thing the decoder could not make sense of, for the one-line error.

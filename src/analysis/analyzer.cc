@@ -12,6 +12,8 @@
 #include "peak_analysis.h"
 #include "pool_tracker.h"
 #include "size_analysis.h"
+#include "temporary_analysis.h"
+#include "thread_analysis.h"
 #include "timeline_analysis.h"
 #include "watermark_analysis.h"
 
@@ -32,6 +34,8 @@ struct Analyzer::Impl {
   SizeAnalysis sizes;
   LayoutAnalysis layout;
   TimelineAnalysis timeline;
+  ThreadAnalysis threads;
+  TemporaryAnalysis temporaries;
   EventCounts counts;
   size_t sized_pools = 0;
   std::vector<InferenceObserver*> observers;
@@ -77,7 +81,10 @@ struct Analyzer::Impl {
       fragmentation.released(e.pool, info, old);
       leaks.removed(old);
       layout.closed(e.pool, old, e.time);
+      threads.dropped(old);
     }
+    threads.allocated(e.thread, b);
+    temporaries.allocated(e.pool, e.thread, b);
     leaks.added(b, tracker.inference());
     layout.opened(e.pool, b);
     fragmentation.allocated(e.pool, info, b);
@@ -87,7 +94,7 @@ struct Analyzer::Impl {
     usage_changed(e.time);
   }
 
-  bool release(PoolId pool, uint64_t address, uint64_t time, Block& freed) {
+  bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
     const PoolInfo& info = pool_info(pool);
     peak.before_release(tracker);
     layout.before_release();
@@ -98,6 +105,8 @@ struct Analyzer::Impl {
     fragmentation.released(pool, info, freed);
     leaks.removed(freed);
     layout.closed(pool, freed, time);
+    threads.freed(thread, freed);
+    temporaries.freed(pool, thread, freed);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     return true;
   }
@@ -161,10 +170,12 @@ struct Analyzer::Impl {
     if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     layout.seen(e.time);
-    if (e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc)
+    if (e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc) {
       leaks.thread_active(e.thread, e.time);
-    else if (e.kind == EventKind::inference_begin || e.kind == EventKind::inference_end)
+    } else if (e.kind == EventKind::inference_begin || e.kind == EventKind::inference_end) {
       leaks.marks_inferences(e.thread);
+      threads.marks_inferences(e.thread);
+    }
     switch (e.kind) {
       case EventKind::alloc:
         ++counts.allocs;
@@ -174,7 +185,7 @@ struct Analyzer::Impl {
         break;
       case EventKind::free:
         ++counts.frees;
-        release(e.pool, e.address, e.time, freed);
+        release(e.pool, e.address, e.time, e.thread, freed);
         usage_changed(e.time);
         sampled(e);
         leaks.tick();
@@ -184,7 +195,7 @@ struct Analyzer::Impl {
         Event grown = e;
         grown.kind = EventKind::alloc;
         // realloc(NULL, n) is malloc; a resized block keeps its call site.
-        if (e.old_address != 0 && release(e.pool, e.old_address, e.time, freed) && grown.site == kUnknownSite)
+        if (e.old_address != 0 && release(e.pool, e.old_address, e.time, e.thread, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown);
         sampled(e);
@@ -220,6 +231,7 @@ struct Analyzer::Impl {
         tracker.pool(e.pool).live.for_each([&](const Block& b) {
           leaks.removed(b);
           layout.closed(e.pool, b, e.time);
+          threads.dropped(b);
         });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool);
@@ -249,6 +261,8 @@ struct Analyzer::Impl {
     out.counts = counts;
     out.inferences = tracker.completed();
     leaks.finish(tracker, context, out);
+    threads.finish(context, out);
+    temporaries.finish(tracker, context, out);
     watermark.finish(context, options.clock_hz, out);
     fragmentation.finish(context, tracker.completed(), out);
     overflow.finish(context, out);

@@ -170,10 +170,14 @@ LeakGrowth LeakAnalysis::growth(const Group& g, uint64_t bytes) const {
 namespace {
 
 // Frames of libc and the dynamic loader that allocate for their own
-// bookkeeping: a thread's stack cache and TLS, stdio buffers, dlopen.
+// bookkeeping: a thread's stack cache and TLS (static, and the dynamic TLS
+// __tls_get_addr makes for a dlopened library), stdio buffers, dlopen (its
+// stack may end in _dl_find_object_update when the walk cannot leave the loader).
 bool kept_by_c_runtime(std::string_view site) {
   static constexpr std::string_view kFrames[] = {"_dl_allocate_tls", "allocate_stack", "pthread_create",
-                                                 "_IO_file_doallocate", "dlopen", "_dl_open", "_dl_map_object"};
+                                                 "_IO_file_doallocate", "dlopen", "_dl_open", "_dl_map_object",
+                                                 "tls_get_addr", "_dl_update_slotinfo", "_dl_resize_dtv",
+                                                 "_dl_find_object"};
   for (size_t start = 0; start < site.size();) {
     size_t end = site.find(';', start);
     if (end == std::string_view::npos) end = site.size();
@@ -192,7 +196,18 @@ struct Live {
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
   uint64_t first = UINT64_MAX, last = 0;
+  std::vector<ThreadShare> threads;  // of bytes and count, by the thread that made them
 };
+
+void add_share(std::vector<ThreadShare>& shares, uint32_t tid, uint64_t size) {
+  auto s = std::find_if(shares.rbegin(), shares.rend(), [&](const ThreadShare& x) { return x.tid == tid; });
+  if (s == shares.rend()) {
+    shares.push_back({tid, size, 1});
+  } else {
+    s->bytes += size;
+    ++s->count;
+  }
+}
 
 }  // namespace
 
@@ -219,6 +234,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       g.max_size = std::max(g.max_size, b.size);
       g.first = std::min(g.first, b.time);
       g.last = std::max(g.last, b.time);
+      add_share(g.threads, b.thread, b.size);
     });
   }
   for (auto& [key, g] : live) {
@@ -267,6 +283,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       leak.last_time = g.last;
       leak.allocs = counters.allocs;
       leak.frees = counters.frees;
+      leak.threads = std::move(g.threads);
+      std::sort(leak.threads.begin(), leak.threads.end(),
+                [](const ThreadShare& a, const ThreadShare& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.tid < b.tid; });
       out.leaks.push_back(std::move(leak));
       if (g.pre_count > 0)
         out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count, LiveReason::before_first_inference});

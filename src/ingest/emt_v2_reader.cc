@@ -473,6 +473,8 @@ void EmtV2Reader::apply(const Record& r) {
       return;
     case e2::kThread:
       tids_[r.slot] = r.v[0];
+      if (context_.thread_names.size() < kMaxThreadNames || context_.thread_names.contains(static_cast<uint32_t>(r.v[0])))
+        context_.thread_names[static_cast<uint32_t>(r.v[0])] = r.text;
       return;
     default:  // kWall: when the recording began, for the reader; not an event
       return;

@@ -41,6 +41,7 @@ class EmtV2Reader {
   // The largest zstd window a packed recording may ask for (8 MiB); the
   // compactor's level needs 2 MiB.
   static constexpr int kMaxWindowLog = 23;
+  static constexpr size_t kMaxThreadNames = 4096;
 
   enum class Layout { chunked, packed };
 

@@ -1,5 +1,6 @@
 #include "edgemem/analyzer.h"
 #include "edgemem/report.h"
+#include "report/thread_sections.h"
 
 namespace edgemem {
 
@@ -105,7 +106,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                           {"frees", l.frees},
                           {"first_time", l.first_time},
                           {"last_time", l.last_time},
-                          {"off_inference_thread", l.off_inference_thread}});
+                          {"off_inference_thread", l.off_inference_thread},
+                          {"threads", thread_shares_json(l.threads)}});
   j["persistent"] = json::array();
   for (const auto& p : r.persistent)
     j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count},
@@ -217,6 +219,9 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& s3 : r.inference_marks.spans)
     spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)}});
   j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans}};
+  j["threads"] = threads_json(r.threads);
+  j["cross_thread_frees"] = cross_thread_frees_json(r.threads);
+  j["temporary_allocations"] = temporaries_json(r.temporaries);
   j["checks"] = {{"leaks", check(r.checks.leaks)},
                  {"overflow", check(r.checks.overflow)},
                  {"guards", check(r.checks.guards)},

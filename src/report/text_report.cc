@@ -9,6 +9,7 @@
 #include "edgemem/analyzer.h"
 #include "edgemem/report.h"
 #include "report/style.h"
+#include "report/thread_sections.h"
 #include "report/units.h"
 
 namespace edgemem {
@@ -266,6 +267,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                            "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
                                            largest->site));
   }
+  out += threads_text(r.threads);
+  out += temporaries_text(r.temporaries);
   if (r.sizes.aligned_requests && r.sizes.padding_bytes > r.sizes.padding_bytes_at_8)
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));

@@ -137,6 +137,18 @@ with tempfile.TemporaryDirectory() as tmp:
                    "fragmentation": {"max_band": "warning", "max_alloc_failures": 0}}, f)
     for t in [log, emt]:
         run("check", "--budget", trace_budget, "--trace", t)
+    # Two threads: a leak of each, a hand-off and a temporary allocation
+    # (threads, cross_thread_frees, temporary_allocations, leaks[].threads).
+    threaded = os.path.join(tmp, "threads.log")
+    with open(threaded, "w") as f:
+        for i in range(16):
+            a = 0x10000 + 0x100 * i
+            f.write(f"[MEM][{4 * i + 1}] ALLOC size=48 addr={a} site=worker.c:{1 + i % 2} thread=2\n")
+            f.write(f"[MEM][{4 * i + 2}] ALLOC size=32 addr={a + 0x40} site=main.c:9 thread=1\n")
+            f.write(f"[MEM][{4 * i + 3}] FREE addr={a + 0x40} thread=1\n")
+            f.write(f"[MEM][{4 * i + 4}] FREE addr={a} thread=1\n" if i % 2 else
+                    f"[MEM][{4 * i + 4}] ALLOC size=16 addr={a + 0x80} site=main.c:20 thread=1\n")
+    run("analyze", threaded)
 
 if len(maps) >= 2:
     run("diff", maps[0], maps[1])

@@ -92,6 +92,7 @@ TEST(EmtV2, DecodesTheDocumentedExample) {
   EXPECT_EQ(sink.events[1].kind, EventKind::free);
   EXPECT_EQ(sink.events[1].time, 3u);
   EXPECT_EQ(context.time_base, TimeBase::sequence);
+  EXPECT_EQ(context.thread_names.at(16613), "main") << "the THREAD record names its thread";
 }
 
 // Thread 2's chunk comes first in the file but its records are later in the

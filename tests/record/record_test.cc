@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "edgemem/report.h"
 #include "edgemem/trace_session.h"
 #include "test_support.h"
 
@@ -286,6 +287,186 @@ TEST(Record, ThePipelinesThreePlantedLeaksAndNothingElse) {
     EXPECT_EQ(leak->bytes, p.bytes) << innermost;
     EXPECT_EQ(leak->count, p.count) << innermost;
   }
+}
+
+// The line of `marker` in an example's source, as "file:line".
+std::string source_line(const std::string& file, const std::string& marker) {
+  std::ifstream source(std::string(EDGEMEM_SOURCE_DIR) + "/" + file);
+  std::string line;
+  for (int n = 1; std::getline(source, line); ++n)
+    if (line.find(marker) != std::string::npos) return fs::path(file).filename().string() + ":" + std::to_string(n);
+  return "(marker not found)";
+}
+
+const ThreadSummary* marking_thread(const AnalysisResult& r, bool marks) {
+  const ThreadSummary* found = nullptr;
+  for (const ThreadSummary& t : r.threads.threads)
+    if (t.marks_inferences == marks) {
+      if (found) return nullptr;  // more than one: the test's premise is wrong
+      found = &t;
+    }
+  return found;
+}
+
+// examples/linux/pipeline per thread, counted from what the program does:
+// the preprocessing thread makes an input and a kept copy per frame (and
+// the queue's std::deque a 512 B node at its 64th push), the main thread
+// frees each input (and that node: the hand-off), and leaks the
+// descriptors and the history buffer; the thread's start-up state is made
+// by main and deleted by the thread.
+TEST(Record, ThePipelinesThreadsEachCarryTheirOwnAllocationsLeaksAndHandOffs) {
+  fs::path out = scratch("pipeline-threads.emt");
+  Command c = run(record(out, std::string(EDGEMEM_PIPELINE) + " --frames 64 --every 4"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  ASSERT_EQ(r.result.threads.threads.size(), 2u);
+  const ThreadSummary* main = marking_thread(r.result, true);
+  const ThreadSummary* pre = marking_thread(r.result, false);
+  ASSERT_TRUE(main && pre);
+  const uint64_t frame = 3072, node = 512, start_state = 32;
+  EXPECT_EQ(pre->allocs, 2u * 64 + 1);
+  EXPECT_EQ(pre->alloc_bytes, 2u * 64 * frame + node);
+  EXPECT_EQ(pre->frees, 1u) << "its start-up state";
+  EXPECT_EQ(pre->frees_of_others, 1u);
+  EXPECT_EQ(pre->freed_by_others, 64u + 1);
+  EXPECT_EQ(pre->freed_by_others_bytes, 64u * frame + node);
+  EXPECT_EQ(pre->live_bytes, 64u * frame);
+  EXPECT_EQ(pre->live_count, 64u);
+  EXPECT_EQ(pre->leaked_bytes, 64u * frame);
+  EXPECT_EQ(pre->leaked_count, 64u);
+  // How far the preprocessing thread runs ahead is up to the scheduler: at
+  // least every copy, the last input and the node at once, at most every block it made.
+  EXPECT_GE(pre->peak_live_bytes, 64u * frame + frame + node);
+  EXPECT_LE(pre->peak_live_bytes, 2u * 64 * frame + node);
+  // run_model's activations, the descriptors, the history's reallocs, the
+  // deque's map and first node, the thread's start-up state; then
+  // pthread_create's TLS vector and printf's stdout buffer (the C runtime's).
+  EXPECT_EQ(main->allocs, 64u + 16 + 64 + 2 + 1 + 2);
+  // The activations, the history's old blocks, the inputs, the deque's nodes and map.
+  EXPECT_EQ(main->frees, 64u + 63 + 64 + 3);
+  EXPECT_EQ(main->frees_of_others, 64u + 1);
+  EXPECT_EQ(main->freed_by_others, 1u);
+  EXPECT_EQ(main->freed_by_others_bytes, start_state);
+  EXPECT_EQ(main->leaked_bytes, 16u * 128 + 64 * 16);
+  EXPECT_EQ(main->leaked_count, 17u);
+  EXPECT_EQ(r.result.threads.cross_thread_frees, 64u + 1 + 1);
+  EXPECT_EQ(r.result.threads.cross_thread_free_bytes, 64u * frame + node + start_state);
+  ASSERT_EQ(r.result.threads.hand_offs.size(), 2u);
+  const ThreadHandOff& h = r.result.threads.hand_offs[0];
+  EXPECT_EQ(h.from_tid, pre->tid);
+  EXPECT_EQ(h.to_tid, main->tid);
+  EXPECT_EQ(h.count, 65u);
+  EXPECT_EQ(h.bytes, 64u * frame + node);
+  // Threads that never set a name carry the process's.
+  EXPECT_EQ(main->name, "pipeline");
+  EXPECT_EQ(pre->name, "pipeline");
+  std::string text = text_report(r.input, r.result);
+  EXPECT_NE(text.find(fmt::format("65 blocks (197,120 B) made on {} 'pipeline' freed on {} 'pipeline'", pre->tid, main->tid)),
+            std::string::npos)
+      << text;
+}
+
+// run_model frees its activations before anything else on its thread: one
+// temporary allocation per frame, and nothing else in the program is one
+// (each other block outlives another allocation or free of its thread).
+TEST(Record, ThePipelinesTemporaryAllocationsAreItsModelsActivations) {
+  fs::path out = scratch("pipeline-temporary.emt");
+  Command c = run(record(out, std::string(EDGEMEM_PIPELINE) + " --frames 64 --every 4"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  const TemporaryResult& t = r.result.temporaries;
+  EXPECT_EQ(t.count, 64u);
+  EXPECT_EQ(t.bytes, 64u * 3072 * sizeof(float));
+  EXPECT_EQ(t.allocations, r.result.counts.allocs);
+  ASSERT_EQ(t.top.size(), 1u);
+  EXPECT_TRUE(t.top[0].site.ends_with(
+      ";run_model (" + source_line("examples/linux/pipeline.cc", "pipeline-temporary: activations") + ")"))
+      << t.top[0].site;
+  EXPECT_EQ(t.top[0].count, 64u);
+  EXPECT_EQ(t.top[0].allocs, 64u);
+}
+
+// The inference loop's tensors sizes, as inference_loop.cc draws them.
+uint64_t tensor_size(uint32_t& state) {
+  state = state * 1664525u + 1013904223u;
+  return uint64_t{1} << (6 + (state >> 28) % 13);
+}
+
+// The second thread of `inference_loop --threads 2` runs the loop alone:
+// per inference 32 tensors, a vector of their pointers that doubles from 1
+// to 32 (8 B to 256 B: 6 blocks), the leaked 128 B descriptor; it also
+// deletes its start-up state. Its tensors are freed after the descriptor
+// (or the last tensor) was made, and each vector buffer after its
+// successor: nothing is temporary.
+TEST(Record, TheInferenceLoopsSecondThreadIsCountedExactly) {
+  fs::path out = scratch("loop-threads.emt");
+  const int inferences = 60;
+  Command c = run(record(out, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 60 --threads 2 --leak"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  const ThreadSummary* worker = marking_thread(r.result, false);
+  ASSERT_TRUE(worker);
+  uint32_t state = 12345u + 1;  // the second worker's seed
+  uint64_t tensors = 0, peak = 0;
+  for (int i = 0; i < inferences; ++i) {
+    uint64_t inference = 0;
+    for (int t = 0; t < 32; ++t) inference += tensor_size(state);
+    tensors += inference;
+    // Its peak: all 32 tensors, the 256 B vector and every descriptor so far.
+    peak = std::max(peak, inference + 256 + 128u * (i + 1));
+  }
+  EXPECT_EQ(worker->allocs, inferences * (32u + 6 + 1));
+  EXPECT_EQ(worker->frees, inferences * (32u + 6) + 1);
+  EXPECT_EQ(worker->alloc_bytes, tensors + inferences * (504u + 128));
+  EXPECT_EQ(worker->peak_live_bytes, peak);
+  EXPECT_EQ(worker->live_bytes, inferences * 128u);
+  EXPECT_EQ(worker->leaked_bytes, inferences * 128u);
+  EXPECT_EQ(worker->leaked_count, uint64_t{inferences});
+  EXPECT_EQ(worker->frees_of_others, 1u);
+  EXPECT_EQ(worker->freed_by_others, 0u);
+  // Nor on the main thread, whose other blocks (the results, the thread
+  // vector and its start-up state, stdout's buffer) each outlive a later allocation.
+  EXPECT_EQ(r.result.temporaries.count, 0u) << (r.result.temporaries.top.empty() ? "" : r.result.temporaries.top[0].site);
+}
+
+// A program whose own code leaks nothing, run with stdio, a second thread,
+// TLS of a dlopened library on both threads, and the library left loaded:
+// everything still live at the end is the C runtime's, none of it a leak.
+TEST(Record, WhatTheCRuntimeKeepsForAThreadTlsStdioAndDlopenIsNotALeak) {
+  fs::path out = scratch("c-runtime.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_c_runtime " + EDGEMEM_TLS_PLUGIN));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  EXPECT_TRUE(r.result.leaks.empty()) << r.result.leaks[0].site;
+  EXPECT_EQ(r.result.checks.leaks.status, CheckStatus::clean);
+  std::map<std::string, uint64_t> kept;  // what the C runtime keeps, by the frame that says why
+  for (const PersistentBlock& p : r.result.persistent) {
+    EXPECT_EQ(p.reason, LiveReason::kept_by_c_runtime) << p.site;
+    for (const char* why : {"_IO_file_doallocate", "allocate_stack", "tls_get_addr", "dl_open_worker"})
+      if (p.site.find(why) != std::string::npos) kept[why] += p.count;
+  }
+  EXPECT_EQ(kept["_IO_file_doallocate"], 1u) << "stdout's buffer";
+  EXPECT_GE(kept["allocate_stack"], 1u) << "the thread's static TLS";
+  EXPECT_EQ(kept["tls_get_addr"], 2u) << "the library's TLS on each thread";
+  EXPECT_GE(kept["dl_open_worker"], 1u) << "dlopen's bookkeeping";
+  const std::string text = text_report(r.input, r.result);
+  EXPECT_NE(text.find("C runtime"), std::string::npos) << text;
+  EXPECT_EQ(text.find("[LEAK]"), std::string::npos) << text;
+}
+
+TEST(Record, TheOneBlockAProgramLosesBesideTheCRuntimesIsTheOnlyLeak) {
+  fs::path out = scratch("c-runtime-leak.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_c_runtime " + EDGEMEM_TLS_PLUGIN + " --leak"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  ASSERT_EQ(r.result.leaks.size(), 1u);
+  const SiteLeak& leak = r.result.leaks[0];
+  EXPECT_EQ(leak.bytes, 100u);
+  EXPECT_EQ(leak.count, 1u);
+  EXPECT_TRUE(leak.site.ends_with(
+      ";lose_a_block (" + source_line("tests/record/programs/c_runtime.c", "c-runtime-test: the lost block") + ")"))
+      << leak.site;
+  for (const PersistentBlock& p : r.result.persistent) EXPECT_EQ(p.reason, LiveReason::kept_by_c_runtime) << p.site;
 }
 
 // A library loaded after start-up is in the recording's module map, so its

@@ -4,7 +4,8 @@
 # forbids fetching, no URL in the file outside licence comments), shows the
 # demo's 644 B per inference leak at model.c:58, and shows a site name that
 # is markup as text without creating the element: in the site table, the
-# layout chart's legend and block line, and the flame graphs. Also that the
+# layout chart's legend and block line, the flame graphs and the table of
+# temporary allocations. Also that the
 # demo's page draws the leak: its 644 B blocks in the layout chart (one
 # rectangle per leaked block, each above the one before), model.c:58 in the
 # flame graphs of what was live, and its pool's fitted 644 B per inference.
@@ -83,6 +84,8 @@ cat >"$tmp/xss.log" <<'LOG'
 [MEM][6] INFER begin 2
 [MEM][7] ALLOC size=16 align=4 addr=0x20000100 site=<img/src=x/onerror=alert(1)> pool=heap
 [MEM][8] INFER end 2
+[MEM][9] ALLOC size=8 align=4 addr=0x20000200 site=<img/src=x/onerror=alert(1)> pool=heap thread=2
+[MEM][10] FREE addr=0x20000200 pool=heap thread=2
 LOG
 "$edgemem" analyze "$tmp/xss.log" --html "$out/report-xss.html" >"$tmp/xss.out" 2>"$tmp/xss.err"
 rc=$?
@@ -100,6 +103,11 @@ places = {"the site table": section('id="sites"', "</table>"),
           "the layout legend": section('class="layout-legend"', "</ul>"),
           "the flame graph of the end": section('id="flame-end"', "</figure>"),
           "the flame graph of the peak": section('id="flame-peak"', "</figure>")}
+# A second thread's temporary allocation at the first markup site: the thread and temporaries tables show.
+if names[0] not in section('id="temporaries"', "</table>"):
+    print("FAIL: report-xss: site %s is not shown as text in the temporaries table" % names[0]); ok = False
+if '<td class="num">2</td>' not in section('id="threads"', "</table>"):
+    print("FAIL: report-xss: the threads table is not shown with thread 2"); ok = False
 for where, text in places.items():
     for name in names:
         if name not in text:

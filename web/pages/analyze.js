@@ -162,6 +162,53 @@ EM.pages.analyze = function (doc) {
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
+
+  // The per-thread split, when more than one thread made or freed a block;
+  // a block is charged to the thread that made it.
+  const threads = document.getElementById("threads");
+  if (a.threads.filter((t) => t.allocs + t.frees > 0).length > 1) {
+    threads.hidden = false;
+    const tbody = threads.querySelector("tbody");
+    for (const t of a.threads) {
+      const tr = el("tr", t.leaked_bytes ? "leak" : null);
+      tr.append(el("td", "num", t.other_threads ? "(other threads)" : String(t.tid)),
+                el("td", null, (t.name || "") + (t.marks_inferences ? " (marks inferences)" : "")),
+                el("td", "num", grouped(t.allocs)), el("td", "num", grouped(t.frees)),
+                el("td", "num", bytesHuman(t.alloc_bytes)), el("td", "num", bytesHuman(t.peak_live_bytes)),
+                el("td", "num", bytesHuman(t.live_bytes)), el("td", "num", bytesHuman(t.leaked_bytes)),
+                el("td", "num", grouped(t.freed_by_other_threads) + " (" + bytes(t.freed_by_other_threads_bytes) + ")"),
+                el("td", "num", grouped(t.frees_of_other_threads_blocks)));
+      tbody.append(tr);
+    }
+    const x = a.cross_thread_frees;
+    const name = (tid) => {
+      const t = a.threads.find((u) => u.tid === tid);
+      return String(tid) + (t && t.name ? " '" + t.name + "'" : "");
+    };
+    note(threads, x.count
+      ? grouped(x.count) + " blocks (" + bytes(x.bytes) + ") made on one thread were freed on another" +
+        (x.pairs.length ? "; most: " + grouped(x.pairs[0].count) + " made on " + name(x.pairs[0].from_tid) +
+                          ", freed on " + name(x.pairs[0].to_tid) : "") + "."
+      : "Every block was freed by the thread that made it.");
+  }
+
+  // Blocks freed by their thread right after they were made (heaptrack's temporary allocations).
+  const temp = a.temporary_allocations;
+  const temporaries = document.getElementById("temporaries");
+  if (temp.count) {
+    temporaries.hidden = false;
+    const tbody = temporaries.querySelector("tbody");
+    for (const s of temp.top_sites) {
+      const tr = el("tr");
+      tr.append(el("td", "site", s.site), el("td", "num", grouped(s.count)),
+                el("td", "num", grouped(s.allocs)), el("td", "num", bytesHuman(s.bytes)));
+      tbody.append(tr);
+    }
+    temporaries.querySelector("table").before(el("p", "note",
+      grouped(temp.count) + " of " + grouped(temp.allocations) + " allocations (" + (100 * temp.share).toFixed(1) + "%, " +
+      bytes(temp.bytes) + ") were freed by their thread with no allocation or free between; the sites with the most:"));
+  }
+
   // Milliseconds from navigation to a drawn page (bench/html_report_bench.sh reads it).
   document.body.dataset.renderMs = Math.round(performance.now());
 };

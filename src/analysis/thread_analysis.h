@@ -1,0 +1,51 @@
+// The per-thread split: what each thread allocated and freed, what its
+// blocks held at their peak and at the end, what of the leaks it made, and
+// the blocks one thread made and another freed (a pipeline's hand-off from
+// a preprocessing thread to the inference thread). A block is charged to
+// the thread that made it (Block::thread), whoever frees it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dense_index.h"
+#include "edgemem/analysis_result.h"
+#include "edgemem/decoder.h"
+#include "live_map.h"
+
+namespace edgemem {
+
+class ThreadAnalysis {
+ public:
+  static constexpr uint32_t kMaxThreads = 4096;
+  static constexpr uint32_t kMaxHandOffs = 4096;  // pairs of threads; past it, counted in the totals only
+
+  void allocated(uint32_t thread, const Block& block);
+  // A free made by `thread`.
+  void freed(uint32_t thread, const Block& block);
+  // Gone without a free: an arena reset, or an allocation over a live block (its free was lost).
+  void dropped(const Block& block);
+  void marks_inferences(uint32_t thread);
+  // After the leak analysis has filled out.leaks (its blocks' threads).
+  void finish(const TraceContext& context, AnalysisResult& out) const;
+
+ private:
+  struct Counters {
+    uint32_t tid = 0;
+    bool marks = false;
+    uint64_t allocs = 0, frees = 0, alloc_bytes = 0;
+    uint64_t live_bytes = 0, live_count = 0, peak_live_bytes = 0;
+    uint64_t frees_of_others = 0, freed_by_others = 0, freed_by_others_bytes = 0;
+  };
+  uint32_t index(uint32_t tid);  // makes its counters on first sight
+  Counters& at(uint32_t i) { return i < threads_.size() ? threads_[i] : other_; }
+
+  DenseIndex index_{kMaxThreads};
+  std::vector<Counters> threads_;
+  Counters other_;  // threads past kMaxThreads
+  DenseIndex pair_index_{kMaxHandOffs};
+  std::vector<ThreadHandOff> hand_offs_;
+  uint64_t cross_frees_ = 0, cross_bytes_ = 0;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,176 @@
+// The per-thread split and temporary allocations, fed event by event as a
+// recording of a threaded process delivers them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/thread_analysis.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+struct Process {
+  TraceContext context;
+  Analyzer analyzer{context};
+  PoolId heap = context.pools.intern("malloc", PoolKind::heap);
+  uint64_t time = 0, next_address = 0x10000;
+
+  void send(Event e) {
+    e.time = ++time;
+    e.pool = heap;
+    analyzer.on_event(e);
+  }
+  uint64_t alloc(uint32_t thread, const char* site, uint64_t size) {
+    next_address += 0x1000;
+    send({.address = next_address, .size = size, .site = context.sites.intern(site), .thread = thread,
+          .kind = EventKind::alloc});
+    return next_address;
+  }
+  void free(uint32_t thread, uint64_t address) { send({.address = address, .thread = thread, .kind = EventKind::free}); }
+  uint64_t realloc(uint32_t thread, uint64_t old, uint64_t size) {
+    next_address += 0x1000;
+    send({.address = next_address, .size = size, .old_address = old, .thread = thread, .kind = EventKind::realloc});
+    return next_address;
+  }
+  void marker(uint32_t thread, EventKind kind, uint64_t number) { send({.size = number, .thread = thread, .kind = kind}); }
+};
+
+const ThreadSummary& thread(const AnalysisResult& r, uint32_t tid) {
+  auto t = std::find_if(r.threads.threads.begin(), r.threads.threads.end(),
+                        [&](const ThreadSummary& s) { return s.tid == tid && !s.other_threads; });
+  if (t == r.threads.threads.end()) throw std::runtime_error("no thread " + std::to_string(tid));
+  return *t;
+}
+
+// A preprocessing thread makes each frame; the inference thread frees it
+// after the model ran, and leaks a descriptor every inference.
+TEST(ThreadSplit, APipelinesHandOffIsChargedToTheThreadThatMadeTheBlocks) {
+  Process p;
+  const uint32_t main = 500, pre = 501;
+  for (uint64_t i = 1; i <= 8; ++i) {
+    uint64_t frame = p.alloc(pre, "preprocess", 3072);
+    p.marker(main, EventKind::inference_begin, i);
+    uint64_t scratch = p.alloc(main, "run_model", 1000);
+    p.free(main, scratch);
+    p.alloc(main, "describe", 128);
+    p.marker(main, EventKind::inference_end, i);
+    p.free(main, frame);
+  }
+  AnalysisResult r = p.analyzer.finish();
+  ASSERT_EQ(r.threads.threads.size(), 2u);
+  const ThreadSummary& m = thread(r, main);
+  const ThreadSummary& w = thread(r, pre);
+  EXPECT_EQ(r.threads.threads[0].tid, pre) << "in the order the trace met them";
+  EXPECT_TRUE(m.marks_inferences);
+  EXPECT_FALSE(w.marks_inferences);
+  EXPECT_EQ(w.allocs, 8u);
+  EXPECT_EQ(w.frees, 0u);
+  EXPECT_EQ(w.alloc_bytes, 8u * 3072);
+  EXPECT_EQ(w.peak_live_bytes, 3072u) << "each frame is freed before the next one is made";
+  EXPECT_EQ(w.live_bytes, 0u);
+  EXPECT_EQ(w.freed_by_others, 8u);
+  EXPECT_EQ(w.freed_by_others_bytes, 8u * 3072);
+  EXPECT_EQ(m.allocs, 16u);
+  EXPECT_EQ(m.frees, 16u) << "its scratch buffers and the frames";
+  EXPECT_EQ(m.frees_of_others, 8u);
+  EXPECT_EQ(m.alloc_bytes, 8u * 1128);
+  EXPECT_EQ(m.peak_live_bytes, 7u * 128 + 1000);
+  EXPECT_EQ(m.live_bytes, 8u * 128);
+  EXPECT_EQ(m.live_count, 8u);
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(m.leaked_bytes, 8u * 128);
+  EXPECT_EQ(m.leaked_count, 8u);
+  EXPECT_EQ(w.leaked_bytes, 0u);
+  ASSERT_EQ(r.leaks[0].threads.size(), 1u);
+  EXPECT_EQ(r.leaks[0].threads[0].tid, main);
+  EXPECT_EQ(r.threads.cross_thread_frees, 8u);
+  EXPECT_EQ(r.threads.cross_thread_free_bytes, 8u * 3072);
+  ASSERT_EQ(r.threads.hand_offs.size(), 1u);
+  const ThreadHandOff& h = r.threads.hand_offs[0];
+  EXPECT_EQ(h.from_tid, pre);
+  EXPECT_EQ(h.to_tid, main);
+  EXPECT_EQ(h.count, 8u);
+}
+
+// One leaking site fed by two threads: each is charged its own blocks.
+TEST(ThreadSplit, ALeakMadeByTwoThreadsIsSplitBetweenThem) {
+  Process p;
+  for (int i = 0; i < 40; ++i) {
+    p.alloc(1, "descriptor", 128);
+    if (i % 2 == 0) p.alloc(2, "descriptor", 128);
+    p.free(1, p.alloc(1, "scratch", 64));
+  }
+  AnalysisResult r = p.analyzer.finish();
+  ASSERT_EQ(r.leaks.size(), 1u);
+  ASSERT_EQ(r.leaks[0].threads.size(), 2u);
+  EXPECT_EQ(r.leaks[0].threads[0].tid, 1u) << "most bytes first";
+  EXPECT_EQ(r.leaks[0].threads[0].count, 40u);
+  EXPECT_EQ(r.leaks[0].threads[1].count, 20u);
+  EXPECT_EQ(thread(r, 1).leaked_bytes, 40u * 128);
+  EXPECT_EQ(thread(r, 2).leaked_bytes, 20u * 128);
+  EXPECT_EQ(r.threads.cross_thread_frees, 0u);
+}
+
+// A process that starts a thread per request: the split stays bounded.
+TEST(ThreadSplit, ThreadsPastTheCapShareOneRow) {
+  Process p;
+  const uint32_t threads = ThreadAnalysis::kMaxThreads + 10;
+  for (uint32_t t = 1; t <= threads; ++t) p.free(t, p.alloc(t, "request", 16));
+  AnalysisResult r = p.analyzer.finish();
+  ASSERT_EQ(r.threads.threads.size(), ThreadAnalysis::kMaxThreads + 1u);
+  const ThreadSummary& other = r.threads.threads.back();
+  EXPECT_TRUE(other.other_threads);
+  EXPECT_EQ(other.allocs, 10u);
+  EXPECT_EQ(other.frees, 10u);
+  EXPECT_EQ(r.temporaries.count, threads) << "each request's block was made and freed at once";
+}
+
+TEST(Temporaries, AFreeRightAfterItsAllocationOnTheSameThreadIsTemporary) {
+  Process p;
+  uint64_t a = p.alloc(1, "scratch", 100);
+  p.free(1, a);  // temporary
+  uint64_t b = p.alloc(1, "kept", 10), c = p.alloc(1, "inner", 20);
+  p.free(1, c);  // temporary: the last allocation
+  p.free(1, b);  // not: c was made after it
+  uint64_t d = p.alloc(1, "kept", 10);
+  uint64_t x = p.alloc(2, "other thread", 30);  // another thread's allocation does not break thread 1's run
+  p.free(1, d);  // temporary
+  uint64_t e = p.alloc(1, "kept", 10);
+  p.free(1, x);  // a free of thread 1 between: e is no longer temporary (heaptrack's rule)
+  p.free(1, e);
+  uint64_t f = p.alloc(2, "handed", 40);
+  p.free(1, f);  // freed by another thread: not temporary
+  uint64_t g = p.alloc(1, "grown", 16);
+  p.realloc(1, g, 32);  // realloc frees the block just made: temporary, as heaptrack counts it
+  AnalysisResult r = p.analyzer.finish();
+  EXPECT_EQ(r.temporaries.allocations, 9u);
+  EXPECT_EQ(r.temporaries.count, 4u);
+  EXPECT_EQ(r.temporaries.bytes, 100u + 20 + 10 + 16);
+  ASSERT_EQ(r.temporaries.top.size(), 4u);
+  EXPECT_EQ(r.temporaries.top[0].site, "scratch") << "equal counts: more bytes first";
+  EXPECT_EQ(r.temporaries.top[1].site, "inner");
+  EXPECT_EQ(r.temporaries.top[2].site, "grown");
+  EXPECT_EQ(r.temporaries.top[3].site, "kept");
+  EXPECT_EQ(r.temporaries.top[3].allocs, 3u);
+  EXPECT_EQ(r.temporaries.top[3].count, 1u);
+}
+
+// A text log names threads (thread=N) and reallocs: the same rules.
+TEST(Temporaries, ATextLogsReallocAndThreadsFollowTheSameRule) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] ALLOC size=64 align=4 addr=0x1000 site=a.c:1 thread=7\n"
+                     "[MEM][2] ALLOC size=64 align=4 addr=0x2000 site=b.c:1 thread=8\n"
+                     "[MEM][3] FREE addr=0x1000 thread=7\n"
+                     "[MEM][4] FREE addr=0x2000 thread=7\n");
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.temporaries.count, 1u);
+  ASSERT_EQ(r.temporaries.top.size(), 1u);
+  EXPECT_EQ(r.temporaries.top[0].site, "a.c:1");
+  EXPECT_EQ(r.threads.cross_thread_frees, 1u);
+  EXPECT_EQ(thread(r, 7).frees, 2u);
+  EXPECT_EQ(thread(r, 8).freed_by_others_bytes, 64u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
