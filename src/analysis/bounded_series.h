@@ -19,14 +19,16 @@ class BoundedSeries {
   // Three points per bucket: `limit` should be at least 3.
   explicit BoundedSeries(std::size_t limit = 512) : max_buckets_(std::max<std::size_t>(1, limit / 3)) {}
 
+  // Called on every event by several analyses: the common case, a point
+  // joining the open bucket, is a few compares; opening a bucket is apart.
   void add(X x, Y y) {
     Sample s{seen_++, x, y};
-    if (buckets_.empty() || buckets_.back().count == width_) {
-      if (buckets_.size() == max_buckets_) merge_pairs();
-      if (buckets_.empty() || buckets_.back().count == width_) buckets_.push_back({s, s, s, 0});
+    if (buckets_.empty() || buckets_.back().count == width_) [[unlikely]] {
+      open_bucket(s);
+      return;
     }
     Bucket& b = buckets_.back();
-    if (b.count++ == 0) return;
+    ++b.count;
     if (y < b.min.y) b.min = s;
     if (y > b.max.y) b.max = s;
   }
@@ -54,6 +56,18 @@ class BoundedSeries {
     Sample first, min, max;
     uint64_t count;
   };
+
+  void open_bucket(const Sample& s) {
+    if (buckets_.size() == max_buckets_) merge_pairs();
+    if (buckets_.empty() || buckets_.back().count == width_) {
+      buckets_.push_back({s, s, s, 1});
+      return;
+    }
+    Bucket& b = buckets_.back();  // merging left room in the last bucket
+    ++b.count;
+    if (s.y < b.min.y) b.min = s;
+    if (s.y > b.max.y) b.max = s;
+  }
 
   void merge_pairs() {
     size_t kept = 0;

@@ -34,7 +34,9 @@ size_t bound(const std::vector<uint64_t>& v, uint64_t x, bool after) {
   const uint64_t key = after ? x + 1 : x;  // "> x" is ">= x+1"; x+1 cannot wrap for real addresses
   while (n > 1) {
     size_t half = n / 2;
-    base += static_cast<size_t>(base[half - 1] < key) * half;
+    // A select (cmov), not a multiply: the step's latency is the load and the compare only.
+    const uint64_t* upper = base + half;
+    base = upper[-1] < key ? upper : base;
     n -= half;
   }
   return static_cast<size_t>(base - v.data()) + (*base < key);

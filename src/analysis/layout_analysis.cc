@@ -39,16 +39,30 @@ void LayoutAnalysis::opened(PoolId pool, const Block& block) {
   ++blocks_seen_;
   if (lowest_address_.size() <= pool) lowest_address_.resize(size_t{pool} + 1, kNoBlock);
   lowest_address_[pool] = std::min(lowest_address_[pool], block.address);
-  Live& l = live_[key(pool, block.site)];
+  Live& l = live_[pair_of(pool, block)];
   l.bytes += block.size;
   ++l.count;
 }
 
+uint32_t LayoutAnalysis::pair_of(PoolId pool, const Block& block) {
+  if (block.group >= pair_of_group_.size()) pair_of_group_.resize(size_t{block.group} + 1, kNoPair);
+  uint32_t& pair = pair_of_group_[block.group];
+  if (pair == kNoPair) {
+    auto [it, fresh] = pair_index_.try_emplace(key(pool, block.site), static_cast<uint32_t>(live_.size()));
+    if (fresh) {
+      live_.emplace_back();
+      pair_key_.push_back(it->first);
+    }
+    pair = it->second;
+  }
+  return pair;
+}
+
 void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
-  auto it = live_.find(key(pool, block.site));
-  if (it != live_.end()) {
-    it->second.bytes -= std::min(it->second.bytes, block.size);
-    if (--it->second.count == 0) live_.erase(it);
+  Live& l = live_[pair_of(pool, block)];
+  if (l.count) {
+    l.bytes -= std::min(l.bytes, block.size);
+    if (--l.count == 0) l.bytes = 0;
   }
   Kept k{sample_key(block, pool, area(block, time)), std::max(time, block.time), false, pool, block};
   // Full: k replaces the kept block of the lowest key, if its own is higher.
@@ -57,13 +71,16 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
     return;
   }
   if (closed_.size() == cap_) {
-    std::pop_heap(closed_.begin(), closed_.end(), smaller);
-    rasterise(rasters_, closed_.back());
-    closed_.back() = k;
+    std::pop_heap(closed_.begin(), closed_.end(), Smaller{});
+    Ranked& out = closed_.back();
+    rasterise(rasters_, kept_[out.slot]);
+    kept_[out.slot] = k;
+    out.score = k.score;
   } else {
-    closed_.push_back(k);
+    closed_.push_back({k.score, static_cast<uint32_t>(kept_.size())});
+    kept_.push_back(k);
   }
-  std::push_heap(closed_.begin(), closed_.end(), smaller);
+  std::push_heap(closed_.begin(), closed_.end(), Smaller{});
 }
 
 void LayoutAnalysis::usage_changed(uint64_t total_usage) {
@@ -88,12 +105,15 @@ void LayoutAnalysis::rasterise(std::vector<Raster>& rasters, const Kept& k) {
   r.live_blocks += k.live;
 }
 
-std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::unordered_map<uint64_t, Live>& live,
-                                                 const TraceContext& context) const {
+std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, const TraceContext& context) const {
   std::vector<PoolSiteBytes> out;
-  for (const auto& [k, l] : live)
+  for (size_t i = 0; i < live.size(); ++i) {
+    const Live& l = live[i];
+    if (l.count == 0) continue;
+    const uint64_t k = pair_key_[i];
     out.push_back({context.pools.at(static_cast<PoolId>(k >> 32)).name,
                    std::string(context.sites.name(static_cast<SiteId>(k & 0xffffffffu))), l.bytes, l.count});
+  }
   std::sort(out.begin(), out.end(), [](const PoolSiteBytes& a, const PoolSiteBytes& b) {
     if (a.pool != b.pool) return a.pool < b.pool;
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site;
@@ -116,7 +136,9 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
     tracker.pool(static_cast<PoolId>(i)).live.for_each([&](const Block& b) {
       live.push_back({area(b, end_), std::max(end_, b.time), true, static_cast<PoolId>(i), b});
     });
-  std::vector<Kept> closed = closed_;
+  std::vector<Kept> closed;  // in the heap's order, as the sort below has always received them
+  closed.reserve(closed_.size());
+  for (const Ranked& r : closed_) closed.push_back(kept_[r.slot]);
   auto by_area = [](const Kept& a, const Kept& b) { return a.score > b.score; };
   std::sort(live.begin(), live.end(), by_area);
   std::sort(closed.begin(), closed.end(), by_area);

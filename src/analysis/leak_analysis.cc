@@ -34,6 +34,7 @@ uint32_t LeakAnalysis::group_of(PoolId pool, SiteId site, uint64_t size) {
   if (id == fresh) {
     if (size) ++unknown_size_groups_;
     groups_.emplace_back();
+    touched_flag_.push_back(0);
     groups_.back().key = Key{pool, site, size};
     groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
   }
@@ -41,12 +42,11 @@ uint32_t LeakAnalysis::group_of(PoolId pool, SiteId site, uint64_t size) {
 }
 
 LeakAnalysis::Group& LeakAnalysis::touch(uint32_t id) {
-  Group& g = groups_[id];
-  if (!g.touched) {
-    g.touched = true;
+  if (!touched_flag_[id]) {
+    touched_flag_[id] = 1;
     touched_.push_back(id);
   }
-  return g;
+  return groups_[id];
 }
 
 void LeakAnalysis::added(const Block& b, uint32_t inference) {
@@ -125,7 +125,7 @@ void LeakAnalysis::first_inference_begins() {
 void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
   for (size_t id : touched_) {
     Group& g = groups_[id];
-    g.touched = false;
+    touched_flag_[id] = 0;
     if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
     g.best_end_live = std::max(g.best_end_live, g.live);
     g.best_end_bytes = std::max(g.best_end_bytes, g.live_bytes);

@@ -52,20 +52,22 @@ class LeakAnalysis {
 
  private:
   using Key = std::tuple<PoolId, SiteId, uint64_t>;
-  struct Group {
-    Key key;
+  // The counters every allocation and free touches share one cache line;
+  // the rest is read at inference ends, window ends and the finish.
+  struct alignas(64) Group {
     uint64_t live = 0, allocs = 0, frees = 0;
     uint64_t max_live = 0;
-    uint32_t last_high_inference = 0;  // inference in which `live` last set a record
     // A realloc chain holds one block whose size climbs: its bytes, not its count, grow.
-    uint64_t live_bytes = 0, max_live_bytes = 0, best_end_bytes = 0;
+    uint64_t live_bytes = 0, max_live_bytes = 0;
+    uint64_t window_min = 0;  // lowest live count of the open window of event time
+    uint32_t last_high_inference = 0;  // inference in which `live` last set a record
     uint32_t last_bytes_high_inference = 0;
-    // Event time: the lowest live count of each closed window and of the open one.
+    Key key;
+    uint64_t best_end_bytes = 0;
+    // Event time: the lowest live count of each closed window.
     std::vector<uint64_t> minima;
-    uint64_t window_min = 0;
     // Inference time: growth is a live count at an inference end above every earlier one.
     uint64_t best_end_live = 0;
-    bool touched = false;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -85,6 +87,7 @@ class LeakAnalysis {
   size_t unknown_size_groups_ = 0;
   GroupIndex index_;
   std::vector<Group> groups_;
+  std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
   std::vector<ThreadSpan> threads_;  // few: a linear scan from the last one met
   size_t last_thread_ = 0;

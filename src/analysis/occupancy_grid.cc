@@ -20,7 +20,7 @@ void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
   Axis& a = time_axis ? time_ : address_;
   const uint64_t cells = time_axis ? kTimes : kAddresses;
   for (;;) {
-    uint64_t new_lo = lo / a.step, new_hi = hi / a.step;
+    uint64_t new_lo = lo >> a.shift, new_hi = hi >> a.shift;
     if (a.used) {
       new_lo = std::min(new_lo, a.lo);
       new_hi = std::max(new_hi, a.hi);
@@ -40,6 +40,7 @@ void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
     // width of 2^63 any two positions are within two cells, so this ends.
     if (a.used) remap(time_axis, a.first / 2, true);
     a.step *= 2;
+    ++a.shift;
     a.first /= 2;
     a.lo /= 2;
     a.hi /= 2;
@@ -68,9 +69,9 @@ void OccupancyGrid::add(uint64_t address, uint64_t size, uint64_t from, uint64_t
   uint64_t last_address = size == 0 ? address : (size - 1 > kMax - address ? kMax : address + (size - 1));
   ensure(true, from, last_time);
   ensure(false, address, last_address);
-  for (uint64_t t = from / time_.step; t <= last_time / time_.step; ++t) {
+  for (uint64_t t = from >> time_.shift; t <= last_time >> time_.shift; ++t) {
     double time_units = static_cast<double>(overlap(from, last_time, t, time_.step));
-    for (uint64_t x = address / address_.step; x <= last_address / address_.step; ++x)
+    for (uint64_t x = address >> address_.shift; x <= last_address >> address_.shift; ++x)
       cells_[(t - time_.first) * kAddresses + (x - address_.first)] +=
           time_units * static_cast<double>(overlap(address, last_address, x, address_.step));
   }

@@ -29,7 +29,8 @@ class OccupancyGrid {
 
  private:
   struct Axis {
-    uint64_t step = 1;   // cell width
+    uint64_t step = 1;   // cell width, always a power of two
+    unsigned shift = 0;  // log2(step): a position's cell is a shift, not a division, on every free
     uint64_t first = 0;  // absolute cell index (position / step) of window cell 0
     uint64_t lo = 0, hi = 0;  // absolute cells that hold something
     bool used = false;

@@ -45,17 +45,12 @@ void PoolState::cleared() {
   tops_.clear();
 }
 
-PoolState& PoolTracker::pool(PoolId id) {
+PoolState& PoolTracker::add_pools(PoolId id) {
   while (pools_.size() <= id) {
     pools_.emplace_back();
     pools_.back().kind = context_.pools.at(static_cast<PoolId>(pools_.size() - 1)).kind;
   }
   return pools_[id];
-}
-
-SiteCounters& PoolTracker::site(SiteId id) {
-  if (sites_.size() <= id) sites_.resize(id + 1);
-  return sites_[id];
 }
 
 void PoolTracker::refresh_usage(PoolState& p, uint64_t before) {

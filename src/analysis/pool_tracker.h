@@ -43,9 +43,13 @@ class PoolTracker {
  public:
   explicit PoolTracker(TraceContext& context) : context_(context) {}
 
-  PoolState& pool(PoolId id);
+  // Inline: every event asks for its pool and its site; only a first sight grows the tables.
+  PoolState& pool(PoolId id) { return id < pools_.size() ? pools_[id] : add_pools(id); }
   std::vector<PoolState>& pools() { return pools_; }
-  SiteCounters& site(SiteId id);
+  SiteCounters& site(SiteId id) {
+    if (sites_.size() <= id) sites_.resize(size_t{id} + 1);
+    return sites_[id];
+  }
   const std::vector<SiteCounters>& sites() const { return sites_; }
 
   // Each returns what changed so analyses need not look it up again.
@@ -87,6 +91,8 @@ class PoolTracker {
   void refresh_usage(PoolState& pool, uint64_t before);
 
  private:
+  PoolState& add_pools(PoolId id);
+
   TraceContext& context_;
   std::vector<PoolState> pools_;
   std::vector<SiteCounters> sites_;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 
@@ -64,6 +66,107 @@ TEST(GapIndex, AgreesWithAByteMapUnderRandomTraffic) { random_traffic(4096, 64, 
 
 // Thousands of gaps: chunks split, empty and merge across their borders.
 TEST(GapIndex, AgreesWithAByteMapWithThousandsOfGaps) { random_traffic(1 << 16, 6, 60000, 97); }
+
+// The simplest correct model of GapIndex: disjoint, non-touching free
+// intervals in a std::map (start -> end), merged and split by brute force.
+class ReferenceGaps {
+ public:
+  void extend(uint64_t low, uint64_t high) {
+    if (high <= low) return;
+    if (high_ <= low_) {
+      low_ = low;
+      high_ = high;
+      add(low, high);
+      return;
+    }
+    if (low < low_) add(low, low_), low_ = low;
+    if (high > high_) add(high_, high), high_ = high;
+  }
+  void occupy(uint64_t address, uint64_t size) {
+    if (size == 0) return;
+    const uint64_t start = address, end = address + size;
+    std::map<uint64_t, uint64_t> kept;
+    for (auto [s, e] : gaps_) {
+      if (e <= start || s >= end) {
+        kept[s] = e;
+        continue;
+      }
+      if (s < start) kept[s] = start;
+      if (e > end) kept[end] = e;
+    }
+    gaps_.swap(kept);
+  }
+  void release(uint64_t address, uint64_t size) {
+    uint64_t start = std::max(address, low_), end = std::min(address + size, high_);
+    if (start < end) add(start, end);
+  }
+  void reset() {
+    gaps_.clear();
+    if (low_ < high_) add(low_, high_);
+  }
+  uint64_t total() const {
+    uint64_t t = 0;
+    for (auto [s, e] : gaps_) t += e - s;
+    return t;
+  }
+  uint64_t largest() const {
+    uint64_t l = 0;
+    for (auto [s, e] : gaps_) l = std::max(l, e - s);
+    return l;
+  }
+
+ private:
+  void add(uint64_t start, uint64_t end) {
+    for (auto it = gaps_.begin(); it != gaps_.end();) {
+      if (it->second >= start && it->first <= end) {  // overlapping or touching: merge
+        start = std::min(start, it->first);
+        end = std::max(end, it->second);
+        it = gaps_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    gaps_[start] = end;
+  }
+  std::map<uint64_t, uint64_t> gaps_;
+  uint64_t low_ = 0, high_ = 0;
+};
+
+// Any sequence, not only a well-behaved allocator's: ranges that overlap
+// live ones, double frees, frees past the extent, extents that grow on both
+// sides, resets. Total and largest must match the model after every step.
+TEST(GapIndex, AgreesWithAnIntervalMapOnArbitraryOperationSequences) {
+  for (uint32_t seed : {1u, 2u, 3u, 42u, 2026u}) {
+    std::mt19937_64 rng(seed);
+    GapIndex g;
+    ReferenceGaps ref;
+    // Few gaps, or thousands across many chunks. Positions on a grid, so
+    // ranges often end exactly where a gap begins: touching gaps must merge.
+    const bool many = seed % 2 == 0;
+    const uint64_t span = many ? 1 << 16 : 4096, grid = many ? 4 : 16;
+    g.extend(span / 4, span / 2);
+    ref.extend(span / 4, span / 2);
+    for (int step = 0; step < 20000; ++step) {
+      const uint64_t op = rng() % 100, a = rng() % (span / grid) * grid, s = rng() % (many ? 6 : 12) * grid;
+      if (op < 45) {
+        g.occupy(a, s);
+        ref.occupy(a, s);
+      } else if (op < 90) {
+        g.release(a, s);
+        ref.release(a, s);
+      } else if (op < 99) {
+        const uint64_t low = rng() % span, high = low + rng() % span;
+        g.extend(low, high);
+        ref.extend(low, high);
+      } else {
+        g.reset();
+        ref.reset();
+      }
+      ASSERT_EQ(g.total_free(), ref.total()) << "seed " << seed << " step " << step;
+      ASSERT_EQ(g.largest_free(), ref.largest()) << "seed " << seed << " step " << step;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace edgemem
