@@ -124,6 +124,19 @@ TEST(ThreadSplit, ThreadsPastTheCapShareOneRow) {
   EXPECT_EQ(other.allocs, 10u);
   EXPECT_EQ(other.frees, 10u);
   EXPECT_EQ(r.temporaries.count, threads) << "each request's block was made and freed at once";
+  EXPECT_EQ(r.threads.cross_thread_frees, 0u);
+}
+
+TEST(ThreadSplit, AHandOffBetweenTwoThreadsPastTheCapIsStillCrossThread) {
+  Process p;
+  const uint32_t first = ThreadAnalysis::kMaxThreads + 1;
+  for (uint32_t t = 1; t < first; ++t) p.free(t, p.alloc(t, "request", 16));
+  p.free(first + 1, p.alloc(first, "handed", 64));
+  AnalysisResult r = p.analyzer.finish();
+  EXPECT_EQ(r.threads.cross_thread_frees, 1u);
+  EXPECT_EQ(r.threads.cross_thread_free_bytes, 64u);
+  EXPECT_EQ(r.threads.threads.back().freed_by_others, 1u) << "both share the row of other threads";
+  EXPECT_EQ(r.threads.threads.back().frees_of_others, 1u);
 }
 
 TEST(Temporaries, AFreeRightAfterItsAllocationOnTheSameThreadIsTemporary) {
