@@ -25,19 +25,88 @@ unsigned hex_digit(char c) {
   return lower >= 'a' && lower <= 'f' ? lower - 'a' + 10 : 16;
 }
 
+// Word at a time: eight bytes are loaded wherever eight are readable
+// (`limit`, the end of the caller's buffer, may lie past the end of the
+// line), so a token or a number costs one branch, not one per byte, and
+// what lies past the line's `end` is cut off, never used.
+constexpr uint64_t rep(uint8_t byte) { return 0x0101010101010101ull * byte; }
+
+uint64_t load8(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+unsigned first_marked(uint64_t marks) { return static_cast<unsigned>(__builtin_ctzll(marks)) >> 3; }
+
+// Top bit of each byte of `y` whose high nibble is set (`y` has no low-nibble bits).
+uint64_t high_nibble_set(uint64_t y) { return ((y >> 1) + rep(0x78)) & rep(0x80); }
+
+uint64_t not_decimal(uint64_t x) {
+  return high_nibble_set(((x & rep(0xF0)) ^ rep(0x30)) | (((x & rep(0x0F)) + rep(0x06)) & rep(0xF0)));
+}
+
+uint64_t not_hex(uint64_t x) {
+  uint64_t lower = x | rep(0x20);
+  uint64_t nibble = lower & rep(0x0F);  // a-f: 1..6
+  uint64_t not_letter = ((lower & rep(0xF0)) ^ rep(0x60)) | ((nibble + rep(0x09)) & rep(0xF0)) |
+                        (~(nibble + rep(0x0F)) & rep(0x10));
+  return not_decimal(x) & high_nibble_set(not_letter);
+}
+
+// Top bit of each byte equal to `c`, exactly.
+uint64_t equal_bytes(uint64_t x, uint8_t c) {
+  uint64_t y = x ^ rep(c);
+  return ~(((y & rep(0x7F)) + rep(0x7F)) | y | rep(0x7F));
+}
+
+// The value of the first n (1..8) digits of x, minus '0' bytewise (first digit lowest).
+uint64_t decimal_value(uint64_t digits, unsigned n) {
+  digits <<= 8 * (8 - n);  // leading zeros
+  digits = digits * 10 + (digits >> 8);
+  return static_cast<uint32_t>((((digits & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+                                (((digits >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32);
+}
+
+uint64_t hex_value(uint64_t x, unsigned n) {
+  uint64_t v = (x & rep(0x0F)) + ((x >> 6) & rep(0x01)) * 9;
+  v <<= 8 * (8 - n);
+  v = ((v << 4) | (v >> 8)) & 0x00FF00FF00FF00FFull;
+  v = ((v << 8) | (v >> 16)) & 0x0000FFFF0000FFFFull;
+  return ((v << 16) | (v >> 32)) & 0xFFFFFFFFull;
+}
+
+constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
 // Reads the number starting at `p`; returns where its digits end, or null
 // if there are none or it does not fit 64 bits.
-const char* scan_number(const char* p, const char* end, uint64_t& out) {
+const char* scan_number(const char* p, const char* end, const char* limit, uint64_t& out) {
+  bool hex = end - p > 1 && p[0] == '0' && (p[1] | 0x20) == 'x';
+  if (hex) p += 2;
+  const char* start = p;
   uint64_t v = 0;
-  const char* start;
-  if (end - p > 1 && p[0] == '0' && (p[1] | 0x20) == 'x') {
-    start = p += 2;
+  while (limit - p >= 8) {
+    uint64_t x = load8(p);
+    uint64_t stop = hex ? not_hex(x) : not_decimal(x);
+    auto n = static_cast<unsigned>(std::min<ptrdiff_t>(stop ? first_marked(stop) : 8, end - p));
+    if (n == 0) break;
+    if (hex) {
+      if (v >> (64 - 4 * n)) return nullptr;
+      v = v << (4 * n) | hex_value(x, n);
+    } else if (__builtin_mul_overflow(v, kPow10[n], &v) ||
+               __builtin_add_overflow(v, decimal_value(x - rep('0'), n), &v)) {
+      return nullptr;
+    }
+    p += n;
+    if (n < 8) break;
+  }
+  // The last bytes of the buffer, one at a time.
+  if (hex) {
     for (unsigned d; p < end && (d = hex_digit(*p)) < 16; ++p) {
       if (v >> 60) return nullptr;
       v = v << 4 | d;
     }
   } else {
-    start = p;
     for (unsigned d; p < end && (d = static_cast<unsigned>(*p - '0')) < 10; ++p)
       if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) return nullptr;
   }
@@ -48,15 +117,24 @@ const char* scan_number(const char* p, const char* end, uint64_t& out) {
 
 bool parse_number(std::string_view text, uint64_t& out) {
   const char* end = text.data() + text.size();
-  return scan_number(text.data(), end, out) == end;
+  return scan_number(text.data(), end, end, out) == end;
 }
 
 const char* skip_blanks(const char* p, const char* end) {
   while (p < end && is_blank(*p)) ++p;
   return p;
 }
-const char* token_end(const char* p, const char* end) {
-  while (p < end && !is_blank(*p)) ++p;
+
+// The first blank at or after `p` (or '=' too, for a key), or `end`.
+const char* token_stop(const char* p, const char* end, const char* limit, bool at_equals) {
+  while (limit - p >= 8) {
+    uint64_t x = load8(p);
+    uint64_t stop = equal_bytes(x, ' ') | equal_bytes(x, '\t') | (at_equals ? equal_bytes(x, '=') : 0);
+    if (stop) return std::min(p + first_marked(stop), end);
+    if (end - p <= 8) return end;
+    p += 8;
+  }
+  while (p < end && !is_blank(*p) && !(at_equals && *p == '=')) ++p;
   return p;
 }
 
@@ -171,9 +249,11 @@ void TextLogDecoder::feed(std::span<const uint8_t> bytes) {
       ++stats_.skipped_lines;
     } else if (!partial_.empty()) {
       partial_.append(data + pos, end - pos);
+      readable_end_ = partial_.data() + partial_.size();
       line(partial_, partial_offset_);
       partial_.clear();
     } else {
+      readable_end_ = data + n;
       line(std::string_view(data + pos, end - pos), base + pos);
     }
     pos = end + 1;
@@ -205,7 +285,7 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   if (tag == std::string_view::npos) return plain_line(text);
   const char* end = text.data() + text.size();
   uint64_t time = 0;
-  const char* close = scan_number(text.data() + tag + kTag.size(), end, time);
+  const char* close = scan_number(text.data() + tag + kTag.size(), end, readable_end_, time);
   if (!close || close == end || *close != ']') {
     ++stats_.malformed_lines;
     stats_.note_problem(offset, line_no_, "expected [MEM][<cycles>] with a number in the second bracket");
@@ -278,18 +358,20 @@ void TextLogDecoder::plain_line(std::string_view text) {
 }
 
 bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offset) {
-  const char* p = skip_blanks(body.data(), body.data() + body.size());
   const char* end = body.data() + body.size();
+  const char* limit = readable_end_;
+  const char* p = skip_blanks(body.data(), end);
   // The verb: a token with no key ("=ALLOC" has an empty one, as the plain
   // tokenizer split it).
-  const char* verb_end = token_end(p, end);
-  const char* eq = static_cast<const char*>(std::memchr(p, '=', static_cast<size_t>(verb_end - p)));
-  if (p == end || (eq && eq != p)) {
+  const char* stop = p == end ? end : token_stop(p, end, limit, true);
+  bool keyed = stop < end && *stop == '=' && stop != p;
+  if (p == end || keyed) {
     stats_.note_problem(offset, line_no_, "expected a verb (ALLOC, FREE, ALLOC_FAIL, INFER, ...) after [MEM][<cycles>]");
     return false;
   }
-  std::string_view verb(eq ? p + 1 : p, static_cast<size_t>(verb_end - (eq ? p + 1 : p)));
-  p = verb_end;
+  if (stop < end && *stop == '=') stop = token_stop(++p, end, limit, false);
+  std::string_view verb(p, static_cast<size_t>(stop - p));
+  p = stop;
   Event e;
   e.time = time;
   bool has_size = false, has_addr = false, addr_is_offset = true, has_old = false;
@@ -299,10 +381,10 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     p = skip_blanks(p, end);
     if (p == end) break;
     const char* start = p;
-    while (p < end && *p != '=' && !is_blank(*p)) ++p;
+    p = token_stop(p, end, limit, true);
     if (p == end || *p != '=' || p == start) {  // a word; "=word" is one too
       if (p < end && *p == '=') start = ++p;
-      p = token_end(p, end);
+      p = token_stop(p, end, limit, false);
       (word.empty() ? word : word2) = std::string_view(start, static_cast<size_t>(p - start));
       continue;
     }
@@ -310,14 +392,14 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     const char* value = ++p;
     Key which = classify_key(key);
     if (which == Key::site || which == Key::pool || which == Key::kind || which == Key::shares) {
-      p = token_end(p, end);
+      p = token_stop(p, end, limit, false);
       std::string_view text(value, static_cast<size_t>(p - value));
       if (which == Key::site) e.site = site(text);
       else (which == Key::pool ? pool_name : which == Key::kind ? pool_kind : shares) = text;
       continue;
     }
     uint64_t number = 0;
-    p = scan_number(value, end, number);
+    p = scan_number(value, end, limit, number);
     if (!p || (p < end && !is_blank(*p))) {
       stats_.note_problem(offset, line_no_, "expected a number after '" + std::string(key) + "='");
       return false;

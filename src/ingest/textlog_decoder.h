@@ -45,6 +45,9 @@ class TextLogDecoder final : public Decoder {
   TraceContext& context_;
   EventSink& sink_;
   std::string partial_;       // bytes of a line not yet terminated
+  // End of the buffer the current line lies in, during feed(): the parser
+  // may read (never use) bytes past the line's end up to here.
+  const char* readable_end_ = nullptr;
   uint64_t partial_offset_ = 0;
   bool discarding_ = false;   // inside an over-long line
   uint64_t line_no_ = 0;

@@ -81,7 +81,7 @@ std::string random_line(std::mt19937& rng) {
 }
 
 void expect_same(const Outcome& fast, const Outcome& slow, const std::string& text) {
-  SCOPED_TRACE(text.substr(0, 2000));
+  SCOPED_TRACE(::testing::PrintToString(text.substr(0, 2000)));
   ASSERT_EQ(fast.sink.events.size(), slow.sink.events.size());
   for (size_t i = 0; i < fast.sink.events.size(); ++i) ASSERT_EQ(fast.sink.events[i], slow.sink.events[i]) << "event " << i;
   const DecodeStats &a = fast.stats, &b = slow.stats;
