@@ -32,15 +32,22 @@ for format in log seedbin; do
   file=$work/trace.${format/seedbin/bin}
   "$build/edgemem" analyze --format "$format" --json "$file" >"$work/analyze.json"
   sent=$(events_of "$work/analyze.json")
+  # Exit 1 is a finding (an alert on the trace), not a failure to keep up.
+  status=0
   python3 bench/paced_writer.py "$file" "$rate" 2>"$work/writer" |
     /usr/bin/time -f "%e %U %S" -o "$work/time" "$build/edgemem" watch - --format "$format" --json \
-      >"$work/watch.json" 2>"$work/watch.err"
-  read -r wall user sys <"$work/time"
+      >"$work/watch.json" 2>"$work/watch.err" || status=$?
+  if [ "$status" -gt 1 ]; then
+    echo "$0: edgemem watch failed (exit $status):" >&2
+    tail -3 "$work/watch.err" >&2
+    exit 2
+  fi
+  read -r wall user sys < <(tail -1 "$work/time")
   writer_s=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$work/writer")
   writer_rate=$(sed -n 's/.*rate_mb_s=\([0-9.]*\).*/\1/p' "$work/writer")
   behind=$(sed -n 's/.*behind_s=\([0-9.]*\).*/\1/p' "$work/writer")
   seen=$(events_of "$work/watch.json")
-  cpu=$(awk -v u="$user" -v s="$sys" -v w="$wall" 'BEGIN { printf "%.0f", w > 0 ? 100 * (u + s) / w : 0 }')
+  cpu=$(awk -v u="$user" -v s="$sys" -v w="$wall" 'BEGIN { printf "%.0f", (w > 0 ? 100 * (u + s) / w : 0) }')
   # Kept up: the writer never waited on watch for more than a quarter of a
   # second in total, and watch counted every event that was sent.
   verdict=$(awk -v b="$behind" -v a="$sent" -v c="$seen" 'BEGIN { print (b < 0.25 && a == c) ? "kept up" : "FELL BEHIND" }')
