@@ -43,9 +43,10 @@ class SeedBinDecoder final : public Decoder {
   size_t need_ = 0;
   uint64_t time_ = 0;
   bool external_clock_ = false;
-  // Call sites by return address, direct-mapped: formatting and interning
-  // the name on every 0xA3 record cost more than the rest of its decoding.
-  // An entry is used only while the table still gives its id that name.
+  // Call sites by return address, direct-mapped, so a 0xA3 record does not
+  // format its name and hash it into the site table every time (string
+  // work per event, where the rest of a record is a few loads). An entry is
+  // used only while the table still gives its id that name.
   std::array<std::pair<uint32_t, SiteId>, 512> call_sites_{};
 };
 
