@@ -90,6 +90,10 @@ const char* scan_number(const char* p, const char* end, const char* limit, uint6
     uint64_t stop = hex ? not_hex(x) : not_decimal(x);
     auto n = static_cast<unsigned>(std::min<ptrdiff_t>(stop ? first_marked(stop) : 8, end - p));
     if (n == 0) break;
+    if (n < 8 && p == start) {  // most numbers: all in one word, nothing to carry or overflow
+      out = hex ? hex_value(x, n) : decimal_value(x - rep('0'), n);
+      return p + n;
+    }
     if (hex) {
       if (v >> (64 - 4 * n)) return nullptr;
       v = v << (4 * n) | hex_value(x, n);
@@ -98,7 +102,8 @@ const char* scan_number(const char* p, const char* end, const char* limit, uint6
       return nullptr;
     }
     p += n;
-    if (n < 8) break;
+    // An address of exactly eight hex digits ends here: no second word.
+    if (n < 8 || p == end || (hex ? hex_digit(*p) : static_cast<unsigned>(*p - '0')) >= (hex ? 16u : 10u)) break;
   }
   // The last bytes of the buffer, one at a time.
   if (hex) {
