@@ -50,7 +50,7 @@ for format in log seedbin; do
   cpu=$(awk -v u="$user" -v s="$sys" -v w="$wall" 'BEGIN { printf "%.0f", (w > 0 ? 100 * (u + s) / w : 0) }')
   # Kept up: the writer never waited on watch for more than a quarter of a
   # second in total, and watch counted every event that was sent.
-  verdict=$(awk -v b="$behind" -v a="$sent" -v c="$seen" 'BEGIN { print (b < 0.25 && a == c) ? "kept up" : "FELL BEHIND" }')
+  verdict=$(awk -v b="$behind" -v a="$sent" -v c="$seen" 'BEGIN { print ((b < 0.25 && a == c) ? "kept up" : "FELL BEHIND") }')
   printf '%-8s %8d %9s %10s %9s %9s %6s %12s %12s %s\n' "$format" $((bytes / 1000000)) "$writer_s" "$writer_rate" \
     "$behind" "$wall" "$cpu" "$sent" "$seen" "$verdict"
 done
