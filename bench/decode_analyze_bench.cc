@@ -129,6 +129,46 @@ void BM_ArenaTemporariesDecodeAnalyze(benchmark::State& state) {
 }
 BENCHMARK(BM_ArenaTemporariesDecodeAnalyze)->Unit(benchmark::kMillisecond);
 
+// Decode only: the same traces into a sink that only touches each event, so
+// the decoders' own rate shows apart from the analyses' (issue #13: the text
+// decoder must run well above the 10 M lines/s end-to-end goal).
+class TouchSink final : public edgemem::EventSink {
+ public:
+  void on_event(const edgemem::Event& e) override { sum_ += e.time ^ e.address ^ e.size ^ e.site ^ e.pool; }
+  uint64_t sum() const { return sum_; }
+
+ private:
+  uint64_t sum_ = 0;
+};
+
+void run_decode_only(benchmark::State& state, edgemem::Format format, const std::string& trace, uint64_t events) {
+  for (auto _ : state) {
+    edgemem::TraceContext context;
+    TouchSink sink;
+    auto decoder = edgemem::make_decoder(format, context, sink);
+    const auto* p = reinterpret_cast<const uint8_t*>(trace.data());
+    for (size_t i = 0; i < trace.size(); i += 1 << 20)
+      decoder->feed({p + i, std::min<size_t>(1 << 20, trace.size() - i)});
+    decoder->finish();
+    if (decoder->stats().events != events) state.SkipWithError("decoded a different number of events");
+    benchmark::DoNotOptimize(sink.sum());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * trace.size()));
+}
+
+void BM_SeedBinDecodeOnly(benchmark::State& state) {
+  static const std::string trace = make_trace(2'000'000, true);
+  run_decode_only(state, edgemem::Format::seedbin, trace, 2'000'000);
+}
+BENCHMARK(BM_SeedBinDecodeOnly)->Unit(benchmark::kMillisecond);
+
+void BM_TextLogDecodeOnly(benchmark::State& state) {
+  static const std::string trace = make_trace(2'000'000, false);
+  run_decode_only(state, edgemem::Format::log, trace, 2'000'000);
+}
+BENCHMARK(BM_TextLogDecodeOnly)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -30,6 +30,22 @@ size_t SeedBinDecoder::record_length(uint8_t header) {
   }
 }
 
+SiteId SeedBinDecoder::call_site(uint32_t address) {
+  char text[10] = {'0', 'x'};
+  for (int i = 0; i < 8; ++i) text[2 + i] = "0123456789abcdef"[(address >> (28 - 4 * i)) & 0xf];
+  std::string_view name(text, sizeof text);
+  auto& [cached_address, cached] = call_sites_[(address * 0x9E3779B1u) >> 23];
+  if (cached != kUnknownSite && cached_address == address && context_.sites.name(cached) == name) return cached;
+  SiteId id = context_.sites.intern(name);
+  // The overflow site stands for many names: never cached, so the table
+  // counts every dropped one.
+  if (context_.sites.name(id) == name) {
+    cached_address = address;
+    cached = id;
+  }
+  return id;
+}
+
 void SeedBinDecoder::emit(const uint8_t* r) {
   Event e;
   // Named on the first record, not before: the ITM decoder holds a seed
@@ -46,7 +62,7 @@ void SeedBinDecoder::emit(const uint8_t* r) {
       e.kind = EventKind::alloc;
       e.size = be32(r + 1);
       e.address = be32(r + 5);
-      e.site = context_.sites.intern(fmt::format("0x{:08x}", be32(r + 9)));
+      e.site = call_site(be32(r + 9));
       break;
     case 0xC1:
       e.kind = EventKind::realloc;

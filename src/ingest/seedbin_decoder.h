@@ -6,6 +6,7 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 
 #include "edgemem/decoder.h"
 
@@ -31,6 +32,8 @@ class SeedBinDecoder final : public Decoder {
   // Length of the record starting with `header`, 0 if it is no record header.
   static size_t record_length(uint8_t header);
   void emit(const uint8_t* record);
+  // The interned "0x%08x" name of a 0xA3 record's call site.
+  SiteId call_site(uint32_t address);
 
   TraceContext& context_;
   EventSink& sink_;
@@ -40,6 +43,11 @@ class SeedBinDecoder final : public Decoder {
   size_t need_ = 0;
   uint64_t time_ = 0;
   bool external_clock_ = false;
+  // Call sites by return address, direct-mapped, so a 0xA3 record does not
+  // format its name and hash it into the site table every time (string
+  // work per event, where the rest of a record is a few loads). An entry is
+  // used only while the table still gives its id that name.
+  std::array<std::pair<uint32_t, SiteId>, 512> call_sites_{};
 };
 
 }  // namespace edgemem

@@ -2,7 +2,9 @@
 // (docs/formats/textlog.md). Unrelated lines are counted and skipped.
 #pragma once
 
+#include <array>
 #include <string>
+#include <utility>
 
 #include "edgemem/decoder.h"
 
@@ -34,10 +36,18 @@ class TextLogDecoder final : public Decoder {
   void plain_line(std::string_view text);
   bool record(std::string_view body, uint64_t time, uint64_t offset);
   uint64_t unwrap(uint64_t raw);
+  // SiteTable::intern through a small cache: a log repeats a few hundred
+  // site texts millions of times, and looking each up in the table was
+  // about 8 % of the text decoder's time.
+  SiteId site(std::string_view text);
+  PoolId named_pool(std::string_view name, PoolKind kind);
 
   TraceContext& context_;
   EventSink& sink_;
   std::string partial_;       // bytes of a line not yet terminated
+  // End of the buffer the current line lies in, during feed(): the parser
+  // may read (never use) bytes past the line's end up to here.
+  const char* readable_end_ = nullptr;
   uint64_t partial_offset_ = 0;
   bool discarding_ = false;   // inside an over-long line
   uint64_t line_no_ = 0;
@@ -50,6 +60,13 @@ class TextLogDecoder final : public Decoder {
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
   bool last_by_offset_ = true;
+  // Open addressing by a hash of the text: (hash tag, id), id 0 = empty.
+  // An entry is used only while the table still gives that id that name,
+  // so the cache can never disagree with SiteTable::intern.
+  std::array<std::pair<uint32_t, SiteId>, 4096> site_cache_{};
+  size_t sites_cached_ = 0;
+  PoolId last_named_pool_ = 0;
+  bool have_named_pool_ = false;
 };
 
 }  // namespace edgemem

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ingest/seedbin_decoder.h"
@@ -70,6 +71,45 @@ TEST(SeedBin, ExtendedRecordsCarrySitesMarkersAndGuards) {
   ASSERT_EQ(r.sites.size(), 1u);
   EXPECT_EQ(r.sites[0].site, "0x08001234");  // the realloc kept its call site
   EXPECT_EQ(r.sites[0].live_bytes, 128u);
+}
+
+// The decoder remembers call sites by return address; more addresses than it
+// remembers, revisited, must still name each event's own site, and once the
+// site table is full every new address is counted as dropped.
+TEST(SeedBin, CallSiteAddressesKeepTheirNamesPastTheDecodersCache) {
+  std::string bin;
+  std::vector<uint32_t> sites;
+  uint32_t x = 1;
+  for (int i = 0; i < 20000; ++i) {
+    x = x * 1103515245u + 12345u;
+    uint32_t site = 0x08000000u + (x >> 8) % 3000 * 4;
+    sites.push_back(site);
+    bin += '\xA3'; be32(bin, 16); be32(bin, 0x20000000u + 16 * i); be32(bin, site);
+  }
+  TraceContext ctx;
+  Recorder sink;
+  SeedBinDecoder d(ctx, sink);
+  d.feed({reinterpret_cast<const uint8_t*>(bin.data()), bin.size()});
+  d.finish();
+  ASSERT_EQ(sink.events.size(), sites.size());
+  for (size_t i = 0; i < sites.size(); ++i)
+    ASSERT_EQ(ctx.sites.name(sink.events[i].site), fmt::format("0x{:08x}", sites[i])) << i;
+
+  // Every odd record names a new address, every even one 0x7 again: the
+  // table (kMaxSites - 1 names besides "?") fills, and the 101 names past it
+  // are each counted once, while 0x7 keeps its own name to the end.
+  std::string past_cap;
+  for (uint32_t i = 0; i < 2 * (SiteTable::kMaxSites + 100); ++i) {
+    past_cap += '\xA3'; be32(past_cap, 16); be32(past_cap, 0x20000000u); be32(past_cap, i % 2 ? i : 7);
+  }
+  TraceContext full;
+  Recorder full_sink;
+  SeedBinDecoder capped(full, full_sink);
+  capped.feed({reinterpret_cast<const uint8_t*>(past_cap.data()), past_cap.size()});
+  capped.finish();
+  EXPECT_EQ(full.sites.dropped(), 101u);
+  EXPECT_EQ(full.sites.name(full_sink.events.back().site), SiteTable::kOverflowName);
+  EXPECT_EQ(full.sites.name(full_sink.events[full_sink.events.size() - 2].site), "0x00000007");
 }
 
 }  // namespace
