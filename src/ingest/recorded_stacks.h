@@ -1,10 +1,11 @@
 // The call stacks of a recorded process as one tree for the whole process:
 // each thread's recording numbers its own stack nodes, and the same stack
-// on two threads must be one site. A node is a return address (in the
-// module mapped there when it was first seen) under its caller's node.
-// Stacks are named only when a site's name is asked for, each address
-// symbolised once: symbolising and joining every stack cost more than the
-// rest of reading a recording.
+// on two threads must be one site. A node is the frames one return address
+// stands for (symbolised once per address, in the module mapped there when
+// it was first seen) under its caller's node, so two addresses with the
+// same frames (two calls on one line) are one node, as their text is one
+// site. Stacks are joined into text only when a site's name is asked for:
+// joining every stack cost more than the rest of reading a recording.
 #pragma once
 
 #include <cstdint>
@@ -41,32 +42,29 @@ class RecordedStacks : public SiteNamer {
  private:
   struct Node {
     uint32_t parent;
-    uint32_t module;
-    uint64_t address;
+    uint32_t frames;  // in frame_lists_
+  };
+  struct AddressHash {
+    size_t operator()(const std::pair<uint32_t, uint64_t>& a) const {
+      return std::hash<uint64_t>{}(a.second * 0x9E3779B97F4A7C15ull ^ a.first);
+    }
   };
   struct Module {
     std::string path;
     uint64_t bias;
   };
-  struct Key {
-    uint32_t parent, module;
-    uint64_t address;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>{}(k.address * 0x9E3779B97F4A7C15ull ^ (uint64_t{k.parent} << 32 | k.module));
-    }
-  };
-  const std::vector<std::string>& frames(const Node& n);
+  // The frames of a return address in a module, as an id in frame_lists_.
+  uint32_t frames_of(uint64_t address, uint32_t module);
 
   size_t max_nodes_;
-  std::vector<Node> nodes_;  // [kTop] stands for no frame
-  std::unordered_map<Key, uint32_t, KeyHash> index_;
+  std::vector<Node> nodes_;                       // [kTop] stands for no frame
+  std::unordered_map<uint64_t, uint32_t> index_;  // parent << 32 | frames -> node
   std::vector<Module> modules_;
   std::map<std::pair<std::string, uint64_t>, uint32_t> module_ids_;
-  // (module, address) -> frames; at most one entry per node.
-  std::map<std::pair<uint32_t, uint64_t>, std::vector<std::string>> frames_;
+  // Each at most one entry per node.
+  std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, AddressHash> address_frames_;
+  std::vector<std::string> frame_lists_;  // frames joined by ';'
+  std::unordered_map<std::string, uint32_t> frame_list_ids_;
   ProcessSymbolizer symbolizer_;
 };
 
