@@ -81,6 +81,15 @@ std::string leak_source_line() {
   return "(marker not found)";
 }
 
+// The line of the source file (from the repository root) holding `text`; 0 if none.
+int source_line_of(const std::string& file, const std::string& text) {
+  std::ifstream source(std::string(EDGEMEM_SOURCE_DIR) + "/" + file);
+  std::string line;
+  for (int n = 1; std::getline(source, line); ++n)
+    if (line.find(text) != std::string::npos) return n;
+  return 0;
+}
+
 std::string record(const fs::path& out, const std::string& program_and_args) {
   return fmt::format("{} record -o {} -- {}", EDGEMEM_BINARY, out.string(), program_and_args);
 }
@@ -286,6 +295,37 @@ TEST(Record, ThePipelinesThreePlantedLeaksAndNothingElse) {
     EXPECT_EQ(leak->bytes, p.bytes) << innermost;
     EXPECT_EQ(leak->count, p.count) << innermost;
   }
+}
+
+// A recording with more distinct stacks than SiteTable::kMaxSites (node at
+// start-up has that many): every stack keeps a site of its own, so the
+// planted leak, allocated after all of them, is named by its function and
+// not lumped into "(other sites)", and no data is reported lost.
+TEST(Record, MoreStacksThanTheSiteCapStillNameThePlantedLeak) {
+  fs::path out = scratch("many_stacks.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_many_stacks"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  EXPECT_EQ(r.input.stats.sites_dropped, 0u);
+  size_t leaf_sites = 0;
+  for (const SiteBalance& s : r.result.sites) {
+    EXPECT_NE(s.site, SiteTable::kOverflowName);
+    if (s.site.ends_with(";step (many_stacks.c:" + std::to_string(source_line_of("tests/record/programs/many_stacks.c",
+                                                                                 "malloc(24 + level)")) + ")"))
+      ++leaf_sites;
+  }
+  EXPECT_EQ(leaf_sites, size_t{1} << 17);
+  ASSERT_EQ(r.result.leaks.size(), 1u);
+  const SiteLeak& leak = r.result.leaks[0];
+  std::string innermost = leak.site.substr(leak.site.rfind(';') + 1);
+  EXPECT_EQ(innermost, fmt::format("planted_leak (many_stacks.c:{})",
+                                   source_line_of("tests/record/programs/many_stacks.c", "malloc(kLeakBytes)")))
+      << leak.site;
+  EXPECT_EQ(leak.bytes, 30u * 200);
+  EXPECT_EQ(leak.count, 30u);
+  Command report = run(fmt::format("{} analyze {}", EDGEMEM_BINARY, out.string()));
+  EXPECT_EQ(report.out.find("[DATA LOST]"), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find(SiteTable::kOverflowName), std::string::npos) << report.out;
 }
 
 // A library loaded after start-up is in the recording's module map, so its
