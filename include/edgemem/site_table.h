@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,15 @@
 #include "edgemem/event.h"
 
 namespace edgemem {
+
+// Builds the name of a site added without one, when it is first asked for:
+// a recording has hundreds of thousands of distinct call stacks, and a
+// report prints a few dozen of them.
+class SiteNamer {
+ public:
+  virtual ~SiteNamer() = default;
+  virtual std::string name(uint64_t key) = 0;
+};
 
 class SiteTable {
  public:
@@ -24,6 +34,10 @@ class SiteTable {
   SiteTable();
   SiteId intern(std::string_view text);
   // The id of a name already interned, without interning it.
+  // A site named later by `namer->name(key)`. Not capped: the caller
+  // bounds how many it adds (a recording, by the call-stack trees it holds).
+  // Such a site is found by find() only once it has been named.
+  SiteId intern_unnamed(std::shared_ptr<SiteNamer> namer, uint64_t key);
   std::optional<SiteId> find(std::string_view text) const;
   std::string_view name(SiteId id) const;  // "?" for kUnknownSite
   // Gives a site a better name (a symbolised address); ids stay valid.
@@ -37,8 +51,15 @@ class SiteTable {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::vector<std::string> names_;
-  std::unordered_map<std::string, SiteId, Hash, std::equal_to<>> ids_;
+  struct Unnamed {
+    SiteNamer* namer;
+    uint64_t key;
+  };
+  // name() fills these on first call: naming is a cache, not a change.
+  mutable std::vector<std::string> names_;
+  mutable std::unordered_map<std::string, SiteId, Hash, std::equal_to<>> ids_;
+  mutable std::unordered_map<SiteId, Unnamed> unnamed_;
+  std::vector<std::shared_ptr<SiteNamer>> namers_;  // keeps each namer alive for unnamed_
   uint64_t dropped_ = 0;
   SiteId overflow_ = kUnknownSite;  // "(other sites)" once the table is full
 };

@@ -15,7 +15,7 @@ namespace {
 namespace e2 = emt2;
 
 constexpr uint64_t kMaxText = 4096;
-constexpr size_t kMaxDepth = 256;  // the recorder walks 64 frames; more means a damaged tree
+constexpr size_t kMaxDepth = RecordedStacks::kMaxDepth;
 
 uint32_t u32_at(const std::vector<uint8_t>& b, size_t at) {
   uint32_t v = 0;
@@ -81,7 +81,8 @@ EmtV2Reader::EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& st
       starts_at_(starts_at),
       chunks_at_(chunks_at),
       chunk_offset_(chunks_at),
-      recent_(e2::kRecent) {
+      recent_(e2::kRecent),
+      stacks_(std::make_shared<RecordedStacks>(kMaxNodes)) {
   context_.time_base = TimeBase::sequence;
 }
 
@@ -464,12 +465,10 @@ void EmtV2Reader::apply(const Record& r) {
       e.size = r.v[0];
       break;
     case e2::kModule:
-      if (r.v[1] < r.v[2]) modules_[r.v[1]] = {r.v[2], r.v[0], r.text};
-      frames_.clear();  // addresses may now name another module
+      if (r.v[1] < r.v[2]) modules_[r.v[1]] = {r.v[2], stacks_->add_module(r.text, r.v[0])};
       return;
     case e2::kModuleGone:
       modules_.erase(r.v[0]);
-      frames_.clear();
       return;
     case e2::kThread:
       tids_[r.slot] = r.v[0];
@@ -492,46 +491,59 @@ SiteId EmtV2Reader::site(uint32_t slot, uint64_t node) {
     last_site_ = *it;
     return it->second;
   }
-  SiteId id = context_.sites.intern(stack_text(slot, node));
+  SiteId id = kUnknownSite;
+  if (std::optional<uint32_t> s = stack(slot, node)) {
+    auto [it, fresh] = stack_sites_.try_emplace(*s);
+    if (fresh) it->second = context_.sites.intern_unnamed(stacks_, *s);
+    id = it->second;
+  } else {
+    ++stats_.sites_dropped;
+    id = context_.sites.intern(SiteTable::kOverflowName);
+  }
   if (sites_.size() < kMaxNodes) sites_.emplace(key, id);
   last_site_ = {key, id};
   return id;
 }
 
-std::string EmtV2Reader::stack_text(uint32_t slot, uint64_t node) {
-  std::vector<uint64_t> inner_first;
-  for (uint64_t n = node; n != 0 && inner_first.size() < kMaxDepth;) {
-    auto it = nodes_.find(uint64_t{slot} << 32 | (n & 0xFFFFFFFF));
-    if (it == nodes_.end()) {
-      inner_first.push_back(0);  // a node the recording does not define
+std::optional<uint32_t> EmtV2Reader::stack(uint32_t slot, uint64_t node) {
+  // The thread's nodes not yet in the process tree, innermost first, up to
+  // the first one that is (or the top).
+  struct Link {
+    uint64_t key, address;
+    bool defined;
+  };
+  std::vector<Link> links;
+  uint32_t at = RecordedStacks::kTop;
+  for (uint64_t n = node; n != 0 && links.size() < kMaxDepth;) {
+    uint64_t key = uint64_t{slot} << 32 | (n & 0xFFFFFFFF);
+    if (auto c = canonical_.find(key); c != canonical_.end()) {
+      at = c->second;
       break;
     }
-    inner_first.push_back(it->second.address);
+    auto it = nodes_.find(key);
+    if (it == nodes_.end()) {
+      links.push_back({key, 0, false});  // a node the recording does not define: "?"
+      break;
+    }
+    links.push_back({key, it->second.address, true});
     n = it->second.parent;
   }
-  std::string text;
-  for (auto it = inner_first.rbegin(); it != inner_first.rend(); ++it) {
-    for (const std::string& f : frames_at(*it)) {
-      if (!text.empty()) text += ';';
-      text += f;
-    }
+  for (auto l = links.rbegin(); l != links.rend(); ++l) {
+    uint32_t module = l->address ? module_at(l->address) : RecordedStacks::kNoModule;
+    std::optional<uint32_t> next = stacks_->child(at, l->address, module);
+    if (!next) return std::nullopt;
+    at = *next;
+    // A frame on the stack is in a module still mapped, so the node means
+    // the same for every later stack under it.
+    if (l->defined && canonical_.size() < kMaxNodes) canonical_.emplace(l->key, at);
   }
-  return text;
+  return at;
 }
 
-const std::vector<std::string>& EmtV2Reader::frames_at(uint64_t address) {
-  if (auto it = frames_.find(address); it != frames_.end()) return it->second;
-  std::vector<std::string> frames;
-  if (address == 0) {
-    frames.push_back("?");
-  } else if (auto m = modules_.upper_bound(address); m != modules_.begin() && address < std::prev(m)->second.end) {
-    const Module& mod = std::prev(m)->second;
-    frames = symbolizer_.frames(mod.path, mod.bias, address);
-  } else {
-    frames = symbolizer_.frames({}, 0, address);
-  }
-  if (frames_.size() >= kMaxNodes) frames_.clear();
-  return frames_.emplace(address, std::move(frames)).first->second;
+uint32_t EmtV2Reader::module_at(uint64_t address) const {
+  auto m = modules_.upper_bound(address);
+  if (m == modules_.begin() || address >= std::prev(m)->second.end) return RecordedStacks::kNoModule;
+  return std::prev(m)->second.id;
 }
 
 void EmtV2Reader::finish() {

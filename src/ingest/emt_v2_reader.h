@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <span>
 #include <string>
@@ -27,7 +28,7 @@
 
 #include "edgemem/decoder.h"
 #include "edgemem/emt_v2.h"
-#include "static/process_symbolizer.h"
+#include "recorded_stacks.h"
 
 namespace edgemem {
 
@@ -72,8 +73,8 @@ class EmtV2Reader {
     uint64_t parent, address;
   };
   struct Module {
-    uint64_t end, bias;
-    std::string path;
+    uint64_t end;
+    uint32_t id;  // in stacks_
   };
   struct RecentAlloc {
     uint64_t address, size;
@@ -98,10 +99,12 @@ class EmtV2Reader {
   void drain(bool all);
   void apply(const Record& r);
   SiteId site(uint32_t slot, uint64_t node);
-  std::string stack_text(uint32_t slot, uint64_t node);
+  // A thread's stack node as a node of the process-wide tree; nullopt when
+  // that tree is full (damaged input).
+  std::optional<uint32_t> stack(uint32_t slot, uint64_t node);
+  // The module mapped at `address` now, as an id in stacks_.
+  uint32_t module_at(uint64_t address) const;
   PoolId pool(uint64_t id);
-  // The frames one return address stands for, with the module map as it is now.
-  const std::vector<std::string>& frames_at(uint64_t address);
 
   TraceContext& context_;
   EventSink& sink_;
@@ -139,14 +142,19 @@ class EmtV2Reader {
   uint64_t next_seq_ = 1;
   std::unordered_map<uint64_t, Node> nodes_;     // slot << 32 | node id
   std::unordered_map<uint64_t, SiteId> sites_;   // slot << 32 | node id
+  std::unordered_map<uint64_t, uint32_t> canonical_;  // slot << 32 | node id -> node in stacks_
+  // One site per distinct stack, named when asked for (by the SiteTable,
+  // which shares this tree and may outlive the reader). Not capped at
+  // SiteTable::kMaxSites: the tree has at most one node per thread node
+  // read (and kMaxDepth per damaged one), itself capped at kMaxNodes.
+  std::shared_ptr<RecordedStacks> stacks_;
+  std::unordered_map<uint32_t, SiteId> stack_sites_;  // node in stacks_ -> site
   std::unordered_map<uint32_t, uint64_t> tids_;  // slot -> kernel thread id
   static constexpr size_t kMaxPools = 256;
   std::unordered_map<uint64_t, PoolId> pools_;   // record pool id -> interned
   std::array<std::optional<PoolId>, 2> known_pools_;  // malloc and mmap, asked for on every event
   std::optional<std::pair<uint64_t, SiteId>> last_site_;  // the last node asked for
   std::map<uint64_t, Module> modules_;           // start address -> module
-  std::unordered_map<uint64_t, std::vector<std::string>> frames_;  // return address -> frames
-  ProcessSymbolizer symbolizer_;
 };
 
 }  // namespace edgemem

@@ -22,6 +22,14 @@ SiteId SiteTable::intern(std::string_view text) {
   return id;
 }
 
+SiteId SiteTable::intern_unnamed(std::shared_ptr<SiteNamer> namer, uint64_t key) {
+  if (namers_.empty() || namers_.back() != namer) namers_.push_back(namer);
+  auto id = static_cast<SiteId>(names_.size());
+  names_.emplace_back();
+  unnamed_.emplace(id, Unnamed{namer.get(), key});
+  return id;
+}
+
 std::optional<SiteId> SiteTable::find(std::string_view text) const {
   if (auto it = ids_.find(text); it != ids_.end()) return it->second;
   return std::nullopt;
@@ -29,12 +37,18 @@ std::optional<SiteId> SiteTable::find(std::string_view text) const {
 
 void SiteTable::rename(SiteId id, std::string_view text) {
   if (id == kUnknownSite || id >= names_.size()) return;
+  unnamed_.erase(id);
   ids_.erase(names_[id]);
   names_[id] = std::string(text);
   ids_.emplace(names_[id], id);
 }
 
 std::string_view SiteTable::name(SiteId id) const {
+  if (auto it = unnamed_.find(id); it != unnamed_.end()) {
+    names_[id] = it->second.namer->name(it->second.key);
+    ids_.emplace(names_[id], id);
+    unnamed_.erase(it);
+  }
   return id < names_.size() ? std::string_view(names_[id]) : std::string_view("?");
 }
 

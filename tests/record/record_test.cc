@@ -469,6 +469,37 @@ TEST(Record, TheOneBlockAProgramLosesBesideTheCRuntimesIsTheOnlyLeak) {
   for (const PersistentBlock& p : r.result.persistent) EXPECT_EQ(p.reason, LiveReason::kept_by_c_runtime) << p.site;
 }
 
+// A recording with more distinct stacks than SiteTable::kMaxSites (node at
+// start-up has that many): every stack keeps a site of its own, so the
+// planted leak, allocated after all of them, is named by its function and
+// not lumped into "(other sites)", and no data is reported lost.
+TEST(Record, MoreStacksThanTheSiteCapStillNameThePlantedLeak) {
+  fs::path out = scratch("many_stacks.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_many_stacks"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  EXPECT_EQ(r.input.stats.sites_dropped, 0u);
+  size_t leaf_sites = 0;
+  for (const SiteBalance& s : r.result.sites) {
+    EXPECT_NE(s.site, SiteTable::kOverflowName);
+    if (s.site.ends_with(";step (" + source_line("tests/record/programs/many_stacks.c", "malloc(24 + level)") + ")"))
+      ++leaf_sites;
+  }
+  // Every path once from main's first loop, then 64 paths per inference
+  // from its second (main's other line, so other stacks).
+  EXPECT_EQ(leaf_sites, (size_t{1} << 17) + 30 * 64);
+  ASSERT_EQ(r.result.leaks.size(), 1u);
+  const SiteLeak& leak = r.result.leaks[0];
+  std::string innermost = leak.site.substr(leak.site.rfind(';') + 1);
+  EXPECT_EQ(innermost, "planted_leak (" + source_line("tests/record/programs/many_stacks.c", "malloc(kLeakBytes)") + ")")
+      << leak.site;
+  EXPECT_EQ(leak.bytes, 30u * 200);
+  EXPECT_EQ(leak.count, 30u);
+  Command report = run(fmt::format("{} analyze {}", EDGEMEM_BINARY, out.string()));
+  EXPECT_EQ(report.out.find("[DATA LOST]"), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find(SiteTable::kOverflowName), std::string::npos) << report.out;
+}
+
 // A library loaded after start-up is in the recording's module map, so its
 // allocation is named by function and line, the inlined helper that called
 // malloc as a frame of its own.
