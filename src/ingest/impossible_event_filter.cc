@@ -57,7 +57,7 @@ void FilteredDecoder::finish() {
   stats_.impossible_events = filter_.rejected();
   stats_.events -= filter_.rejected();
   stats_.first_impossible = filter_.first_reason();
-  stats_.sites_dropped = context_.sites.dropped();
+  stats_.sites_dropped += context_.sites.dropped();  // the reader may have dropped stack nodes of its own
   stats_.pools_dropped = context_.pools.dropped();
 }
 
