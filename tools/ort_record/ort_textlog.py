@@ -34,8 +34,9 @@ CHUNK_HEADER = 24
 POOLS = {0: "malloc", 1: "mmap"}
 # tag: (fields before any text, has text); the first field is dseq except for NODE.
 # ORT's registration code alone has more distinct stacks than edgemem's site
-# table holds (65,536): a site keeps the entry into ORT (the binding method, or
-# ORT's own first frame) and the innermost frames, joined by a "..." frame.
+# table holds (65,536): a site keeps the entry into ORT (the binding's frames,
+# which name the JavaScript call, or ORT's own first frame) and the innermost
+# frames, joined by a "..." frame.
 KEEP_INNER = 4
 SHAPES = {0x30: (6, False), 0x31: (3, False), 0x32: (5, False), 0x33: (3, False),
           0x34: (4, True), 0x35: (2, False), 0x36: (2, True), 0x37: (3, False),
@@ -150,7 +151,7 @@ def main():
             return None
         if module_path not in symbols:
             symbols[module_path] = Symbols(module_path)
-        return symbols[module_path].frame(address - 1 - bias)
+        return os.path.basename(module_path), symbols[module_path].frame(address - 1 - bias)
 
     def site(slot, node):
         key = (slot, node)
@@ -165,9 +166,13 @@ def main():
             outer_last.append(frames[address])
             n = parent
         ort = [f for f in reversed(outer_last) if f is not None]
-        if len(ort) > KEEP_INNER + 1:
-            ort = ort[:1] + ["..."] + ort[-KEEP_INNER:]
-        sites[key] = ";".join(ort)
+        entry = 0  # the binding's frames around the first call into the library
+        while entry < len(ort) and ort[entry][0] == "onnxruntime_binding.node":
+            entry += 1
+        entry = max(entry, 1)
+        if len(ort) > entry + KEEP_INNER:
+            ort = ort[:entry] + [("", "...")] + ort[-KEEP_INNER:]
+        sites[key] = ";".join(name for _, name in ort)
         return sites[key]
 
     live = {}           # (pool, address) -> its ALLOC line while before the first inference
