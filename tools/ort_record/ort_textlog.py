@@ -52,6 +52,8 @@ def fail(path, offset, what):
 def varint(b, at):
     value = shift = 0
     while True:
+        if at >= len(b):
+            raise IndexError(at)
         byte = b[at]
         at += 1
         value |= (byte & 0x7F) << shift
@@ -99,7 +101,7 @@ class Symbols:
 
     def __init__(self, path):
         self.name = os.path.basename(path)
-        starts, entries = [], []
+        entries = []
         for dynamic in (False, True):
             command = ["nm", "-C", "-S", "--defined-only"] + (["-D"] if dynamic else []) + [path]
             result = subprocess.run(command, capture_output=True, text=True)
@@ -130,7 +132,11 @@ def main():
 
     nodes = {}          # (slot, node) -> (parent, return address)
     streams = collections.defaultdict(list)
-    for seq, slot, tag, fields, text in chunk_records(path, data):
+    try:
+        records = list(chunk_records(path, data))
+    except IndexError as error:
+        fail(path, error.args[0], "expected the rest of a record, found the end of the file")
+    for seq, slot, tag, fields, text in records:
         if tag == 0x33:
             nodes[(slot, fields[0])] = (fields[1], fields[2])
         else:
