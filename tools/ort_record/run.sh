@@ -9,6 +9,7 @@
 #   EDGEMEM_BUILD   edgemem build directory (default build/default; built if needed)
 #   ORT_RAW_ANALYZE 0 skips `edgemem analyze` of the raw recordings (minutes each:
 #                   node's start-up alone has >65,536 distinct stacks)
+#   ORT_RUNS        the runs to (re)record, by name (default: all of them)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,11 +54,16 @@ model wide 1024
 
 export NODE_PATH="$npm_dir/node_modules:$work"
 
-# name model runs arena release
+all_runs="ort_200 ort_200_noarena ort_1_wide ort_1_released ort_3_sessions"
+runs_wanted=${ORT_RUNS:-$all_runs}
+wanted() { case " $runs_wanted " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# name model runs arena sessions (0: never released; K: K sessions in turn, each released)
 record() {
-  name=$1 model=$work/$2.onnx runs=$3 arena=$4 release=$5
+  name=$1 model=$work/$2.onnx runs=$3 arena=$4 sessions=$5
+  wanted "$name" || return 0
   extra=""
-  [ "$release" = yes ] && extra=--release
+  [ "$sessions" -gt 0 ] && extra="--release --sessions $sessions"
   rm -f "$work/$name.emt" "$work/$name.emt".*
   # shellcheck disable=SC2086
   "$build/edgemem" record -o "$work/$name.emt" -- \
@@ -72,19 +78,21 @@ record() {
   xz -9 -T1 -c "$work/$name.log" > "$out/$name.log.xz"
 }
 
-record ort_200 mlp 200 on no
-record ort_200_noarena mlp 200 off no
-record ort_1_wide wide 1 on no
-record ort_1_released mlp 1 on yes
+record ort_200 mlp 200 on 0
+record ort_200_noarena mlp 200 off 0
+record ort_1_wide wide 1 on 0
+record ort_1_released mlp 1 on 1
+record ort_3_sessions mlp 1 on 3
 
 if [ "${ORT_RAW_ANALYZE:-1}" != 0 ]; then
   for name in ort_1_wide ort_200; do
+    wanted "$name" || continue
     "$build/edgemem" analyze "$work/$name.emt" > "$out/$name.raw.txt"
   done
 fi
 
 # heaptrack on the same command, for its own count of what is live at exit.
-if command -v heaptrack >/dev/null; then
+if wanted ort_200 && command -v heaptrack >/dev/null; then
   rm -f "$work"/heaptrack.ort_200.*
   heaptrack -o "$work/heaptrack.ort_200" \
     node "$here/run_model.js" "$work/mlp.onnx" 200 --inputs "$inputs" --arena on > /dev/null
