@@ -34,14 +34,14 @@ def initializer(name, dims, seed):
         count *= d
     data = weights(count, seed)
     dims_text = " ".join("dims: %d" % d for d in dims)
-    text = ('    initializer { %s data_type: %d name: "%s" raw_data: "%s" }\n'
+    text = ('  initializer { %s data_type: %d name: "%s" raw_data: "%s" }\n'
             % (dims_text, FLOAT, name, text_bytes(data)))
     return text, len(data)
 
 
 def value_info(name, dims):
     dims_text = " ".join("dim { dim_value: %d }" % d for d in dims)
-    return ('    %%s { name: "%s" type { tensor_type { elem_type: %d shape { %s } } } }\n'
+    return ('  %%s { name: "%s" type { tensor_type { elem_type: %d shape { %s } } } }\n'
             % (name, FLOAT, dims_text))
 
 

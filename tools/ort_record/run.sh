@@ -25,8 +25,8 @@ inputs=64   # the MLPs' input width; hidden layer 128 (mlp) or 1024 (wide), 10 o
 mkdir -p "$npm_dir" "$work" "$out"
 
 if [ ! -f "$npm_dir/node_modules/onnxruntime-node/package.json" ]; then
-  # --ignore-scripts: the package's install script downloads GPU providers;
-  # the CPU library is in the package itself.
+  # --ignore-scripts: the package's install script downloads the CUDA
+  # execution provider from NuGet; the CPU library is in the package itself.
   (cd "$npm_dir" && npm install --no-audit --no-fund --ignore-scripts "onnxruntime-node@$ort_version")
 fi
 
