@@ -14,6 +14,10 @@
 #include "edgemem/emt_v2.h"
 #include "edgemem/report.h"
 
+#if defined(EDGEMEM_FUZZ_FORMAT_emt2)
+#include <zstd.h>
+#endif
+
 using namespace edgemem;
 
 namespace {
@@ -66,18 +70,36 @@ bool same_counts(const DecodeStats& a, const DecodeStats& b) {
 }
 
 #if defined(EDGEMEM_FUZZ_FORMAT_emt2)
-// The fuzzer's bytes as the records of two threads' chunks of an emt v2
-// recording (a valid header page and chunk headers around them), so it
-// explores the record parser and the merge by sequence number rather than
+// The fuzzer's bytes as the records of two threads' chunks of an emt v2 or
+// v3 recording (a valid header and chunk headers around them), so it
+// explores the record parsers and the merge by sequence number rather than
 // the page layout: the first half is a whole chunk of thread 1, the second
-// the start of a chunk of thread 2.
+// the start of a chunk of thread 2. The last input byte picks the form:
+// v2 chunked, v3 chunked, v3 packed (the same chunks zstd-compressed), or
+// the bytes themselves as a packed file's zstd stream.
 std::vector<uint8_t> v2_recording(const uint8_t* data, size_t size) {
   namespace e2 = emt2;
-  std::vector<uint8_t> out(e2::kHeaderBytes, 0);
-  const uint8_t header[] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01, 0x02, 0x00};
-  std::copy(std::begin(header), std::end(header), out.begin());
+  unsigned form = size ? data[size - 1] % 4 : 0;
+  std::vector<uint8_t> out = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01, form == 0 ? uint8_t{2} : uint8_t{3}, 0x00};
+  if (form >= 2) out.push_back(e2::kLayoutPacked);
+  if (form == 3) {
+    out.insert(out.end(), data, data + size);
+    return out;
+  }
+  if (form == 1) out.push_back(e2::kLayoutChunked);
   size_t half = std::min(size / 2, e2::kChunkPayloadBytes), rest = std::min(size - half, e2::kChunkPayloadBytes);
+  std::vector<uint8_t> unpacked;
+  if (form < 2) out.resize(e2::kHeaderBytes, 0);
   auto add_chunk = [&](uint32_t slot, uint32_t index, const uint8_t* records, size_t n, bool whole) {
+    if (form == 2) {
+      uint8_t fields[30];
+      size_t f = e2::put_varint(fields, slot);
+      f += e2::put_varint(fields + f, 0);
+      f += e2::put_varint(fields + f, n);
+      unpacked.insert(unpacked.end(), fields, fields + f);
+      unpacked.insert(unpacked.end(), records, records + n);
+      return;
+    }
     size_t at = out.size();
     out.resize(at + (whole ? e2::kChunkBytes : e2::kChunkHeaderBytes + n), 0);
     std::copy(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), out.begin() + at);
@@ -88,6 +110,11 @@ std::vector<uint8_t> v2_recording(const uint8_t* data, size_t size) {
   };
   add_chunk(1, 0, data, half, true);
   add_chunk(2, 1, data + half, rest, false);
+  if (form == 2) {
+    std::vector<uint8_t> packed(ZSTD_compressBound(unpacked.size()));
+    size_t n = ZSTD_compress(packed.data(), packed.size(), unpacked.data(), unpacked.size(), 1);
+    if (!ZSTD_isError(n)) out.insert(out.end(), packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(n));
+  }
   return out;
 }
 #endif

@@ -5,6 +5,9 @@
 // injection does; objects dlopen'd later are patched from our dlopen.
 #pragma once
 
+// Internal to the library: bound at link time, no PLT call on the hot path.
+#pragma GCC visibility push(hidden)
+
 namespace edgemem::preload {
 
 // True when this library was injected (EDGEMEM_ATTACH set by the injector).
@@ -13,3 +16,5 @@ bool attached();
 void patch_loaded_objects();
 
 }  // namespace edgemem::preload
+
+#pragma GCC visibility pop

@@ -22,7 +22,6 @@ struct Range {
 // hot path read them without a lock.
 Range exec_ranges[kMaxModules * 2];
 std::atomic<size_t> exec_count{0};
-Range libc_range, cxx_range, self_range;
 
 struct Known {
   uint64_t start, end;
@@ -79,6 +78,8 @@ int visit(dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
+AddressRange libc_range, cxx_range, self_range;
+
 void scan_modules(ModuleSink& sink) {
   pthread_mutex_lock(&lock);
   if (!exe_path[0]) {
@@ -113,10 +114,5 @@ bool in_executable_code(uintptr_t address) {
   return false;
 }
 
-bool in_libc(uintptr_t address) { return address >= libc_range.lo && address < libc_range.hi; }
-bool in_runtime(uintptr_t address) {
-  return in_libc(address) || (address >= cxx_range.lo && address < cxx_range.hi);
-}
-bool in_this_library(uintptr_t address) { return address >= self_range.lo && address < self_range.hi; }
 
 }  // namespace edgemem::preload

@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+// Internal to the library: bound at link time, no PLT call on the hot path.
+#pragma GCC visibility push(hidden)
+
 namespace edgemem::preload {
 
 struct ModuleInfo {
@@ -33,10 +36,20 @@ void lock_modules_for_fork();
 void unlock_modules_after_fork();
 
 bool in_executable_code(uintptr_t address);
-bool in_libc(uintptr_t address);
+
+// Set by scan_modules; read on every frame of every stack, so inline.
+struct AddressRange {
+  uintptr_t lo, hi;
+  bool holds(uintptr_t address) const { return address >= lo && address < hi; }
+};
+extern AddressRange libc_range, cxx_range, self_range;
+
+inline bool in_libc(uintptr_t address) { return libc_range.holds(address); }
 // libc or libstdc++: built without frame pointers, and the callers of the
 // program's outermost frames (main, a thread's function).
-bool in_runtime(uintptr_t address);
-bool in_this_library(uintptr_t address);
+inline bool in_runtime(uintptr_t address) { return in_libc(address) || cxx_range.holds(address); }
+inline bool in_this_library(uintptr_t address) { return self_range.holds(address); }
 
 }  // namespace edgemem::preload
+
+#pragma GCC visibility pop

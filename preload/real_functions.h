@@ -8,6 +8,9 @@
 
 #include <cstddef>
 
+// Internal to the library: bound at link time, no PLT call on the hot path.
+#pragma GCC visibility push(hidden)
+
 namespace edgemem::preload {
 
 struct RealFunctions {
@@ -43,3 +46,5 @@ bool is_bootstrap(const void* p);
 void* next_symbol(const char* name);
 
 }  // namespace edgemem::preload
+
+#pragma GCC visibility pop

@@ -5,6 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+// Internal to the library: bound at link time, no PLT call on the hot path.
+#pragma GCC visibility push(hidden)
+
 namespace edgemem::preload {
 
 inline constexpr size_t kMaxFrames = 64;
@@ -24,3 +27,5 @@ StackBounds current_stack_bounds();
 size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds);
 
 }  // namespace edgemem::preload
+
+#pragma GCC visibility pop

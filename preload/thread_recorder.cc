@@ -32,6 +32,35 @@ struct TreeEntry {
   uint32_t parent, id;
 };
 
+// What compact records are encoded against (emt_v2.h, kRecent): the
+// chunk's compact allocations by address (direct-mapped: a collision only
+// costs a FREE its short form) and, per size slot, the block last freed.
+// Entries from an earlier chunk are told apart by the chunk's epoch, so a
+// new chunk starts afresh without clearing the tables.
+struct RecentAlloc {
+  uint64_t address, size;
+  uint32_t number, epoch;
+};
+struct RecentFree {
+  uint64_t address;
+  uint32_t epoch;
+};
+constexpr uint32_t kRecentAllocSlots = 2048;
+struct RecentTables {
+  RecentAlloc allocs[kRecentAllocSlots];
+  RecentFree frees[e2::kSizeSlots];
+  // The last stack, outermost frame first, and the tree node of each of its
+  // prefixes: the next stack looks up only the frames past what it shares.
+  uintptr_t stack_frames[kMaxFrames];
+  uint32_t stack_nodes[kMaxFrames];
+  uint32_t stack_depth;
+};
+
+uint32_t alloc_slot(uint64_t address) {
+  return static_cast<uint32_t>(((address >> 4) * 0x9E3779B97F4A7C15ull) >> 53);
+}
+static_assert(kRecentAllocSlots == 1u << (64 - 53));
+
 struct ThreadState {
   bool busy;
   bool ready;     // slot, chunk and bounds are set for `generation`
@@ -42,6 +71,9 @@ struct ThreadState {
   uint32_t used;
   uint64_t last_address;  // of the chunk's previous ALLOC or FREE: addresses are deltas from it
   uint64_t last_seq;
+  uint32_t epoch;         // of the current chunk, from 1
+  uint32_t small_allocs;  // compact ALLOCs in the current chunk
+  RecentTables* recent;
   StackBounds bounds;
   TreeEntry* tree;
   uint32_t tree_capacity;  // a power of two
@@ -97,6 +129,8 @@ bool make_room(size_t n) {
   self.chunk = claim_chunk(self.slot, self.last_seq);
   self.used = 0;
   self.last_address = 0;
+  ++self.epoch;
+  self.small_allocs = 0;
   if (!self.chunk) self.stopped = true;
   return self.chunk != nullptr;
 }
@@ -128,8 +162,7 @@ void write_seq_record(uint8_t tag, uint64_t seq, uint64_t* fields, size_t count,
   if (!make_room(worst)) return;
   if (address_at >= 0) {
     uint64_t address = fields[address_at];
-    auto delta = static_cast<int64_t>(address - self.last_address);
-    fields[address_at] = (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63);
+    fields[address_at] = e2::zigzag(address - self.last_address);
     self.last_address = address;
   }
   size_t n = 0;
@@ -137,6 +170,60 @@ void write_seq_record(uint8_t tag, uint64_t seq, uint64_t* fields, size_t count,
   n += e2::put_varint(buf + n, seq - self.last_seq);
   self.last_seq = seq;
   for (size_t i = 0; i < count; ++i) n += e2::put_varint(buf + n, fields[i]);
+  write_record(buf, n);
+}
+
+size_t put_seq(uint8_t* out, uint8_t& tag, uint64_t seq) {
+  uint64_t d = seq - self.last_seq;
+  self.last_seq = seq;
+  if (d == 1) return 0;
+  tag |= e2::kSeqGiven;
+  return e2::put_varint(out, d);
+}
+
+size_t put_address(uint8_t* out, uint8_t& tag, uint64_t address) {
+  tag |= e2::kAddressGiven;
+  return e2::put_varint(out, e2::zigzag(address - self.last_address));
+}
+
+// A malloc-pool block of default alignment: no pool or alignment field, and
+// the address left out when it is the block last freed with a size of this
+// size slot (what an allocator's per-size free lists hand out next).
+void write_small_alloc(uint64_t seq, uint64_t address, uint64_t size, uint32_t node) {
+  uint8_t buf[1 + 4 * 10];
+  if (!make_room(sizeof buf) || !self.recent) return;
+  uint8_t tag = e2::kSmallAlloc;
+  size_t n = 1;
+  n += put_seq(buf + n, tag, seq);
+  n += e2::put_varint(buf + n, size);
+  const RecentFree& freed = self.recent->frees[e2::size_slot(size)];
+  if (freed.epoch != self.epoch || freed.address != address) n += put_address(buf + n, tag, address);
+  self.last_address = address;
+  n += e2::put_varint(buf + n, node);
+  buf[0] = tag;
+  self.recent->allocs[alloc_slot(address)] = {address, size, self.small_allocs++, self.epoch};
+  write_record(buf, n);
+}
+
+// A malloc-pool free: the distance back to its compact ALLOC when the chunk
+// still holds it among its last kRecent, else the address.
+void write_small_free(uint64_t seq, uint64_t address) {
+  uint8_t buf[1 + 2 * 10];
+  if (!make_room(sizeof buf) || !self.recent) return;
+  uint8_t tag = e2::kSmallFree;
+  size_t n = 1;
+  n += put_seq(buf + n, tag, seq);
+  RecentAlloc& a = self.recent->allocs[alloc_slot(address)];
+  uint32_t distance = self.small_allocs - 1 - a.number;
+  if (a.epoch == self.epoch && a.address == address && distance < e2::kRecent) {
+    n += e2::put_varint(buf + n, distance);
+    self.recent->frees[e2::size_slot(a.size)] = {address, self.epoch};
+    a.epoch = 0;
+  } else {
+    n += put_address(buf + n, tag, address);
+  }
+  self.last_address = address;
+  buf[0] = tag;
   write_record(buf, n);
 }
 
@@ -186,8 +273,21 @@ uint32_t tree_node(uint32_t parent, uint64_t address) {
 uint32_t current_stack_node() {
   uintptr_t frames[kMaxFrames];
   size_t n = capture_stack(frames, kMaxFrames, self.bounds);
+  RecentTables* t = self.recent;
   uint32_t node = 0;
-  for (size_t i = n; i-- > 0;) node = tree_node(node, frames[i]);
+  if (!t) {
+    for (size_t i = n; i-- > 0;) node = tree_node(node, frames[i]);
+    return node;
+  }
+  size_t shared = 0;
+  while (shared < n && shared < t->stack_depth && frames[n - 1 - shared] == t->stack_frames[shared]) ++shared;
+  if (shared) node = t->stack_nodes[shared - 1];
+  for (size_t j = shared; j < n; ++j) {
+    node = tree_node(node, frames[n - 1 - j]);
+    t->stack_frames[j] = frames[n - 1 - j];
+    t->stack_nodes[j] = node;
+  }
+  t->stack_depth = static_cast<uint32_t>(n);
   return node;
 }
 
@@ -231,6 +331,7 @@ bool ensure_ready() {
     // A forked child: the chunk and tree belong to the parent's recording.
     release_chunk(self.chunk);
     if (self.tree) real.munmap(self.tree, self.tree_capacity * sizeof(TreeEntry));
+    if (self.recent) real.munmap(self.recent, sizeof(RecentTables));
   }
   pthread_once(&exit_key_once, make_exit_key);
   pthread_setspecific(exit_key, &self);
@@ -240,6 +341,8 @@ bool ensure_ready() {
   self.generation = g;
   self.slot = next_slot();
   self.bounds = current_stack_bounds();
+  void* recent = real.mmap(nullptr, sizeof(RecentTables), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (recent != MAP_FAILED) self.recent = static_cast<RecentTables*>(recent);
   write_thread_record();
   if (take_process_records()) write_process_records();
   return !self.stopped;
@@ -253,11 +356,15 @@ Busy::~Busy() {
 uint64_t take_seq() { return next_seq(); }
 
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align) {
-  uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address), size, align, current_stack_node()};
+  uint32_t node = current_stack_node();
+  if (pool == e2::kPoolMalloc && align == 0 && self.recent)
+    return write_small_alloc(seq, reinterpret_cast<uintptr_t>(address), size, node);
+  uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address), size, align, node};
   write_seq_record(e2::kAlloc, seq, fields, 5, 1);
 }
 
 void record_free(uint8_t pool, uint64_t seq, const void* address) {
+  if (pool == e2::kPoolMalloc && self.recent) return write_small_free(seq, reinterpret_cast<uintptr_t>(address));
   uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address)};
   write_seq_record(e2::kFree, seq, fields, 2, 1);
 }
@@ -284,6 +391,7 @@ void retire_thread() {
   self.busy = true;
   release_chunk(self.chunk);
   if (self.tree) real.munmap(self.tree, self.tree_capacity * sizeof(TreeEntry));
+  if (self.recent) real.munmap(self.recent, sizeof(RecentTables));
   self = ThreadState{};
   self.busy = was_busy;
 }

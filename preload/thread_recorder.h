@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+// Internal to the library: bound at link time, no PLT call on the hot path.
+#pragma GCC visibility push(hidden)
+
 namespace edgemem::preload {
 
 // Set by the library's constructor once the file is open.
@@ -45,3 +48,5 @@ void record_module_changes();
 void retire_thread();
 
 }  // namespace edgemem::preload
+
+#pragma GCC visibility pop

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,9 +32,12 @@ struct File {
   char base_path[4096] = {};
   std::atomic<uint64_t> next_chunk{0};
   std::atomic<uint64_t> bytes{0};
-  std::atomic<uint64_t> seq{0};
+  // Written by every thread on every record: on a cache line of its own,
+  // so the fields each allocation only reads (generation) do not bounce
+  // between cores with it.
+  alignas(64) std::atomic<uint64_t> seq{0};
+  alignas(64) std::atomic<uint32_t> generation{1};
   std::atomic<uint32_t> slot{0};
-  std::atomic<uint32_t> generation{1};
   std::atomic<uint32_t> process_records_for{0};
   pthread_mutex_t grow = PTHREAD_MUTEX_INITIALIZER;
 };
@@ -62,8 +66,9 @@ int create_file(const char* base) {
 bool write_header(int fd) {
   uint8_t page[64] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01};
   size_t n = 7;
-  n += e2::put_varint(page + n, e2::kVersion);
+  n += e2::put_varint(page + n, e2::kVersion3);
   n += e2::put_varint(page + n, 0);  // Event time is the sequence number: no clock
+  page[n++] = e2::kLayoutChunked;
   if (ftruncate(fd, static_cast<off_t>(e2::kHeaderBytes)) != 0) return false;
   return pwrite(fd, page, n, 0) == static_cast<ssize_t>(n);
 }
@@ -75,6 +80,9 @@ bool open_locked() {
     if (fd >= 0) close(fd);
     return false;
   }
+  // Held while the process lives: `edgemem record` packs the file only
+  // once no process writes it (src/record/trace_packer.h).
+  flock(fd, LOCK_SH);
   file.fd = fd;
   file.bytes.store(e2::kHeaderBytes);
   file.next_chunk.store(0);

@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+// Internal to the library: bound at link time, no PLT call on the hot path.
+#pragma GCC visibility push(hidden)
+
 namespace edgemem::preload {
 
 // Opens the file named by EDGEMEM_OUTPUT (set by `edgemem record`); false
@@ -40,3 +43,5 @@ void unlock_mappings_after_fork();
 void close_trace_file();
 
 }  // namespace edgemem::preload
+
+#pragma GCC visibility pop

@@ -1,7 +1,9 @@
-// emt version 2: the layout `edgemem record`'s preload library writes and
-// the emt decoder reads (docs/formats/emt.md, "Version 2"). Shared by both
-// sides so the numbers are stated once. Header-only and free of the C++
-// library, because the preload library runs inside malloc.
+// emt versions 2 and 3: the layouts `edgemem record`'s preload library and
+// its parent write and the emt decoder reads (docs/formats/emt.md, "Version
+// 2" and "Version 3"). Shared by every writer (the preload library, the
+// compactor, an eBPF recorder) and the reader so the numbers are stated
+// once. Header-only and free of the C++ library, because the preload
+// library runs inside malloc.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +16,13 @@ namespace edgemem::emt2 {
 // claims space with one atomic add and the kernel keeps what it wrote in a
 // shared file mapping even when the process is killed.
 inline constexpr uint64_t kVersion = 2;
+// Version 3: the same chunks with the compact records below; the byte after
+// HEADER names the layout: chunked (zero padding, then 64 KiB chunks: what
+// the recorded process writes) or packed (a zstd stream of the chunks' used
+// bytes: what `edgemem record` leaves once the process has ended).
+inline constexpr uint64_t kVersion3 = 3;
+inline constexpr uint8_t kLayoutChunked = 0;
+inline constexpr uint8_t kLayoutPacked = 1;
 inline constexpr size_t kHeaderBytes = 4096;
 inline constexpr size_t kChunkBytes = 64 * 1024;
 
@@ -45,7 +54,33 @@ enum Tag : uint8_t {
   kWall = 0x37,       // dseq, CLOCK_REALTIME ns, CLOCK_MONOTONIC ns
   kInferBegin = 0x38, // dseq, inference index
   kInferEnd = 0x39,   // dseq, inference index
+  // Version 3 only. Compact malloc-pool records: flag bits in the tag say
+  // which fields are present. kSeqGiven absent: dseq is 1. ALLOC with
+  // kAddressGiven absent: the block is the one last freed with a size of the
+  // same size slot. FREE with kAddressGiven absent: a distance d names the
+  // chunk's (d+1)-th most recent compact ALLOC (see kRecent below).
+  kSmallAlloc = 0x40,  // [dseq], size, [address], stack node
+  kSmallFree = 0x44,   // [dseq], distance | address
 };
+
+inline constexpr uint8_t kSeqGiven = 1, kAddressGiven = 2;
+inline constexpr bool is_small_alloc(uint8_t tag) { return (tag & ~3u) == kSmallAlloc; }
+inline constexpr bool is_small_free(uint8_t tag) { return (tag & ~3u) == kSmallFree; }
+
+// The state compact records are encoded against, kept the same way by
+// writer and reader and started afresh in every chunk (a chunk is read on
+// its own): the last kRecent compact ALLOCs by their number in the chunk,
+// and per size slot the last block such a FREE released.
+inline constexpr uint32_t kRecent = 1024;
+inline constexpr uint32_t kSizeSlots = 64;
+inline constexpr uint32_t size_slot(uint64_t size) {
+  return static_cast<uint32_t>((size * 0x9E3779B97F4A7C15ull) >> 58);
+}
+
+inline uint64_t zigzag(uint64_t delta) {
+  return (delta << 1) ^ static_cast<uint64_t>(static_cast<int64_t>(delta) >> 63);
+}
+inline uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
 
 inline size_t put_varint(uint8_t* out, uint64_t value) {
   size_t n = 0;

@@ -35,6 +35,8 @@ int attach(const RecordArgs& args, const std::string& preload) {
              args.pid, args.output);
   catch_interrupts();
   while (!interrupted() && process_running(args.pid)) usleep(200 * 1000);
+  if (!process_running(args.pid))
+    for (const std::string& note : pack_recordings({args.output})) fmt::print(stderr, "edgemem: {}\n", note);
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);
   return 0;
 }
@@ -62,6 +64,7 @@ int run_record(const RecordArgs& args) {
     return r.exit_code;
   }
   for (const std::string& file : r.recordings) fmt::print(stderr, "edgemem: recording: {}\n", file);
+  for (const std::string& note : r.notes) fmt::print(stderr, "edgemem: {}\n", note);
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", r.recordings.front());
   return r.exit_code;
 }

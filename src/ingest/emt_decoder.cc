@@ -71,7 +71,13 @@ EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink) : context_(contex
 
 void EmtDecoder::feed(std::span<const uint8_t> bytes) {
   stats_.bytes += bytes.size();
-  for (uint8_t b : bytes) push(b, input_offset_++);
+  size_t i = 0;
+  for (; i < bytes.size() && state_ != State::chunked; ++i) push(bytes[i], input_offset_++);
+  // A recording's chunks go to the v2 reader in bulk.
+  if (i < bytes.size()) {
+    v2_->push(bytes.subspan(i), input_offset_);
+    input_offset_ += bytes.size() - i;
+  }
 }
 
 void EmtDecoder::push(uint8_t byte, uint64_t offset) {
@@ -82,7 +88,7 @@ void EmtDecoder::push(uint8_t byte, uint64_t offset) {
       record_.push_back(byte);
       field_byte(byte);
       return;
-    case State::chunked: v2_->push(byte, offset); return;
+    case State::chunked: v2_->push({&byte, 1}, offset); return;
   }
 }
 
@@ -225,11 +231,12 @@ void EmtDecoder::complete() {
       break;
     }
     case kHeader:
-      if (v[0] != 1 && v[0] != emt2::kVersion)
-        return reject(fmt::format("emt version {} is newer than this edgemem reads (1 and 2)", v[0]));
+      if (v[0] < 1 || v[0] > emt2::kVersion3)
+        return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
       tick_hz_ = v[1];
-      if (v[0] == emt2::kVersion) {
-        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, sync_offset_ + emt2::kHeaderBytes);
+      if (v[0] >= emt2::kVersion) {
+        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], record_offset_ + record_.size(),
+                                            sync_offset_ + emt2::kHeaderBytes);
         record_.clear();
         state_ = State::chunked;
         return;

@@ -1,6 +1,9 @@
 #include "emt_v2_reader.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include <zstd.h>
 
 #include <fmt/format.h>
 
@@ -56,28 +59,176 @@ bool shape_of(uint8_t tag, Shape& s) {
     case e2::kWall: s = {3, false, true}; return true;
     case e2::kInferBegin:
     case e2::kInferEnd: s = {2, false, true}; return true;
-    default: return false;
+    default: return false;  // the compact tags are parsed apart (parse_small)
   }
 }
 
 }  // namespace
 
-EmtV2Reader::EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t chunks_at)
-    : context_(context), sink_(sink), stats_(stats), chunks_at_(chunks_at), chunk_offset_(chunks_at) {
+struct EmtV2Reader::ZstdStream {
+  ZSTD_DStream* stream = ZSTD_createDStream();
+  std::vector<uint8_t> out = std::vector<uint8_t>(ZSTD_DStreamOutSize());
+  ~ZstdStream() { ZSTD_freeDStream(stream); }
+};
+
+EmtV2Reader::EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version,
+                         uint64_t starts_at, uint64_t chunks_at)
+    : context_(context),
+      sink_(sink),
+      stats_(stats),
+      version_(version),
+      layout_known_(version < e2::kVersion3),  // version 2 is always chunked
+      starts_at_(starts_at),
+      chunks_at_(chunks_at),
+      chunk_offset_(chunks_at),
+      recent_(e2::kRecent) {
   context_.time_base = TimeBase::sequence;
 }
 
-void EmtV2Reader::push(uint8_t byte, uint64_t offset) {
-  if (offset < chunks_at_) {
+EmtV2Reader::~EmtV2Reader() = default;
+
+void EmtV2Reader::push(std::span<const uint8_t> bytes, uint64_t offset) {
+  if (bytes.empty()) return;
+  input_end_ = offset + bytes.size();
+  if (!layout_known_) {
+    push_layout_byte(bytes[0], offset);
+    bytes = bytes.subspan(1);
+    ++offset;
+  }
+  if (layout_ == Layout::packed) push_packed(bytes, offset);
+  else push_chunked(bytes, offset);
+}
+
+void EmtV2Reader::push_layout_byte(uint8_t byte, uint64_t offset) {
+  layout_known_ = true;
+  if (byte == e2::kLayoutPacked) {
+    layout_ = Layout::packed;
+    zstd_ = std::make_unique<ZstdStream>();
+    ZSTD_DCtx_setParameter(zstd_->stream, ZSTD_d_windowLogMax, kMaxWindowLog);
+    frame_at_ = offset + 1;
+  } else if (byte != e2::kLayoutChunked) {
+    layout_ = Layout::packed;
+    give_up(offset, fmt::format("expected the layout byte of an emt v3 recording (00 chunked, 01 packed), found 0x{:02X}",
+                                byte));
+  }
+}
+
+void EmtV2Reader::push_chunked(std::span<const uint8_t> bytes, uint64_t offset) {
+  while (!bytes.empty() && offset < chunks_at_) {
     // The rest of the header page is zero padding.
-    if (byte != 0) {
+    if (bytes[0] != 0) {
       if (!stats_.first_problem) stats_.note_problem(offset, 0, "expected zero padding up to the first emt v2 chunk");
       ++stats_.corrupt_bytes;
     }
+    bytes = bytes.subspan(1);
+    ++offset;
+  }
+  while (!bytes.empty()) {
+    size_t take = std::min(bytes.size(), e2::kChunkBytes - chunk_.size());
+    chunk_.insert(chunk_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+    bytes = bytes.subspan(take);
+    if (chunk_.size() == e2::kChunkBytes) parse_chunk();
+  }
+}
+
+void EmtV2Reader::give_up(uint64_t offset, std::string what) {
+  stats_.note_problem(offset, 0, std::move(what));
+  failed_ = true;
+  frame_open_ = false;
+  chunk_.clear();
+  packed_field_ = 0;
+}
+
+void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
+  if (failed_) {
+    stats_.corrupt_bytes += bytes.size();
     return;
   }
-  chunk_.push_back(byte);
-  if (chunk_.size() == e2::kChunkBytes) parse_chunk();
+  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+  while (in.pos < in.size) {
+    if (!frame_open_) {
+      frame_open_ = true;
+      frame_at_ = offset + in.pos;
+    }
+    ZSTD_outBuffer out{zstd_->out.data(), zstd_->out.size(), 0};
+    size_t before = in.pos;
+    size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &in);
+    if (ZSTD_isError(hint)) {
+      give_up(offset + before, fmt::format("the zstd stream of a packed emt v3 recording is damaged ({}) in the frame "
+                                           "that starts at byte {}; an unpacked recording (the chunked file the "
+                                           "program wrote) reads without it",
+                                           ZSTD_getErrorName(hint), frame_at_));
+      stats_.corrupt_bytes += in.size - before;
+      return;
+    }
+    if (hint == 0) frame_open_ = false;
+    packed_at_ = offset + in.pos;
+    push_unpacked({zstd_->out.data(), out.pos});
+    if (failed_) {
+      stats_.corrupt_bytes += in.size - in.pos;
+      return;
+    }
+  }
+  // Output the decoder still holds for input already given (a full buffer).
+  for (;;) {
+    ZSTD_outBuffer out{zstd_->out.data(), zstd_->out.size(), 0};
+    size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &in);
+    if (ZSTD_isError(hint) || out.pos == 0) break;
+    if (hint == 0) frame_open_ = false;
+    push_unpacked({zstd_->out.data(), out.pos});
+    if (failed_) return;
+  }
+}
+
+// The unpacked stream is a row of chunks, each three varints (slot, base
+// sequence, bytes of records) then its records.
+void EmtV2Reader::push_unpacked(std::span<const uint8_t> bytes) {
+  while (!bytes.empty() && !failed_) {
+    if (packed_field_ < 3) {
+      uint8_t byte = bytes[0];
+      bytes = bytes.subspan(1);
+      ++unpacked_;
+      uint64_t& field = packed_header_[static_cast<size_t>(packed_field_)];
+      if (packed_shift_ == 0) field = 0;
+      if (packed_shift_ >= 64) {
+        give_up(packed_at_, fmt::format("a packed emt v3 chunk header at unpacked byte {} holds a number longer than "
+                                        "64 bits", unpacked_ - 1));
+        return;
+      }
+      field |= uint64_t{byte & 0x7fu} << packed_shift_;
+      packed_shift_ += 7;
+      if (byte & 0x80) continue;
+      packed_shift_ = 0;
+      if (++packed_field_ < 3) continue;
+      if (packed_header_[0] == 0 || packed_header_[0] > UINT32_MAX || packed_header_[2] > e2::kChunkPayloadBytes) {
+        give_up(packed_at_, fmt::format("a packed emt v3 chunk at unpacked byte {} claims thread slot {} and {} bytes "
+                                        "of records, expected a slot from 1 and at most {} bytes",
+                                        unpacked_, packed_header_[0], packed_header_[2], e2::kChunkPayloadBytes));
+        return;
+      }
+      packed_chunk_at_ = unpacked_;
+      chunk_.clear();
+      if (packed_header_[2] == 0) parse_packed_chunk(false);
+      continue;
+    }
+    size_t take = std::min<size_t>(bytes.size(), packed_header_[2] - chunk_.size());
+    chunk_.insert(chunk_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(take));
+    bytes = bytes.subspan(take);
+    unpacked_ += take;
+    if (chunk_.size() == packed_header_[2]) parse_packed_chunk(false);
+  }
+}
+
+void EmtV2Reader::parse_packed_chunk(bool cut_off) {
+  std::vector<uint8_t> records;
+  records.swap(chunk_);
+  packed_field_ = 0;
+  // Errors name the compressed input read so far (zstd decodes a block of
+  // up to 128 KiB at once) and, in the message, the exact unpacked offset.
+  parse_records(records, static_cast<uint32_t>(packed_header_[0]), packed_header_[1], packed_at_, cut_off);
+  if (cut_off) stats_.truncated_bytes += packed_header_[2] - records.size();
+  chunk_.swap(records);
+  chunk_.clear();
 }
 
 void EmtV2Reader::parse_chunk() {
@@ -85,7 +236,6 @@ void EmtV2Reader::parse_chunk() {
   bytes.swap(chunk_);
   uint64_t at_offset = chunk_offset_;
   chunk_offset_ += e2::kChunkBytes;
-  bool whole = bytes.size() == e2::kChunkBytes;
   if (bytes.size() < e2::kChunkHeaderBytes) {
     if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b != 0; })) stats_.truncated_bytes += bytes.size();
     return;
@@ -106,25 +256,38 @@ void EmtV2Reader::parse_chunk() {
     return;
   }
   size_t end = e2::kChunkHeaderBytes + used;
+  bool cut_off = false;
   if (end > bytes.size()) {  // the input ends inside this chunk
     stats_.truncated_bytes += end - bytes.size();
     end = bytes.size();
+    cut_off = true;
   }
-  uint32_t slot = u32_at(bytes, e2::kSlotAt);
-  uint64_t seq = u64_at(bytes, e2::kBaseSeqAt);
+  parse_records(std::span<const uint8_t>(bytes).subspan(e2::kChunkHeaderBytes, end - e2::kChunkHeaderBytes),
+                u32_at(bytes, e2::kSlotAt), u64_at(bytes, e2::kBaseSeqAt), at_offset + e2::kChunkHeaderBytes, cut_off);
+  chunk_.swap(bytes);
+  chunk_.clear();
+}
+
+void EmtV2Reader::parse_records(std::span<const uint8_t> records, uint32_t slot, uint64_t seq, uint64_t records_at,
+                                bool cut_off) {
   last_address_ = 0;
-  std::span<const uint8_t> records(bytes.data(), end);
-  size_t at = e2::kChunkHeaderBytes;
-  while (at < end) {
+  small_allocs_ = 0;
+  freed_.fill(0);
+  size_t at = 0;
+  while (at < records.size()) {
     size_t start = at;
     if (!parse_record(records, at, slot, seq)) {
-      if (end == bytes.size() && !whole) {
-        stats_.truncated_bytes += end - start;  // the last record was cut off by the end of the input
+      if (cut_off) {
+        stats_.truncated_bytes += records.size() - start;  // the last record was cut off by the end of the input
       } else {
-        stats_.note_problem(at_offset + start, 0,
-                            fmt::format("expected an emt v2 record, found tag 0x{:02X} (or a record that does not fit "
-                                        "its chunk)", records[start]));
-        stats_.corrupt_bytes += end - start;
+        bool packed = layout_ == Layout::packed;
+        stats_.note_problem(packed ? records_at : records_at + start, 0,
+                            fmt::format("expected an emt v{} record{}, found tag 0x{:02X} (or a record that does not "
+                                        "fit its chunk, or names a block its chunk does not hold)",
+                                        version_,
+                                        packed ? fmt::format(" at unpacked byte {}", packed_chunk_at_ + start) : "",
+                                        records[start]));
+        stats_.corrupt_bytes += records.size() - start;
       }
       break;
     }
@@ -132,18 +295,66 @@ void EmtV2Reader::parse_chunk() {
   drain(false);
 }
 
+bool EmtV2Reader::parse_small(std::span<const uint8_t> b, size_t& at, uint32_t slot, uint64_t& seq) {
+  uint8_t tag = b[at++];
+  uint64_t dseq = 1;
+  if ((tag & e2::kSeqGiven) && (!read_varint(b, at, dseq) || dseq == 0)) return false;
+  if (seq + dseq < seq) return false;
+  Record r;
+  r.seq = seq + dseq;
+  r.slot = slot;
+  if (e2::is_small_alloc(tag)) {
+    uint64_t size = 0, address = 0, node = 0;
+    if (!read_varint(b, at, size)) return false;
+    uint64_t& freed = freed_[e2::size_slot(size)];
+    if (tag & e2::kAddressGiven) {
+      if (!read_varint(b, at, address)) return false;
+      address = last_address_ + e2::unzigzag(address);
+    } else if (freed == 0) {
+      return false;  // no block of this size slot was freed in the chunk
+    } else {
+      address = freed;
+    }
+    if (!read_varint(b, at, node)) return false;
+    recent_[small_allocs_++ % e2::kRecent] = {address, size};
+    r.tag = e2::kAlloc;
+    r.v[1] = address;
+    r.v[2] = size;
+    r.v[4] = node;
+  } else {
+    uint64_t value = 0;
+    if (!read_varint(b, at, value)) return false;
+    if (tag & e2::kAddressGiven) {
+      r.v[1] = last_address_ + e2::unzigzag(value);
+    } else {
+      if (value >= small_allocs_ || value >= e2::kRecent) return false;
+      const RecentAlloc& a = recent_[(small_allocs_ - 1 - value) % e2::kRecent];
+      freed_[e2::size_slot(a.size)] = a.address;
+      r.v[1] = a.address;
+    }
+    r.tag = e2::kFree;
+  }
+  last_address_ = r.v[1];
+  seq = r.seq;
+  queue(std::move(r));
+  return true;
+}
+
 bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t slot, uint64_t& seq) {
+  if (version_ >= e2::kVersion3 && (e2::is_small_alloc(b[at]) || e2::is_small_free(b[at])))
+    return parse_small(b, at, slot, seq);
   Shape shape{};
   if (!shape_of(b[at], shape)) return false;
   Record r;
   r.tag = b[at++];
   r.slot = slot;
   int first = 0;
+  uint64_t next = seq;
   if (shape.sequenced) {
     uint64_t dseq = 0;
     if (!read_varint(b, at, dseq) || dseq == 0 || seq + dseq < seq) return false;
-    seq += dseq;
-    r.seq = seq;
+    next = seq + dseq;
+    r.seq = next;
     first = 1;
   }
   for (int i = first; i < shape.numbers; ++i)
@@ -154,10 +365,10 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
     r.text.assign(reinterpret_cast<const char*>(b.data() + at), length);
     at += length;
   }
+  seq = next;
   if (r.tag == e2::kAlloc || r.tag == e2::kFree) {
     // ALLOC and FREE addresses are zigzag deltas within the chunk.
-    uint64_t z = r.v[1];
-    last_address_ += (z >> 1) ^ (0 - (z & 1));
+    last_address_ += e2::unzigzag(r.v[1]);
     r.v[1] = last_address_;
   }
   if (r.tag == e2::kNode) {
@@ -178,25 +389,44 @@ void EmtV2Reader::queue(Record r) {
     apply(r);
     return;
   }
-  pending_.push(std::move(r));
+  if (r.seq == next_seq_) {
+    // The next in the global order (always so in a one-thread recording):
+    // no need to wait.
+    ++next_seq_;
+    apply(r);
+    return;
+  }
+  std::deque<Record>& q = waiting_[r.slot];
+  if (q.empty()) heads_.push({r.seq, r.slot});
+  q.push_back(std::move(r));
+  ++waiting_count_;
 }
 
 void EmtV2Reader::drain(bool all) {
-  while (!pending_.empty()) {
-    const Record& top = pending_.top();
-    if (top.seq != next_seq_ && !all && pending_.size() <= kMaxPending) return;
+  while (!heads_.empty()) {
+    Head head = heads_.top();
+    if (head.seq != next_seq_ && !all && waiting_count_ <= kMaxPending) return;
+    heads_.pop();
+    std::deque<Record>& q = waiting_[head.slot];
     // A sequence number taken and never written: the record is lost (the
     // process died between the two, or its thread could not grow the file).
-    if (top.seq > next_seq_) stats_.dropped_records += top.seq - next_seq_;
-    next_seq_ = top.seq + 1;
-    apply(top);
-    pending_.pop();
+    if (head.seq > next_seq_) stats_.dropped_records += head.seq - next_seq_;
+    next_seq_ = std::max(next_seq_, head.seq + 1);
+    apply(q.front());
+    q.pop_front();
+    --waiting_count_;
+    if (!q.empty()) heads_.push({q.front().seq, head.slot});
+    else waiting_.erase(head.slot);  // damaged input can name millions of slots
   }
 }
 
 PoolId EmtV2Reader::pool(uint64_t id) {
-  return context_.pools.intern(id == e2::kPoolMmap ? "mmap" : id == e2::kPoolMalloc ? "malloc" : fmt::format("pool{}", id),
-                               PoolKind::heap);
+  // Interned once per id: hashing the name for every event cost more than
+  // parsing the record.
+  if (auto it = pools_.find(id); it != pools_.end()) return it->second;
+  if (pools_.size() >= kMaxPools) return context_.pools.intern(fmt::format("pool{}", id), PoolKind::heap);
+  std::string name = id == e2::kPoolMmap ? "mmap" : id == e2::kPoolMalloc ? "malloc" : fmt::format("pool{}", id);
+  return pools_[id] = context_.pools.intern(name, PoolKind::heap);
 }
 
 void EmtV2Reader::apply(const Record& r) {
@@ -294,7 +524,20 @@ const std::vector<std::string>& EmtV2Reader::frames_at(uint64_t address) {
 }
 
 void EmtV2Reader::finish() {
-  if (!chunk_.empty()) parse_chunk();
+  if (layout_ == Layout::packed) {
+    if (!failed_ && frame_open_) {
+      // A packed recording cut short: its last zstd frame is incomplete.
+      // What it unpacked so far is read up to the last whole record.
+      stats_.truncated_bytes += input_end_ - frame_at_;
+      if (packed_field_ == 3) parse_packed_chunk(true);
+    } else if (!failed_ && (packed_field_ > 0 || packed_shift_ > 0)) {
+      stats_.note_problem(input_end_, 0, fmt::format("a packed emt v3 recording ends inside a chunk (unpacked byte "
+                                                     "{}) although its zstd stream is complete", unpacked_));
+      stats_.corrupt_bytes += chunk_.size();
+    }
+  } else if (!chunk_.empty()) {
+    parse_chunk();
+  }
   drain(true);
 }
 

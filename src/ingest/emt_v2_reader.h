@@ -1,16 +1,23 @@
-// The chunked part of an emt version 2 stream (docs/formats/emt.md): after
-// the header page, 64 KiB chunks each written by one thread of the recorded
-// process. Records are merged back into the process's global order by
-// their sequence numbers; call-stack nodes become sites, symbolised offline
-// with the module map the recording carries.
+// The part of an emt version 2 or 3 stream after its HEADER
+// (docs/formats/emt.md): 64 KiB chunks each written by one thread of the
+// recorded process (the chunked layout), or the same chunks' used bytes in
+// a zstd stream (version 3's packed layout, what `edgemem record` leaves).
+// Records are merged back into the process's global order by their
+// sequence numbers; call-stack nodes become sites, symbolised offline with
+// the module map the recording carries.
 //
 // A chunk is collected whole before it is parsed, so the same bytes give
 // the same events however they are split into reads, and memory stays
-// bounded by one chunk plus the records waiting for an earlier one.
+// bounded by one chunk, the zstd window and the records waiting for an
+// earlier one.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <queue>
 #include <span>
 #include <string>
@@ -18,6 +25,7 @@
 #include <vector>
 
 #include "edgemem/decoder.h"
+#include "edgemem/emt_v2.h"
 #include "static/process_symbolizer.h"
 
 namespace edgemem {
@@ -29,10 +37,18 @@ class EmtV2Reader {
   // and the missing number counted as lost.
   static constexpr size_t kMaxPending = 1 << 20;
   static constexpr size_t kMaxNodes = 1 << 22;
+  // The largest zstd window a packed recording may ask for (8 MiB); the
+  // compactor's level needs 2 MiB.
+  static constexpr int kMaxWindowLog = 23;
 
-  // `chunks_at`: input offset of the first chunk (the end of the header page).
-  EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t chunks_at);
-  void push(uint8_t byte, uint64_t offset);
+  enum class Layout { chunked, packed };
+
+  // `starts_at`: input offset of the byte after HEADER. Chunked: the first
+  // chunk is at `chunks_at` (the end of the header page).
+  EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version, uint64_t starts_at,
+              uint64_t chunks_at);
+  ~EmtV2Reader();
+  void push(std::span<const uint8_t> bytes, uint64_t offset);
   void finish();
 
  private:
@@ -43,8 +59,12 @@ class EmtV2Reader {
     uint64_t v[5] = {};
     std::string text;
   };
-  struct Later {
-    bool operator()(const Record& a, const Record& b) const { return a.seq > b.seq; }
+  // The first waiting record of a thread: threads' records wait in their
+  // own queues (each already in order), merged by their first records.
+  struct Head {
+    uint64_t seq;
+    uint32_t slot;
+    bool operator>(const Head& o) const { return seq != o.seq ? seq > o.seq : slot > o.slot; }
   };
   struct Node {
     uint64_t parent, address;
@@ -53,10 +73,25 @@ class EmtV2Reader {
     uint64_t end, bias;
     std::string path;
   };
+  struct RecentAlloc {
+    uint64_t address, size;
+  };
+  struct ZstdStream;
 
+  void push_layout_byte(uint8_t byte, uint64_t offset);
+  void push_chunked(std::span<const uint8_t> bytes, uint64_t offset);
+  void push_packed(std::span<const uint8_t> bytes, uint64_t offset);
+  void push_unpacked(std::span<const uint8_t> bytes);
   void parse_chunk();
+  void parse_packed_chunk(bool cut_off);
+  // The records of one chunk, `records_at`: input offset of its first
+  // record byte, for errors. `cut_off`: the input ended inside the chunk.
+  void parse_records(std::span<const uint8_t> records, uint32_t slot, uint64_t seq, uint64_t records_at,
+                     bool cut_off);
   // False at a record that cannot be complete or valid.
   bool parse_record(std::span<const uint8_t> bytes, size_t& at, uint32_t slot, uint64_t& seq);
+  bool parse_small(std::span<const uint8_t> bytes, size_t& at, uint32_t slot, uint64_t& seq);
+  void give_up(uint64_t offset, std::string what);
   void queue(Record r);
   void drain(bool all);
   void apply(const Record& r);
@@ -69,16 +104,42 @@ class EmtV2Reader {
   TraceContext& context_;
   EventSink& sink_;
   DecodeStats& stats_;
+  uint64_t version_;
+  bool layout_known_;
+  Layout layout_ = Layout::chunked;
+  bool failed_ = false;  // packed: the stream is damaged; the rest is not read
+  uint64_t starts_at_;
   uint64_t chunks_at_;
   std::vector<uint8_t> chunk_;
   uint64_t chunk_offset_ = 0;
-  uint64_t last_address_ = 0;  // the chunk's previous ALLOC/FREE address
 
-  std::priority_queue<Record, std::vector<Record>, Later> pending_;
+  // Packed layout: the zstd stream and the chunk being unpacked from it.
+  std::unique_ptr<ZstdStream> zstd_;
+  bool frame_open_ = false;           // inside a zstd frame (not at its end)
+  uint64_t frame_at_ = 0;             // input offset where it began
+  uint64_t input_end_ = 0;            // offset after the last byte pushed
+  uint64_t packed_at_ = 0;            // offset after the compressed bytes zstd has taken
+  uint64_t unpacked_ = 0;             // decompressed bytes so far
+  std::array<uint64_t, 3> packed_header_{};  // slot, base sequence, bytes of records
+  int packed_field_ = 0;              // fields of packed_header_ complete
+  unsigned packed_shift_ = 0;         // of the varint being assembled
+  uint64_t packed_chunk_at_ = 0;      // decompressed offset of the chunk's first record byte
+
+  // Per chunk: what its address deltas and compact records refer to.
+  uint64_t last_address_ = 0;  // the chunk's previous ALLOC/FREE address
+  uint32_t small_allocs_ = 0;
+  std::vector<RecentAlloc> recent_;           // kRecent entries, by number % kRecent
+  std::array<uint64_t, emt2::kSizeSlots> freed_{};  // per size slot
+
+  std::unordered_map<uint32_t, std::deque<Record>> waiting_;  // per slot, in arrival order
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;  // one per non-empty queue
+  size_t waiting_count_ = 0;
   uint64_t next_seq_ = 1;
   std::unordered_map<uint64_t, Node> nodes_;     // slot << 32 | node id
   std::unordered_map<uint64_t, SiteId> sites_;   // slot << 32 | node id
   std::unordered_map<uint32_t, uint64_t> tids_;  // slot -> kernel thread id
+  static constexpr size_t kMaxPools = 256;
+  std::unordered_map<uint64_t, PoolId> pools_;   // record pool id -> interned
   std::map<uint64_t, Module> modules_;           // start address -> module
   std::unordered_map<uint64_t, std::vector<std::string>> frames_;  // return address -> frames
   ProcessSymbolizer symbolizer_;

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "record/trace_packer.h"
+
 namespace edgemem {
 namespace fs = std::filesystem;
 
@@ -98,7 +100,22 @@ RecordResult run_recorded(const RecordRequest& request) {
       children.push_back(entry.path().string());
   std::sort(children.begin(), children.end());
   result.recordings.insert(result.recordings.end(), children.begin(), children.end());
+  // The program has ended (a forked child that outlives it keeps its file
+  // locked and chunked): what it wrote is packed to a few bytes an event.
+  result.notes = pack_recordings(result.recordings);
   return result;
+}
+
+std::vector<std::string> pack_recordings(const std::vector<std::string>& recordings) {
+  std::vector<std::string> notes;
+  for (const std::string& file : recordings) {
+    PackResult p = pack_recording(file);
+    if (p.packed)
+      notes.push_back(fmt::format("packed {}: {} bytes chunked, {} bytes packed", file, p.chunked_bytes, p.packed_bytes));
+    else if (!p.why_not.empty())
+      notes.push_back(fmt::format("{} is not packed: {}", file, p.why_not));
+  }
+  return notes;
 }
 
 }  // namespace edgemem

@@ -26,7 +26,12 @@ struct RecordResult {
   // The recordings it left: the output, then FILE.PID ones of forked
   // children and exec'd programs.
   std::vector<std::string> recordings;
+  // One line per recording left chunked (why), or packed (sizes).
+  std::vector<std::string> notes;
 };
+
+// Packs each finished recording (trace_packer.h) and says what happened.
+std::vector<std::string> pack_recordings(const std::vector<std::string>& recordings);
 
 RecordResult run_recorded(const RecordRequest& request);
 

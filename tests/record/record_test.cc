@@ -85,6 +85,12 @@ std::string record(const fs::path& out, const std::string& program_and_args) {
   return fmt::format("{} record -o {} -- {}", EDGEMEM_BINARY, out.string(), program_and_args);
 }
 
+// emt v3's packed layout: SYNC, HEADER version 3, then layout byte 01.
+bool is_packed(const fs::path& path) {
+  std::string head = read_file(path.string()).substr(0, 10);
+  return head == std::string("\x7E" "emt!" "\x00" "\x01\x03\x00" "\x01", 10);
+}
+
 void expect_everything_before_the_end(const std::string& how, int expected_status) {
   fs::path out = scratch("fork-" + how + ".emt");
   Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_fork_thread_crash " + how));
@@ -105,6 +111,7 @@ void expect_everything_before_the_end(const std::string& how, int expected_statu
   int child_allocs = std::stoi(m[2]);
   uint64_t child_size = std::stoull(m[3]);
 
+  EXPECT_TRUE(is_packed(out)) << "edgemem record outlives the program and packs what it wrote\n" << c.out;
   auto d = decode_file(out);
   EXPECT_EQ(d->stats.corrupt_bytes, 0u);
   EXPECT_EQ(d->stats.dropped_records, 0u);
@@ -326,6 +333,7 @@ TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(is_packed(out)) << "packed once the process has exited\n" << c.out;
   auto d = decode_file(out);
   int leaked = 0;
   for (const Event& e : d->events) {

@@ -1,0 +1,307 @@
+// emt version 3: the compact records the preload library writes into its
+// chunks, and the packed layout `edgemem record` turns a finished
+// recording into. The documented bytes; packed and chunked read the same,
+// split any way; a packed file cut short reads up to its last whole record;
+// damage is named with its offset; a file still being written stays
+// chunked; a real recording of the inference loop takes at most 4 bytes an
+// allocation.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "edgemem/emt_v2.h"
+#include "record/trace_packer.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+namespace e2 = emt2;
+namespace fs = std::filesystem;
+
+std::string header_page() {
+  std::string s("\x7E" "emt!" "\x00" "\x01\x03\x00" "\x00", 10);  // SYNC, HEADER v3 no clock, layout chunked
+  s.resize(e2::kHeaderBytes, '\0');
+  return s;
+}
+
+std::string chunk(uint32_t slot, uint32_t index, uint64_t base_seq, const std::string& records) {
+  std::string c(e2::kChunkBytes, '\0');
+  uint8_t* p = reinterpret_cast<uint8_t*>(c.data());
+  std::copy(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), p);
+  e2::put_u32(p + e2::kSlotAt, slot);
+  e2::put_u32(p + e2::kIndexAt, index);
+  e2::put_u32(p + e2::kUsedAt, static_cast<uint32_t>(records.size()));
+  e2::put_u64(p + e2::kBaseSeqAt, base_seq);
+  c.replace(e2::kChunkHeaderBytes, records.size(), records);
+  return c;
+}
+
+std::vector<Event> decode(const std::string& bytes, DecodeStats* stats = nullptr, size_t step = 0,
+                          unsigned random_seed = 0) {
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  std::mt19937 rng(random_seed);
+  for (size_t i = 0; i < bytes.size();) {
+    size_t n = random_seed ? 1 + rng() % 20000 : step ? step : bytes.size();
+    n = std::min(n, bytes.size() - i);
+    decoder->feed({p + i, n});
+    i += n;
+  }
+  decoder->finish();
+  if (stats) *stats = decoder->stats();
+  return sink.events;
+}
+
+std::string varint(uint64_t v) {
+  uint8_t buf[10];
+  size_t n = e2::put_varint(buf, v);
+  return std::string(reinterpret_cast<char*>(buf), n);
+}
+
+std::string rec(uint8_t tag, std::initializer_list<uint64_t> fields, const std::string& text = {}, bool with_text = false) {
+  std::string s(1, static_cast<char>(tag));
+  for (uint64_t f : fields) s += varint(f);
+  if (with_text) s += varint(text.size()) + text;
+  return s;
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-v3-test-{}", getpid());
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The byte-level example of docs/formats/emt.md, version 3.
+const std::string kDocRecords(
+    "\x36\x01\xE5\x81\x01\x04" "main"   // THREAD seq 1, tid 16613
+    "\x33\x01\x00\xB4\xA4\x80\x02"      // NODE 1, root, 0x401234
+    "\x42\x80\x01\xC0\xCA\x82\x04\x01"  // ALLOC seq 2, 128 B, address given: 0x4052a0, node 1
+    "\x44\x00"                          // FREE seq 3, distance 0: 0x4052a0
+    "\x40\x80\x01\x01"                  // ALLOC seq 4, 128 B, the block last freed in its size slot, node 1
+    "\x45\x02\x00",                     // FREE dseq 2 (seq 6), distance 0: 0x4052a0
+    34);
+
+TEST(EmtV3, DecodesTheDocumentedExample) {
+  TraceContext context;
+  Recorder sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  std::string bytes = header_page() + chunk(1, 0, 0, kDocRecords);
+  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+  decoder->finish();
+  const DecodeStats& s = decoder->stats();
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+  EXPECT_EQ(s.truncated_bytes, 0u);
+  EXPECT_EQ(s.dropped_records, 1u);  // seq 5: another thread's, never written
+  const auto& e = sink.events;
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[0].kind, EventKind::alloc);
+  EXPECT_EQ(e[0].address, 0x4052a0u);
+  EXPECT_EQ(e[0].size, 128u);
+  EXPECT_EQ(e[0].time, 2u);
+  EXPECT_EQ(e[0].thread, 16613u);
+  EXPECT_EQ(context.sites.name(e[0].site), "0x401234");
+  EXPECT_EQ(e[1].kind, EventKind::free);
+  EXPECT_EQ(e[1].address, 0x4052a0u);
+  EXPECT_EQ(e[1].time, 3u);
+  EXPECT_EQ(e[2].kind, EventKind::alloc);
+  EXPECT_EQ(e[2].address, 0x4052a0u);
+  EXPECT_EQ(e[2].time, 4u);
+  EXPECT_EQ(e[2].site, e[0].site);
+  EXPECT_EQ(e[3].kind, EventKind::free);
+  EXPECT_EQ(e[3].address, 0x4052a0u);
+  EXPECT_EQ(e[3].time, 6u);
+}
+
+TEST(EmtV3, AFreeThatNamesNoAllocationOfItsChunkIsDamageWithItsOffset) {
+  std::string records = kDocRecords.substr(0, 17) + "\x44\x05";  // distance 5, but the chunk holds no ALLOC yet
+  DecodeStats s;
+  auto events = decode(header_page() + chunk(1, 0, 0, records), &s);
+  EXPECT_TRUE(events.empty());
+  ASSERT_TRUE(s.first_problem);
+  EXPECT_EQ(s.first_problem->offset, e2::kHeaderBytes + e2::kChunkHeaderBytes + 17);
+  EXPECT_EQ(s.corrupt_bytes, 2u);
+}
+
+// Two threads, several chunks each, compact records throughout: each
+// allocates blocks of a few sizes and frees every other one by distance,
+// each chunk starting its encoding state afresh.
+std::string chunked_recording() {
+  std::string out = header_page();
+  uint64_t seq = 0, last[3] = {0, 0, 0};
+  uint32_t index = 0;
+  std::mt19937 rng(7);
+  for (int round = 0; round < 6; ++round) {
+    for (uint32_t slot = 1; slot <= 2; ++slot) {
+      uint64_t base = last[slot];
+      auto tagged = [&](uint8_t tag) {  // a compact tag and its dseq, 1 left out
+        uint64_t d = ++seq - last[slot];
+        last[slot] = seq;
+        std::string s;
+        s.push_back(static_cast<char>(d == 1 ? tag : tag | e2::kSeqGiven));
+        if (d != 1) s.append(varint(d));
+        return s;
+      };
+      std::string records;
+      if (round == 0) {
+        records += rec(e2::kThread, {++seq - last[slot], slot * 100}, "", true) + rec(e2::kNode, {1, 0, 0x1000u * slot});
+        last[slot] = seq;
+      }
+      uint64_t last_address = 0;
+      for (uint64_t i = 0; i < 40; ++i) {
+        uint64_t size = uint64_t{64} << (rng() % 8), address = 0x100000u * slot + 0x1000u * i;
+        records += tagged(e2::kSmallAlloc | e2::kAddressGiven) + varint(size) +
+                   varint(e2::zigzag(address - last_address)) + varint(1);
+        last_address = address;
+        if (i % 2) {  // the one before: distance 1
+          records += tagged(e2::kSmallFree) + varint(1);
+          last_address = address - 0x1000u;
+        }
+      }
+      out += chunk(slot, index++, base, records);
+    }
+  }
+  return out;
+}
+
+TEST(EmtV3, PackedAndChunkedReadTheSameSplitAnyWay) {
+  fs::path path = scratch("packed.emt");
+  std::string chunked = chunked_recording();
+  write_file(path, chunked);
+  PackResult p = pack_recording(path.string());
+  ASSERT_TRUE(p.packed) << p.why_not;
+  std::string packed = read_file(path.string());
+  EXPECT_EQ(p.packed_bytes, packed.size());
+  EXPECT_LT(packed.size() * 20, chunked.size());
+
+  DecodeStats sc, sp;
+  auto from_chunked = decode(chunked, &sc);
+  auto from_packed = decode(packed, &sp);
+  EXPECT_EQ(sc.corrupt_bytes, 0u);
+  EXPECT_FALSE(sp.first_problem) << sp.first_problem->what;
+  EXPECT_EQ(sp.corrupt_bytes, 0u);
+  EXPECT_EQ(sp.truncated_bytes, 0u);
+  EXPECT_EQ(sp.dropped_records, sc.dropped_records);
+  ASSERT_EQ(from_packed.size(), 12u * 60u);
+  EXPECT_EQ(from_packed, from_chunked);
+  for (size_t step : {1u, 3u, 4096u, 70000u}) EXPECT_EQ(decode(packed, nullptr, step), from_chunked) << step;
+  for (unsigned seed = 1; seed <= 5; ++seed) EXPECT_EQ(decode(packed, nullptr, 0, seed), from_chunked) << seed;
+  // Packing again leaves a packed file as it is.
+  PackResult again = pack_recording(path.string());
+  EXPECT_FALSE(again.packed);
+  EXPECT_TRUE(again.why_not.empty());
+  EXPECT_EQ(read_file(path.string()), packed);
+}
+
+TEST(EmtV3, APackedFileCutShortReadsUpToItsLastWholeRecord) {
+  fs::path path = scratch("cut.emt");
+  write_file(path, chunked_recording());
+  ASSERT_TRUE(pack_recording(path.string()).packed);
+  std::string packed = read_file(path.string());
+  auto all = decode(packed);
+  for (size_t keep : {packed.size() / 3, packed.size() / 2, packed.size() - 9}) {
+    DecodeStats s;
+    auto events = decode(packed.substr(0, keep), &s);
+    EXPECT_EQ(s.corrupt_bytes, 0u) << keep;
+    EXPECT_GT(s.truncated_bytes, 0u) << keep;
+    EXPECT_FALSE(s.first_problem) << keep;
+    ASSERT_LE(events.size(), all.size());
+    // The merge may hold back records of a thread whose chunk is missing,
+    // so what is read is the recording's events, in order, each once.
+    std::vector<Event> expected;
+    std::set<uint64_t> times;
+    for (const Event& e : events) times.insert(e.time);
+    for (const Event& e : all)
+      if (times.contains(e.time)) expected.push_back(e);
+    EXPECT_EQ(events, expected) << keep;
+  }
+}
+
+TEST(EmtV3, DamagedZstdBytesAreNamedWithTheirOffset) {
+  fs::path path = scratch("damaged.emt");
+  write_file(path, chunked_recording());
+  ASSERT_TRUE(pack_recording(path.string()).packed);
+  std::string packed = read_file(path.string());
+  for (size_t i = packed.size() / 2; i < packed.size() / 2 + 16; ++i) packed[i] = static_cast<char>(packed[i] ^ 0x5A);
+  DecodeStats s;
+  decode(packed, &s);
+  ASSERT_TRUE(s.first_problem);
+  EXPECT_NE(s.first_problem->what.find("zstd"), std::string::npos) << s.first_problem->what;
+  EXPECT_GT(s.corrupt_bytes, 0u);
+  EXPECT_EQ(decode(packed, nullptr, 0, 3).size(), decode(packed).size());
+}
+
+TEST(EmtV3, AFileAProcessStillRecordsIntoIsLeftChunked) {
+  fs::path path = scratch("busy.emt");
+  std::string chunked = chunked_recording();
+  write_file(path, chunked);
+  int writer = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(writer, 0);
+  ASSERT_EQ(flock(writer, LOCK_SH), 0);  // as the preload library holds it
+  PackResult p = pack_recording(path.string());
+  EXPECT_FALSE(p.packed);
+  EXPECT_NE(p.why_not.find("still records"), std::string::npos) << p.why_not;
+  EXPECT_EQ(read_file(path.string()), chunked);
+  close(writer);
+  EXPECT_TRUE(pack_recording(path.string()).packed);
+}
+
+TEST(EmtV3, VersionTwoRecordingsArePackedAndStillRead) {
+  std::string v2_page("\x7E" "emt!" "\x00" "\x01\x02\x00", 9);
+  v2_page.resize(e2::kHeaderBytes, '\0');
+  std::string records = rec(e2::kNode, {1, 0, 0x1000}) + rec(e2::kAlloc, {1, 0, e2::zigzag(0x5000), 64, 0, 1}) +
+                        rec(e2::kFree, {1, 0, 0});
+  std::string v2 = v2_page + chunk(1, 0, 0, records);
+  fs::path path = scratch("v2.emt");
+  write_file(path, v2);
+  ASSERT_TRUE(pack_recording(path.string()).packed);
+  auto events = decode(read_file(path.string()));
+  EXPECT_EQ(events, decode(v2));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].address, 0x5000u);
+}
+
+// The preload library's own output: the inference loop recorded without
+// `edgemem record` (so nothing packs it), then packed here.
+TEST(EmtV3, ARealRecordingPacksToAtMostFourBytesAnAllocationAndReadsTheSame) {
+  fs::path raw = scratch("loop.emt");
+  fs::remove(raw);
+  std::string command = fmt::format("LD_PRELOAD={} EDGEMEM_OUTPUT={} {} --inferences 2000 --threads 2 --no-markers",
+                                    EDGEMEM_PRELOAD, raw.string(), EDGEMEM_INFERENCE_LOOP);
+  ASSERT_EQ(system(command.c_str()), 0);
+  std::string chunked = read_file(raw.string());
+  DecodeStats sc;
+  auto from_chunked = decode(chunked, &sc);
+  EXPECT_EQ(sc.corrupt_bytes, 0u);
+  EXPECT_EQ(sc.dropped_records, 0u);
+  PackResult p = pack_recording(raw.string());
+  ASSERT_TRUE(p.packed) << p.why_not;
+  std::string packed = read_file(raw.string());
+  DecodeStats sp;
+  auto from_packed = decode(packed, &sp);
+  EXPECT_EQ(sp.corrupt_bytes, 0u);
+  EXPECT_EQ(from_packed, from_chunked);
+  EXPECT_EQ(decode(packed, nullptr, 0, 11), from_chunked);
+  size_t allocs = 0;
+  for (const Event& e : from_packed) allocs += e.kind == EventKind::alloc;
+  EXPECT_GT(allocs, 2u * 2000u * 32u);
+  EXPECT_LE(static_cast<double>(packed.size()) / static_cast<double>(allocs), 4.0)
+      << packed.size() << " bytes for " << allocs << " allocations";
+}
+
+}  // namespace
+}  // namespace edgemem::test
