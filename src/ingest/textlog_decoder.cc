@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "textlog_escape.h"
+
 namespace edgemem {
 namespace {
 
@@ -19,6 +21,14 @@ bool parse_number(std::string_view text, uint64_t& out) {
   if (text.empty()) return false;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, base);
   return ec == std::errc() && end == text.data() + text.size();
+}
+
+// A name token as written, its %XX escapes undone (only when it has any: the
+// usual name is read in place).
+std::string_view unescaped(std::string_view token, std::string& storage) {
+  if (token.find('%') == std::string_view::npos) return token;
+  storage = textlog_unescape(token);
+  return storage;
 }
 
 // Splits "key=value key=value word" one token at a time.
@@ -161,6 +171,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
   e.time = time;
   bool has_size = false, has_addr = false, addr_is_offset = true, has_old = false;
   std::string_view pool_name, word, word2, pool_kind, shares;
+  std::string pool_storage, word_storage, shares_storage, site_storage;
   uint64_t pool_base = 0;
   std::string_view value;
   while (tokens.next(key, value)) {
@@ -169,10 +180,10 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       (word.empty() ? word : word2) = value;
       continue;
     }
-    if (key == "site") { e.site = context_.sites.intern(value); continue; }
-    if (key == "pool" || key == "name") { pool_name = value; continue; }
+    if (key == "site") { e.site = context_.sites.intern(unescaped(value, site_storage)); continue; }
+    if (key == "pool" || key == "name") { pool_name = unescaped(value, pool_storage); continue; }
     if (key == "kind") { pool_kind = value; continue; }
-    if (key == "shares") { shares = value; continue; }
+    if (key == "shares") { shares = unescaped(value, shares_storage); continue; }
     if (!parse_number(value, number)) {
       stats_.note_problem(offset, line_no_, "expected a number after '" + std::string(key) + "='");
       return false;
@@ -232,7 +243,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     e.kind = EventKind::guard_check;
   } else if (verb == "MARK") {
     e.kind = EventKind::mark;
-    e.site = context_.sites.intern(word);
+    e.site = context_.sites.intern(unescaped(word, word_storage));
   } else if (verb == "COUNTER") {
     if (!need(has_size && !pool_name.empty(), "name= and value=")) return false;
     e.kind = EventKind::counter;
