@@ -40,6 +40,10 @@ void TextLogWriter::write(const Event& e, const TraceContext& context, std::stri
   bool pooled = e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc ||
                 e.kind == EventKind::alloc_failed || e.kind == EventKind::arena_reset ||
                 e.kind == EventKind::guard_check;
+  // Pools the trace declared are written in the trace's own order (reports
+  // list pools in that order), as soon as they exist; then any re-declaration.
+  for (; pools_checked_ < context.pools.size(); ++pools_checked_)
+    declare(static_cast<PoolId>(pools_checked_), context, out);
   if (pooled) declare(e.pool, context, out);
   const PoolInfo* pool = pooled ? &context.pools.at(e.pool) : nullptr;
   std::string pool_name = pool ? textlog_escape(pool->name) : std::string();

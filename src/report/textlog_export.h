@@ -32,6 +32,7 @@ class TextLogWriter {
     uint64_t base = 0, size = 0;
   };
   std::vector<Declared> declared_;  // by PoolId: the geometry last written
+  size_t pools_checked_ = 0;        // pools of the table looked at so far
   uint64_t summaries_left_out_ = 0;
 };
 
