@@ -1,222 +1,176 @@
 #!/usr/bin/env python3
-"""Derives a self-contained text trace of what ONNX Runtime allocates from an
-`edgemem record` recording (emt version 2, docs/formats/emt.md) of node.
+"""Derives a self-contained text trace of what ONNX Runtime allocates from
+the text log `edgemem analyze RECORDING.emt --textlog ALL.log` writes of an
+`edgemem record` recording of node (docs/exports.md, docs/formats/textlog.md).
 
-A recording names code addresses; `edgemem analyze` symbolises them from the
-binaries it names, so it is only readable where onnxruntime-node (288 MB) is
-installed. This keeps the allocations whose call stack passes through ONNX
-Runtime (libonnxruntime.so.1 or its Node-API binding), the frees of those
-blocks and the inference markers, and writes them in the seed text-log format
-(docs/formats) with each stack as a site string (KEEP_INNER below): ORT's frames only, from the
-outermost one to the allocating one, each named by the symbol table entry
-that contains it (the binding keeps its .symtab; libonnxruntime.so.1 exports
-four functions, so its frames are `libonnxruntime.so.1+0xOFFSET`, as
-`edgemem analyze` names them). The text-log format splits on spaces, so
-spaces inside a frame name are written as '~'. Blocks allocated and freed
-before the first inference (session creation's temporaries) are left out:
-the trace holds what a session keeps and what each run does, not the peak
-of creating it.
+That log names every block's full call stack, symbolised by edgemem where
+onnxruntime-node (288 MB) is installed. This keeps the allocations whose
+stack passes through ONNX Runtime (libonnxruntime.so.1 or its Node-API
+binding onnxruntime_binding.node), the frees of those blocks and the
+inference markers, and writes them in the same [MEM] format with each
+stack cut to ORT's frames: the binding's frames around the first call into
+the library (they name the JavaScript call), a "..." frame, and the
+KEEP_INNER innermost ORT frames. ORT's registration code alone has more
+distinct full stacks than edgemem's site table holds (65,536).
 
-usage: ort_textlog.py RECORDING.emt > ort.log
+A frame is ORT's when edgemem named it by one of the two modules
+(`libonnxruntime.so.1+0xOFFSET`: that library exports four functions) or by
+a function in the module's symbol tables (nm), which is why the two module
+files are arguments. Blocks allocated and freed before the first inference
+(session creation's temporaries) are left out: the trace holds what a
+session keeps and what each run does, not the peak of creating it.
+
+usage: ort_textlog.py ALL.log LIBONNXRUNTIME_SO BINDING_NODE > ort.log
 """
-import bisect
 import collections
-import heapq
 import os
-import struct
+import re
 import subprocess
 import sys
 
-ORT_MODULES = ("libonnxruntime.so.1", "onnxruntime_binding.node")
-HEADER_PAGE = 4096
-CHUNK = 65536
-CHUNK_HEADER = 24
-POOLS = {0: "malloc", 1: "mmap"}
-# tag: (fields before any text, has text); the first field is dseq except for NODE.
-# ORT's registration code alone has more distinct stacks than edgemem's site
-# table holds (65,536): a site keeps the entry into ORT (the binding's frames,
-# which name the JavaScript call, or ORT's own first frame) and the innermost
-# frames, joined by a "..." frame.
 KEEP_INNER = 4
-SHAPES = {0x30: (6, False), 0x31: (3, False), 0x32: (5, False), 0x33: (3, False),
-          0x34: (4, True), 0x35: (2, False), 0x36: (2, True), 0x37: (3, False),
-          0x38: (2, False), 0x39: (2, False)}
+LIBRARY, BINDING = "libonnxruntime.so.1", "onnxruntime_binding.node"
+FRAME_LOCATION = re.compile(r" \([^()]*:\d+\)$")  # "function (file:line)"
+ESCAPED = re.compile(r"%([0-9A-Fa-f]{2})")
+OVERFLOW_SITE = "(other sites)"
 
 
-def fail(path, offset, what):
-    sys.stderr.write("ort_textlog.py: %s: offset %d: %s; record it again with "
-                     "tools/ort_record/run.sh\n" % (path, offset, what))
-    sys.exit(2)
+def unescape(token):
+    return ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), token)
 
 
-def varint(b, at):
-    value = shift = 0
-    while True:
-        if at >= len(b):
-            raise IndexError(at)
-        byte = b[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, at
-        shift += 7
+def escape(text):
+    # docs/formats/textlog.md, "Escaping": one token per field.
+    return "".join("%%%02X" % ord(c) if ord(c) <= 32 or c in "%=\x7f" else c for c in text)
 
 
-def chunk_records(path, data):
-    """Yields (seq, slot, tag, fields, text) per record, in each chunk's order."""
-    for base in range(HEADER_PAGE, len(data) - CHUNK_HEADER + 1, CHUNK):
-        magic, slot, _, used, seq = struct.unpack_from("<4sIIIQ", data, base)
-        if magic != b"CHK2":
-            if any(data[base:base + CHUNK_HEADER]):
-                fail(path, base, "expected a chunk header 'CHK2' or a zero chunk")
-            continue
-        at, end, address = base + CHUNK_HEADER, base + CHUNK_HEADER + used, 0
-        while at < end:
-            tag = data[at]
-            if tag not in SHAPES:
-                fail(path, at, "expected an emt v2 record tag 0x30..0x39, found 0x%02x" % tag)
-            count, has_text = SHAPES[tag]
-            fields, at = [], at + 1
-            for _ in range(count):
-                value, at = varint(data, at)
-                fields.append(value)
-            text = ""
-            if has_text:
-                length, at = varint(data, at)
-                text = data[at:at + length].decode("utf-8", "replace")
-                at += length
-            if tag in (0x30, 0x31):  # address: zigzag delta within the chunk
-                z = fields[2]
-                address = (address + ((z >> 1) ^ -(z & 1))) & 0xFFFFFFFFFFFFFFFF
-                fields[2] = address
-            if tag == 0x33:
-                yield None, slot, tag, fields, text
-                continue
-            seq += fields[0]
-            yield seq, slot, tag, fields, text
+def function_names(path):
+    names = set()
+    for dynamic in (False, True):
+        command = ["nm", "-C", "--defined-only"] + (["-D"] if dynamic else []) + [path]
+        result = subprocess.run(command, capture_output=True, text=True)
+        for line in result.stdout.splitlines():
+            parts = line.split(" ", 2)
+            if len(parts) == 3 and parts[1] in "tTwW":
+                names.add(parts[2])
+    if not names:
+        sys.exit("ort_textlog.py: %s: no function symbols (expected %s from onnxruntime-node)"
+                 % (path, os.path.basename(path)))
+    return names
 
 
-class Symbols:
-    """Function names of one ORT module from its symbol tables (nm), by file address."""
+class Frames:
+    def __init__(self, library, binding):
+        self.names = {LIBRARY: function_names(library), BINDING: function_names(binding)}
+        self.module_of = {}
 
-    def __init__(self, path):
-        self.name = os.path.basename(path)
-        entries = []
-        for dynamic in (False, True):
-            command = ["nm", "-C", "-S", "--defined-only"] + (["-D"] if dynamic else []) + [path]
-            result = subprocess.run(command, capture_output=True, text=True)
-            for line in result.stdout.splitlines():
-                parts = line.split(" ", 3)
-                if len(parts) == 4 and parts[2] in "tTwW":
-                    entries.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-        self.entries = sorted(set(entries))
-        self.starts = [e[0] for e in self.entries]
+    def module(self, frame):
+        """LIBRARY, BINDING or None (another module's frame)."""
+        if frame not in self.module_of:
+            function = FRAME_LOCATION.sub("", frame)
+            found = None
+            for module in (BINDING, LIBRARY):
+                if function.startswith(module + "+0x") or function in self.names[module]:
+                    found = module
+                    break
+            self.module_of[frame] = found
+        return self.module_of[frame]
 
-    def frame(self, pc):
-        # Aliases share a start; a few entries back covers them all.
-        i = bisect.bisect_right(self.starts, pc) - 1
-        for start, size, name in reversed(self.entries[max(i - 8, 0):i + 1]):
-            if start <= pc < start + size:
-                return name.replace(" ", "~")
-        return "%s+0x%x" % (self.name, pc)
+
+def ort_site(stack, frames, cache):
+    if stack in cache:
+        return cache[stack]
+    ort = [(frames.module(f), f) for f in stack.split(";")]
+    ort = [(m, f) for m, f in ort if m is not None]
+    entry = 0  # the binding's frames around the first call into the library
+    while entry < len(ort) and ort[entry][0] == BINDING:
+        entry += 1
+    entry = max(entry, 1)
+    if len(ort) > entry + KEEP_INNER:
+        ort = ort[:entry] + [(None, "...")] + ort[-KEEP_INNER:]
+    cache[stack] = ";".join(f for _, f in ort)
+    return cache[stack]
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: ort_textlog.py RECORDING.emt > ort.log")
+    if len(sys.argv) != 4:
+        sys.exit("usage: ort_textlog.py ALL.log LIBONNXRUNTIME_SO BINDING_NODE > ort.log")
     path = sys.argv[1]
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < HEADER_PAGE or data[:5] != b"\x7eemt!":
-        fail(path, 0, "expected an emt recording (SYNC 7E 65 6D 74 21) from `edgemem record`")
-
-    nodes = {}          # (slot, node) -> (parent, return address)
-    streams = collections.defaultdict(list)
-    try:
-        records = list(chunk_records(path, data))
-    except IndexError as error:
-        fail(path, error.args[0], "expected the rest of a record, found the end of the file")
-    for seq, slot, tag, fields, text in records:
-        if tag == 0x33:
-            nodes[(slot, fields[0])] = (fields[1], fields[2])
-        else:
-            streams[slot].append((seq, slot, tag, fields, text))
-
-    modules = {}        # start -> (end, bias, path), as the recording maps them
-    symbols = {}
-    frames = {}
+    frames = Frames(sys.argv[2], sys.argv[3])
     sites = {}
-
-    def frame(address):
-        starts = sorted(modules)
-        i = bisect.bisect_right(starts, address) - 1
-        if i < 0 or address >= modules[starts[i]][0]:
-            return None
-        end, bias, module_path = modules[starts[i]]
-        if os.path.basename(module_path) not in ORT_MODULES:
-            return None
-        if module_path not in symbols:
-            symbols[module_path] = Symbols(module_path)
-        return os.path.basename(module_path), symbols[module_path].frame(address - 1 - bias)
-
-    def site(slot, node):
-        key = (slot, node)
-        if key in sites:
-            return sites[key]
-        outer_last = []
-        n = node
-        while n and (slot, n) in nodes:
-            parent, address = nodes[(slot, n)]
-            if address not in frames:
-                frames[address] = frame(address)
-            outer_last.append(frames[address])
-            n = parent
-        ort = [f for f in reversed(outer_last) if f is not None]
-        entry = 0  # the binding's frames around the first call into the library
-        while entry < len(ort) and ort[entry][0] == "onnxruntime_binding.node":
-            entry += 1
-        entry = max(entry, 1)
-        if len(ort) > entry + KEEP_INNER:
-            ort = ort[:entry] + [("", "...")] + ort[-KEEP_INNER:]
-        sites[key] = ";".join(name for _, name in ort)
-        return sites[key]
-
-    live = {}           # (pool, address) -> its ALLOC line while before the first inference
+    live = {}           # (pool, address) -> (its ALLOC line, its ORT site), for the blocks kept
     before = True       # blocks made and freed before the first inference are left out
-    out = sys.stdout
     kept = collections.OrderedDict()
-    merged = heapq.merge(*streams.values(), key=lambda r: r[0])
-    for seq, slot, tag, fields, text in merged:
-        if tag == 0x34:
-            modules[fields[2]] = (fields[3], fields[1], text)
-            frames.clear()
-        elif tag == 0x35:
-            modules.pop(fields[1], None)
-            frames.clear()
-        elif tag == 0x30:
-            where = site(slot, fields[5])
-            if where:
-                align = " align=%d" % fields[4] if fields[4] else ""
-                line = ("[MEM][%d] ALLOC pool=%s addr=0x%x size=%d%s site=%s\n"
-                        % (seq, POOLS.get(fields[1], "pool%d" % fields[1]), fields[2], fields[3], align, where))
-                live[(fields[1], fields[2])] = line
-                if before:
-                    kept[(fields[1], fields[2])] = line
-                else:
-                    out.write(line)
-        elif tag == 0x31:
-            if live.pop((fields[1], fields[2]), None) is not None:
-                if before:
-                    kept.pop((fields[1], fields[2]))
-                else:
-                    out.write("[MEM][%d] FREE pool=%s addr=0x%x\n" % (seq, POOLS.get(fields[1], "pool%d" % fields[1]), fields[2]))
-        elif tag in (0x38, 0x39):
-            if before:
-                out.writelines(kept.values())
-                before = False
-            out.write("[MEM][%d] INFER %s %d\n" % (seq, "begin" if tag == 0x38 else "end", fields[1]))
+    overflowed = 0
+    out = sys.stdout
+
+    def cut(stack):
+        """The ORT site of a stack; empty when the stack is not ORT's."""
+        nonlocal overflowed
+        if stack == OVERFLOW_SITE:
+            overflowed += 1
+            return ""
+        return ort_site(stack, frames, sites)
+
+    def alloc(time, pool, address, size, align, where):
+        if not where:
+            return
+        line = ("[MEM][%s] ALLOC pool=%s addr=%s size=%s%s site=%s\n"
+                % (time, pool, address, size, " align=%s" % align if align not in ("", "0") else "", escape(where)))
+        live[(pool, int(address, 0))] = (line, where)
+        if before:
+            kept[(pool, int(address, 0))] = line
+        else:
+            out.write(line)
+
+    def free(time, pool, address):
+        key = (pool, int(address, 0))
+        if live.pop(key, None) is None:
+            return False
+        if before:
+            kept.pop(key)
+        else:
+            out.write("[MEM][%s] FREE pool=%s addr=%s\n" % (time, pool, address))
+        return True
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if not line.startswith("[MEM]["):
+                continue
+            words = line.split()
+            time = words[0][len("[MEM]["):-1]
+            verb = words[1] if len(words) > 1 else ""
+            fields = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+            try:
+                if verb == "ALLOC":
+                    alloc(time, unescape(fields["pool"]), fields["addr"], fields["size"], fields.get("align", ""),
+                          cut(unescape(fields.get("site", ""))))
+                elif verb == "FREE":
+                    free(time, unescape(fields["pool"]), fields["addr"])
+                elif verb == "REALLOC":
+                    # The old block goes; the new one is ORT's when the old one
+                    # was (it holds ORT's data) or the resizing call is ORT's.
+                    pool = unescape(fields["pool"])
+                    was = live.get((pool, int(fields["old"], 0)))
+                    where = cut(unescape(fields.get("site", "")))
+                    if free(time, pool, fields["old"]) and not where:
+                        where = was[1]
+                    alloc(time, pool, fields["addr"], fields["size"], fields.get("align", ""), where)
+                elif verb == "INFER":
+                    if before:
+                        out.writelines(kept.values())
+                        before = False
+                    out.write("[MEM][%s] INFER %s\n" % (time, " ".join(words[2:4])))
+            except (KeyError, ValueError, IndexError):
+                sys.exit("ort_textlog.py: %s:%d: expected a [MEM] %s record as `edgemem analyze --textlog` writes "
+                         "it (addr=, pool=, size=); write it again with edgemem analyze REC --textlog %s"
+                         % (path, number, verb, path))
     if before:
         out.writelines(kept.values())
+    if overflowed:
+        sys.exit("ort_textlog.py: %s: %d allocations have the site '%s' (edgemem's site table was full), so "
+                 "whether they are ORT's cannot be told; the derived trace would miss some"
+                 % (path, overflowed, OVERFLOW_SITE))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,6 @@
 # usage: tools/ort_record/run.sh
 #   EDGEMEM_CACHE   cache directory (default ~/.cache/edgemem)
 #   EDGEMEM_BUILD   edgemem build directory (default build/default; built if needed)
-#   ORT_RAW_ANALYZE 0 skips `edgemem analyze` of the raw recordings (minutes each:
-#                   node's start-up alone has >65,536 distinct stacks)
 #   ORT_RUNS        the runs to (re)record, by name (default: all of them)
 set -eu
 
@@ -53,6 +51,8 @@ model mlp 128
 model wide 1024
 
 export NODE_PATH="$npm_dir/node_modules:$work"
+case $(uname -m) in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
+ort_bin=$npm_dir/node_modules/onnxruntime-node/bin/napi-v6/linux/$arch
 
 all_runs="ort_200 ort_200_noarena ort_1_wide ort_1_released ort_3_sessions"
 runs_wanted=${ORT_RUNS:-$all_runs}
@@ -70,7 +70,12 @@ record() {
     node "$here/run_model.js" "$model" "$runs" --inputs "$inputs" --arena "$arena" $extra > "$work/$name.stdout"
   grep -q '"recorded":true' "$work/$name.stdout" || {
     echo "run.sh: $name: the markers did not reach the recorder ($(cat "$work/$name.stdout"))" >&2; exit 1; }
-  python3 "$here/ort_textlog.py" "$work/$name.emt" > "$work/$name.log"
+  # The whole recording as a text log, full stacks symbolised (minutes: node's
+  # start-up alone has >65,536 distinct stacks); then ORT's part of it.
+  "$build/edgemem" analyze "$work/$name.emt" --textlog "$work/$name.all.log" > "$work/$name.raw.txt"
+  python3 "$here/ort_textlog.py" "$work/$name.all.log" "$ort_bin/libonnxruntime.so.1" \
+    "$ort_bin/onnxruntime_binding.node" > "$work/$name.log"
+  case $name in ort_1_wide | ort_200) cp "$work/$name.raw.txt" "$out/$name.raw.txt" ;; esac
   "$build/edgemem" analyze "$work/$name.log" > "$out/$name.txt"
   "$build/edgemem" analyze --json "$work/$name.log" > "$work/$name.json"
   python3 "$here/summarize.py" "$work/$name.json" > "$out/$name.summary.json"
@@ -83,13 +88,6 @@ record ort_200_noarena mlp 200 off 0
 record ort_1_wide wide 1 on 0
 record ort_1_released mlp 1 on 1
 record ort_3_sessions mlp 1 on 3
-
-if [ "${ORT_RAW_ANALYZE:-1}" != 0 ]; then
-  for name in ort_1_wide ort_200; do
-    wanted "$name" || continue
-    "$build/edgemem" analyze "$work/$name.emt" > "$out/$name.raw.txt"
-  done
-fi
 
 # heaptrack on the same command, for its own count of what is live at exit.
 if wanted ort_200 && command -v heaptrack >/dev/null; then
