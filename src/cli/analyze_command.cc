@@ -104,14 +104,16 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;
   }
+  // A text log that cannot be opened is said at once; the report and the
+  // other exports are still written (exit 2 at the end), as for the others.
   TextLogFile textlog;
-  if (!args.textlog.empty() && !textlog.open(args.textlog)) return 2;
+  bool textlog_open = !args.textlog.empty() && textlog.open(args.textlog);
   catch_interrupts();
-  auto run = args.textlog.empty()
-                 ? run_trace(args)
-                 : run_trace(args, [&](const Event& e, const TraceContext& c) { textlog.on_event(e, c); });
+  auto run = textlog_open
+                 ? run_trace(args, [&](const Event& e, const TraceContext& c) { textlog.on_event(e, c); })
+                 : run_trace(args);
   // Closed before the report, so its size and warnings are said whatever the report does.
-  bool textlog_written = args.textlog.empty() || textlog.close();
+  bool textlog_written = args.textlog.empty() || (textlog_open && textlog.close());
   if (interrupted()) {
     // Ctrl-C on a long or live capture: report what was decoded so far.
     uint64_t read = run ? run->input.stats.bytes : 0;
