@@ -77,8 +77,9 @@ TEST(TextLogExport, WrittenEventsReadBackTheSame) {
     EXPECT_EQ(source.sites.name(want.site), read.sites.name(got.site)) << i << "\n" << text;
     if (want.kind == EventKind::alloc || want.kind == EventKind::free || want.kind == EventKind::realloc ||
         want.kind == EventKind::alloc_failed || want.kind == EventKind::guard_check ||
-        want.kind == EventKind::arena_reset)
+        want.kind == EventKind::arena_reset) {
       EXPECT_EQ(source.pools.at(want.pool).name, read.pools.at(got.pool).name) << i;
+    }
     want.site = got.site = 0;
     want.pool = got.pool = 0;
     EXPECT_EQ(want, got) << i << "\n" << text;
