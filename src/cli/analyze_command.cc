@@ -13,6 +13,7 @@
 #include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
+#include "cli/textlog_file.h"
 #include "edgemem/exports.h"
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
@@ -54,9 +55,11 @@ void add_trace_options(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("--elf", args.elf, "Firmware ELF: turn return-address sites into function (file:line)");
 }
 
-std::optional<TraceRun> run_trace(const AnalyzeArgs& args) {
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
+                                  std::function<void(const Event&, const TraceContext&)> tap) {
   auto options = trace_session_options(args);
   if (!options) return std::nullopt;
+  options->event_tap = std::move(tap);
   TraceOutcome outcome;
   {
     ReadProgress progress(args.path);  // its line is cleared before any note is printed
@@ -101,8 +104,16 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;
   }
+  // A text log that cannot be opened is said at once; the report and the
+  // other exports are still written (exit 2 at the end), as for the others.
+  TextLogFile textlog;
+  bool textlog_open = !args.textlog.empty() && textlog.open(args.textlog);
   catch_interrupts();
-  auto run = run_trace(args);
+  auto run = textlog_open
+                 ? run_trace(args, [&](const Event& e, const TraceContext& c) { textlog.on_event(e, c); })
+                 : run_trace(args);
+  // Closed before the report, so its size and warnings are said whatever the report does.
+  bool textlog_written = args.textlog.empty() || (textlog_open && textlog.close());
   if (interrupted()) {
     // Ctrl-C on a long or live capture: report what was decoded so far.
     uint64_t read = run ? run->input.stats.bytes : 0;
@@ -120,7 +131,7 @@ int run_analyze(const AnalyzeArgs& args) {
     if (compared) fmt::print("{}", plan_vs_capture_text(*compared, args.model));
   }
   bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
-  written &= write_exports(args, *run);
+  written &= write_exports(args, *run) && textlog_written;
   if (!args.metrics_file.empty()) {
     std::string error = watch::write_file_atomically(
         args.metrics_file, metrics_report({&run->input, &run->result, "", {}}, MetricsFormat::prometheus));
@@ -148,6 +159,8 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option("--folded", args->folded, "Also write folded stacks of the bytes live at the end (flamegraph.pl)");
   cmd->add_option("--folded-peak", args->folded_peak, "Also write folded stacks of the bytes live at the peak");
   cmd->add_option("--speedscope", args->speedscope, "Also write a speedscope profile (speedscope.app) of live bytes");
+  cmd->add_option("--textlog", args->textlog,
+                  "Also write the events as a [MEM] text log, sites as call stacks (analyze reads it back)");
   cmd->add_option("--model", args->model,
                   "The .tflite a TFLite Micro capture ran: put edgemem's plan beside it, tensor by tensor");
   add_name_option(*cmd, "--target", args->target, "With --model: cortex-m | x86-64 struct sizes", "--target",

@@ -1,6 +1,7 @@
 // One function per subcommand; main.cc only wires them to CLI11.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,7 @@ struct AnalyzeArgs {
   std::string html;  // also write the HTML report to this file
   // Exports (docs/exports.md), each written when its path is set.
   std::string perfetto, chrome_json, folded, folded_peak, speedscope;
+  std::string textlog;  // the events as a [MEM] text log, written while decoding
   std::string model;  // a .tflite: compare edgemem's plan with this TFLite Micro capture
   std::string target = "cortex-m";  // whose struct sizes that plan uses
   std::string metrics_file;  // also write Prometheus text metrics to this file (atomically)
@@ -38,7 +40,9 @@ int run_analyze(const AnalyzeArgs& args);
 
 // Decodes and analyses a trace as `analyze` does, printing the session's
 // notes. On input that yields no events it returns nullopt (exit 2).
-std::optional<TraceRun> run_trace(const AnalyzeArgs& args);
+// `tap` sees every decoded event (TraceSessionOptions::event_tap).
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
+                                  std::function<void(const Event&, const TraceContext&)> tap = {});
 // How to read a trace, the flags `analyze` and `watch` share: --format,
 // --arena-size, --clock-hz, --tpiu-stream, --elf.
 void add_trace_options(CLI::App& cmd, AnalyzeArgs& args);

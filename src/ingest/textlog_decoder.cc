@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "textlog_escape.h"
+
 namespace edgemem {
 namespace {
 
@@ -23,6 +25,14 @@ unsigned hex_digit(char c) {
   if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
   unsigned lower = static_cast<unsigned>(c | 0x20);
   return lower >= 'a' && lower <= 'f' ? lower - 'a' + 10 : 16;
+}
+
+// A name token as written, its %XX escapes undone (only when it has any: the
+// usual name is read in place).
+std::string_view unescaped(std::string_view token, std::string& storage) {
+  if (token.find('%') == std::string_view::npos) return token;
+  storage = textlog_unescape(token);
+  return storage;
 }
 
 // Word at a time: eight bytes are loaded wherever eight are readable
@@ -381,6 +391,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
   e.time = time;
   bool has_size = false, has_addr = false, addr_is_offset = true, has_old = false;
   std::string_view pool_name, word, word2, pool_kind, shares;
+  std::string pool_storage, word_storage, shares_storage, site_storage;
   uint64_t pool_base = 0;
   for (;;) {
     p = skip_blanks(p, end);
@@ -399,8 +410,10 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     if (which == Key::site || which == Key::pool || which == Key::kind || which == Key::shares) {
       p = token_stop(p, end, limit, false);
       std::string_view text(value, static_cast<size_t>(p - value));
-      if (which == Key::site) e.site = site(text);
-      else (which == Key::pool ? pool_name : which == Key::kind ? pool_kind : shares) = text;
+      if (which == Key::site) e.site = site(unescaped(text, site_storage));
+      else if (which == Key::pool) pool_name = unescaped(text, pool_storage);
+      else if (which == Key::shares) shares = unescaped(text, shares_storage);
+      else pool_kind = text;
       continue;
     }
     uint64_t number = 0;
@@ -472,7 +485,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       break;
     case Verb::mark:
       e.kind = EventKind::mark;
-      e.site = site(word);
+      e.site = site(unescaped(word, word_storage));
       break;
     case Verb::counter:
       if (!need(has_size && !pool_name.empty(), "name= and value=")) return false;

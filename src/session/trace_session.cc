@@ -13,15 +13,35 @@ std::string where(const std::string& path, const DecodeProblem& p) {
   return p.line ? fmt::format("{}:{}", path, p.line) : fmt::format("{}: offset {}", path, p.offset);
 }
 
+// The analyzer first, then the tap.
+class TappedSink final : public EventSink {
+ public:
+  TappedSink(EventSink& analyzer, const TraceContext& context,
+             const std::function<void(const Event&, const TraceContext&)>& tap)
+      : analyzer_(analyzer), context_(context), tap_(tap) {}
+  void on_event(const Event& event) override {
+    analyzer_.on_event(event);
+    tap_(event, context_);
+  }
+
+ private:
+  EventSink& analyzer_;
+  const TraceContext& context_;
+  const std::function<void(const Event&, const TraceContext&)>& tap_;
+};
+
 }  // namespace
 
 struct TraceSession::Impl {
-  Impl(std::string n, TraceSessionOptions o) : name(std::move(n)), options(std::move(o)), analyzer(context, options.analyzer) {}
+  Impl(std::string n, TraceSessionOptions o)
+      : name(std::move(n)), options(std::move(o)), analyzer(context, options.analyzer),
+        tapped(analyzer, context, options.event_tap) {}
 
   std::string name;
   TraceSessionOptions options;
   TraceContext context;
   Analyzer analyzer;
+  TappedSink tapped;
   std::unique_ptr<ElfSymbolizer> symbolizer;
   std::unique_ptr<Decoder> decoder;
   std::vector<uint8_t> head;  // held back until the format is known
@@ -41,7 +61,8 @@ struct TraceSession::Impl {
       }
       f = *verdict.format;
     }
-    decoder = make_decoder(f, context, analyzer, options.decoder);
+    EventSink& sink = options.event_tap ? static_cast<EventSink&>(tapped) : analyzer;
+    decoder = make_decoder(f, context, sink, options.decoder);
     decoder->feed(head);
     head.clear();
     return true;

@@ -13,14 +13,15 @@ fail=0
 
 "$edgemem" analyze "$trace" --elf "$src/examples/traces/kws_leak.elf" --perfetto "$tmp/t.pftrace" \
   --chrome-json "$tmp/chrome.json" --folded "$tmp/end.txt" --folded-peak "$tmp/peak.txt" \
-  --speedscope "$tmp/speedscope.json" >"$tmp/out" 2>"$tmp/err"
+  --speedscope "$tmp/speedscope.json" --textlog "$tmp/t.log" >"$tmp/out" 2>"$tmp/err"
 code=$?
 # The demo leaks: exit 0 without --fail-on.
 [ "$code" = 0 ] || { echo "FAIL: analyze with every export: exit $code"; cat "$tmp/err"; fail=1; }
-for f in t.pftrace chrome.json end.txt peak.txt speedscope.json; do
+for f in t.pftrace chrome.json end.txt peak.txt speedscope.json t.log; do
   [ -s "$tmp/$f" ] || { echo "FAIL: $f not written or empty"; fail=1; }
 done
-[ "$(grep -c 'written to' "$tmp/err")" = 5 ] || { echo "FAIL: expected 5 'written to' lines:"; cat "$tmp/err"; fail=1; }
+[ "$(grep -c 'written to' "$tmp/err")" = 6 ] || { echo "FAIL: expected 6 'written to' lines:"; cat "$tmp/err"; fail=1; }
+grep -q "^\[MEM\]\[[0-9]*\] ALLOC .* site=" "$tmp/t.log" || { echo "FAIL: the text log has no ALLOC with a site"; fail=1; }
 grep -q "Perfetto trace written to $tmp/t.pftrace" "$tmp/err" || { echo "FAIL: stderr does not name the Perfetto file"; fail=1; }
 grep -q "model.c:" "$tmp/end.txt" || { echo "FAIL: the folded stacks do not name the leak site"; cat "$tmp/end.txt"; fail=1; }
 python3 -c "import json,sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))" "$tmp/chrome.json" "$tmp/speedscope.json" ||
@@ -36,6 +37,16 @@ errors=$(grep -v 'written to' "$tmp/err")
 [ "$(printf '%s\n' "$errors" | wc -l)" = 1 ] && printf '%s' "$errors" | grep -q "no/such/dir/t.pftrace.*--perfetto" ||
   { echo "FAIL: the error is not one line naming the file and --perfetto:"; cat "$tmp/err"; fail=1; }
 [ -s "$tmp/again.txt" ] || { echo "FAIL: --folded was not written beside the failing --perfetto"; fail=1; }
+
+# The same for --textlog, which is opened before the trace is read.
+rm -f "$tmp/again.txt"
+"$edgemem" analyze "$trace" --textlog "$tmp/no/such/dir/t.log" --folded "$tmp/again.txt" >"$tmp/out" 2>"$tmp/err"
+code=$?
+[ "$code" = 2 ] || { echo "FAIL: unwritable --textlog: exit $code, expected 2"; fail=1; }
+errors=$(grep -v 'written to' "$tmp/err")
+[ "$(printf '%s\n' "$errors" | wc -l)" = 1 ] && printf '%s' "$errors" | grep -q "no/such/dir/t.log.*--textlog" ||
+  { echo "FAIL: the error is not one line naming the file and --textlog:"; cat "$tmp/err"; fail=1; }
+[ -s "$tmp/again.txt" ] || { echo "FAIL: --folded was not written beside the failing --textlog"; fail=1; }
 
 # The exports' time axis divides by the clock: zero or a negative clock is refused in one line.
 for hz in 0 -25e6 fast; do

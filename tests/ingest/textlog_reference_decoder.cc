@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "ingest/textlog_escape.h"
+
 namespace edgemem::test {
 namespace {
 
@@ -161,6 +163,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
   e.time = time;
   bool has_size = false, has_addr = false, addr_is_offset = true, has_old = false;
   std::string_view pool_name, word, word2, pool_kind, shares;
+  std::string pool_storage, shares_storage;
   uint64_t pool_base = 0;
   std::string_view value;
   while (tokens.next(key, value)) {
@@ -169,10 +172,10 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
       (word.empty() ? word : word2) = value;
       continue;
     }
-    if (key == "site") { e.site = context_.sites.intern(value); continue; }
-    if (key == "pool" || key == "name") { pool_name = value; continue; }
+    if (key == "site") { e.site = context_.sites.intern(textlog_unescape(value)); continue; }
+    if (key == "pool" || key == "name") { pool_storage = textlog_unescape(value); pool_name = pool_storage; continue; }
     if (key == "kind") { pool_kind = value; continue; }
-    if (key == "shares") { shares = value; continue; }
+    if (key == "shares") { shares_storage = textlog_unescape(value); shares = shares_storage; continue; }
     if (!parse_number(value, number)) {
       stats_.note_problem(offset, line_no_, "expected a number after '" + std::string(key) + "='");
       return false;
@@ -232,7 +235,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     e.kind = EventKind::guard_check;
   } else if (verb == "MARK") {
     e.kind = EventKind::mark;
-    e.site = context_.sites.intern(word);
+    e.site = context_.sites.intern(textlog_unescape(word));
   } else if (verb == "COUNTER") {
     if (!need(has_size && !pool_name.empty(), "name= and value=")) return false;
     e.kind = EventKind::counter;

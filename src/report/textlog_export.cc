@@ -1,0 +1,94 @@
+#include "report/textlog_export.h"
+
+#include <fmt/format.h>
+
+#include "ingest/textlog_escape.h"
+
+namespace edgemem {
+namespace {
+
+// `offset=` puts a record in an arena pool, `addr=` in a heap (the decoder's rule).
+std::string_view address_key(const PoolInfo& pool) { return pool.kind == PoolKind::arena ? "offset" : "addr"; }
+
+void append_site(const Event& e, const TraceContext& context, std::string& out) {
+  if (e.site != kUnknownSite) fmt::format_to(std::back_inserter(out), " site={}", textlog_escape(context.sites.name(e.site)));
+}
+
+void append_thread(const Event& e, std::string& out) {
+  if (e.thread != 0) fmt::format_to(std::back_inserter(out), " thread={}", e.thread);
+}
+
+}  // namespace
+
+void TextLogWriter::declare(PoolId pool, const TraceContext& context, std::string& out) {
+  const PoolInfo& info = context.pools.at(pool);
+  // Only what the trace stated: a size edgemem assumed (--arena-size) is not
+  // the device's, and the decoder needs a size in a POOL line.
+  if (!info.declared || info.size == 0) return;
+  if (declared_.size() <= pool) declared_.resize(pool + 1u);
+  Declared& d = declared_[pool];
+  if (d.written && d.kind == info.kind && d.base == info.base && d.size == info.size) return;
+  d = {true, info.kind, info.base, info.size};
+  fmt::format_to(std::back_inserter(out), "[MEM][0] POOL name={} kind={} size={} base=0x{:x}", textlog_escape(info.name),
+                 to_string(info.kind), info.size, info.base);
+  if (info.shares) fmt::format_to(std::back_inserter(out), " shares={}", textlog_escape(context.pools.at(*info.shares).name));
+  out += '\n';
+}
+
+void TextLogWriter::write(const Event& e, const TraceContext& context, std::string& out) {
+  auto it = std::back_inserter(out);
+  bool pooled = e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc ||
+                e.kind == EventKind::alloc_failed || e.kind == EventKind::arena_reset ||
+                e.kind == EventKind::guard_check;
+  // Pools the trace declared are written in the trace's own order (reports
+  // list pools in that order), as soon as they exist; then any re-declaration.
+  for (; pools_checked_ < context.pools.size(); ++pools_checked_)
+    declare(static_cast<PoolId>(pools_checked_), context, out);
+  if (pooled) declare(e.pool, context, out);
+  const PoolInfo* pool = pooled ? &context.pools.at(e.pool) : nullptr;
+  std::string pool_name = pool ? textlog_escape(pool->name) : std::string();
+  switch (e.kind) {
+    case EventKind::alloc:
+      fmt::format_to(it, "[MEM][{}] ALLOC size={} align={} {}=0x{:x} pool={}", e.time, e.size, e.align,
+                     address_key(*pool), e.address, pool_name);
+      break;
+    case EventKind::free:
+      fmt::format_to(it, "[MEM][{}] FREE {}=0x{:x} pool={}", e.time, address_key(*pool), e.address, pool_name);
+      break;
+    case EventKind::realloc:
+      fmt::format_to(it, "[MEM][{}] REALLOC old=0x{:x} size={} align={} {}=0x{:x} pool={}", e.time, e.old_address,
+                     e.size, e.align, address_key(*pool), e.address, pool_name);
+      break;
+    case EventKind::alloc_failed:
+      fmt::format_to(it, "[MEM][{}] ALLOC_FAIL size={} align={} pool={}", e.time, e.size, e.align, pool_name);
+      break;
+    case EventKind::inference_begin:
+    case EventKind::inference_end:
+      fmt::format_to(it, "[MEM][{}] INFER {} {}", e.time, e.kind == EventKind::inference_begin ? "begin" : "end",
+                     e.size);
+      break;
+    case EventKind::arena_reset:
+      fmt::format_to(it, "[MEM][{}] RESET pool={}", e.time, pool_name);
+      break;
+    case EventKind::guard_check:
+      fmt::format_to(it, "[MEM][{}] GUARD {} pool={}", e.time, e.size == 0 ? "ok" : "corrupt", pool_name);
+      break;
+    case EventKind::mark:
+      fmt::format_to(it, "[MEM][{}] MARK {}", e.time, textlog_escape(context.sites.name(e.site)));
+      out += '\n';
+      return;
+    case EventKind::counter:
+      fmt::format_to(it, "[MEM][{}] COUNTER name={} value={}", e.time, textlog_escape(context.sites.name(e.site)),
+                     e.size);
+      out += '\n';
+      return;
+    case EventKind::pool_summary:
+      ++summaries_left_out_;
+      return;
+  }
+  append_site(e, context, out);
+  append_thread(e, out);
+  out += '\n';
+}
+
+}  // namespace edgemem

@@ -1,0 +1,39 @@
+// The decoded events written back as the seed's [MEM] text log
+// (docs/formats/textlog.md), sites as their (symbolised) call stacks: a
+// trace any [MEM] reader, grep or a short script can read, and that
+// `edgemem analyze` reads back to the same leaks, peaks and inferences.
+// Unlike the other exports it needs the events, not the result, so it is
+// fed as they are decoded and its size grows with the trace.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgemem/decoder.h"
+
+namespace edgemem {
+
+class TextLogWriter {
+ public:
+  // Appends the line(s) for `event` to `out`: a POOL line first when the
+  // pool's declared geometry is new or changed. Names come from `context`.
+  void write(const Event& event, const TraceContext& context, std::string& out);
+  // emt SUMMARY records (a pool's usage without its blocks) have no text
+  // form; they are counted here, not written.
+  uint64_t summaries_left_out() const { return summaries_left_out_; }
+
+ private:
+  void declare(PoolId pool, const TraceContext& context, std::string& out);
+
+  struct Declared {
+    bool written = false;
+    PoolKind kind = PoolKind::heap;
+    uint64_t base = 0, size = 0;
+  };
+  std::vector<Declared> declared_;  // by PoolId: the geometry last written
+  size_t pools_checked_ = 0;        // pools of the table looked at so far
+  uint64_t summaries_left_out_ = 0;
+};
+
+}  // namespace edgemem

@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include "ingest/textlog_decoder.h"
+#include "ingest/textlog_escape.h"
+#include "report/textlog_export.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+std::vector<Event> decode(const std::string& text, TraceContext& context) {
+  Recorder sink;
+  TextLogDecoder decoder(context, sink);
+  decoder.feed({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  decoder.finish();
+  EXPECT_EQ(decoder.stats().malformed_lines, 0u) << text;
+  return sink.events;
+}
+
+TEST(TextLogEscape, KeepsEveryByteThroughOneToken) {
+  std::string name = "operator new(unsigned long) (new_op.cc:50);main\t(a.c:3) 100%=x\x01";
+  std::string escaped = textlog_escape(name);
+  EXPECT_EQ(escaped.find_first_of(" \t=\x01"), std::string::npos) << escaped;
+  EXPECT_EQ(textlog_unescape(escaped), name);
+  EXPECT_EQ(textlog_escape("lstm.cc:88"), "lstm.cc:88");  // a seed site is written as it was
+}
+
+TEST(TextLogEscape, DecoderReadsEscapedSitesAndLeavesOtherPercentSignsAlone) {
+  TraceContext context;
+  auto events = decode(
+      "[MEM][1] ALLOC size=8 addr=0x10 site=main%20(a.c:1);f%20(b.c:2)\n"
+      "[MEM][2] ALLOC size=8 addr=0x20 site=50%done\n"
+      "[MEM][3] MARK warm%20up\n",
+      context);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(context.sites.name(events[0].site), "main (a.c:1);f (b.c:2)");
+  EXPECT_EQ(context.sites.name(events[1].site), "50%done");
+  EXPECT_EQ(context.sites.name(events[2].site), "warm up");
+}
+
+// Every event kind with a text form, written and read back, is the same event.
+TEST(TextLogExport, WrittenEventsReadBackTheSame) {
+  TraceContext source;
+  PoolInfo arena;
+  arena.name = "tensor arena";
+  arena.kind = PoolKind::arena;
+  arena.size = 4096;
+  arena.base = 0x20000000;
+  arena.declared = true;
+  PoolId a = source.pools.declare(arena);
+  PoolId h = source.pools.intern("malloc", PoolKind::heap);
+  SiteId stack = source.sites.intern("main (main.c:3);operator new(unsigned long) (new_op.cc:50)");
+  SiteId mark = source.sites.intern("warm up=1");
+  SiteId counter = source.sites.intern("tokens");
+  std::vector<Event> events = {
+      {.time = 1, .address = 0x7f0010, .size = 24, .site = stack, .align = 16, .thread = 7, .pool = h, .kind = EventKind::alloc},
+      {.time = 2, .address = 64, .size = 100, .site = stack, .align = 4, .pool = a, .kind = EventKind::alloc},
+      {.time = 3, .size = 5, .kind = EventKind::inference_begin},
+      {.time = 4, .address = 0x7f0100, .size = 48, .old_address = 0x7f0010, .site = stack, .pool = h, .kind = EventKind::realloc},
+      {.time = 5, .size = 1 << 20, .align = 8, .pool = a, .kind = EventKind::alloc_failed},
+      {.time = 6, .address = 64, .pool = a, .kind = EventKind::free},
+      {.time = 7, .site = mark, .kind = EventKind::mark},
+      {.time = 8, .size = 12, .site = counter, .kind = EventKind::counter},
+      {.time = 9, .size = 1, .pool = a, .kind = EventKind::guard_check},
+      {.time = 10, .pool = a, .kind = EventKind::arena_reset},
+      {.time = 11, .size = 5, .kind = EventKind::inference_end},
+  };
+  TextLogWriter writer;
+  std::string text;
+  for (const Event& e : events) writer.write(e, source, text);
+
+  TraceContext read;
+  std::vector<Event> back = decode(text, read);
+  ASSERT_EQ(back.size(), events.size()) << text;
+  for (size_t i = 0; i < events.size(); ++i) {
+    Event want = events[i], got = back[i];
+    EXPECT_EQ(source.sites.name(want.site), read.sites.name(got.site)) << i << "\n" << text;
+    if (want.kind == EventKind::alloc || want.kind == EventKind::free || want.kind == EventKind::realloc ||
+        want.kind == EventKind::alloc_failed || want.kind == EventKind::guard_check ||
+        want.kind == EventKind::arena_reset) {
+      EXPECT_EQ(source.pools.at(want.pool).name, read.pools.at(got.pool).name) << i;
+    }
+    want.site = got.site = 0;
+    want.pool = got.pool = 0;
+    EXPECT_EQ(want, got) << i << "\n" << text;
+  }
+  const PoolInfo& declared = read.pools.at(back[1].pool);
+  EXPECT_EQ(declared.kind, PoolKind::arena);
+  EXPECT_EQ(declared.size, 4096u);
+  EXPECT_EQ(declared.base, 0x20000000u);
+  EXPECT_EQ(read.pools.at(back[0].pool).kind, PoolKind::heap);
+  EXPECT_EQ(writer.summaries_left_out(), 0u);
+}
+
+TEST(TextLogExport, PoolSummariesAreCountedNotWritten) {
+  TraceContext context;
+  PoolId p = context.pools.intern("pool0", PoolKind::heap);
+  TextLogWriter writer;
+  std::string text;
+  writer.write({.size = 10, .pool = p, .kind = EventKind::pool_summary}, context, text);
+  EXPECT_EQ(text, "");
+  EXPECT_EQ(writer.summaries_left_out(), 1u);
+}
+
+}  // namespace
+}  // namespace edgemem::test
