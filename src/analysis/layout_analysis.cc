@@ -1,7 +1,10 @@
 #include "layout_analysis.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <numbers>
 
 namespace edgemem {
 
@@ -17,13 +20,35 @@ double area(const Block& b, uint64_t end) {
 // chart is almost surely kept, and among blocks alike the kept ones spread
 // over the whole trace instead of being its first 20,000. u comes from a
 // hash of the block, so the same trace always draws the same blocks.
-double sample_key(const Block& b, PoolId pool, double weight) {
+double uniform(const Block& b, PoolId pool) {
   uint64_t h = b.address * 0x9E3779B97F4A7C15ull ^ (b.time + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^ pool;
   h ^= h >> 31;
   h *= 0xD6E8FEB86659FD93ull;
   h ^= h >> 32;
-  double u = (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
-  return std::log(u) / weight;
+  return (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+}
+
+double sample_key(double u, double weight) { return std::log(u) / weight; }
+
+// ln(1 + (k + 1) / 64): the top of ln's range over u's mantissa bucket k.
+constexpr int kBucketBits = 6;
+const std::array<double, 64> kBucketLogTop = [] {
+  std::array<double, 64> t{};
+  for (size_t k = 0; k < t.size(); ++k) t[k] = std::log1p(static_cast<double>(k + 1) / 64.0);
+  return t;
+}();
+
+// True only if sample_key(u, weight) <= floor for sure, without the
+// logarithm or the division (most frees of a long trace land here once the
+// sample is full). ln(u) lies below its exponent's and top mantissa bits'
+// bound; the 1e-9 margins dwarf the rounding of log, the division and the
+// product (|ln u| < 38, relative errors ~1e-16), so a "true" here means the
+// exact key would have been rejected too, and the sample is unchanged.
+bool surely_not_above(double u, double weight, double floor) {
+  const uint64_t bits = std::bit_cast<uint64_t>(u);
+  const int exponent = static_cast<int>(bits >> 52) - 1023;
+  const double bound = exponent * std::numbers::ln2 + kBucketLogTop[(bits >> (52 - kBucketBits)) & 63] + 1e-9;
+  return bound <= floor * weight * (1 + 1e-9);
 }
 
 }  // namespace
@@ -64,9 +89,16 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
     l.bytes -= std::min(l.bytes, block.size);
     if (--l.count == 0) l.bytes = 0;
   }
-  Kept k{sample_key(block, pool, area(block, time)), std::max(time, block.time), false, pool, block};
-  // Full: k replaces the kept block of the lowest key, if its own is higher.
-  if (cap_ == 0 || (closed_.size() == cap_ && k.score <= closed_.front().score)) {
+  const uint64_t end = std::max(time, block.time);
+  const double weight = area(block, time), u = uniform(block, pool);
+  // Full: the block replaces the kept one of the lowest key, if its own is higher.
+  const bool full = closed_.size() == cap_;
+  if (cap_ == 0 || (full && surely_not_above(u, weight, closed_.front().score))) {
+    rasterise(rasters_, pool, block, end, false);
+    return;
+  }
+  Kept k{sample_key(u, weight), end, false, pool, block};
+  if (full && k.score <= closed_.front().score) {
     rasterise(rasters_, k);
     return;
   }
@@ -96,13 +128,14 @@ void LayoutAnalysis::before_release() {
   pending_ = false;
 }
 
-void LayoutAnalysis::rasterise(std::vector<Raster>& rasters, const Kept& k) {
-  if (rasters.size() <= k.pool) rasters.resize(size_t{k.pool} + 1);
-  Raster& r = rasters[k.pool];
+void LayoutAnalysis::rasterise(std::vector<Raster>& rasters, PoolId pool, const Block& block, uint64_t end,
+                               bool live) {
+  if (rasters.size() <= pool) rasters.resize(size_t{pool} + 1);
+  Raster& r = rasters[pool];
   if (!r.grid) r.grid.emplace();
-  r.grid->add(k.block.address, k.block.size, k.block.time, k.end);
+  r.grid->add(block.address, block.size, block.time, end);
   ++r.blocks;
-  r.live_blocks += k.live;
+  r.live_blocks += live;
 }
 
 std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, const TraceContext& context) const {

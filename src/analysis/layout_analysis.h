@@ -69,7 +69,10 @@ class LayoutAnalysis {
     std::optional<OccupancyGrid> grid;
     uint64_t blocks = 0, live_blocks = 0;
   };
-  static void rasterise(std::vector<Raster>& rasters, const Kept& k);
+  static void rasterise(std::vector<Raster>& rasters, PoolId pool, const Block& block, uint64_t end, bool live);
+  static void rasterise(std::vector<Raster>& rasters, const Kept& k) {
+    rasterise(rasters, k.pool, k.block, k.end, k.live);
+  }
   std::vector<PoolSiteBytes> named(const std::vector<Live>& live, const TraceContext& context) const;
 
   size_t cap_;

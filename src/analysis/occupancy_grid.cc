@@ -67,8 +67,20 @@ void OccupancyGrid::add(uint64_t address, uint64_t size, uint64_t from, uint64_t
   if (from == kMax) --from;
   uint64_t last_time = to > from ? to - 1 : from;
   uint64_t last_address = size == 0 ? address : (size - 1 > kMax - address ? kMax : address + (size - 1));
-  ensure(true, from, last_time);
-  ensure(false, address, last_address);
+  // Most blocks land inside both windows: then ensure() would only widen
+  // lo/hi, so do that here and skip its loop (a call per axis on every free).
+  const uint64_t t0 = from >> time_.shift, t1 = last_time >> time_.shift;
+  const uint64_t x0 = address >> address_.shift, x1 = last_address >> address_.shift;
+  if (time_.used && address_.used && t0 >= time_.first && t1 - time_.first < kTimes && x0 >= address_.first &&
+      x1 - address_.first < kAddresses) {
+    time_.lo = std::min(time_.lo, t0);
+    time_.hi = std::max(time_.hi, t1);
+    address_.lo = std::min(address_.lo, x0);
+    address_.hi = std::max(address_.hi, x1);
+  } else {
+    ensure(true, from, last_time);
+    ensure(false, address, last_address);
+  }
   for (uint64_t t = from >> time_.shift; t <= last_time >> time_.shift; ++t) {
     double time_units = static_cast<double>(overlap(from, last_time, t, time_.step));
     for (uint64_t x = address >> address_.shift; x <= last_address >> address_.shift; ++x)
