@@ -235,8 +235,7 @@ void EmtDecoder::complete() {
         return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
       tick_hz_ = v[1];
       if (v[0] >= emt2::kVersion) {
-        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], record_offset_ + record_.size(),
-                                            sync_offset_ + emt2::kHeaderBytes);
+        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes);
         record_.clear();
         state_ = State::chunked;
         return;

@@ -72,13 +72,12 @@ struct EmtV2Reader::ZstdStream {
 };
 
 EmtV2Reader::EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version,
-                         uint64_t starts_at, uint64_t chunks_at)
+                         uint64_t chunks_at)
     : context_(context),
       sink_(sink),
       stats_(stats),
       version_(version),
       layout_known_(version < e2::kVersion3),  // version 2 is always chunked
-      starts_at_(starts_at),
       chunks_at_(chunks_at),
       chunk_offset_(chunks_at),
       recent_(e2::kRecent),

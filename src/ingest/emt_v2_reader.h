@@ -46,10 +46,8 @@ class EmtV2Reader {
 
   enum class Layout { chunked, packed };
 
-  // `starts_at`: input offset of the byte after HEADER. Chunked: the first
-  // chunk is at `chunks_at` (the end of the header page).
-  EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version, uint64_t starts_at,
-              uint64_t chunks_at);
+  // Chunked: the first chunk is at `chunks_at` (the end of the header page).
+  EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version, uint64_t chunks_at);
   ~EmtV2Reader();
   void push(std::span<const uint8_t> bytes, uint64_t offset);
   void finish();
@@ -113,7 +111,6 @@ class EmtV2Reader {
   bool layout_known_;
   Layout layout_ = Layout::chunked;
   bool failed_ = false;  // packed: the stream is damaged; the rest is not read
-  uint64_t starts_at_;
   uint64_t chunks_at_;
   std::vector<uint8_t> chunk_;
   uint64_t chunk_offset_ = 0;
