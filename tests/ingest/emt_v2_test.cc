@@ -8,6 +8,7 @@
 #include <set>
 
 #include "edgemem/emt_v2.h"
+#include "ingest/emt_chunk_builder.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -27,18 +28,6 @@ std::string varint(uint64_t v) {
   return std::string(reinterpret_cast<char*>(buf), n);
 }
 
-// One chunk: header fields as the preload library writes them, then records.
-std::string chunk(uint32_t slot, uint32_t index, uint64_t base_seq, const std::string& records) {
-  std::string c(e2::kChunkBytes, '\0');
-  uint8_t* p = reinterpret_cast<uint8_t*>(c.data());
-  std::copy(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), p);
-  e2::put_u32(p + e2::kSlotAt, slot);
-  e2::put_u32(p + e2::kIndexAt, index);
-  e2::put_u32(p + e2::kUsedAt, static_cast<uint32_t>(records.size()));
-  e2::put_u64(p + e2::kBaseSeqAt, base_seq);
-  c.replace(e2::kChunkHeaderBytes, records.size(), records);
-  return c;
-}
 
 uint64_t zigzag(int64_t delta) { return (static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63); }
 

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "edgemem/emt_v2.h"
+#include "ingest/emt_chunk_builder.h"
 #include "record/trace_packer.h"
 #include "test_support.h"
 
@@ -33,17 +34,6 @@ std::string header_page() {
   return s;
 }
 
-std::string chunk(uint32_t slot, uint32_t index, uint64_t base_seq, const std::string& records) {
-  std::string c(e2::kChunkBytes, '\0');
-  uint8_t* p = reinterpret_cast<uint8_t*>(c.data());
-  std::copy(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), p);
-  e2::put_u32(p + e2::kSlotAt, slot);
-  e2::put_u32(p + e2::kIndexAt, index);
-  e2::put_u32(p + e2::kUsedAt, static_cast<uint32_t>(records.size()));
-  e2::put_u64(p + e2::kBaseSeqAt, base_seq);
-  c.replace(e2::kChunkHeaderBytes, records.size(), records);
-  return c;
-}
 
 std::vector<Event> decode(const std::string& bytes, DecodeStats* stats = nullptr, size_t step = 0,
                           unsigned random_seed = 0) {
