@@ -249,7 +249,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       uint64_t span = g.span_last > g.span_first ? g.span_last - g.span_first : 0;
       grows = g.count >= 2 && span > 0 && 2 * (g.last - g.first) > span && 4 * (g.span_last - g.last) < span;
     } else if (markers) {  // still setting records late in the run: a ring buffer stops early
-      grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference();
+      // and higher at some inference's end than before: blocks made only after
+      // the last inference ended (a runtime's teardown) never grew per inference.
+      grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference() && counters.growths > 0;
       grows |= g.count >= 1 && 2 * uint64_t{counters.last_bytes_high_inference} > tracker.inference() &&
                4 * counters.growths >= tracker.completed() && counters.growths >= 2;
     } else {

@@ -1,6 +1,8 @@
 // What a user found wrong in analyze's findings (issue 9), rebuilt as traces:
 // a working set is not a leak, a leak's rate is its own, a check that could
 // not run says so, and lost data is named before the verdict.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -276,6 +278,27 @@ TEST(HonestFindings, ALeakThatStartsHalfWayShowsItsOwnRateFromWhenItStarted) {
   EXPECT_EQ(r.leaks[0].growth->first_inference, 201u);
   EXPECT_TRUE(r.leaks[0].growth->late_start);
   EXPECT_NE(text_of(*run, "log").find("644 B per inference from inference 201 on at lstm.cc:88"), std::string::npos);
+}
+
+// node's teardown allocates after the last inference ended and exits without
+// freeing: grown at no inference's end, so not a leak per inference.
+TEST(HonestFindings, BlocksMadeAfterTheLastInferenceEndedAreNotALeak) {
+  Log log;
+  for (int i = 1; i <= 200; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=64 offset=0 site=run.cc:10");
+    log("FREE offset=0");
+    log("INFER end {}", i);
+  }
+  log("ALLOC size=288 offset=1024 site=teardown.cc:5");
+  log("ALLOC size=288 offset=2048 site=teardown.cc:5");
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  EXPECT_TRUE(r.leaks.empty()) << text_of(*run, "log");
+  auto teardown = std::find_if(r.persistent.begin(), r.persistent.end(), [](const auto& p) { return p.site == "teardown.cc:5"; });
+  ASSERT_NE(teardown, r.persistent.end());
+  EXPECT_EQ(teardown->bytes, 576u);
+  EXPECT_EQ(teardown->reason, LiveReason::not_growing);
 }
 
 // Twenty 644 B blocks without a call site, beside 100 B blocks made and
