@@ -36,7 +36,7 @@ class SiteTable {
   // The id of a name already interned, without interning it.
   // A site named later by `namer->name(key)`. Not capped: the caller
   // bounds how many it adds (a recording, by the call-stack trees it holds).
-  // Such a site is found by find() only once it has been named.
+  // find() never finds such a site, named or not.
   SiteId intern_unnamed(std::shared_ptr<SiteNamer> namer, uint64_t key);
   std::optional<SiteId> find(std::string_view text) const;
   std::string_view name(SiteId id) const;  // "?" for kUnknownSite

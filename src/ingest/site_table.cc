@@ -45,8 +45,9 @@ void SiteTable::rename(SiteId id, std::string_view text) {
 
 std::string_view SiteTable::name(SiteId id) const {
   if (auto it = unnamed_.find(id); it != unnamed_.end()) {
+    // Not entered in ids_: nothing interns a recorded stack by its text, and
+    // a second copy of every name of a large recording costs hundreds of MB.
     names_[id] = it->second.namer->name(it->second.key);
-    ids_.emplace(names_[id], id);
     unnamed_.erase(it);
   }
   return id < names_.size() ? std::string_view(names_[id]) : std::string_view("?");
