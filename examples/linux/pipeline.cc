@@ -49,6 +49,7 @@ struct Queue {
   std::condition_variable ready;
   std::deque<unsigned char*> frames;
   bool done = false;
+  int preprocessed_recorded = 0;  // frames preprocessed with edgemem's recorder loaded
 };
 
 // Kept where the optimiser cannot prove the leaked blocks dead.
@@ -90,10 +91,10 @@ __attribute__((noinline)) float run_model(const unsigned char* input) {
 // would test it once before the loop.
 __attribute__((noipa)) bool recorder_loaded() { return edgemem_inference_begin != nullptr; }
 
-void preprocess_loop(Queue& q, int frames, int pace_ms, int& preprocessed_recorded) {
+void preprocess_loop(Queue& q, int frames, int pace_ms) {
   for (int f = 0; f < frames; ++f) {
     if (pace_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
-    preprocessed_recorded += recorder_loaded();
+    q.preprocessed_recorded += recorder_loaded();
     unsigned char* input = preprocess_frame(f);
     std::lock_guard lock(q.m);
     q.frames.push_back(input);
@@ -122,8 +123,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Queue q;
-  int preprocessed_recorded = 0;
-  std::thread preprocessing(preprocess_loop, std::ref(q), frames, pace_ms, std::ref(preprocessed_recorded));
+  std::thread preprocessing(preprocess_loop, std::ref(q), frames, pace_ms);
   char* history = nullptr;
   float total = 0;
   for (int f = 0;; ++f) {
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   }
   preprocessing.join();
   std::printf("pipeline: %d frames, a descriptor every %d, checksum %.0f\n", frames, every, static_cast<double>(total));
-  if (preprocessed_recorded > 0 && preprocessed_recorded < frames)
-    std::printf("pipeline: a recorder attached during the run: %d frames preprocessed after it\n", preprocessed_recorded);
+  if (q.preprocessed_recorded > 0 && q.preprocessed_recorded < frames)
+    std::printf("pipeline: a recorder attached during the run: %d frames preprocessed after it\n", q.preprocessed_recorded);
   return 0;
 }
