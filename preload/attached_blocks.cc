@@ -17,8 +17,9 @@ namespace {
 // Addresses in open-addressing tables split into stripes by address, each
 // under its own spin lock (held for a probe, never across a call into
 // libc): threads freeing different blocks rarely meet. 0 is an empty slot,
-// 1 a removed one; a table is rebuilt twice as large (in anonymous memory,
-// never malloc's) when it is half full, removed slots counted.
+// 1 a removed one; a table is rebuilt (in anonymous memory, never
+// malloc's) when half its slots are taken, removed ones counted, at four
+// times its live blocks: removed slots are dropped, so churn does not grow it.
 constexpr uintptr_t kEmpty = 0, kRemoved = 1;
 constexpr size_t kStripes = 64, kFirstCapacity = 1024;
 
@@ -58,7 +59,10 @@ size_t find(const Stripe& s, uintptr_t p) {
 // free is left out, as one made before the attach).
 bool make_room(Stripe& s) {
   if (s.slots && (s.filled + 1) * 2 <= s.capacity) return true;
-  size_t capacity = s.capacity ? s.capacity * 2 : kFirstCapacity;
+  size_t live = 0;
+  for (size_t i = 0; i < s.capacity; ++i) live += s.slots[i] > kRemoved;
+  size_t capacity = kFirstCapacity;
+  while (capacity < (live + 1) * 4) capacity *= 2;
   void* memory = real.mmap(nullptr, capacity * sizeof(uintptr_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return false;
   Stripe grown;

@@ -575,7 +575,7 @@ const nlohmann::json* leak_ending(const nlohmann::json& leaks, const std::string
   return nullptr;
 }
 
-// The pipeline started paced (a frame every 20 ms: 150 frames take 3 s),
+// The pipeline started paced (a frame every 20 ms: 250 frames take 5 s),
 // what it prints into `output`.
 pid_t start_paced_pipeline(int frames, const fs::path& output) {
   pid_t pid = fork();
@@ -637,7 +637,7 @@ nlohmann::json analyze_json(const fs::path& recording) {
 // recording holds the frames run after the attach, and each planted leak
 // is found with the bytes and count of those frames.
 TEST(Record, AttachingToTheRunningPipelineFindsTheLeaksOfTheFramesAfterTheAttach) {
-  const int frames = 150;
+  const int frames = 250;  // 5 s: gdb takes a second or two to attach on a loaded machine
   fs::path out = scratch("pipeline-attach.emt"), said = scratch("pipeline-attach.out");
   pid_t pid = start_paced_pipeline(frames, said);
   usleep(300 * 1000);  // running, past start-up: frames are being made
