@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "module_map.h"
 
@@ -25,13 +26,17 @@ constexpr unsigned kJumpSlot = R_AARCH64_JUMP_SLOT, kGlobDat = R_AARCH64_GLOB_DA
 
 const char* const kIntercepted[] = {
     "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc", "memalign", "valloc",
-    "pvalloc", "mmap", "munmap", "mremap", "dlopen", "dlclose",
+    "pvalloc", "mmap", "munmap", "mremap", "dlopen", "dlclose", "prctl", "pthread_setname_np",
     "_Znwm", "_Znam", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
     "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvm",
     "_ZdaPvm", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
     "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
-    "_ZdaPvSt11align_val_tRKSt9nothrow_t"};
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+    // The markers' weak references, bound to nothing at start-up. Last, so a
+    // program that sees them bound has its allocation functions patched.
+    "edgemem_inference_begin", "edgemem_inference_end"};
 constexpr size_t kCount = sizeof kIntercepted / sizeof kIntercepted[0];
+constexpr size_t kMarkersAt = kCount - 2;
 void* ours[kCount];
 
 constexpr size_t kMaxPatched = 512;
@@ -42,13 +47,15 @@ size_t patched_count = 0;
 // some architectures' stay relative to the load base.
 uintptr_t absolute(uintptr_t value, uintptr_t base) { return value < base ? value + base : value; }
 
-void patch_table(uintptr_t base, const ElfW(Rela)* rela, size_t bytes, const ElfW(Sym)* symbols, const char* names) {
+// Points the table's entries for kIntercepted[from, to) at ours.
+void patch_table(uintptr_t base, const ElfW(Rela)* rela, size_t bytes, const ElfW(Sym)* symbols, const char* names,
+                 size_t from, size_t to) {
   long page = sysconf(_SC_PAGESIZE);
   for (size_t i = 0; i < bytes / sizeof(ElfW(Rela)); ++i) {
     unsigned type = ELF64_R_TYPE(rela[i].r_info);
     if (type != kJumpSlot && type != kGlobDat) continue;
     const char* name = names + symbols[ELF64_R_SYM(rela[i].r_info)].st_name;
-    for (size_t k = 0; k < kCount; ++k) {
+    for (size_t k = from; k < to; ++k) {
       if (!ours[k] || strcmp(name, kIntercepted[k]) != 0) continue;
       auto* slot = reinterpret_cast<void**>(base + rela[i].r_offset);
       // RELRO made the GOT read-only after start-up.
@@ -87,8 +94,10 @@ int patch_object(dl_phdr_info* info, size_t, void*) {
     }
   }
   if (!symbols || !names) return 0;
-  if (jmprel) patch_table(base, jmprel, jmprel_bytes, symbols, names);
-  if (rela) patch_table(base, rela, rela_bytes, symbols, names);
+  for (auto [from, to] : {std::pair{size_t{0}, kMarkersAt}, std::pair{kMarkersAt, kCount}}) {
+    if (jmprel) patch_table(base, jmprel, jmprel_bytes, symbols, names, from, to);
+    if (rela) patch_table(base, rela, rela_bytes, symbols, names, from, to);
+  }
   if (patched_count < kMaxPatched) patched[patched_count++] = base;
   return 0;
 }

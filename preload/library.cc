@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 
+#include "attached_blocks.h"
 #include "got_patcher.h"
 #include "real_functions.h"
 #include "thread_recorder.h"
@@ -19,6 +20,7 @@ __attribute__((constructor)) void start_recording() {
   resolve_real_functions();
   Busy busy;
   if (!open_trace_file()) return;
+  tracking_attached_blocks = attached();
   recording_enabled = true;
   ensure_ready();  // this thread's records and the module map, before main
   // Injected into a running process: its calls are bound to libc already.

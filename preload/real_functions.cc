@@ -73,6 +73,8 @@ void resolve_real_functions() {
   find(found.mremap, "mremap");
   find(found.dlopen, "dlopen");
   find(found.dlclose, "dlclose");
+  find(found.prctl, "prctl");
+  find(found.pthread_setname_np, "pthread_setname_np");
   real = found;
   resolving_here = false;
   state.store(2, std::memory_order_release);

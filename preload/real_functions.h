@@ -4,6 +4,7 @@
 // never handed to libc's free.
 #pragma once
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -29,6 +30,8 @@ struct RealFunctions {
   void* (*mremap)(void*, size_t, size_t, int, ...);
   void* (*dlopen)(const char*, int);
   int (*dlclose)(void*);
+  int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+  int (*pthread_setname_np)(pthread_t, const char*);
 };
 
 extern RealFunctions real;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attached_blocks.h"
 #include "edgemem/emt_v2.h"
 #include "thread_recorder.h"
 
@@ -24,13 +25,17 @@ void* recorded_alloc(size_t size, size_t align, Call call, uint8_t pool = emt2::
   uint64_t seq = take_seq();
   if (p) record_alloc(pool, seq, p, size, align);
   else record_alloc_failed(pool, seq, size, align);
+  if (p && tracking_attached_blocks) attached_block_made(p);
   return p;
 }
+
+// After an attach, only the frees of blocks the recording saw allocated.
+inline bool recorded_since_attach(const void* p) { return !tracking_attached_blocks || attached_block_freed(p); }
 
 template <typename Call>
 void recorded_free(uint8_t pool, const void* p, Call call) {
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
+  if (!busy.entered() || !recording_enabled || !ensure_ready() || !recorded_since_attach(p)) return call();
   record_free(pool, take_seq(), p);
   call();
 }
@@ -42,14 +47,18 @@ template <typename Call>
 void* recorded_realloc(void* old, size_t size, Call call) {
   Busy busy;
   if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
-  uint64_t before = old ? take_seq() : 0;  // realloc(NULL, n) is malloc: no free to order
+  // realloc(NULL, n) is malloc: no free to order; nor of a block made before an attach.
+  bool known = old && recorded_since_attach(old);
+  uint64_t before = known ? take_seq() : 0;
   void* p = call();
   if (!p && size) {
-    record_alloc_failed(emt2::kPoolMalloc, old ? before : take_seq(), size, 0);
+    record_alloc_failed(emt2::kPoolMalloc, known ? before : take_seq(), size, 0);
+    if (known && tracking_attached_blocks) attached_block_made(old);  // still live
     return p;
   }
-  if (old) record_free(emt2::kPoolMalloc, before, old);
+  if (known) record_free(emt2::kPoolMalloc, before, old);
   if (p) record_alloc(emt2::kPoolMalloc, take_seq(), p, size, 0);
+  if (p && tracking_attached_blocks) attached_block_made(p);
   return p;
 }
 

@@ -78,9 +78,16 @@ struct ThreadState {
   TreeEntry* tree;
   uint32_t tree_capacity;  // a power of two
   uint32_t tree_nodes;
+  uint32_t renames_seen;  // `renames` when the thread last wrote its name
+  char name[16];          // the name it last wrote
 };
 
 __thread ThreadState self __attribute__((tls_model("initial-exec")));
+
+// Renames of any thread so far. A thread cannot write into another's chunk,
+// so one renamed by another thread finds out here, at its next record, and
+// writes its own new name (one load on the hot path; renames are rare).
+std::atomic<uint32_t> renames{0};
 
 pthread_key_t exit_key;
 pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -291,10 +298,14 @@ uint32_t current_stack_node() {
   return node;
 }
 
+// The thread's id and its name now: its first record, and again after a
+// rename (readers take a thread's last THREAD record as its name).
 void write_thread_record() {
+  self.renames_seen = renames.load(std::memory_order_acquire);  // before reading the name: a later rename bumps it again
   char name[16] = {};
-  prctl(PR_GET_NAME, name, 0, 0, 0);
+  syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);  // not through our own prctl
   size_t len = strnlen(name, sizeof name);
+  memcpy(self.name, name, sizeof name);
   uint8_t buf[64];
   if (!make_room(sizeof buf)) return;
   size_t n = 0;
@@ -306,6 +317,13 @@ void write_thread_record() {
   n += e2::put_varint(buf + n, len);
   memcpy(buf + n, name, len);
   write_record(buf, n + len);
+}
+
+void write_name_if_renamed() {
+  char name[16] = {};
+  syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0);
+  if (memcmp(name, self.name, sizeof name) != 0) write_thread_record();
+  else self.renames_seen = renames.load(std::memory_order_acquire);
 }
 
 void write_process_records() {
@@ -326,7 +344,10 @@ void write_process_records() {
 // fork, after its exit destructor ran for an allocation in a later one).
 bool ensure_ready() {
   uint32_t g = generation();
-  if (self.ready && self.generation == g) return !self.stopped;
+  if (self.ready && self.generation == g) {
+    if (renames.load(std::memory_order_relaxed) != self.renames_seen && !self.stopped) write_name_if_renamed();
+    return !self.stopped;
+  }
   if (self.ready) {
     // A forked child: the chunk and tree belong to the parent's recording.
     release_chunk(self.chunk);
@@ -383,6 +404,13 @@ void record_module_changes() {
   if (!ensure_ready()) return;
   ChunkSink sink;
   scan_modules(sink);
+}
+
+void note_thread_renamed(bool renamed_self) {
+  renames.fetch_add(1, std::memory_order_release);
+  if (!renamed_self) return;
+  Busy busy;
+  if (busy.entered() && recording_enabled) ensure_ready();  // writes the new name
 }
 
 void retire_thread() {

@@ -43,6 +43,10 @@ void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t ali
 void record_inference(bool begin, uint64_t index);
 // Module map after dlopen/dlclose.
 void record_module_changes();
+// After pthread_setname_np or prctl(PR_SET_NAME) succeeded (no guard
+// needed): the renamed thread writes a THREAD record with its new name, this
+// thread at once when it renamed itself, another at its next record.
+void note_thread_renamed(bool renamed_self);
 
 // Thread exit: unmaps the chunk and the stack tree.
 void retire_thread();

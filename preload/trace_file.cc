@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "attached_blocks.h"
 #include "edgemem/emt_v2.h"
 #include "module_map.h"
 #include "real_functions.h"
@@ -94,14 +95,17 @@ bool open_locked() {
 void before_fork() {
   lock_modules_for_fork();
   lock_mappings_for_fork();
+  lock_attached_blocks_for_fork();
   pthread_mutex_lock(&file.grow);
 }
 void after_fork_parent() {
   pthread_mutex_unlock(&file.grow);
+  unlock_attached_blocks_after_fork();
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
 }
 void after_fork_child() {
+  unlock_attached_blocks_after_fork();
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
   // The parent's descriptor and chunks stay the parent's.

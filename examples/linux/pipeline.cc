@@ -10,15 +10,22 @@
 // Not leaks: the main thread frees each input the preprocessing thread made
 // (a cross-thread free), and run_model's activations are freed right after
 // they were made (a temporary allocation).
+// --pace-ms N waits N ms before each frame, as a camera would make the
+// preprocessing thread wait: long enough a run to attach to. A recorder
+// attached during the run binds the inference markers; the pipeline then
+// says how many frames it preprocessed after that (their copies are the
+// leak a recording from the attach on can see).
 //
 //   edgemem record -o pipeline.emt -- ./pipeline --frames 64 --every 4
 //   edgemem analyze pipeline.emt
+//   ./pipeline --frames 400 --pace-ms 20 & edgemem record --pid $! -o attached.emt
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -42,6 +49,7 @@ struct Queue {
   std::condition_variable ready;
   std::deque<unsigned char*> frames;
   bool done = false;
+  int preprocessed_recorded = 0;  // frames preprocessed with edgemem's recorder loaded
 };
 
 // Kept where the optimiser cannot prove the leaked blocks dead.
@@ -77,8 +85,16 @@ __attribute__((noinline)) float run_model(const unsigned char* input) {
   return sum;
 }
 
-void preprocess_loop(Queue& q, int frames) {
+// edgemem's recorder is in the process: it defines the markers (bound at
+// start-up, or by an attach, after the allocation functions). Asked anew
+// each frame: the compiler takes a symbol's address for a constant and
+// would test it once before the loop.
+__attribute__((noipa)) bool recorder_loaded() { return edgemem_inference_begin != nullptr; }
+
+void preprocess_loop(Queue& q, int frames, int pace_ms) {
   for (int f = 0; f < frames; ++f) {
+    if (pace_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
+    q.preprocessed_recorded += recorder_loaded();
     unsigned char* input = preprocess_frame(f);
     std::lock_guard lock(q.m);
     q.frames.push_back(input);
@@ -92,21 +108,22 @@ void preprocess_loop(Queue& q, int frames) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int frames = 64, every = 4;
+  int frames = 64, every = 4, pace_ms = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) frames = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--every") && i + 1 < argc) every = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--pace-ms") && i + 1 < argc) pace_ms = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--frames N] [--every N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--frames N] [--every N] [--pace-ms MS]\n", argv[0]);
       return 2;
     }
   }
-  if (frames < 0 || every < 1) {
-    std::fprintf(stderr, "pipeline: --frames is at least 0 and --every at least 1\n");
+  if (frames < 0 || every < 1 || pace_ms < 0) {
+    std::fprintf(stderr, "pipeline: --frames and --pace-ms are at least 0 and --every at least 1\n");
     return 2;
   }
   Queue q;
-  std::thread preprocessing(preprocess_loop, std::ref(q), frames);
+  std::thread preprocessing(preprocess_loop, std::ref(q), frames, pace_ms);
   char* history = nullptr;
   float total = 0;
   for (int f = 0;; ++f) {
@@ -127,5 +144,7 @@ int main(int argc, char** argv) {
   }
   preprocessing.join();
   std::printf("pipeline: %d frames, a descriptor every %d, checksum %.0f\n", frames, every, static_cast<double>(total));
+  if (q.preprocessed_recorded > 0 && q.preprocessed_recorded < frames)
+    std::printf("pipeline: a recorder attached during the run: %d frames preprocessed after it\n", q.preprocessed_recorded);
   return 0;
 }

@@ -470,6 +470,8 @@ void EmtV2Reader::apply(const Record& r) {
       modules_.erase(r.v[0]);
       return;
     case e2::kThread:
+      // Written again, in the same thread's chunks, after a rename: the
+      // last one names the thread (docs/formats/emt.md, "Thread names").
       tids_[r.slot] = r.v[0];
       if (context_.thread_names.size() < kMaxThreadNames || context_.thread_names.contains(static_cast<uint32_t>(r.v[0])))
         context_.thread_names[static_cast<uint32_t>(r.v[0])] = r.text;

@@ -15,9 +15,11 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
+#include "record/ebpf_recorder.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -556,6 +558,184 @@ TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   }
   EXPECT_GT(leaked, 5);
   EXPECT_LT(leaked, 60);  // not the inferences before the attach
+}
+
+// The frames `pipeline` leaks from, counted from its code: a kept copy per
+// frame, a descriptor every `every`th frame (frame f's, when (f + 1) % every
+// is 0), one history block of 16 B per frame of the whole run.
+uint64_t descriptors_from(int first_frame, int frames, int every) {
+  uint64_t n = 0;
+  for (int f = std::max(first_frame, 0); f < frames; ++f) n += (f + 1) % every == 0;
+  return n;
+}
+
+const nlohmann::json* leak_ending(const nlohmann::json& leaks, const std::string& innermost) {
+  for (const nlohmann::json& l : leaks)
+    if (l["site"].get<std::string>().ends_with(";" + innermost)) return &l;
+  return nullptr;
+}
+
+// The pipeline started paced (a frame every 20 ms: 250 frames take 5 s),
+// what it prints into `output`.
+pid_t start_paced_pipeline(int frames, const fs::path& output) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(output.c_str(), "w", stdout)) _exit(126);
+    std::string n = std::to_string(frames);
+    execl(EDGEMEM_PIPELINE, "pipeline", "--frames", n.c_str(), "--every", "4", "--pace-ms", "20", nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+// `analyze --json` of a recording of the pipeline whose inferences are
+// recorded from frame `first` (0-based) of `frames`, a descriptor every
+// 4th, and whose preprocessing thread made `copies` (one of) after the
+// attach: each planted leak at its function and line, with the bytes and
+// count of the frames after the attach, and nothing else a leak.
+void expect_the_leaks_of_the_frames_after(const nlohmann::json& j, int first, int frames, std::set<uint64_t> copies) {
+  const int every = 4;
+  const nlohmann::json& leaks = j["leaks"];
+  EXPECT_EQ(leaks.size(), 3u) << leaks.dump(1);
+  auto at = [](const char* function, const char* marker) {
+    return fmt::format("{} ({})", function, source_line("examples/linux/pipeline.cc", std::string("pipeline-leak: ") + marker));
+  };
+  // A frame the attach fell in the middle of is recorded from there on: its
+  // descriptor after its inference began (frame first - 1's).
+  if (const nlohmann::json* l = leak_ending(leaks, at("preprocess_frame", "preprocessing buffer"))) {
+    uint64_t count = (*l)["count"];
+    EXPECT_TRUE(copies.contains(count)) << count << " copies, for " << frames - first << " frames inferred";
+    EXPECT_EQ((*l)["bytes"].get<uint64_t>(), count * 3072);
+  } else {
+    ADD_FAILURE() << "no leak at preprocess_frame: " << leaks.dump(1);
+  }
+  if (const nlohmann::json* l = leak_ending(leaks, at("describe_tensor", "tensor descriptor"))) {
+    uint64_t count = (*l)["count"];
+    EXPECT_TRUE(count == descriptors_from(first, frames, every) || count == descriptors_from(first - 1, frames, every))
+        << count << " descriptors from frame " << first;
+    EXPECT_EQ((*l)["bytes"].get<uint64_t>(), count * 128);
+  } else {
+    ADD_FAILURE() << "no leak at describe_tensor: " << leaks.dump(1);
+  }
+  if (const nlohmann::json* l = leak_ending(leaks, at("append_history", "realloc chain"))) {
+    EXPECT_EQ((*l)["count"].get<uint64_t>(), 1u);
+    EXPECT_EQ((*l)["bytes"].get<uint64_t>(), uint64_t(frames) * 16) << "its last realloc's size";
+  } else {
+    ADD_FAILURE() << "no leak at append_history: " << leaks.dump(1);
+  }
+}
+
+nlohmann::json analyze_json(const fs::path& recording) {
+  Command a = run(fmt::format("{} analyze {} --json", EDGEMEM_BINARY, recording.string()));
+  nlohmann::json j = nlohmann::json::parse(a.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << a.out;
+  return j.is_discarded() ? nlohmann::json::object() : j;
+}
+
+// Attach to the running pipeline (paced as a camera paces it): gdb injects
+// the recorder, which binds the program's inference markers too, so the
+// recording holds the frames run after the attach, and each planted leak
+// is found with the bytes and count of those frames.
+TEST(Record, AttachingToTheRunningPipelineFindsTheLeaksOfTheFramesAfterTheAttach) {
+  const int frames = 250;  // 5 s: gdb takes a second or two to attach on a loaded machine
+  fs::path out = scratch("pipeline-attach.emt"), said = scratch("pipeline-attach.out");
+  pid_t pid = start_paced_pipeline(frames, said);
+  usleep(300 * 1000);  // running, past start-up: frames are being made
+  Command c = run(fmt::format("{} record --via gdb --pid {} -o {} 2>&1", EDGEMEM_BINARY, pid, out.string()));
+  if (c.out.find("ptrace refused") != std::string::npos) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    GTEST_SKIP() << "this machine refuses ptrace: " << c.out;
+  }
+  EXPECT_EQ(c.status, 0) << c.out;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  // The frames whose inferences were recorded: `first`..frames - 1, none missing.
+  auto d = decode_file(out);
+  std::set<uint64_t> begun;
+  for (const Event& e : d->events)
+    if (e.kind == EventKind::inference_begin) begun.insert(e.size);
+  ASSERT_FALSE(begun.empty()) << "the markers were not bound at the attach";
+  const int first = static_cast<int>(*begun.begin()) - 1;
+  EXPECT_EQ(*begun.rbegin(), uint64_t{frames});
+  EXPECT_EQ(begun.size(), size_t(frames - first)) << "an inference went unrecorded";
+  EXPECT_GT(first, 0) << "the attach came after the first frame";
+  EXPECT_GT(frames - first, 20) << "and well before the last";
+
+  // While gdb has the main thread load the recorder, the preprocessing
+  // thread runs on: it says how many frames it made after.
+  std::smatch m;
+  std::string printed = read_file(said.string());
+  std::regex after(R"(recorder attached during the run: (\d+) frames preprocessed after it)");
+  ASSERT_TRUE(std::regex_search(printed, m, after)) << printed;
+  nlohmann::json j = analyze_json(out);
+  EXPECT_EQ(j["inferences"], frames - first);
+  expect_the_leaks_of_the_frames_after(j, first, frames, {std::stoull(m[1])});
+  // The blocks made before the attach and freed after (the history's first
+  // block, the queue's) are left out, not lost allocations.
+  EXPECT_EQ(j["counts"]["unknown_frees"], 0) << j["checks"].dump(1);
+  EXPECT_EQ(j["checks"]["data_loss"]["status"], "clean") << j["checks"].dump(1);
+}
+
+// The same with eBPF uprobes (no ptrace): each call of run_model is an
+// inference, counted from the moment every probe was in place. Attaching
+// takes seconds: 600 frames run 12 s.
+TEST(Record, AttachingWithEbpfToTheRunningPipelineFindsTheLeaksOfTheFramesAfterTheAttach) {
+  if (std::string why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  const int frames = 600;
+  fs::path out = scratch("pipeline-ebpf.emt");
+  pid_t pid = start_paced_pipeline(frames, "/dev/null");
+  usleep(300 * 1000);
+  Command c = run(fmt::format("{} record --via ebpf --inference-fn run_model --pid {} -o {} 2>&1", EDGEMEM_BINARY, pid,
+                              out.string()));
+  EXPECT_EQ(c.status, 0) << c.out;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(c.out.find("DATA LOSS"), std::string::npos) << c.out;
+  nlohmann::json j = analyze_json(out);
+  const int inferences = j["inferences"];
+  ASSERT_GT(inferences, 20) << c.out;
+  ASSERT_LT(inferences, frames) << "the attach came after the first frame";
+  // The probes start recording at one moment, the threads running: frame
+  // `first`'s copy may have been made just before it.
+  const uint64_t first = uint64_t(frames - inferences);
+  expect_the_leaks_of_the_frames_after(j, int(first), frames, {frames - first, frames - first - 1});
+  EXPECT_EQ(j["checks"]["data_loss"]["status"], "clean") << "frees of blocks made before the attach are left out\n"
+                                                          << j["checks"].dump(1);
+}
+
+// Workers renamed after their first allocation, by prctl, by
+// pthread_setname_np on themselves and by main: the recording carries each
+// new name, and the per-thread split names each worker by it (a worker's
+// last name), not by the name it inherited from main.
+TEST(Record, AThreadRenamedAfterItsFirstAllocationIsNamedByItsNewName) {
+  fs::path out = scratch("thread-rename.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_thread_rename"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  std::map<uint64_t, std::string> expected;  // tid -> name
+  const char* names[] = {"prctl-named", "self-named", "main-named"};
+  std::smatch m;
+  std::regex worker(R"(worker (\d) tid (\d+) size \d+)");
+  for (auto it = std::sregex_iterator(c.out.begin(), c.out.end(), worker); it != std::sregex_iterator(); ++it)
+    expected[std::stoull((*it)[2])] = names[std::stoi((*it)[1])];
+  ASSERT_EQ(expected.size(), 3u) << c.out;
+
+  Command a = run(fmt::format("{} analyze {} --json", EDGEMEM_BINARY, out.string()));
+  nlohmann::json j = nlohmann::json::parse(a.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << a.out;
+  std::map<uint64_t, std::string> named;
+  for (const nlohmann::json& t : j["threads"])
+    if (!t["tid"].is_null() && expected.contains(t["tid"].get<uint64_t>()))
+      named[t["tid"].get<uint64_t>()] = t["name"].is_null() ? "(none)" : t["name"].get<std::string>();
+  EXPECT_EQ(named, expected) << j["threads"].dump(1);
+  // Each worker's allocations are its own, before and after the rename.
+  for (const nlohmann::json& t : j["threads"])
+    if (!t["tid"].is_null() && expected.contains(t["tid"].get<uint64_t>())) {
+      EXPECT_EQ(t["allocs"].get<uint64_t>(), 16u) << t.dump();
+    }
 }
 
 TEST(Record, TheExitStatusIsPassedThroughAndAMissingProgramIsNamed) {
