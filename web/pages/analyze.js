@@ -136,6 +136,8 @@ EM.pages.analyze = function (doc) {
   }
 
   // Where the blocks sat, and what was live at the end and at the peak.
+  // The page sends the layout's site names as frame indices (src/report/page_bounds.cc).
+  a.layout.sites = a.layout.site_stacks.map((ids) => ids.map((i) => a.layout.site_frames[i]).join(";"));
   EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
   EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end");
   EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak,
@@ -160,6 +162,15 @@ EM.pages.analyze = function (doc) {
               el("td", "num", grouped(r.frees)), el("td", "num", grouped(r.allocs - r.frees)),
               el("td", "num", bytesHuman(r.live_bytes)), el("td", "num", grouped(r.live_count)),
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
+    body.append(tr);
+  }
+  const omitted = a.sites_omitted;  // the page keeps the first 1,000 sites; --json has them all
+  if (omitted && omitted.count) {
+    const tr = el("tr", "omitted");
+    tr.append(el("td", "site", "(" + grouped(omitted.count) + " more sites, none holding more; edgemem analyze --json lists them)"),
+              el("td", null, ""), el("td", "num", grouped(omitted.allocs)), el("td", "num", grouped(omitted.frees)),
+              el("td", "num", grouped(omitted.allocs - omitted.frees)), el("td", "num", bytesHuman(omitted.live_bytes)),
+              el("td", "num", grouped(omitted.live_count)), el("td", "num", bytesHuman(omitted.alloc_bytes)));
     body.append(tr);
   }
 
