@@ -6,7 +6,6 @@
 #ifndef EDGEMEM_MARKER_H
 #define EDGEMEM_MARKER_H
 
-#include <dlfcn.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -16,25 +15,22 @@ extern "C" {
 void edgemem_inference_begin(uint64_t index) __attribute__((weak));
 void edgemem_inference_end(uint64_t index) __attribute__((weak));
 
-typedef void (*edgemem_marker_fn)(uint64_t);
+/* The weak references are bound when the program starts, or by a recorder
+ * attached later (edgemem record --pid patches them). Not inlined: the
+ * compiler takes a symbol's address for a constant and, inlined in a loop,
+ * would test it once before the loop, missing an attach. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EDGEMEM_MARKER_FUNCTION static __attribute__((noipa, unused)) void
+#else
+#define EDGEMEM_MARKER_FUNCTION static __attribute__((noinline, unused)) void
+#endif
 
-/* The weak reference is bound when the program starts. A recorder attached
- * later (edgemem record --pid) is looked up by name, on every call: the
- * compiler takes a symbol's address for a constant and may test it once
- * before a loop. (void *)0 is glibc's and musl's RTLD_DEFAULT, which C
- * declares only with _GNU_SOURCE. */
-static inline edgemem_marker_fn edgemem_marker(edgemem_marker_fn bound, const char *name) {
-  return bound ? bound : (edgemem_marker_fn)dlsym((void *)0, name);
+EDGEMEM_MARKER_FUNCTION edgemem_mark_inference_begin(uint64_t index) {
+  if (edgemem_inference_begin) edgemem_inference_begin(index);
 }
 
-static inline void edgemem_mark_inference_begin(uint64_t index) {
-  edgemem_marker_fn f = edgemem_marker(edgemem_inference_begin, "edgemem_inference_begin");
-  if (f) f(index);
-}
-
-static inline void edgemem_mark_inference_end(uint64_t index) {
-  edgemem_marker_fn f = edgemem_marker(edgemem_inference_end, "edgemem_inference_end");
-  if (f) f(index);
+EDGEMEM_MARKER_FUNCTION edgemem_mark_inference_end(uint64_t index) {
+  if (edgemem_inference_end) edgemem_inference_end(index);
 }
 
 #ifdef __cplusplus
