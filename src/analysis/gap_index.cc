@@ -6,37 +6,20 @@ namespace edgemem {
 
 void GapIndex::extend(uint64_t low, uint64_t high) {
   if (high <= low) return;
-  const uint64_t new_low = empty_extent() ? low : std::min(low, low_);
-  const uint64_t new_high = empty_extent() ? high : std::max(high, high_);
-  if (!chunked_ && !bits_.holds(new_low, new_high)) {
-    if (new_high - new_low <= GapBitmap::kMaxCapacity) bits_.make_room(low_, high_, new_low, new_high);
-    else to_chunks();
-  }
   if (empty_extent()) {
     low_ = low;
     high_ = high;
-    add(low, high);
+    add_gap(low, high);
     return;
   }
   if (low < low_) {
-    add(low, low_);
+    add_gap(low, low_);
     low_ = low;
   }
   if (high > high_) {
-    add(high_, high);
+    add_gap(high_, high);
     high_ = high;
   }
-}
-
-void GapIndex::add(uint64_t start, uint64_t end) {
-  if (chunked_) add_gap(start, end);
-  else bits_.add(start, end);
-}
-
-void GapIndex::to_chunks() {
-  chunked_ = true;
-  bits_.for_each_gap([&](uint64_t start, uint64_t end) { add_gap(start, end); });
-  bits_ = GapBitmap();
 }
 
 namespace {
@@ -181,29 +164,17 @@ void GapIndex::remove_range(uint64_t start, uint64_t end) {
 }
 
 void GapIndex::occupy(uint64_t address, uint64_t size) {
-  if (!size) return;
-  if (chunked_) {
-    remove_range(address, address + size);
-    return;
-  }
-  // The bitmap holds only the extent: clip to it, as no gap lies outside.
-  uint64_t start = std::max(address, low_), end = std::min(address + size, high_);
-  if (start < end) bits_.remove(start, end);
+  if (size) remove_range(address, address + size);
 }
 
 void GapIndex::release(uint64_t address, uint64_t size) {
   // Clip to the extent: a block that overflowed the pool frees only its
   // part inside it.
   uint64_t start = std::max(address, low_), end = std::min(address + size, high_);
-  if (start < end) add(start, end);
+  if (start < end) add_gap(start, end);
 }
 
 void GapIndex::reset() {
-  if (!chunked_) {
-    bits_.clear();
-    if (!empty_extent()) bits_.add(low_, high_);
-    return;
-  }
   chunks_.clear();
   last_end_.clear();
   total_ = 0;
@@ -213,7 +184,6 @@ void GapIndex::reset() {
 }
 
 uint64_t GapIndex::largest_free() {
-  if (!chunked_) return bits_.largest();
   if (!largest_valid_) {
     largest_ = 0;
     for (const Chunk& c : chunks_) largest_ = std::max(largest_, c.largest);

@@ -1,18 +1,15 @@
 // Free space of one pool as address-ordered gaps, with the largest gap
 // available at any moment: what fragmentation needs after every allocation.
 //
-// While the extent spans at most GapBitmap::kMaxCapacity bytes (a device
-// heap or arena) the gaps are bits (gap_bitmap.h). Wider extents (a Linux
-// process's address space) move for good to sorted chunks of at most
-// 2*kChunk entries (end, start), each chunk knowing its largest gap: a
-// binary search over a few cache lines, logarithmic in the number of chunks.
+// Gaps live in sorted chunks of at most 2*kChunk entries (end, start), each
+// chunk knowing its largest gap. A device heap fits one chunk, so a lookup
+// is a binary search over a few cache lines; traces with very many gaps stay
+// logarithmic in the number of chunks.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include "gap_bitmap.h"
 
 namespace edgemem {
 
@@ -24,7 +21,7 @@ class GapIndex {
   void release(uint64_t address, uint64_t size);
   void reset();  // everything inside the extent is free again
 
-  uint64_t total_free() const { return chunked_ ? total_ : bits_.total(); }
+  uint64_t total_free() const { return total_; }
   uint64_t largest_free();
   bool empty_extent() const { return high_ <= low_; }
   uint64_t low() const { return low_; }
@@ -44,9 +41,6 @@ class GapIndex {
   };
   static constexpr size_t kChunk = 64;
 
-  void add(uint64_t start, uint64_t end);  // into whichever form holds the gaps
-  void to_chunks();
-
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
   Pos first_ending_after(uint64_t x, bool inclusive) const;  // end > x (or >= x)
@@ -65,8 +59,6 @@ class GapIndex {
   uint64_t largest_ = 0;
   bool largest_valid_ = true;  // the largest gap stays known unless it shrinks
   uint64_t low_ = 0, high_ = 0;
-  GapBitmap bits_;
-  bool chunked_ = false;  // the extent outgrew the bitmap
 };
 
 }  // namespace edgemem
