@@ -2,9 +2,9 @@
 // available at any moment: what fragmentation needs after every allocation.
 //
 // Gaps live in sorted chunks of at most 2*kChunk entries (end, start), each
-// chunk knowing its largest gap. A device heap fits one chunk, so a lookup
-// is a binary search over a few cache lines; traces with very many gaps stay
-// logarithmic in the number of chunks.
+// chunk knowing its largest gap. A lookup is two binary searches (chunk
+// ends, then the chunk); chunks are small so a split or merge moves half a
+// KiB and a shrunk maximum rescans a few cache lines.
 #pragma once
 
 #include <cstddef>
@@ -42,7 +42,7 @@ class GapIndex {
   struct Pos {
     size_t chunk, index;
   };
-  static constexpr size_t kChunk = 64;
+  static constexpr size_t kChunk = 16;
 
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
