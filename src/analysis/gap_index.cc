@@ -27,27 +27,28 @@ namespace {
 // Index of the first element >= x (or > x when `after`). Written without a
 // data-dependent branch: gap addresses are unpredictable, and a mispredicted
 // binary search costs more than the search itself.
-size_t bound(const std::vector<uint64_t>& v, uint64_t x, bool after) {
+template <typename T, typename Key>
+size_t bound(const std::vector<T>& v, uint64_t x, bool after, Key key) {
   size_t n = v.size();
   if (n == 0) return 0;
-  const uint64_t* base = v.data();
-  const uint64_t key = after ? x + 1 : x;  // "> x" is ">= x+1"; x+1 cannot wrap for real addresses
+  const T* base = v.data();
+  const uint64_t k = after ? x + 1 : x;  // "> x" is ">= x+1"; x+1 cannot wrap for real addresses
   while (n > 1) {
     size_t half = n / 2;
     // A select (cmov), not a multiply: the step's latency is the load and the compare only.
-    const uint64_t* upper = base + half;
-    base = upper[-1] < key ? upper : base;
+    const T* upper = base + half;
+    base = key(upper[-1]) < k ? upper : base;
     n -= half;
   }
-  return static_cast<size_t>(base - v.data()) + (*base < key);
+  return static_cast<size_t>(base - v.data()) + (key(*base) < k);
 }
 
 }  // namespace
 
 GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
-  size_t c = bound(last_end_, x, !inclusive);
+  size_t c = bound(last_end_, x, !inclusive, [](uint64_t end) { return end; });
   if (c == chunks_.size()) return {c, 0};
-  return {c, bound(chunks_[c].ends, x, !inclusive)};
+  return {c, bound(chunks_[c].gaps, x, !inclusive, [](const Gap& g) { return g.end; })};
 }
 
 GapIndex::Pos GapIndex::next(Pos p) const {
@@ -63,15 +64,14 @@ void GapIndex::rescan(Chunk& c) {
 GapIndex::Pos GapIndex::erase(Pos p) {
   Chunk& c = chunks_[p.chunk];
   uint64_t size = c.gap(p.index);
-  c.ends.erase(c.ends.begin() + static_cast<long>(p.index));
-  c.starts.erase(c.starts.begin() + static_cast<long>(p.index));
+  c.gaps.erase(c.gaps.begin() + static_cast<long>(p.index));
   if (size >= largest_) largest_valid_ = false;
-  if (c.ends.empty()) {
+  if (c.gaps.empty()) {
     chunks_.erase(chunks_.begin() + static_cast<long>(p.chunk));
     last_end_.erase(last_end_.begin() + static_cast<long>(p.chunk));
     return {p.chunk, 0};
   }
-  last_end_[p.chunk] = c.ends.back();
+  last_end_[p.chunk] = c.gaps.back().end;
   if (size == c.largest) rescan(c);
   if (p.index == c.size()) return {p.chunk + 1, 0};
   return p;
@@ -79,25 +79,22 @@ GapIndex::Pos GapIndex::erase(Pos p) {
 
 void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
   if (chunks_.empty()) {
-    chunks_.push_back({{end}, {start}, end - start});
+    chunks_.push_back({{{end, start}}, end - start});
     last_end_.push_back(end);
   } else {
     if (p.chunk == chunks_.size()) p = {p.chunk - 1, chunks_.back().size()};  // append to the last chunk
     Chunk& c = chunks_[p.chunk];
-    c.ends.insert(c.ends.begin() + static_cast<long>(p.index), end);
-    c.starts.insert(c.starts.begin() + static_cast<long>(p.index), start);
+    c.gaps.insert(c.gaps.begin() + static_cast<long>(p.index), Gap{end, start});
     c.largest = std::max(c.largest, end - start);
-    last_end_[p.chunk] = c.ends.back();
+    last_end_[p.chunk] = c.gaps.back().end;
     if (c.size() > 2 * kChunk) {  // split in halves
       Chunk upper;
-      upper.ends.assign(c.ends.begin() + kChunk, c.ends.end());
-      upper.starts.assign(c.starts.begin() + kChunk, c.starts.end());
-      c.ends.resize(kChunk);
-      c.starts.resize(kChunk);
+      upper.gaps.assign(c.gaps.begin() + kChunk, c.gaps.end());
+      c.gaps.resize(kChunk);
       rescan(c);
       rescan(upper);
-      last_end_[p.chunk] = c.ends.back();
-      uint64_t upper_last = upper.ends.back();
+      last_end_[p.chunk] = c.gaps.back().end;
+      uint64_t upper_last = upper.gaps.back().end;
       chunks_.insert(chunks_.begin() + static_cast<long>(p.chunk) + 1, std::move(upper));
       last_end_.insert(last_end_.begin() + static_cast<long>(p.chunk) + 1, upper_last);
     }

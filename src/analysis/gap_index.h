@@ -2,9 +2,9 @@
 // available at any moment: what fragmentation needs after every allocation.
 //
 // Gaps live in sorted chunks of at most 2*kChunk entries (end, start), each
-// chunk knowing its largest gap. A device heap fits one chunk, so a lookup
-// is a binary search over a few cache lines; traces with very many gaps stay
-// logarithmic in the number of chunks.
+// chunk knowing its largest gap. A lookup is two binary searches (chunk
+// ends, then the chunk); chunks are small so a split or merge moves half a
+// KiB and a shrunk maximum rescans a few cache lines.
 #pragma once
 
 #include <cstddef>
@@ -28,25 +28,28 @@ class GapIndex {
   uint64_t high() const { return high_; }
 
  private:
-  // Ends and starts in separate arrays so the search reads only ends.
+  // End and start side by side: a split or a merge moves one array, and
+  // the search still loads one element per step.
+  struct Gap {
+    uint64_t end, start;
+  };
   struct Chunk {
-    std::vector<uint64_t> ends;  // sorted
-    std::vector<uint64_t> starts;
+    std::vector<Gap> gaps;  // sorted by end
     uint64_t largest = 0;
-    size_t size() const { return ends.size(); }
-    uint64_t gap(size_t i) const { return ends[i] - starts[i]; }
+    size_t size() const { return gaps.size(); }
+    uint64_t gap(size_t i) const { return gaps[i].end - gaps[i].start; }
   };
   struct Pos {
     size_t chunk, index;
   };
-  static constexpr size_t kChunk = 64;
+  static constexpr size_t kChunk = 16;
 
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
   Pos first_ending_after(uint64_t x, bool inclusive) const;  // end > x (or >= x)
   bool valid(Pos p) const { return p.chunk < chunks_.size(); }
-  uint64_t& start_at(Pos p) { return chunks_[p.chunk].starts[p.index]; }
-  uint64_t end_at(Pos p) const { return chunks_[p.chunk].ends[p.index]; }
+  uint64_t& start_at(Pos p) { return chunks_[p.chunk].gaps[p.index].start; }
+  uint64_t end_at(Pos p) const { return chunks_[p.chunk].gaps[p.index].end; }
   Pos next(Pos p) const;
   Pos erase(Pos p);             // returns the position of the following gap
   void insert(Pos p, uint64_t end, uint64_t start);  // before p (p may be the end)
