@@ -22,13 +22,9 @@ std::string type_hint(uint64_t n) {
 
 // Blocks without a site are grouped by size; sizes are unbounded, so past a
 // cap new sizes share one group of mixed sizes (size 0) and memory stays flat.
-uint32_t LeakAnalysis::find_group(PoolId pool, SiteId site, uint64_t size) {
-  if (site != kUnknownSite) size = 0;
-  if (size && unknown_size_groups_ >= kMaxSizeGroups) {
-    uint32_t known = index_.find(pool, site, size);
-    if (known != GroupIndex::kNone) return known;
-    size = 0;
-  }
+// `size` is 0 for a block with a site; the key has no group yet.
+uint32_t LeakAnalysis::add_group(PoolId pool, SiteId site, uint64_t size) {
+  if (size && unknown_size_groups_ >= kMaxSizeGroups) size = 0;
   auto fresh = static_cast<uint32_t>(groups_.size());
   uint32_t id = index_.find_or_add(pool, site, size, fresh);
   if (id == fresh) {
@@ -37,10 +33,6 @@ uint32_t LeakAnalysis::find_group(PoolId pool, SiteId site, uint64_t size) {
     touched_flag_.push_back(0);
     groups_.back().key = Key{pool, site, size};
     groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
-  }
-  if (site != kUnknownSite) {
-    if (site >= by_site_.size()) by_site_.resize(size_t{site} + 1);
-    by_site_[site] = {pool, id + 1};
   }
   return id;
 }

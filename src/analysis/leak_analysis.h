@@ -37,12 +37,12 @@ namespace edgemem {
 class LeakAnalysis {
  public:
   // The group a new block joins, looked up once per allocation: the block
-  // keeps it (Block::group), so a free costs no lookup. A site's group is
-  // remembered by site: a site allocates in one pool nearly always.
+  // keeps it (Block::group), so a free costs no lookup. Inline when the
+  // group exists; a new one is made out of line.
   uint32_t group_of(PoolId pool, SiteId site, uint64_t size) {
-    if (site != kUnknownSite && site < by_site_.size() && by_site_[site].pool == pool && by_site_[site].id) [[likely]]
-      return by_site_[site].id - 1;
-    return find_group(pool, site, size);
+    if (site != kUnknownSite) size = 0;
+    uint32_t id = index_.find(pool, site, size);
+    return id != GroupIndex::kNone ? id : add_group(pool, site, size);
   }
   // Inline, as the rest of the per-event bookkeeping: every event comes here.
   void added(const Block& b, uint32_t inference) {
@@ -115,7 +115,7 @@ class LeakAnalysis {
     return find_or_add_span(thread);
   }
   ThreadSpan& find_or_add_span(uint32_t thread);
-  uint32_t find_group(PoolId pool, SiteId site, uint64_t size);
+  uint32_t add_group(PoolId pool, SiteId site, uint64_t size);
   void close_window();
   const ThreadSpan* find_span(uint32_t thread) const;
   bool marks(uint32_t thread) const;
@@ -132,11 +132,6 @@ class LeakAnalysis {
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;
   GroupIndex index_;
-  struct SiteGroup {
-    PoolId pool = 0;
-    uint32_t id = 0;  // group id + 1; 0 = none yet
-  };
-  std::vector<SiteGroup> by_site_;  // by SiteId (SiteTable is bounded): the site's last group
   std::vector<Group> groups_;
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;

@@ -43,6 +43,7 @@ PoolState& PoolTracker::add_pools(PoolId id) {
     pools_.emplace_back();
     pools_.back().kind = context_.pools.at(static_cast<PoolId>(pools_.size() - 1)).kind;
   }
+  pool_count_ = pools_.size();
   return pools_[id];
 }
 

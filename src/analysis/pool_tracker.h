@@ -54,7 +54,7 @@ class PoolTracker {
   explicit PoolTracker(TraceContext& context) : context_(context) {}
 
   // Inline: every event asks for its pool and its site; only a first sight grows the tables.
-  PoolState& pool(PoolId id) { return id < pools_.size() ? pools_[id] : add_pools(id); }
+  PoolState& pool(PoolId id) { return id < pool_count_ ? pools_[id] : add_pools(id); }
   std::vector<PoolState>& pools() { return pools_; }
   SiteCounters& site(SiteId id) {
     if (sites_.size() <= id) sites_.resize(size_t{id} + 1);
@@ -143,6 +143,7 @@ class PoolTracker {
 
   TraceContext& context_;
   std::vector<PoolState> pools_;
+  size_t pool_count_ = 0;  // pools_.size(), kept: size() divides by the state's size
   std::vector<SiteCounters> sites_;
   uint32_t inference_ = 0;
   uint64_t device_inference_ = 0;

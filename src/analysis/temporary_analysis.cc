@@ -4,6 +4,11 @@
 
 namespace edgemem {
 
+void TemporaryAnalysis::add_rows(uint32_t up_to) {
+  last_.resize(size_t{up_to} + 1);
+  rows_ = up_to + 1;
+}
+
 void TemporaryAnalysis::count(const Block& b) {
   ++count_;
   bytes_ += b.size;

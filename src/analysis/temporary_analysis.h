@@ -42,10 +42,11 @@ class TemporaryAnalysis {
   };
   Last& last_of(uint32_t thread) {
     uint32_t i = threads_.of(thread);
-    if (i >= last_.size()) [[unlikely]]
-      last_.resize(i + 1);
+    if (i >= rows_) [[unlikely]]
+      add_rows(i);
     return last_[i];
   }
+  void add_rows(uint32_t up_to);
   void count(const Block& temporary);
   struct Counts {
     uint64_t count = 0, bytes = 0;
@@ -53,6 +54,7 @@ class TemporaryAnalysis {
 
   DenseIndex threads_{4096};
   std::vector<Last> last_;  // by thread index; the overflow index shares the last one
+  uint32_t rows_ = 0;       // last_.size(), kept: size() divides by the row's size
   std::vector<Counts> sites_;  // by SiteId (SiteTable is bounded)
   uint64_t count_ = 0, bytes_ = 0, allocations_ = 0;
 };

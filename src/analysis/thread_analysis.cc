@@ -4,6 +4,11 @@
 
 namespace edgemem {
 
+void ThreadAnalysis::add_row(uint32_t tid) {
+  threads_.push_back({.tid = tid});
+  ++rows_;
+}
+
 void ThreadAnalysis::handed_off(uint32_t thread, const Block& b) {
   ++at(index(thread)).frees_of_others;
   Counters& o = at(index(b.thread));
@@ -18,7 +23,6 @@ void ThreadAnalysis::handed_off(uint32_t thread, const Block& b) {
   hand_offs_[pair].bytes += b.size;
 }
 
-void ThreadAnalysis::marks_inferences(uint32_t thread) { at(index(thread)).marks = true; }
 
 void ThreadAnalysis::finish(const TraceContext& context, AnalysisResult& out) const {
   ThreadsResult& r = out.threads;

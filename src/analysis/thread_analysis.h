@@ -43,7 +43,7 @@ class ThreadAnalysis {
     --o.live_count;
     o.live_bytes -= b.size;
   }
-  void marks_inferences(uint32_t thread);
+  void marks_inferences(uint32_t thread) { at(index(thread)).marks = true; }
   // After the leak analysis has filled out.leaks (its blocks' threads).
   void finish(const TraceContext& context, AnalysisResult& out) const;
 
@@ -55,19 +55,22 @@ class ThreadAnalysis {
     uint64_t live_bytes = 0, live_count = 0, peak_live_bytes = 0;
     uint64_t frees_of_others = 0, freed_by_others = 0, freed_by_others_bytes = 0;
   };
-  // Makes its counters on first sight.
+  // Makes its counters on first sight (out of line: rare, and inlined it
+  // would make every caller save registers).
   uint32_t index(uint32_t tid) {
     uint32_t i = index_.of(tid);
-    if (i == threads_.size() && i != index_.overflow()) [[unlikely]]
-      threads_.push_back({.tid = tid});
+    if (i == rows_ && i != index_.overflow()) [[unlikely]]
+      add_row(tid);
     return i;
   }
+  void add_row(uint32_t tid);
   // A block freed by another thread than the one that made it.
   void handed_off(uint32_t by_thread, const Block& b);
-  Counters& at(uint32_t i) { return i < threads_.size() ? threads_[i] : other_; }
+  Counters& at(uint32_t i) { return i < rows_ ? threads_[i] : other_; }
 
   DenseIndex index_{kMaxThreads};
   std::vector<Counters> threads_;
+  uint32_t rows_ = 0;  // threads_.size(), kept: size() divides by the row's size
   Counters other_;  // threads past kMaxThreads
   DenseIndex pair_index_{kMaxHandOffs};
   std::vector<ThreadHandOff> hand_offs_;
