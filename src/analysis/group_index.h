@@ -17,7 +17,7 @@ class GroupIndex {
 
   // The id stored for the key, or `fresh` (stored now) if it had none.
   uint32_t find_or_add(PoolId pool, SiteId site, uint64_t size, uint32_t fresh) {
-    if ((count_ + 1) * 2 > slots_.size()) grow();
+    if ((count_ + 1) * 2 > mask_ + 1) grow();
     Slot& s = slots_[probe(pool, site, size)];
     if (s.id == 0) {
       s = Slot{size, site, pool, fresh + 1};
@@ -45,8 +45,7 @@ class GroupIndex {
     uint64_t x = (uint64_t{pool} << 48) ^ (uint64_t{site} << 16) ^ (size * 0x9e3779b97f4a7c15u);
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-    size_t mask = slots_.size() - 1;
-    for (size_t i = static_cast<size_t>(x ^ (x >> 31)) & mask;; i = (i + 1) & mask) {
+    for (size_t i = static_cast<size_t>(x ^ (x >> 31)) & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (s.id == 0 || (s.size == size && s.site == site && s.pool == pool)) return i;
     }
@@ -54,11 +53,13 @@ class GroupIndex {
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
+    mask_ = slots_.size() - 1;
     for (const Slot& s : old)
       if (s.id) slots_[probe(s.pool, s.site, s.size)] = s;
   }
 
   std::vector<Slot> slots_;
+  size_t mask_ = 63;  // kept, not computed: slots_.size() divides by the slot's size
   size_t count_ = 0;
 };
 

@@ -22,13 +22,9 @@ std::string type_hint(uint64_t n) {
 
 // Blocks without a site are grouped by size; sizes are unbounded, so past a
 // cap new sizes share one group of mixed sizes (size 0) and memory stays flat.
-uint32_t LeakAnalysis::group_of(PoolId pool, SiteId site, uint64_t size) {
-  if (site != kUnknownSite) size = 0;
-  if (size && unknown_size_groups_ >= kMaxSizeGroups) {
-    uint32_t known = index_.find(pool, site, size);
-    if (known != GroupIndex::kNone) return known;
-    size = 0;
-  }
+// `size` is 0 for a block with a site; the key has no group yet.
+uint32_t LeakAnalysis::add_group(PoolId pool, SiteId site, uint64_t size) {
+  if (size && unknown_size_groups_ >= kMaxSizeGroups) size = 0;
   auto fresh = static_cast<uint32_t>(groups_.size());
   uint32_t id = index_.find_or_add(pool, site, size, fresh);
   if (id == fresh) {
@@ -41,38 +37,7 @@ uint32_t LeakAnalysis::group_of(PoolId pool, SiteId site, uint64_t size) {
   return id;
 }
 
-LeakAnalysis::Group& LeakAnalysis::touch(uint32_t id) {
-  if (!touched_flag_[id]) {
-    touched_flag_[id] = 1;
-    touched_.push_back(id);
-  }
-  return groups_[id];
-}
-
-void LeakAnalysis::added(const Block& b, uint32_t inference) {
-  Group& g = touch(b.group);
-  ++g.allocs;
-  if (++g.live > g.max_live) {
-    g.max_live = g.live;
-    g.last_high_inference = inference;
-  }
-  if ((g.live_bytes += b.size) > g.max_live_bytes) {
-    g.max_live_bytes = g.live_bytes;
-    g.last_bytes_high_inference = inference;
-  }
-}
-
-void LeakAnalysis::removed(const Block& b) {
-  Group& g = touch(b.group);
-  ++g.frees;
-  --g.live;
-  g.live_bytes -= b.size;
-  g.window_min = std::min(g.window_min, g.live);
-}
-
-void LeakAnalysis::tick() {
-  ++events_;
-  if (++in_window_ < window_length_) return;
+void LeakAnalysis::close_window() {
   in_window_ = 0;
   ++windows_;
   for (Group& g : groups_) {
@@ -88,8 +53,7 @@ void LeakAnalysis::tick() {
   window_length_ *= 2;
 }
 
-LeakAnalysis::ThreadSpan& LeakAnalysis::span_of(uint32_t thread) {
-  if (last_thread_ < threads_.size() && threads_[last_thread_].thread == thread) return threads_[last_thread_];
+LeakAnalysis::ThreadSpan& LeakAnalysis::find_or_add_span(uint32_t thread) {
   for (last_thread_ = 0; last_thread_ < threads_.size(); ++last_thread_)
     if (threads_[last_thread_].thread == thread) return threads_[last_thread_];
   threads_.push_back({thread});
@@ -105,12 +69,6 @@ const LeakAnalysis::ThreadSpan* LeakAnalysis::find_span(uint32_t thread) const {
 bool LeakAnalysis::marks(uint32_t thread) const {
   const ThreadSpan* t = find_span(thread);
   return t && t->marks;
-}
-
-void LeakAnalysis::thread_active(uint32_t thread, uint64_t time) {
-  ThreadSpan& t = span_of(thread);
-  if (t.first == 0 && t.last == 0) t.first = time;
-  t.last = time;
 }
 
 void LeakAnalysis::marks_inferences(uint32_t thread) { span_of(thread).marks = true; }

@@ -23,6 +23,7 @@
 //    working set's minima stay flat however busy it is.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -36,14 +37,46 @@ namespace edgemem {
 class LeakAnalysis {
  public:
   // The group a new block joins, looked up once per allocation: the block
-  // keeps it (Block::group), so a free costs no lookup.
-  uint32_t group_of(PoolId pool, SiteId site, uint64_t size);
-  void added(const Block& block, uint32_t inference);
-  void removed(const Block& block);
+  // keeps it (Block::group), so a free costs no lookup. Inline when the
+  // group exists; a new one is made out of line.
+  uint32_t group_of(PoolId pool, SiteId site, uint64_t size) {
+    if (site != kUnknownSite) size = 0;
+    uint32_t id = index_.find(pool, site, size);
+    return id != GroupIndex::kNone ? id : add_group(pool, site, size);
+  }
+  // Inline, as the rest of the per-event bookkeeping: every event comes here.
+  void added(const Block& b, uint32_t inference) {
+    Group& g = touch(b.group);
+    ++g.allocs;
+    if (++g.live > g.max_live) {
+      g.max_live = g.live;
+      g.last_high_inference = inference;
+    }
+    if ((g.live_bytes += b.size) > g.max_live_bytes) {
+      g.max_live_bytes = g.live_bytes;
+      g.last_bytes_high_inference = inference;
+    }
+  }
+  void removed(const Block& b) {
+    Group& g = touch(b.group);
+    ++g.frees;
+    --g.live;
+    g.live_bytes -= b.size;
+    g.window_min = std::min(g.window_min, g.live);
+  }
   // One memory event (alloc, free, realloc, reset) has been applied.
-  void tick();
+  void tick() {
+    ++events_;
+    if (++in_window_ < window_length_) [[likely]]
+      return;
+    close_window();
+  }
   // A memory event of `thread` at `time`, and an inference marker of it.
-  void thread_active(uint32_t thread, uint64_t time);
+  void thread_active(uint32_t thread, uint64_t time) {
+    ThreadSpan& t = span_of(thread);
+    if (t.first == 0 && t.last == 0) t.first = time;
+    t.last = time;
+  }
   void marks_inferences(uint32_t thread);
   void first_inference_begins();
   // `completed`: inferences completed so far; `device`: the device's number for this one.
@@ -76,10 +109,23 @@ class LeakAnalysis {
     uint64_t first = 0, last = 0;
     bool marks = false;
   };
-  ThreadSpan& span_of(uint32_t thread);
+  ThreadSpan& span_of(uint32_t thread) {
+    if (last_thread_ < threads_.size() && threads_[last_thread_].thread == thread) [[likely]]
+      return threads_[last_thread_];
+    return find_or_add_span(thread);
+  }
+  ThreadSpan& find_or_add_span(uint32_t thread);
+  uint32_t add_group(PoolId pool, SiteId site, uint64_t size);
+  void close_window();
   const ThreadSpan* find_span(uint32_t thread) const;
   bool marks(uint32_t thread) const;
-  Group& touch(uint32_t id);
+  Group& touch(uint32_t id) {
+    if (!touched_flag_[id]) {
+      touched_flag_[id] = 1;
+      touched_.push_back(id);
+    }
+    return groups_[id];
+  }
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g, uint64_t bytes) const;
 

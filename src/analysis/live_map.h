@@ -33,7 +33,8 @@ class LiveMap {
 
   // Inserts or overwrites; returns true if the address was already live.
   bool put(const Block& block, Block* previous) {
-    if ((count_ + 1) * 4 > slots_.size() * 3) grow();
+    // At most half full: a free's backward shift walks the rest of its probe run.
+    if ((count_ + 1) * 2 > mask_ + 1) grow();
     for (size_t i = slot(block.address);; i = (i + 1) & mask()) {
       Slot& s = slots_[i];
       if (!s.used) {
@@ -80,6 +81,7 @@ class LiveMap {
 
   void clear() {
     slots_.assign(16, Slot{});
+    mask_ = 15;
     count_ = 0;
   }
   size_t size() const { return count_; }
@@ -89,7 +91,8 @@ class LiveMap {
     Block block;
     bool used = false;
   };
-  size_t mask() const { return slots_.size() - 1; }
+  // Kept, not computed: slots_.size() divides by the slot's size.
+  size_t mask() const { return mask_; }
   size_t slot(uint64_t address) const {
     return static_cast<size_t>((address * 0x9E3779B97F4A7C15ull) >> 32) & mask();
   }
@@ -97,12 +100,14 @@ class LiveMap {
     std::vector<Slot> old;
     old.swap(slots_);
     slots_.resize(old.size() * 2);
+    mask_ = slots_.size() - 1;
     count_ = 0;
     for (const Slot& s : old)
       if (s.used) put(s.block, nullptr);
   }
 
   std::vector<Slot> slots_;
+  size_t mask_ = 15;
   size_t count_ = 0;
 };
 

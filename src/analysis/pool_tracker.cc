@@ -4,9 +4,7 @@
 
 namespace edgemem {
 
-uint64_t PoolState::usage() {
-  if (summarized) return reported_usage;
-  if (kind == PoolKind::heap) return live_bytes;
+uint64_t PoolState::arena_top() {
   while (!tops_.empty()) {
     auto [end, address] = tops_.front();
     const Block* b = live.find(address);
@@ -17,27 +15,22 @@ uint64_t PoolState::usage() {
   return 0;
 }
 
-void PoolState::added(const Block& b) {
-  live_bytes += b.size;
-  if (kind == PoolKind::arena) {
-    tops_.emplace_back(b.address + b.size, b.address);
-    std::push_heap(tops_.begin(), tops_.end());
-    if (tops_.size() > 4 * live.size() + 64) {
-      // Drop entries of freed blocks, and duplicates: a temporary allocated
-      // at the same offset every inference leaves identical entries that all
-      // look current. Afterwards at most one entry per live block remains.
-      std::erase_if(tops_, [&](const auto& t) {
-        const Block* x = live.find(t.second);
-        return !x || x->address + x->size != t.first;
-      });
-      std::sort(tops_.begin(), tops_.end());
-      tops_.erase(std::unique(tops_.begin(), tops_.end()), tops_.end());
-      std::make_heap(tops_.begin(), tops_.end());
-    }
+void PoolState::push_top(const Block& b) {
+  tops_.emplace_back(b.address + b.size, b.address);
+  std::push_heap(tops_.begin(), tops_.end());
+  if (tops_.size() > 4 * live.size() + 64) {
+    // Drop entries of freed blocks, and duplicates: a temporary allocated
+    // at the same offset every inference leaves identical entries that all
+    // look current. Afterwards at most one entry per live block remains.
+    std::erase_if(tops_, [&](const auto& t) {
+      const Block* x = live.find(t.second);
+      return !x || x->address + x->size != t.first;
+    });
+    std::sort(tops_.begin(), tops_.end());
+    tops_.erase(std::unique(tops_.begin(), tops_.end()), tops_.end());
+    std::make_heap(tops_.begin(), tops_.end());
   }
 }
-
-void PoolState::removed(const Block& b) { live_bytes -= b.size; }
 
 void PoolState::cleared() {
   live.clear();
@@ -50,50 +43,8 @@ PoolState& PoolTracker::add_pools(PoolId id) {
     pools_.emplace_back();
     pools_.back().kind = context_.pools.at(static_cast<PoolId>(pools_.size() - 1)).kind;
   }
+  pool_count_ = pools_.size();
   return pools_[id];
-}
-
-void PoolTracker::refresh_usage(PoolState& p, uint64_t before) {
-  uint64_t after = p.usage();
-  total_usage_ = total_usage_ - before + after;
-  p.peak_usage = std::max(p.peak_usage, after);
-  p.inference_peak = std::max(p.inference_peak, after);
-}
-
-const Block& PoolTracker::alloc(const Event& e, uint32_t group, bool& replaced, Block& old) {
-  PoolState& p = pool(e.pool);
-  uint64_t before = p.usage();
-  last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group, e.thread};
-  replaced = p.live.put(last_, &old);
-  if (replaced) {
-    p.removed(old);
-    SiteCounters& s = site(old.site);
-    s.live_bytes -= old.size;
-    --s.live_count;
-  }
-  p.added(last_);
-  SiteCounters& s = site(e.site);
-  if (s.allocs == 0) s.first_time = e.time;
-  s.last_time = e.time;
-  ++s.allocs;
-  s.alloc_bytes += e.size;
-  s.live_bytes += e.size;
-  ++s.live_count;
-  refresh_usage(p, before);
-  return last_;
-}
-
-bool PoolTracker::free(PoolId pool_id, uint64_t address, Block& freed) {
-  PoolState& p = pool(pool_id);
-  uint64_t before = p.usage();
-  if (!p.live.erase(address, &freed)) return false;
-  p.removed(freed);
-  SiteCounters& s = site(freed.site);
-  ++s.frees;
-  s.live_bytes -= freed.size;
-  --s.live_count;
-  refresh_usage(p, before);
-  return true;
 }
 
 void PoolTracker::reset(PoolId pool_id) {

@@ -3,6 +3,7 @@
 // tracker changes it.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -29,13 +30,22 @@ class PoolState {
   uint64_t reported_usage = 0;
 
   // Heap: bytes in live blocks. Arena: the highest end of a live block, since
-  // a linear allocator cannot reuse space below its top.
-  uint64_t usage();
-  void added(const Block& b);
-  void removed(const Block& b);
+  // a linear allocator cannot reuse space below its top. Inline: asked
+  // several times per event, and a heap's answer is one field.
+  uint64_t usage() {
+    if (summarized) return reported_usage;
+    return kind == PoolKind::heap ? live_bytes : arena_top();
+  }
+  void added(const Block& b) {
+    live_bytes += b.size;
+    if (kind == PoolKind::arena) push_top(b);
+  }
+  void removed(const Block& b) { live_bytes -= b.size; }
   void cleared();
 
  private:
+  uint64_t arena_top();
+  void push_top(const Block& b);
   std::vector<std::pair<uint64_t, uint64_t>> tops_;  // max-heap of (end, address), lazily pruned
 };
 
@@ -44,7 +54,7 @@ class PoolTracker {
   explicit PoolTracker(TraceContext& context) : context_(context) {}
 
   // Inline: every event asks for its pool and its site; only a first sight grows the tables.
-  PoolState& pool(PoolId id) { return id < pools_.size() ? pools_[id] : add_pools(id); }
+  PoolState& pool(PoolId id) { return id < pool_count_ ? pools_[id] : add_pools(id); }
   std::vector<PoolState>& pools() { return pools_; }
   SiteCounters& site(SiteId id) {
     if (sites_.size() <= id) sites_.resize(size_t{id} + 1);
@@ -55,8 +65,41 @@ class PoolTracker {
   // Each returns what changed so analyses need not look it up again.
   // alloc: `replaced` is set when the address was still live (its free was lost).
   // `group` is stored in the block for the leak analysis.
-  const Block& alloc(const Event& e, uint32_t group, bool& replaced, Block& old);
-  bool free(PoolId pool, uint64_t address, Block& freed);
+  // Inline, as usage() is: they run on every allocation and free.
+  const Block& alloc(const Event& e, uint32_t group, bool& replaced, Block& old) {
+    PoolState& p = pool(e.pool);
+    uint64_t before = p.usage();
+    last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group, e.thread};
+    replaced = p.live.put(last_, &old);
+    if (replaced) [[unlikely]] {
+      p.removed(old);
+      SiteCounters& s = site(old.site);
+      s.live_bytes -= old.size;
+      --s.live_count;
+    }
+    p.added(last_);
+    SiteCounters& s = site(e.site);
+    if (s.allocs == 0) s.first_time = e.time;
+    s.last_time = e.time;
+    ++s.allocs;
+    s.alloc_bytes += e.size;
+    s.live_bytes += e.size;
+    ++s.live_count;
+    refresh_usage(p, before);
+    return last_;
+  }
+  bool free(PoolId pool_id, uint64_t address, Block& freed) {
+    PoolState& p = pool(pool_id);
+    uint64_t before = p.usage();
+    if (!p.live.erase(address, &freed)) return false;
+    p.removed(freed);
+    SiteCounters& s = site(freed.site);
+    ++s.frees;
+    s.live_bytes -= freed.size;
+    --s.live_count;
+    refresh_usage(p, before);
+    return true;
+  }
   void reset(PoolId pool);
   // A summary record: the pool holds `used` bytes now, at most `peak` since the last one.
   void summary(PoolId pool, uint64_t used, uint64_t peak);
@@ -88,13 +131,19 @@ class PoolTracker {
   bool in_inference() const { return in_inference_; }
   // Sum of pool usages, kept current on every change.
   uint64_t total_usage() const { return total_usage_; }
-  void refresh_usage(PoolState& pool, uint64_t before);
+  void refresh_usage(PoolState& p, uint64_t before) {
+    uint64_t after = p.usage();
+    total_usage_ = total_usage_ - before + after;
+    p.peak_usage = std::max(p.peak_usage, after);
+    p.inference_peak = std::max(p.inference_peak, after);
+  }
 
  private:
   PoolState& add_pools(PoolId id);
 
   TraceContext& context_;
   std::vector<PoolState> pools_;
+  size_t pool_count_ = 0;  // pools_.size(), kept: size() divides by the state's size
   std::vector<SiteCounters> sites_;
   uint32_t inference_ = 0;
   uint64_t device_inference_ = 0;

@@ -4,24 +4,12 @@
 
 namespace edgemem {
 
-TemporaryAnalysis::Last& TemporaryAnalysis::last_of(uint32_t thread) {
-  uint32_t i = threads_.of(thread);
-  if (i >= last_.size()) last_.resize(i + 1);
-  return last_[i];
+void TemporaryAnalysis::add_rows(uint32_t up_to) {
+  last_.resize(size_t{up_to} + 1);
+  rows_ = up_to + 1;
 }
 
-void TemporaryAnalysis::allocated(PoolId pool, uint32_t thread, const Block& b) {
-  ++allocations_;
-  last_of(thread) = {b.address, b.time, pool, true};
-}
-
-void TemporaryAnalysis::freed(PoolId pool, uint32_t thread, const Block& b) {
-  Last& last = last_of(thread);
-  // The same block (not a later one at the same address), made by this thread.
-  const bool temporary = last.open && b.thread == thread && last.address == b.address && last.time == b.time &&
-                         last.pool == pool;
-  last.open = false;  // any free of the thread ends the run, as heaptrack's does
-  if (!temporary) return;
+void TemporaryAnalysis::count(const Block& b) {
   ++count_;
   bytes_ += b.size;
   if (b.site >= sites_.size()) sites_.resize(b.site + 1);

@@ -4,27 +4,14 @@
 
 namespace edgemem {
 
-uint32_t ThreadAnalysis::index(uint32_t tid) {
-  uint32_t i = index_.of(tid);
-  if (i == threads_.size() && i != index_.overflow()) threads_.push_back({.tid = tid});
-  return i;
+void ThreadAnalysis::add_row(uint32_t tid) {
+  threads_.push_back({.tid = tid});
+  ++rows_;
 }
 
-void ThreadAnalysis::allocated(uint32_t thread, const Block& b) {
-  Counters& c = at(index(thread));
-  ++c.allocs;
-  c.alloc_bytes += b.size;
-  ++c.live_count;
-  c.peak_live_bytes = std::max(c.peak_live_bytes, c.live_bytes += b.size);
-}
-
-void ThreadAnalysis::freed(uint32_t thread, const Block& b) {
-  const uint32_t by = index(thread), owner = b.thread == thread ? by : index(b.thread);
-  ++at(by).frees;
-  dropped(b);
-  if (b.thread == thread) return;  // threads past the cap share a row but are still two threads
-  ++at(by).frees_of_others;
-  Counters& o = at(owner);
+void ThreadAnalysis::handed_off(uint32_t thread, const Block& b) {
+  ++at(index(thread)).frees_of_others;
+  Counters& o = at(index(b.thread));
   ++o.freed_by_others;
   o.freed_by_others_bytes += b.size;
   ++cross_frees_;
@@ -36,13 +23,6 @@ void ThreadAnalysis::freed(uint32_t thread, const Block& b) {
   hand_offs_[pair].bytes += b.size;
 }
 
-void ThreadAnalysis::dropped(const Block& b) {
-  Counters& o = at(index(b.thread));
-  --o.live_count;
-  o.live_bytes -= b.size;
-}
-
-void ThreadAnalysis::marks_inferences(uint32_t thread) { at(index(thread)).marks = true; }
 
 void ThreadAnalysis::finish(const TraceContext& context, AnalysisResult& out) const {
   ThreadsResult& r = out.threads;

@@ -5,6 +5,7 @@
 // the thread that made it (Block::thread), whoever frees it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -20,12 +21,29 @@ class ThreadAnalysis {
   static constexpr uint32_t kMaxThreads = 4096;
   static constexpr uint32_t kMaxHandOffs = 4096;  // pairs of threads; past it, counted in the totals only
 
-  void allocated(uint32_t thread, const Block& block);
+  // Inline, as index() is: every memory event comes here, nearly always
+  // from the thread of the event before.
+  void allocated(uint32_t thread, const Block& b) {
+    Counters& c = at(index(thread));
+    ++c.allocs;
+    c.alloc_bytes += b.size;
+    ++c.live_count;
+    c.peak_live_bytes = std::max(c.peak_live_bytes, c.live_bytes += b.size);
+  }
   // A free made by `thread`.
-  void freed(uint32_t thread, const Block& block);
+  void freed(uint32_t thread, const Block& b) {
+    ++at(index(thread)).frees;
+    dropped(b);
+    if (b.thread != thread) [[unlikely]]  // threads past the cap share a row but are still two threads
+      handed_off(thread, b);
+  }
   // Gone without a free: an arena reset, or an allocation over a live block (its free was lost).
-  void dropped(const Block& block);
-  void marks_inferences(uint32_t thread);
+  void dropped(const Block& b) {
+    Counters& o = at(index(b.thread));
+    --o.live_count;
+    o.live_bytes -= b.size;
+  }
+  void marks_inferences(uint32_t thread) { at(index(thread)).marks = true; }
   // After the leak analysis has filled out.leaks (its blocks' threads).
   void finish(const TraceContext& context, AnalysisResult& out) const;
 
@@ -37,11 +55,22 @@ class ThreadAnalysis {
     uint64_t live_bytes = 0, live_count = 0, peak_live_bytes = 0;
     uint64_t frees_of_others = 0, freed_by_others = 0, freed_by_others_bytes = 0;
   };
-  uint32_t index(uint32_t tid);  // makes its counters on first sight
-  Counters& at(uint32_t i) { return i < threads_.size() ? threads_[i] : other_; }
+  // Makes its counters on first sight (out of line: rare, and inlined it
+  // would make every caller save registers).
+  uint32_t index(uint32_t tid) {
+    uint32_t i = index_.of(tid);
+    if (i == rows_ && i != index_.overflow()) [[unlikely]]
+      add_row(tid);
+    return i;
+  }
+  void add_row(uint32_t tid);
+  // A block freed by another thread than the one that made it.
+  void handed_off(uint32_t by_thread, const Block& b);
+  Counters& at(uint32_t i) { return i < rows_ ? threads_[i] : other_; }
 
   DenseIndex index_{kMaxThreads};
   std::vector<Counters> threads_;
+  uint32_t rows_ = 0;  // threads_.size(), kept: size() divides by the row's size
   Counters other_;  // threads past kMaxThreads
   DenseIndex pair_index_{kMaxHandOffs};
   std::vector<ThreadHandOff> hand_offs_;

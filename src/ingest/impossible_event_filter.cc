@@ -4,22 +4,17 @@
 
 namespace edgemem {
 
-std::string ImpossibleEventFilter::why_impossible(const Event& e) const {
-  // A failed request of any size is a finding (malloc((size_t)-1) is a real
-  // bug), never corruption; only blocks said to exist are checked.
-  bool block = e.kind == EventKind::alloc || e.kind == EventKind::realloc;
-  if (!block) return {};
-  if (address_bits_ <= 32 && e.size > kAbsurdSize32)
-    return fmt::format("a request of {} B (over 1 GiB on a 32-bit device)", e.size);
-  if (e.size > kAbsurdSize) return fmt::format("a request of {} B (over 1 TiB)", e.size);
-  const PoolInfo* pool = e.pool < pools_.size() ? &pools_.at(e.pool) : nullptr;
-  if (pool && !pool->declared) pool = nullptr;
-  // Where the block really is: arena offsets count from the arena's base.
+const PoolInfo* ImpossibleEventFilter::declared_pool(PoolId id) const {
+  const PoolInfo* pool = id < pools_.size() ? &pools_.at(id) : nullptr;
+  return pool && pool->declared ? pool : nullptr;
+}
+
+// Where the block really is: arena offsets count from the arena's base.
+ImpossibleEventFilter::Problem ImpossibleEventFilter::placement(const Event& e) const {
+  const PoolInfo* pool = declared_pool(e.pool);
   uint64_t base = pool && pool->kind == PoolKind::arena ? pool->base : 0;
   uint64_t end_of_space = address_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << address_bits_);
-  if (e.address > end_of_space - base || e.size > end_of_space - base - e.address)
-    return fmt::format("a block of {} B at 0x{:x} runs past the {}-bit address space", e.size, base + e.address,
-                       address_bits_);
+  if (e.address > end_of_space - base || e.size > end_of_space - base - e.address) return Problem::past_address_space;
   // A bump allocator that does not check its bounds really does hand out
   // blocks larger than its arena, or past its end after one overflow
   // (tests/firmware: 4096 B in a 3392 B arena), so for arenas that is the
@@ -28,15 +23,36 @@ std::string ImpossibleEventFilter::why_impossible(const Event& e) const {
   // range to check.
   if (pool && pool->kind == PoolKind::heap && pool->base != 0 && pool->size != 0 &&
       (e.address < pool->base || e.address - pool->base >= pool->size || e.size > pool->size))
-    return fmt::format("a block of {} B at 0x{:x}, outside heap '{}' (0x{:x}, {} B)", e.size, e.address, pool->name,
-                       pool->base, pool->size);
+    return Problem::outside_heap;
+  return Problem::none;
+}
+
+std::string ImpossibleEventFilter::why(Problem problem, const Event& e) const {
+  switch (problem) {
+    case Problem::none:
+      break;
+    case Problem::over_1gib_on_32_bit:
+      return fmt::format("a request of {} B (over 1 GiB on a 32-bit device)", e.size);
+    case Problem::over_1tib:
+      return fmt::format("a request of {} B (over 1 TiB)", e.size);
+    case Problem::past_address_space: {
+      const PoolInfo* pool = declared_pool(e.pool);
+      uint64_t base = pool && pool->kind == PoolKind::arena ? pool->base : 0;
+      return fmt::format("a block of {} B at 0x{:x} runs past the {}-bit address space", e.size, base + e.address,
+                         address_bits_);
+    }
+    case Problem::outside_heap: {
+      const PoolInfo& pool = *declared_pool(e.pool);
+      return fmt::format("a block of {} B at 0x{:x}, outside heap '{}' (0x{:x}, {} B)", e.size, e.address, pool.name,
+                         pool.base, pool.size);
+    }
+  }
   return {};
 }
 
-void ImpossibleEventFilter::on_event(const Event& event) {
-  std::string why = why_impossible(event);
-  if (why.empty()) return next_.on_event(event);
-  if (rejected_++ == 0) first_reason_ = fmt::format("{} at time {}: {}", to_string(event.kind), event.time, why);
+void ImpossibleEventFilter::reject(const Event& event) {
+  if (rejected_++ == 0)
+    first_reason_ = fmt::format("{} at time {}: {}", to_string(event.kind), event.time, why(problem(event), event));
   // The old block of an impossible realloc was still released by it.
   if (event.kind == EventKind::realloc) {
     Event freed = event;

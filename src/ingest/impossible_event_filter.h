@@ -25,14 +25,33 @@ class ImpossibleEventFilter final : public EventSink {
 
   ImpossibleEventFilter(const PoolTable& pools, EventSink& next, unsigned address_bits)
       : pools_(pools), next_(next), address_bits_(address_bits) {}
-  void on_event(const Event& event) override;
+  // Inline, and no string unless an event is rejected: every event of every
+  // decoder passes here.
+  void on_event(const Event& event) override {
+    if (problem(event) == Problem::none) [[likely]]
+      return next_.on_event(event);
+    reject(event);
+  }
   uint64_t rejected() const { return rejected_; }
   // What was wrong with the first rejected event, for the report.
   const std::string& first_reason() const { return first_reason_; }
 
  private:
-  // Empty if the event is possible.
-  std::string why_impossible(const Event& e) const;
+  enum class Problem : uint8_t { none, over_1gib_on_32_bit, over_1tib, past_address_space, outside_heap };
+  Problem problem(const Event& e) const {
+    // A failed request of any size is a finding (malloc((size_t)-1) is a real
+    // bug), never corruption; only blocks said to exist are checked.
+    if (e.kind != EventKind::alloc && e.kind != EventKind::realloc) return Problem::none;
+    if (address_bits_ <= 32 && e.size > kAbsurdSize32) return Problem::over_1gib_on_32_bit;
+    if (e.size > kAbsurdSize) return Problem::over_1tib;
+    return placement(e);
+  }
+  // Whether the block lies where its pool and the address space allow.
+  Problem placement(const Event& e) const;
+  // The declared pool an event names, or null.
+  const PoolInfo* declared_pool(PoolId id) const;
+  std::string why(Problem problem, const Event& e) const;
+  void reject(const Event& e);
 
   const PoolTable& pools_;
   EventSink& next_;
