@@ -48,7 +48,9 @@ File file;
 // (generation) do not bounce between cores with it. Exported by name: the
 // gdb script of `edgemem record --inference-fn` takes numbers from it for
 // the calls it sees while every thread is stopped (src/record/inference_probe.h).
-extern "C" __attribute__((visibility("default"))) alignas(64) std::atomic<uint64_t> edgemem_record_seq{0};
+extern "C" {
+__attribute__((visibility("default"))) alignas(64) std::atomic<uint64_t> edgemem_record_seq{0};
+}
 
 namespace edgemem::preload {
 namespace {

@@ -82,7 +82,7 @@ int probe_attached(const RecordArgs& args, const InferenceProbe& probe) {
                      "stops the probe, not the recording)\n", args.pid, args.output, args.inference_fn);
   pid_t gdb = fork();
   if (gdb == 0) {
-    setpgid(0, 0);  // Ctrl-C reaches edgemem, which interrupts gdb
+    setpgid(0, 0);  // Ctrl-C reaches edgemem, which asks gdb to detach
     FILE* log = fopen(probe.log().c_str(), "a");
     if (log) {
       dup2(fileno(log), 1);
@@ -105,7 +105,11 @@ int probe_attached(const RecordArgs& args, const InferenceProbe& probe) {
       fmt::print(stderr, "edgemem: probing the calls of {} in process {}\n", args.inference_fn, args.pid);
     }
     if (interrupted() && !asked) {
-      kill(gdb, SIGINT);
+      // The script detaches at a SIGINT of the process once this file
+      // exists (gdb keeps that SIGINT from the process).
+      FILE* stop = fopen(probe.stop().c_str(), "w");
+      if (stop) fclose(stop);
+      kill(args.pid, SIGINT);
       asked = true;
     }
     usleep(100 * 1000);

@@ -61,6 +61,7 @@ std::optional<InferenceProbe> write_probe(const InferenceFunction& f, const std:
       << "MARKS = " << py_string(probe.marks()) << "\n"
       << "LOG = " << py_string(probe.log()) << "\n"
       << "READY = " << py_string(probe.ready()) << "\n"
+      << "STOP = " << py_string(probe.stop()) << "\n"
       << "SYMBOL = " << py_string(f.symbol) << "\n"
       << "ARCH = '" << kArch << "'\n"
       << "PRELOAD = " << py_string(ld_preload) << "\n"

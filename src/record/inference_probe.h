@@ -20,6 +20,7 @@ struct InferenceProbe {
   std::string marks() const { return dir + "/marks"; }
   std::string log() const { return dir + "/gdb.log"; }
   std::string ready() const { return dir + "/ready"; }  // the breakpoint is set
+  std::string stop() const { return dir + "/stop"; }    // --pid: edgemem asks gdb to detach
 };
 
 // gdb runs `command` with `ld_preload` as LD_PRELOAD (gdb itself is not

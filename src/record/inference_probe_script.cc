@@ -97,14 +97,27 @@ entry.silent = True
 os.close(os.open(READY, os.O_WRONLY | os.O_CREAT, 0o600))  # edgemem waits for it with --pid
 
 if ATTACH:
-    # Until the process exits; gdb interrupted (edgemem was asked to stop)
-    # leaves it running without the breakpoints.
-    try:
-        gdb.execute("continue")
-    except (gdb.error, KeyboardInterrupt):
-        pass
-    if gdb.selected_inferior().pid:
-        gdb.execute("detach")
+    # Until the process exits. edgemem asks to stop (Ctrl-C) by creating
+    # STOP and sending the process a SIGINT, which gdb keeps from it: gdb
+    # then detaches, and the process runs on without the breakpoints. A
+    # SIGINT of its own is passed on.
+    gdb.execute("handle SIGINT stop print nopass")
+    last_stop = [None]
+    gdb.events.stop.connect(lambda event: last_stop.__setitem__(0, event))
+    resume = "continue"
+    while gdb.selected_inferior().pid:
+        last_stop[0] = None
+        try:
+            gdb.execute(resume)
+        except (gdb.error, KeyboardInterrupt):
+            pass
+        if not gdb.selected_inferior().pid:
+            break
+        if os.path.exists(STOP):
+            gdb.execute("detach")
+            break
+        interrupted = isinstance(last_stop[0], gdb.SignalEvent) and last_stop[0].stop_signal == "SIGINT"
+        resume = "signal SIGINT" if interrupted else "continue"
 else:
     # gdb's own messages go to the log once the program has its terminal
     # (it inherits gdb's stdout and stderr).

@@ -6,7 +6,7 @@
 
 namespace edgemem {
 
-// Expects MARKS, LOG, READY, SYMBOL, ARCH, PRELOAD and ATTACH defined before it.
+// Expects MARKS, LOG, READY, STOP, SYMBOL, ARCH, PRELOAD and ATTACH defined before it.
 extern const char* const kInferenceProbeScript;
 
 }  // namespace edgemem

@@ -68,13 +68,13 @@ TEST(InferenceProbeMarks, MarksJoinTheRecordingAtTheirSequenceNumbers) {
     w.wall(1, 2);                                  // seq 1
     const uint64_t stack[] = {0x401234};
     w.alloc(7, "main", 0x5000, 128, 0, stack);     // THREAD 2, ALLOC 3
-    w.lost(3);                                     // 4, 5, 6: the probe's
-    w.alloc(7, "main", 0x6000, 64, 0, stack);      // 7
-    w.lost(1);                                     // 8
-    w.free(7, "main", 0x5000);                     // 9
+    w.lost(2);                                     // 4, 5: the probe's
+    w.alloc(7, "main", 0x6000, 64, 0, stack);      // 6
+    w.lost(1);                                     // 7: the probe's
+    w.free(7, "main", 0x5000);                     // 8
     ASSERT_TRUE(w.close(error)) << error;
   }
-  write_text(marks, "T 99 4 worker one\nB 99 5 1\nE 99 8 1\nX 0\n");
+  write_text(marks, "T 99 4 worker one\nB 99 5 1\nE 99 7 1\nX 0\n");
   std::string error;
   auto m = read_inference_marks(marks.string(), error);
   ASSERT_TRUE(m) << error;
