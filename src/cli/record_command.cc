@@ -74,6 +74,14 @@ int record_with_ebpf(const RecordArgs& args) {
   return args.pid ? 0 : r.exit_code;
 }
 
+void say_inferences(uint64_t calls, const std::string& name) {
+  if (calls == 0)
+    fmt::print(stderr, "edgemem: no call of {} was seen (inlined at its call sites? mark it "
+                       "__attribute__((noinline)), or use edgemem_marker.h)\n", name);
+  else
+    fmt::print(stderr, "edgemem: {} calls of {} (inferences)\n", calls, name);
+}
+
 // gdb stays attached with the --inference-fn probe until the process exits
 // or Ctrl-C (gdb then detaches: the process runs on, recording, without
 // the probe). The marks join the recording once the process has exited.
@@ -119,7 +127,7 @@ int probe_attached(const RecordArgs& args, const InferenceProbe& probe) {
   if (!p.error.empty()) fmt::print(stderr, "edgemem: {}\n", p.error);
   if (!p.exit_code && !p.signal && ended && !asked)
     fmt::print(stderr, "edgemem: the gdb probe ended early (gdb: {})\n", last_gdb_line(probe));
-  fmt::print(stderr, "edgemem: {} calls of {} (inferences)\n", p.inferences, args.inference_fn);
+  say_inferences(p.inferences, args.inference_fn);
   if (ended)
     for (const std::string& note : pack_recordings({args.output})) fmt::print(stderr, "edgemem: {}\n", note);
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);
@@ -186,8 +194,7 @@ int run_record(const RecordArgs& args) {
   }
   for (const std::string& file : r.recordings) fmt::print(stderr, "edgemem: recording: {}\n", file);
   for (const std::string& note : r.notes) fmt::print(stderr, "edgemem: {}\n", note);
-  if (!args.inference_fn.empty())
-    fmt::print(stderr, "edgemem: {} calls of {} (inferences)\n", r.inferences, args.inference_fn);
+  if (!args.inference_fn.empty()) say_inferences(r.inferences, args.inference_fn);
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", r.recordings.front());
   return r.exit_code;
 }

@@ -285,5 +285,54 @@ TEST(InferenceProbe, AttachingProbesTheCallsOfARunningProcess) {
   EXPECT_EQ(leaked_at(outcome.run->result, at), 25u * 128);
 }
 
+// Ctrl-C (SIGINT to edgemem) with --pid stops the probe, not the process:
+// gdb detaches, keeping from the process the SIGINT that asked it to, and
+// the process then makes its calls unprobed (a breakpoint left behind
+// would kill it with SIGTRAP) and exits normally.
+TEST(InferenceProbe, CtrlCDetachesTheProbeAndTheProcessRunsOn) {
+  SKIP_WITHOUT_GDB();
+  fs::path out = scratch("detach.emt"), go = scratch("detach.go"), log = scratch("detach.log");
+  fs::remove(go);
+  bool root = geteuid() == 0;
+  pid_t program = fork();
+  if (program == 0) {
+    if (root && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(126);
+    execl((kPrograms + "/record_leak_per_call").c_str(), "record_leak_per_call", "25", go.c_str(), nullptr);
+    _exit(127);
+  }
+  pid_t recorder = fork();
+  if (recorder == 0) {
+    FILE* f = fopen(log.c_str(), "w");
+    if (!f) _exit(126);
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    std::string pid = std::to_string(program);
+    if (root)
+      execl("/usr/bin/setpriv", "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", EDGEMEM_BINARY,
+            "record", "--pid", pid.c_str(), "--inference-fn", "infer_once", "-o", out.c_str(), nullptr);
+    else
+      execl(EDGEMEM_BINARY, EDGEMEM_BINARY, "record", "--pid", pid.c_str(), "--inference-fn", "infer_once", "-o",
+            out.c_str(), nullptr);
+    _exit(127);
+  }
+  bool probing = false;
+  for (int i = 0; i < 600 && !probing; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    probing = read_file(log.string()).find("probing the calls of infer_once") != std::string::npos;
+  }
+  kill(recorder, SIGINT);
+  int recorder_status = 0;
+  waitpid(recorder, &recorder_status, 0);
+  write_text(go, "");
+  int status = 0;
+  waitpid(program, &status, 0);
+  std::string said = read_file(log.string());
+  ASSERT_TRUE(probing) << said;
+  EXPECT_TRUE(WIFEXITED(recorder_status) && WEXITSTATUS(recorder_status) == 0) << said;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the process should run on and exit normally, status " << status << "\n" << said;
+  EXPECT_NE(said.find("no call of infer_once was seen"), std::string::npos) << said;
+}
+
 }  // namespace
 }  // namespace edgemem::test
