@@ -131,7 +131,6 @@ ProbeOutcome finish_inference_probe(const InferenceProbe& probe, const std::stri
     return outcome;
   }
   if (!append_inference_marks(recording, *marks, outcome.error)) return outcome;
-  outcome.merged = true;
   fs::remove_all(probe.dir, ec);
   return outcome;
 }

@@ -37,7 +37,6 @@ struct ProbeOutcome {
   std::string error;  // the marks could not be read or merged
   std::optional<int> exit_code, signal;  // how the program ended, when gdb saw it
   uint64_t inferences = 0;
-  bool merged = false;
 };
 
 // Reads the marks and, when `merge`, appends them to the (chunked)
