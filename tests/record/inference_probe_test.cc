@@ -19,6 +19,7 @@
 #include "record/ebpf_emt_writer.h"
 #include "record/inference_function.h"
 #include "record/inference_marks.h"
+#include "record/trace_packer.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -91,6 +92,37 @@ TEST(InferenceProbeMarks, MarksJoinTheRecordingAtTheirSequenceNumbers) {
   EXPECT_EQ(d->events[1].size, 1u);
   EXPECT_EQ(d->events[2].thread, 7u);
   EXPECT_EQ(d->context.thread_names[99], "worker one");
+}
+
+// The marks' chunks lie after all of the program's in the file; packing
+// puts them in sequence order, so a begin numbered before a million
+// records is still read first (the reader holds at most
+// EmtV2Reader::kMaxPending records waiting for an earlier number).
+TEST(InferenceProbeMarks, MarksAfterAMillionRecordsAreReadInOrderOncePacked) {
+  fs::path out = scratch("million.emt"), marks = scratch("million.marks");
+  const uint64_t frees = (1u << 20) + 1000;
+  {
+    EmtV2FileWriter w;
+    std::string error;
+    ASSERT_TRUE(w.open(out.string(), error)) << error;
+    w.wall(1, 2);  // seq 1
+    w.lost(2);     // 2, 3: THREAD and begin
+    for (uint64_t i = 0; i < frees; ++i) w.free(7, "main", 0x5000 + 16 * i);  // THREAD 4, then 5 ...
+    w.lost(1);     // the end
+    ASSERT_TRUE(w.close(error)) << error;
+  }
+  write_text(marks, fmt::format("T 9 2 worker\nB 9 3 1\nE 9 {} 1\nX 0\n", frees + 5));
+  std::string error;
+  auto m = read_inference_marks(marks.string(), error);
+  ASSERT_TRUE(m) << error;
+  ASSERT_TRUE(append_inference_marks(out.string(), *m, error)) << error;
+  ASSERT_TRUE(pack_recording(out.string()).packed);
+  auto d = decode_file(out);
+  EXPECT_EQ(d->stats.dropped_records, 0u);
+  ASSERT_EQ(d->events.size(), frees + 2);
+  EXPECT_EQ(d->events.front().kind, EventKind::inference_begin);
+  EXPECT_EQ(d->events.back().kind, EventKind::inference_end);
+  EXPECT_EQ(d->events.front().thread, 9u);
 }
 
 // The probe writes whole lines; one cut short by a kill is dropped, and a
