@@ -125,7 +125,7 @@ int probe_attached(const RecordArgs& args, const InferenceProbe& probe) {
   bool ended = !process_running(args.pid);
   ProbeOutcome p = finish_inference_probe(probe, args.output, ended);
   if (!p.error.empty()) fmt::print(stderr, "edgemem: {}\n", p.error);
-  if (!p.exit_code && !p.signal && ended && !asked)
+  if (!p.exit_code && !p.signal && !asked)
     fmt::print(stderr, "edgemem: the gdb probe ended early (gdb: {})\n", last_gdb_line(probe));
   say_inferences(p.inferences, args.inference_fn);
   if (ended)

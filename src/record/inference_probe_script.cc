@@ -18,7 +18,7 @@ import gdb
 
 out = os.open(MARKS, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 seq_at = None
-active = {}     # tid -> (stack pointer when the outermost call returns, inference index)
+active = {}     # tid -> (sp at the outermost call's entry, sp when it returns, inference index)
 named = set()   # tids whose THREAD mark is written
 returns = {}    # return address -> its breakpoint
 inferences = 0
@@ -53,9 +53,9 @@ class Return(gdb.Breakpoint):
         call = active.get(tid)
         # Only the outermost call's own return: a recursive call returns to
         # an address inside NAME, and another thread's sp differs.
-        if call and int(gdb.selected_frame().read_register("sp")) == call[0]:
+        if call and int(gdb.selected_frame().read_register("sp")) == call[1]:
             del active[tid]
-            mark("E", tid, call[1])
+            mark("E", tid, call[2])
         return False
 
 
@@ -69,17 +69,17 @@ class Entry(gdb.Breakpoint):
         if call and sp < call[0]:
             return False  # nested in the thread's outermost call: counted once
         if call:
-            # Above the outermost call's frame: it never returned normally
-            # (longjmp, an exception): it ends here.
+            # Not below the outermost call's entry: that call never returned
+            # normally (longjmp, an exception): it ends here.
             del active[tid]
-            mark("E", tid, call[1])
+            mark("E", tid, call[2])
         # x86-64 pushes the return address; AArch64 keeps it in x30.
         if ARCH == "x86_64":
             back, sp_after = word(sp), sp + 8
         else:
             back, sp_after = int(frame.read_register("x30")), sp
         inferences += 1
-        active[tid] = (sp_after, inferences)
+        active[tid] = (sp, sp_after, inferences)
         mark("B", tid, inferences)
         if back not in returns:
             returns[back] = Return("*%d" % back, internal=True)

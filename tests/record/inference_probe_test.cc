@@ -254,6 +254,27 @@ TEST(InferenceProbe, ARecursiveFunctionCountsOncePerOutermostCall) {
             5u * 96);
 }
 
+// infer_jump never returns: each call's end is the next call's entry at
+// the same depth (its frame is gone). The last one ends only if main's
+// way out passes the address the call would have returned to.
+TEST(InferenceProbe, ACallLeftByLongjmpEndsAtTheNextCall) {
+  SKIP_WITHOUT_GDB();
+  fs::path out = scratch("longjmp.emt");
+  Said r = run_unprivileged(record(out, "infer_jump", kPrograms + "/record_infer_shapes longjmp 4"),
+                            scratch("longjmp.log"));
+  ASSERT_EQ(r.status, 0) << r.said;
+  EXPECT_NE(r.said.find("4 calls of infer_jump"), std::string::npos) << r.said;
+  auto d = decode_file(out);
+  std::vector<uint64_t> begins, ends;
+  for (const Event& e : d->events) {
+    if (e.kind == EventKind::inference_begin) begins.push_back(e.size);
+    if (e.kind == EventKind::inference_end) ends.push_back(e.size);
+  }
+  EXPECT_EQ(begins, (std::vector<uint64_t>{1, 2, 3, 4}));
+  ASSERT_GE(ends.size(), 3u);
+  EXPECT_EQ(std::vector<uint64_t>(ends.begin(), ends.begin() + 3), (std::vector<uint64_t>{1, 2, 3}));
+}
+
 // SIGKILL ends the program, not gdb: the marks taken so far are kept, and
 // the program's status is reported as its own.
 TEST(InferenceProbe, AProgramKilledKeepsItsMarks) {

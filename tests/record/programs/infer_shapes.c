@@ -6,8 +6,11 @@
  *   infer_shapes recursive N  N outermost calls of infer_recursive, each
  *                             recursing 3 deep and leaking 32 B per level
  *                             (96 B per outermost call)
- *   infer_shapes killed N     N calls of infer_step, then SIGKILL to itself */
+ *   infer_shapes killed N     N calls of infer_step, then SIGKILL to itself
+ *   infer_shapes longjmp N    N calls of infer_jump, each left by longjmp to
+ *                             main's loop, never by a return */
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +33,15 @@ __attribute__((noinline)) int infer_recursive(int depth) {
   kept = block;
   /* Not a tail call: the result is used after the recursive call returns. */
   return depth > 1 ? infer_recursive(depth - 1) + block[0] : block[0];
+}
+
+static jmp_buf back_to_main;
+
+__attribute__((noinline)) void infer_jump(int index) {
+  unsigned char* block = malloc(16);
+  block[0] = (unsigned char)index;
+  kept = block;
+  longjmp(back_to_main, 1);
 }
 
 static void* worker(void* arg) {
@@ -64,6 +76,16 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "killed") == 0) {
     for (int i = 0; i < n; ++i) infer_step(i);
     kill(getpid(), SIGKILL);
+  }
+  if (strcmp(argv[1], "longjmp") == 0) {
+    volatile int i = 0;
+    setjmp(back_to_main);
+    if (i < n) {
+      ++i;
+      infer_jump(i);
+    }
+    printf("infer_shapes: %d calls left by longjmp\n", n);
+    return 0;
   }
   int sum = 0;
   for (int i = 0; i < n; ++i) sum += infer_recursive(3);
