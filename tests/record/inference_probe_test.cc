@@ -208,7 +208,8 @@ TEST(InferenceProbe, EachCallIsOneInferenceWithoutRootOrEbpf) {
 }
 
 // Only the worker calls infer_step: every INFER record is the worker's,
-// while the main thread's allocations run alongside.
+// while the main thread's allocations run alongside (and are stopped while
+// the probe numbers a call).
 TEST(InferenceProbe, OnlyTheThreadThatCallsTheFunctionMarksInferences) {
   SKIP_WITHOUT_GDB();
   fs::path out = scratch("threads.emt");
@@ -226,6 +227,10 @@ TEST(InferenceProbe, OnlyTheThreadThatCallsTheFunctionMarksInferences) {
   }
   EXPECT_EQ(begins, 10);
   EXPECT_EQ(ends, 10);
+  // Every thread is stopped while the probe takes a number: no record
+  // shares one with another (the reader would give up on the chunk).
+  EXPECT_EQ(d->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(d->stats.dropped_records, 0u);
   ASSERT_EQ(marking.size(), 1u);
   ASSERT_EQ(main_threads.size(), 1u);
   EXPECT_NE(*marking.begin(), *main_threads.begin());
