@@ -74,7 +74,12 @@ std::optional<InferenceProbe> write_probe(const InferenceFunction& f, const std:
     fs::remove_all(probe.dir, ec);
     return std::nullopt;
   }
-  probe.gdb = {"gdb", "-batch", "-nx", "-q", "-x", script};
+  // gdb on Linux drives threads in non-stop mode underneath all-stop, and
+  // runs a breakpoint's stop() with only the thread that hit it stopped:
+  // another could take a number between the probe's read and its write,
+  // and two records would share it. Real all-stop stops every thread
+  // first; it can only be chosen before gdb attaches (-iex).
+  probe.gdb = {"gdb", "-batch", "-nx", "-q", "-iex", "maint set target-non-stop off", "-x", script};
   return probe;
 }
 

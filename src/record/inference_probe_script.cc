@@ -87,11 +87,6 @@ class Entry(gdb.Breakpoint):
         return False
 
 
-# gdb on Linux drives threads in non-stop mode underneath all-stop, and
-# runs a breakpoint's stop() with only the thread that hit it stopped: the
-# others could take a number between our read and our write, and two
-# records would share it. Real all-stop stops every thread first.
-gdb.execute("maint set target-non-stop off")
 for setting in ("pagination off", "confirm off", "debuginfod enabled off", "startup-with-shell off",
                 "disable-randomization off", "print thread-events off", "print inferior-events off"):
     gdb.execute("set " + setting)
