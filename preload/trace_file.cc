@@ -33,10 +33,6 @@ struct File {
   char base_path[4096] = {};
   std::atomic<uint64_t> next_chunk{0};
   std::atomic<uint64_t> bytes{0};
-  // Written by every thread on every record: on a cache line of its own,
-  // so the fields each allocation only reads (generation) do not bounce
-  // between cores with it.
-  alignas(64) std::atomic<uint64_t> seq{0};
   alignas(64) std::atomic<uint32_t> generation{1};
   std::atomic<uint32_t> slot{0};
   std::atomic<uint32_t> process_records_for{0};
@@ -44,6 +40,21 @@ struct File {
 };
 
 File file;
+
+}  // namespace
+}  // namespace edgemem::preload
+
+// The global sequence counter, written by every thread on every record: on a
+// cache line of its own, so the fields each allocation only reads
+// (generation) do not bounce between cores with it. Exported by name: the
+// gdb script of `edgemem record --inference-fn` takes numbers from it for
+// the calls it sees while every thread is stopped (src/record/inference_probe.h).
+extern "C" {
+__attribute__((visibility("default"))) alignas(64) std::atomic<uint64_t> edgemem_record_seq{0};
+}
+
+namespace edgemem::preload {
+namespace {
 
 void complain(const char* what) {
   char line[512];
@@ -112,7 +123,7 @@ void after_fork_child() {
   if (file.fd >= 0) close(file.fd);
   file.fd = -1;
   file.pending_open = true;
-  file.seq.store(0);
+  edgemem_record_seq.store(0);
   file.generation.fetch_add(1);
   pthread_mutex_unlock(&file.grow);
 }
@@ -174,7 +185,7 @@ void release_chunk(uint8_t* chunk) {
   if (chunk) real.munmap(chunk, e2::kChunkBytes);
 }
 
-uint64_t next_seq() { return file.seq.fetch_add(1, std::memory_order_relaxed) + 1; }
+uint64_t next_seq() { return edgemem_record_seq.fetch_add(1, std::memory_order_relaxed) + 1; }
 uint32_t next_slot() { return file.slot.fetch_add(1, std::memory_order_relaxed) + 1; }
 uint32_t generation() { return file.generation.load(std::memory_order_relaxed); }
 

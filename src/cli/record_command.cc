@@ -1,6 +1,11 @@
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -9,6 +14,7 @@
 #include "cli/interrupt.h"
 #include "record/attach.h"
 #include "record/ebpf_recorder.h"
+#include "record/inference_probe.h"
 #include "record/launcher.h"
 
 namespace edgemem::cli {
@@ -19,7 +25,9 @@ struct RecordArgs {
   std::string output = "edgemem.emt";
   std::vector<std::string> command;
   int pid = 0;
-  std::string via = "auto";  // --pid: gdb (the preload library), ebpf (bpftrace uprobes), auto (gdb, else eBPF)
+  // gdb (the preload library; --inference-fn: a gdb probe), ebpf (bpftrace
+  // uprobes, root), auto (gdb, else eBPF where ptrace is refused)
+  std::string via = "auto";
   std::string inference_fn;
 };
 
@@ -66,10 +74,77 @@ int record_with_ebpf(const RecordArgs& args) {
   return args.pid ? 0 : r.exit_code;
 }
 
+void say_inferences(uint64_t calls, const std::string& name) {
+  if (calls == 0)
+    fmt::print(stderr, "edgemem: no call of {} was seen (inlined at its call sites? mark it "
+                       "__attribute__((noinline)), or use edgemem_marker.h)\n", name);
+  else
+    fmt::print(stderr, "edgemem: {} calls of {} (inferences)\n", calls, name);
+}
+
+// gdb stays attached with the --inference-fn probe until the process exits
+// or Ctrl-C (gdb then detaches: the process runs on, recording, without
+// the probe). The marks join the recording once the process has exited.
+int probe_attached(const RecordArgs& args, const InferenceProbe& probe) {
+  fmt::print(stderr, "edgemem: recording process {} into {}, each call of {} an inference, until it exits (Ctrl-C "
+                     "stops the probe, not the recording)\n", args.pid, args.output, args.inference_fn);
+  pid_t gdb = fork();
+  if (gdb == 0) {
+    setpgid(0, 0);  // Ctrl-C reaches edgemem, which asks gdb to detach
+    FILE* log = fopen(probe.log().c_str(), "a");
+    if (log) {
+      dup2(fileno(log), 1);
+      dup2(fileno(log), 2);
+    }
+    std::vector<char*> argv;
+    for (const std::string& a : probe.gdb) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  if (gdb < 0) return fail("record --pid", fmt::format("cannot start gdb: {}", strerror(errno)));
+  catch_interrupts();
+  bool asked = false;
+  int status = 0;
+  bool ready = false;
+  while (waitpid(gdb, &status, WNOHANG) == 0) {
+    if (!ready && access(probe.ready().c_str(), F_OK) == 0) {
+      ready = true;
+      fmt::print(stderr, "edgemem: probing the calls of {} in process {}\n", args.inference_fn, args.pid);
+    }
+    if (interrupted() && !asked) {
+      // The script detaches at a SIGINT of the process once this file
+      // exists (gdb keeps that SIGINT from the process).
+      FILE* stop = fopen(probe.stop().c_str(), "w");
+      if (stop) fclose(stop);
+      kill(args.pid, SIGINT);
+      asked = true;
+    }
+    usleep(100 * 1000);
+  }
+  bool ended = !process_running(args.pid);
+  ProbeOutcome p = finish_inference_probe(probe, args.output, ended);
+  if (!p.error.empty()) fmt::print(stderr, "edgemem: {}\n", p.error);
+  if (!p.exit_code && !p.signal && !asked)
+    fmt::print(stderr, "edgemem: the gdb probe ended early (gdb: {})\n", last_gdb_line(probe));
+  say_inferences(p.inferences, args.inference_fn);
+  if (ended)
+    for (const std::string& note : pack_recordings({args.output})) fmt::print(stderr, "edgemem: {}\n", note);
+  fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);
+  return 0;
+}
+
 // The process records into the file until it exits; we wait with it, and
 // Ctrl-C stops only the waiting.
 int attach(const RecordArgs& args, const std::string& preload) {
+  std::optional<InferenceProbe> probe;
+  if (!args.inference_fn.empty() && args.via != "ebpf") {
+    std::string why;
+    probe = prepare_inference_attach(args.inference_fn, args.pid, why);
+    if (!probe) return fail("record --pid", why);
+  }
   AttachResult a = attach_recorder(args.pid, args.output, preload);
+  if (a.error.empty() && probe) return probe_attached(args, *probe);
   if (a.error.empty()) {
     fmt::print(stderr, "edgemem: recording process {} into {} until it exits (Ctrl-C stops waiting, not the recording)\n",
                args.pid, args.output);
@@ -79,6 +154,10 @@ int attach(const RecordArgs& args, const std::string& preload) {
       for (const std::string& note : pack_recordings({args.output})) fmt::print(stderr, "edgemem: {}\n", note);
     fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);
     return 0;
+  }
+  if (probe) {
+    std::error_code ec;
+    std::filesystem::remove_all(probe->dir, ec);
   }
   if (!a.ptrace_unavailable || args.via == "gdb") return fail("record --pid", a.error);
   if (std::string why = uprobes_unavailable(); !why.empty())
@@ -90,19 +169,17 @@ int attach(const RecordArgs& args, const std::string& preload) {
 int run_record(const RecordArgs& args) {
   if (args.pid && !args.command.empty()) return fail("record", "give either --pid PID or -- PROG ARGS, not both");
   if (!args.pid && args.command.empty()) return fail("record", "nothing to record: give -- PROG ARGS or --pid PID");
-  if (!args.inference_fn.empty() && args.via == "gdb")
-    return fail("record", "--inference-fn is recorded with eBPF uprobes (its calls and the allocations on one clock); "
-                          "drop --via gdb");
-  if (!args.pid && args.via == "gdb") return fail("record", "--via gdb is for --pid; a program started by record is "
-                                                            "recorded with the preload library");
-  if (args.via == "ebpf" || !args.inference_fn.empty()) return record_with_ebpf(args);
+  if (!args.pid && args.via == "gdb" && args.inference_fn.empty())
+    return fail("record", "--via gdb is for --pid and --inference-fn; a program started by record is recorded with the "
+                          "preload library");
+  if (args.via == "ebpf") return record_with_ebpf(args);
   std::string tried;
   auto preload = find_preload_library(self_path(), tried);
   if (!preload)
     return fail("record", fmt::format("the preload library is not installed beside edgemem (looked for {}); build the "
                                       "edgemem_preload target or reinstall", tried));
   if (args.pid) return attach(args, *preload);
-  RecordResult r = run_recorded({args.output, args.command, *preload});
+  RecordResult r = run_recorded({args.output, args.command, *preload, args.inference_fn});
   if (!r.error.empty()) {
     fmt::print(stderr, "edgemem: record: {}\n", r.error);
     return r.exit_code;
@@ -117,6 +194,7 @@ int run_record(const RecordArgs& args) {
   }
   for (const std::string& file : r.recordings) fmt::print(stderr, "edgemem: recording: {}\n", file);
   for (const std::string& note : r.notes) fmt::print(stderr, "edgemem: {}\n", note);
+  if (!args.inference_fn.empty()) say_inferences(r.inferences, args.inference_fn);
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", r.recordings.front());
   return r.exit_code;
 }
@@ -131,12 +209,13 @@ void add_record_command(CLI::App& app) {
   cmd->add_option("command", args->command, "The program and its arguments, after --");
   cmd->add_option("--pid", args->pid, "Attach to this running process instead (through gdb, else eBPF uprobes)");
   cmd->add_option("--via", args->via,
-                  "How: gdb injects the preload library (needs ptrace); ebpf probes the C library with bpftrace "
-                  "(needs root); auto tries gdb, then eBPF where ptrace is refused")
+                  "How: gdb injects the preload library and probes --inference-fn (needs ptrace, not root); ebpf "
+                  "probes the C library with bpftrace (needs root); auto tries gdb, then eBPF where ptrace is refused")
       ->check(CLI::IsMember({"auto", "gdb", "ebpf"}))
       ->capture_default_str();
   cmd->add_option("--inference-fn", args->inference_fn,
-                  "Each call of this function of the program is one inference (recorded with eBPF uprobes)");
+                  "Each outermost call of this function of the program is one inference (gdb breakpoints; --via ebpf: "
+                  "uprobes)");
   cmd->footer(
       "Exit codes:\n  N    the program's own (128 + S when signal S ended it; --pid: 0 once it has ended)\n"
       "  2    nothing could be recorded (no preload library, attach refused, no eBPF)\n"

@@ -21,6 +21,7 @@
 #include "record/ebpf_elf_functions.h"
 #include "record/ebpf_process_maps.h"
 #include "record/ebpf_script.h"
+#include "record/inference_function.h"
 
 namespace edgemem {
 namespace fs = std::filesystem;
@@ -47,45 +48,6 @@ uint64_t realtime_ns() {
   timespec t{};
   clock_gettime(CLOCK_REALTIME, &t);
   return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-std::string find_in_path(const std::string& program) {
-  if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::absolute(program).string() : "";
-  const char* path = getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t at = 0; at <= dirs.size();) {
-    size_t end = dirs.find(':', at);
-    if (end == std::string::npos) end = dirs.size();
-    fs::path candidate = fs::path(dirs.substr(at, end - at)) / program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    at = end + 1;
-  }
-  return {};
-}
-
-std::string exe_of(int pid) {
-  std::error_code ec;
-  return fs::read_symlink(fmt::format("/proc/{}/exe", pid), ec).string();
-}
-
-// The function NAME in the first object that defines it; `error` names
-// the nearest names when none does.
-std::optional<UprobeTargets::Function> find_inference_function(const std::string& name,
-                                                               const std::vector<std::string>& objects,
-                                                               std::string& error) {
-  std::string nearest;
-  for (const std::string& path : objects) {
-    std::string why;
-    auto elf = read_elf_functions(path, why);
-    if (!elf) continue;
-    if (const ElfFunction* f = elf->find_user_named(name)) return UprobeTargets::Function{path, f->name};
-    if (nearest.empty()) nearest = elf->nearest(name);
-  }
-  std::string where = objects.size() == 1 ? objects.front() : fmt::format("{} or the {} libraries it maps", objects.front(), objects.size() - 1);
-  error = fmt::format("--inference-fn {}: no function of that name in {}{}", name, where,
-                      nearest.empty() ? " (is it static and stripped, or inlined everywhere?)"
-                                      : fmt::format(" (did you mean {}?)", nearest));
-  return std::nullopt;
 }
 
 struct Child {
@@ -220,13 +182,9 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   std::string program;
   std::vector<std::string> objects;
   if (request.pid) {
-    auto mapped = read_mapped_objects(request.pid);
-    if (mapped.empty()) return failed(fmt::format("no process {} (or its memory map is unreadable)", request.pid));
-    std::string exe = exe_of(request.pid);
-    objects.push_back(exe);
-    for (const MappedObject& o : mapped)
-      if (o.executable && o.path != exe) objects.push_back(o.path);
-    program = exe;
+    objects = objects_of(request.pid);
+    if (objects.empty()) return failed(fmt::format("no process {} (or its memory map is unreadable)", request.pid));
+    program = objects.front();
   } else {
     program = find_in_path(request.command.front());
     if (program.empty()) {
@@ -253,8 +211,9 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   if (std::string cxx = find_libstdcxx(mapped); !cxx.empty())
     if (auto elf = read_elf_functions(cxx, why)) add_probes(cxx, *elf, kOperatorNew);
   if (!request.inference_fn.empty()) {
-    targets.inference = find_inference_function(request.inference_fn, objects, why);
-    if (!targets.inference) return failed(why);
+    auto f = find_inference_function(request.inference_fn, objects, why);
+    if (!f) return failed(why);
+    targets.inference = UprobeTargets::Function{f->path, f->symbol};
   }
 
   Waiting waiting;

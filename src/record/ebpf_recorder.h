@@ -1,8 +1,9 @@
 // `edgemem record`'s eBPF path: bpftrace (uprobes and uretprobes on the C
 // library of one process) instead of the preload library, for a process
-// that cannot be ptrace-attached, and for --inference-fn (a function of the
-// program whose calls are the inferences: its entries and returns and the
-// allocations are timed by one clock, so they are merged in order).
+// that cannot be ptrace-attached, and with `--via ebpf` (as root) for
+// --inference-fn too: its entries and returns and the allocations are timed
+// by one clock, so they are merged in order. Without root, --inference-fn
+// goes through gdb instead (inference_probe.h).
 // bpftrace is spawned with a generated script (ebpf_script.h), its output
 // read as it comes (ebpf_output_parser.h) and written as emt v2
 // (ebpf_recording.h). Nothing here prints; the CLI says what happened.

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "record/inference_probe.h"
 #include "record/trace_packer.h"
 
 namespace edgemem {
@@ -43,8 +44,13 @@ RecordResult run_recorded(const RecordRequest& request) {
   std::string ld_preload = request.preload;
   if (const char* existing = getenv("LD_PRELOAD"); existing && *existing) ld_preload += std::string(":") + existing;
 
+  std::optional<InferenceProbe> probe;
+  if (!request.inference_fn.empty()) {
+    probe = prepare_inference_run(request.inference_fn, request.command, ld_preload, result.error, result.exit_code);
+    if (!probe) return result;
+  }
   std::vector<char*> argv;
-  for (const std::string& a : request.command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : probe ? probe->gdb : request.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
   // The child reports a failed exec through this pipe (closed on a good one).
@@ -63,7 +69,9 @@ RecordResult run_recorded(const RecordRequest& request) {
   if (pid == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
-    setenv("LD_PRELOAD", ld_preload.c_str(), 1);
+    // gdb passes LD_PRELOAD to the program only.
+    if (probe) unsetenv("LD_PRELOAD");
+    else setenv("LD_PRELOAD", ld_preload.c_str(), 1);
     setenv("EDGEMEM_OUTPUT", output.c_str(), 1);
     execvp(argv[0], argv.data());
     int err = errno;
@@ -84,6 +92,7 @@ RecordResult run_recorded(const RecordRequest& request) {
   if (pid < 0 || exec_failed) {
     result.error = fmt::format("cannot run {}: {}", request.command[0], strerror(pid < 0 ? errno : exec_error));
     result.exit_code = 127;
+    if (probe) fs::remove_all(probe->dir, ec);
     return result;
   }
   if (WIFSIGNALED(status)) {
@@ -91,6 +100,22 @@ RecordResult run_recorded(const RecordRequest& request) {
     result.exit_code = 128 + result.signal;
   } else {
     result.exit_code = WEXITSTATUS(status);
+  }
+  if (probe) {
+    // gdb's status is gdb's: the program's comes with the marks.
+    ProbeOutcome p = finish_inference_probe(*probe, output.string(), fs::exists(output, ec));
+    if (!p.exit_code && !p.signal) {
+      result.error = fmt::format("gdb could not run {} with the --inference-fn probe (gdb: {})", request.command[0],
+                                 last_gdb_line(*probe));
+      result.exit_code = 2;
+      if (!p.error.empty()) result.error += "; " + p.error;
+      fs::remove_all(probe->dir, ec);
+      return result;
+    }
+    result.signal = p.signal.value_or(0);
+    result.exit_code = p.signal ? 128 + *p.signal : *p.exit_code;
+    result.inferences = p.inferences;
+    if (!p.error.empty()) result.notes.push_back(p.error);
   }
   if (fs::exists(output, ec)) result.recordings.push_back(output.string());
   std::string prefix = output.filename().string() + ".";
@@ -102,7 +127,7 @@ RecordResult run_recorded(const RecordRequest& request) {
   result.recordings.insert(result.recordings.end(), children.begin(), children.end());
   // The program has ended (a forked child that outlives it keeps its file
   // locked and chunked): what it wrote is packed to a few bytes an event.
-  result.notes = pack_recordings(result.recordings);
+  for (const std::string& note : pack_recordings(result.recordings)) result.notes.push_back(note);
   return result;
 }
 

@@ -2,6 +2,7 @@
 // waits for it. Nothing here prints; the CLI says what happened.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ struct RecordRequest {
   std::string output;  // the recording; an existing file is replaced
   std::vector<std::string> command;
   std::string preload;  // path of libedgemem_preload.so
+  // Each outermost call of this function is an inference: gdb runs the
+  // program and marks the calls (inference_probe.h).
+  std::string inference_fn;
 };
 
 struct RecordResult {
@@ -28,6 +32,7 @@ struct RecordResult {
   std::vector<std::string> recordings;
   // One line per recording left chunked (why), or packed (sizes).
   std::vector<std::string> notes;
+  uint64_t inferences = 0;  // calls of inference_fn marked
 };
 
 // Packs each finished recording (trace_packer.h) and says what happened.

@@ -158,16 +158,35 @@ PackResult pack_recording(const std::string& path) {
   header_bytes[n++] = e2::kLayoutPacked;
   if (!write_all(out.fd, header_bytes, n)) return fail(fmt::format("cannot write {} ({})", packing, strerror(errno)));
 
-  Packer packer(out.fd);
-  std::vector<uint8_t> chunk(e2::kChunkBytes);
+  // Chunks go in the order of their base sequence numbers (file order among
+  // equals, so each thread's stay in order): the reader merges threads by
+  // sequence number and holds what waits for an earlier one, and a chunk
+  // written after the others (the inference marks `record --inference-fn`
+  // appends, inference_marks.h) would otherwise hold back every record
+  // after its first.
+  struct Claimed {
+    uint64_t base, offset, index;
+  };
+  std::vector<Claimed> claimed;
   uint64_t index = 0;
   for (uint64_t offset = e2::kHeaderBytes; offset < result.chunked_bytes; offset += e2::kChunkBytes, ++index) {
+    uint8_t header[e2::kChunkHeaderBytes] = {};
+    size_t size = static_cast<size_t>(std::min<uint64_t>(sizeof header, result.chunked_bytes - offset));
+    if (!read_all(in.fd, header, size, offset)) return fail(fmt::format("cannot read {}", path));
+    if (size < e2::kChunkHeaderBytes || u32_at(header) == 0) continue;  // never claimed
+    claimed.push_back({u64_at(header + e2::kBaseSeqAt), offset, index});
+  }
+  std::stable_sort(claimed.begin(), claimed.end(), [](const Claimed& a, const Claimed& b) { return a.base < b.base; });
+
+  Packer packer(out.fd);
+  std::vector<uint8_t> chunk(e2::kChunkBytes);
+  for (const Claimed& c : claimed) {
+    uint64_t offset = c.offset;
     size_t size = static_cast<size_t>(std::min<uint64_t>(e2::kChunkBytes, result.chunked_bytes - offset));
     if (!read_all(in.fd, chunk.data(), size, offset)) return fail(fmt::format("cannot read {}", path));
-    if (size < e2::kChunkHeaderBytes || u32_at(chunk.data()) == 0) continue;  // never claimed
     uint32_t used = u32_at(chunk.data() + e2::kUsedAt);
     if (!std::equal(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), chunk.begin()) ||
-        u32_at(chunk.data() + e2::kIndexAt) != index || used > e2::kChunkPayloadBytes ||
+        u32_at(chunk.data() + e2::kIndexAt) != c.index || used > e2::kChunkPayloadBytes ||
         e2::kChunkHeaderBytes + used > size)
       return fail(fmt::format("the chunk at byte {} is damaged or cut short (left chunked, as written)", offset));
     uint8_t fields[30];

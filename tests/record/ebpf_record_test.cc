@@ -257,7 +257,7 @@ TEST(EbpfRecord, EachCallOfTheInferenceFunctionIsOneInference) {
   SKIP_WITHOUT_UPROBES();
   fs::path out = scratch("inference-fn.emt"), log = scratch("inference-fn.log");
   pid_t recorder =
-      start(fmt::format("{} record --inference-fn infer_once -o {} -- {} 25", EDGEMEM_BINARY, out.string(), kProgram), log);
+      start(fmt::format("{} record --via ebpf --inference-fn infer_once -o {} -- {} 25", EDGEMEM_BINARY, out.string(), kProgram), log);
   ASSERT_EQ(exit_status(recorder), 0) << read_file(log.string());
   EXPECT_NE(read_file(log.string()).find("25 calls of infer_once"), std::string::npos) << read_file(log.string());
   TraceOutcome outcome = analyse_trace_file(out.string(), {});
@@ -276,7 +276,7 @@ TEST(EbpfRecord, AnUnknownInferenceFunctionIsRefusedInOneLineWithASuggestion) {
   SKIP_WITHOUT_UPROBES();
   fs::path out = scratch("misspelt.emt"), log = scratch("misspelt.log");
   pid_t recorder =
-      start(fmt::format("{} record --inference-fn infer_onse -o {} -- {} 3", EDGEMEM_BINARY, out.string(), kProgram), log);
+      start(fmt::format("{} record --via ebpf --inference-fn infer_onse -o {} -- {} 3", EDGEMEM_BINARY, out.string(), kProgram), log);
   EXPECT_EQ(exit_status(recorder), 2);
   std::string said = read_file(log.string());
   EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
