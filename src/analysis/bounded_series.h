@@ -20,24 +20,28 @@ class BoundedSeries {
   explicit BoundedSeries(std::size_t limit = 512) : max_buckets_(std::max<std::size_t>(1, limit / 3)) {}
 
   // Called on every event by several analyses: the common case, a point
-  // joining the open bucket, is a few compares; opening a bucket is apart.
+  // joining the open bucket, is a few compares on members (the open bucket
+  // lives outside the vector, so no pointer is loaded); opening a bucket is apart.
   void add(X x, Y y) {
-    Sample s{seen_++, x, y};
-    if (buckets_.empty() || buckets_.back().count == width_) [[unlikely]] {
-      open_bucket(s);
+    const uint64_t index = seen_++;
+    if (open_.count == width_) [[unlikely]] {
+      open_bucket({index, x, y});
       return;
     }
-    Bucket& b = buckets_.back();
-    ++b.count;
-    if (y < b.min.y) b.min = s;
-    if (y > b.max.y) b.max = s;
+    ++open_.count;
+    if (y < open_.min.y) open_.min = {index, x, y};
+    if (y > open_.max.y) open_.max = {index, x, y};
   }
+
+  uint64_t added() const { return seen_; }
 
   // The kept points in the order they were added.
   std::vector<std::pair<X, Y>> points() const {
     std::vector<std::pair<X, Y>> out;
-    out.reserve(3 * buckets_.size());
-    for (const Bucket& b : buckets_) {
+    if (seen_ == 0) return out;
+    out.reserve(3 * (buckets_.size() + 1));
+    for (size_t bucket = 0; bucket <= buckets_.size(); ++bucket) {
+      const Bucket& b = bucket < buckets_.size() ? buckets_[bucket] : open_;
       Sample kept[3] = {b.first, b.min, b.max};
       std::sort(std::begin(kept), std::end(kept), [](const Sample& l, const Sample& r) { return l.index < r.index; });
       for (size_t i = 0; i < 3; ++i)
@@ -57,16 +61,21 @@ class BoundedSeries {
     uint64_t count;
   };
 
+  // The open bucket is full (or there is none yet): it joins the vector,
+  // which merges if that makes too many, and the point opens the next bucket
+  // or joins the last one if merging left it room.
   void open_bucket(const Sample& s) {
+    if (s.index > 0) buckets_.push_back(open_);
     if (buckets_.size() == max_buckets_) merge_pairs();
     if (buckets_.empty() || buckets_.back().count == width_) {
-      buckets_.push_back({s, s, s, 1});
+      open_ = {s, s, s, 1};
       return;
     }
-    Bucket& b = buckets_.back();  // merging left room in the last bucket
-    ++b.count;
-    if (s.y < b.min.y) b.min = s;
-    if (s.y > b.max.y) b.max = s;
+    open_ = buckets_.back();
+    buckets_.pop_back();
+    ++open_.count;
+    if (s.y < open_.min.y) open_.min = s;
+    if (s.y > open_.max.y) open_.max = s;
   }
 
   void merge_pairs() {
@@ -87,7 +96,8 @@ class BoundedSeries {
 
   std::size_t max_buckets_;
   uint64_t seen_ = 0, width_ = 1;
-  std::vector<Bucket> buckets_;
+  Bucket open_{{}, {}, {}, 1};  // the last bucket; none before the first point (count == width_ opens one)
+  std::vector<Bucket> buckets_;  // the ones before it
 };
 
 }  // namespace edgemem

@@ -17,8 +17,14 @@ class TimelineAnalysis {
   static constexpr std::size_t kSeriesPoints = 512;  // per series
   static constexpr std::size_t kMaxSpans = 4096;     // inference spans kept
 
-  // After an event changed (or tried to change) `pool`.
-  void sample(PoolId pool, uint64_t time, PoolState& state);
+  // After an event changed (or tried to change) `pool`: inline, as it runs on
+  // most events.
+  void sample(PoolId pool, uint64_t time, PoolState& state) {
+    if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1);
+    PoolSeries& p = pools_[pool];
+    p.used.add(time, state.usage());
+    p.live.add(time, state.live.size());
+  }
   void inference_begin(uint64_t time, uint64_t number);
   // `begun`: the inference had a begin marker; otherwise it is a span of its end only.
   void inference_end(uint64_t time, uint64_t number, bool begun);
@@ -27,7 +33,6 @@ class TimelineAnalysis {
 
  private:
   struct PoolSeries {
-    uint64_t samples = 0;
     BoundedSeries<uint64_t, uint64_t> used{kSeriesPoints}, live{kSeriesPoints};
   };
   void add_span(InferenceSpan span);
