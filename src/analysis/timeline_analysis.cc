@@ -33,9 +33,8 @@ void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, bool begun)
 void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) const {
   for (size_t i = 0; i < pools_.size(); ++i) {
     const PoolSeries& p = pools_[i];
-    if (p.used.added() == 0) continue;
-    out.timelines.push_back(
-        {context.pools.at(static_cast<PoolId>(i)).name, p.used.added(), p.used.points(), p.live.points()});
+    if (p.added() == 0) continue;
+    out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.added(), p.points(0), p.points(1)});
   }
   out.inference_marks.spans = spans_;
   out.inference_marks.total = total_;

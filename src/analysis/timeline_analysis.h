@@ -20,10 +20,8 @@ class TimelineAnalysis {
   // After an event changed (or tried to change) `pool`: inline, as it runs on
   // most events.
   void sample(PoolId pool, uint64_t time, PoolState& state) {
-    if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1);
-    PoolSeries& p = pools_[pool];
-    p.used.add(time, state.usage());
-    p.live.add(time, state.live.size());
+    if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1, PoolSeries(kSeriesPoints));
+    pools_[pool].add(time, {state.usage(), state.live.size()});
   }
   void inference_begin(uint64_t time, uint64_t number);
   // `begun`: the inference had a begin marker; otherwise it is a span of its end only.
@@ -32,9 +30,8 @@ class TimelineAnalysis {
   void finish(const TraceContext& context, AnalysisResult& out) const;
 
  private:
-  struct PoolSeries {
-    BoundedSeries<uint64_t, uint64_t> used{kSeriesPoints}, live{kSeriesPoints};
-  };
+  // Usage (series 0) and live blocks (series 1) share their buckets.
+  using PoolSeries = BoundedSeries<uint64_t, uint64_t, 2>;
   void add_span(InferenceSpan span);
 
   std::vector<PoolSeries> pools_;

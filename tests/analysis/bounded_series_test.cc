@@ -107,5 +107,23 @@ TEST(BoundedSeries, KeepsWhatThePlainRuleKeepsWithTiesAndAtEveryLength) {
   }
 }
 
+TEST(BoundedSeries, SeriesSharingTheirBucketsKeepWhatEachKeepsAlone) {
+  BoundedSeries<uint64_t, uint64_t, 2> shared(30);
+  BoundedSeries<uint64_t, uint64_t> first(30), second(30);
+  uint64_t state = 99;
+  for (uint64_t n = 0; n < 50000; ++n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t a = (state >> 33) % 7, b = (state >> 40) % 3 + n / 1000;  // ties, and a slow climb
+    shared.add(n, {a, b});
+    first.add(n, a);
+    second.add(n, b);
+    if (n % 4999 == 0) {
+      ASSERT_EQ(shared.points(0), first.points()) << n;
+      ASSERT_EQ(shared.points(1), second.points()) << n;
+    }
+  }
+  EXPECT_EQ(shared.added(), first.added());
+}
+
 }  // namespace
 }  // namespace edgemem
