@@ -73,8 +73,9 @@ class BoundedSeries {
 
   // The open bucket is full (or there is none yet): it joins the vector,
   // which merges if that makes too many, and the point opens the next bucket
-  // or joins the last one if merging left it room.
-  void open_bucket(uint64_t index, X x, const std::array<Y, N>& ys) {
+  // or joins the last one if merging left it room. Out of line, so add()
+  // inlined into a caller needs few registers.
+  [[gnu::noinline]] void open_bucket(uint64_t index, X x, const std::array<Y, N>& ys) {
     if (index > 0) buckets_.push_back(open_);
     if (buckets_.size() == max_buckets_) merge_pairs();
     if (buckets_.empty() || buckets_.back().count == width_) {
