@@ -3,9 +3,12 @@
 // and the points of its lowest and highest value, so a one-sample spike (a
 // fragmentation burst, a peak inference) survives any amount of reduction.
 // When the buckets fill, neighbours merge pairwise and the width doubles.
+// With N > 1, N series sampled at the same moments share their buckets: each
+// keeps the points it would keep alone, for the bookkeeping of one.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -13,32 +16,40 @@
 
 namespace edgemem {
 
-template <typename X, typename Y>
+template <typename X, typename Y, std::size_t N = 1>
 class BoundedSeries {
  public:
   // Three points per bucket: `limit` should be at least 3.
   explicit BoundedSeries(std::size_t limit = 512) : max_buckets_(std::max<std::size_t>(1, limit / 3)) {}
 
+  void add(X x, Y y) requires(N == 1) { add(x, std::array<Y, 1>{y}); }
+
   // Called on every event by several analyses: the common case, a point
-  // joining the open bucket, is a few compares; opening a bucket is apart.
-  void add(X x, Y y) {
-    Sample s{seen_++, x, y};
-    if (buckets_.empty() || buckets_.back().count == width_) [[unlikely]] {
-      open_bucket(s);
+  // joining the open bucket, is a few compares on members (the open bucket
+  // lives outside the vector, so no pointer is loaded); opening a bucket is apart.
+  void add(X x, const std::array<Y, N>& ys) {
+    const uint64_t index = seen_++;
+    if (open_.count == width_) [[unlikely]] {
+      open_bucket(index, x, ys);
       return;
     }
-    Bucket& b = buckets_.back();
-    ++b.count;
-    if (y < b.min.y) b.min = s;
-    if (y > b.max.y) b.max = s;
+    ++open_.count;
+    for (std::size_t k = 0; k < N; ++k) {
+      if (ys[k] < open_.min[k].y) open_.min[k] = {index, x, ys[k]};
+      if (ys[k] > open_.max[k].y) open_.max[k] = {index, x, ys[k]};
+    }
   }
 
-  // The kept points in the order they were added.
-  std::vector<std::pair<X, Y>> points() const {
+  uint64_t added() const { return seen_; }
+
+  // The kept points of series `k` in the order they were added.
+  std::vector<std::pair<X, Y>> points(std::size_t k = 0) const {
     std::vector<std::pair<X, Y>> out;
-    out.reserve(3 * buckets_.size());
-    for (const Bucket& b : buckets_) {
-      Sample kept[3] = {b.first, b.min, b.max};
+    if (seen_ == 0) return out;
+    out.reserve(3 * (buckets_.size() + 1));
+    for (size_t bucket = 0; bucket <= buckets_.size(); ++bucket) {
+      const Bucket& b = bucket < buckets_.size() ? buckets_[bucket] : open_;
+      Sample kept[3] = {{b.first_index, b.first_x, b.first_y[k]}, b.min[k], b.max[k]};
       std::sort(std::begin(kept), std::end(kept), [](const Sample& l, const Sample& r) { return l.index < r.index; });
       for (size_t i = 0; i < 3; ++i)
         if (i == 0 || kept[i].index != kept[i - 1].index) out.emplace_back(kept[i].x, kept[i].y);
@@ -53,20 +64,35 @@ class BoundedSeries {
     Y y;
   };
   struct Bucket {
-    Sample first, min, max;
+    uint64_t first_index;
+    X first_x;
+    std::array<Y, N> first_y;
+    std::array<Sample, N> min, max;
     uint64_t count;
   };
 
-  void open_bucket(const Sample& s) {
+  // The open bucket is full (or there is none yet): it joins the vector,
+  // which merges if that makes too many, and the point opens the next bucket
+  // or joins the last one if merging left it room. Out of line, so add()
+  // inlined into a caller needs few registers.
+  [[gnu::noinline]] void open_bucket(uint64_t index, X x, const std::array<Y, N>& ys) {
+    if (index > 0) buckets_.push_back(open_);
     if (buckets_.size() == max_buckets_) merge_pairs();
     if (buckets_.empty() || buckets_.back().count == width_) {
-      buckets_.push_back({s, s, s, 1});
+      open_.first_index = index;
+      open_.first_x = x;
+      open_.first_y = ys;
+      for (std::size_t k = 0; k < N; ++k) open_.min[k] = open_.max[k] = {index, x, ys[k]};
+      open_.count = 1;
       return;
     }
-    Bucket& b = buckets_.back();  // merging left room in the last bucket
-    ++b.count;
-    if (s.y < b.min.y) b.min = s;
-    if (s.y > b.max.y) b.max = s;
+    open_ = buckets_.back();
+    buckets_.pop_back();
+    ++open_.count;
+    for (std::size_t k = 0; k < N; ++k) {
+      if (ys[k] < open_.min[k].y) open_.min[k] = {index, x, ys[k]};
+      if (ys[k] > open_.max[k].y) open_.max[k] = {index, x, ys[k]};
+    }
   }
 
   void merge_pairs() {
@@ -75,8 +101,10 @@ class BoundedSeries {
       Bucket b = buckets_[i];
       if (i + 1 < buckets_.size()) {
         const Bucket& next = buckets_[i + 1];
-        if (next.min.y < b.min.y) b.min = next.min;
-        if (next.max.y > b.max.y) b.max = next.max;
+        for (std::size_t k = 0; k < N; ++k) {
+          if (next.min[k].y < b.min[k].y) b.min[k] = next.min[k];
+          if (next.max[k].y > b.max[k].y) b.max[k] = next.max[k];
+        }
         b.count += next.count;
       }
       buckets_[kept++] = b;
@@ -87,7 +115,8 @@ class BoundedSeries {
 
   std::size_t max_buckets_;
   uint64_t seen_ = 0, width_ = 1;
-  std::vector<Bucket> buckets_;
+  Bucket open_{0, {}, {}, {}, {}, 1};  // the last bucket; none before the first point (count == width_ opens one)
+  std::vector<Bucket> buckets_;        // the ones before it
 };
 
 }  // namespace edgemem

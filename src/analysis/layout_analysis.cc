@@ -53,34 +53,14 @@ bool surely_not_above(double u, double weight, double floor) {
 
 }  // namespace
 
-void LayoutAnalysis::seen(uint64_t time) {
-  if (!any_time_) start_ = end_ = time;
-  any_time_ = true;
-  start_ = std::min(start_, time);
-  end_ = std::max(end_, time);
-}
-
-void LayoutAnalysis::opened(PoolId pool, const Block& block) {
-  ++blocks_seen_;
-  if (lowest_address_.size() <= pool) lowest_address_.resize(size_t{pool} + 1, kNoBlock);
-  lowest_address_[pool] = std::min(lowest_address_[pool], block.address);
-  Live& l = live_[pair_of(pool, block)];
-  l.bytes += block.size;
-  ++l.count;
-}
-
-uint32_t LayoutAnalysis::pair_of(PoolId pool, const Block& block) {
+uint32_t LayoutAnalysis::new_pair(PoolId pool, const Block& block) {
   if (block.group >= pair_of_group_.size()) pair_of_group_.resize(size_t{block.group} + 1, kNoPair);
-  uint32_t& pair = pair_of_group_[block.group];
-  if (pair == kNoPair) {
-    auto [it, fresh] = pair_index_.try_emplace(key(pool, block.site), static_cast<uint32_t>(live_.size()));
-    if (fresh) {
-      live_.emplace_back();
-      pair_key_.push_back(it->first);
-    }
-    pair = it->second;
+  auto [it, fresh] = pair_index_.try_emplace(key(pool, block.site), static_cast<uint32_t>(live_.size()));
+  if (fresh) {
+    live_.emplace_back();
+    pair_key_.push_back(it->first);
   }
-  return pair;
+  return pair_of_group_[block.group] = it->second;
 }
 
 void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
@@ -115,29 +95,6 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
   std::push_heap(closed_.begin(), closed_.end(), Smaller{});
 }
 
-void LayoutAnalysis::usage_changed(uint64_t total_usage) {
-  if (total_usage > peak_) {
-    peak_ = total_usage;
-    pending_ = true;
-  }
-}
-
-void LayoutAnalysis::before_release() {
-  if (!pending_) return;
-  live_at_peak_ = live_;
-  pending_ = false;
-}
-
-void LayoutAnalysis::rasterise(std::vector<Raster>& rasters, PoolId pool, const Block& block, uint64_t end,
-                               bool live) {
-  if (rasters.size() <= pool) rasters.resize(size_t{pool} + 1);
-  Raster& r = rasters[pool];
-  if (!r.grid) r.grid.emplace();
-  r.grid->add(block.address, block.size, block.time, end);
-  ++r.blocks;
-  r.live_blocks += live;
-}
-
 std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, const TraceContext& context) const {
   std::vector<PoolSiteBytes> out;
   for (size_t i = 0; i < live.size(); ++i) {
@@ -156,7 +113,7 @@ std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, 
 
 void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const {
   LayoutResult& r = out.layout;
-  r.start_time = start_;
+  r.start_time = start_ <= end_ ? start_ : 0;
   r.end_time = end_;
   r.block_cap = cap_;
   r.blocks_seen = blocks_seen_;

@@ -8,6 +8,7 @@
 // bytes per (pool, site) now and at the peak, for the flame graphs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -25,13 +26,34 @@ class LayoutAnalysis {
 
   explicit LayoutAnalysis(size_t block_cap = kDefaultBlockCap) : cap_(block_cap) {}
 
-  void seen(uint64_t time);  // every event, so the chart spans the whole trace
-  void opened(PoolId pool, const Block& block);
+  // Every event, so the chart spans the whole trace: inline and branch-free.
+  void seen(uint64_t time) {
+    start_ = std::min(start_, time);
+    end_ = std::max(end_, time);
+  }
+  void opened(PoolId pool, const Block& block) {
+    ++blocks_seen_;
+    if (pool >= lowest_address_.size()) [[unlikely]] lowest_address_.resize(size_t{pool} + 1, kNoBlock);
+    lowest_address_[pool] = std::min(lowest_address_[pool], block.address);
+    Live& l = live_[pair_of(pool, block)];
+    l.bytes += block.size;
+    ++l.count;
+  }
   // Freed, resized away, reset, or replaced by an alloc at its address.
   void closed(PoolId pool, const Block& block, uint64_t time);
   // The same moments PeakAnalysis sees, so live_at_peak is its peak.
-  void usage_changed(uint64_t total_usage);
-  void before_release();
+  void usage_changed(uint64_t total_usage) {
+    if (total_usage > peak_) {
+      peak_ = total_usage;
+      pending_ = true;
+    }
+  }
+  void before_release() {
+    if (pending_) [[unlikely]] {
+      live_at_peak_ = live_;
+      pending_ = false;
+    }
+  }
   // Leaves the analysis as it was, so it can be called mid-trace.
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
 
@@ -62,22 +84,35 @@ class LayoutAnalysis {
   // The (pool, site) pair of a block, an index into live_. A block's leak
   // group names its pool and site (Block::group), so the pair is looked up
   // in a hash map once per group and by array index after that.
-  uint32_t pair_of(PoolId pool, const Block& block);
+  uint32_t pair_of(PoolId pool, const Block& block) {
+    if (block.group < pair_of_group_.size()) [[likely]]
+      if (const uint32_t pair = pair_of_group_[block.group]; pair != kNoPair) return pair;
+    return new_pair(pool, block);
+  }
+  uint32_t new_pair(PoolId pool, const Block& block);
   // Closed blocks pushed out of the sample, per pool (indexed by PoolId: this
   // runs on most frees of a long trace).
   struct Raster {
     std::optional<OccupancyGrid> grid;
     uint64_t blocks = 0, live_blocks = 0;
   };
-  static void rasterise(std::vector<Raster>& rasters, PoolId pool, const Block& block, uint64_t end, bool live);
+  // Inlined into closed(): most frees of a long trace end here, and a call
+  // would cost a third of the work.
+  [[gnu::always_inline]] static void rasterise(std::vector<Raster>& rasters, PoolId pool, const Block& block, uint64_t end, bool live) {
+    if (pool >= rasters.size()) [[unlikely]] rasters.resize(size_t{pool} + 1);
+    Raster& r = rasters[pool];
+    if (!r.grid) [[unlikely]] r.grid.emplace();
+    r.grid->add(block.address, block.size, block.time, end);
+    ++r.blocks;
+    r.live_blocks += live;
+  }
   static void rasterise(std::vector<Raster>& rasters, const Kept& k) {
     rasterise(rasters, k.pool, k.block, k.end, k.live);
   }
   std::vector<PoolSiteBytes> named(const std::vector<Live>& live, const TraceContext& context) const;
 
   size_t cap_;
-  bool any_time_ = false;
-  uint64_t start_ = 0, end_ = 0;
+  uint64_t start_ = UINT64_MAX, end_ = 0;  // start_ > end_: no event yet
   uint64_t blocks_seen_ = 0;
   std::vector<Ranked> closed_;  // min-heap on score, at most cap_
   std::vector<Kept> kept_;       // the closed blocks closed_ ranks

@@ -62,7 +62,7 @@ void OccupancyGrid::remap(bool time_axis, uint64_t first, bool halve) {
   cells_.swap(out);
 }
 
-void OccupancyGrid::add(uint64_t address, uint64_t size, uint64_t from, uint64_t to) {
+void OccupancyGrid::place(uint64_t address, uint64_t size, uint64_t from, uint64_t to) {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   if (from == kMax) --from;
   uint64_t last_time = to > from ? to - 1 : from;

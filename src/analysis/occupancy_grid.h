@@ -6,6 +6,7 @@
 // added stays counted (only its position gets coarser).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -20,8 +21,35 @@ class OccupancyGrid {
   OccupancyGrid() : cells_(size_t{kTimes} * kAddresses, 0.0) {}
 
   // A block at [address, address + size) from `from` to `to` (exclusive; a
-  // block that lived no time counts as one time unit).
-  void add(uint64_t address, uint64_t size, uint64_t from, uint64_t to);
+  // block that lived no time counts as one time unit). Inline, as it runs on
+  // most frees of a long trace: a block inside the window, in one time cell
+  // and one or two address cells, is added here with the very products
+  // place() would add; any other goes to place().
+  void add(uint64_t address, uint64_t size, uint64_t from, uint64_t to) {
+    const uint64_t last_time = to > from ? to - 1 : from, last_address = address + (size - 1);
+    const uint64_t t = from >> time_.shift, x0 = address >> address_.shift, x1 = last_address >> address_.shift;
+    // Unsigned differences: a cell below the window's first wraps to a huge one.
+    if (size == 0 || last_address < address || from == UINT64_MAX || !time_.used ||
+        t != last_time >> time_.shift || t - time_.first >= kTimes || x0 - address_.first >= kAddresses ||
+        x1 - address_.first >= kAddresses || x1 - x0 > 1) [[unlikely]] {
+      place(address, size, from, to);
+      return;
+    }
+    time_.lo = std::min(time_.lo, t);
+    time_.hi = std::max(time_.hi, t);
+    address_.lo = std::min(address_.lo, x0);
+    address_.hi = std::max(address_.hi, x1);
+    const double time_units = static_cast<double>(last_time - from + 1);
+    double* cell = &cells_[(t - time_.first) * kAddresses + (x0 - address_.first)];
+    if (x0 == x1) {
+      cell[0] += time_units * static_cast<double>(size);
+    } else {
+      cell[0] += time_units * static_cast<double>(((x0 + 1) << address_.shift) - address);
+      cell[1] += time_units * static_cast<double>(last_address - (x1 << address_.shift) + 1);
+    }
+  }
+  // The same as add() for any block: slides or widens the window to fit it.
+  void place(uint64_t address, uint64_t size, uint64_t from, uint64_t to);
 
   // Mean bytes occupied per cell over the used part of the window, with
   // offsets measured from `origin`.

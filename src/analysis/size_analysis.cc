@@ -1,25 +1,6 @@
 #include "size_analysis.h"
 
-#include <algorithm>
-#include <bit>
-
 namespace edgemem {
-
-namespace {
-uint64_t pad(uint64_t size, uint64_t align) { return (align - size % align) % align; }
-}  // namespace
-
-void SizeAnalysis::allocated(const Block& b) {
-  SizeBucket& bucket = buckets_[std::bit_width(b.size)];
-  ++bucket.count;
-  bucket.bytes += b.size;
-  if (b.align > 0) {
-    ++aligned_;
-    padding_ += pad(b.size, b.align);
-    padding8_ += pad(b.size, 8);
-    max_align_ = std::max<uint64_t>(max_align_, b.align);
-  }
-}
 
 void SizeAnalysis::finish(AnalysisResult& out) const {
   for (size_t i = 0; i < buckets_.size(); ++i) {

@@ -2,14 +2,6 @@
 
 namespace edgemem {
 
-void TimelineAnalysis::sample(PoolId pool, uint64_t time, PoolState& state) {
-  if (pools_.size() <= pool) pools_.resize(pool + 1);
-  PoolSeries& p = pools_[pool];
-  ++p.samples;
-  p.used.add(time, state.usage());
-  p.live.add(time, state.live.size());
-}
-
 void TimelineAnalysis::add_span(InferenceSpan span) {
   uint64_t index = total_++;
   open_kept_ = false;
@@ -41,8 +33,8 @@ void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, bool begun)
 void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) const {
   for (size_t i = 0; i < pools_.size(); ++i) {
     const PoolSeries& p = pools_[i];
-    if (p.samples == 0) continue;
-    out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.samples, p.used.points(), p.live.points()});
+    if (p.added() == 0) continue;
+    out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.added(), p.points(0), p.points(1)});
   }
   out.inference_marks.spans = spans_;
   out.inference_marks.total = total_;

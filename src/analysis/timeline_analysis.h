@@ -17,8 +17,12 @@ class TimelineAnalysis {
   static constexpr std::size_t kSeriesPoints = 512;  // per series
   static constexpr std::size_t kMaxSpans = 4096;     // inference spans kept
 
-  // After an event changed (or tried to change) `pool`.
-  void sample(PoolId pool, uint64_t time, PoolState& state);
+  // After an event changed (or tried to change) `pool`: inline, as it runs on
+  // most events.
+  void sample(PoolId pool, uint64_t time, PoolState& state) {
+    if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1, PoolSeries(kSeriesPoints));
+    pools_[pool].add(time, {state.usage(), state.live.size()});
+  }
   void inference_begin(uint64_t time, uint64_t number);
   // `begun`: the inference had a begin marker; otherwise it is a span of its end only.
   void inference_end(uint64_t time, uint64_t number, bool begun);
@@ -26,10 +30,8 @@ class TimelineAnalysis {
   void finish(const TraceContext& context, AnalysisResult& out) const;
 
  private:
-  struct PoolSeries {
-    uint64_t samples = 0;
-    BoundedSeries<uint64_t, uint64_t> used{kSeriesPoints}, live{kSeriesPoints};
-  };
+  // Usage (series 0) and live blocks (series 1) share their buckets.
+  using PoolSeries = BoundedSeries<uint64_t, uint64_t, 2>;
   void add_span(InferenceSpan span);
 
   std::vector<PoolSeries> pools_;

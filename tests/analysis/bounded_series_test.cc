@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include "analysis/bounded_series.h"
 
@@ -42,6 +44,85 @@ TEST(BoundedSeries, ShortSeriesAreKeptWhole) {
   auto points = series.points();
   ASSERT_EQ(points.size(), 100u);
   for (uint64_t i = 0; i < 100; ++i) EXPECT_EQ(points[i], std::make_pair(i, i * i % 13));
+}
+
+// The reduction rule written the plain way, every bucket in one vector, to
+// hold the series' own bookkeeping (its open bucket kept apart) to it.
+std::vector<std::pair<uint64_t, uint64_t>> reduced(const std::vector<uint64_t>& ys, size_t limit) {
+  struct Bucket {
+    size_t first, min, max;
+    uint64_t count;
+  };
+  const size_t max_buckets = std::max<size_t>(1, limit / 3);
+  uint64_t width = 1;
+  std::vector<Bucket> buckets;
+  auto join = [&](Bucket& b, size_t i) {
+    ++b.count;
+    if (ys[i] < ys[b.min]) b.min = i;
+    if (ys[i] > ys[b.max]) b.max = i;
+  };
+  for (size_t i = 0; i < ys.size(); ++i) {
+    if (!buckets.empty() && buckets.back().count < width) {
+      join(buckets.back(), i);
+      continue;
+    }
+    if (buckets.size() == max_buckets) {
+      std::vector<Bucket> merged;
+      for (size_t k = 0; k < buckets.size(); k += 2) {
+        Bucket b = buckets[k];
+        if (k + 1 < buckets.size()) {
+          const Bucket& next = buckets[k + 1];
+          if (ys[next.min] < ys[b.min]) b.min = next.min;
+          if (ys[next.max] > ys[b.max]) b.max = next.max;
+          b.count += next.count;
+        }
+        merged.push_back(b);
+      }
+      buckets = merged;
+      width *= 2;
+    }
+    if (buckets.empty() || buckets.back().count == width) buckets.push_back({i, i, i, 1});
+    else join(buckets.back(), i);
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const Bucket& b : buckets)
+    for (size_t i : std::set<size_t>{b.first, b.min, b.max}) out.emplace_back(i, ys[i]);
+  return out;
+}
+
+TEST(BoundedSeries, KeepsWhatThePlainRuleKeepsWithTiesAndAtEveryLength) {
+  for (size_t limit : {3, 4, 7, 30, 512}) {
+    BoundedSeries<uint64_t, uint64_t> series(limit);
+    std::vector<uint64_t> ys;
+    uint64_t state = limit;
+    for (size_t n = 0; n < 20000; ++n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      ys.push_back((state >> 33) % 5);  // few values: many ties for the lowest and highest
+      series.add(n, ys.back());
+      if (n < 200 || n % 997 == 0) {
+        ASSERT_EQ(series.points(), reduced(ys, limit)) << "limit " << limit << ", " << n + 1 << " points";
+      }
+    }
+    EXPECT_EQ(series.added(), ys.size());
+  }
+}
+
+TEST(BoundedSeries, SeriesSharingTheirBucketsKeepWhatEachKeepsAlone) {
+  BoundedSeries<uint64_t, uint64_t, 2> shared(30);
+  BoundedSeries<uint64_t, uint64_t> first(30), second(30);
+  uint64_t state = 99;
+  for (uint64_t n = 0; n < 50000; ++n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t a = (state >> 33) % 7, b = (state >> 40) % 3 + n / 1000;  // ties, and a slow climb
+    shared.add(n, {a, b});
+    first.add(n, a);
+    second.add(n, b);
+    if (n % 4999 == 0) {
+      ASSERT_EQ(shared.points(0), first.points()) << n;
+      ASSERT_EQ(shared.points(1), second.points()) << n;
+    }
+  }
+  EXPECT_EQ(shared.added(), first.added());
 }
 
 }  // namespace

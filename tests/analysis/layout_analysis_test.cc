@@ -209,6 +209,62 @@ TEST(OccupancyGrid, EveryByteTimeStaysCountedWhenTheGridSlidesAndWidens) {
   EXPECT_NEAR(byte_time(r), total, 0.01 * total);
 }
 
+// add() takes a shortcut for blocks inside the window that touch one time
+// cell and at most two address cells; place() is the general way. Both must
+// leave every cell the same, for blocks that take the shortcut, blocks that
+// just miss it (three cells, two time cells, outside the window) and the
+// window sliding and widening between them.
+TEST(OccupancyGrid, TheShortcutForBlocksInsideTheWindowAddsWhatTheGeneralWayAdds) {
+  OccupancyGrid quick, general;
+  auto same = [&](const char* when) {
+    for (uint64_t origin : {uint64_t{0}, uint64_t{0x20000000}}) {
+      const LayoutRaster a = quick.raster(origin), b = general.raster(origin);
+      EXPECT_EQ(a.time0, b.time0) << when;
+      EXPECT_EQ(a.time_step, b.time_step) << when;
+      EXPECT_EQ(a.offset0, b.offset0) << when;
+      EXPECT_EQ(a.offset_step, b.offset_step) << when;
+      EXPECT_EQ(a.times, b.times) << when;
+      EXPECT_EQ(a.offsets, b.offsets) << when;
+      EXPECT_EQ(a.bytes, b.bytes) << when;
+    }
+  };
+  uint64_t state = 12345, time = 0;
+  auto next = [&](uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+  auto add_blocks = [&](bool far_ones) {
+    for (int i = 0; i < 100000; ++i) {
+      time += next(50);
+      // Blocks of up to 2 KiB in a 256 KiB heap (one or two address cells);
+      // now and then an empty one, one spanning many cells or living across
+      // time cells, and with far_ones one far above or below (the window
+      // slides and widens).
+      uint64_t address = 0x20000000 + next(1 << 18);
+      if (far_ones && i % 5000 == 0) address = next(2) ? address << 4 : address >> 4;
+      const uint64_t size = i % 700 == 0 ? next(1 << 20) : next(2048);
+      const uint64_t from = time - std::min(time, next(i % 3 ? 3000 : 300000)), to = time + next(2);
+      quick.add(address, size, from, to);
+      general.place(address, size, from, to);
+    }
+  };
+  // First a time step of one (times below the 128 cells), so each cell holds
+  // exact byte-time and one unit added to the wrong cell shows.
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t address = 0x20000000 + next(1 << 18), size = next(8192), from = next(128), to = from + next(2);
+    quick.add(address, size, from, to);
+    general.place(address, size, from, to);
+  }
+  same("with a time step of one");
+  add_blocks(false);
+  same("in one heap");
+  add_blocks(true);
+  same("with far blocks");
+  quick.add(UINT64_MAX - 15, 16, UINT64_MAX, UINT64_MAX);  // the last address and time
+  general.place(UINT64_MAX - 15, 16, UINT64_MAX, UINT64_MAX);
+  same("at the end of the address space");
+}
+
 TEST(OccupancyGrid, AddressesAcrossTheWholeSpaceStillFit) {
   OccupancyGrid g;
   g.add(0, 16, 0, 1);
