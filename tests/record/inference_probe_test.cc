@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "edgemem/trace_session.h"
+#include "record/decoded_recording.h"
 #include "record/ebpf_emt_writer.h"
 #include "record/inference_function.h"
 #include "record/inference_marks.h"
@@ -38,24 +39,6 @@ fs::path scratch(const std::string& name) {
 }
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
-
-struct Decoded {
-  TraceContext context;
-  std::vector<Event> events;
-  DecodeStats stats;
-};
-
-std::unique_ptr<Decoded> decode_file(const fs::path& path) {
-  auto d = std::make_unique<Decoded>();
-  Recorder sink;
-  auto decoder = make_decoder(Format::emt, d->context, sink);
-  std::string bytes = read_file(path.string());
-  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
-  decoder->finish();
-  d->events = std::move(sink.events);
-  d->stats = decoder->stats();
-  return d;
-}
 
 // The marks fall between the records numbered before and after them, on
 // the thread that made the calls, and fill the numbers they took: nothing

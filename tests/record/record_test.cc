@@ -19,6 +19,7 @@
 
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
+#include "record/decoded_recording.h"
 #include "record/ebpf_recorder.h"
 #include "test_support.h"
 
@@ -48,24 +49,6 @@ fs::path scratch(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-record-test-{}", getpid());
   fs::create_directories(dir);
   return dir / name;
-}
-
-struct Decoded {
-  TraceContext context;
-  std::vector<Event> events;
-  DecodeStats stats;
-};
-
-std::unique_ptr<Decoded> decode_file(const fs::path& path) {
-  auto d = std::make_unique<Decoded>();
-  Recorder sink;
-  auto decoder = make_decoder(Format::emt, d->context, sink);
-  std::string bytes = read_file(path.string());
-  decoder->feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
-  decoder->finish();
-  d->events = std::move(sink.events);
-  d->stats = decoder->stats();
-  return d;
 }
 
 // Allocations of `size` bytes per thread id.
