@@ -50,7 +50,7 @@ File file;
 // gdb script of `edgemem record --inference-fn` takes numbers from it for
 // the calls it sees while every thread is stopped (src/record/inference_probe.h).
 extern "C" {
-__attribute__((visibility("default"))) alignas(64) std::atomic<uint64_t> edgemem_record_seq{0};
+alignas(64) __attribute__((visibility("default"))) std::atomic<uint64_t> edgemem_record_seq{0};
 }
 
 namespace edgemem::preload {
