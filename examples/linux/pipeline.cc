@@ -89,7 +89,12 @@ __attribute__((noinline)) float run_model(const unsigned char* input) {
 // start-up, or by an attach, after the allocation functions). Asked anew
 // each frame: the compiler takes a symbol's address for a constant and
 // would test it once before the loop.
-__attribute__((noipa)) bool recorder_loaded() { return edgemem_inference_begin != nullptr; }
+#if defined(__clang__)
+__attribute__((noinline))  // clang has no noipa
+#else
+__attribute__((noipa))
+#endif
+bool recorder_loaded() { return edgemem_inference_begin != nullptr; }
 
 void preprocess_loop(Queue& q, int frames, int pace_ms) {
   for (int f = 0; f < frames; ++f) {
