@@ -512,6 +512,14 @@ TEST(Record, AnAllocationInADlopenedLibraryIsNamedWithItsInlinedFrame) {
 
 // Attach: gdb injects the recorder into the running loop, whose calls are
 // bound to libc already; from then on its leak is recorded at its site.
+// The gdb attach was refused here (it then falls back to eBPF): the target is ended.
+bool refused_ptrace(const Command& c, pid_t pid) {
+  if (c.out.find("ptrace refused") == std::string::npos) return false;
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return true;
+}
+
 TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   fs::path out = scratch("attach.emt");
   pid_t pid = fork();
@@ -521,11 +529,7 @@ TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   }
   usleep(300 * 1000);  // running, past start-up
   Command c = run(fmt::format("{} record --pid {} -o {} 2>&1", EDGEMEM_BINARY, pid, out.string()));
-  if (c.out.find("ptrace refused") != std::string::npos) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    GTEST_SKIP() << "this machine refuses ptrace: " << c.out;
-  }
+  if (refused_ptrace(c, pid)) GTEST_SKIP() << "this machine refuses ptrace: " << c.out;
   EXPECT_EQ(c.status, 0) << c.out;
   int status = 0;
   waitpid(pid, &status, 0);
@@ -625,11 +629,7 @@ TEST(Record, AttachingToTheRunningPipelineFindsTheLeaksOfTheFramesAfterTheAttach
   pid_t pid = start_paced_pipeline(frames, said);
   usleep(300 * 1000);  // running, past start-up: frames are being made
   Command c = run(fmt::format("{} record --via gdb --pid {} -o {} 2>&1", EDGEMEM_BINARY, pid, out.string()));
-  if (c.out.find("ptrace refused") != std::string::npos) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    GTEST_SKIP() << "this machine refuses ptrace: " << c.out;
-  }
+  if (refused_ptrace(c, pid)) GTEST_SKIP() << "this machine refuses ptrace: " << c.out;
   EXPECT_EQ(c.status, 0) << c.out;
   int status = 0;
   waitpid(pid, &status, 0);
