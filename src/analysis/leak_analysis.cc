@@ -153,6 +153,7 @@ struct Live {
   uint64_t span_first = UINT64_MAX, span_last = 0;  // of the threads that made its blocks
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
+  uint64_t unfinished_bytes = 0;  // made in an inference that had not ended when the trace stopped
   uint64_t first = UINT64_MAX, last = 0;
   std::vector<ThreadShare> threads;  // of bytes and count, by the thread that made them
 };
@@ -188,6 +189,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       }
       g.bytes += b.size;
       ++g.count;
+      if (tracker.in_inference() && b.inference == tracker.inference()) g.unfinished_bytes += b.size;
       g.min_size = std::min(g.min_size, b.size);
       g.max_size = std::max(g.max_size, b.size);
       g.first = std::min(g.first, b.time);
@@ -229,7 +231,10 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       }
       leak.off_inference_thread = !g.clocked;
       if (markers && g.clocked && tracker.completed() > 0) {
-        leak.growth = growth(counters, g.bytes);
+        // A rate per inference counts the completed ones only: an interrupted
+        // capture stops mid-inference with that inference's blocks made.
+        const uint64_t completed_bytes = g.bytes - g.unfinished_bytes;
+        leak.growth = growth(counters, completed_bytes);
         // Over the inferences since it began, so a leak that starts half-way
         // shows its own rate; every-Nth leaks count from one period before.
         uint64_t since = counters.growths
@@ -237,7 +242,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
                                                                  std::max<uint64_t>(leak.growth->period, 1) - 1)
                              : 1;
         uint64_t span = tracker.completed() >= since ? tracker.completed() - since + 1 : tracker.completed();
-        leak.bytes_per_inference = static_cast<double>(g.bytes) / static_cast<double>(std::max<uint64_t>(span, 1));
+        leak.bytes_per_inference =
+            static_cast<double>(completed_bytes) / static_cast<double>(std::max<uint64_t>(span, 1));
       }
       leak.first_time = g.first;
       leak.last_time = g.last;

@@ -280,6 +280,26 @@ TEST(HonestFindings, ALeakThatStartsHalfWayShowsItsOwnRateFromWhenItStarted) {
   EXPECT_NE(text_of(*run, "log").find("644 B per inference from inference 201 on at lstm.cc:88"), std::string::npos);
 }
 
+// `watch` stopped by Ctrl-C (CI caught it: 651.4 B for a 644 B leak): the
+// capture ends inside inference 88, after its leak was made. The rate is over
+// the 87 completed inferences and their blocks; the live bytes count all 88.
+TEST(HonestFindings, ACaptureCutInsideAnInferenceKeepsThePerInferenceRate) {
+  Log log;
+  for (int i = 1; i <= 88; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=644 offset={} site=model.c:58", 644 * i);
+    if (i < 88) log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.inferences, 87u);
+  EXPECT_EQ(r.leaks[0].bytes, 88u * 644);
+  EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 644.0);
+  ASSERT_TRUE(r.leaks[0].growth);
+  EXPECT_EQ(r.leaks[0].growth->bytes_per_growth, 644u);
+}
+
 // node's teardown allocates after the last inference ended and exits without
 // freeing: grown at no inference's end, so not a leak per inference.
 TEST(HonestFindings, BlocksMadeAfterTheLastInferenceEndedAreNotALeak) {
