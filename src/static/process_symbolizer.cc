@@ -1,5 +1,7 @@
 #include "static/process_symbolizer.h"
 
+#include "static/symbol_index.h"
+
 #include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -49,6 +51,7 @@ struct ProcessSymbolizer::Module {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;
   std::string name;
+  std::unique_ptr<SymbolIndex> symbols;  // built on the first address without DWARF
   ~Module() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -121,7 +124,9 @@ std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_pat
   std::free(scopes);
   if (inner_first.empty()) {
     // No DWARF for this address: the symbol table still names the function.
-    const char* symbol = dwfl_module_addrname(m->module, pc);
+    if (!m->symbols) m->symbols = std::make_unique<SymbolIndex>(m->module);
+    const char* symbol = m->symbols->find(pc);
+    if (!symbol) symbol = dwfl_module_addrname(m->module, pc);
     if (symbol) inner_first.push_back(frame(demangle(symbol), file, lineno));
     else inner_first.push_back(fmt::format("{}+0x{:x}", m->name, pc));
   }
