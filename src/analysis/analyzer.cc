@@ -96,7 +96,6 @@ struct Analyzer::Impl {
 
   bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
     const PoolInfo& info = pool_info(pool);
-    peak.before_release(tracker);
     layout.before_release();
     if (!tracker.free(pool, address, freed)) {
       ++counts.unknown_frees;
@@ -226,7 +225,6 @@ struct Analyzer::Impl {
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
-        peak.before_release(tracker);
         layout.before_release();
         tracker.pool(e.pool).live.for_each([&](const Block& b) {
           leaks.removed(b);

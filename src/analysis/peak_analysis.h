@@ -1,6 +1,6 @@
-// The high-water mark of all pools together and what held it. The holders
-// are copied lazily, just before the first release after a new peak: until
-// then nothing has left, so the live set is still the one at the peak.
+// The high-water mark of all pools together and what held it: the pool
+// tracker's copy-on-write snapshot of the sites' live counts, taken at each
+// new high.
 #pragma once
 
 #include <vector>
@@ -12,12 +12,13 @@ namespace edgemem {
 
 class PeakAnalysis {
  public:
-  void usage_changed(const PoolTracker& tracker, uint64_t time) {
+  void usage_changed(PoolTracker& tracker, uint64_t time) {
     if (tracker.total_usage() > peak_) {
       peak_ = tracker.total_usage();
       time_ = time;
       inference_ = tracker.device_inference();
-      pending_ = true;
+      tracker.snapshot_sites();
+      blocks_known_ = true;
     }
   }
   // Summary records: `total` is one pool at its peak since its last summary
@@ -27,25 +28,16 @@ class PeakAnalysis {
       peak_ = total;
       time_ = time;
       inference_ = inference;
-      pending_ = false;
-      holders_.clear();
-    }
-  }
-  void before_release(const PoolTracker& tracker) {
-    if (pending_) {
-      holders_ = holders(tracker);
-      pending_ = false;
+      blocks_known_ = false;
     }
   }
   // Leaves the analysis as it was, so it can be called mid-trace.
   void finish(const PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
 
  private:
-  static std::vector<std::pair<SiteId, SiteCounters>> holders(const PoolTracker& tracker);
   uint64_t peak_ = 0, time_ = 0;
   std::optional<uint64_t> inference_;
-  bool pending_ = false;
-  std::vector<std::pair<SiteId, SiteCounters>> holders_;
+  bool blocks_known_ = false;  // the peak was reached by blocks (not a summary record)
 };
 
 }  // namespace edgemem

@@ -51,7 +51,7 @@ void PoolTracker::reset(PoolId pool_id) {
   PoolState& p = pool(pool_id);
   uint64_t before = p.usage();
   p.live.for_each([&](const Block& b) {
-    SiteCounters& s = site(b.site);
+    SiteCounters& s = changing_site(b.site);
     ++s.frees;
     s.live_bytes -= b.size;
     --s.live_count;

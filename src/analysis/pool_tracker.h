@@ -15,6 +15,9 @@ namespace edgemem {
 struct SiteCounters {
   uint64_t allocs = 0, frees = 0, alloc_bytes = 0, live_bytes = 0, live_count = 0;
   uint64_t first_time = 0, last_time = 0;
+  // Live bytes and count when snapshot number `snapshot` was taken, kept at
+  // the site's first change after it (see PoolTracker::snapshot_sites).
+  uint64_t snapshot = 0, snapshot_bytes = 0, snapshot_count = 0;
 };
 
 class PoolState {
@@ -61,6 +64,16 @@ class PoolTracker {
     return sites_[id];
   }
   const std::vector<SiteCounters>& sites() const { return sites_; }
+  // A copy-on-write snapshot of every site's live bytes and count: each
+  // site keeps its counts as they were at its first change after it, so a
+  // snapshot costs nothing per site. The peak takes one at every new high,
+  // which on a growing heap is most allocations; copying the counts of a
+  // recording's 90,000 stacks each time was a third of its analysis.
+  void snapshot_sites() { ++snapshot_; }
+  // A site's live {bytes, count} at the latest snapshot.
+  std::pair<uint64_t, uint64_t> at_snapshot(const SiteCounters& s) const {
+    return s.snapshot == snapshot_ ? std::pair(s.snapshot_bytes, s.snapshot_count) : std::pair(s.live_bytes, s.live_count);
+  }
 
   // Each returns what changed so analyses need not look it up again.
   // alloc: `replaced` is set when the address was still live (its free was lost).
@@ -73,12 +86,12 @@ class PoolTracker {
     replaced = p.live.put(last_, &old);
     if (replaced) [[unlikely]] {
       p.removed(old);
-      SiteCounters& s = site(old.site);
+      SiteCounters& s = changing_site(old.site);
       s.live_bytes -= old.size;
       --s.live_count;
     }
     p.added(last_);
-    SiteCounters& s = site(e.site);
+    SiteCounters& s = changing_site(e.site);
     if (s.allocs == 0) s.first_time = e.time;
     s.last_time = e.time;
     ++s.allocs;
@@ -93,7 +106,7 @@ class PoolTracker {
     uint64_t before = p.usage();
     if (!p.live.erase(address, &freed)) return false;
     p.removed(freed);
-    SiteCounters& s = site(freed.site);
+    SiteCounters& s = changing_site(freed.site);
     ++s.frees;
     s.live_bytes -= freed.size;
     --s.live_count;
@@ -144,7 +157,18 @@ class PoolTracker {
   TraceContext& context_;
   std::vector<PoolState> pools_;
   size_t pool_count_ = 0;  // pools_.size(), kept: size() divides by the state's size
+  // The site whose live counts are about to change, its snapshot kept first.
+  SiteCounters& changing_site(SiteId id) {
+    SiteCounters& s = site(id);
+    if (s.snapshot != snapshot_) [[unlikely]] {
+      s.snapshot = snapshot_;
+      s.snapshot_bytes = s.live_bytes;
+      s.snapshot_count = s.live_count;
+    }
+    return s;
+  }
   std::vector<SiteCounters> sites_;
+  uint64_t snapshot_ = 0;
   uint32_t inference_ = 0;
   uint64_t device_inference_ = 0;
   bool numbered_ = false;

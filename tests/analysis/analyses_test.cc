@@ -35,6 +35,23 @@ TEST(Analyses, PeakHoldersAreTheBlocksLiveAtThePeak) {
   EXPECT_EQ(p.live_at_peak[1].site, "a.c:1");
 }
 
+// A block made over a live one (its free was lost) changes what the peak's
+// holders were without any free: the peak keeps the blocks of its moment.
+TEST(Analyses, PeakHoldersStayThoseOfThePeakWhenALaterBlockReplacesOne) {
+  std::string log =
+      "[MEM][1] ALLOC size=100 addr=0x100 site=a.c:1\n"
+      "[MEM][2] ALLOC size=300 addr=0x200 site=b.c:2\n"
+      "[MEM][3] ALLOC size=20 addr=0x200 site=c.c:3\n"
+      "[MEM][4] ALLOC size=30 addr=0x300 site=c.c:3\n";
+  auto run = analyse(Format::log, log);
+  const PeakResult& p = run->result.peak;
+  EXPECT_EQ(p.bytes, 400u);
+  ASSERT_EQ(p.live_at_peak.size(), 2u);
+  EXPECT_EQ(p.live_at_peak[0].site, "b.c:2");
+  EXPECT_EQ(p.live_at_peak[0].bytes, 300u);
+  EXPECT_EQ(p.live_at_peak[1].site, "a.c:1");
+}
+
 TEST(Analyses, ArenaResetReleasesEverythingAndUnknownFreesAreCounted) {
   std::string log =
       "[MEM][1] ALLOC size=64 offset=0 site=t.cc:1\n"
