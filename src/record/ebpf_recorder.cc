@@ -22,6 +22,7 @@
 #include "record/ebpf_process_maps.h"
 #include "record/ebpf_script.h"
 #include "record/inference_function.h"
+#include "record/mmap_watch.h"
 
 namespace edgemem {
 namespace fs = std::filesystem;
@@ -223,6 +224,13 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   }
   int pid = request.pid ? request.pid : waiting.pid;
   targets.pid = pid;
+  // A program we start may end before its /proc maps are read (a short one
+  // on a loaded machine did): the kernel's own mapping records are kept.
+  std::unique_ptr<MmapWatch> mappings;
+  if (!request.pid) {
+    std::string no_watch;
+    mappings = MmapWatch::open(pid, no_watch);
+  }
   targets.ready_call = ready_call_for(getpid());
 
   char script_path[] = "/tmp/edgemem-uprobes-XXXXXX.bt";
@@ -328,6 +336,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       recording.refresh_modules();
       last_modules = now;
     }
+    if (mappings) recording.add_modules(mappings->objects());
     // Attaching takes bpftrace a few seconds (it compiles the script with LLVM).
     if (!started && !timed_out && now - spawned > 120'000'000'000) {
       kill(bpftrace.pid, SIGKILL);
@@ -360,6 +369,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   parser.finish(records);
   for (UprobeRecord& r : records)
     if (r.time >= attached_at) recording.add(std::move(r));
+  if (mappings) recording.add_modules(mappings->objects());
   recording.finish();
   result.stats = recording.stats();
   bool closed = writer.close(why);

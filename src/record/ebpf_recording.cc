@@ -42,7 +42,11 @@ void UprobeRecording::lost(uint64_t events) {
 
 void UprobeRecording::refresh_modules() {
   last_refresh_ = monotonic_ns();
-  for (const MappedObject& o : read_mapped_objects(pid_)) {
+  add_modules(read_mapped_objects(pid_));
+}
+
+void UprobeRecording::add_modules(const std::vector<MappedObject>& objects) {
+  for (const MappedObject& o : objects) {
     if (!o.executable || o.offset0 == 0) continue;
     if (auto it = modules_.find(o.start); it != modules_.end() && it->second.end == o.end) continue;
     auto page = first_load_page_.find(o.path);

@@ -15,6 +15,7 @@
 
 #include "record/ebpf_emt_writer.h"
 #include "record/ebpf_output_parser.h"
+#include "record/ebpf_process_maps.h"
 
 namespace edgemem {
 
@@ -38,6 +39,8 @@ class UprobeRecording {
   void lost(uint64_t events);
   // Re-reads the process's mappings and writes the objects not yet known.
   void refresh_modules();
+  // Writes the objects of `objects` not yet known (from the kernel's mapping records).
+  void add_modules(const std::vector<MappedObject>& objects);
   // Writes the records that happened more than `window` ns before the
   // newest one received. Measured from the newest received, not from now:
   // when bpftrace falls behind (a loaded machine), all its buffers are

@@ -22,6 +22,7 @@
 #include "record/ebpf_output_parser.h"
 #include "record/ebpf_recorder.h"
 #include "record/ebpf_script.h"
+#include "record/mmap_watch.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -270,6 +271,46 @@ TEST(EbpfRecord, EachCallOfTheInferenceFunctionIsOneInference) {
   EXPECT_EQ(leak->count, 25u);
   ASSERT_TRUE(leak->bytes_per_inference);
   EXPECT_NEAR(*leak->bytes_per_inference, 128.0, 0.5);
+}
+
+// CI, loaded: the program ended before its /proc maps were read and every
+// frame stayed an address. The kernel's mapping records outlive the process:
+// read here only after it has exited and been reaped.
+TEST(EbpfRecord, AProgramThatEndsAtOnceStillHasItsModuleMap) {
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    close(go[1]);
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(126);
+    execl(kProgram.c_str(), "record_leak_per_call", "0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(go[0]);
+  std::string why;
+  auto watch = MmapWatch::open(child, why);
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  close(go[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  if (!watch) GTEST_SKIP() << "the kernel refuses perf events here: " << why;
+  EXPECT_TRUE(read_mapped_objects(child).empty());  // gone with the process
+  auto objects = watch->objects();
+  auto find = [&](const std::string& path) -> const MappedObject* {
+    for (const MappedObject& o : objects)
+      if (o.path == path) return &o;
+    return nullptr;
+  };
+  const MappedObject* program = find(fs::canonical(kProgram).string());
+  ASSERT_TRUE(program) << objects.size() << " objects";
+  EXPECT_TRUE(program->executable);
+  EXPECT_EQ(program->offset0, program->start);  // a PIE's first segment is its file's start
+  std::string libc = find_libc(objects);
+  ASSERT_FALSE(libc.empty());
+  EXPECT_GT(find(libc)->end, find(libc)->offset0);
+  EXPECT_EQ(watch->lost(), 0u);
 }
 
 TEST(EbpfRecord, AnUnknownInferenceFunctionIsRefusedInOneLineWithASuggestion) {
