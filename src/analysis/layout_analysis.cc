@@ -4,7 +4,10 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <numbers>
+
+#include <fmt/format.h>
 
 namespace edgemem {
 
@@ -96,13 +99,42 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
 }
 
 std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, const TraceContext& context) const {
-  std::vector<PoolSiteBytes> out;
+  std::vector<uint32_t> pairs;
+  uint64_t total = 0;
   for (size_t i = 0; i < live.size(); ++i) {
-    const Live& l = live[i];
-    if (l.count == 0) continue;
+    if (live[i].count == 0) continue;
+    pairs.push_back(static_cast<uint32_t>(i));
+    total += live[i].bytes;
+  }
+  // A long list is thinned before naming: the stacks a flame graph cannot
+  // draw (under 1/kFlameFraction of the bytes) become one row per pool.
+  std::vector<PoolSiteBytes> out;
+  if (pairs.size() > listed::kLayoutStacks) {
+    std::vector<uint32_t> wide;
+    std::map<PoolId, std::vector<uint32_t>> thin;
+    for (uint32_t i : pairs) {
+      if (live[i].bytes * listed::kFlameFraction >= total) wide.push_back(i);
+      else thin[static_cast<PoolId>(pair_key_[i] >> 32)].push_back(i);
+    }
+    for (const auto& [pool, list] : thin) {
+      if (list.size() == 1) {  // alone, it keeps its name
+        wide.push_back(list[0]);
+        continue;
+      }
+      PoolSiteBytes t{context.pools.at(pool).name,
+                      fmt::format("({} stacks under 1/{} of the bytes each)", list.size(), listed::kFlameFraction)};
+      for (uint32_t i : list) {
+        t.bytes += live[i].bytes;
+        t.count += live[i].count;
+      }
+      out.push_back(std::move(t));
+    }
+    pairs = std::move(wide);
+  }
+  for (uint32_t i : pairs) {
     const uint64_t k = pair_key_[i];
     out.push_back({context.pools.at(static_cast<PoolId>(k >> 32)).name,
-                   std::string(context.sites.name(static_cast<SiteId>(k & 0xffffffffu))), l.bytes, l.count});
+                   std::string(context.sites.name(static_cast<SiteId>(k & 0xffffffffu))), live[i].bytes, live[i].count});
   }
   std::sort(out.begin(), out.end(), [](const PoolSiteBytes& a, const PoolSiteBytes& b) {
     if (a.pool != b.pool) return a.pool < b.pool;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -172,6 +173,7 @@ void add_share(std::vector<ThreadShare>& shares, uint32_t tid, uint64_t size) {
 
 void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const {
   const bool markers = tracker.inference() > 0;
+  std::unordered_set<SiteId> leaking;
   std::map<Key, Live> live;
   for (size_t pid = 0; pid < tracker.pools().size(); ++pid) {
     tracker.pools()[pid].live.for_each([&](const Block& b) {
@@ -253,6 +255,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       std::sort(leak.threads.begin(), leak.threads.end(),
                 [](const ThreadShare& a, const ThreadShare& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.tid < b.tid; });
       out.leaks.push_back(std::move(leak));
+      leaking.insert(site);
       if (g.pre_count > 0)
         out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count, LiveReason::before_first_inference});
     } else {
@@ -273,13 +276,45 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       c.reason = "no inference markers: a group leaks when its lowest live count keeps rising over event time";
   }
 
-  for (size_t id = 0; id < tracker.sites().size(); ++id) {
-    const SiteCounters& s = tracker.sites()[id];
-    if (s.allocs == 0) continue;
-    out.sites.push_back({std::string(context.sites.name(static_cast<SiteId>(id))), s.allocs, s.frees,
-                         s.alloc_bytes, s.live_bytes, s.live_count});
+  list_sites(tracker, context, leaking, out);
+}
+
+// Every site that allocated, most live bytes first: past listed::kSites
+// (leaking sites aside) the rest are summed, before any of them is named.
+void LeakAnalysis::list_sites(const PoolTracker& tracker, const TraceContext& context,
+                              const std::unordered_set<SiteId>& leaking, AnalysisResult& out) {
+  const auto& sites = tracker.sites();
+  std::vector<SiteId> listed, others;
+  for (size_t id = 0; id < sites.size(); ++id) {
+    if (sites[id].allocs == 0) continue;
+    (leaking.contains(static_cast<SiteId>(id)) ? listed : others).push_back(static_cast<SiteId>(id));
   }
-  std::sort(out.sites.begin(), out.sites.end(), [](const auto& a, const auto& b) {
+  if (others.size() > listed::kSites) {
+    auto first = [&](SiteId a, SiteId b) {
+      const SiteCounters &x = sites[a], &y = sites[b];
+      if (x.live_bytes != y.live_bytes) return x.live_bytes > y.live_bytes;
+      return x.alloc_bytes != y.alloc_bytes ? x.alloc_bytes > y.alloc_bytes : a < b;
+    };
+    std::nth_element(others.begin(), others.begin() + listed::kSites, others.end(), first);
+    SitesOmitted& o = out.sites_omitted.emplace();
+    for (auto id = others.begin() + listed::kSites; id != others.end(); ++id) {
+      const SiteCounters& s = sites[*id];
+      ++o.count;
+      o.allocs += s.allocs;
+      o.frees += s.frees;
+      o.alloc_bytes += s.alloc_bytes;
+      o.live_bytes += s.live_bytes;
+      o.live_count += s.live_count;
+    }
+    others.resize(listed::kSites);
+  }
+  listed.insert(listed.end(), others.begin(), others.end());
+  std::sort(listed.begin(), listed.end());  // ties stay in the order the sites were first seen
+  for (SiteId id : listed) {
+    const SiteCounters& s = sites[id];
+    out.sites.push_back({std::string(context.sites.name(id)), s.allocs, s.frees, s.alloc_bytes, s.live_bytes, s.live_count});
+  }
+  std::stable_sort(out.sites.begin(), out.sites.end(), [](const auto& a, const auto& b) {
     return a.live_bytes != b.live_bytes ? a.live_bytes > b.live_bytes : a.alloc_bytes > b.alloc_bytes;
   });
 }

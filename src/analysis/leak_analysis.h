@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
+#include <unordered_set>
 #include <vector>
 
 #include "edgemem/analysis_result.h"
@@ -84,6 +85,8 @@ class LeakAnalysis {
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
 
  private:
+  static void list_sites(const PoolTracker& tracker, const TraceContext& context,
+                         const std::unordered_set<SiteId>& leaking, AnalysisResult& out);
   using Key = std::tuple<PoolId, SiteId, uint64_t>;
   // The counters every allocation and free touches share one cache line;
   // the rest is read at inference ends, window ends and the finish.

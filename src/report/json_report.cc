@@ -202,6 +202,10 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
     sites.push_back({{"site", s2.site}, {"allocs", s2.allocs}, {"frees", s2.frees},
                      {"alloc_bytes", s2.alloc_bytes}, {"live_bytes", s2.live_bytes}, {"live_count", s2.live_count}});
   j["sites"] = sites;
+  j["sites_omitted"] = nullptr;
+  if (const auto& o = r.sites_omitted)
+    j["sites_omitted"] = {{"count", o->count}, {"allocs", o->allocs}, {"frees", o->frees}, {"alloc_bytes", o->alloc_bytes},
+                          {"live_bytes", o->live_bytes}, {"live_count", o->live_count}};
   const EventCounts& c = r.counts;
   j["counts"] = {{"allocs", c.allocs}, {"frees", c.frees}, {"reallocs", c.reallocs}, {"failed", c.failed},
                  {"marks", c.marks}, {"counters", c.counters}, {"resets", c.resets},

@@ -52,6 +52,61 @@ TEST(Analyses, PeakHoldersStayThoseOfThePeakWhenALaterBlockReplacesOne) {
   EXPECT_EQ(p.live_at_peak[1].site, "a.c:1");
 }
 
+// A recording names tens of thousands of stacks: the lists of a result are
+// bounded before naming (edgemem::listed), and what they leave out is
+// summed so every total stays exact. 1,500 sites, site i holding i B; a
+// 1 B-per-inference leak that would rank past the first thousand.
+TEST(Analyses, ListsOfSitesAreBoundedAndWhatTheyLeaveOutIsSummed) {
+  std::string log;
+  for (int i = 1; i <= 1500; ++i)
+    log += "[MEM][" + std::to_string(i) + "] ALLOC size=" + std::to_string(i) + " addr=" + std::to_string(i * 4096) +
+           " site=s" + std::to_string(i) + ".c:1\n";
+  for (int i = 1; i <= 10; ++i)
+    log += "[MEM][2000] INFER begin\n[MEM][2000] ALLOC size=1 addr=" + std::to_string(9000000 + i * 16) +
+           " site=leak.c:1\n[MEM][2000] INFER end\n";
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  ASSERT_EQ(r.sites.size(), listed::kSites + 1);
+  EXPECT_EQ(r.sites[0].site, "s1500.c:1");
+  EXPECT_EQ(r.sites[listed::kSites - 1].site, "s501.c:1");
+  EXPECT_EQ(r.sites.back().site, "leak.c:1");  // leaking: listed whatever it holds
+  ASSERT_TRUE(r.sites_omitted);
+  EXPECT_EQ(r.sites_omitted->count, 500u);
+  EXPECT_EQ(r.sites_omitted->live_bytes, 500u * 501 / 2);
+  EXPECT_EQ(r.sites_omitted->allocs, 500u);
+
+  const auto& holders = r.peak.live_at_peak;
+  ASSERT_EQ(holders.size(), listed::kPeakHolders + 1);
+  EXPECT_EQ(holders.back().site, "(501 other sites)");  // s1..s500 and leak.c:1
+  uint64_t peak_sum = 0;
+  for (const PeakHolder& h : holders) peak_sum += h.bytes;
+  EXPECT_EQ(peak_sum, r.peak.bytes);
+
+  // The flame data: stacks under 1/10,000 of the live bytes (s1..s112 and
+  // the leak's, 113 B at most) become one row of the pool; the bytes stay.
+  const auto& end = r.layout.live_at_end;
+  uint64_t end_sum = 0;
+  size_t thin = 0;
+  for (const PoolSiteBytes& e : end) {
+    end_sum += e.bytes;
+    if (e.site.starts_with("(")) {
+      ++thin;
+      EXPECT_EQ(e.site, "(113 stacks under 1/10000 of the bytes each)");
+    }
+  }
+  EXPECT_EQ(thin, 1u);
+  EXPECT_EQ(end.size(), 1500u - 112 + 1);
+  EXPECT_EQ(end_sum, 1500u * 1501 / 2 + 10);
+}
+
+TEST(Analyses, AShortListIsWholeWithNothingSummed) {
+  auto run = analyse(Format::log, "[MEM][1] ALLOC size=8 addr=0x10 site=a.c:1\n[MEM][2] ALLOC size=8 addr=0x20 site=b.c:1\n");
+  EXPECT_EQ(run->result.sites.size(), 2u);
+  EXPECT_FALSE(run->result.sites_omitted);
+  EXPECT_EQ(run->result.peak.live_at_peak.size(), 2u);
+}
+
 TEST(Analyses, ArenaResetReleasesEverythingAndUnknownFreesAreCounted) {
   std::string log =
       "[MEM][1] ALLOC size=64 offset=0 site=t.cc:1\n"

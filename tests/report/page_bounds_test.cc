@@ -1,6 +1,6 @@
-// The analyze page bounds its site lists (src/report/page_bounds.h): what it
-// leaves out is summed, leaking sites stay, pool totals stay exact, and the
-// layout's names come back whole from the frame table.
+// The analyze page trims the analysis's bounded lists further
+// (src/report/page_bounds.h), and the layout's names come back whole from
+// the frame table.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -28,45 +28,25 @@ json document(size_t sites) {
   a["layout"]["sites"] = json::array({"main;run;op1", "main;run;op2", "main", "a;;b"});
   a["layout"]["live_at_end"] = json::array();
   a["layout"]["live_at_peak"] = json::array();
+  a["sites_omitted"] = nullptr;
   return a;
 }
 
-TEST(PageBounds, TheSitesTableKeepsTheFirstThousandAndEveryLeakAndSumsTheRest) {
+TEST(PageBounds, PastTheAnalysissBoundThePageSendsThePersistentGroupsOfTheSitesItListsAndFewerPeakHolders) {
   json a = document(1500);
+  a["sites"].erase(a["sites"].begin() + 1000, a["sites"].end() - 1);  // as the analysis lists them
+  a["sites_omitted"] = {{"count", 499}};
   page_bounds::bound_analysis(a);
-  ASSERT_EQ(a["sites"].size(), page_bounds::kSiteRows + 1);
-  EXPECT_EQ(a["sites"][0]["site"], "main;run;op0");
-  EXPECT_EQ(a["sites"].back()["site"], "main;run;op1499");  // leaking, past the first thousand
-  EXPECT_EQ(a["sites_omitted"]["count"], 499);
-  EXPECT_EQ(a["sites_omitted"]["live_bytes"], 499 * 20);
-  EXPECT_EQ(a["sites_omitted"]["allocs"], 499 * 3);
-  EXPECT_EQ(a["persistent"].size(), page_bounds::kSiteRows + 1);
+  EXPECT_EQ(a["persistent"].size(), 1001u);
+  EXPECT_EQ(a["persistent"].back()["site"], "main;run;op1499");
   EXPECT_EQ(a["peak"]["live_at_peak"].size(), page_bounds::kPeakHolders);
   EXPECT_EQ(a["peak"]["live_at_peak"][0]["bytes"], 150);
 }
 
-TEST(PageBounds, ASmallDocumentKeepsEverySite) {
+TEST(PageBounds, AWholeListKeepsEveryPersistentGroup) {
   json a = document(10);
   page_bounds::bound_analysis(a);
-  EXPECT_EQ(a["sites"].size(), 10u);
-  EXPECT_FALSE(a.contains("sites_omitted"));
-}
-
-TEST(PageBounds, StacksTooNarrowToDrawBecomeOneEntryPerPoolAndPoolsKeepTheirBytes) {
-  json a = document(1);
-  json& end = a["layout"]["live_at_end"];
-  end.push_back({{"pool", "malloc"}, {"site", "big"}, {"bytes", 1000000}, {"count", 1}});
-  for (int i = 0; i < 5; ++i) end.push_back({{"pool", "malloc"}, {"site", fmt::format("tiny{}", i)}, {"bytes", 10}, {"count", 2}});
-  end.push_back({{"pool", "arena"}, {"site", "lone"}, {"bytes", 7}, {"count", 1}});
-  page_bounds::bound_analysis(a);
-  ASSERT_EQ(end.size(), 3u);
-  EXPECT_EQ(end[0]["site"], "big");
-  EXPECT_EQ(end[1]["pool"], "arena");  // one narrow stack alone stays as it is
-  EXPECT_EQ(end[1]["site"], "lone");
-  EXPECT_EQ(end[2]["pool"], "malloc");
-  EXPECT_EQ(end[2]["site"], "(5 stacks under 1/10000 of the bytes each)");
-  EXPECT_EQ(end[2]["bytes"], 50);
-  EXPECT_EQ(end[2]["count"], 10);
+  EXPECT_EQ(a["persistent"].size(), 10u);
 }
 
 TEST(PageBounds, LayoutSiteNamesComeBackWholeFromTheFrameTable) {

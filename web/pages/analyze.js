@@ -164,10 +164,10 @@ EM.pages.analyze = function (doc) {
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
-  const omitted = a.sites_omitted;  // the page keeps the first 1,000 sites; --json has them all
+  const omitted = a.sites_omitted;  // the analysis lists the first 1,000 sites and sums the rest
   if (omitted && omitted.count) {
     const tr = el("tr", "omitted");
-    tr.append(el("td", "site", "(" + grouped(omitted.count) + " more sites, none holding more; edgemem analyze --json lists them)"),
+    tr.append(el("td", "site", "(" + grouped(omitted.count) + " more sites, none holding more, summed)"),
               el("td", null, ""), el("td", "num", grouped(omitted.allocs)), el("td", "num", grouped(omitted.frees)),
               el("td", "num", grouped(omitted.allocs - omitted.frees)), el("td", "num", bytesHuman(omitted.live_bytes)),
               el("td", "num", grouped(omitted.live_count)), el("td", "num", bytesHuman(omitted.alloc_bytes)));
