@@ -96,7 +96,6 @@ struct Analyzer::Impl {
 
   bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
     const PoolInfo& info = pool_info(pool);
-    layout.before_release();
     if (!tracker.free(pool, address, freed)) {
       ++counts.unknown_frees;
       return false;
@@ -225,8 +224,7 @@ struct Analyzer::Impl {
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
-        layout.before_release();
-        tracker.pool(e.pool).live.for_each([&](const Block& b) {
+            tracker.pool(e.pool).live.for_each([&](const Block& b) {
           leaks.removed(b);
           layout.closed(e.pool, b, e.time);
           threads.dropped(b);

@@ -67,7 +67,7 @@ uint32_t LayoutAnalysis::new_pair(PoolId pool, const Block& block) {
 }
 
 void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
-  Live& l = live_[pair_of(pool, block)];
+  Live& l = changing(pair_of(pool, block));
   if (l.count) {
     l.bytes -= std::min(l.bytes, block.size);
     if (--l.count == 0) l.bytes = 0;
@@ -150,7 +150,12 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
   r.block_cap = cap_;
   r.blocks_seen = blocks_seen_;
   r.live_at_end = named(live_, context);
-  r.live_at_peak = named(pending_ ? live_ : live_at_peak_, context);
+  std::vector<Live> at_peak(live_.size());
+  for (size_t i = 0; i < live_.size(); ++i) {
+    const Live& l = live_[i];
+    at_peak[i] = l.snapshot == snapshot_ ? Live{l.snapshot_bytes, l.snapshot_count} : Live{l.bytes, l.count};
+  }
+  r.live_at_peak = named(at_peak, context);
 
   // Live blocks first, by the area they cover, then the closed ones by their sample key.
   std::vector<Kept> live;

@@ -35,23 +35,18 @@ class LayoutAnalysis {
     ++blocks_seen_;
     if (pool >= lowest_address_.size()) [[unlikely]] lowest_address_.resize(size_t{pool} + 1, kNoBlock);
     lowest_address_[pool] = std::min(lowest_address_[pool], block.address);
-    Live& l = live_[pair_of(pool, block)];
+    Live& l = changing(pair_of(pool, block));
     l.bytes += block.size;
     ++l.count;
   }
   // Freed, resized away, reset, or replaced by an alloc at its address.
   void closed(PoolId pool, const Block& block, uint64_t time);
-  // The same moments PeakAnalysis sees, so live_at_peak is its peak.
+  // The same moments PeakAnalysis sees, so live_at_peak is its peak: a
+  // copy-on-write snapshot, as the pool tracker's of the sites.
   void usage_changed(uint64_t total_usage) {
     if (total_usage > peak_) {
       peak_ = total_usage;
-      pending_ = true;
-    }
-  }
-  void before_release() {
-    if (pending_) [[unlikely]] {
-      live_at_peak_ = live_;
-      pending_ = false;
+      ++snapshot_;
     }
   }
   // Leaves the analysis as it was, so it can be called mid-trace.
@@ -67,7 +62,18 @@ class LayoutAnalysis {
   };
   struct Live {
     uint64_t bytes = 0, count = 0;
+    // At snapshot number `snapshot` (the latest peak), kept at the first change after it.
+    uint64_t snapshot = 0, snapshot_bytes = 0, snapshot_count = 0;
   };
+  Live& changing(uint32_t pair) {
+    Live& l = live_[pair];
+    if (l.snapshot != snapshot_) [[unlikely]] {
+      l.snapshot = snapshot_;
+      l.snapshot_bytes = l.bytes;
+      l.snapshot_count = l.count;
+    }
+    return l;
+  }
   // The sample's heap holds scores and slots only: sifting 16-byte entries
   // through 20,000 stays in cache where 80-byte blocks did not. Its
   // comparisons read the score alone, so it orders (and evicts) exactly as a
@@ -124,9 +130,8 @@ class LayoutAnalysis {
   std::unordered_map<uint64_t, uint32_t> pair_index_;  // key(pool, site) -> pair
   static constexpr uint32_t kNoPair = UINT32_MAX;
   std::vector<uint32_t> pair_of_group_;  // Block::group -> pair
-  std::vector<Live> live_at_peak_;
   uint64_t peak_ = 0;
-  bool pending_ = false;
+  uint64_t snapshot_ = 0;
 };
 
 }  // namespace edgemem

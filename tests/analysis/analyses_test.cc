@@ -50,6 +50,12 @@ TEST(Analyses, PeakHoldersStayThoseOfThePeakWhenALaterBlockReplacesOne) {
   EXPECT_EQ(p.live_at_peak[0].site, "b.c:2");
   EXPECT_EQ(p.live_at_peak[0].bytes, 300u);
   EXPECT_EQ(p.live_at_peak[1].site, "a.c:1");
+  // The layout's flame data at the peak is the same moment's.
+  const auto& l = run->result.layout.live_at_peak;
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].site, "b.c:2");
+  EXPECT_EQ(l[0].bytes, 300u);
+  EXPECT_EQ(l[1].site, "a.c:1");
 }
 
 // A recording names tens of thousands of stacks: the lists of a result are
