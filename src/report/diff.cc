@@ -123,9 +123,16 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   Table before = headline(a), after = headline(b);
   std::erase_if(before, [&](const auto& row) { return !after.contains(row.first); });
   std::erase_if(after, [&](const auto& row) { return !before.contains(row.first); });
+  // A run that lists only its first sites (sites_omitted) cannot say that a
+  // site it leaves out held nothing: such a site is compared only where
+  // both runs list it.
+  Table sites_before = bytes_table(sites(a)), sites_after = bytes_table(sites(b));
+  const Table listed_before = sites_before;
+  if (b.sites_omitted) std::erase_if(sites_before, [&](const auto& row) { return !sites_after.contains(row.first); });
+  if (a.sites_omitted) std::erase_if(sites_after, [&](const auto& row) { return !listed_before.contains(row.first); });
   return {join("run", "run", before, after),
           join("pool_peaks", "pool peaks", bytes_table(pools(a)), bytes_table(pools(b))),
-          join("site_live_bytes", "live bytes at the end, per site", bytes_table(sites(a)), bytes_table(sites(b)))};
+          join("site_live_bytes", "live bytes at the end, per site", sites_before, sites_after)};
 }
 
 }  // namespace edgemem

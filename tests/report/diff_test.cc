@@ -47,6 +47,22 @@ TEST(Diff, TwoRuns) {
   EXPECT_TRUE(row(groups, "site_live_bytes", "model.c:58")->added);
 }
 
+// Past its first 1,000 sites a run sums the rest: a site one run lists and
+// the other leaves out is not "added" or "removed", it is not known.
+TEST(Diff, ASiteOneRunLeftOutOfItsListIsNotComparedAsZero) {
+  AnalysisResult a, b;
+  a.sites.push_back({"both.c:1", 1, 0, 100, 100, 1});
+  a.sites.push_back({"only_a.c:1", 1, 0, 50, 50, 1});
+  a.sites_omitted = SitesOmitted{2000, 2000, 0, 4000, 4000, 2000};
+  b.sites.push_back({"both.c:1", 1, 0, 300, 300, 1});
+  b.sites.push_back({"only_b.c:1", 1, 0, 70, 70, 1});
+  auto groups = diff_traces(a, b);
+  EXPECT_EQ(row(groups, "site_live_bytes", "both.c:1")->delta(), 200);
+  EXPECT_EQ(row(groups, "site_live_bytes", "only_b.c:1"), nullptr);  // maybe among a's 2,000 left out
+  ASSERT_NE(row(groups, "site_live_bytes", "only_a.c:1"), nullptr);  // b lists every site: it held nothing
+  EXPECT_TRUE(row(groups, "site_live_bytes", "only_a.c:1")->removed);
+}
+
 TEST(Diff, FragmentationIsAFractionAndEveryHeadlineHasAUnit) {
   AnalysisResult a, b;
   a.fragmentation.max_rate = 0.25;
