@@ -109,9 +109,9 @@ struct Analyzer::Impl {
     return true;
   }
 
-  void begin_inference(uint64_t number, uint64_t failed_before) {
+  void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
     if (tracker.inference() == 0) leaks.first_inference_begins();
-    tracker.begin_inference(number);
+    tracker.begin_inference(number, by_its_end);
     failed_at_begin = failed_before;
   }
 
@@ -212,7 +212,7 @@ struct Analyzer::Impl {
         break;
       case EventKind::inference_end: {
         bool begun = tracker.in_inference();
-        if (!begun) begin_inference(e.size, failed_at_end);  // some firmware marks only the end
+        if (!begun) begin_inference(e.size, failed_at_end, true);  // some firmware marks only the end
         tracker.end_inference();
         timeline.inference_end(e.time, *tracker.device_inference(), begun);
         watermark.inference_end(e.time, tracker);

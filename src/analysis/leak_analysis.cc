@@ -191,7 +191,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       }
       g.bytes += b.size;
       ++g.count;
-      if (tracker.in_inference() && b.inference == tracker.inference()) g.unfinished_bytes += b.size;
+      if (tracker.unfinished(b)) g.unfinished_bytes += b.size;
       g.min_size = std::min(g.min_size, b.size);
       g.max_size = std::max(g.max_size, b.size);
       g.first = std::min(g.first, b.time);

@@ -121,11 +121,14 @@ class PoolTracker {
   // carries 0. The first inference takes its number as given (a loop may
   // count from 0); after it a 0 continues from the previous number. A trace
   // whose markers are all 0 is unnumbered: see numbered().
-  void begin_inference(uint64_t number) {
+  // `by_its_end`: the firmware marks only inference ends, so this one begins
+  // and ends at its end marker, and blocks made after it belong to the next.
+  void begin_inference(uint64_t number, bool by_its_end = false) {
     device_inference_ = inference_ == 0 || number ? number : device_inference_ + 1;
     numbered_ |= number != 0;
     ++inference_;
     in_inference_ = true;
+    ends_only_ = by_its_end;
     for (PoolState& p : pools_) p.inference_peak = p.usage();
   }
   void end_inference() {
@@ -142,6 +145,9 @@ class PoolTracker {
   }
   uint64_t completed() const { return completed_; }
   bool in_inference() const { return in_inference_; }
+  // The blocks made since the last inference began belong to one that has
+  // not ended: the current one, or with end markers only, the next.
+  bool unfinished(const Block& b) const { return (in_inference_ || ends_only_) && b.inference == inference_; }
   // Sum of pool usages, kept current on every change.
   uint64_t total_usage() const { return total_usage_; }
   void refresh_usage(PoolState& p, uint64_t before) {
@@ -174,6 +180,7 @@ class PoolTracker {
   bool numbered_ = false;
   uint64_t completed_ = 0;
   bool in_inference_ = false;
+  bool ends_only_ = false;
   uint64_t total_usage_ = 0;
   Block last_;
 };

@@ -300,6 +300,22 @@ TEST(HonestFindings, ACaptureCutInsideAnInferenceKeepsThePerInferenceRate) {
   EXPECT_EQ(r.leaks[0].growth->bytes_per_growth, 644u);
 }
 
+// The same cut in firmware that marks only inference ends (a review found
+// 651.49 B): the blocks after the last end marker are the next inference's.
+TEST(HonestFindings, ACaptureCutAfterTheLastEndMarkerKeepsThePerInferenceRate) {
+  Log log;
+  for (int i = 1; i <= 88; ++i) {
+    log("ALLOC size=644 offset={} site=model.c:58", 644 * i);
+    if (i < 88) log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.inferences, 87u);
+  EXPECT_EQ(r.leaks[0].bytes, 87u * 644);  // the first block came before any inference
+  EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 644.0);
+}
+
 // node's teardown allocates after the last inference ended and exits without
 // freeing: grown at no inference's end, so not a leak per inference.
 TEST(HonestFindings, BlocksMadeAfterTheLastInferenceEndedAreNotALeak) {
