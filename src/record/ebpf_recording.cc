@@ -48,14 +48,17 @@ void UprobeRecording::refresh_modules() {
 void UprobeRecording::add_modules(const std::vector<MappedObject>& objects) {
   for (const MappedObject& o : objects) {
     if (!o.executable || o.offset0 == 0) continue;
-    if (auto it = modules_.find(o.start); it != modules_.end() && it->second.end == o.end) continue;
+    // Known already (the kernel's records end an object at its .bss, its
+    // /proc maps at its last file page: the wider one is kept, written once).
+    if (auto it = modules_.find(o.start); it != modules_.end() && it->second.path == o.path && it->second.end >= o.end)
+      continue;
     auto page = first_load_page_.find(o.path);
     if (page == first_load_page_.end()) {
       std::string error;
       auto elf = read_elf_functions(o.path, error);
       page = first_load_page_.emplace(o.path, elf ? elf->first_load_page : 0).first;
     }
-    modules_[o.start] = {o.end, is_runtime(o.path)};
+    modules_[o.start] = {o.end, is_runtime(o.path), o.path};
     writer_.module(o.offset0 - page->second, o.start, o.end, o.path);
   }
 }

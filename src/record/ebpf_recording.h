@@ -55,6 +55,7 @@ class UprobeRecording {
   struct Module {
     uint64_t end;
     bool runtime;  // the C library or the dynamic loader
+    std::string path;
   };
   struct Later {
     bool operator()(const std::pair<uint64_t, uint64_t>& a, const std::pair<uint64_t, uint64_t>& b) const {

@@ -14,7 +14,7 @@
 namespace edgemem {
 
 namespace {
-constexpr size_t kDataPages = 16;  // 64 KiB per CPU: hundreds of mappings between two reads
+constexpr size_t kDataPages = 64;  // 256 KiB per CPU: thousands of mappings (large mallocs' too) between two reads
 
 // PERF_RECORD_MMAP2 without sample_id_all: after the header, these fields,
 // then the NUL-terminated file name.
@@ -38,10 +38,14 @@ std::unique_ptr<MmapWatch> MmapWatch::open(int pid, std::string& why) {
   attr.mmap = 1;
   attr.mmap2 = 1;
   attr.mmap_data = 1;  // the mapping at file offset 0 is read-only data: it places the object
+  attr.comm = 1;
+  attr.comm_exec = 1;  // an exec replaces the image: its mappings start again
+  attr.sample_id_all = 1;
+  attr.sample_type = PERF_SAMPLE_TIME;  // each ring is in order, the rings are merged by time
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   const size_t size = (1 + kDataPages) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  std::unique_ptr<MmapWatch> watch(new MmapWatch);
+  std::unique_ptr<MmapWatch> watch(new MmapWatch(pid));
   const long cpus = sysconf(_SC_NPROCESSORS_CONF);
   for (int cpu = 0; cpu < cpus; ++cpu) {
     long fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -72,7 +76,7 @@ MmapWatch::~MmapWatch() {
   }
 }
 
-void MmapWatch::read_records(Ring& ring) {
+void MmapWatch::read_records(Ring& ring, std::vector<Change>& changes) {
   auto* meta = static_cast<perf_event_mmap_page*>(ring.data);
   auto* data = static_cast<const char*>(ring.data) + meta->data_offset;
   const uint64_t data_size = meta->data_size;
@@ -94,19 +98,32 @@ void MmapWatch::read_records(Ring& ring) {
     std::memcpy(&header, record.data(), sizeof header);
     if (header.size < sizeof header || tail + header.size > head) break;
     copy(tail, header.size);
+    tail += header.size;
+    // The body, then the sample id: its time, the record's last 8 bytes.
     const char* body = record.data() + sizeof header;
-    const size_t body_size = header.size - sizeof header;
+    if (header.size < sizeof header + sizeof(uint64_t)) continue;
+    const size_t body_size = header.size - sizeof header - sizeof(uint64_t);
+    uint64_t time;
+    std::memcpy(&time, body + body_size, sizeof time);
+    uint32_t pid;
+    if (header.type == PERF_RECORD_LOST && body_size >= 16) {
+      uint64_t lost;
+      std::memcpy(&lost, body + 8, sizeof lost);
+      lost_ += lost;
+      continue;
+    }
+    // Children inherit the event: only the watched process's records count.
+    if (body_size < sizeof pid) continue;
+    std::memcpy(&pid, body, sizeof pid);
+    if (static_cast<int>(pid) != pid_) continue;
     if (header.type == PERF_RECORD_MMAP2 && body_size > sizeof(Mmap2)) {
       Mmap2 m;
       std::memcpy(&m, body, sizeof m);
       std::string path(body + sizeof m, strnlen(body + sizeof m, body_size - sizeof m));
-      mapped(path, m.addr, m.len, m.pgoff, m.prot & PROT_EXEC);
-    } else if (header.type == PERF_RECORD_LOST && body_size >= 16) {
-      uint64_t lost;
-      std::memcpy(&lost, body + 8, sizeof lost);
-      lost_ += lost;
+      changes.push_back({time, false, std::move(path), m.addr, m.len, m.pgoff, (m.prot & PROT_EXEC) != 0});
+    } else if (header.type == PERF_RECORD_COMM && (header.misc & PERF_RECORD_MISC_COMM_EXEC)) {
+      changes.push_back({time, true});
     }
-    tail += header.size;
   }
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
@@ -126,7 +143,13 @@ void MmapWatch::mapped(const std::string& path, uint64_t start, uint64_t length,
 }
 
 std::vector<MappedObject> MmapWatch::objects() {
-  for (Ring& r : rings_) read_records(r);
+  std::vector<Change> changes;
+  for (Ring& r : rings_) read_records(r, changes);
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.time < b.time; });
+  for (const Change& c : changes) {
+    if (c.exec) by_path_.clear();
+    else mapped(c.path, c.start, c.length, c.offset, c.executable);
+  }
   std::vector<MappedObject> out;
   for (const auto& [path, o] : by_path_) out.push_back(o);
   std::sort(out.begin(), out.end(), [](const MappedObject& a, const MappedObject& b) { return a.start < b.start; });

@@ -38,10 +38,19 @@ class MmapWatch {
     void* data;
     size_t size;  // of the mapping: one page of header, then the data pages
   };
-  MmapWatch() = default;
-  void read_records(Ring& ring);
+  // A mapping, or an exec (the image replaced: its mappings start again).
+  struct Change {
+    uint64_t time;
+    bool exec;
+    std::string path = {};
+    uint64_t start = 0, length = 0, offset = 0;
+    bool executable = false;
+  };
+  explicit MmapWatch(int pid) : pid_(pid) {}
+  void read_records(Ring& ring, std::vector<Change>& changes);
   void mapped(const std::string& path, uint64_t start, uint64_t length, uint64_t offset, bool executable);
 
+  int pid_;
   std::vector<Ring> rings_;
   uint64_t lost_ = 0;
   std::map<std::string, MappedObject> by_path_;
