@@ -2,16 +2,36 @@
 
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
 
 namespace edgemem {
 
+void add_mapping(MappedObjects& objects, const std::string& path, uint64_t start, uint64_t end, uint64_t offset,
+                 bool executable) {
+  if (!path.starts_with('/') || path.ends_with(" (deleted)")) return;
+  MappedObject& o = objects[path];
+  if (o.path.empty()) {
+    o = {path, start, end, 0, false};
+  } else {
+    o.start = std::min(o.start, start);
+    o.end = std::max(o.end, end);
+  }
+  if (offset == 0 && (o.offset0 == 0 || start < o.offset0)) o.offset0 = start;
+  o.executable |= executable;
+}
+
+std::vector<MappedObject> in_address_order(const MappedObjects& objects) {
+  std::vector<MappedObject> out;
+  for (const auto& [path, o] : objects) out.push_back(o);
+  std::sort(out.begin(), out.end(), [](const MappedObject& a, const MappedObject& b) { return a.start < b.start; });
+  return out;
+}
+
 std::vector<MappedObject> read_mapped_objects(int pid) {
   std::ifstream maps(fmt::format("/proc/{}/maps", pid));
-  std::map<std::string, MappedObject> by_path;
+  MappedObjects objects;
   std::string line;
   while (std::getline(maps, line)) {
     // "START-END PERMS OFFSET DEV INODE   PATH" (the path may hold spaces)
@@ -20,24 +40,12 @@ std::vector<MappedObject> read_mapped_objects(int pid) {
     if (!(in >> range >> perms >> offset >> dev >> inode)) continue;
     std::string path;
     std::getline(in >> std::ws, path);
-    if (!path.starts_with('/') || path.ends_with(" (deleted)")) continue;
     auto dash = range.find('-');
     if (dash == std::string::npos) continue;
-    uint64_t start = std::stoull(range.substr(0, dash), nullptr, 16), end = std::stoull(range.substr(dash + 1), nullptr, 16);
-    MappedObject& o = by_path[path];
-    if (o.path.empty()) {
-      o = {path, start, end, 0, false};
-    } else {
-      o.start = std::min(o.start, start);
-      o.end = std::max(o.end, end);
-    }
-    if (std::stoull(offset, nullptr, 16) == 0 && (o.offset0 == 0 || start < o.offset0)) o.offset0 = start;
-    if (perms.size() > 2 && perms[2] == 'x') o.executable = true;
+    add_mapping(objects, path, std::stoull(range.substr(0, dash), nullptr, 16), std::stoull(range.substr(dash + 1), nullptr, 16),
+                std::stoull(offset, nullptr, 16), perms.size() > 2 && perms[2] == 'x');
   }
-  std::vector<MappedObject> out;
-  for (auto& [path, o] : by_path) out.push_back(std::move(o));
-  std::sort(out.begin(), out.end(), [](const MappedObject& a, const MappedObject& b) { return a.start < b.start; });
-  return out;
+  return in_address_order(objects);
 }
 
 std::string find_libc(const std::vector<MappedObject>& objects) {

@@ -128,32 +128,15 @@ void MmapWatch::read_records(Ring& ring, std::vector<Change>& changes) {
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-// Merged per file as read_mapped_objects does from /proc/PID/maps.
-void MmapWatch::mapped(const std::string& path, uint64_t start, uint64_t length, uint64_t offset, bool executable) {
-  if (!path.starts_with('/') || path.ends_with(" (deleted)")) return;
-  MappedObject& o = by_path_[path];
-  if (o.path.empty()) {
-    o = {path, start, start + length, 0, false};
-  } else {
-    o.start = std::min(o.start, start);
-    o.end = std::max(o.end, start + length);
-  }
-  if (offset == 0 && (o.offset0 == 0 || start < o.offset0)) o.offset0 = start;
-  o.executable |= executable;
-}
-
 std::vector<MappedObject> MmapWatch::objects() {
   std::vector<Change> changes;
   for (Ring& r : rings_) read_records(r, changes);
   std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.time < b.time; });
   for (const Change& c : changes) {
     if (c.exec) by_path_.clear();
-    else mapped(c.path, c.start, c.length, c.offset, c.executable);
+    else add_mapping(by_path_, c.path, c.start, c.start + c.length, c.offset, c.executable);
   }
-  std::vector<MappedObject> out;
-  for (const auto& [path, o] : by_path_) out.push_back(o);
-  std::sort(out.begin(), out.end(), [](const MappedObject& a, const MappedObject& b) { return a.start < b.start; });
-  return out;
+  return in_address_order(by_path_);
 }
 
 }  // namespace edgemem

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,12 +47,11 @@ class MmapWatch {
   };
   explicit MmapWatch(int pid) : pid_(pid) {}
   void read_records(Ring& ring, std::vector<Change>& changes);
-  void mapped(const std::string& path, uint64_t start, uint64_t length, uint64_t offset, bool executable);
 
   int pid_;
   std::vector<Ring> rings_;
   uint64_t lost_ = 0;
-  std::map<std::string, MappedObject> by_path_;
+  MappedObjects by_path_;
 };
 
 }  // namespace edgemem
