@@ -68,6 +68,11 @@ int record_with_ebpf(const RecordArgs& args) {
   if (s.lost)
     fmt::print(stderr, "edgemem: DATA LOSS: {} events were lost (bpftrace's per-CPU buffer was full); bytes and counts "
                        "are short by them\n", s.lost);
+  if (s.lost_mappings || s.mappings_maybe_lost)
+    fmt::print(stderr, "edgemem: the kernel {} of the program's mapping records (a burst of mmaps filled the "
+                       "watcher's buffer): a library mapped then and unmapped before /proc was read would have its "
+                       "frames left as addresses\n",
+               s.lost_mappings ? fmt::format("dropped {}", s.lost_mappings) : "may have dropped some");
   if (r.signal)
     fmt::print(stderr, "edgemem: {} was killed by signal {} ({})\n", args.command[0], r.signal, strsignal(r.signal));
   fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);

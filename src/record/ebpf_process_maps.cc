@@ -10,7 +10,8 @@ namespace edgemem {
 
 void add_mapping(MappedObjects& objects, const std::string& path, uint64_t start, uint64_t end, uint64_t offset,
                  bool executable) {
-  if (!path.starts_with('/') || path.ends_with(" (deleted)")) return;
+  // The kernel's records name anonymous memory "//anon".
+  if (!path.starts_with('/') || path.starts_with("//") || path.ends_with(" (deleted)")) return;
   MappedObject& o = objects[path];
   if (o.path.empty()) {
     o = {path, start, end, 0, false};

@@ -372,6 +372,10 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   if (mappings) recording.add_modules(mappings->objects());
   recording.finish();
   result.stats = recording.stats();
+  if (mappings) {
+    result.stats.lost_mappings = mappings->lost();
+    result.stats.mappings_maybe_lost = mappings->found_full();
+  }
   bool closed = writer.close(why);
   if (!started) {
     end_waiting();

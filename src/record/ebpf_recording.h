@@ -27,6 +27,10 @@ struct UprobeStats {
   uint64_t unknown_frees = 0;
   uint64_t inferences = 0;
   uint64_t lost = 0;  // events bpftrace could not read (its per-CPU buffer was full)
+  // The kernel's mapping records of a program the recorder started that
+  // its buffer had no room for: said dropped, or perhaps dropped unsaid.
+  uint64_t lost_mappings = 0;
+  bool mappings_maybe_lost = false;
 };
 
 class UprobeRecording {

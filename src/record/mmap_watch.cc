@@ -25,6 +25,8 @@ struct Mmap2 {
   uint64_t ino, ino_generation;
   uint32_t prot, flags;
 };
+// The largest record: an MMAP2 with a path of PATH_MAX, and its time.
+constexpr uint64_t kLargestRecord = sizeof(perf_event_header) + sizeof(Mmap2) + 4096 + sizeof(uint64_t);
 }  // namespace
 
 std::unique_ptr<MmapWatch> MmapWatch::open(int pid, std::string& why) {
@@ -82,6 +84,7 @@ void MmapWatch::read_records(Ring& ring, std::vector<Change>& changes) {
   const uint64_t data_size = meta->data_size;
   const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = meta->data_tail;
+  if (data_size - (head - tail) < kLargestRecord) found_full_ = true;
   std::vector<char> record;
   while (tail + sizeof(perf_event_header) <= head) {
     // A record may wrap around the end of the buffer: copy it out whole.

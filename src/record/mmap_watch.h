@@ -28,8 +28,11 @@ class MmapWatch {
   // Every object mapped so far, in address order, after reading what the
   // kernel wrote since the last call.
   std::vector<MappedObject> objects();
-  // Mapping records the kernel dropped (its buffer was full).
+  // Mapping records the kernel said it dropped (a buffer was full). It says
+  // so only before the next record that fits: a buffer still full at the
+  // last read may have dropped records no count tells of.
   uint64_t lost() const { return lost_; }
+  bool found_full() const { return found_full_; }
 
  private:
   struct Ring {
@@ -51,6 +54,7 @@ class MmapWatch {
   int pid_;
   std::vector<Ring> rings_;
   uint64_t lost_ = 0;
+  bool found_full_ = false;
   MappedObjects by_path_;
 };
 

@@ -3,6 +3,7 @@
 // (a process that ptrace cannot attach to, a function named as the
 // inference) analysed as `analyze` does.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -316,6 +317,60 @@ TEST(EbpfRecord, AProgramThatEndsAtOnceStillHasItsModuleMap) {
   EXPECT_LT(find(libc)->end - find(libc)->start, 64u << 20);  // one process's mapping, not a span over several
   EXPECT_EQ(find(fs::canonical("/bin/sh").string()), nullptr);  // the image the exec replaced
   EXPECT_EQ(watch->lost(), 0u);
+}
+
+// A burst of mmaps (large mallocs) fills the kernel's buffer: the loss is
+// told, whether the kernel has said so yet (it does only before the next
+// record that fits) or not, and a library mapped after the burst is there.
+TEST(EbpfRecord, MappingRecordsTheKernelDroppedAreTold) {
+  int go[2], to_child[2], from_child[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const std::string library = fs::canonical(kProgram).string();  // any file: mapped after the burst
+  pid_t child = fork();
+  if (child == 0) {
+    close(go[1]);
+    char byte;
+    if (read(go[0], &byte, 1) != 1) _exit(126);
+    // One CPU: the buffers are per CPU, and the kernel tells a loss in the
+    // one that lost, before its next record.
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(125);
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    std::string flood = std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_mmap_flood";
+    execl(flood.c_str(), flood.c_str(), "20000", library.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(go[0]);
+  close(to_child[0]);
+  close(from_child[1]);
+  std::string why;
+  auto watch = MmapWatch::open(child, why);
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  close(go[1]);
+  char byte = 0;
+  ASSERT_EQ(read(from_child[0], &byte, 1), 1);  // the burst is over
+  if (!watch) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    GTEST_SKIP() << "the kernel refuses perf events here: " << why;
+  }
+  watch->objects();
+  EXPECT_TRUE(watch->found_full());
+  ASSERT_EQ(write(to_child[1], "m", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  auto objects = watch->objects();
+  EXPECT_GT(watch->lost(), 0u);  // said before the library's record
+  EXPECT_TRUE(std::any_of(objects.begin(), objects.end(), [&](const MappedObject& o) { return o.path == library; }));
+  EXPECT_TRUE(std::none_of(objects.begin(), objects.end(), [](const MappedObject& o) { return o.path.starts_with("//"); }));
+  close(to_child[1]);
+  close(from_child[0]);
 }
 
 TEST(EbpfRecord, AnUnknownInferenceFunctionIsRefusedInOneLineWithASuggestion) {
