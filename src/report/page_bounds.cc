@@ -1,8 +1,13 @@
 #include "report/page_bounds.h"
 
+#include <cstdio>
 #include <set>
 #include <string>
 #include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "edgemem/analysis_result.h"
 
 namespace edgemem::page_bounds {
 namespace {
@@ -19,6 +24,24 @@ void bound_persistent(json& a) {
   for (json& p : a["persistent"])
     if (names.contains(p["site"].get<std::string>())) persistent.push_back(std::move(p));
   a["persistent"] = std::move(persistent);
+}
+
+// The rows past kPeakHolders become one summed row, as the analysis's own
+// (its last row past listed::kPeakHolders), which is summed in with the
+// sites it stands for: the table still adds up to the peak.
+void bound_peak_holders(json& holders) {
+  if (holders.size() <= kPeakHolders) return;
+  uint64_t bytes = 0, count = 0, sites = holders.size() - kPeakHolders;
+  for (size_t i = kPeakHolders; i < holders.size(); ++i) {
+    bytes += holders[i]["bytes"].get<uint64_t>();
+    count += holders[i]["count"].get<uint64_t>();
+  }
+  size_t others = 0;
+  if (holders.size() == listed::kPeakHolders + 1 &&
+      std::sscanf(holders.back()["site"].get_ref<const std::string&>().c_str(), "(%zu other sites)", &others) == 1)
+    sites += others - 1;
+  holders.erase(holders.begin() + kPeakHolders, holders.end());
+  holders.push_back({{"site", fmt::format("({} other sites)", sites)}, {"bytes", bytes}, {"count", count}});
 }
 
 // The layout's site names, one per distinct stack, repeat their outer
@@ -49,8 +72,7 @@ void share_frames(json& layout) {
 
 void bound_analysis(json& a) {
   bound_persistent(a);
-  json& holders = a["peak"]["live_at_peak"];
-  if (holders.size() > kPeakHolders) holders.erase(holders.begin() + kPeakHolders, holders.end());
+  bound_peak_holders(a["peak"]["live_at_peak"]);
   share_frames(a["layout"]);
 }
 

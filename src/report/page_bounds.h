@@ -10,7 +10,7 @@
 
 namespace edgemem::page_bounds {
 
-inline constexpr size_t kPeakHolders = 100;  // peak.live_at_peak, largest first
+inline constexpr size_t kPeakHolders = 100;  // peak.live_at_peak, largest first, then one summed row
 
 // Bounds the lists of an edgemem.analyze/1 document in place, and sends the
 // layout's site names as layout.site_frames + layout.site_stacks.

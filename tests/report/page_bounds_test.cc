@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "edgemem/analysis_result.h"
 #include "report/page_bounds.h"
 
 namespace edgemem::test {
@@ -39,8 +40,33 @@ TEST(PageBounds, PastTheAnalysissBoundThePageSendsThePersistentGroupsOfTheSitesI
   page_bounds::bound_analysis(a);
   EXPECT_EQ(a["persistent"].size(), 1001u);
   EXPECT_EQ(a["persistent"].back()["site"], "main;run;op1499");
-  EXPECT_EQ(a["peak"]["live_at_peak"].size(), page_bounds::kPeakHolders);
+  EXPECT_EQ(a["peak"]["live_at_peak"].size(), page_bounds::kPeakHolders + 1);
   EXPECT_EQ(a["peak"]["live_at_peak"][0]["bytes"], 150);
+  // 150 rows of 150..1 bytes: the 50 smallest are one row of 50+49+..+1.
+  EXPECT_EQ(a["peak"]["live_at_peak"].back(), json({{"site", "(50 other sites)"}, {"bytes", 1275}, {"count", 50}}));
+}
+
+// The analysis's own summed row (past listed::kPeakHolders) is summed in
+// with the sites it stands for.
+TEST(PageBounds, TheAnalysissSummedPeakRowCountsItsSites) {
+  json a = document(1);
+  json& holders = a["peak"]["live_at_peak"];
+  holders = json::array();
+  for (size_t i = 0; i < listed::kPeakHolders; ++i) holders.push_back({{"site", fmt::format("s{}", i)}, {"bytes", 2000 - i}, {"count", 1}});
+  holders.push_back({{"site", "(700 other sites)"}, {"bytes", 7000}, {"count", 900}});
+  page_bounds::bound_analysis(a);
+  ASSERT_EQ(holders.size(), page_bounds::kPeakHolders + 1);
+  uint64_t rest = 0;
+  for (size_t i = page_bounds::kPeakHolders; i < listed::kPeakHolders; ++i) rest += 2000 - i;
+  EXPECT_EQ(holders.back(), json({{"site", "(1600 other sites)"}, {"bytes", rest + 7000}, {"count", 900 + 900}}));
+}
+
+TEST(PageBounds, AFewPeakHoldersAreSentAsTheyAre) {
+  json a = document(1);
+  a["peak"]["live_at_peak"].erase(a["peak"]["live_at_peak"].begin() + 3, a["peak"]["live_at_peak"].end());
+  const json before = a["peak"]["live_at_peak"];
+  page_bounds::bound_analysis(a);
+  EXPECT_EQ(a["peak"]["live_at_peak"], before);
 }
 
 TEST(PageBounds, AWholeListKeepsEveryPersistentGroup) {
