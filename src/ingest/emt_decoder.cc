@@ -67,7 +67,8 @@ std::span<const F> fields_of(uint8_t tag) {
 
 }  // namespace
 
-EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink) : context_(context), sink_(sink) {}
+EmtDecoder::EmtDecoder(TraceContext& context, EventSink& sink, bool name_frames)
+    : context_(context), sink_(sink), name_frames_(name_frames) {}
 
 void EmtDecoder::feed(std::span<const uint8_t> bytes) {
   stats_.bytes += bytes.size();
@@ -235,7 +236,7 @@ void EmtDecoder::complete() {
         return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
       tick_hz_ = v[1];
       if (v[0] >= emt2::kVersion) {
-        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes);
+        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes, name_frames_);
         record_.clear();
         state_ = State::chunked;
         return;

@@ -27,7 +27,9 @@ class EmtDecoder final : public Decoder {
   // millions. STRING records past this many are counted, not kept.
   static constexpr size_t kMaxStrings = 4096;
 
-  EmtDecoder(TraceContext& context, EventSink& sink);
+  // `name_frames` false: a recording's stacks are not symbolised (their
+  // frames are addresses), for judging a format by its first bytes.
+  EmtDecoder(TraceContext& context, EventSink& sink, bool name_frames = true);
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
   std::string_view format_name() const override { return "emt"; }
@@ -62,6 +64,7 @@ class EmtDecoder final : public Decoder {
 
   TraceContext& context_;
   EventSink& sink_;
+  bool name_frames_;
   State state_ = State::hunting;
   uint64_t input_offset_ = 0;  // offset of the next byte fed
 

@@ -72,7 +72,7 @@ struct EmtV2Reader::ZstdStream {
 };
 
 EmtV2Reader::EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version,
-                         uint64_t chunks_at)
+                         uint64_t chunks_at, bool name_frames)
     : context_(context),
       sink_(sink),
       stats_(stats),
@@ -81,7 +81,7 @@ EmtV2Reader::EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& st
       chunks_at_(chunks_at),
       chunk_offset_(chunks_at),
       recent_(e2::kRecent),
-      stacks_(std::make_shared<RecordedStacks>(kMaxNodes)) {
+      stacks_(std::make_shared<RecordedStacks>(kMaxNodes, name_frames)) {
   context_.time_base = TimeBase::sequence;
 }
 

@@ -47,7 +47,8 @@ class EmtV2Reader {
   enum class Layout { chunked, packed };
 
   // Chunked: the first chunk is at `chunks_at` (the end of the header page).
-  EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version, uint64_t chunks_at);
+  EmtV2Reader(TraceContext& context, EventSink& sink, DecodeStats& stats, uint64_t version, uint64_t chunks_at,
+              bool name_frames);
   ~EmtV2Reader();
   void push(std::span<const uint8_t> bytes, uint64_t offset);
   void finish();

@@ -48,7 +48,7 @@ struct Evidence {
 Evidence emt_evidence(std::span<const uint8_t> head) {
   TraceContext ctx;
   Tally tally;
-  EmtDecoder emt(ctx, tally);
+  EmtDecoder emt(ctx, tally, false);  // the stacks' names do not tell the format
   emt.feed(head);
   emt.finish();
   const DecodeStats& s = emt.stats();

@@ -5,7 +5,9 @@
 
 namespace edgemem {
 
-RecordedStacks::RecordedStacks(size_t max_nodes) : max_nodes_(max_nodes) { nodes_.push_back({kTop, 0}); }
+RecordedStacks::RecordedStacks(size_t max_nodes, bool name_frames) : max_nodes_(max_nodes), name_frames_(name_frames) {
+  nodes_.push_back({kTop, 0});
+}
 
 uint32_t RecordedStacks::add_module(const std::string& path, uint64_t bias) {
   auto [it, fresh] = module_ids_.try_emplace({path, bias}, static_cast<uint32_t>(modules_.size()));
@@ -19,6 +21,8 @@ uint32_t RecordedStacks::frames_of(uint64_t address, uint32_t module) {
   std::vector<std::string> frames;
   if (address == 0)
     frames.push_back("?");  // a node the recording does not define
+  else if (!name_frames_)
+    frames.push_back(fmt::format("{:#x}", address));
   else if (module == kNoModule)
     frames = symbolizer_.frames({}, 0, address);
   else

@@ -28,7 +28,10 @@ class RecordedStacks : public SiteNamer {
   // Frames named from the innermost; the recorder walks 64, more means a damaged tree.
   static constexpr size_t kMaxDepth = 256;
 
-  explicit RecordedStacks(size_t max_nodes);
+  // Without `name_frames` a return address stands for itself: for reading a
+  // recording's head to judge its format, where opening every module's
+  // debug information would cost more than the rest of the run.
+  RecordedStacks(size_t max_nodes, bool name_frames);
   // The same path and bias give the same id, so a module mapped again at
   // its old place does not split its stacks.
   uint32_t add_module(const std::string& path, uint64_t bias);
@@ -57,6 +60,7 @@ class RecordedStacks : public SiteNamer {
   uint32_t frames_of(uint64_t address, uint32_t module);
 
   size_t max_nodes_;
+  bool name_frames_;
   std::vector<Node> nodes_;                       // [kTop] stands for no frame
   std::unordered_map<uint64_t, uint32_t> index_;  // parent << 32 | frames -> node
   std::vector<Module> modules_;

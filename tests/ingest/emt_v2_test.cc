@@ -4,11 +4,17 @@
 // give the same events).
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <filesystem>
 #include <random>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "edgemem/emt_v2.h"
 #include "ingest/emt_chunk_builder.h"
+#include "ingest/emt_decoder.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -186,6 +192,31 @@ TEST(EmtV2, ARecordWithAnUnknownTagEndsItsChunk) {
   EXPECT_EQ(s.corrupt_bytes, 3u);
   ASSERT_TRUE(s.first_problem);
   EXPECT_EQ(s.first_problem->offset, e2::kHeaderBytes + e2::kChunkHeaderBytes + 17);
+}
+
+// Judging a format by its first bytes reads the stacks without opening any
+// module's symbols: their frames stay addresses.
+[[gnu::noinline]] int named_function(int x) { return x * 3 + 1; }
+
+TEST(EmtV2, StacksAreNamedUnlessTheDecoderIsOnlyJudgingTheFormat) {
+  Dl_info self{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&named_function), &self), 0);
+  const auto base = reinterpret_cast<uint64_t>(self.dli_fbase);
+  const uint64_t call = reinterpret_cast<uint64_t>(&named_function) + 4;  // a return address inside it
+  std::string records = rec(e2::kModule, {1, base, base, call + 4096}, std::filesystem::canonical("/proc/self/exe").string(), true) +
+                        rec(e2::kNode, {1, 0, call}) + rec(e2::kAlloc, {1, 0, zigzag(0x5000), 16, 0, 1});
+  std::string bytes = header_page() + chunk(1, 0, 0, records);
+  for (bool named : {true, false}) {
+    TraceContext context;
+    Recorder sink;
+    EmtDecoder decoder(context, sink, named);
+    decoder.feed({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+    decoder.finish();
+    ASSERT_EQ(sink.events.size(), 1u);
+    std::string site(context.sites.name(sink.events[0].site));
+    if (named) EXPECT_NE(site.find("named_function"), std::string::npos) << site;
+    else EXPECT_EQ(site, fmt::format("{:#x}", call));
+  }
 }
 
 TEST(EmtV2, VersionOneStreamsStillDecode) {
