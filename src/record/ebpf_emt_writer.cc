@@ -142,21 +142,21 @@ void EmtV2FileWriter::module(uint64_t bias, uint64_t start, uint64_t end, const 
 }
 
 void EmtV2FileWriter::alloc(uint32_t tid, const std::string& thread_name, uint64_t address, uint64_t size,
-                            uint64_t align, std::span<const uint64_t> stack) {
+                            uint64_t align, std::span<const uint64_t> stack, uint8_t pool) {
   Chunk& c = thread(tid, thread_name);
   uint32_t node = stack_node(c, stack);
-  sequenced(c, e2::kAlloc, {e2::kPoolMalloc, address, size, align, node}, 1);
+  sequenced(c, e2::kAlloc, {pool, address, size, align, node}, 1);
 }
 
 void EmtV2FileWriter::alloc_failed(uint32_t tid, const std::string& thread_name, uint64_t size, uint64_t align,
-                                   std::span<const uint64_t> stack) {
+                                   std::span<const uint64_t> stack, uint8_t pool) {
   Chunk& c = thread(tid, thread_name);
   uint32_t node = stack_node(c, stack);
-  sequenced(c, e2::kAllocFail, {e2::kPoolMalloc, size, align, node});
+  sequenced(c, e2::kAllocFail, {pool, size, align, node});
 }
 
-void EmtV2FileWriter::free(uint32_t tid, const std::string& thread_name, uint64_t address) {
-  sequenced(thread(tid, thread_name), e2::kFree, {e2::kPoolMalloc, address}, 1);
+void EmtV2FileWriter::free(uint32_t tid, const std::string& thread_name, uint64_t address, uint8_t pool) {
+  sequenced(thread(tid, thread_name), e2::kFree, {pool, address}, 1);
 }
 
 void EmtV2FileWriter::inference(uint32_t tid, const std::string& thread_name, bool begin, uint64_t index) {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "edgemem/emt_v2.h"
+
 namespace edgemem {
 
 class EmtV2FileWriter {
@@ -31,12 +33,13 @@ class EmtV2FileWriter {
   void module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path);
 
   // Thread records. `thread_name` is used the first time a tid is seen;
-  // `stack` holds return addresses, innermost first.
+  // `stack` holds return addresses, innermost first; `pool` is malloc's
+  // (emt2::kPoolMalloc) or anonymous mmap's (emt2::kPoolMmap).
   void alloc(uint32_t tid, const std::string& thread_name, uint64_t address, uint64_t size, uint64_t align,
-             std::span<const uint64_t> stack);
+             std::span<const uint64_t> stack, uint8_t pool = emt2::kPoolMalloc);
   void alloc_failed(uint32_t tid, const std::string& thread_name, uint64_t size, uint64_t align,
-                    std::span<const uint64_t> stack);
-  void free(uint32_t tid, const std::string& thread_name, uint64_t address);
+                    std::span<const uint64_t> stack, uint8_t pool = emt2::kPoolMalloc);
+  void free(uint32_t tid, const std::string& thread_name, uint64_t address, uint8_t pool = emt2::kPoolMalloc);
   void inference(uint32_t tid, const std::string& thread_name, bool begin, uint64_t index);
 
   // Events lost before they reached the writer: their sequence numbers are

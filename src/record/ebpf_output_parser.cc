@@ -77,6 +77,9 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
 //   P TID NSECS SIZE ALIGN RC PTR     posix_memalign returned RC, PTR stored; stack follows
 //   R TID T0 NSECS OLD SIZE NEW       realloc entered at T0, returned NEW; stack follows
 //   F TID NSECS PTR                   free(PTR)
+//   M TID NSECS SIZE PTR              an anonymous mmap returned PTR (MAP_FAILED: -1); stack follows
+//   U TID T0 PTR LEN RC               munmap(PTR, LEN) entered at T0 returned RC; stack follows
+//   X TID T0 NSECS OLD OLDLEN SIZE NEW  mremap entered at T0 returned NEW (-1: failed); stack follows
 //   B TID NSECS / E TID NSECS         the --inference-fn function entered / returned
 //   READY 1 / READY 2                 the first / last probe of the script is attached
 void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecord>& out) {
@@ -125,6 +128,27 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     if (fresh) held_.push_back(rec(K::alloc, v[2], fresh, size, 0));
     else if (size) held_.push_back(rec(K::alloc_failed, v[2], 0, size, 0));
     expecting_stack_ = !held_.empty();
+  } else if (tag == "M" && v.size() == 4) {
+    bool failed = v[3] == UINT64_MAX;
+    held_.push_back(rec(failed ? K::alloc_failed : K::alloc, v[1], failed ? 0 : v[3], v[2], 0));
+    held_.back().mapping = true;
+    expecting_stack_ = true;
+  } else if (tag == "U" && v.size() == 5) {
+    held_.push_back(rec(K::unmap, v[1], v[2], v[3], 0));
+    held_.back().mapping = true;
+    held_.back().result = static_cast<int64_t>(v[4]);
+    expecting_stack_ = true;
+  } else if (tag == "X" && v.size() == 7) {
+    // As the preload records it: the old mapping freed when mremap is
+    // entered, and the one it returned (the old one, if it failed) made
+    // when it returns.
+    bool failed = v[6] == UINT64_MAX;
+    out.push_back(rec(K::remap_from, v[1], v[3], 0, 0));
+    out.back().mapping = true;
+    held_.push_back(rec(K::remap_to, v[2], failed ? v[3] : v[6], failed ? v[4] : v[5], 0));
+    held_.back().mapping = true;
+    held_.back().old = v[3];
+    expecting_stack_ = true;
   } else if (tag == "F" && v.size() == 3) {
     out.push_back(rec(K::free, v[1], v[2], 0, 0));
   } else if ((tag == "B" || tag == "E") && v.size() == 2) {

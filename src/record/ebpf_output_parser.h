@@ -11,11 +11,17 @@
 namespace edgemem {
 
 struct UprobeRecord {
-  enum class Kind : uint8_t { alloc, alloc_failed, free, inference_enter, inference_leave };
+  // unmap: munmap(address, size) entered, `result` its return value.
+  // remap_from / remap_to: mremap entered on `address` / returned `address`
+  // (the old one if it failed), `old` the mapping it was called on.
+  enum class Kind : uint8_t { alloc, alloc_failed, free, unmap, remap_from, remap_to, inference_enter, inference_leave };
   Kind kind = Kind::alloc;
+  bool mapping = false;  // anonymous mmap's pool, not malloc's
   uint32_t tid = 0;
   uint64_t time = 0;  // CLOCK_MONOTONIC ns (bpftrace's nsecs)
   uint64_t address = 0, size = 0, align = 0;
+  uint64_t old = 0;
+  int64_t result = 0;
   std::vector<uint64_t> stack;  // return addresses, innermost first
 };
 

@@ -209,6 +209,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
         targets.allocators.push_back({path, name});
   };
   add_probes(libc_path, *libc, kAllocationFunctions);
+  add_probes(libc_path, *libc, kMappingFunctions);
   if (std::string cxx = find_libstdcxx(mapped); !cxx.empty())
     if (auto elf = read_elf_functions(cxx, why)) add_probes(cxx, *elf, kOperatorNew);
   if (!request.inference_fn.empty()) {

@@ -110,8 +110,13 @@ void UprobeRecording::write(UprobeRecord& r) {
     if (monotonic_ns() - last_refresh_ > 20'000'000) refresh_modules();
     break;
   }
+  // The C library mapping memory for itself (a thread's stack): the preload
+  // does not see those calls either.
+  if (r.mapping && (r.kind == K::alloc || r.kind == K::alloc_failed) && !r.stack.empty())
+    if (const Module* m = module_at(r.stack.front()); m && m->runtime) return;
   trim_start_up_frames(r.stack);
   const std::string& name = thread_name(r.tid);
+  if (r.mapping) return write_mapping(r, name);
   switch (r.kind) {
     case K::alloc:
       ++stats_.allocations;
@@ -142,6 +147,57 @@ void UprobeRecording::write(UprobeRecord& r) {
     case K::inference_leave:
       // A return from a call entered before the probes were attached is not one.
       if (depth_[r.tid] > 0 && --depth_[r.tid] == 0) writer_.inference(r.tid, name, false, index_[r.tid]);
+      break;
+    case K::unmap:
+    case K::remap_from:
+    case K::remap_to:
+      break;  // mappings only
+  }
+}
+
+// The preload's rules (preload/mmap_interposers.cc): only mappings the
+// recording saw made are unmapped; a munmap of a mapping's start frees it,
+// and what it leaves mapped (its tail, or all of it if the call failed) is
+// made again; unmapping the middle of one is not followed.
+void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
+  using K = UprobeRecord::Kind;
+  const uint8_t pool = emt2::kPoolMmap;
+  auto make = [&](uint64_t start, uint64_t length) {
+    ++stats_.allocations;
+    mappings_[start] = length;
+    writer_.alloc(r.tid, name, start, length, 0, r.stack, pool);
+  };
+  auto unmake = [&](uint64_t start) {
+    auto it = mappings_.find(start);
+    if (it == mappings_.end()) return uint64_t{0};
+    uint64_t length = it->second;
+    mappings_.erase(it);
+    ++stats_.frees;
+    writer_.free(r.tid, name, start, pool);
+    return length;
+  };
+  switch (r.kind) {
+    case K::alloc:
+      unmake(r.address);  // MAP_FIXED over a recorded mapping replaces it
+      make(r.address, r.size);
+      break;
+    case K::alloc_failed:
+      ++stats_.failed;
+      writer_.alloc_failed(r.tid, name, r.size, 0, r.stack, pool);
+      break;
+    case K::unmap:
+      if (uint64_t recorded = unmake(r.address); recorded && (r.result != 0 || r.size < recorded)) {
+        uint64_t keep_from = r.result != 0 ? 0 : (r.size + 4095) & ~uint64_t{4095};
+        if (keep_from < recorded) make(r.address + keep_from, recorded - keep_from);
+      }
+      break;
+    case K::remap_from:
+      if (unmake(r.address)) remapping_.insert(r.address);
+      break;
+    case K::remap_to:
+      if (remapping_.erase(r.old)) make(r.address, r.size);
+      break;
+    default:
       break;
   }
 }

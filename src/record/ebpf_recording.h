@@ -69,6 +69,7 @@ class UprobeRecording {
   void write_before(uint64_t time);
   void write(UprobeRecord& r);
   const Module* module_at(uint64_t address) const;
+  void write_mapping(UprobeRecord& r, const std::string& name);
   void trim_start_up_frames(std::vector<uint64_t>& stack) const;
   const std::string& thread_name(uint32_t tid);
 
@@ -82,6 +83,10 @@ class UprobeRecording {
   std::map<std::string, uint64_t> first_load_page_;     // per object path
   uint64_t last_refresh_ = 0;
   std::unordered_set<uint64_t> live_;
+  // Anonymous mappings recorded (start -> length), and those an mremap in
+  // progress has freed (its return makes the new one).
+  std::unordered_map<uint64_t, uint64_t> mappings_;
+  std::unordered_set<uint64_t> remapping_;
   std::unordered_map<uint32_t, int> depth_;     // --inference-fn calls in progress per thread
   std::unordered_map<uint32_t, uint64_t> index_;  // the inference each thread is in
   std::unordered_map<uint32_t, std::string> names_;

@@ -1,5 +1,7 @@
 #include "record/ebpf_script.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -74,6 +76,23 @@ std::string bpftrace_script(const UprobeTargets& t) {
       enter = "@align[tid] = arg0; @size[tid] = arg1;";
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
       maps.insert({"@size", "@align"});
+    } else if (f == "mmap") {
+      // Only anonymous mappings (MAP_ANONYMOUS): a mapped file is not memory the program allocates.
+      enter = "@size[tid] = arg1;";
+      leave = fmt::format("printf(\"M %d %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], retval, {});", stack);
+      maps.insert("@size");
+    } else if (f == "munmap") {
+      enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
+      leave = fmt::format("printf(\"U %d %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], @old[tid], @size[tid], (int32)retval, {});",
+                          stack);
+      maps.insert({"@size", "@old", "@entered"});
+    } else if (f == "mremap") {
+      enter = "@old[tid] = arg0; @oldsize[tid] = arg1; @size[tid] = arg2; @entered[tid] = nsecs;";
+      leave = fmt::format(
+          "printf(\"X %d %llu %llu %llu %llu %llu %llu\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @oldsize[tid], "
+          "@size[tid], retval, {});",
+          stack);
+      maps.insert({"@size", "@old", "@oldsize", "@entered"});
     } else if (f == "posix_memalign") {
       enter = "@out[tid] = arg0; @align[tid] = arg1; @size[tid] = arg2;";
       leave = fmt::format(
@@ -88,7 +107,9 @@ std::string bpftrace_script(const UprobeTargets& t) {
           stack);
       maps.insert({"@size", "@old", "@entered"});
     }
-    s += fmt::format("uprobe:{} /{} && {}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, k, enter);
+    const std::string anonymous = f == "mmap" ? fmt::format(" && (arg3 & {:#x})", MAP_ANONYMOUS) : "";
+    s += fmt::format("uprobe:{} /{} && {}{}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, anonymous,
+                     k, enter);
     s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);
   }
   if (t.inference) {

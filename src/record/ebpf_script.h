@@ -32,6 +32,13 @@ struct UprobeTargets {
 inline const std::vector<std::string> kAllocationFunctions = {
     "malloc", "calloc", "realloc", "free", "posix_memalign", "memalign", "aligned_alloc", "valloc", "pvalloc"};
 
+// The C library's anonymous-mapping functions: their own pool ("mmap"), as
+// the preload records them. Calls from inside a probed allocation function
+// (malloc's own large blocks) are not outermost and not recorded; calls the
+// C library makes for itself (thread stacks) are left out by the recorder,
+// which knows where the library is mapped.
+inline const std::vector<std::string> kMappingFunctions = {"mmap", "munmap", "mremap"};
+
 // libstdc++'s operator new (plain, array, aligned, nothrow), probed so that
 // the stack is taken on return to the caller of `new`: through malloc the
 // kernel's frame-pointer walk would start inside libstdc++, which keeps no

@@ -70,8 +70,9 @@ const SiteLeak* leak_at(const AnalysisResult& r, const std::string& innermost) {
   return nullptr;
 }
 
-// "A TID NSECS SIZE ALIGN PTR" + stack, an F line, a realloc, bpftrace's
-// loss notice: the same records whichever way the bytes are split.
+// "A TID NSECS SIZE ALIGN PTR" + stack, an F line, a realloc, mmap, munmap
+// and mremap, bpftrace's loss notice: the same records whichever way the
+// bytes are split.
 TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   const std::string text =
       "Attaching 12 probes...\nREADY 1\n"
@@ -79,6 +80,9 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
       "F 41 2000 94700105673344\n"
       "R 41 3000 3100 4096 64 8192\n\n\t5620f256f1ae 0x5620f256f1ae ([unknown])\n\n"
       "P 42 4000 100 64 12 0\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
+      "M 41 4100 65536 139637976727552\n\n\t5620f256f200 0x5620f256f200 ([unknown])\n\n"
+      "U 41 4200 139637976727552 16384 -1\n\n\t5620f256f210 0x5620f256f210 ([unknown])\n\n"
+      "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
       "B 41 5000\nE 41 6000\nLost 7 events\nREADY 2\n";
   auto parse = [&](size_t piece) {
     BpftraceOutputParser p;
@@ -92,7 +96,7 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   };
   std::vector<UprobeRecord> whole = parse(text.size());
   using K = UprobeRecord::Kind;
-  ASSERT_EQ(whole.size(), 7u);
+  ASSERT_EQ(whole.size(), 11u);
   EXPECT_EQ(whole[0].kind, K::alloc);
   EXPECT_EQ(whole[0].size, 128u);
   EXPECT_EQ(whole[0].stack, (std::vector<uint64_t>{0x5620f256f187, 0x7f8f6bdb224a}));
@@ -106,8 +110,26 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   EXPECT_EQ(whole[3].time, 3100u);
   EXPECT_EQ(whole[3].stack.size(), 1u);
   EXPECT_EQ(whole[4].kind, K::alloc_failed);  // posix_memalign returned ENOMEM (12)
-  EXPECT_EQ(whole[5].kind, K::inference_enter);
-  EXPECT_EQ(whole[6].kind, K::inference_leave);
+  EXPECT_FALSE(whole[4].mapping);
+  // An anonymous mmap, a failed munmap of its head, a failed mremap of it.
+  const uint64_t mapped = 139637976727552;
+  EXPECT_EQ(whole[5].kind, K::alloc);
+  EXPECT_TRUE(whole[5].mapping);
+  EXPECT_EQ(whole[5].address, mapped);
+  EXPECT_EQ(whole[5].size, 65536u);
+  EXPECT_EQ(whole[6].kind, K::unmap);
+  EXPECT_EQ(whole[6].size, 16384u);
+  EXPECT_EQ(whole[6].result, -1);
+  EXPECT_EQ(whole[7].kind, K::remap_from);
+  EXPECT_EQ(whole[7].time, 4300u);
+  EXPECT_EQ(whole[8].kind, K::remap_to);
+  EXPECT_EQ(whole[8].time, 4400u);
+  EXPECT_EQ(whole[8].address, mapped);  // failed: the old mapping stays, at its old length
+  EXPECT_EQ(whole[8].size, 65536u);
+  EXPECT_EQ(whole[8].old, mapped);
+  for (size_t i = 5; i <= 8; ++i) EXPECT_TRUE(whole[i].mapping) << i;
+  EXPECT_EQ(whole[9].kind, K::inference_enter);
+  EXPECT_EQ(whole[10].kind, K::inference_leave);
   for (size_t piece : {1, 2, 3, 7, 13, 64}) {
     std::vector<UprobeRecord> split = parse(piece);
     ASSERT_EQ(split.size(), whole.size()) << piece;
@@ -252,6 +274,43 @@ TEST(EbpfRecord, WherePtraceIsRefusedAttachFallsBackToUprobesAndFindsTheLeak) {
   }
   EXPECT_EQ(scratch_allocs, 40);
   EXPECT_TRUE(scratch_live.empty()) << scratch_live.size() << " scratch buffers never freed";
+}
+
+// The program's own anonymous mappings are the "mmap" pool, as the preload
+// records them: the same bytes, blocks and sites by either recorder (a
+// munmap of a mapping's head leaves its tail, an mremap moves it), and not
+// malloc's own large blocks, a mapped file or the C library's thread stack.
+TEST(EbpfRecord, AnonymousMappingsAreTheirOwnPoolAsThePreloadRecordsThem) {
+  SKIP_WITHOUT_UPROBES();
+  const std::string program = std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_anonymous_maps";
+  struct Pool {
+    uint64_t bytes = 0, blocks = 0;
+    std::set<std::string> sites;
+  };
+  auto mmap_pool = [&](const std::string& via) {
+    fs::path out = scratch("maps-" + via + ".emt"), log = scratch("maps-" + via + ".log");
+    pid_t recorder = start(fmt::format("{} record --via {} -o {} -- {}", EDGEMEM_BINARY, via, out.string(), program), log);
+    EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
+    TraceOutcome outcome = analyse_trace_file(out.string(), {});
+    Pool p;
+    if (!outcome.run) return p;
+    for (const PoolSummary& s : outcome.run->result.pools)
+      if (s.name == "mmap") p = {s.final_bytes, s.live_count, {}};
+    // What stays mapped is a leak or a block the program keeps, by its site.
+    for (const SiteLeak& l : outcome.run->result.leaks)
+      if (l.pool == "mmap") p.sites.insert(fmt::format("{} {} B x{}", l.site, l.bytes, l.count));
+    for (const PersistentBlock& b : outcome.run->result.persistent)
+      if (b.pool == "mmap") p.sites.insert(fmt::format("{} {} B x{}", b.site, b.bytes, b.count));
+    return p;
+  };
+  Pool ebpf = mmap_pool("ebpf");
+  EXPECT_EQ(ebpf.bytes, (48u + 128 + 32) << 10);
+  EXPECT_EQ(ebpf.blocks, 3u);
+  EXPECT_EQ(ebpf.sites.size(), 3u);
+  Pool preload = mmap_pool("auto");
+  EXPECT_EQ(preload.bytes, ebpf.bytes);
+  EXPECT_EQ(preload.blocks, ebpf.blocks);
+  EXPECT_EQ(preload.sites, ebpf.sites);
 }
 
 // Each call of the named function is an inference: 25 of them, 128 B each.
