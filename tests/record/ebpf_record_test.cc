@@ -135,7 +135,11 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
     ASSERT_EQ(split.size(), whole.size()) << piece;
     for (size_t i = 0; i < split.size(); ++i) {
       EXPECT_EQ(split[i].kind, whole[i].kind) << piece;
+      EXPECT_EQ(split[i].mapping, whole[i].mapping) << piece;
       EXPECT_EQ(split[i].address, whole[i].address) << piece;
+      EXPECT_EQ(split[i].size, whole[i].size) << piece;
+      EXPECT_EQ(split[i].old, whole[i].old) << piece;
+      EXPECT_EQ(split[i].result, whole[i].result) << piece;
       EXPECT_EQ(split[i].stack, whole[i].stack) << piece;
     }
   }
