@@ -117,10 +117,9 @@ std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::str
   elf_getphdrnum(elf, &headers);
   for (size_t i = 0; i < headers; ++i) {
     GElf_Phdr ph;
-    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
-      out.first_load_page = ph.p_vaddr & ~uint64_t{0xFFF};
-      break;
-    }
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+    if (ph.p_offset == 0) out.first_load_page = ph.p_vaddr & ~uint64_t{0xFFF};
+    out.loads.push_back({ph.p_vaddr, ph.p_offset, ph.p_filesz});
   }
   std::set<std::string> seen;
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
@@ -142,6 +141,43 @@ std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::str
   elf_end(elf);
   close(fd);
   return out;
+}
+
+std::optional<bool> direct_call_before(const std::string& path, const ElfFunctions& elf, uint64_t return_address) {
+#if defined(__x86_64__)
+  constexpr uint64_t kLength = 5;  // E8 rel32
+#elif defined(__aarch64__)
+  constexpr uint64_t kLength = 4;  // BL imm26
+#else
+  constexpr uint64_t kLength = 0;
+#endif
+  if (kLength == 0 || return_address < kLength) return std::nullopt;
+  const uint64_t at = return_address - kLength;
+  const auto load = std::find_if(elf.loads.begin(), elf.loads.end(), [&](const ElfFunctions::Load& l) {
+    return at >= l.vaddr && return_address <= l.vaddr + l.size;
+  });
+  if (load == elf.loads.end()) return std::nullopt;
+  uint8_t code[kLength > 0 ? kLength : 1] = {};
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const bool read_whole =
+      pread(fd, code, kLength, static_cast<off_t>(load->offset + (at - load->vaddr))) == static_cast<ssize_t>(kLength);
+  close(fd);
+  if (!read_whole) return std::nullopt;
+#if defined(__aarch64__)
+  uint32_t insn;  // instructions are aligned: this one is the call
+  std::memcpy(&insn, code, sizeof insn);
+  return (insn & 0xFC000000u) == 0x94000000u;
+#else
+  // An E8 byte can also end a longer instruction (a call through a
+  // register is 2-3 bytes): a direct call's target lies in the file too.
+  if (code[0] != 0xE8) return false;
+  int32_t rel;
+  std::memcpy(&rel, code + 1, sizeof rel);
+  const uint64_t target = return_address + static_cast<uint64_t>(static_cast<int64_t>(rel));
+  return std::any_of(elf.loads.begin(), elf.loads.end(),
+                     [&](const ElfFunctions::Load& l) { return target >= l.vaddr && target < l.vaddr + l.size; });
+#endif
 }
 
 }  // namespace edgemem

@@ -21,6 +21,10 @@ struct ElfFunctions {
   // p_vaddr of the PT_LOAD at file offset 0, rounded down to its page: the
   // mapping of offset 0 lies at this address plus the load bias.
   uint64_t first_load_page = 0;
+  struct Load {
+    uint64_t vaddr, offset, size;  // of the file's bytes
+  };
+  std::vector<Load> loads;
   std::vector<ElfFunction> functions;
 
   const ElfFunction* find_exact(std::string_view name) const;
@@ -34,5 +38,10 @@ struct ElfFunctions {
 
 // nullopt with a one-line reason when the file cannot be read as an ELF.
 std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::string& error);
+
+// Whether the call that returns to `return_address` (a link-time address in
+// the file at `path`) is a direct one (x86-64 `call rel32`, AArch64 `bl`),
+// not through a register; nullopt when the bytes cannot be read.
+std::optional<bool> direct_call_before(const std::string& path, const ElfFunctions& elf, uint64_t return_address);
 
 }  // namespace edgemem

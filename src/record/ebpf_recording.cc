@@ -52,14 +52,19 @@ void UprobeRecording::add_modules(const std::vector<MappedObject>& objects) {
     // /proc maps at its last file page: the wider one is kept, written once).
     if (auto it = modules_.find(o.start); it != modules_.end() && it->second.path == o.path && it->second.end >= o.end)
       continue;
-    auto page = first_load_page_.find(o.path);
-    if (page == first_load_page_.end()) {
+    auto object = objects_.find(o.path);
+    if (object == objects_.end()) {
       std::string error;
-      auto elf = read_elf_functions(o.path, error);
-      page = first_load_page_.emplace(o.path, elf ? elf->first_load_page : 0).first;
+      Object read;
+      if (auto elf = read_elf_functions(o.path, error)) {
+        read.first_load_page = elf->first_load_page;
+        if (is_runtime(o.path)) read.runtime_elf = std::move(elf);
+      }
+      object = objects_.emplace(o.path, std::move(read)).first;
     }
-    modules_[o.start] = {o.end, is_runtime(o.path), o.path};
-    writer_.module(o.offset0 - page->second, o.start, o.end, o.path);
+    const uint64_t bias = o.offset0 - object->second.first_load_page;
+    modules_[o.start] = {o.end, is_runtime(o.path), o.path, bias};
+    writer_.module(bias, o.start, o.end, o.path);
   }
 }
 
@@ -83,6 +88,22 @@ void UprobeRecording::trim_start_up_frames(std::vector<uint64_t>& stack) const {
     --keep;
   }
   if (keep > 0) stack.resize(keep);
+}
+
+// mmap returned into the C library (or the loader) after a direct call
+// there: the library's own mapping (its code calls only itself directly).
+// A function of the program that the library called (a thread's start
+// routine, a signal handler) and that ends in `return mmap(...)` jumps to
+// mmap, which then returns into the library too, but after a call through
+// a register: that mapping is the program's. Where the call cannot be
+// read, the library's.
+bool UprobeRecording::runtime_maps_for_itself(const UprobeRecord& r) const {
+  if (r.stack.empty()) return false;
+  const Module* m = module_at(r.stack.front());
+  if (!m || !m->runtime) return false;
+  const Object& o = objects_.at(m->path);
+  if (!o.runtime_elf) return true;
+  return direct_call_before(m->path, *o.runtime_elf, r.stack.front() - m->bias).value_or(true);
 }
 
 const std::string& UprobeRecording::thread_name(uint32_t tid) {
@@ -112,8 +133,7 @@ void UprobeRecording::write(UprobeRecord& r) {
   }
   // The C library mapping memory for itself (a thread's stack): the preload
   // does not see those calls either.
-  if (r.mapping && (r.kind == K::alloc || r.kind == K::alloc_failed) && !r.stack.empty())
-    if (const Module* m = module_at(r.stack.front()); m && m->runtime) return;
+  if (r.mapping && (r.kind == K::alloc || r.kind == K::alloc_failed) && runtime_maps_for_itself(r)) return;
   trim_start_up_frames(r.stack);
   const std::string& name = thread_name(r.tid);
   if (r.mapping) return write_mapping(r, name);

@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "record/ebpf_elf_functions.h"
 #include "record/ebpf_emt_writer.h"
 #include "record/ebpf_output_parser.h"
 #include "record/ebpf_process_maps.h"
@@ -60,6 +62,7 @@ class UprobeRecording {
     uint64_t end;
     bool runtime;  // the C library or the dynamic loader
     std::string path;
+    uint64_t bias;
   };
   struct Later {
     bool operator()(const std::pair<uint64_t, uint64_t>& a, const std::pair<uint64_t, uint64_t>& b) const {
@@ -70,6 +73,7 @@ class UprobeRecording {
   void write(UprobeRecord& r);
   const Module* module_at(uint64_t address) const;
   void write_mapping(UprobeRecord& r, const std::string& name);
+  bool runtime_maps_for_itself(const UprobeRecord& r) const;
   void trim_start_up_frames(std::vector<uint64_t>& stack) const;
   const std::string& thread_name(uint32_t tid);
 
@@ -80,7 +84,13 @@ class UprobeRecording {
   std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>, Later> order_;
   std::unordered_map<uint64_t, UprobeRecord> waiting_;  // by arrival number
   std::map<uint64_t, Module> modules_;                  // by start address
-  std::map<std::string, uint64_t> first_load_page_;     // per object path
+  // Per object path: where its offset 0 is linked, and for the runtime its
+  // load segments (to read the calls that mmap returns to).
+  struct Object {
+    uint64_t first_load_page = 0;
+    std::optional<ElfFunctions> runtime_elf;
+  };
+  std::map<std::string, Object> objects_;
   uint64_t last_refresh_ = 0;
   std::unordered_set<uint64_t> live_;
   // Anonymous mappings recorded (start -> length), and those an mremap in
