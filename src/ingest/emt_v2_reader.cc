@@ -407,7 +407,7 @@ void EmtV2Reader::drain(bool all) {
     Head head = heads_.top();
     if (head.seq != next_seq_ && !all && waiting_count_ <= kMaxPending) return;
     heads_.pop();
-    std::deque<Record>& q = waiting_[head.slot];
+    std::deque<Record>& q = waiting_.at(head.slot);
     // A sequence number taken and never written: the record is lost (the
     // process died between the two, or its thread could not grow the file).
     if (head.seq > next_seq_) stats_.dropped_records += head.seq - next_seq_;
@@ -416,7 +416,10 @@ void EmtV2Reader::drain(bool all) {
     q.pop_front();
     --waiting_count_;
     if (!q.empty()) heads_.push({q.front().seq, head.slot});
-    else waiting_.erase(head.slot);  // damaged input can name millions of slots
+    // An emptied queue is kept for its thread's next records (two threads
+    // take turns emptying theirs all the time); damaged input can name
+    // millions of slots, so not past kKeptQueues.
+    else if (waiting_.size() > kKeptQueues) waiting_.erase(head.slot);
   }
 }
 

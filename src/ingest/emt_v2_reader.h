@@ -38,6 +38,7 @@ class EmtV2Reader {
   // before another's) are bounded; past this many, the earliest is emitted
   // and the missing number counted as lost.
   static constexpr size_t kMaxPending = 1 << 20;
+  static constexpr size_t kKeptQueues = 1024;
   static constexpr size_t kMaxNodes = 1 << 22;
   // The largest zstd window a packed recording may ask for (8 MiB); the
   // compactor's level needs 2 MiB.
