@@ -143,7 +143,8 @@ std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::str
   return out;
 }
 
-std::optional<bool> direct_call_before(const std::string& path, const ElfFunctions& elf, uint64_t return_address) {
+std::optional<bool> direct_call_before(const std::string& path, const std::vector<ElfFunctions::Load>& loads,
+                                       uint64_t return_address) {
 #if defined(__x86_64__)
   constexpr uint64_t kLength = 5;  // E8 rel32
 #elif defined(__aarch64__)
@@ -153,10 +154,10 @@ std::optional<bool> direct_call_before(const std::string& path, const ElfFunctio
 #endif
   if (kLength == 0 || return_address < kLength) return std::nullopt;
   const uint64_t at = return_address - kLength;
-  const auto load = std::find_if(elf.loads.begin(), elf.loads.end(), [&](const ElfFunctions::Load& l) {
+  const auto load = std::find_if(loads.begin(), loads.end(), [&](const ElfFunctions::Load& l) {
     return at >= l.vaddr && return_address <= l.vaddr + l.size;
   });
-  if (load == elf.loads.end()) return std::nullopt;
+  if (load == loads.end()) return std::nullopt;
   uint8_t code[kLength > 0 ? kLength : 1] = {};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -175,7 +176,7 @@ std::optional<bool> direct_call_before(const std::string& path, const ElfFunctio
   int32_t rel;
   std::memcpy(&rel, code + 1, sizeof rel);
   const uint64_t target = return_address + static_cast<uint64_t>(static_cast<int64_t>(rel));
-  return std::any_of(elf.loads.begin(), elf.loads.end(),
+  return std::any_of(loads.begin(), loads.end(),
                      [&](const ElfFunctions::Load& l) { return target >= l.vaddr && target < l.vaddr + l.size; });
 #endif
 }

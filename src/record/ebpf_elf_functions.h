@@ -40,8 +40,10 @@ struct ElfFunctions {
 std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::string& error);
 
 // Whether the call that returns to `return_address` (a link-time address in
-// the file at `path`) is a direct one (x86-64 `call rel32`, AArch64 `bl`),
-// not through a register; nullopt when the bytes cannot be read.
-std::optional<bool> direct_call_before(const std::string& path, const ElfFunctions& elf, uint64_t return_address);
+// the file at `path`, whose load segments are `loads`) is a direct one
+// (x86-64 `call rel32`, AArch64 `bl`), not through a register; nullopt when
+// the bytes cannot be read.
+std::optional<bool> direct_call_before(const std::string& path, const std::vector<ElfFunctions::Load>& loads,
+                                       uint64_t return_address);
 
 }  // namespace edgemem

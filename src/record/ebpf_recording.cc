@@ -58,7 +58,7 @@ void UprobeRecording::add_modules(const std::vector<MappedObject>& objects) {
       Object read;
       if (auto elf = read_elf_functions(o.path, error)) {
         read.first_load_page = elf->first_load_page;
-        if (is_runtime(o.path)) read.runtime_elf = std::move(elf);
+        if (is_runtime(o.path)) read.runtime_loads = std::move(elf->loads);
       }
       object = objects_.emplace(o.path, std::move(read)).first;
     }
@@ -102,8 +102,8 @@ bool UprobeRecording::runtime_maps_for_itself(const UprobeRecord& r) const {
   const Module* m = module_at(r.stack.front());
   if (!m || !m->runtime) return false;
   const Object& o = objects_.at(m->path);
-  if (!o.runtime_elf) return true;
-  return direct_call_before(m->path, *o.runtime_elf, r.stack.front() - m->bias).value_or(true);
+  if (!o.runtime_loads) return true;
+  return direct_call_before(m->path, *o.runtime_loads, r.stack.front() - m->bias).value_or(true);
 }
 
 const std::string& UprobeRecording::thread_name(uint32_t tid) {

@@ -88,7 +88,7 @@ class UprobeRecording {
   // load segments (to read the calls that mmap returns to).
   struct Object {
     uint64_t first_load_page = 0;
-    std::optional<ElfFunctions> runtime_elf;
+    std::optional<std::vector<ElfFunctions::Load>> runtime_loads;
   };
   std::map<std::string, Object> objects_;
   uint64_t last_refresh_ = 0;
