@@ -54,25 +54,44 @@ void LeakAnalysis::close_window() {
   window_length_ *= 2;
 }
 
-LeakAnalysis::ThreadSpan& LeakAnalysis::find_or_add_span(uint32_t thread) {
+LeakAnalysis::ThreadClock& LeakAnalysis::find_or_add_clock(uint32_t thread) {
   for (last_thread_ = 0; last_thread_ < threads_.size(); ++last_thread_)
     if (threads_[last_thread_].thread == thread) return threads_[last_thread_];
-  threads_.push_back({thread});
+  threads_.emplace_back().thread = thread;
   return threads_.back();
 }
 
-const LeakAnalysis::ThreadSpan* LeakAnalysis::find_span(uint32_t thread) const {
-  for (const ThreadSpan& t : threads_)
+const LeakAnalysis::ThreadClock* LeakAnalysis::find_clock(uint32_t thread) const {
+  for (const ThreadClock& t : threads_)
     if (t.thread == thread) return &t;
   return nullptr;
 }
 
+void LeakAnalysis::ThreadClock::checkpoint(uint64_t time) {
+  times.push_back(time);
+  countdown = stride;
+  if (times.size() < kCheckpoints) return;
+  // times[i] is of event (i + 1) * stride: keep the even multiples.
+  for (size_t i = 0; i < kCheckpoints / 2; ++i) times[i] = times[2 * i + 1];
+  times.resize(kCheckpoints / 2);
+  stride *= 2;
+  countdown = stride;
+}
+
+uint64_t LeakAnalysis::ThreadClock::position(uint64_t time) const {
+  // n checkpoints at or before `time`: its event is the n*stride-th to the
+  // ((n+1)*stride - 1)-th; the middle of that, within the events seen.
+  const auto n = static_cast<uint64_t>(std::upper_bound(times.begin(), times.end(), time) - times.begin());
+  const uint64_t event = std::clamp(n * stride + (stride - 1) / 2, std::max<uint64_t>(n * stride, 1), events);
+  return event - 1;
+}
+
 bool LeakAnalysis::marks(uint32_t thread) const {
-  const ThreadSpan* t = find_span(thread);
+  const ThreadClock* t = find_clock(thread);
   return t && t->marks;
 }
 
-void LeakAnalysis::marks_inferences(uint32_t thread) { span_of(thread).marks = true; }
+void LeakAnalysis::marks_inferences(uint32_t thread) { clock_of(thread).marks = true; }
 
 void LeakAnalysis::first_inference_begins() {
   for (Group& g : groups_) {
@@ -151,7 +170,8 @@ bool kept_by_c_runtime(std::string_view site) {
 
 struct Live {
   bool clocked = false;  // some block was made by a thread that marks inferences (or no thread does)
-  uint64_t span_first = UINT64_MAX, span_last = 0;  // of the threads that made its blocks
+  // Off the inference clock: where its blocks came in their threads' lives, 0 (first event) to 1 (last).
+  double earliest = 1, latest = 0;
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
   uint64_t unfinished_bytes = 0;  // made in an inference that had not ended when the trace stopped
@@ -180,9 +200,10 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       Live& g = live[groups_[b.group].key];
       const bool clocked = !markers || marks(b.thread);
       g.clocked |= clocked;
-      if (const ThreadSpan* t = find_span(b.thread)) {
-        g.span_first = std::min(g.span_first, t->first);
-        g.span_last = std::max(g.span_last, t->last);
+      if (const ThreadClock* t = find_clock(b.thread); !clocked && t && t->events > 1) {
+        const double at = static_cast<double>(t->position(b.time)) / static_cast<double>(t->events - 1);
+        g.earliest = std::min(g.earliest, at);
+        g.latest = std::max(g.latest, at);
       }
       if (markers && clocked && b.inference == 0) {
         g.pre_bytes += b.size;
@@ -207,9 +228,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     const Group& counters = groups_[index_.find(pid, site, size)];
     bool grows = false;
     if (!g.clocked) {
-      // Its threads' own clock: made over more than half their span and into its last quarter.
-      uint64_t span = g.span_last > g.span_first ? g.span_last - g.span_first : 0;
-      grows = g.count >= 2 && span > 0 && 2 * (g.last - g.first) > span && 4 * (g.span_last - g.last) < span;
+      // Its threads' own clock: made over more than half their lives and into their last quarter.
+      grows = g.count >= 2 && g.latest - g.earliest > 0.5 && g.latest > 0.75;
     } else if (markers) {  // still setting records late in the run: a ring buffer stops early
       // and higher at some inference's end than before: blocks made only after
       // the last inference ended (a runtime's teardown) never grew per inference.

@@ -14,10 +14,11 @@
 //  * Markers from one thread, blocks from another (a pipeline's worker
 //    threads, when only the main loop marks): the inference clock says
 //    nothing about them. A group made only by threads that mark no
-//    inference is judged over the span of its threads' own memory events:
-//    it leaks when its live blocks were made over more than half of that
-//    span and into its last quarter (a thread's set-up buffers are made
-//    early, a ring of the last N late).
+//    inference is judged by its threads' own clock, their count of memory
+//    events (a worker may idle for half the run before its loop starts):
+//    it leaks when its live blocks were made over more than half of their
+//    threads' events and into their last quarter (a thread's set-up
+//    buffers are made early, a ring of the last N late).
 //  * Without markers: the group's live count is sampled in windows of event
 //    time; a leak is a group whose per-window minimum keeps rising, while a
 //    working set's minima stay flat however busy it is.
@@ -74,9 +75,10 @@ class LeakAnalysis {
   }
   // A memory event of `thread` at `time`, and an inference marker of it.
   void thread_active(uint32_t thread, uint64_t time) {
-    ThreadSpan& t = span_of(thread);
-    if (t.first == 0 && t.last == 0) t.first = time;
-    t.last = time;
+    ThreadClock& t = clock_of(thread);
+    ++t.events;
+    if (--t.countdown == 0) [[unlikely]]
+      t.checkpoint(time);
   }
   void marks_inferences(uint32_t thread);
   void first_inference_begins();
@@ -107,20 +109,29 @@ class LeakAnalysis {
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
-  struct ThreadSpan {
+  // A thread's own clock: its memory events counted, with the event time of
+  // every `stride`-th kept (at most kCheckpoints; when full, every other one
+  // goes and the stride doubles), so a block's time maps back to the
+  // thread's event count within 1/512 of its events.
+  struct ThreadClock {
+    static constexpr size_t kCheckpoints = 1024;
     uint32_t thread = 0;
-    uint64_t first = 0, last = 0;
     bool marks = false;
+    uint64_t events = 0, stride = 1, countdown = 1;
+    std::vector<uint64_t> times;  // of events stride, 2*stride, ...
+    void checkpoint(uint64_t time);
+    // Events of the thread before the one at `time`, of `events - 1`.
+    uint64_t position(uint64_t time) const;
   };
-  ThreadSpan& span_of(uint32_t thread) {
+  ThreadClock& clock_of(uint32_t thread) {
     if (last_thread_ < threads_.size() && threads_[last_thread_].thread == thread) [[likely]]
       return threads_[last_thread_];
-    return find_or_add_span(thread);
+    return find_or_add_clock(thread);
   }
-  ThreadSpan& find_or_add_span(uint32_t thread);
+  ThreadClock& find_or_add_clock(uint32_t thread);
   uint32_t add_group(PoolId pool, SiteId site, uint64_t size);
   void close_window();
-  const ThreadSpan* find_span(uint32_t thread) const;
+  const ThreadClock* find_clock(uint32_t thread) const;
   bool marks(uint32_t thread) const;
   Group& touch(uint32_t id) {
     if (!touched_flag_[id]) {
@@ -138,7 +149,7 @@ class LeakAnalysis {
   std::vector<Group> groups_;
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
-  std::vector<ThreadSpan> threads_;  // few: a linear scan from the last one met
+  std::vector<ThreadClock> threads_;  // few: a linear scan from the last one met
   size_t last_thread_ = 0;
   uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
 };

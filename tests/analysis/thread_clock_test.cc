@@ -85,6 +85,74 @@ TEST(ThreadClock, AWorkerThreadsLeakMadeBeforeTheMarkingThreadsFirstInferenceIsA
   EXPECT_EQ(persistent_at(r, "worker;ring")->count, 3u);
 }
 
+// As `inference_loop --threads 2 --leak` ran once under ASan: the worker's
+// first event came at once, then it waited while the main thread ran its
+// first inferences, and its 40 leaks came in the last half of the run. On
+// its own clock they span its life; on the run's clock, under half.
+TEST(ThreadClock, AWorkerThatIdlesBeforeItsLoopIsJudgedOnItsOwnEvents) {
+  Threads t;
+  const uint32_t main = 100, worker = 101;
+  t.free(worker, t.alloc(worker, "worker;thread_state", 64));
+  auto main_inference = [&](uint64_t i) {
+    t.marker(main, EventKind::inference_begin, i);
+    for (int k = 0; k < 4; ++k) t.free(main, t.alloc(main, "main;run_inference", 1024));
+    t.marker(main, EventKind::inference_end, i);
+  };
+  for (uint64_t i = 1; i <= 80; ++i) main_inference(i);
+  std::vector<uint64_t> ring;
+  for (uint64_t i = 81; i <= 120; ++i) {
+    main_inference(i);
+    t.free(worker, t.alloc(worker, "worker;run_inference", 1024));
+    t.alloc(worker, "worker;describe_output", 128);
+    ring.push_back(t.alloc(worker, "worker;ring", 64));
+    if (ring.size() > 3) {
+      t.free(worker, ring.front());
+      ring.erase(ring.begin());
+    }
+  }
+  AnalysisResult r = t.analyzer.finish();
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].site, "worker;describe_output");
+  EXPECT_EQ(r.leaks[0].count, 40u);
+  EXPECT_TRUE(r.leaks[0].off_inference_thread);
+  ASSERT_TRUE(persistent_at(r, "worker;ring"));
+  EXPECT_EQ(persistent_at(r, "worker;ring")->reason, LiveReason::not_growing);
+}
+
+// A thread's clock keeps a bounded number of checkpoints: over 100,000 of
+// its events, set-up buffers, a late ring and a steady leak are still told
+// apart after its idle start.
+TEST(ThreadClock, ALongWorkersClockStaysTrueWhenItsCheckpointsThin) {
+  Threads t;
+  const uint32_t main = 100, worker = 101;
+  t.alloc(worker, "worker;setup", 4096);
+  for (uint64_t i = 1; i <= 30000; ++i) {
+    t.marker(main, EventKind::inference_begin, i);
+    t.free(main, t.alloc(main, "main;run_inference", 1024));
+    t.marker(main, EventKind::inference_end, i);
+  }
+  std::vector<uint64_t> ring;
+  for (int i = 0; i < 50000; ++i) {
+    t.free(worker, t.alloc(worker, "worker;run_inference", 1024));
+    if (i % 500 == 0) t.alloc(worker, "worker;describe_output", 128);
+    if (i >= 45000) {
+      ring.push_back(t.alloc(worker, "worker;ring", 64));
+      if (ring.size() > 8) {
+        t.free(worker, ring.front());
+        ring.erase(ring.begin());
+      }
+    }
+  }
+  AnalysisResult r = t.analyzer.finish();
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].site, "worker;describe_output");
+  EXPECT_EQ(r.leaks[0].count, 100u);
+  ASSERT_TRUE(persistent_at(r, "worker;setup"));
+  EXPECT_EQ(persistent_at(r, "worker;setup")->reason, LiveReason::not_growing);
+  ASSERT_TRUE(persistent_at(r, "worker;ring"));
+  EXPECT_EQ(persistent_at(r, "worker;ring")->count, 8u);
+}
+
 // The marking thread keeps its own rules: what it made before its first
 // inference is persistent, what it adds every inference leaks per inference.
 TEST(ThreadClock, TheMarkingThreadIsStillJudgedByItsInferences) {
