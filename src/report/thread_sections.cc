@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/site_names.h"
 #include "report/units.h"
 
 namespace edgemem {
@@ -25,12 +26,6 @@ std::string label_of(const ThreadsResult& r, uint32_t tid) {
   for (const ThreadSummary& t : r.threads)
     if (!t.other_threads && t.tid == tid) return label(t);
   return std::to_string(tid);
-}
-
-// The innermost frame of a call stack (sites join frames with ';').
-std::string_view innermost(std::string_view site) {
-  size_t at = site.rfind(';');
-  return at == std::string_view::npos ? site : site.substr(at + 1);
 }
 
 }  // namespace
@@ -73,9 +68,14 @@ std::string temporaries_text(const TemporaryResult& r) {
       "between: {}\n",
       "Temporary", grouped(r.count), grouped(r.allocations), units::percent(units::fraction(r.count, r.allocations)),
       bytes(r.bytes));
-  for (const TemporarySite& s : r.top)
+  std::vector<std::string_view> sites;
+  for (const TemporarySite& s : r.top) sites.push_back(s.site);
+  const std::vector<std::string_view> names = distinct_tails(sites);
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const TemporarySite& s = r.top[i];
     out += fmt::format("{:<14}{:>9} of {} allocations, {}  {}\n", "", grouped(s.count), grouped(s.allocs), bytes(s.bytes),
-                       innermost(s.site));
+                       names[i]);
+  }
   return out;
 }
 

@@ -5,12 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace edgemem {
+#include "site_names.h"
 
-std::string_view innermost_frame(std::string_view site) {
-  size_t cut = site.rfind(';');
-  return cut == std::string_view::npos ? site : site.substr(cut + 1);
-}
+namespace edgemem {
 
 namespace {
 

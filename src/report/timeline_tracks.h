@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -42,8 +41,5 @@ std::string events_note(const AnalysisResult& result);
 // "4096 of 1000000 inferences shown, evenly spread (about one in 245)" when
 // spans were dropped; empty when none were.
 std::string inference_note(const InferenceMarks& marks);
-
-// The innermost frame of a site (sites are frames joined by ';', outermost first).
-std::string_view innermost_frame(std::string_view site);
 
 }  // namespace edgemem
