@@ -71,11 +71,12 @@ struct Analyzer::Impl {
   // After every event aimed at a pool, whether or not its usage moved.
   void sampled(const Event& e) { timeline.sample(e.pool, e.time, tracker.pool(e.pool)); }
 
-  void allocate(const Event& e) {
+  // `thread_clock`: the event's number on its thread's own clock (LeakAnalysis::thread_active).
+  void allocate(const Event& e, float thread_clock) {
     const PoolInfo& info = pool_info(e.pool);
     bool replaced = false;
     Block old;
-    const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), replaced, old);
+    const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), thread_clock, replaced, old);
     if (replaced) {
       ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old);
@@ -168,8 +169,9 @@ struct Analyzer::Impl {
     if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     layout.seen(e.time);
+    float thread_clock = 0;
     if (e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc) {
-      leaks.thread_active(e.thread, e.time);
+      thread_clock = leaks.thread_active(e.thread);
     } else if (e.kind == EventKind::inference_begin || e.kind == EventKind::inference_end) {
       leaks.marks_inferences(e.thread);
       threads.marks_inferences(e.thread);
@@ -177,7 +179,7 @@ struct Analyzer::Impl {
     switch (e.kind) {
       case EventKind::alloc:
         ++counts.allocs;
-        allocate(e);
+        allocate(e, thread_clock);
         sampled(e);
         leaks.tick();
         break;
@@ -195,7 +197,7 @@ struct Analyzer::Impl {
         // realloc(NULL, n) is malloc; a resized block keeps its call site.
         if (e.old_address != 0 && release(e.pool, e.old_address, e.time, e.thread, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
-        allocate(grown);
+        allocate(grown, thread_clock);
         sampled(e);
         leaks.tick();
         break;

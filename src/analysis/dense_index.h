@@ -28,6 +28,11 @@ class DenseIndex {
     }
     return remember(key, s.index - 1);
   }
+  // The key's index if it is known, overflow() if not; changes nothing.
+  uint32_t find(uint64_t key) const {
+    const Slot& s = slots_[probe(key)];
+    return s.index ? s.index - 1 : cap_;
+  }
   uint32_t size() const { return count_; }
   uint32_t overflow() const { return cap_; }
 

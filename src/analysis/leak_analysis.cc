@@ -54,36 +54,10 @@ void LeakAnalysis::close_window() {
   window_length_ *= 2;
 }
 
-LeakAnalysis::ThreadClock& LeakAnalysis::find_or_add_clock(uint32_t thread) {
-  for (last_thread_ = 0; last_thread_ < threads_.size(); ++last_thread_)
-    if (threads_[last_thread_].thread == thread) return threads_[last_thread_];
-  threads_.emplace_back().thread = thread;
-  return threads_.back();
-}
-
 const LeakAnalysis::ThreadClock* LeakAnalysis::find_clock(uint32_t thread) const {
-  for (const ThreadClock& t : threads_)
-    if (t.thread == thread) return &t;
-  return nullptr;
-}
-
-void LeakAnalysis::ThreadClock::checkpoint(uint64_t time) {
-  times.push_back(time);
-  countdown = stride;
-  if (times.size() < kCheckpoints) return;
-  // times[i] is of event (i + 1) * stride: keep the even multiples.
-  for (size_t i = 0; i < kCheckpoints / 2; ++i) times[i] = times[2 * i + 1];
-  times.resize(kCheckpoints / 2);
-  stride *= 2;
-  countdown = stride;
-}
-
-uint64_t LeakAnalysis::ThreadClock::position(uint64_t time) const {
-  // n checkpoints at or before `time`: its event is the n*stride-th to the
-  // ((n+1)*stride - 1)-th; the middle of that, within the events seen.
-  const auto n = static_cast<uint64_t>(std::upper_bound(times.begin(), times.end(), time) - times.begin());
-  const uint64_t event = std::clamp(n * stride + (stride - 1) / 2, std::max<uint64_t>(n * stride, 1), events);
-  return event - 1;
+  uint32_t i = thread_index_.find(thread);
+  if (i < clocks_.size()) return &clocks_[i];
+  return i == thread_index_.overflow() && other_threads_.events ? &other_threads_ : nullptr;
 }
 
 bool LeakAnalysis::marks(uint32_t thread) const {
@@ -201,7 +175,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       const bool clocked = !markers || marks(b.thread);
       g.clocked |= clocked;
       if (const ThreadClock* t = find_clock(b.thread); !clocked && t && t->events > 1) {
-        const double at = static_cast<double>(t->position(b.time)) / static_cast<double>(t->events - 1);
+        const double at = (double{b.thread_clock} - 1) / static_cast<double>(t->events - 1);
         g.earliest = std::min(g.earliest, at);
         g.latest = std::max(g.latest, at);
       }

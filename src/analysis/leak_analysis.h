@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "edgemem/analysis_result.h"
+#include "dense_index.h"
 #include "group_index.h"
 #include "pool_tracker.h"
 
@@ -73,13 +74,8 @@ class LeakAnalysis {
       return;
     close_window();
   }
-  // A memory event of `thread` at `time`, and an inference marker of it.
-  void thread_active(uint32_t thread, uint64_t time) {
-    ThreadClock& t = clock_of(thread);
-    ++t.events;
-    if (--t.countdown == 0) [[unlikely]]
-      t.checkpoint(time);
-  }
+  // A memory event of `thread`: its number on the thread's own clock (Block::thread_clock).
+  float thread_active(uint32_t thread) { return static_cast<float>(++clock_of(thread).events); }
   void marks_inferences(uint32_t thread);
   void first_inference_begins();
   // `completed`: inferences completed so far; `device`: the device's number for this one.
@@ -109,26 +105,22 @@ class LeakAnalysis {
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
-  // A thread's own clock: its memory events counted, with the event time of
-  // every `stride`-th kept (at most kCheckpoints; when full, every other one
-  // goes and the stride doubles), so a block's time maps back to the
-  // thread's event count within 1/512 of its events.
+  // A thread's own clock: its memory events counted. Threads past
+  // kMaxThreads share one (a process that starts a thread per request
+  // keeps the analysis flat): their blocks are judged on the shared count,
+  // and one of them marking inferences marks them all.
+  static constexpr uint32_t kMaxThreads = 4096;
   struct ThreadClock {
-    static constexpr size_t kCheckpoints = 1024;
     uint32_t thread = 0;
     bool marks = false;
-    uint64_t events = 0, stride = 1, countdown = 1;
-    std::vector<uint64_t> times;  // of events stride, 2*stride, ...
-    void checkpoint(uint64_t time);
-    // Events of the thread before the one at `time`, of `events - 1`.
-    uint64_t position(uint64_t time) const;
+    uint64_t events = 0;
   };
   ThreadClock& clock_of(uint32_t thread) {
-    if (last_thread_ < threads_.size() && threads_[last_thread_].thread == thread) [[likely]]
-      return threads_[last_thread_];
-    return find_or_add_clock(thread);
+    uint32_t i = thread_index_.of(thread);
+    if (i == clocks_.size() && i != thread_index_.overflow()) [[unlikely]]
+      clocks_.emplace_back().thread = thread;
+    return i < clocks_.size() ? clocks_[i] : other_threads_;
   }
-  ThreadClock& find_or_add_clock(uint32_t thread);
   uint32_t add_group(PoolId pool, SiteId site, uint64_t size);
   void close_window();
   const ThreadClock* find_clock(uint32_t thread) const;
@@ -149,8 +141,9 @@ class LeakAnalysis {
   std::vector<Group> groups_;
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
-  std::vector<ThreadClock> threads_;  // few: a linear scan from the last one met
-  size_t last_thread_ = 0;
+  DenseIndex thread_index_{kMaxThreads};
+  std::vector<ThreadClock> clocks_;
+  ThreadClock other_threads_;
   uint64_t window_length_ = 1, in_window_ = 0, windows_ = 0, events_ = 0;
 };
 

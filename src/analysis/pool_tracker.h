@@ -77,12 +77,12 @@ class PoolTracker {
 
   // Each returns what changed so analyses need not look it up again.
   // alloc: `replaced` is set when the address was still live (its free was lost).
-  // `group` is stored in the block for the leak analysis.
+  // `group` and `thread_clock` are stored in the block for the leak analysis.
   // Inline, as usage() is: they run on every allocation and free.
-  const Block& alloc(const Event& e, uint32_t group, bool& replaced, Block& old) {
+  const Block& alloc(const Event& e, uint32_t group, float thread_clock, bool& replaced, Block& old) {
     PoolState& p = pool(e.pool);
     uint64_t before = p.usage();
-    last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group, e.thread};
+    last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group, e.thread, thread_clock};
     replaced = p.live.put(last_, &old);
     if (replaced) [[unlikely]] {
       p.removed(old);

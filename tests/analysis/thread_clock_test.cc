@@ -153,6 +153,28 @@ TEST(ThreadClock, ALongWorkersClockStaysTrueWhenItsCheckpointsThin) {
   EXPECT_EQ(persistent_at(r, "worker;ring")->count, 8u);
 }
 
+// A thread per request: past the analysis's cap, threads share one clock,
+// and the threads before it keep theirs.
+TEST(ThreadClock, AThreadPerRequestKeepsTheClocksOfTheFirstThreads) {
+  Threads t;
+  const uint32_t main = 100, worker = 101;
+  t.free(worker, t.alloc(worker, "worker;thread_state", 64));
+  for (uint64_t i = 1; i <= 40; ++i) {
+    t.marker(main, EventKind::inference_begin, i);
+    t.free(main, t.alloc(main, "main;run_inference", 1024));
+    t.marker(main, EventKind::inference_end, i);
+  }
+  for (uint32_t request = 0; request < 6000; ++request) {
+    const uint32_t thread = 1000 + request;
+    t.free(thread, t.alloc(thread, "request;parse", 256));
+    if (request % 150 == 0) t.alloc(worker, "worker;describe_output", 128);
+  }
+  AnalysisResult r = t.analyzer.finish();
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].site, "worker;describe_output");
+  EXPECT_EQ(r.leaks[0].count, 40u);
+}
+
 // The marking thread keeps its own rules: what it made before its first
 // inference is persistent, what it adds every inference leaks per inference.
 TEST(ThreadClock, TheMarkingThreadIsStillJudgedByItsInferences) {
