@@ -104,6 +104,7 @@ struct SniffVerdict {
   std::optional<Format> format;
   std::string looks_like;  // "an ELF file, not a trace", "not a trace edgemem can read (tried ...)", ...
   std::string instead;     // what to run instead; "{file}" stands for the input's path
+  bool other_kind = false;  // positively another kind of file (an ELF, a model, a map): more bytes change nothing
   // The one-line refusal: "PATH: LOOKS_LIKE; INSTEAD".
   std::string refusal(std::string_view path) const;
 };

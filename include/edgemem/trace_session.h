@@ -57,9 +57,13 @@ class TraceSession {
   // The source failed mid-way (or could not be opened): what was fed is still analysed.
   void read_failed(const std::string& error);
   // A live stream may take minutes to fill the sniffing window: decides the
-  // format on what is held back so far when those bytes already show it
-  // (never refuses: that waits for the full window). True once decoding.
+  // format on what is held back so far when those bytes already show it,
+  // and refuses them when they are positively another kind of file (an
+  // ELF, a model); anything else waits for the full window. True once decoding.
   bool start_if_known();
+  // While the format is not known: what the bytes held back look like so
+  // far ("N bytes so far: not a trace ... (tried ...)"); empty once decoding.
+  std::string undecided() const;
   // Observers and snapshot() while bytes are still arriving.
   Analyzer& analyzer();
   // What finish() would report on the bytes decoded so far, without ending

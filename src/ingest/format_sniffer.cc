@@ -147,6 +147,7 @@ SniffVerdict sniff_trace(std::span<const uint8_t> head) {
   if (auto other = recognise_non_trace(head)) {
     v.looks_like = std::move(other->looks_like);
     v.instead = std::move(other->instead);
+    v.other_kind = true;
     return v;
   }
   std::vector<std::string> tried;

@@ -138,8 +138,17 @@ void TraceSession::read_failed(const std::string& error) {
 bool TraceSession::start_if_known() {
   if (impl_->decoder) return true;
   if (!accepting() || impl_->head.empty()) return false;
-  if (impl_->options.format == Format::automatic && !sniff_trace(impl_->head).format) return false;
+  if (impl_->options.format == Format::automatic) {
+    SniffVerdict verdict = sniff_trace(impl_->head);
+    if (verdict.other_kind) impl_->refusal = verdict.refusal(impl_->name);
+    if (!verdict.format) return false;
+  }
   return impl_->start();
+}
+
+std::string TraceSession::undecided() const {
+  if (impl_->decoder || impl_->head.empty() || !accepting()) return {};
+  return fmt::format("{} bytes so far: {}", impl_->head.size(), sniff_trace(impl_->head).looks_like);
 }
 
 Analyzer& TraceSession::analyzer() { return impl_->analyzer; }

@@ -28,17 +28,22 @@ class FileFollower final : public LiveSource {
     SourceRead out;
     auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-      if (fd_ < 0) open(out);
+      if (fd_ < 0 && std::chrono::steady_clock::now() >= reopen_after_) open(out);
       if (fd_ >= 0) {
         ssize_t n = ::read(fd_, buffer.data(), buffer.size());
         if (n > 0) {
+          failing_.clear();
           offset_ += static_cast<uint64_t>(n);
           out.bytes = static_cast<size_t>(n);
           return out;
         }
         if (n < 0 && errno != EINTR && errno != EAGAIN) {
-          out.notes.push_back(fmt::format("{}: read failed: {}; reopening", path_, std::strerror(errno)));
+          // Said once until a read succeeds again; reopened at the poll's pace.
+          std::string why = std::strerror(errno);
+          if (why != failing_) out.notes.push_back(fmt::format("{}: read failed: {}; reopening", path_, why));
+          failing_ = why;
           close();
+          reopen_after_ = std::chrono::steady_clock::now() + kPoll;
         } else if (n == 0 && replaced_) {
           close();  // the old file was read to its end after the rename was seen
           continue;
@@ -106,6 +111,8 @@ class FileFollower final : public LiveSource {
   bool waiting_noted_ = false;
   bool replaced_ = false;
   bool regular_ = true;
+  std::string failing_;  // the read error last told
+  std::chrono::steady_clock::time_point reopen_after_{};
 };
 
 }  // namespace

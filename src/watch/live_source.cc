@@ -47,7 +47,11 @@ std::unique_ptr<LiveSource> open_live_source(const std::string& spec, unsigned b
     return connect_tcp(host, port);
   }
   struct stat st;
-  bool device = ::stat(spec.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+  const bool exists = ::stat(spec.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    throw std::invalid_argument(
+        fmt::format("{}: is a directory; expected a capture file, -, tcp://HOST:PORT or a serial device", spec));
+  bool device = exists && S_ISCHR(st.st_mode);
   if (device || baud) return open_serial(spec, baud ? baud : 115200);
   return follow_file(spec);
 }

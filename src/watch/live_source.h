@@ -42,7 +42,7 @@ std::unique_ptr<LiveSource> open_serial(const std::string& device, unsigned baud
 
 // Picks the source for SPEC: "-", "tcp://HOST:PORT", a character device
 // (serial; `baud` 0 means 115200) or else a file to follow. Throws
-// std::invalid_argument with a one-line reason for a malformed SPEC.
+// std::invalid_argument with a one-line reason for a malformed SPEC or a directory.
 std::unique_ptr<LiveSource> open_live_source(const std::string& spec, unsigned baud);
 
 }  // namespace edgemem::watch

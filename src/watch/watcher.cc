@@ -29,6 +29,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
   std::vector<uint8_t> buffer(64 * 1024);
   const auto start = Clock::now();
   auto next_tick = start + limits.interval;
+  bool told_undecided = false;
   while (session_.accepting()) {
     if (stop && stop()) break;
     auto now = Clock::now();
@@ -52,7 +53,13 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     }
     if (now >= next_tick) {
       while (next_tick <= now) next_tick += limits.interval;  // a slow tick skips, it does not pile up
-      session_.start_if_known();
+      if (!session_.start_if_known() && !told_undecided) {
+        // Said once: a capture may print other text for a while before its first record.
+        if (std::string so_far = session_.undecided(); !so_far.empty()) {
+          note(so_far + "; waiting for more (or give --format)");
+          told_undecided = true;
+        }
+      }
       deliver(h);
       if (auto run = session_.snapshot()) {
         engine_.on_snapshot(*run);

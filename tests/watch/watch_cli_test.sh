@@ -108,4 +108,21 @@ head -c 70000 /dev/urandom >"$tmp/noise.bin"
 "$edgemem" watch "$tmp/noise.bin" --for 2s 2>"$tmp/err" >/dev/null
 rc=$?
 [ "$rc" = 2 ] && ok "not a trace: exit 2 ($(tail -1 "$tmp/err"))" || bad "noise: exit $rc, $(cat "$tmp/err")"
+# A directory is refused at once (it once spun, telling a failed read 170,000 times a second).
+mkdir "$tmp/adir"
+timeout 10 "$edgemem" watch "$tmp/adir" --until 5 2>"$tmp/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "is a directory" "$tmp/err" && ok "a directory: exit 2, one line" ||
+  bad "directory: exit $rc, $(head -3 "$tmp/err")"
+# A file that is positively something else is refused before the sniffing window fills.
+timeout 10 "$edgemem" watch "$src/tests/data/corpus/tflite/tflm_seanet_strided_slice0.tflite" --until 5 --interval 200ms \
+  2>"$tmp/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && grep -q "a TFLite model, not a trace; .*edgemem plan" "$tmp/err" && ok "a small model: refused at once" ||
+  bad "model: exit $rc, $(head -3 "$tmp/err")"
+# A short text that may yet be followed by records is waited for, and says so once.
+printf 'booting\n' >"$tmp/boot.txt"
+"$edgemem" watch "$tmp/boot.txt" --for 1s --interval 200ms 2>"$tmp/err" >/dev/null
+[ "$(grep -c "8 bytes so far: not a trace .*; waiting for more (or give --format)" "$tmp/err")" = 1 ] &&
+  ok "undecided bytes: told once" || bad "undecided: $(head -3 "$tmp/err")"
 exit $fail
