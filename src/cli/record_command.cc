@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/interrupt.h"
+#include "cli/options.h"
 #include "record/attach.h"
 #include "record/ebpf_recorder.h"
 #include "record/inference_probe.h"
@@ -30,6 +31,23 @@ struct RecordArgs {
   std::string via = "auto";
   std::string inference_fn;
 };
+
+// Why the recording cannot be written at `output`, said before the program
+// starts: a directory (the packer's rename would replace an empty one), or
+// a new file in a folder that is missing or not writable.
+std::string output_problem(const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(output, ec))
+    return fmt::format("{} is a directory; give a file in it, e.g. -o {}", output, (fs::path(output) / "run.emt").string());
+  if (access(output.c_str(), W_OK) == 0) return {};  // an existing file it may write (or /dev/null)
+  fs::path folder = fs::path(output).parent_path();
+  if (folder.empty()) folder = ".";
+  if (!fs::is_directory(folder, ec)) return fmt::format("cannot write {}: there is no directory {}", output, folder.string());
+  if (access(folder.c_str(), W_OK) != 0)
+    return fmt::format("cannot write {}: {} ({})", output, folder.string(), strerror(errno));
+  return {};
+}
 
 std::string self_path() {
   char buf[4096];
@@ -174,6 +192,7 @@ int attach(const RecordArgs& args, const std::string& preload) {
 int run_record(const RecordArgs& args) {
   if (args.pid && !args.command.empty()) return fail("record", "give either --pid PID or -- PROG ARGS, not both");
   if (!args.pid && args.command.empty()) return fail("record", "nothing to record: give -- PROG ARGS or --pid PID");
+  if (std::string why = output_problem(args.output); !why.empty()) return fail("record -o", why);
   if (!args.pid && args.via == "gdb" && args.inference_fn.empty())
     return fail("record", "--via gdb is for --pid and --inference-fn; a program started by record is recorded with the "
                           "preload library");
@@ -209,15 +228,14 @@ int run_record(const RecordArgs& args) {
 void add_record_command(CLI::App& app) {
   auto args = std::make_shared<RecordArgs>();
   CLI::App* cmd = app.add_subcommand("record", "Run a Linux program and record every heap allocation with its call stack");
-  cmd->add_option("-o,--output", args->output, "The recording (emt v2); forked children write OUTPUT.PID")
+  cmd->add_option("-o,--output", args->output, "The recording (emt v3); forked children write OUTPUT.PID")
       ->capture_default_str();
   cmd->add_option("command", args->command, "The program and its arguments, after --");
   cmd->add_option("--pid", args->pid, "Attach to this running process instead (through gdb, else eBPF uprobes)");
-  cmd->add_option("--via", args->via,
+  add_name_option(*cmd, "--via", args->via,
                   "How: gdb injects the preload library and probes --inference-fn (needs ptrace, not root); ebpf "
-                  "probes the C library with bpftrace (needs root); auto tries gdb, then eBPF where ptrace is refused")
-      ->check(CLI::IsMember({"auto", "gdb", "ebpf"}))
-      ->capture_default_str();
+                  "probes the C library with bpftrace (needs root); auto tries gdb, then eBPF where ptrace is refused",
+                  "--via method", {"auto", "gdb", "ebpf"});
   cmd->add_option("--inference-fn", args->inference_fn,
                   "Each outermost call of this function of the program is one inference (gdb breakpoints; --via ebpf: "
                   "uprobes)");

@@ -3,28 +3,29 @@
 #include <fmt/format.h>
 
 #include "edgemem/report.h"
+#include "report/names.h"
 
 namespace edgemem {
 
 FailOn parse_fail_on(std::string_view spec) {
+  static const std::vector<std::string> kItems = {"leak",          "overflow",      "guard",
+                                                  "lifo",          "alloc-failure", "fragmentation",
+                                                  "fragmentation=warning", "fragmentation=danger"};
   FailOn f;
   while (!spec.empty()) {
     size_t comma = spec.find(',');
-    std::string_view item = spec.substr(0, comma);
+    std::string_view typed = spec.substr(0, comma);
     spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
-    if (item == "leak") f.leak = true;
-    else if (item == "overflow") f.overflow = true;
-    else if (item == "guard") f.guard = true;
-    else if (item == "lifo") f.lifo = true;
-    else if (item == "alloc-failure") f.alloc_failure = true;
-    else if (item == "fragmentation") f.fragmentation = Band::warning;
-    else if (auto band = item.starts_with("fragmentation=") ? parse_band(item.substr(14)) : std::nullopt;
-             band && *band != Band::healthy)
-      f.fragmentation = band;
-    else if (!item.empty())
-      throw std::invalid_argument(fmt::format(
-          "unknown --fail-on item '{}' (expected leak, overflow, guard, lifo, alloc-failure, "
-          "fragmentation=warning or fragmentation=danger)", item));
+    if (typed.empty()) continue;
+    auto item = names::match(typed, kItems);
+    if (!item) throw std::invalid_argument(names::unknown("--fail-on item", typed, kItems));
+    if (*item == "leak") f.leak = true;
+    else if (*item == "overflow") f.overflow = true;
+    else if (*item == "guard") f.guard = true;
+    else if (*item == "lifo") f.lifo = true;
+    else if (*item == "alloc-failure") f.alloc_failure = true;
+    else if (*item == "fragmentation") f.fragmentation = Band::warning;
+    else f.fragmentation = parse_band(std::string_view(*item).substr(14));
   }
   return f;
 }

@@ -262,4 +262,17 @@ expect 2 "diff of two models is refused" -- "$edgemem" diff "$src/fuzz/corpus/tf
 grep -q "a TFLite model, not a trace" "$tmp/err" || { echo "FAIL: diff of two models is not refused as models"; cat "$tmp/err"; fail=1; }
 ! grep -q "changed)" "$tmp/out" || { echo "FAIL: diff of two models printed a comparison"; fail=1; }
 expect 0 "--format forces a decoder on anything" -- "$edgemem" analyze --format itm "$src/examples/traces/kws_leak.elf"
+# Names match in any case, and a near miss is answered with the name meant.
+expect 1 "--fail-on in capitals" -- "$edgemem" analyze --fail-on FRAGMENTATION=Danger "$src/examples/traces/kws_fragment.log"
+expect 2 "--fail-on typo" -- "$edgemem" analyze --fail-on leek "$src/examples/traces/kws_fragment.log"
+grep -q "unknown --fail-on item 'leek' (did you mean leak?" "$tmp/err" || { echo "FAIL: no did-you-mean for leek"; cat "$tmp/err"; fail=1; }
+expect 2 "record --via typo" -- "$edgemem" record --via gbd -- /bin/true
+grep -q "did you mean gdb?" "$tmp/err" || { echo "FAIL: no did-you-mean for --via gbd"; cat "$tmp/err"; fail=1; }
+# record -o where no recording can be: refused before the program runs, nothing replaced.
+mkdir -p "$tmp/outdir"
+expect 2 "record -o a directory" -- "$edgemem" record -o "$tmp/outdir" -- /bin/true
+[ -d "$tmp/outdir" ] && grep -q "outdir is a directory; give a file in it" "$tmp/err" ||
+  { echo "FAIL: record -o a directory: $(cat "$tmp/err")"; ls -la "$tmp/outdir"; fail=1; }
+expect 2 "record -o in a missing directory" -- "$edgemem" record -o "$tmp/none/run.emt" -- /bin/true
+grep -q "there is no directory $tmp/none" "$tmp/err" || { echo "FAIL: record -o missing dir: $(cat "$tmp/err")"; fail=1; }
 exit $fail
