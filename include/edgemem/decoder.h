@@ -78,6 +78,9 @@ class Decoder {
   virtual std::optional<double> clock_hz() const { return std::nullopt; }
   // Complete after finish(); decoders may fill some totals only then.
   const DecodeStats& stats() const { return stats_; }
+  // Before finish(): what is counted so far (a live watch's status and
+  // metrics); the totals that only the end can settle may still grow.
+  virtual DecodeStats progress() const { return stats_; }
 
  protected:
   DecodeStats stats_;

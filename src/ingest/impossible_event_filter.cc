@@ -69,12 +69,18 @@ FilteredDecoder::FilteredDecoder(TraceContext& context, EventSink& sink, unsigne
 
 void FilteredDecoder::finish() {
   inner_->finish();
-  stats_ = inner_->stats();
-  stats_.impossible_events = filter_.rejected();
-  stats_.events -= filter_.rejected();
-  stats_.first_impossible = filter_.first_reason();
-  stats_.sites_dropped += context_.sites.dropped();  // the reader may have dropped stack nodes of its own
-  stats_.pools_dropped = context_.pools.dropped();
+  stats_ = merged(inner_->stats());
+}
+
+DecodeStats FilteredDecoder::progress() const { return merged(inner_->progress()); }
+
+DecodeStats FilteredDecoder::merged(DecodeStats s) const {
+  s.impossible_events = filter_.rejected();
+  s.events -= filter_.rejected();
+  s.first_impossible = filter_.first_reason();
+  s.sites_dropped += context_.sites.dropped();  // the reader may have dropped stack nodes of its own
+  s.pools_dropped = context_.pools.dropped();
+  return s;
 }
 
 }  // namespace edgemem

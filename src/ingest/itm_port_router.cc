@@ -31,24 +31,30 @@ void ItmDecoder::finish() {
   memory_.finish();
   emt_.finish();
   stats_.truncated_bytes += parser_.pending();
-  merge_port_stats();
+  add_port_stats(stats_);
 }
 
-void ItmDecoder::merge_port_stats() {
+DecodeStats ItmDecoder::progress() const {
+  DecodeStats s = stats_;
+  add_port_stats(s);
+  return s;
+}
+
+void ItmDecoder::add_port_stats(DecodeStats& s) const {
   // Events are counted by the port decoders; their own problems (a port 1
   // byte that starts no record) are the user's problems too.
   for (size_t k = 0; k < kind_counts_.size(); ++k)
-    if (kind_counts_[k]) stats_.packets[std::string(to_string(static_cast<ItmPacketKind>(k)))] = kind_counts_[k];
-  stats_.events = markers_.stats().events + port1_stats().events + counters_;
-  stats_.corrupt_bytes += port1_stats().corrupt_bytes;
-  stats_.truncated_bytes += port1_stats().truncated_bytes;
-  stats_.dropped_records += emt_.stats().dropped_records;
-  stats_.malformed_lines += markers_.stats().malformed_lines;
-  stats_.skipped_lines += markers_.stats().skipped_lines;
-  stats_.markers_dropped += markers_.stats().markers_dropped;
-  stats_.strings_dropped += emt_.stats().strings_dropped;
-  if (auto& q = markers_.stats().first_problem; q && !stats_.first_problem)
-    stats_.note_problem(offset_, 0, "ITM port 0: " + q->what);
+    if (kind_counts_[k]) s.packets[std::string(to_string(static_cast<ItmPacketKind>(k)))] = kind_counts_[k];
+  s.events = markers_.stats().events + port1_stats().events + counters_;
+  s.corrupt_bytes += port1_stats().corrupt_bytes;
+  s.truncated_bytes += port1_stats().truncated_bytes;
+  s.dropped_records += emt_.stats().dropped_records;
+  s.malformed_lines += markers_.stats().malformed_lines;
+  s.skipped_lines += markers_.stats().skipped_lines;
+  s.markers_dropped += markers_.stats().markers_dropped;
+  s.strings_dropped += emt_.stats().strings_dropped;
+  if (auto& q = markers_.stats().first_problem; q && !s.first_problem)
+    s.note_problem(offset_, 0, "ITM port 0: " + q->what);
 }
 
 void ItmDecoder::on_corrupt(uint8_t byte) {

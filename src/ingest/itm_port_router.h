@@ -21,6 +21,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   ItmDecoder(TraceContext& context, EventSink& sink);
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
+  DecodeStats progress() const override;
   std::string_view format_name() const override { return "itm"; }
   std::optional<double> clock_hz() const override { return emt_.clock_hz(); }
 
@@ -34,7 +35,8 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   void on_corrupt(uint8_t byte) override;
   void stimulus(const ItmPacket& packet);
   void end_marker();
-  void merge_port_stats();
+  // Adds the port decoders' counts (they count their own events and problems).
+  void add_port_stats(DecodeStats& s) const;
 
   TraceContext& context_;
   EventSink& sink_;

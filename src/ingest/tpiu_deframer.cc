@@ -54,17 +54,24 @@ void TpiuDecoder::feed(std::span<const uint8_t> bytes) {
 
 void TpiuDecoder::finish() {
   itm_.finish();
-  uint64_t bytes = stats_.bytes;
-  stats_ = itm_.stats();
-  stats_.bytes = bytes;
+  const uint64_t bytes = stats_.bytes;
+  stats_ = framed(itm_.stats());
   stats_.truncated_bytes += deframer_.pending();
-  stats_.corrupt_bytes += deframer_.dropped();
-  stats_.packets["tpiu_frames"] = deframer_.frames();
-  stats_.packets["tpiu_syncs"] = deframer_.syncs();
-  for (unsigned id = 1; id < 0x70; ++id)
-    if (id_bytes_[id]) stats_.packets[fmt::format("tpiu_stream_{}_bytes", id)] = id_bytes_[id];
   if (itm_.stats().bytes == 0 && bytes > 0)
     stats_.note_problem(0, 0, fmt::format("no bytes for TPIU stream {} (use --tpiu-stream)", stream_));
+}
+
+DecodeStats TpiuDecoder::progress() const { return framed(itm_.progress()); }
+
+// The ITM stream's counts, measured in the file's bytes, with the frames'.
+DecodeStats TpiuDecoder::framed(DecodeStats s) const {
+  s.bytes = stats_.bytes;
+  s.corrupt_bytes += deframer_.dropped();
+  s.packets["tpiu_frames"] = deframer_.frames();
+  s.packets["tpiu_syncs"] = deframer_.syncs();
+  for (unsigned id = 1; id < 0x70; ++id)
+    if (id_bytes_[id]) s.packets[fmt::format("tpiu_stream_{}_bytes", id)] = id_bytes_[id];
+  return s;
 }
 
 }  // namespace edgemem

@@ -37,6 +37,7 @@ class TpiuDecoder final : public Decoder {
   TpiuDecoder(TraceContext& context, EventSink& sink, unsigned stream);
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
+  DecodeStats progress() const override;
   std::string_view format_name() const override { return "tpiu"; }
   std::optional<double> clock_hz() const override { return itm_.clock_hz(); }
 
@@ -45,6 +46,7 @@ class TpiuDecoder final : public Decoder {
   TpiuDeframer deframer_;
   unsigned stream_;
   std::array<uint64_t, 128> id_bytes_{};
+  DecodeStats framed(DecodeStats itm) const;
 };
 
 }  // namespace edgemem

@@ -157,7 +157,7 @@ std::optional<TraceRun> TraceSession::snapshot() {
   if (!impl_->decoder) return std::nullopt;
   impl_->analyzer.set_trace_clock(impl_->decoder->clock_hz());
   const Decoder& d = *impl_->decoder;
-  return TraceRun{{impl_->name, std::string(d.format_name()), d.stats(), impl_->context.time_base},
+  return TraceRun{{impl_->name, std::string(d.format_name()), d.progress(), impl_->context.time_base},
                   impl_->analyzer.snapshot()};
 }
 
