@@ -3,7 +3,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -32,22 +36,45 @@ char nm_type(const GElf_Sym& sym, const GElf_Shdr* shdr) {
 
 std::optional<ElfImage> read_elf_image(const std::string& path, std::string& error) {
   int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) {
-    error = fmt::format("{}: cannot open", path);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    error = fmt::format("{}: cannot open ({})", path, fd < 0 ? strerror(errno) : "a directory");
+    if (fd >= 0) close(fd);
     return std::nullopt;
   }
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   size_t shstrndx = 0;
-  if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0) {
-    error = fmt::format("{}: offset 0: expected an ELF file ({})", path, elf_errmsg(-1));
+  GElf_Ehdr ehdr;
+  if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0 || !gelf_getehdr(elf, &ehdr)) {
+    const int err = elf_errno();  // 0 when the bytes simply are no ELF
+    error = fmt::format("{}: offset 0: expected an ELF file ({})", path, err ? elf_errmsg(err) : "no ELF header");
     if (elf) elf_end(elf);
     close(fd);
     return std::nullopt;
   }
+  // A copy cut short still has its header: its sections would read as
+  // empty, and every total as too small.
+  const auto size = static_cast<uint64_t>(st.st_size);
+  std::string cut;
+  if (ehdr.e_shoff + uint64_t{ehdr.e_shnum} * ehdr.e_shentsize > size)
+    cut = fmt::format("offset {}: its section headers run past the end of the file ({} bytes)", ehdr.e_shoff, size);
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && cut.empty(); scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > size) {
+      const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+      cut = fmt::format("offset {}: section {} runs past the end of the file ({} bytes)", sh.sh_offset,
+                        name ? name : "?", size);
+    }
+  }
+  if (!cut.empty()) {
+    error = fmt::format("{}: {}: the ELF is cut short; use the whole file", path, cut);
+    elf_end(elf);
+    close(fd);
+    return std::nullopt;
+  }
   ElfImage img;
-  GElf_Ehdr ehdr;
-  bool arm = gelf_getehdr(elf, &ehdr) && ehdr.e_machine == EM_ARM;
+  bool arm = ehdr.e_machine == EM_ARM;
   std::vector<GElf_Shdr> headers(1);  // by section index; 0 is the null section
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;

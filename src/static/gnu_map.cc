@@ -74,7 +74,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   std::string input_object, input_name;
   uint64_t input_start = 0, input_end = 0;
   size_t symbols_before_input = 0;
-  bool saw_memory = false, saw_script = false;
+  bool saw_memory = false, saw_script = false, saw_output = false;
 
   auto close_symbol = [&](uint64_t end) {
     if (!map.symbols.empty() && map.symbols.back().size == 0 && end > map.symbols.back().address)
@@ -201,6 +201,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (!indented && part == Part::script) {
       std::string_view name = w[0];
       bool section_like = name.starts_with(".") || (w.size() >= 3 && w[1].starts_with("0x") && w[2].starts_with("0x"));
+      if (name.starts_with("OUTPUT(")) saw_output = true;
       if ((!section_like && w.size() > 1) || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
       close_symbol(input_end);
       close_input();
@@ -233,6 +234,15 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   if (!saw_memory || !saw_script) {
     error = fmt::format("line {}: expected the \"{}\" part of a GNU ld map (link with -Wl,-Map=FILE)", lines.number(),
                         saw_memory ? "Linker script and memory map" : "Memory Configuration");
+    return std::nullopt;
+  }
+  // ld writes OUTPUT(FILE FORMAT) after the last output section: a map
+  // without it was cut short, and its sections and regions would add up
+  // to too little.
+  if (!saw_output) {
+    error = fmt::format("line {}: the map ends before ld's OUTPUT(...) line that closes its memory map: it is cut "
+                        "short (copied while the link still wrote it?); link again or use the whole file",
+                        lines.number());
     return std::nullopt;
   }
 

@@ -81,7 +81,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       auto ext = fs::path(p).extension();
       (ext == ".ci" ? ci : ext == ".htm" || ext == ".html" ? htm : su).push_back(p);
     } else {
-      error = fmt::format("{}: cannot open", p);
+      error = fmt::format("{}: cannot open ({})", p, ec ? ec.message() : "no such file");
       return std::nullopt;
     }
   }
@@ -101,8 +101,20 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
 
   std::map<std::string, Node> nodes;        // by .ci title (static functions carry "file:")
   std::multimap<std::string, std::string> by_name;  // function name -> title
+  // GCC ends every line it writes, and a call graph with its closing '}':
+  // a file that does not was cut short, and its frames would add up to too little.
+  auto cut_short = [&](const fs::path& p, const std::string& text, bool graph) {
+    std::string_view rest(text);
+    if (graph) rest = rest.substr(0, rest.find_last_not_of(" \t\r\n") + 1);
+    if (text.empty() || (graph ? rest.ends_with('}') : text.ends_with('\n'))) return false;
+    error = fmt::format("{}:{}: the file ends inside a line{}: it is cut short; compile again or use the whole file",
+                        p.string(), std::count(text.begin(), text.end(), '\n') + 1,
+                        graph ? " or before the graph's closing '}'" : "");
+    return true;
+  };
   for (const fs::path& p : ci) {
     std::string text = read(p);
+    if (cut_short(p, text, true)) return std::nullopt;
     size_t pos = 0;
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);
@@ -145,6 +157,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   std::vector<StackFunction> su_functions;
   for (const fs::path& p : su) {
     std::string text = read(p);
+    if (cut_short(p, text, false)) return std::nullopt;
     size_t pos = 0, line_no = 0;
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);

@@ -202,7 +202,7 @@ sed -n 2p "$tmp/out" | grep -q "UNBOUNDED" || { echo "FAIL: the verdict drops th
 printf '%s\n' "Memory Configuration" "" "Name             Origin             Length             Attributes" \
   "RAM              0x0000000020000000 0x0000000000000100 xrw" "*default*        0x0000000000000000 0xffffffffffffffff" "" \
   "Linker script and memory map" "" ".bss            0x0000000020000000      0x180" \
-  " .bss           0x0000000020000000      0x180 main.o" >"$tmp/over.map"
+  " .bss           0x0000000020000000      0x180 main.o" "OUTPUT(main.elf elf32-littlearm)" >"$tmp/over.map"
 expect 1 "map: an overflowed region" -- "$edgemem" map "$tmp/over.map"
 head -1 "$tmp/out" | grep -q "^OVERFLOWED: RAM by 128 B" || { echo "FAIL: map's overflow verdict is not first"; fail=1; }
 expect 1 "map --json: an overflowed region" -- "$edgemem" map --json "$tmp/over.map"
@@ -275,4 +275,19 @@ expect 2 "record -o a directory" -- "$edgemem" record -o "$tmp/outdir" -- /bin/t
   { echo "FAIL: record -o a directory: $(cat "$tmp/err")"; ls -la "$tmp/outdir"; fail=1; }
 expect 2 "record -o in a missing directory" -- "$edgemem" record -o "$tmp/none/run.emt" -- /bin/true
 grep -q "there is no directory $tmp/none" "$tmp/err" || { echo "FAIL: record -o missing dir: $(cat "$tmp/err")"; fail=1; }
+# Files cut short are refused, never read as smaller than they are.
+head -c 3000 "$corpus/map/own_cm4_O2.map" >"$tmp/cut.map"
+expect 2 "a map cut short" -- "$edgemem" map "$tmp/cut.map"
+grep -q "the map ends before ld's OUTPUT(...) line" "$tmp/err" || { echo "FAIL: cut map: $(cat "$tmp/err")"; fail=1; }
+echo '{"schema": "edgemem.budget/1", "regions": {"RAM": {"max_percent": 85}}}' >"$tmp/any.json"
+expect 2 "check --map on a map cut short" -- "$edgemem" check --budget "$tmp/any.json" --map "$tmp/cut.map"
+head -c 2000 "$corpus/map/own_cm4_O2.elf" >"$tmp/cut.elf"
+expect 2 "an ELF cut short" -- "$edgemem" map "$tmp/cut.elf"
+grep -q "section headers run past the end of the file (2000 bytes): the ELF is cut short" "$tmp/err" ||
+  { echo "FAIL: cut ELF: $(cat "$tmp/err")"; fail=1; }
+head -c 500 "$su/own_O2_own_app.ci" >"$tmp/cut.ci"
+expect 2 "a call graph cut short" -- "$edgemem" stack "$tmp/cut.ci"
+grep -q "before the graph's closing '}': it is cut short" "$tmp/err" || { echo "FAIL: cut .ci: $(cat "$tmp/err")"; fail=1; }
+head -c 150 "$su/own_O2_own_app.su" >"$tmp/cut.su"
+expect 2 "a stack usage file cut short" -- "$edgemem" stack "$tmp/cut.su"
 exit $fail

@@ -248,6 +248,21 @@ TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
 
 // ld accepts LENGTH = 0 and fails the link when something lands there; a
 // region used past its length is an overflow whatever its length.
+// ld closes its memory map with OUTPUT(FILE FORMAT), even for a link that
+// overflowed (checked with arm-none-eabi-ld 2.40): a map without it was cut
+// short, and its regions would read as less used than they are.
+TEST(GnuMapRegions, AMapCutShortIsRefusedNotUnderCounted) {
+  const std::string whole = test::read_file(test::corpus("map/own_cm4_O2.map"));
+  std::string error;
+  ASSERT_TRUE(parse_gnu_map(whole, error)) << error;
+  for (size_t cut : {3000ul, whole.size() / 2, whole.rfind("OUTPUT(")}) {
+    SCOPED_TRACE(cut);
+    error.clear();
+    EXPECT_FALSE(parse_gnu_map(whole.substr(0, cut), error));
+    EXPECT_NE(error.find("the map ends before ld's OUTPUT(...) line"), std::string::npos) << error;
+  }
+}
+
 TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
   const std::string map =
       "Memory Configuration\n\n"
@@ -260,7 +275,8 @@ TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
       ".text           0x0000000008000000       0x40\n"
       " .text          0x0000000008000000       0x40 main.o\n"
       ".bss            0x0000000020000000      0x180\n"
-      " .bss           0x0000000020000000      0x180 main.o\n";
+      " .bss           0x0000000020000000      0x180 main.o\n"
+      "OUTPUT(main.elf elf32-littlearm)\n";
   std::string error;
   auto m = parse_gnu_map(map, error);
   ASSERT_TRUE(m) << error;
