@@ -155,8 +155,8 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &in);
     if (ZSTD_isError(hint)) {
       give_up(offset + before, fmt::format("the zstd stream of a packed emt v3 recording is damaged ({}) in the frame "
-                                           "that starts at byte {}; an unpacked recording (the chunked file the "
-                                           "program wrote) reads without it",
+                                           "that starts at byte {}; the records before the damage are analysed, "
+                                           "a compressed stream cannot be read past it",
                                            ZSTD_getErrorName(hint), frame_at_));
       stats_.corrupt_bytes += in.size - before;
       return;

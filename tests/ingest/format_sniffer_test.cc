@@ -118,6 +118,18 @@ TEST(Sniffer, RandomBytesAndPlainTextAreRefusedNotGuessed) {
   EXPECT_FALSE(sniff_trace(bytes(std::string(4096, '\0'))).format);
 }
 
+// A packed recording damaged near its start: the decoder keeps what came
+// before the damage and reports it; the sniffer no longer refused it as
+// "most bytes are not emt records". A SYNC further in is not enough.
+TEST(Sniffer, AFileThatOpensWithSyncIsEmtHoweverDamaged) {
+  std::string damaged = "~emt!" + random_bytes(64 * 1024, 3);
+  SniffVerdict v = sniff_trace(bytes(damaged));
+  ASSERT_TRUE(v.format);
+  EXPECT_EQ(*v.format, Format::emt);
+  std::string inside = random_bytes(1000, 4) + damaged;
+  EXPECT_FALSE(sniff_trace(bytes(inside)).format) << "a SYNC after noise may be chance";
+}
+
 TEST(Sniffer, RefusalIsOneLine) {
   for (const std::string& file : {std::string("\x7f" "ELF", 4), random_bytes(1000, 7), std::string()}) {
     SniffVerdict v = sniff_trace(bytes(file));
