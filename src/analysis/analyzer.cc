@@ -90,7 +90,12 @@ struct Analyzer::Impl {
     layout.opened(e.pool, b);
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
-    overflow.allocated(e.pool, info, b, partner ? tracker.pool(*partner).usage() : 0);
+    const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
+    overflow.allocated(e.pool, info, b, other_end);
+    if (partner) [[unlikely]] {
+      PoolState& p = tracker.pool(e.pool);
+      p.shared_peak = std::max(p.shared_peak, p.usage() + other_end);
+    }
     sizes.allocated(b);
     usage_changed(e.time);
   }
@@ -280,12 +285,18 @@ struct Analyzer::Impl {
       s.peak_bytes = state.peak_usage;
       s.final_bytes = state.usage();
       s.live_count = state.live.size();
-      // A shared arena's margin counts both ends at their peaks: conservative.
-      auto partner = context.pools.partner(static_cast<PoolId>(i));
-      uint64_t other = partner ? tracker.pool(*partner).peak_usage : 0;
+      // A shared arena's margin is what both ends left at the moment they
+      // held the most together. Reported by the device (summary mode), the
+      // ends' peaks have no common moment: their sum is the bound.
+      uint64_t held = s.peak_bytes;
+      if (auto partner = context.pools.partner(static_cast<PoolId>(i))) {
+        PoolState& other = tracker.pool(*partner);
+        held = state.summarized || other.summarized ? s.peak_bytes + other.peak_usage
+                                                    : std::max(state.shared_peak, other.shared_peak);
+      }
       if (info.size > 0)
-        s.peak_margin_pct = 100.0 * (static_cast<double>(info.size) - static_cast<double>(s.peak_bytes + other)) /
-                            static_cast<double>(info.size);
+        s.peak_margin_pct =
+            100.0 * (static_cast<double>(info.size) - static_cast<double>(held)) / static_cast<double>(info.size);
       out.pools.push_back(std::move(s));
     }
     if (tracker.inference() > 0 && !tracker.numbered()) count_inferences_from_one(out);

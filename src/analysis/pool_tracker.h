@@ -27,6 +27,9 @@ class PoolState {
   uint64_t live_bytes = 0;
   uint64_t peak_usage = 0;
   uint64_t inference_peak = 0;  // highest usage since the current inference began
+  // A pool sharing its arena with a partner (TFLM's head and tail): the
+  // highest usage of both ends at one moment, raised at its allocations.
+  uint64_t shared_peak = 0;
   // The device sent this pool's numbers (summary mode), not its blocks:
   // usage() is what it last reported.
   bool summarized = false;

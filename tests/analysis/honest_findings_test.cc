@@ -240,6 +240,29 @@ TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
   EXPECT_EQ(j["exhaustion_forecast"]["already_exhausted"], true);
 }
 
+// A TFLite Micro arena: the head's scratch and the tail's persistent
+// buffers peak at different moments. The margin is what both ends left when
+// they held the most together; the sum of their peaks (it once was) called
+// a link that never overflowed over its size.
+TEST(HonestFindings, ASharedArenasMarginIsFromItsEndsAtOneMoment) {
+  Log log;
+  log("POOL name=arena kind=arena size=1000");
+  log("POOL name=arena.persistent kind=arena size=1000 shares=arena");
+  log("ALLOC size=600 offset=0x0 pool=arena site=prepare_scratch:1");  // head alone: 600
+  log("RESET pool=arena");
+  log("ALLOC size=500 offset=0x0 pool=arena.persistent site=persistent:1");
+  log("ALLOC size=300 offset=0x0 pool=arena site=invoke_scratch:2");  // together: 800
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.pools.size(), 2u);
+  EXPECT_EQ(r.overflow_count, 0u);
+  for (const PoolSummary& p : r.pools) {
+    SCOPED_TRACE(p.name);
+    ASSERT_TRUE(p.peak_margin_pct);
+    EXPECT_DOUBLE_EQ(*p.peak_margin_pct, 20.0) << "the peaks' sum, 1,100 B, never stood in the arena";
+  }
+}
+
 TEST(HonestFindings, ABlockLeakedEveryThousandthInferenceIsSaidSo) {
   Log log;
   for (int i = 1; i <= 3000; ++i) {
