@@ -13,6 +13,7 @@ using std::chrono::milliseconds;
 
 // Short enough that Ctrl-C and --for are answered at once.
 constexpr milliseconds kMaxWait{100};
+constexpr size_t kUntilSlice = 256;
 
 Watcher::Watcher(TraceSession& session) : session_(session) { session_.analyzer().add_observer(engine_); }
 
@@ -36,9 +37,16 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     auto wait = std::clamp(std::chrono::duration_cast<milliseconds>(next_tick - now), milliseconds(0), kMaxWait);
     SourceRead r = source.read(buffer, wait);
     for (const std::string& n : r.notes) note(n);
-    if (r.bytes) session_.feed({buffer.data(), r.bytes});
+    auto reached = [&] { return limits.until_inferences && engine_.inferences() >= *limits.until_inferences; };
+    // With --until, fed in slices so the watch stops close to the N-th inference, not a 64 KiB read later.
+    const size_t slice = limits.until_inferences ? kUntilSlice : buffer.size();
+    // (and the format decided as soon as the bytes show it, rather than a 64 KiB sniffing window later).
+    for (size_t at = 0; at < r.bytes && !reached() && session_.accepting(); at += slice) {
+      session_.feed({buffer.data() + at, std::min(slice, r.bytes - at)});
+      if (limits.until_inferences) session_.start_if_known();
+    }
     deliver(h);
-    if (limits.until_inferences && engine_.inferences() >= *limits.until_inferences) {
+    if (reached()) {
       note(fmt::format("{} inferences seen (--until {})", engine_.inferences(), *limits.until_inferences));
       break;
     }

@@ -84,6 +84,9 @@ fi
 "$edgemem" watch "$tmp/clean.log" --until 50 --json >"$tmp/until.json" 2>"$tmp/err"
 rc=$?
 [ "$rc" = 0 ] && grep -q "(--until 50)" "$tmp/err" && ok "--until 50 ends the watch" || bad "--until: exit $rc, $(cat "$tmp/err")"
+# Close to 50, not the 200 of the file's whole first read (the 64 KiB sniffing window once held them all).
+seen=$(python3 -c "import json; print(json.load(open('$tmp/until.json'))['inferences'])")
+[ "$seen" -ge 50 ] && [ "$seen" -le 52 ] && ok "--until 50 summarises $seen inferences" || bad "--until 50 summarised $seen inferences"
 
 # 5. SIGTERM works as SIGINT; --on-alert gets the alert in its environment and on stdin.
 "$edgemem" watch "$log" --arena-size 64K --on-alert "echo \"\$EDGEMEM_ALERT|\$EDGEMEM_POOL|\$EDGEMEM_DEVICE\" >>$tmp/hook; cat >>$tmp/hook" \
