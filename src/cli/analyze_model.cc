@@ -14,7 +14,7 @@ namespace edgemem::cli {
 std::optional<plan::PlanVsCapture> compare_with_model(const AnalyzeArgs& args) {
   auto model_file = read_whole_file(args.model);
   if (!model_file) {
-    fail(args.model, "cannot open");
+    fail(args.model, cannot_open(args.model));
     return std::nullopt;
   }
   std::string error;

@@ -33,7 +33,7 @@ struct CheckArgs {
 
 int run_check(CheckArgs args) {
   auto text = read_whole_file(args.budget);
-  if (!text) return fail(args.budget, "cannot open");
+  if (!text) return fail(args.budget, cannot_open(args.budget));
   nlohmann::json budget;
   try {
     budget = nlohmann::json::parse(*text);
@@ -69,7 +69,7 @@ int run_check(CheckArgs args) {
   std::optional<LinkerMap> map;
   if (!args.map.empty()) {
     auto t = read_whole_file(args.map);
-    if (!t) return fail(args.map, "cannot open");
+    if (!t) return fail(args.map, cannot_open(args.map));
     map = parse_linker_map(*t, error);
     if (!map) return fail(args.map, error);
   } else if (!args.elf.empty()) {
@@ -92,7 +92,7 @@ int run_check(CheckArgs args) {
   std::optional<plan::ArenaBudget> arena;
   if (!args.model.empty()) {
     auto bytes = read_whole_file(args.model);
-    if (!bytes) return fail(args.model, "cannot open");
+    if (!bytes) return fail(args.model, cannot_open(args.model));
     auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, error);
     if (!model) return fail(args.model, error);
     arena = plan::arena_budget(*model, plan::target_named(args.target));

@@ -31,7 +31,7 @@ constexpr size_t kHeadBytes = 64 * 1024;
 std::optional<LinkerMap> read_image(const std::string& path, std::string& error) {
   auto head = read_head(path, kHeadBytes);
   if (!head) {
-    error = fmt::format("{}: cannot open", path);
+    error = fmt::format("{}: {}", path, cannot_open(path));
     return std::nullopt;
   }
   if (head->starts_with("\x7f" "ELF")) {
@@ -45,7 +45,7 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error)
   if (!text || head->find("[MEM]") != std::string::npos) return std::nullopt;
   auto file = read_whole_file(path);
   if (!file) {
-    error = fmt::format("{}: cannot open", path);
+    error = fmt::format("{}: {}", path, cannot_open(path));
     return std::nullopt;
   }
   std::string why;

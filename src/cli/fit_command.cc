@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/kind_hint.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "plan/fit.h"
@@ -27,7 +28,7 @@ int run_fit(const FitArgs& args) {
   std::vector<plan::Mcu> mcus = plan::builtin_mcus();
   if (!args.mcu_table.empty()) {
     auto text = read_whole_file(args.mcu_table);
-    if (!text) return fail(args.mcu_table, "cannot open");
+    if (!text) return fail(args.mcu_table, cannot_open(args.mcu_table));
     auto table = plan::parse_mcu_table(*text, error);
     if (!table) return fail(args.mcu_table, error);
     mcus = std::move(*table);
@@ -65,18 +66,18 @@ int run_fit(const FitArgs& args) {
   if (chip) report.core = chip->core;
 
   auto model_bytes = read_whole_file(args.model);
-  if (!model_bytes) return fail(args.model, "cannot open");
+  if (!model_bytes) return fail(args.model, cannot_open(args.model));
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(model_bytes->data()), model_bytes->size()}, error);
-  if (!model) return fail(args.model, error);
+  if (!model) return fail(args.model, error + kind_hint(args.model, *model_bytes, "fit"));
   report.budget = plan::arena_budget(*model, plan::target_named(args.target));
 
   if (args.map.empty()) {
     report.result = plan::fit_without_map(report.budget, model_bytes->size(), *chip);
   } else {
     auto map_text = read_whole_file(args.map);
-    if (!map_text) return fail(args.map, "cannot open");
+    if (!map_text) return fail(args.map, cannot_open(args.map));
     auto map = parse_linker_map(*map_text, error);
-    if (!map) return fail(args.map, error);
+    if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "fit"));
     report.map = args.map;
     report.toolchain = map->toolchain;
     report.result = plan::fit(report.budget, model_bytes->size(), *map, chip);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -82,6 +83,16 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   });
   if (!error.empty()) return std::nullopt;
   return out;
+}
+
+std::string cannot_open(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return fmt::format("cannot open ({})", std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return "cannot open (a directory, expected a file)";
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return fmt::format("cannot open ({})", std::strerror(errno));
+  ::close(fd);
+  return "cannot read it";
 }
 
 }  // namespace edgemem::cli

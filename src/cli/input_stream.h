@@ -37,4 +37,7 @@ std::optional<std::string> read_head(const std::string& path, size_t limit);
 // nullopt if it cannot be opened or read.
 std::optional<std::string> read_whole_file(const std::string& path);
 
+// Why a file could not be read: "cannot open (no such file)", "(a directory)", ...
+std::string cannot_open(const std::string& path);
+
 }  // namespace edgemem::cli

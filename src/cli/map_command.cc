@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/kind_hint.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "report/map_report.h"
@@ -26,7 +27,7 @@ int run_map(MapArgs args) {
   std::optional<std::string> text;
   if (!args.map.empty()) {
     text = read_whole_file(args.map);
-    if (!text) return fail(args.map, "cannot open");
+    if (!text) return fail(args.map, cannot_open(args.map));
     // An ELF given where the map goes is read as the ELF it is.
     if (text->starts_with("\x7f" "ELF")) {
       if (!args.elf.empty())
@@ -45,7 +46,7 @@ int run_map(MapArgs args) {
     map = to_linker_map(*elf);
   } else {
     map = parse_linker_map(*text, error);
-    if (!map) return fail(args.map, error);
+    if (!map) return fail(args.map, error + kind_hint(args.map, *text, "map"));
   }
   MapReport report;
   report.path = args.map.empty() ? args.elf : args.map;

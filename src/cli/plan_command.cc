@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/kind_hint.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "plan/model_plan.h"
@@ -25,10 +26,10 @@ struct PlanArgs {
 
 int run_plan(const PlanArgs& args) {
   auto file = read_whole_file(args.model);
-  if (!file) return fail(args.model, "cannot open");
+  if (!file) return fail(args.model, cannot_open(args.model));
   std::string error;
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(file->data()), file->size()}, error);
-  if (!model) return fail(args.model, error);
+  if (!model) return fail(args.model, error + kind_hint(args.model, *file, "plan"));
   plan::PlanOptions options;
   options.planner = args.planner == "greedy" ? plan::Planner::tflm_greedy : plan::Planner::best;
   options.target = plan::target_named(args.target);

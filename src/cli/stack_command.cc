@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/input_stream.h"
+#include "cli/kind_hint.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "report/stack_report.h"
@@ -21,7 +23,12 @@ struct StackArgs {
 int run_stack(const StackArgs& args) {
   std::string error;
   auto report = analyze_stack(args.paths, args.fpu, error);
-  if (!report) return fail("stack", error);
+  if (!report) {
+    // One file that is no stack report: say what it is.
+    if (args.paths.size() == 1)
+      if (auto head = read_head(args.paths[0], 64 * 1024)) error += kind_hint(args.paths[0], *head, "stack");
+    return fail("stack", error);
+  }
   fmt::print("{}", args.json ? stack_json(*report) : stack_text(*report, args.top));
   if (!args.html.empty() && !write_report_file(args.html, stack_html(*report, args.top), "--html")) return 2;
   return 0;

@@ -119,14 +119,23 @@ uint32_t element_size(int type) {
 }
 
 std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::string& error) {
-  if (bytes.size() < 8 || !flatbuffers::BufferHasIdentifier(bytes.data(), "TFL3")) {
+  if (bytes.empty()) {
+    error = "empty file, expected a TFLite model";
+    return std::nullopt;
+  }
+  if (bytes.size() < 8) {
+    error = fmt::format("offset {}: the file ends before the TFLite file identifier \"TFL3\" at offset 4", bytes.size());
+    return std::nullopt;
+  }
+  if (!flatbuffers::BufferHasIdentifier(bytes.data(), "TFL3")) {
     error = "offset 4: expected the TFLite file identifier \"TFL3\"";
     return std::nullopt;
   }
   Verifier verifier(bytes.data(), bytes.size(), 64, 10'000'000);
   const Table* model = flatbuffers::GetRoot<Table>(bytes.data());
   if (!verify_model(verifier, model)) {
-    error = "the flatbuffer does not verify against the TFLite schema (truncated or corrupt model)";
+    error = fmt::format("the flatbuffer ({} bytes) does not verify against the TFLite schema (truncated or corrupt "
+                        "model; the verifier does not tell where)", bytes.size());
     return std::nullopt;
   }
   TfliteModel out;

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -23,10 +24,21 @@ std::unique_ptr<ElfSymbolizer> ElfSymbolizer::open(const std::string& path, std:
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {
       dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address, &debuginfo_path};
+  // libdwfl says "no error" of a file it could not open: ask the file system first.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    error = "no such file";
+    return nullptr;
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    error = "a directory, not an ELF file";
+    return nullptr;
+  }
   auto impl = std::make_unique<Impl>();
   impl->dwfl = dwfl_begin(&callbacks);
   if (!impl->dwfl || !dwfl_report_offline(impl->dwfl, "firmware", path.c_str(), -1)) {
-    error = dwfl_errmsg(-1) ? dwfl_errmsg(-1) : "not an ELF file";
+    const int err = dwfl_errno();
+    error = err ? dwfl_errmsg(err) : "not an ELF file";
     return nullptr;
   }
   dwfl_report_end(impl->dwfl, nullptr, nullptr);

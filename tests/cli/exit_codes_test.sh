@@ -275,6 +275,17 @@ expect 2 "record -o a directory" -- "$edgemem" record -o "$tmp/outdir" -- /bin/t
   { echo "FAIL: record -o a directory: $(cat "$tmp/err")"; ls -la "$tmp/outdir"; fail=1; }
 expect 2 "record -o in a missing directory" -- "$edgemem" record -o "$tmp/none/run.emt" -- /bin/true
 grep -q "there is no directory $tmp/none" "$tmp/err" || { echo "FAIL: record -o missing dir: $(cat "$tmp/err")"; fail=1; }
+# A file given to the wrong command is named, with the command that reads it.
+expect 2 "plan of a trace" -- "$edgemem" plan "$src/examples/traces/kws_leak.emt"
+grep -q "; it is an emt trace: run \`edgemem analyze $src/examples/traces/kws_leak.emt\`" "$tmp/err" ||
+  { echo "FAIL: plan of a trace: $(cat "$tmp/err")"; fail=1; }
+expect 2 "stack of a map" -- "$edgemem" stack "$corpus/map/own_cm4_O2.map"
+grep -q "; it looks like a GNU ld linker map; for its regions, sections and symbols run \`edgemem map" "$tmp/err" ||
+  { echo "FAIL: stack of a map: $(cat "$tmp/err")"; fail=1; }
+expect 2 "analyze --elf of a missing file" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --elf "$tmp/none.elf"
+grep -q "none.elf: no such file (expected the firmware ELF" "$tmp/err" || { echo "FAIL: --elf missing: $(cat "$tmp/err")"; fail=1; }
+expect 2 "plan of a directory" -- "$edgemem" plan "$tmp"
+grep -q "cannot open (a directory, expected a file)" "$tmp/err" || { echo "FAIL: plan of a directory: $(cat "$tmp/err")"; fail=1; }
 # Files cut short are refused, never read as smaller than they are.
 head -c 3000 "$corpus/map/own_cm4_O2.map" >"$tmp/cut.map"
 expect 2 "a map cut short" -- "$edgemem" map "$tmp/cut.map"

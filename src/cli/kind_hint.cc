@@ -1,0 +1,27 @@
+#include "cli/kind_hint.h"
+
+#include <algorithm>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "edgemem/decoder.h"
+
+namespace edgemem::cli {
+
+std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view command) {
+  constexpr size_t kSniffBytes = 64 * 1024;
+  std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(bytes.data()), std::min(bytes.size(), kSniffBytes));
+  SniffVerdict v = sniff_trace(head);
+  if (v.format) {
+    if (command == "analyze") return {};
+    return fmt::format("; it is an {} trace: run `edgemem analyze {}`", to_string(*v.format), path);
+  }
+  if (!v.other_kind || v.instead.find(fmt::format("edgemem {} ", command)) != std::string::npos) return {};
+  // "PATH: an ELF file, not a trace; for its sections ... run `edgemem map --elf PATH`"
+  std::string said = v.refusal(path).substr(path.size() + 2);
+  if (size_t cut = said.find(", not a trace"); cut != std::string::npos) said.erase(cut, 13);
+  return "; it looks like " + said;
+}
+
+}  // namespace edgemem::cli
