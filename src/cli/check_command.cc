@@ -28,6 +28,7 @@ struct CheckArgs {
   std::string budget, map, elf, trace, model;
   std::vector<std::string> stack;
   std::string target = "cortex-m";
+  std::string format = "auto";  // of the trace
   bool fpu = false, json = false;
 };
 
@@ -86,6 +87,7 @@ int run_check(CheckArgs args) {
   if (!args.trace.empty()) {
     AnalyzeArgs a;
     a.path = args.trace;
+    a.format = args.format;
     trace = run_trace(a);
     if (!trace) return 2;
   }
@@ -119,6 +121,8 @@ void add_check_command(CLI::App& app) {
   cmd->add_option("--elf", args->elf, "Linked ELF, when there is no map");
   cmd->add_option("--stack", args->stack, "Directories or .su/.ci files, or a Keil .htm report");
   cmd->add_option("--trace", args->trace, "A memory trace, for leak, fragmentation and arena margins");
+  add_name_option(*cmd, "--format", args->format, "The trace's format: auto | log | seedbin | itm | tpiu | emt", "--format",
+                  {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
   cmd->add_option("--model", args->model, "The .tflite model, for the arena the firmware declares");
   add_name_option(*cmd, "--target", args->target, "cortex-m | x86-64", "--target", {"cortex-m", "x86-64"});
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B)");

@@ -19,6 +19,7 @@ namespace {
 
 struct DiffArgs {
   std::string before, after, html;
+  std::string format = "auto";  // of two traces
   size_t top = 20;
   bool json = false, all = false;
 };
@@ -32,6 +33,10 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error)
   auto head = read_head(path, kHeadBytes);
   if (!head) {
     error = fmt::format("{}: {}", path, cannot_open(path));
+    return std::nullopt;
+  }
+  if (head->empty()) {
+    error = fmt::format("{}: empty file, expected a map, an ELF or a trace", path);
     return std::nullopt;
   }
   if (head->starts_with("\x7f" "ELF")) {
@@ -60,7 +65,7 @@ int run_diff(const DiffArgs& args) {
   if (!error.empty()) return fmt::print(stderr, "edgemem: {}\n", error), 2;
   if (a.has_value() != b.has_value()) {
     fmt::print(stderr, "edgemem: diff: {} is {} but {} is {}; compare two maps/ELFs or two traces\n", args.before,
-               a ? "a map or ELF" : "not", args.after, b ? "a map or ELF" : "not");
+               a ? "a map or ELF" : "no map or ELF", args.after, b ? "a map or ELF" : "no map or ELF");
     return 2;
   }
   DiffReport report{args.before, args.after, a ? "images" : "traces", {}};
@@ -70,6 +75,7 @@ int run_diff(const DiffArgs& args) {
     AnalyzeArgs ta, tb;
     ta.path = args.before;
     tb.path = args.after;
+    ta.format = tb.format = args.format;
     auto ra = run_trace(ta);
     if (!ra) return 2;
     auto rb = run_trace(tb);
@@ -89,6 +95,8 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("before", args->before, "Map, ELF or trace before")->required();
   cmd->add_option("after", args->after, "Map, ELF or trace after")->required();
   cmd->add_option("--top", args->top, "Rows per group")->capture_default_str();
+  add_name_option(*cmd, "--format", args->format, "Two traces' format: auto | log | seedbin | itm | tpiu | emt",
+                  "--format", {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (what grew, with bars) to this file");
   cmd->add_flag("--all", args->all, "Show unchanged rows too");
   cmd->add_flag("--json", args->json, "Print the edgemem.diff/2 JSON document (every row)");

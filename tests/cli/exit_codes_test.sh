@@ -286,6 +286,11 @@ expect 2 "analyze --elf of a missing file" -- "$edgemem" analyze "$src/examples/
 grep -q "none.elf: no such file (expected the firmware ELF" "$tmp/err" || { echo "FAIL: --elf missing: $(cat "$tmp/err")"; fail=1; }
 expect 2 "plan of a directory" -- "$edgemem" plan "$tmp"
 grep -q "cannot open (a directory, expected a file)" "$tmp/err" || { echo "FAIL: plan of a directory: $(cat "$tmp/err")"; fail=1; }
+# check and diff take --format, which their refusal of a non-trace advises.
+expect 0 "diff --format log" -- "$edgemem" diff --format log "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_fragment.log"
+: >"$tmp/empty.file"
+expect 2 "diff of an empty file" -- "$edgemem" diff "$tmp/empty.file" "$corpus/map/own_cm4_O2.map"
+grep -q "empty.file: empty file, expected a map, an ELF or a trace" "$tmp/err" || { echo "FAIL: diff empty: $(cat "$tmp/err")"; fail=1; }
 # Files cut short are refused, never read as smaller than they are.
 head -c 3000 "$corpus/map/own_cm4_O2.map" >"$tmp/cut.map"
 expect 2 "a map cut short" -- "$edgemem" map "$tmp/cut.map"
