@@ -43,12 +43,19 @@ TpiuDecoder::TpiuDecoder(TraceContext& context, EventSink& sink, unsigned stream
     : itm_(context, sink),
       deframer_([this](uint8_t id, uint8_t byte) {
         ++id_bytes_[id & 0x7f];
-        if (id == stream_) itm_.feed({&byte, 1});
+        if (id != stream_) return;
+        itm_.feed({&byte, 1});
+        if (!problem_frame_ && itm_.stats().first_problem) problem_frame_ = frame_at_;
       }),
       stream_(stream) {}
 
 void TpiuDecoder::feed(std::span<const uint8_t> bytes) {
-  for (uint8_t b : bytes) deframer_.push(b);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    // A frame's bytes come out when its 16th byte is pushed.
+    const uint64_t at = stats_.bytes + i;
+    frame_at_ = at >= 15 ? at - 15 : 0;
+    deframer_.push(bytes[i]);
+  }
   stats_.bytes += bytes.size();
 }
 
@@ -66,6 +73,12 @@ DecodeStats TpiuDecoder::progress() const { return framed(itm_.progress()); }
 // The ITM stream's counts, measured in the file's bytes, with the frames'.
 DecodeStats TpiuDecoder::framed(DecodeStats s) const {
   s.bytes = stats_.bytes;
+  // The ITM decoder counts offsets in the stream it was given: say where in the file that was.
+  if (s.first_problem && problem_frame_) {
+    s.first_problem->what += fmt::format(" (ITM stream byte {}, in the TPIU frame at offset {})", s.first_problem->offset,
+                                         *problem_frame_);
+    s.first_problem->offset = *problem_frame_;
+  }
   s.corrupt_bytes += deframer_.dropped();
   s.packets["tpiu_frames"] = deframer_.frames();
   s.packets["tpiu_syncs"] = deframer_.syncs();

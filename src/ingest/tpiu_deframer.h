@@ -5,6 +5,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 
 #include "edgemem/decoder.h"
 #include "itm_port_router.h"
@@ -46,6 +47,8 @@ class TpiuDecoder final : public Decoder {
   TpiuDeframer deframer_;
   unsigned stream_;
   std::array<uint64_t, 128> id_bytes_{};
+  uint64_t frame_at_ = 0;                  // file offset of the frame being deframed
+  std::optional<uint64_t> problem_frame_;  // the frame that held the ITM stream's first problem
   DecodeStats framed(DecodeStats itm) const;
 };
 

@@ -22,6 +22,18 @@ TEST(Tpiu, DeframesTheRealCaptureLikeSigrok) {
   EXPECT_EQ(s2, read_file(corpus("itm/sigrok_stm32f105_etm_stream2.bin")));
 }
 
+// The capture's stream 1 is not edgemem's records: the first bad byte is
+// ITM stream byte 234 (0x53), whose even-byte LSB comes from the aux byte of
+// the frame at file offset 784 (4e 10 ... 52 90). The offset names the file.
+TEST(Tpiu, AProblemIsPlacedInTheFileNotTheDeframedStream) {
+  auto run = analyse(Format::tpiu, read_file(corpus("itm/sigrok_stm32f105_swo_tpiu.bin")));
+  ASSERT_TRUE(run->stats.first_problem);
+  EXPECT_EQ(run->stats.first_problem->offset, 784u);
+  EXPECT_NE(run->stats.first_problem->what.find("found 0x53 (ITM stream byte 234, in the TPIU frame at offset 784)"),
+            std::string::npos)
+      << run->stats.first_problem->what;
+}
+
 TEST(Tpiu, FullSyncRealignsFrames) {
   // Three garbage bytes, a full sync, then one frame: ID 1, data 0x70 (ITM overflow).
   std::string raw("\x11\x22\x33\xFF\xFF\xFF\x7F", 7);
