@@ -12,7 +12,9 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
     if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
   };
   add(s.overflows, "ITM overflow packets (the device dropped trace data)");
-  add(s.dropped_records, "records dropped on the device (trace buffer full)");
+  add(s.dropped_records,
+      "records lost before they were written (a device's trace buffer was full; in a Linux recording, records the "
+      "process numbered and never wrote, or probe events the kernel dropped)");
   add(s.corrupt_bytes, "corrupt bytes skipped");
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");

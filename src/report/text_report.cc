@@ -87,7 +87,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "[DATA LOST]", loss.reason);
     more(out, "-> the findings below come from the data that arrived: counts may be low and frees unmatched");
     if (s.overflows) more(out, "-> lower the event rate or raise the SWO clock");
-    if (s.dropped_records) more(out, "-> drain the device's trace buffer more often or make it larger");
+    if (s.dropped_records)
+      more(out, "-> a device: drain its trace buffer more often or make it larger; a Linux recording: the process was "
+                "killed while writing, or the file is cut short");
     if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
       more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
                             s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));
