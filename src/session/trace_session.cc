@@ -60,6 +60,15 @@ struct TraceSession::Impl {
         return false;
       }
       f = *verdict.format;
+    } else {
+      // Forced: said when the bytes positively show another format, so
+      // findings decoded the wrong way are not taken at face value.
+      SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
+      if (verdict.format && *verdict.format != f &&
+          !(f == Format::itm && *verdict.format == Format::tpiu) && !(f == Format::tpiu && *verdict.format == Format::itm))
+        notes.push_back(fmt::format("warning: {}: decoded as --format {} as asked, but its bytes look like {}; "
+                                    "without --format it would be read as {}",
+                                    name, to_string(f), to_string(*verdict.format), to_string(*verdict.format)));
     }
     EventSink& sink = options.event_tap ? static_cast<EventSink&>(tapped) : analyzer;
     decoder = make_decoder(f, context, sink, options.decoder);
