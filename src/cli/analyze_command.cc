@@ -51,7 +51,10 @@ void add_trace_options(CLI::App& cmd, AnalyzeArgs& args) {
             return *end == '\0' && hz > 0 ? std::string() : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
           },
           "HZ"));
-  cmd.add_option("--tpiu-stream", args.tpiu_stream, "TPIU source ID carrying ITM")->capture_default_str();
+  // IDs 0 (null) and 0x70-0x7F (reserved) carry no trace source.
+  cmd.add_option("--tpiu-stream", args.tpiu_stream, "TPIU source ID carrying ITM (1-111)")
+      ->check(CLI::Range(1, 0x6F))
+      ->capture_default_str();
   cmd.add_option("--elf", args.elf, "Firmware ELF: turn return-address sites into function (file:line)");
 }
 
@@ -104,6 +107,11 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;
   }
+  // The capture is read twice, by the analysis and by the comparison.
+  if (!args.model.empty() && args.path == "-")
+    return fail("--model", "needs the capture as a file, not stdin: save it first (edgemem analyze FILE --model M)");
+  if (args.model.empty() && args.target != "cortex-m")
+    return fail("--target", "sizes the structs of a --model plan: give --model MODEL.tflite, or leave --target out");
   // A text log that cannot be opened is said at once; the report and the
   // other exports are still written (exit 2 at the end), as for the others.
   TextLogFile textlog;

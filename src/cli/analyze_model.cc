@@ -25,7 +25,7 @@ std::optional<plan::PlanVsCapture> compare_with_model(const AnalyzeArgs& args) {
   }
   auto trace = read_whole_file(args.path);
   if (!trace) {
-    fail(args.path, "cannot open (--model needs the capture as a file, not stdin)");
+    fail(args.path, cannot_open(args.path));
     return std::nullopt;
   }
   auto capture =

@@ -13,7 +13,7 @@ namespace edgemem::watch {
 std::string write_file_atomically(const std::string& path, const std::string& text) {
   std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return fmt::format("{}: cannot write: {}", tmp, std::strerror(errno));
+  if (!f) return fmt::format("{}: cannot write: {}", path, std::strerror(errno));
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   ok = std::fclose(f) == 0 && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {

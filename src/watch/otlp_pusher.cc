@@ -36,7 +36,11 @@ struct OtlpPusher::Impl {
       pending.reset();
       lock.unlock();
       auto result = client.Post(path, body, "application/json");
-      std::string failure = !result ? fmt::format("{}{}: {}", base, path, httplib::to_string(result.error()))
+      // httplib names its errors in one word ("Connection"): say it as a sentence.
+      std::string failure = !result ? fmt::format("{}{}: {}", base, path,
+                                                  result.error() == httplib::Error::Connection
+                                                      ? std::string("cannot connect (is the OTLP collector listening?)")
+                                                      : "failed: " + httplib::to_string(result.error()))
                             : result->status / 100 != 2
                                 ? fmt::format("{}{}: HTTP {} {}", base, path, result->status, result->body.substr(0, 200))
                                 : "";

@@ -291,6 +291,12 @@ expect 0 "diff --format log" -- "$edgemem" diff --format log "$src/examples/trac
 : >"$tmp/empty.file"
 expect 2 "diff of an empty file" -- "$edgemem" diff "$tmp/empty.file" "$corpus/map/own_cm4_O2.map"
 grep -q "empty.file: empty file, expected a map, an ELF or a trace" "$tmp/err" || { echo "FAIL: diff empty: $(cat "$tmp/err")"; fail=1; }
+# Options that cannot apply are refused with the reason.
+expect 2 "--tpiu-stream past the 7-bit IDs" -- "$edgemem" analyze --tpiu-stream 300 "$src/examples/traces/kws_leak.emt"
+expect 2 "--model with stdin" -- sh -c "\"$edgemem\" analyze - --model \"$corpus/tflite/tflm_keyword_scrambled.tflite\" <\"$src/examples/traces/kws_leak.emt\""
+grep -q "needs the capture as a file, not stdin" "$tmp/err" || { echo "FAIL: --model stdin: $(cat "$tmp/err")"; fail=1; }
+expect 2 "--metrics-file in a missing directory" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --metrics-file "$tmp/none/m.prom"
+grep -q "none/m.prom: cannot write: No such file or directory" "$tmp/err" || { echo "FAIL: metrics-file: $(cat "$tmp/err")"; fail=1; }
 # Files cut short are refused, never read as smaller than they are.
 head -c 3000 "$corpus/map/own_cm4_O2.map" >"$tmp/cut.map"
 expect 2 "a map cut short" -- "$edgemem" map "$tmp/cut.map"
