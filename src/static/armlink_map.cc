@@ -207,7 +207,17 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
     }
   }
   if (!saw_memory) {
-    error = fmt::format("line {}: expected armlink's \"Memory Map of the image\" (link with --map)", lines.number());
+    error = fmt::format("line {}: expected armlink's \"Memory Map of the image\" (link with --map; or the map is cut "
+                        "short)",
+                        lines.number());
+    return std::nullopt;
+  }
+  // armlink closes its map with the image's totals: without them the map
+  // was cut short, and nothing would check what was read of it.
+  if (!map.stated.contains("Total ROM Size")) {
+    error = fmt::format("line {}: the map ends before armlink's closing \"Total ROM Size\" line: it is cut short; "
+                        "link again or use the whole file",
+                        lines.number());
     return std::nullopt;
   }
 

@@ -122,6 +122,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   std::map<std::tuple<std::string, int, std::string>, uint64_t> contrib;
   std::vector<std::string> section_order;
   bool saw_placement = false;
+  bool saw_errors_line = false;  // ILINK's last lines: "Errors: none", "Warnings: none"
 
   // A directive: its ranges ("[from A to B]", "[A-B]", joined by '|'), any
   // "place at" position, and the section selectors in braces.
@@ -184,6 +185,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   TextLines lines(text);
   std::string_view line;
   while (lines.next(line)) {
+    if (line.starts_with("Errors: ")) saw_errors_line = true;
     if (line.starts_with("*** ") && part == Part::table) close_group();
     if (line.starts_with("*** PLACEMENT SUMMARY")) { part = Part::placement; saw_placement = true; continue; }
     if (line.starts_with("*** MODULE SUMMARY")) { part = Part::modules; continue; }
@@ -279,6 +281,12 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   if (part == Part::table) close_group();
   if (!saw_placement) {
     error = fmt::format("line {}: expected IAR's \"PLACEMENT SUMMARY\" (link with --map)", lines.number());
+    return std::nullopt;
+  }
+  if (!saw_errors_line) {
+    error = fmt::format("line {}: the map ends before ILINK's closing \"Errors: ...\" line: it is cut short; link "
+                        "again or use the whole file",
+                        lines.number());
     return std::nullopt;
   }
 

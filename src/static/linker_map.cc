@@ -51,7 +51,8 @@ std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& er
   }
   std::optional<LinkerMap> map;
   if (head.find("IAR ELF Linker") != std::string_view::npos) map = parse_iar_map(text, error);
-  else if (text.find("Memory Map of the image") != std::string_view::npos ||
+  else if (head.find("Tool: armlink") != std::string_view::npos ||
+           text.find("Memory Map of the image") != std::string_view::npos ||
            text.find("Image Symbol Table") != std::string_view::npos)
     map = parse_armlink_map(text, error);
   else map = parse_gnu_map(text, error);

@@ -209,7 +209,8 @@ TEST(ArmlinkPad, PaddingCountsWhereArmlinksOwnTotalsPutIt) {
       "    Exec Addr    Load Addr    Size         Type   Attr      Idx    E Section Name        Object\n\n"
       "    0x20010000   0x080001bc   0x00000019   Data   RW            5    .data               lcd.o\n\n"
       "Image component sizes\n\n"
-      "       272          0         16        184         20          0   Grand Totals\n";
+      "       272          0         16        184         20          0   Grand Totals\n\n"
+      "    Total ROM Size (Code + RO Data + RW Data)        320 (   0.31kB)\n";
   std::string error;
   auto m = parse_linker_map(map, error);
   ASSERT_TRUE(m) << error;
@@ -248,6 +249,20 @@ TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
 
 // ld accepts LENGTH = 0 and fails the link when something lands there; a
 // region used past its length is an overflow whatever its length.
+// armlink closes its map with the image totals and ILINK with "Errors:":
+// a map cut before them is refused, as a GNU map without OUTPUT( is.
+TEST(ArmlinkAndIarMaps, AMapCutShortIsRefused) {
+  for (const char* name : {"armlink/bairu_mcutemplate_ac6_6.22.map", "iar/armink_sfud_stm32l475_ewarm8.20.1.map"}) {
+    SCOPED_TRACE(name);
+    const std::string whole = realworld(name);
+    std::string error;
+    ASSERT_TRUE(parse_linker_map(whole, error)) << error;
+    error.clear();
+    EXPECT_FALSE(parse_linker_map(whole.substr(0, whole.size() * 9 / 10), error));
+    EXPECT_NE(error.find("cut short"), std::string::npos) << error;
+  }
+}
+
 // ld closes its memory map with OUTPUT(FILE FORMAT), even for a link that
 // overflowed (checked with arm-none-eabi-ld 2.40): a map without it was cut
 // short, and its regions would read as less used than they are.
