@@ -4,6 +4,7 @@
 // "Maximum Stack Usage" and the chain that reaches it. edgemem rebuilds the
 // graph and runs the same worst-case walk as for GCC; Keil's own numbers are
 // kept beside ours (stated_bytes, stated_max_bytes).
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -163,6 +164,15 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
   }
   if (graph.empty()) {
     error = "no function entries found in the Keil call graph report";
+    return std::nullopt;
+  }
+  // armlink ends the page with </html>: a report cut before it lacks
+  // functions and callees, and its worst case would read too small.
+  std::string_view end = html.substr(0, html.find_last_not_of(" \t\r\n") + 1);
+  if (!end.ends_with("</html>") && !end.ends_with("</HTML>")) {
+    error = fmt::format("line {}: the report ends before its closing </html>: it is cut short; link again or use the "
+                        "whole file",
+                        std::count(html.begin(), html.end(), '\n') + 1);
     return std::nullopt;
   }
   StackReport report = worst_case_stacks(graph, fpu);

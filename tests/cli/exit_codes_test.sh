@@ -310,6 +310,9 @@ grep -q "section headers run past the end of the file (2000 bytes): the ELF is c
 head -c 500 "$su/own_O2_own_app.ci" >"$tmp/cut.ci"
 expect 2 "a call graph cut short" -- "$edgemem" stack "$tmp/cut.ci"
 grep -q "before the graph's closing '}': it is cut short" "$tmp/err" || { echo "FAIL: cut .ci: $(cat "$tmp/err")"; fail=1; }
+head -c 20000 "$corpus/stack_keil/badshun_minirtos_ac5_5.06u7.htm" >"$tmp/cut.htm"
+expect 2 "a Keil call graph cut short" -- "$edgemem" stack "$tmp/cut.htm"
+grep -q "the report ends before its closing </html>: it is cut short" "$tmp/err" || { echo "FAIL: cut .htm: $(cat "$tmp/err")"; fail=1; }
 head -c 150 "$su/own_O2_own_app.su" >"$tmp/cut.su"
 expect 2 "a stack usage file cut short" -- "$edgemem" stack "$tmp/cut.su"
 exit $fail
