@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace edgemem::plan {
@@ -9,8 +10,16 @@ namespace edgemem::plan {
 extern const char kMcuTableJson[];
 
 std::optional<std::vector<Mcu>> parse_mcu_table(const std::string& json, std::string& error) {
-  auto doc = nlohmann::json::parse(json, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("mcus") || !doc["mcus"].is_array()) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte: the 1-based offset where the JSON stopped making sense.
+    error = fmt::format("offset {}: not valid JSON ({}); expected a JSON object with an \"mcus\" array",
+                        e.byte ? e.byte - 1 : 0, e.what());
+    return std::nullopt;
+  }
+  if (!doc.is_object() || !doc.contains("mcus") || !doc["mcus"].is_array()) {
     error = "expected a JSON object with an \"mcus\" array";
     return std::nullopt;
   }
