@@ -176,7 +176,7 @@ struct Analyzer::Impl {
     layout.seen(e.time);
     float thread_clock = 0;
     if (e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc) {
-      thread_clock = leaks.thread_active(e.thread);
+      thread_clock = leaks.thread_active(e.thread, e.time);
     } else if (e.kind == EventKind::inference_begin || e.kind == EventKind::inference_end) {
       leaks.marks_inferences(e.thread);
       threads.marks_inferences(e.thread);
@@ -286,13 +286,17 @@ struct Analyzer::Impl {
       s.final_bytes = state.usage();
       s.live_count = state.live.size();
       // A shared arena's margin is what both ends left at the moment they
-      // held the most together. Reported by the device (summary mode), the
-      // ends' peaks have no common moment: their sum is the bound.
+      // held the most together. When that moment was not followed (the
+      // device reported only summaries, or declared the sharing after the
+      // ends were in use: the common peak then reads below an end's own),
+      // the sum of the ends' peaks is the bound.
       uint64_t held = s.peak_bytes;
       if (auto partner = context.pools.partner(static_cast<PoolId>(i))) {
         PoolState& other = tracker.pool(*partner);
-        held = state.summarized || other.summarized ? s.peak_bytes + other.peak_usage
-                                                    : std::max(state.shared_peak, other.shared_peak);
+        const uint64_t together = std::max(state.shared_peak, other.shared_peak);
+        const bool followed = !state.summarized && !other.summarized && together >= s.peak_bytes &&
+                              together >= other.peak_usage;
+        held = followed ? together : s.peak_bytes + other.peak_usage;
       }
       if (info.size > 0)
         s.peak_margin_pct =

@@ -146,6 +146,7 @@ struct Live {
   bool clocked = false;  // some block was made by a thread that marks inferences (or no thread does)
   // Off the inference clock: where its blocks came in their threads' lives, 0 (first event) to 1 (last).
   double earliest = 1, latest = 0;
+  uint64_t span_first = UINT64_MAX, span_last = 0;  // in event time, of the threads that made its blocks
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
   uint64_t unfinished_bytes = 0;  // made in an inference that had not ended when the trace stopped
@@ -174,10 +175,14 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       Live& g = live[groups_[b.group].key];
       const bool clocked = !markers || marks(b.thread);
       g.clocked |= clocked;
-      if (const ThreadClock* t = find_clock(b.thread); !clocked && t && t->events > 1) {
-        const double at = (double{b.thread_clock} - 1) / static_cast<double>(t->events - 1);
-        g.earliest = std::min(g.earliest, at);
-        g.latest = std::max(g.latest, at);
+      if (const ThreadClock* t = find_clock(b.thread); !clocked && t) {
+        g.span_first = std::min(g.span_first, t->first);
+        g.span_last = std::max(g.span_last, t->last);
+        if (t->events > 1) {
+          const double at = (double{b.thread_clock} - 1) / static_cast<double>(t->events - 1);
+          g.earliest = std::min(g.earliest, at);
+          g.latest = std::max(g.latest, at);
+        }
       }
       if (markers && clocked && b.inference == 0) {
         g.pre_bytes += b.size;
@@ -202,8 +207,11 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     const Group& counters = groups_[index_.find(pid, site, size)];
     bool grows = false;
     if (!g.clocked) {
-      // Its threads' own clock: made over more than half their lives and into their last quarter.
-      grows = g.count >= 2 && g.latest - g.earliest > 0.5 && g.latest > 0.75;
+      // Made over more than half its threads' lives and into their last quarter, on their own clocks or in event time.
+      const uint64_t span = g.span_last > g.span_first ? g.span_last - g.span_first : 0;
+      const bool own_clocks = g.latest - g.earliest > 0.5 && g.latest > 0.75;
+      const bool event_time = span > 0 && 2 * (g.last - g.first) > span && 4 * (g.span_last - g.last) < span;
+      grows = g.count >= 2 && (own_clocks || event_time);
     } else if (markers) {  // still setting records late in the run: a ring buffer stops early
       // and higher at some inference's end than before: blocks made only after
       // the last inference ended (a runtime's teardown) never grew per inference.

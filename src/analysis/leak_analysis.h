@@ -14,11 +14,13 @@
 //  * Markers from one thread, blocks from another (a pipeline's worker
 //    threads, when only the main loop marks): the inference clock says
 //    nothing about them. A group made only by threads that mark no
-//    inference is judged by its threads' own clock, their count of memory
-//    events (a worker may idle for half the run before its loop starts):
-//    it leaks when its live blocks were made over more than half of their
-//    threads' events and into their last quarter (a thread's set-up
-//    buffers are made early, a ring of the last N late).
+//    inference is judged over its threads' lives: it leaks when its live
+//    blocks were made over more than half of them and into their last
+//    quarter (a thread's set-up buffers are made early, a ring of the last N
+//    late). Lives are measured two ways, and either may show the growth: on
+//    each thread's own clock, its count of memory events (a worker may idle
+//    for half the run before its loop starts), and in event time over the
+//    span of all its threads (a thread per request leaves one block each).
 //  * Without markers: the group's live count is sampled in windows of event
 //    time; a leak is a group whose per-window minimum keeps rising, while a
 //    working set's minima stay flat however busy it is.
@@ -74,8 +76,13 @@ class LeakAnalysis {
       return;
     close_window();
   }
-  // A memory event of `thread`: its number on the thread's own clock (Block::thread_clock).
-  float thread_active(uint32_t thread) { return static_cast<float>(++clock_of(thread).events); }
+  // A memory event of `thread` at `time`: its number on the thread's own clock (Block::thread_clock).
+  float thread_active(uint32_t thread, uint64_t time) {
+    ThreadClock& t = clock_of(thread);
+    if (t.events++ == 0) t.first = time;
+    t.last = time;
+    return static_cast<float>(t.events);
+  }
   void marks_inferences(uint32_t thread);
   void first_inference_begins();
   // `completed`: inferences completed so far; `device`: the device's number for this one.
@@ -114,6 +121,7 @@ class LeakAnalysis {
     uint32_t thread = 0;
     bool marks = false;
     uint64_t events = 0;
+    uint64_t first = 0, last = 0;  // event time of its first and last memory events
   };
   ThreadClock& clock_of(uint32_t thread) {
     uint32_t i = thread_index_.of(thread);

@@ -15,7 +15,9 @@ std::string kind_hint(const std::string& path, std::string_view bytes, std::stri
   SniffVerdict v = sniff_trace(head);
   if (v.format) {
     if (command == "analyze") return {};
-    return fmt::format("; it is an {} trace: run `edgemem analyze {}`", to_string(*v.format), path);
+    const std::string_view format = to_string(*v.format);
+    const bool vowel = std::string_view("aeiou").find(format[0]) != std::string_view::npos;
+    return fmt::format("; it is {} {} trace: run `edgemem analyze {}`", vowel ? "an" : "a", format, path);
   }
   if (!v.other_kind || v.instead.find(fmt::format("edgemem {} ", command)) != std::string::npos) return {};
   // "PATH: an ELF file, not a trace; for its sections ... run `edgemem map --elf PATH`"

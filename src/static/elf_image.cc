@@ -61,7 +61,8 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
     cut = fmt::format("offset {}: its section headers run past the end of the file ({} bytes)", ehdr.e_shoff, size);
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && cut.empty(); scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > size) {
+    if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL && sh.sh_size > 0 &&
+        sh.sh_offset + sh.sh_size > size) {
       const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
       cut = fmt::format("offset {}: section {} runs past the end of the file ({} bytes)", sh.sh_offset,
                         name ? name : "?", size);

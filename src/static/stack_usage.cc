@@ -114,6 +114,10 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   };
   for (const fs::path& p : ci) {
     std::string text = read(p);
+    if (!text.empty() && !text.starts_with("graph:")) {
+      error = fmt::format("{}:1: expected \"graph: {{\" (a GCC -fcallgraph-info file)", p.string());
+      return std::nullopt;
+    }
     if (cut_short(p, text, true)) return std::nullopt;
     size_t pos = 0;
     while (pos < text.size()) {
@@ -157,7 +161,6 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   std::vector<StackFunction> su_functions;
   for (const fs::path& p : su) {
     std::string text = read(p);
-    if (cut_short(p, text, false)) return std::nullopt;
     size_t pos = 0, line_no = 0;
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);
@@ -177,6 +180,8 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       f.qualifier = line.substr(t2 + 1);
       su_functions.push_back(f);
     }
+    // After the lines read as .su: a file of another kind is named as that first.
+    if (cut_short(p, text, false)) return std::nullopt;
   }
   for (const StackFunction& f : su_functions) {
     // A .ci node already holds this function (clones: "f.constprop" vs "f.constprop.0").

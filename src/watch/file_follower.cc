@@ -46,6 +46,7 @@ class FileFollower final : public LiveSource {
           reopen_after_ = std::chrono::steady_clock::now() + kPoll;
         } else if (n == 0 && replaced_) {
           close();  // the old file was read to its end after the rename was seen
+          offset_ = 0;
           continue;
         } else if (n == 0) {
           check_replaced(out);
@@ -69,10 +70,15 @@ class FileFollower final : public LiveSource {
     }
     struct stat st;
     ::fstat(fd_, &st);
+    // Reopened after a failed read: the same file goes on from where it was
+    // (read from its start again, every event would count twice); a new or
+    // shorter one is read from its start.
+    const bool same = offset_ > 0 && st.st_ino == inode_ && st.st_dev == device_ && S_ISREG(st.st_mode) &&
+                      static_cast<uint64_t>(st.st_size) >= offset_;
+    if (!same || ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0) offset_ = 0;
     inode_ = st.st_ino;
     device_ = st.st_dev;
     regular_ = S_ISREG(st.st_mode);
-    offset_ = 0;
     if (waiting_noted_) out.notes.push_back(fmt::format("{}: opened", path_));
     waiting_noted_ = false;
   }

@@ -14,6 +14,7 @@ using std::chrono::milliseconds;
 // Short enough that Ctrl-C and --for are answered at once.
 constexpr milliseconds kMaxWait{100};
 constexpr size_t kUntilSlice = 256;
+constexpr size_t kJudgeEvery = 4096;
 
 Watcher::Watcher(TraceSession& session) : session_(session) { session_.analyzer().add_observer(engine_); }
 
@@ -31,6 +32,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
   const auto start = Clock::now();
   auto next_tick = start + limits.interval;
   bool told_undecided = false;
+  size_t unjudged = 0, judge_after = kUntilSlice;  // bytes fed since the format was last judged (--until)
   while (session_.accepting()) {
     if (stop && stop()) break;
     auto now = Clock::now();
@@ -43,7 +45,13 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     // (and the format decided as soon as the bytes show it, rather than a 64 KiB sniffing window later).
     for (size_t at = 0; at < r.bytes && !reached() && session_.accepting(); at += slice) {
       session_.feed({buffer.data() + at, std::min(slice, r.bytes - at)});
-      if (limits.until_inferences) session_.start_if_known();
+      // Judging the held-back bytes reads them all: after 256 bytes, then
+      // after twice as many each time up to every 4 KiB, not every slice.
+      if (limits.until_inferences && (unjudged += slice) >= judge_after) {
+        unjudged = 0;
+        judge_after = std::min(2 * judge_after, kJudgeEvery);
+        session_.start_if_known();
+      }
     }
     deliver(h);
     if (reached()) {

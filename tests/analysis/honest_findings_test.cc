@@ -263,6 +263,23 @@ TEST(HonestFindings, ASharedArenasMarginIsFromItsEndsAtOneMoment) {
   }
 }
 
+// The sharing declared after both ends were in use: their common moment was
+// not followed, so the margin is the sum's bound, never the 100 % of nothing seen.
+TEST(HonestFindings, ASharingDeclaredLateFallsBackToTheSumOfThePeaks) {
+  Log log;
+  log("POOL name=arena kind=arena size=1000");
+  log("POOL name=arena.persistent kind=arena size=1000");
+  log("ALLOC size=600 offset=0x0 pool=arena site=scratch:1");
+  log("ALLOC size=350 offset=0x0 pool=arena.persistent site=persistent:1");
+  log("POOL name=arena.persistent kind=arena size=1000 shares=arena");
+  auto run = analyse(Format::log, log.text);
+  for (const PoolSummary& p : run->result.pools) {
+    SCOPED_TRACE(p.name);
+    ASSERT_TRUE(p.peak_margin_pct);
+    EXPECT_DOUBLE_EQ(*p.peak_margin_pct, 5.0);
+  }
+}
+
 TEST(HonestFindings, ABlockLeakedEveryThousandthInferenceIsSaidSo) {
   Log log;
   for (int i = 1; i <= 3000; ++i) {

@@ -175,6 +175,27 @@ TEST(ThreadClock, AThreadPerRequestKeepsTheClocksOfTheFirstThreads) {
   EXPECT_EQ(r.leaks[0].count, 40u);
 }
 
+// A thread per request, each leaving one block: on its own clock a thread's
+// one block says nothing about growth; over the run, the blocks of all
+// request threads keep coming, and that is a leak.
+TEST(ThreadClock, AThreadPerRequestThatLeavesOneBlockEachLeaks) {
+  Threads t;
+  const uint32_t main = 100;
+  for (uint64_t i = 1; i <= 100; ++i) {
+    t.marker(main, EventKind::inference_begin, i);
+    t.free(main, t.alloc(main, "main;run_inference", 1024));
+    const uint32_t request = 1000 + static_cast<uint32_t>(i);
+    t.free(request, t.alloc(request, "handler;parse", 256));
+    t.alloc(request, "handler;session", 32);
+    t.marker(main, EventKind::inference_end, i);
+  }
+  AnalysisResult r = t.analyzer.finish();
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_EQ(r.leaks[0].site, "handler;session");
+  EXPECT_EQ(r.leaks[0].count, 100u);
+  EXPECT_TRUE(r.leaks[0].off_inference_thread);
+}
+
 // The marking thread keeps its own rules: what it made before its first
 // inference is persistent, what it adds every inference leaks per inference.
 TEST(ThreadClock, TheMarkingThreadIsStillJudgedByItsInferences) {
