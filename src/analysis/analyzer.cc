@@ -290,11 +290,14 @@ struct Analyzer::Impl {
       // device reported only summaries, or declared the sharing after the
       // ends were in use: the common peak then reads below an end's own),
       // the sum of the ends' peaks is the bound.
+      // (Copied first: looking the partner up may add its state and move this one.)
+      const uint64_t own_shared_peak = state.shared_peak;
+      const bool own_summarized = state.summarized;
       uint64_t held = s.peak_bytes;
       if (auto partner = context.pools.partner(static_cast<PoolId>(i))) {
-        PoolState& other = tracker.pool(*partner);
-        const uint64_t together = std::max(state.shared_peak, other.shared_peak);
-        const bool followed = !state.summarized && !other.summarized && together >= s.peak_bytes &&
+        const PoolState& other = tracker.pool(*partner);
+        const uint64_t together = std::max(own_shared_peak, other.shared_peak);
+        const bool followed = !own_summarized && !other.summarized && together >= s.peak_bytes &&
                               together >= other.peak_usage;
         held = followed ? together : s.peak_bytes + other.peak_usage;
       }
