@@ -28,6 +28,7 @@ void ItmDecoder::feed(std::span<const uint8_t> bytes) {
 void ItmDecoder::finish() {
   // A port-0 line still open at the end was cut off: truncated, as in a text log.
   markers_.finish();
+  note_port0_problem();
   memory_.finish();
   emt_.finish();
   stats_.truncated_bytes += parser_.pending();
@@ -53,8 +54,13 @@ void ItmDecoder::add_port_stats(DecodeStats& s) const {
   s.skipped_lines += markers_.stats().skipped_lines;
   s.markers_dropped += markers_.stats().markers_dropped;
   s.strings_dropped += emt_.stats().strings_dropped;
-  if (auto& q = markers_.stats().first_problem; q && !s.first_problem)
-    s.note_problem(offset_, 0, "ITM port 0: " + q->what);
+}
+
+void ItmDecoder::note_port0_problem() {
+  // Placed at the packet that ended the bad line, not where the stream
+  // happened to be when the stats were merged.
+  if (auto& q = markers_.stats().first_problem; q && !stats_.first_problem)
+    stats_.note_problem(offset_, 0, fmt::format("ITM port 0 line {}: {}", q->line, q->what));
 }
 
 void ItmDecoder::on_corrupt(uint8_t byte) {
@@ -79,6 +85,7 @@ void ItmDecoder::end_marker() {
     static constexpr uint8_t nl = '\n';
     markers_.feed({&nl, 1});
     marker_open_ = false;
+    note_port0_problem();
   }
 }
 
@@ -141,7 +148,10 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
           continue;
         }
         markers_.feed({&b, 1});
-        if (b == '\n') marker_open_ = false;
+        if (b == '\n') {
+          marker_open_ = false;
+          note_port0_problem();
+        }
       }
       return;
     case 1:

@@ -37,6 +37,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   void end_marker();
   // Adds the port decoders' counts (they count their own events and problems).
   void add_port_stats(DecodeStats& s) const;
+  void note_port0_problem();
 
   TraceContext& context_;
   EventSink& sink_;

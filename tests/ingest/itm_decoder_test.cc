@@ -243,5 +243,19 @@ TEST(ItmEvents, MemLinesOnPortZeroAreDecodedAsTheTextLog) {
   EXPECT_EQ(run->result.counts.marks, 0u);
 }
 
+TEST(ItmEvents, APortZeroProblemIsPlacedAtItsLineNotAtTheEnd) {
+  std::string good = stim(0, "[MEM][0] ALLOC size=16 offset=0 site=a.c:1\n");
+  std::string bad = stim(0, "[MEM][1] ALLOC size=banana offset=16\n");
+  std::string stream = good + bad;
+  for (int i = 0; i < 100; ++i) stream += good;
+  auto run = analyse(Format::itm, stream);
+  ASSERT_TRUE(run->stats.first_problem);
+  // The packet carrying the bad line's newline is its last one.
+  EXPECT_GE(run->stats.first_problem->offset, good.size());
+  EXPECT_LT(run->stats.first_problem->offset, good.size() + bad.size());
+  EXPECT_NE(run->stats.first_problem->what.find("ITM port 0 line 2: "), std::string::npos)
+      << run->stats.first_problem->what;
+}
+
 }  // namespace
 }  // namespace edgemem::test
