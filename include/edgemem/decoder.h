@@ -112,7 +112,9 @@ struct SniffVerdict {
   std::string refusal(std::string_view path) const;
 };
 
-// Judges the first bytes of an input (64 KiB is plenty).
+// How many first bytes of an input sniff_trace judges: however they
+// arrive, every caller judges the same window, so the verdict is the same.
+inline constexpr size_t kSniffBytes = 64 * 1024;
 SniffVerdict sniff_trace(std::span<const uint8_t> head);
 
 }  // namespace edgemem

@@ -10,6 +10,7 @@
 #include "cli/input_stream.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
+#include "edgemem/decoder.h"
 #include "report/diff_report.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
@@ -24,13 +25,11 @@ struct DiffArgs {
   bool json = false, all = false;
 };
 
-constexpr size_t kHeadBytes = 64 * 1024;
-
 // A linker map or ELF read as a map, decided from the first bytes: ELF
 // magic, or text without a [MEM] record that parses as a map. nullopt with
 // `error` empty: not an image, so a trace.
 std::optional<LinkerMap> read_image(const std::string& path, std::string& error) {
-  auto head = read_head(path, kHeadBytes);
+  auto head = read_head(path, kSniffBytes);
   if (!head) {
     error = fmt::format("{}: {}", path, cannot_open(path));
     return std::nullopt;

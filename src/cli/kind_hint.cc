@@ -10,7 +10,6 @@
 namespace edgemem::cli {
 
 std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view command) {
-  constexpr size_t kSniffBytes = 64 * 1024;
   std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(bytes.data()), std::min(bytes.size(), kSniffBytes));
   SniffVerdict v = sniff_trace(head);
   if (v.format) {

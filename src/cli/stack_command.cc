@@ -7,6 +7,7 @@
 #include "cli/kind_hint.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
+#include "edgemem/decoder.h"
 #include "report/stack_report.h"
 #include "static/stack_usage.h"
 
@@ -26,7 +27,7 @@ int run_stack(const StackArgs& args) {
   if (!report) {
     // One file that is no stack report: say what it is.
     if (args.paths.size() == 1)
-      if (auto head = read_head(args.paths[0], 64 * 1024)) error += kind_hint(args.paths[0], *head, "stack");
+      if (auto head = read_head(args.paths[0], kSniffBytes)) error += kind_hint(args.paths[0], *head, "stack");
     return fail("stack", error);
   }
   fmt::print("{}", args.json ? stack_json(*report) : stack_text(*report, args.top));

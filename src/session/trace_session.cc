@@ -7,8 +7,6 @@
 namespace edgemem {
 namespace {
 
-constexpr size_t kSniffBytes = 64 * 1024;
-
 std::string where(const std::string& path, const DecodeProblem& p) {
   return p.line ? fmt::format("{}:{}", path, p.line) : fmt::format("{}: offset {}", path, p.offset);
 }
