@@ -208,25 +208,77 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   return report;
 }
 
+namespace {
+
+// Strongly connected components of the call graph (Tarjan): functions that
+// can reach each other through calls share an id.
+std::map<std::string, size_t> call_cycles(const std::map<std::string, CallNode>& nodes) {
+  std::map<std::string, size_t> comp, index, low;
+  std::vector<std::string> open;
+  std::set<std::string> on_open;
+  size_t next = 0, comps = 0;
+  std::function<void(const std::string&)> visit = [&](const std::string& v) {
+    index[v] = low[v] = next++;
+    open.push_back(v);
+    on_open.insert(v);
+    for (const std::string& c : nodes.at(v).callees) {
+      if (!nodes.count(c)) continue;
+      if (!index.count(c)) {
+        visit(c);
+        low[v] = std::min(low[v], low[c]);
+      } else if (on_open.count(c)) {
+        low[v] = std::min(low[v], index[c]);
+      }
+    }
+    if (low[v] != index[v]) return;
+    std::string w;
+    do {
+      w = open.back();
+      open.pop_back();
+      on_open.erase(w);
+      comp[w] = comps;
+    } while (w != v);
+    ++comps;
+  };
+  for (const auto& [title, n] : nodes)
+    if (!index.count(title)) visit(title);
+  return comp;
+}
+
+}  // namespace
+
 StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool fpu) {
   StackReport report;
   std::set<std::string> called;
   for (const auto& [title, n] : nodes)
-    for (const std::string& c : n.callees) called.insert(c);
+    for (const std::string& c : n.callees)
+      if (c != title) called.insert(c);  // a function that only calls itself is still a root
 
-  // Deepest path from `title`; cycles, indirect calls and frameless callees
-  // are recorded as reasons and contribute nothing. Results are memoised per
-  // node: without that, shared callees make the walk exponential.
+  // Deepest path from `title` that calls no function twice; cycles, indirect
+  // calls and frameless callees are recorded as reasons and contribute
+  // nothing. Inside a cycle the answer depends on which functions are already
+  // on the path, so functions there are searched on every path; a function
+  // entered from outside its cycle cannot reach back to the path above it,
+  // so its result is the same wherever it is called from and is memoised
+  // (without that, shared callees make the walk exponential).
   struct Result {
     uint64_t bytes = 0;
     std::vector<std::string> path;
     std::vector<uint64_t> frames;  // beside path
     std::set<std::string> reasons;
   };
+  const std::map<std::string, size_t> cycle = call_cycles(nodes);
+  // Paths searched inside one cycle before its bound is given as found so far.
+  constexpr uint64_t kCycleSearchLimit = 1'000'000;
+  std::map<size_t, uint64_t> searched;  // by cycle, since it was entered
   std::map<std::string, Result> memo;
-  std::function<const Result&(const std::string&, std::vector<std::string>&)> deepest =
-      [&](const std::string& title, std::vector<std::string>& stack) -> const Result& {
-    if (auto it = memo.find(title); it != memo.end()) return it->second;
+  std::function<Result(const std::string&, std::vector<std::string>&)> deepest =
+      [&](const std::string& title, std::vector<std::string>& stack) -> Result {
+    const bool entered = stack.size() < 2 || cycle.at(stack[stack.size() - 2]) != cycle.at(title);
+    if (entered) {
+      if (auto it = memo.find(title); it != memo.end()) return it->second;
+      searched[cycle.at(title)] = 0;
+    }
     const Node& n = nodes.at(title);
     Result best;
     bool any = false;
@@ -244,17 +296,21 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
         best.reasons.insert("no stack info: " + c);
         continue;
       }
+      if (cycle.at(c) == cycle.at(title) && ++searched[cycle.at(c)] > kCycleSearchLimit) {
+        best.reasons.insert("recursion: paths through " + n.fn.name + " not all searched (the bound is what was found)");
+        break;
+      }
       // A callee without a frame size counts 0 B and is flagged; what it
       // calls is still walked (Keil's run-time entry code has no sizes).
       if (!it->second.has_frame) best.reasons.insert("no stack info: " + it->second.fn.name);
       stack.push_back(c);
-      const Result& r = deepest(c, stack);
+      Result r = deepest(c, stack);
       stack.pop_back();
       best.reasons.insert(r.reasons.begin(), r.reasons.end());
       if (r.bytes > best.bytes || !any) {
         best.bytes = r.bytes;
-        best.path = r.path;
-        best.frames = r.frames;
+        best.path = std::move(r.path);
+        best.frames = std::move(r.frames);
         any = true;
       }
     }
@@ -263,7 +319,8 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     best.bytes += n.fn.frame_bytes;
     best.path.insert(best.path.begin(), n.fn.name);
     best.frames.insert(best.frames.begin(), n.fn.frame_bytes);
-    return memo.emplace(title, std::move(best)).first->second;
+    if (entered) memo.emplace(title, best);
+    return best;
   };
   for (const auto& [title, n] : nodes) {
     if (n.has_frame) report.functions.push_back(n.fn);
@@ -273,7 +330,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     root.interrupt = is_interrupt(n.fn.name);
     root.stated_bytes = n.stated_depth;
     std::vector<std::string> stack{title};
-    const Result& r = deepest(title, stack);
+    const Result r = deepest(title, stack);
     root.worst_case_bytes = r.bytes;
     root.path = r.path;
     root.path_frame_bytes = r.frames;
