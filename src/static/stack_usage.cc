@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "static/deepest_chains.h"
+
 namespace edgemem {
 namespace {
 
@@ -208,133 +210,86 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   return report;
 }
 
-namespace {
-
-// Strongly connected components of the call graph (Tarjan): functions that
-// can reach each other through calls share an id.
-std::map<std::string, size_t> call_cycles(const std::map<std::string, CallNode>& nodes) {
-  std::map<std::string, size_t> comp, index, low;
-  std::vector<std::string> open;
-  std::set<std::string> on_open;
-  size_t next = 0, comps = 0;
-  std::function<void(const std::string&)> visit = [&](const std::string& v) {
-    index[v] = low[v] = next++;
-    open.push_back(v);
-    on_open.insert(v);
-    for (const std::string& c : nodes.at(v).callees) {
-      if (!nodes.count(c)) continue;
-      if (!index.count(c)) {
-        visit(c);
-        low[v] = std::min(low[v], low[c]);
-      } else if (on_open.count(c)) {
-        low[v] = std::min(low[v], index[c]);
-      }
-    }
-    if (low[v] != index[v]) return;
-    std::string w;
-    do {
-      w = open.back();
-      open.pop_back();
-      on_open.erase(w);
-      comp[w] = comps;
-    } while (w != v);
-    ++comps;
-  };
-  for (const auto& [title, n] : nodes)
-    if (!index.count(title)) visit(title);
-  return comp;
-}
-
-}  // namespace
-
 StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool fpu) {
   StackReport report;
-  std::set<std::string> called;
-  for (const auto& [title, n] : nodes)
-    for (const std::string& c : n.callees)
-      if (c != title) called.insert(c);  // a function that only calls itself is still a root
-
-  // Deepest path from `title` that calls no function twice; cycles, indirect
-  // calls and frameless callees are recorded as reasons and contribute
-  // nothing. Inside a cycle the answer depends on which functions are already
-  // on the path, so functions there are searched on every path; a function
-  // entered from outside its cycle cannot reach back to the path above it,
-  // so its result is the same wherever it is called from and is memoised
-  // (without that, shared callees make the walk exponential).
-  struct Result {
-    uint64_t bytes = 0;
-    std::vector<std::string> path;
-    std::vector<uint64_t> frames;  // beside path
-    std::set<std::string> reasons;
-  };
-  const std::map<std::string, size_t> cycle = call_cycles(nodes);
-  // Paths searched inside one cycle before its bound is given as found so far.
-  constexpr uint64_t kCycleSearchLimit = 1'000'000;
-  std::map<size_t, uint64_t> searched;  // by cycle, since it was entered
-  std::map<std::string, Result> memo;
-  std::function<Result(const std::string&, std::vector<std::string>&)> deepest =
-      [&](const std::string& title, std::vector<std::string>& stack) -> Result {
-    const bool entered = stack.size() < 2 || cycle.at(stack[stack.size() - 2]) != cycle.at(title);
-    if (entered) {
-      if (auto it = memo.find(title); it != memo.end()) return it->second;
-      searched[cycle.at(title)] = 0;
-    }
-    const Node& n = nodes.at(title);
-    Result best;
-    bool any = false;
+  std::map<std::string, uint32_t> index;
+  std::vector<const std::string*> titles;
+  for (const auto& [title, n] : nodes) {
+    index.emplace(title, static_cast<uint32_t>(titles.size()));
+    titles.push_back(&title);
+  }
+  // Cycles, indirect calls, dynamic frames and callees without a frame size
+  // are the reasons a root has no bound; they contribute nothing to its bytes.
+  std::vector<uint64_t> frame;
+  std::vector<std::vector<uint32_t>> callees(titles.size());
+  std::vector<std::set<std::string>> local(titles.size());
+  std::set<uint32_t> called;
+  for (const auto& [title, n] : nodes) {
+    const uint32_t v = index.at(title);
+    frame.push_back(n.fn.frame_bytes);
     for (const std::string& c : n.callees) {
       if (c == "__indirect_call") {
-        best.reasons.insert("indirect call in " + n.fn.name);
-        continue;
-      }
-      if (std::find(stack.begin(), stack.end(), c) != stack.end()) {
-        best.reasons.insert("recursion: " + nodes.at(c).fn.name);
-        continue;
-      }
-      auto it = nodes.find(c);
-      if (it == nodes.end()) {
-        best.reasons.insert("no stack info: " + c);
-        continue;
-      }
-      if (cycle.at(c) == cycle.at(title) && ++searched[cycle.at(c)] > kCycleSearchLimit) {
-        best.reasons.insert("recursion: paths through " + n.fn.name + " not all searched (the bound is what was found)");
-        break;
-      }
-      // A callee without a frame size counts 0 B and is flagged; what it
-      // calls is still walked (Keil's run-time entry code has no sizes).
-      if (!it->second.has_frame) best.reasons.insert("no stack info: " + it->second.fn.name);
-      stack.push_back(c);
-      Result r = deepest(c, stack);
-      stack.pop_back();
-      best.reasons.insert(r.reasons.begin(), r.reasons.end());
-      if (r.bytes > best.bytes || !any) {
-        best.bytes = r.bytes;
-        best.path = std::move(r.path);
-        best.frames = std::move(r.frames);
-        any = true;
+        local[v].insert("indirect call in " + n.fn.name);
+      } else if (auto it = index.find(c); it == index.end()) {
+        local[v].insert("no stack info: " + c);
+      } else {
+        // A callee without a frame size counts 0 B and is flagged; what it
+        // calls is still walked (Keil's run-time entry code has no sizes).
+        if (!nodes.at(c).has_frame) local[v].insert("no stack info: " + nodes.at(c).fn.name);
+        callees[v].push_back(it->second);
+        if (c != title) called.insert(it->second);  // a function that only calls itself is still a root
       }
     }
-    if (n.fn.qualifier == "dynamic") best.reasons.insert("dynamic frame: " + n.fn.name);
-    if (!n.has_frame && stack.size() == 1) best.reasons.insert("no stack info: " + n.fn.name);
-    best.bytes += n.fn.frame_bytes;
-    best.path.insert(best.path.begin(), n.fn.name);
-    best.frames.insert(best.frames.begin(), n.fn.frame_bytes);
-    if (entered) memo.emplace(title, best);
-    return best;
+    if (n.fn.qualifier == "dynamic") local[v].insert("dynamic frame: " + n.fn.name);
+  }
+  DeepestChains chains(std::move(frame), callees);
+
+  // A root's reasons: those of every function it can reach, and each cycle's.
+  std::map<uint32_t, std::set<std::string>> cycle_reasons;
+  std::function<const std::set<std::string>&(uint32_t)> reasons = [&](uint32_t v) -> const std::set<std::string>& {
+    const uint32_t id = chains.cycle(v);
+    if (auto it = cycle_reasons.find(id); it != cycle_reasons.end()) return it->second;
+    std::set<std::string> out;
+    std::vector<std::string> members;
+    for (uint32_t w : chains.members(id)) {
+      members.push_back(nodes.at(*titles[w]).fn.name);
+      out.insert(local[w].begin(), local[w].end());
+      for (uint32_t c : callees[w])
+        if (chains.cycle(c) != id) {
+          const std::set<std::string>& below = reasons(c);
+          out.insert(below.begin(), below.end());
+        }
+    }
+    if (chains.in_cycle(v)) {
+      std::sort(members.begin(), members.end());
+      std::string names;
+      for (size_t k = 0; k < members.size() && k < 4; ++k) names += (k ? ", " : "") + members[k];
+      if (members.size() > 4) names += fmt::format(" and {} more", members.size() - 4);
+      out.insert("recursion: " + names);
+    }
+    return cycle_reasons.emplace(id, std::move(out)).first->second;
   };
+
   for (const auto& [title, n] : nodes) {
     if (n.has_frame) report.functions.push_back(n.fn);
-    if (n.unused || called.count(title) || (!n.has_frame && n.callees.empty())) continue;
+    const uint32_t v = index.at(title);
+    if (n.unused || called.count(v) || (!n.has_frame && n.callees.empty())) continue;
     StackRoot root;
     root.function = n.fn.name;
     root.interrupt = is_interrupt(n.fn.name);
     root.stated_bytes = n.stated_depth;
-    std::vector<std::string> stack{title};
-    const Result r = deepest(title, stack);
-    root.worst_case_bytes = r.bytes;
-    root.path = r.path;
-    root.path_frame_bytes = r.frames;
-    root.reasons.assign(r.reasons.begin(), r.reasons.end());
+    const Chain& chain = chains.from(v);
+    root.worst_case_bytes = chain.bytes;
+    for (uint32_t f : chain.path) {
+      root.path.push_back(nodes.at(*titles[f]).fn.name);
+      root.path_frame_bytes.push_back(nodes.at(*titles[f]).fn.frame_bytes);
+    }
+    std::set<std::string> why = reasons(v);
+    if (!n.has_frame) why.insert("no stack info: " + n.fn.name);
+    if (!chain.complete)
+      why.insert(fmt::format("recursion: more than {} calls deep in cycles; the bound is the deepest found",
+                             DeepestChains::kSearchLimit));
+    root.reasons.assign(why.begin(), why.end());
     root.unbounded = !root.reasons.empty();
     report.roots.push_back(std::move(root));
   }

@@ -1,5 +1,6 @@
 // Worst-case stack on the corpus' own firmware, against the values worked
 // out by hand in tests/data/corpus/map/own_ground_truth.json.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -175,6 +176,48 @@ TEST(Stack, NoFunctionAppearsTwiceOnAPath) {
   }
   EXPECT_EQ(root(r, "x")->worst_case_bytes, 1u + 100 + 10);      // x > a > b (b's a is the loop)
   EXPECT_EQ(root(r, "y")->worst_case_bytes, 2u + 10 + 100 + 5);  // y > b > a > leaf
+}
+
+// A loop with more paths than can be searched: the bound given is a real
+// chain (the deepest found), and the root says the search stopped.
+TEST(Stack, ALoopTooBigToSearchSaysItsBoundIsTheDeepestFound) {
+  std::map<std::string, CallNode> g;
+  auto add = [&](const std::string& name, uint64_t bytes, std::vector<std::string> callees) {
+    CallNode& n = g[name];
+    n.fn = StackFunction{name, "x.c:1:1", bytes, "static"};
+    n.has_frame = true;
+    n.callees = std::move(callees);
+  };
+  // 14 functions that all call each other, through a hub to 30 dead ends
+  // that call only the hub back: every ordering of the 14 is a path, and no
+  // path holds more than one dead end, so the frames left never prune.
+  std::vector<std::string> ring, ends;
+  for (int i = 0; i < 14; ++i) ring.push_back(fmt::format("r{}", i));
+  for (int i = 0; i < 30; ++i) ends.push_back(fmt::format("e{}", i));
+  for (const auto& r : ring) {
+    std::vector<std::string> c;
+    for (const auto& o : ring)
+      if (o != r) c.push_back(o);
+    c.push_back("hub");
+    add(r, 8, c);
+  }
+  std::vector<std::string> hub = ends;
+  hub.push_back("r0");
+  add("hub", 8, hub);
+  for (const auto& e : ends) add(e, 100, {"hub"});
+  add("main", 4, {"r0"});
+  StackReport r = worst_case_stacks(g, false);
+  const StackRoot* m = root(r, "main");
+  ASSERT_TRUE(m);
+  std::set<std::string> seen(m->path.begin(), m->path.end());
+  EXPECT_EQ(seen.size(), m->path.size());
+  uint64_t sum = 0;
+  for (uint64_t b : m->path_frame_bytes) sum += b;
+  EXPECT_EQ(m->worst_case_bytes, sum);
+  EXPECT_GE(m->worst_case_bytes, 4u + 8 + 8 + 100);  // main > r0 > hub > e0 at least
+  bool said = false;
+  for (const auto& why : m->reasons) said = said || why.find("the bound is the deepest found") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // Recursion into itself only: nobody else calls it, so it is still a root.
