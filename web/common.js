@@ -28,14 +28,16 @@ const EM = (function () {
   // and a plain tag is a fact ("Input", "Peak", ...).
   const severity = { "[OVERFLOW]": "danger", "[GUARD]": "danger", "[ALLOC FAIL]": "danger", "[LEAK]": "danger",
                      "[DATA LOST]": "danger", "[SHORT]": "danger", "[DOES NOT FIT]": "danger", "[BROKEN]": "danger",
-                     "[FRAGMENT]": "warning", "[LIFO]": "warning", "[INCOMPLETE]": "warning", "[NOT CHECKED]": "warning",
+                     "[FRAGMENT]": "warning", "[GROWTH]": "warning", "[LIFO]": "warning", "[INCOMPLETE]": "warning", "[NOT CHECKED]": "warning",
                      "[SELF-CHECK FAILED]": "danger", "[MISMATCH]": "danger", "[OVERFLOWED]": "danger",
                      "[UNBOUNDED]": "warning", "[no call graph]": "warning",
                      "[OK]": "ok", "[FITS]": "ok", "[NO CHANGE]": "ok" };
   const findings = (entries, verdicts, facts) => {
     for (const entry of entries) {
       if (entry.tag.startsWith("[") || entry.tag === "") {
-        const card = el("div", "verdict " + (severity[entry.tag] || ""));
+        // A fragmentation finding is as bad as its band.
+        const level = entry.tag === "[FRAGMENT]" && /: danger \(/.test(entry.text) ? "danger" : severity[entry.tag];
+        const card = el("div", "verdict " + (level || ""));
         const head = el("div");
         head.append(el("span", "tag", entry.tag.replace(/^\[|\]$/g, "")), el("span", null, entry.text));
         card.append(head);

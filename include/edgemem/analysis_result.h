@@ -110,6 +110,7 @@ struct Forecast {
   uint64_t inferences = 0;     // more inferences until the pool is full at the measured rate
   std::optional<double> seconds;
   uint64_t remaining_bytes = 0;
+  double bytes_per_inference = 0;  // the pool's own growth (its usage slope)
   // The pool already overflowed or refused a request: no forecast, it is
   // exhausted now (inferences = 0).
   bool already_exhausted = false;
@@ -209,7 +210,7 @@ struct SizesResult {
   std::vector<SizeBucket> histogram;
   uint64_t aligned_requests = 0;
   uint64_t padding_bytes = 0;        // at the requested alignment
-  uint64_t padding_bytes_at_8 = 0;   // had the same requests been 8-byte aligned
+  uint64_t padding_bytes_at_8 = 0;   // had no request been aligned to more than 8 bytes
   uint64_t max_align = 0;
 };
 
@@ -315,7 +316,11 @@ struct AnalysisResult {
   std::vector<PersistentBlock> persistent;
   std::vector<SiteBalance> sites;  // most live bytes first (then bytes allocated), bounded
   std::optional<SitesOmitted> sites_omitted;
-  double leak_rate_bytes_per_inference = 0;  // 0 without inference markers (presenters say "unknown")
+  // What the leaking groups add per inference (the [LEAK] findings' rates,
+  // summed); a device in summary mode names no blocks, so there it is the
+  // growth of pools whose usage rises linearly or in steps. 0 without
+  // inference markers (presenters say "unknown").
+  double leak_rate_bytes_per_inference = 0;
   std::optional<Forecast> exhaustion_forecast;
   std::vector<PoolWatermark> watermarks;
   FragmentationResult fragmentation;

@@ -75,6 +75,13 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     else if (context.time_base == TimeBase::cycles && last_end_time_ > first_begin_time_)
       out.cycles_per_inference = static_cast<double>(last_end_time_ - first_begin_time_);
   }
+  // The leak rate is the leaking groups' own (LeakAnalysis finished first):
+  // a pool's usage slope can be live blocks that get bigger and are freed,
+  // and an irregular pool can leak. Summary records name no blocks, so
+  // there the slope of a steadily growing pool is all there is.
+  const bool summary_only = out.counts.summaries > 0 && out.counts.allocs == 0;
+  for (const SiteLeak& l : out.leaks)
+    if (l.bytes_per_inference) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
   for (size_t i = 0; i < pools_.size(); ++i) {
     const Fit& f = pools_[i];
     PoolWatermark w;
@@ -103,7 +110,7 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     // Forecast only for pools whose growth is systematic and whose size is known.
     const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
     bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
-    if (growing) out.leak_rate_bytes_per_inference += w.slope;
+    if (growing && summary_only) out.leak_rate_bytes_per_inference += w.slope;
     if (growing && info.size > 0) {
       // Space must hold the inference's own peak, not just what it leaves
       // behind, and what the other end of a shared arena holds at its peak.
@@ -114,6 +121,7 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
       Forecast fc;
       fc.pool = info.name;
       fc.remaining_bytes = remaining;
+      fc.bytes_per_inference = w.slope;
       fc.inferences = static_cast<uint64_t>(std::floor(static_cast<double>(remaining) / w.slope));
       if (clock_hz && out.cycles_per_inference)
         fc.seconds = static_cast<double>(fc.inferences) * *out.cycles_per_inference / *clock_hz;

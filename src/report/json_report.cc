@@ -118,6 +118,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                                 {"seconds", optional(r.exhaustion_forecast->seconds)},
                                 {"pool", r.exhaustion_forecast->pool},
                                 {"remaining_bytes", r.exhaustion_forecast->remaining_bytes},
+                                {"bytes_per_inference", r.exhaustion_forecast->bytes_per_inference},
                                 {"already_exhausted", r.exhaustion_forecast->already_exhausted}};
   else
     j["exhaustion_forecast"] = nullptr;

@@ -1,6 +1,7 @@
 // The summary a person reads in ten seconds: findings ordered by how soon
 // they take a device down (corruption, failures, leaks, fragmentation), each
 // with its numbers, its site and the next thing to try.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -160,14 +161,25 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       }
   if (r.exhaustion_forecast) {
     const Forecast& fc = *r.exhaustion_forecast;
+    // Growth with no leaking group in that pool (blocks that get bigger and
+    // are freed, or a summary-mode device): said as growth, not as a leak.
+    const bool leak_shown =
+        std::any_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == fc.pool; }) ||
+        (r.leaks.empty() && r.counts.summaries > 0);
+    if (!leak_shown && !fc.already_exhausted) {
+      ++problems;
+      line(out, "[GROWTH]", fmt::format("pool '{}' use grows {:.1f} B per inference, yet no group of blocks leaks: "
+                                        "live blocks get bigger or more of them are kept",
+                                        fc.pool, fc.bytes_per_inference));
+    }
     std::string when = fc.seconds ? fmt::format(" (about {})", duration(*fc.seconds)) : "";
     if (fc.already_exhausted)
       more(out, fmt::format("-> '{}' is already exhausted: it overflowed or refused a request (see above)", fc.pool));
     else if (fc.inferences == 0)
-      more(out, fmt::format("-> '{}' is already exhausted at {:.1f} B/inference", fc.pool, r.leak_rate_bytes_per_inference));
+      more(out, fmt::format("-> '{}' is already exhausted at {:.1f} B/inference", fc.pool, fc.bytes_per_inference));
     else
       more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {:.1f} B/inference", fc.pool,
-                            grouped(fc.inferences), when, r.leak_rate_bytes_per_inference));
+                            grouped(fc.inferences), when, fc.bytes_per_inference));
   }
   if (!r.leaks.empty())
     more(out, "-> free temporaries in the Invoke that allocates them, or allocate once in Prepare");
@@ -241,6 +253,15 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i)
     more(out, fmt::format("{:>12} in {:>5} blocks  {}", bytes(r.peak.live_at_peak[i].bytes),
                           grouped(r.peak.live_at_peak[i].count), r.peak.live_at_peak[i].site));
+  // The rows shown add up to the peak: the rest in one.
+  if (r.peak.live_at_peak.size() > 3) {
+    uint64_t rest_bytes = 0, rest_count = 0;
+    for (size_t i = 3; i < r.peak.live_at_peak.size(); ++i) {
+      rest_bytes += r.peak.live_at_peak[i].bytes;
+      rest_count += r.peak.live_at_peak[i].count;
+    }
+    more(out, fmt::format("{:>12} in {:>5} blocks  (every other site)", bytes(rest_bytes), grouped(rest_count)));
+  }
   for (const auto& p : r.pools) {
     std::string size = p.size ? bytes(p.size) : "size unknown";
     std::string margin = p.peak_margin_pct ? fmt::format(", margin {:.1f}%", *p.peak_margin_pct) : "";
@@ -272,7 +293,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   out += threads_text(r.threads);
   out += temporaries_text(r.temporaries);
   if (r.sizes.aligned_requests && r.sizes.padding_bytes > r.sizes.padding_bytes_at_8)
-    line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; 8-byte alignment would need {}",
+    line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; at most 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
   if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
   return out;

@@ -1,0 +1,90 @@
+// The leak rate is what the reported leaks add per inference, the number a
+// CI budget gates on; a pool's usage slope is growth, leaked or not, and
+// drives the forecast of that pool alone.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "edgemem/report.h"
+#include "test_support.h"
+
+namespace edgemem::test {
+namespace {
+
+std::string text_of(const Run& run) {
+  return text_report({"t", "log", run.stats, run.context.time_base}, run.result);
+}
+
+// A cache block of a different size every inference makes the pool's usage
+// rise and fall (an irregular shape); 644 B leak every 10th inference. The
+// rate was once the sum of linear or stepped pools' slopes only: 0 here,
+// and a budget of 0 B per inference passed beside a [LEAK] finding.
+TEST(LeakRate, IsWhatTheLeaksAddEvenWhenThePoolsUsageIsIrregular) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n";
+  uint64_t t = 1, leaks = 0;
+  for (int i = 1; i <= 200; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (i > 1) log += fmt::format("[MEM][{}] FREE addr=0x10000\n", t++);
+    log += fmt::format("[MEM][{}] ALLOC size={} addr=0x10000 site=cache.c:9\n", t++, 100 + (i * 53) % 400);
+    if (i % 10 == 0)
+      log += fmt::format("[MEM][{}] ALLOC size=644 addr=0x{:x} site=model.c:58\n", t++, 0x20000 + 644 * leaks++);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.watermarks.size(), 1u);
+  EXPECT_EQ(r.watermarks[0].shape, Shape::irregular);
+  ASSERT_EQ(r.leaks.size(), 1u);
+  ASSERT_TRUE(r.leaks[0].bytes_per_inference);
+  EXPECT_NEAR(*r.leaks[0].bytes_per_inference, 64.4, 0.1);
+  EXPECT_DOUBLE_EQ(r.leak_rate_bytes_per_inference, *r.leaks[0].bytes_per_inference);
+}
+
+// Each inference frees the last block and makes a bigger one: the heap
+// grows 100 B per inference and will run out, but nothing leaks. Said as
+// growth with its forecast; the leak rate stays 0, as "no leak" says.
+TEST(LeakRate, GrowthWithoutALeakIsForecastButIsNoLeakRate) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=100000\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 20; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const uint64_t at = i % 2 ? 0x10000 : 0x1c350, before = i % 2 ? 0x1c350 : 0x10000;
+    log += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=s{}.c:1\n", t++, 100 * i, at, i);
+    if (i > 1) log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, before);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  EXPECT_TRUE(r.leaks.empty());
+  EXPECT_EQ(r.leak_rate_bytes_per_inference, 0.0);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_NEAR(r.exhaustion_forecast->bytes_per_inference, 100.0, 1e-6);
+  std::string text = text_of(*run);
+  EXPECT_NE(text.find("[GROWTH]      pool 'heap' use grows 100.0 B per inference"), std::string::npos) << text;
+  EXPECT_NE(text.find("runs out in"), std::string::npos) << text;
+}
+
+// Two pools leak at 100 and 50 B per inference; the smaller one fills first
+// and its forecast gives its own rate, not the two summed.
+TEST(LeakRate, TheForecastGivesItsPoolsOwnRate) {
+  std::string log = "[MEM][0] POOL name=A kind=heap base=0x10000 size=10000\n"
+                    "[MEM][0] POOL name=B kind=heap base=0x80000 size=2000\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 20; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    log += fmt::format("[MEM][{}] ALLOC size=100 addr=0x{:x} pool=A site=a.c:1\n", t++, 0x10000 + 100 * (i - 1));
+    log += fmt::format("[MEM][{}] ALLOC size=50 addr=0x{:x} pool=B site=b.c:2\n", t++, 0x80000 + 50 * (i - 1));
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  EXPECT_DOUBLE_EQ(r.leak_rate_bytes_per_inference, 150.0);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_EQ(r.exhaustion_forecast->pool, "B");
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 20u);  // 1,000 B left at 50 B
+  EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, 50.0);
+  EXPECT_NE(text_of(*run).find("runs out in 20 more inferences at 50.0 B/inference"), std::string::npos) << text_of(*run);
+}
+
+}  // namespace
+}  // namespace edgemem::test
