@@ -286,9 +286,10 @@ TEST(SeedCases, SixtyFourByteAlignmentPaddingIsCountedAgainstEightByte) {
   Log log;
   log("ALLOC size=100 align=64 addr=0x1000 site=ort_alloc.cc:12");
   log("ALLOC size=200 align=64 addr=0x1080 site=ort_alloc.cc:12");
+  log("ALLOC size=2 align=4 addr=0x1200 site=ort_alloc.cc:20");  // stays at 4: 2 B, not the 6 B of 8
   auto run = analyse(Format::log, log.text);
-  EXPECT_EQ(run->result.sizes.padding_bytes, 28u + 56u);
-  EXPECT_EQ(run->result.sizes.padding_bytes_at_8, 4u + 0u);
+  EXPECT_EQ(run->result.sizes.padding_bytes, 28u + 56u + 2u);
+  EXPECT_EQ(run->result.sizes.padding_bytes_at_8, 4u + 0u + 2u);
   EXPECT_EQ(run->result.sizes.max_align, 64u);
 }
 
