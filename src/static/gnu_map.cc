@@ -1,5 +1,6 @@
 #include "static/linker_map.h"
 
+#include <set>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -275,6 +276,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   for (MapRegion& r : map.regions) {
     bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
     r.kind = writable ? RegionKind::ram : RegionKind::flash;
+    // AVR's linker scripts declare EEPROM, fuse, lock and signature bytes
+    // "rw !x" like its SRAM: only the name says they are not RAM.
+    static const std::set<std::string_view> avr_non_volatile = {"fuse", "lock", "signature", "user_signatures"};
+    if (writable && (has(r.name, {"eeprom"}) || avr_non_volatile.count(r.name))) r.kind = RegionKind::other;
   }
   for (const MapSection& s : map.sections) {
     switch (s.kind) {

@@ -98,6 +98,13 @@ std::vector<Check> gnu_map(const std::string& path, const json& t) {
     std::string missing = m ? "no such region" : fail;
     out.push_back({"region " + name + " origin", want_of(r["origin"]), found ? str(found->origin) : missing});
     out.push_back({"region " + name + " length", want_of(r["length"]), found ? str(found->length) : missing});
+    // Optional: what the linker's own --print-memory-usage table says is used, and the memory's kind.
+    if (r.contains("used")) out.push_back({"region " + name + " used", want_of(r["used"]), found ? str(found->used) : missing});
+    if (r.contains("kind")) {
+      static const char* kinds[] = {"flash", "ram", "other"};
+      out.push_back({"region " + name + " kind", r["kind"].get<std::string>(),
+                     found ? kinds[static_cast<int>(found->kind)] : missing});
+    }
   }
   auto size_of = [&](const std::string& name) -> std::string {
     if (!m) return fail;
