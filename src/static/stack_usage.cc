@@ -26,6 +26,13 @@ bool is_interrupt(const std::string& name) {
 
 // "path:line:col:name" where the path may hold ':' (Windows) and the name
 // too (C++): the location is the first ":digits:digits:".
+// GCC writes "static", "dynamic" or "dynamic,bounded", each maybe followed
+// by ",ignoring_inline_asm".
+bool gcc_qualifier(std::string_view q) {
+  if (q.ends_with(",ignoring_inline_asm")) q.remove_suffix(std::string_view(",ignoring_inline_asm").size());
+  return q == "static" || q == "dynamic" || q == "dynamic,bounded";
+}
+
 bool split_location(std::string_view s, std::string& location, std::string& name) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != ':') continue;
@@ -180,6 +187,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
         return std::nullopt;
       }
       f.qualifier = line.substr(t2 + 1);
+      if (!gcc_qualifier(f.qualifier)) {
+        error = fmt::format("{}:{}: expected static, dynamic or dynamic,bounded after the bytes, found \"{}\" (a GCC -fstack-usage file)",
+                            p.string(), line_no, f.qualifier);
+        return std::nullopt;
+      }
       su_functions.push_back(f);
     }
     // After the lines read as .su: a file of another kind is named as that first.

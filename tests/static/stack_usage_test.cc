@@ -86,6 +86,15 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
   }
   EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
   EXPECT_NE(error.find("x.su:1"), std::string::npos);
+  {  // a qualifier GCC never writes
+    std::ofstream(dir / "x.su") << "a.c:1:1:f\t16\tstatic\na.c:2:1:g\t16\tbogus\n";
+  }
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
+  EXPECT_NE(error.find("x.su:2: expected static, dynamic or dynamic,bounded"), std::string::npos) << error;
+  {
+    std::ofstream(dir / "x.su") << "a.c:1:1:f\t16\tdynamic,bounded\na.c:2:1:g\t8\tstatic,ignoring_inline_asm\n";
+  }
+  EXPECT_TRUE(analyze_stack({dir.string()}, false, error)) << error;
   std::filesystem::remove_all(dir);
 }
 
