@@ -46,10 +46,7 @@ class FragmentationAnalysis {
     uint64_t summary_total_free = 0, summary_largest_free = 0;
     uint64_t total_free() { return summary ? summary_total_free : gaps.total_free(); }
     uint64_t largest_free() { return summary ? summary_largest_free : gaps.largest_free(); }
-    double rate() {
-      uint64_t total = total_free();
-      return total ? 1.0 - static_cast<double>(largest_free()) / static_cast<double>(total) : 0.0;
-    }
+    double rate() { return fragmentation_rate(total_free(), largest_free()); }
     void measure(uint64_t time) {
       measured = true;
       changed_at.reset();
