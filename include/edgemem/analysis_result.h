@@ -16,6 +16,9 @@ namespace edgemem {
 // band compares greater. One table for analyze, check, diff and --fail-on.
 enum class Band : uint8_t { healthy, warning, danger };
 Band fragmentation_band(double rate);  // healthy < 10 %, warning 10-25 %, danger > 25 %
+// 1 - largest free / total free, 0 when nothing is free; exactly 10 % or 25 % is
+// the same double as the band limits, so the band is right at its boundaries.
+double fragmentation_rate(uint64_t total_free, uint64_t largest_free);
 std::string_view to_string(Band band);  // stable JSON identifiers: "healthy", "warning", "danger"
 std::optional<Band> parse_band(std::string_view name);
 

@@ -79,7 +79,7 @@ struct Analyzer::Impl {
     const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), thread_clock, replaced, old);
     if (replaced) {
       ++counts.replaced_blocks;
-      fragmentation.released(e.pool, info, old);
+      fragmentation.released(e.pool, info, old, e.time);
       leaks.removed(old);
       layout.closed(e.pool, old, e.time);
       threads.dropped(old);
@@ -106,7 +106,7 @@ struct Analyzer::Impl {
       ++counts.unknown_frees;
       return false;
     }
-    fragmentation.released(pool, info, freed);
+    fragmentation.released(pool, info, freed, time);
     leaks.removed(freed);
     layout.closed(pool, freed, time);
     threads.freed(thread, freed);
@@ -237,7 +237,7 @@ struct Analyzer::Impl {
           threads.dropped(b);
         });
         tracker.reset(e.pool);
-        fragmentation.reset(e.pool);
+        fragmentation.reset(e.pool, e.time);
         usage_changed(e.time);
         sampled(e);
         leaks.tick();

@@ -1,7 +1,9 @@
 // A time series that keeps at most `limit` points however long the trace.
-// Points fall into buckets of equal count; each bucket keeps its first point
-// and the points of its lowest and highest value, so a one-sample spike (a
-// fragmentation burst, a peak inference) survives any amount of reduction.
+// Points fall into buckets of equal count; each bucket keeps its first and
+// last points and the points of its lowest and highest value, so a one-sample
+// spike (a fragmentation burst, a peak inference) survives any amount of
+// reduction, and the line is true where buckets meet and at the very end (the
+// state the trace finished in).
 // When the buckets fill, neighbours merge pairwise and the width doubles.
 // With N > 1, N series sampled at the same moments share their buckets: each
 // keeps the points it would keep alone, for the bookkeeping of one.
@@ -19,25 +21,22 @@ namespace edgemem {
 template <typename X, typename Y, std::size_t N = 1>
 class BoundedSeries {
  public:
-  // Three points per bucket: `limit` should be at least 3.
-  explicit BoundedSeries(std::size_t limit = 512) : max_buckets_(std::max<std::size_t>(1, limit / 3)) {}
+  // Four points per bucket: `limit` should be at least 4.
+  explicit BoundedSeries(std::size_t limit = 512) : max_buckets_(std::max<std::size_t>(1, limit / 4)) {}
 
   void add(X x, Y y) requires(N == 1) { add(x, std::array<Y, 1>{y}); }
 
   // Called on every event by several analyses: the common case, a point
-  // joining the open bucket, is a few compares on members (the open bucket
-  // lives outside the vector, so no pointer is loaded); opening a bucket is apart.
+  // joining the open bucket, is a few compares and stores on members (the
+  // open bucket lives outside the vector, so no pointer is loaded); opening a
+  // bucket is apart.
   void add(X x, const std::array<Y, N>& ys) {
     const uint64_t index = seen_++;
     if (open_.count == width_) [[unlikely]] {
       open_bucket(index, x, ys);
       return;
     }
-    ++open_.count;
-    for (std::size_t k = 0; k < N; ++k) {
-      if (ys[k] < open_.min[k].y) open_.min[k] = {index, x, ys[k]};
-      if (ys[k] > open_.max[k].y) open_.max[k] = {index, x, ys[k]};
-    }
+    join(open_, index, x, ys);
   }
 
   uint64_t added() const { return seen_; }
@@ -46,12 +45,13 @@ class BoundedSeries {
   std::vector<std::pair<X, Y>> points(std::size_t k = 0) const {
     std::vector<std::pair<X, Y>> out;
     if (seen_ == 0) return out;
-    out.reserve(3 * (buckets_.size() + 1));
+    out.reserve(4 * (buckets_.size() + 1));
     for (size_t bucket = 0; bucket <= buckets_.size(); ++bucket) {
       const Bucket& b = bucket < buckets_.size() ? buckets_[bucket] : open_;
-      Sample kept[3] = {{b.first_index, b.first_x, b.first_y[k]}, b.min[k], b.max[k]};
+      Sample kept[4] = {{b.first_index, b.first_x, b.first_y[k]}, b.min[k], b.max[k],
+                        {b.first_index + b.count - 1, b.last_x, b.last_y[k]}};
       std::sort(std::begin(kept), std::end(kept), [](const Sample& l, const Sample& r) { return l.index < r.index; });
-      for (size_t i = 0; i < 3; ++i)
+      for (size_t i = 0; i < 4; ++i)
         if (i == 0 || kept[i].index != kept[i - 1].index) out.emplace_back(kept[i].x, kept[i].y);
     }
     return out;
@@ -65,11 +65,21 @@ class BoundedSeries {
   };
   struct Bucket {
     uint64_t first_index;
-    X first_x;
-    std::array<Y, N> first_y;
+    X first_x, last_x;  // the last point's index is first_index + count - 1
+    std::array<Y, N> first_y, last_y;
     std::array<Sample, N> min, max;
     uint64_t count;
   };
+
+  static void join(Bucket& b, uint64_t index, X x, const std::array<Y, N>& ys) {
+    ++b.count;
+    b.last_x = x;
+    b.last_y = ys;
+    for (std::size_t k = 0; k < N; ++k) {
+      if (ys[k] < b.min[k].y) b.min[k] = {index, x, ys[k]};
+      if (ys[k] > b.max[k].y) b.max[k] = {index, x, ys[k]};
+    }
+  }
 
   // The open bucket is full (or there is none yet): it joins the vector,
   // which merges if that makes too many, and the point opens the next bucket
@@ -80,19 +90,15 @@ class BoundedSeries {
     if (buckets_.size() == max_buckets_) merge_pairs();
     if (buckets_.empty() || buckets_.back().count == width_) {
       open_.first_index = index;
-      open_.first_x = x;
-      open_.first_y = ys;
+      open_.first_x = open_.last_x = x;
+      open_.first_y = open_.last_y = ys;
       for (std::size_t k = 0; k < N; ++k) open_.min[k] = open_.max[k] = {index, x, ys[k]};
       open_.count = 1;
       return;
     }
     open_ = buckets_.back();
     buckets_.pop_back();
-    ++open_.count;
-    for (std::size_t k = 0; k < N; ++k) {
-      if (ys[k] < open_.min[k].y) open_.min[k] = {index, x, ys[k]};
-      if (ys[k] > open_.max[k].y) open_.max[k] = {index, x, ys[k]};
-    }
+    join(open_, index, x, ys);
   }
 
   void merge_pairs() {
@@ -105,6 +111,8 @@ class BoundedSeries {
           if (next.min[k].y < b.min[k].y) b.min[k] = next.min[k];
           if (next.max[k].y > b.max[k].y) b.max[k] = next.max[k];
         }
+        b.last_x = next.last_x;
+        b.last_y = next.last_y;
         b.count += next.count;
       }
       buckets_[kept++] = b;
@@ -115,8 +123,9 @@ class BoundedSeries {
 
   std::size_t max_buckets_;
   uint64_t seen_ = 0, width_ = 1;
-  Bucket open_{0, {}, {}, {}, {}, 1};  // the last bucket; none before the first point (count == width_ opens one)
-  std::vector<Bucket> buckets_;        // the ones before it
+  // The last bucket; none before the first point (count == width_ opens one).
+  Bucket open_{0, {}, {}, {}, {}, {}, {}, 1};
+  std::vector<Bucket> buckets_;  // the ones before it
 };
 
 }  // namespace edgemem

@@ -34,19 +34,12 @@ void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const B
   PoolGaps& g = at(pool, info);
   cover(g, info, b.address, b.size);
   g.gaps.occupy(b.address, b.size);
-  uint64_t total = g.gaps.total_free();
-  double rate = total ? 1.0 - static_cast<double>(g.gaps.largest_free()) / static_cast<double>(total) : 0.0;
-  g.measured = true;
-  g.last_rate = rate;
-  g.max_rate = std::max(g.max_rate, rate);
-  g.curve.add(b.time, rate);
+  g.measure(b.time);
 }
 
 std::optional<double> FragmentationAnalysis::rate_now(PoolId pool) {
   if (pool >= pools_.size() || !pools_[pool].measured) return std::nullopt;
-  PoolGaps& g = pools_[pool];
-  uint64_t total = g.total_free();
-  return total ? 1.0 - static_cast<double>(g.largest_free()) / static_cast<double>(total) : 0.0;
+  return pools_[pool].rate();
 }
 
 void FragmentationAnalysis::summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free) {
@@ -57,25 +50,27 @@ void FragmentationAnalysis::summarized(PoolId pool, uint64_t time, uint64_t tota
   g.summary_total_free = total_free;
   // An allocator's largest block can only exceed the free bytes if its size was misdeclared.
   g.summary_largest_free = std::min(largest_free, total_free);
-  double rate = total_free ? 1.0 - static_cast<double>(g.summary_largest_free) / static_cast<double>(total_free) : 0.0;
-  g.measured = true;
-  g.last_rate = rate;
-  g.max_rate = std::max(g.max_rate, rate);
-  g.curve.add(time, rate);
+  g.measure(time);
 }
 
-void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b) {
-  at(pool, info).gaps.release(b.address, b.size);
+void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b, uint64_t time) {
+  PoolGaps& g = at(pool, info);
+  g.gaps.release(b.address, b.size);
+  g.changed_at = time;
 }
 
-void FragmentationAnalysis::reset(PoolId pool) {
-  if (pool < pools_.size()) pools_[pool].gaps.reset();
+void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
+  if (pool >= pools_.size()) return;
+  pools_[pool].gaps.reset();
+  pools_[pool].changed_at = time;
 }
 
 void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time,
                                    SiteId site, std::optional<uint64_t> inference) {
   ++failure_count_;
+  const bool was_fixed = pool < pools_.size() && pools_[pool].fixed;
   PoolGaps& g = at(pool, info);
+  if (g.fixed && !was_fixed) g.changed_at = time;  // the pool's size became known: more free space
   AllocFailure f;
   f.time = time;
   f.size = size;
@@ -101,12 +96,15 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
     PoolFragmentation p;
     p.pool = context.pools.at(static_cast<PoolId>(i)).name;
     p.known_extent = g.fixed;
-    p.max_rate = g.max_rate;
     p.total_free = g.total_free();
     p.largest_free = g.largest_free();
-    p.final_rate = p.total_free ? 1.0 - static_cast<double>(p.largest_free) / static_cast<double>(p.total_free) : 0.0;
-    p.max_rate = std::max(p.max_rate, p.final_rate);  // the end is a state too
-    p.curve = g.curve.points();
+    p.final_rate = g.rate();
+    // The end is a state too: measured on a copy, as finish can be called mid-trace.
+    BoundedSeries<uint64_t, double> curve = g.curve;
+    if (g.changed_at) curve.add(*g.changed_at, p.final_rate);
+    p.curve = curve.points();
+    // One definition: the worst is the curve's highest point (every bucket keeps its highest).
+    for (const auto& [time, rate] : p.curve) p.max_rate = std::max(p.max_rate, rate);
     if (p.known_extent) {
       r.max_rate = std::max(r.max_rate.value_or(0), p.max_rate);
       r.final_rate = std::max(r.final_rate.value_or(0), p.final_rate);

@@ -1,8 +1,11 @@
-// Fragmentation after every allocation: rate = 1 - largest_free / total_free
-// (seed 001 §4.2), per pool, with the seed's bands, and every failed request
-// judged: was enough memory free, only not in one piece?
+// Fragmentation after every allocation and at the end of the trace: rate =
+// 1 - largest_free / total_free (seed 001 §4.2), per pool, with the seed's
+// bands, and every failed request judged: was enough memory free, only not
+// in one piece? The curve holds every state measured; the headline's worst
+// and end values are its highest and last points.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "bounded_series.h"
@@ -15,8 +18,8 @@ namespace edgemem {
 class FragmentationAnalysis {
  public:
   void allocated(PoolId pool, const PoolInfo& info, const Block& block);
-  void released(PoolId pool, const PoolInfo& info, const Block& block);
-  void reset(PoolId pool);
+  void released(PoolId pool, const PoolInfo& info, const Block& block, uint64_t time);
+  void reset(PoolId pool, uint64_t time);
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
               std::optional<uint64_t> inference);
   // A summary record of a pool whose free bytes are known (its size less
@@ -33,14 +36,22 @@ class FragmentationAnalysis {
   struct PoolGaps {
     GapIndex gaps;
     bool fixed = false;  // extent comes from a known size, not from observed blocks
-    double max_rate = 0, last_rate = 0;
     bool measured = false;
     BoundedSeries<uint64_t, double> curve{512};
+    // When the gaps last changed (a free, a reset, an extent learnt) after
+    // the latest point of the curve: the end state, not yet measured.
+    std::optional<uint64_t> changed_at;
     // Summary mode: the device's numbers stand in for the gaps.
     bool summary = false;
     uint64_t summary_total_free = 0, summary_largest_free = 0;
     uint64_t total_free() { return summary ? summary_total_free : gaps.total_free(); }
     uint64_t largest_free() { return summary ? summary_largest_free : gaps.largest_free(); }
+    double rate() { return fragmentation_rate(total_free(), largest_free()); }
+    void measure(uint64_t time) {
+      measured = true;
+      changed_at.reset();
+      curve.add(time, rate());
+    }
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
   void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);

@@ -4,6 +4,17 @@
 
 namespace edgemem {
 
+// Computed as (total - largest) / total, one rounding: a fraction equal to
+// 1/10 gives the double nearest 1/10, which is the literal 0.10, and one on
+// either side of it stays on its side while total < 2^53 (the two differ by
+// at least 1 / (10 total), more than half a step of doubles near 0.1).
+// 1 - largest / total rounds twice: 1 - 900/1000 gave 0.09999999999999998,
+// healthy, for 10 % exactly.
+double fragmentation_rate(uint64_t total_free, uint64_t largest_free) {
+  if (total_free == 0) return 0.0;
+  return static_cast<double>(total_free - largest_free) / static_cast<double>(total_free);
+}
+
 Band fragmentation_band(double rate) {
   if (rate < 0.10) return Band::healthy;
   if (rate <= 0.25) return Band::warning;

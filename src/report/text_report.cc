@@ -127,7 +127,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "[ALLOC FAIL]",
          fmt::format("{} request failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
                      bytes(x.total_free), bytes(x.largest_free),
-                     pct(x.total_free ? 1.0 - static_cast<double>(x.largest_free) / static_cast<double>(x.total_free) : 0)));
+                     pct(fragmentation_rate(x.total_free, x.largest_free))));
     more(out, "-> reserve the largest shape once, or give variable-size buffers their own region");
     break;
   }

@@ -139,6 +139,68 @@ TEST(Analyses, SeriesStayBoundedOnLongTraces) {
   EXPECT_EQ(run->result.leaks[0].count, 20000u);
 }
 
+// The headline's worst and end rates are states the curve holds: a free
+// after the last allocation fragments the pool (25 %), and the curve, which
+// the exports and the HTML chart draw, must show it where it happened.
+TEST(Analyses, TheFragmentationCurveHoldsTheHeadlinesWorstAndEndStates) {
+  std::string log =
+      "[MEM][0] POOL name=heap kind=heap size=1000 base=0x1000\n"
+      "[MEM][20] ALLOC size=300 addr=0x1000\n"
+      "[MEM][30] ALLOC size=300 addr=0x112C\n"
+      "[MEM][40] ALLOC size=300 addr=0x1258\n"
+      "[MEM][50] FREE addr=0x112C\n"         // free 300 + 100 in two pieces
+      "[MEM][60] ALLOC_FAIL size=350\n";     // changes nothing
+  auto run = analyse(Format::log, log);
+  const FragmentationResult& f = run->result.fragmentation;
+  ASSERT_EQ(f.pools.size(), 1u);
+  using Curve = std::vector<std::pair<uint64_t, double>>;
+  EXPECT_EQ(f.pools[0].curve, (Curve{{20, 0.0}, {30, 0.0}, {40, 0.0}, {50, 0.25}}));
+  EXPECT_EQ(f.pools[0].max_rate, 0.25);
+  EXPECT_EQ(f.pools[0].final_rate, 0.25);
+  EXPECT_EQ(f.max_rate, 0.25);
+
+  // A reset ends an arena's fragmentation: the curve ends at 0, at the reset.
+  std::string arena =
+      "[MEM][10] ALLOC size=100 offset=0 pool=arena\n"
+      "[MEM][20] ALLOC size=100 offset=100 pool=arena\n"
+      "[MEM][30] ALLOC size=100 offset=200 pool=arena\n"
+      "[MEM][40] FREE offset=100 pool=arena\n"
+      "[MEM][50] ALLOC size=10 offset=300 pool=arena\n"  // 100 + the rest free, apart
+      "[MEM][60] RESET pool=arena\n";
+  AnalyzerOptions options;
+  options.default_pool_size = 1000;
+  run = analyse(Format::log, arena, options);
+  const PoolFragmentation& p = run->result.fragmentation.pools.at(0);
+  ASSERT_GE(p.curve.size(), 2u);
+  EXPECT_EQ(p.curve.back(), (std::pair<uint64_t, double>{60, 0.0}));
+  EXPECT_EQ(p.final_rate, 0.0);
+  EXPECT_GT(p.max_rate, 0.0);
+  EXPECT_EQ(p.max_rate, p.curve[p.curve.size() - 2].second);
+}
+
+// A report made mid-trace (watch, an interrupted run) measures the end
+// state on a copy: the curve of the whole trace does not keep it.
+TEST(Analyses, AMidTraceReportLeavesTheFragmentationCurveAsItWas) {
+  TraceContext context;
+  Analyzer analyzer(context);
+  auto decoder = make_decoder(Format::log, context, analyzer);
+  auto feed = [&](const std::string& text) {
+    decoder->feed({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  };
+  feed("[MEM][0] POOL name=heap kind=heap size=1000 base=0x1000\n"
+       "[MEM][20] ALLOC size=300 addr=0x1000\n"
+       "[MEM][30] ALLOC size=300 addr=0x112C\n"
+       "[MEM][40] FREE addr=0x1000\n");
+  AnalysisResult mid = analyzer.finish();
+  ASSERT_EQ(mid.fragmentation.pools.size(), 1u);
+  EXPECT_EQ(mid.fragmentation.pools[0].curve.back().first, 40u);
+  feed("[MEM][50] ALLOC size=300 addr=0x1000\n");
+  decoder->finish();
+  AnalysisResult end = analyzer.finish();
+  using Curve = std::vector<std::pair<uint64_t, double>>;
+  EXPECT_EQ(end.fragmentation.pools.at(0).curve, (Curve{{20, 0.0}, {30, 0.0}, {50, 0.0}}));
+}
+
 TEST(Analyses, AllocOverALiveAddressMeansALostFree) {
   std::string log =
       "[MEM][1] ALLOC size=64 addr=0x100\n"

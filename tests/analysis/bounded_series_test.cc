@@ -1,5 +1,6 @@
 // A reduced series stays under its bound and keeps the extremes: a spike
-// that lasts one sample in ten million is still there after reduction.
+// that lasts one sample in ten million is still there after reduction; and
+// it ends at the last point added, the state the trace finished in.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,14 +51,15 @@ TEST(BoundedSeries, ShortSeriesAreKeptWhole) {
 // hold the series' own bookkeeping (its open bucket kept apart) to it.
 std::vector<std::pair<uint64_t, uint64_t>> reduced(const std::vector<uint64_t>& ys, size_t limit) {
   struct Bucket {
-    size_t first, min, max;
+    size_t first, min, max, last;
     uint64_t count;
   };
-  const size_t max_buckets = std::max<size_t>(1, limit / 3);
+  const size_t max_buckets = std::max<size_t>(1, limit / 4);
   uint64_t width = 1;
   std::vector<Bucket> buckets;
   auto join = [&](Bucket& b, size_t i) {
     ++b.count;
+    b.last = i;
     if (ys[i] < ys[b.min]) b.min = i;
     if (ys[i] > ys[b.max]) b.max = i;
   };
@@ -74,6 +76,7 @@ std::vector<std::pair<uint64_t, uint64_t>> reduced(const std::vector<uint64_t>& 
           const Bucket& next = buckets[k + 1];
           if (ys[next.min] < ys[b.min]) b.min = next.min;
           if (ys[next.max] > ys[b.max]) b.max = next.max;
+          b.last = next.last;
           b.count += next.count;
         }
         merged.push_back(b);
@@ -81,17 +84,17 @@ std::vector<std::pair<uint64_t, uint64_t>> reduced(const std::vector<uint64_t>& 
       buckets = merged;
       width *= 2;
     }
-    if (buckets.empty() || buckets.back().count == width) buckets.push_back({i, i, i, 1});
+    if (buckets.empty() || buckets.back().count == width) buckets.push_back({i, i, i, i, 1});
     else join(buckets.back(), i);
   }
   std::vector<std::pair<uint64_t, uint64_t>> out;
   for (const Bucket& b : buckets)
-    for (size_t i : std::set<size_t>{b.first, b.min, b.max}) out.emplace_back(i, ys[i]);
+    for (size_t i : std::set<size_t>{b.first, b.min, b.max, b.last}) out.emplace_back(i, ys[i]);
   return out;
 }
 
 TEST(BoundedSeries, KeepsWhatThePlainRuleKeepsWithTiesAndAtEveryLength) {
-  for (size_t limit : {3, 4, 7, 30, 512}) {
+  for (size_t limit : {4, 5, 9, 30, 512}) {
     BoundedSeries<uint64_t, uint64_t> series(limit);
     std::vector<uint64_t> ys;
     uint64_t state = limit;
@@ -104,6 +107,23 @@ TEST(BoundedSeries, KeepsWhatThePlainRuleKeepsWithTiesAndAtEveryLength) {
       }
     }
     EXPECT_EQ(series.added(), ys.size());
+  }
+}
+
+// A bucket that closes on neither its first, lowest nor highest point still
+// ends the series at its last point: the value the trace finished with (a
+// pool's usage at the end, one block still live) is drawn, not the last
+// extreme before it.
+TEST(BoundedSeries, TheLastPointAddedIsAlwaysKept) {
+  for (size_t limit : {4, 30, 512}) {
+    BoundedSeries<uint64_t, uint64_t> series(limit);
+    for (uint64_t n = 0; n < 5000; ++n) {
+      series.add(n, n % 3 == 0 ? 100 : (n % 3 == 1 ? 0 : 200));  // alloc, free, a larger alloc...
+      auto points = series.points();
+      ASSERT_LE(points.size(), limit);
+      ASSERT_EQ(points.back(), std::make_pair(n, n % 3 == 0 ? uint64_t{100} : (n % 3 == 1 ? 0u : 200u)))
+          << "limit " << limit << ", " << n + 1 << " points";
+    }
   }
 }
 

@@ -214,6 +214,41 @@ TEST(HonestFindings, OneBandTableForAnalyzeCheckDiffAndFailOn) {
 }
 
 // A pool that already overflowed is exhausted; it does not "run out" later.
+// Exactly 10 % is warning and exactly 25 % is still warning, as the band
+// table says, whatever the sizes: the rate is computed so that a fraction at
+// a limit is the limit's double (1 - 900/1000 gave 0.09999999999999998).
+TEST(HonestFindings, BandLimitsHoldExactlyAtTenAndTwentyFivePercent) {
+  auto band_of = [](uint64_t total, uint64_t largest) {
+    const uint64_t apart = total - largest;  // free bytes outside the largest block
+    if (10 * apart < total) return Band::healthy;
+    return 4 * apart <= total ? Band::warning : Band::danger;
+  };
+  auto band = [](uint64_t total, uint64_t largest) { return fragmentation_band(fragmentation_rate(total, largest)); };
+  for (uint64_t total = 1; total <= 2000; ++total)
+    for (uint64_t largest = 0; largest <= total; ++largest)
+      ASSERT_EQ(to_string(band(total, largest)), to_string(band_of(total, largest)))
+          << largest << " of " << total << " free";
+  for (uint64_t k : {uint64_t{1} << 20, uint64_t{123'456'789}, uint64_t{1} << 48, (uint64_t{1} << 49) + 3}) {
+    for (uint64_t total : {10 * k, 4 * k}) {
+      for (uint64_t at_limit : {total - total / 10, total - total / 4}) {
+        for (uint64_t largest : {at_limit - 1, at_limit, at_limit + 1})
+          EXPECT_EQ(to_string(band(total, largest)), to_string(band_of(total, largest)))
+              << largest << " of " << total << " free";
+      }
+    }
+  }
+  EXPECT_EQ(fragmentation_rate(0, 0), 0.0);
+
+  // Free gaps of 900 and 100 bytes: 10 %, warning, reported as 0.1.
+  auto run = analyse(Format::log,
+                     "[MEM][0] POOL name=heap kind=heap size=1100 base=0x1000\n"
+                     "[MEM][20] ALLOC size=100 addr=0x1000\n"
+                     "[MEM][30] ALLOC size=100 addr=0x1064\n"
+                     "[MEM][40] FREE addr=0x1000\n");
+  EXPECT_EQ(run->result.fragmentation.max_rate, 0.1);
+  EXPECT_EQ(run->result.fragmentation.band, Band::warning);
+}
+
 TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
   Log log;
   log("POOL name=heap kind=heap base=0x20000000 size=65536");

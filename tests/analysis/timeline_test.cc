@@ -71,6 +71,28 @@ TEST(Timeline, AOneEventSpikeInAMillionSurvivesReduction) {
   EXPECT_TRUE(std::is_sorted(t.used_bytes.begin(), t.used_bytes.end()));
 }
 
+// A trace longer than the bound whose last event is neither the first, the
+// lowest nor the highest of its bucket: the lines still end at what the pool
+// holds at the end, as its summary says.
+TEST(Timeline, TheLinesEndAtThePoolsFinalState) {
+  Feeder f;
+  for (int i = 0; i < 300; ++i) {
+    f.event(EventKind::alloc, 0, 100);
+    f.event(EventKind::free, 0);
+  }
+  f.event(EventKind::alloc, 0, 200);
+  f.event(EventKind::free, 0);
+  f.event(EventKind::alloc, 0, 100);
+  AnalysisResult r = f.analyzer.finish();
+  const PoolTimeline& t = arena_timeline(r);
+  EXPECT_EQ(t.samples, 603u);
+  EXPECT_LE(t.used_bytes.size(), 512u);
+  ASSERT_EQ(r.pools.size(), 1u);
+  EXPECT_EQ(r.pools[0].final_bytes, 100u);
+  EXPECT_EQ(t.used_bytes.back(), std::make_pair(f.time, uint64_t{100}));
+  EXPECT_EQ(t.live_blocks.back(), std::make_pair(f.time, uint64_t{1}));
+}
+
 TEST(Timeline, AMillionEventsAndInferencesStayUnderTheirBounds) {
   Feeder f;
   for (uint64_t i = 1; i <= 250'000; ++i) {
