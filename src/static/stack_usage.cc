@@ -24,8 +24,6 @@ bool is_interrupt(const std::string& name) {
   return name != "Reset_Handler" && (name.ends_with("_Handler") || name.ends_with("_IRQHandler") || name.ends_with("IRQHandler"));
 }
 
-// "path:line:col:name" where the path may hold ':' (Windows) and the name
-// too (C++): the location is the first ":digits:digits:".
 // GCC writes "static", "dynamic" or "dynamic,bounded", each maybe followed
 // by ",ignoring_inline_asm".
 bool gcc_qualifier(std::string_view q) {
@@ -33,6 +31,8 @@ bool gcc_qualifier(std::string_view q) {
   return q == "static" || q == "dynamic" || q == "dynamic,bounded";
 }
 
+// "path:line:col:name" where the path may hold ':' (Windows) and the name
+// too (C++): the location is the first ":digits:digits:".
 bool split_location(std::string_view s, std::string& location, std::string& name) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != ':') continue;
