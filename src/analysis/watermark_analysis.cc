@@ -78,8 +78,9 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
   // The leak rate is the leaking groups' own (LeakAnalysis finished first):
   // a pool's usage slope can be live blocks that get bigger and are freed,
   // and an irregular pool can leak. Summary records name no blocks, so
-  // there the slope of a steadily growing pool is all there is.
-  const bool summary_only = out.counts.summaries > 0 && out.counts.allocs == 0;
+  // with summaries and no leaking group (when the text report says "pool
+  // grows") the slope of a steadily growing pool is all there is.
+  const bool summary_only = out.counts.summaries > 0 && out.leaks.empty();
   for (const SiteLeak& l : out.leaks)
     if (l.bytes_per_inference) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
   for (size_t i = 0; i < pools_.size(); ++i) {
