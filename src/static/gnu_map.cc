@@ -1,10 +1,10 @@
 #include "static/linker_map.h"
 
-#include <set>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
