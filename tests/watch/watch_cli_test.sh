@@ -29,7 +29,9 @@ log=$src/examples/traces/kws_fragment.log
 half=$(( $(wc -l <"$log") / 2 ))
 "$edgemem" watch "$tmp/growing.log" --interval 200ms --arena-size 64K >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 0.5
+# Under load the watch may start late: write only once it has said it waits,
+# or the file would already be there when it looks.
+for _ in $(seq 100); do grep -q "waiting for it" "$tmp/err" 2>/dev/null && break; sleep 0.1; done
 head -n "$half" "$log" >"$tmp/growing.log"
 sleep 1.2
 tail -n +"$((half + 1))" "$log" >>"$tmp/growing.log"
