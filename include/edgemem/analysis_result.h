@@ -309,6 +309,7 @@ struct EventCounts {
   uint64_t unknown_frees = 0;  // free of an address that is not live
   uint64_t replaced_blocks = 0;  // alloc over a live block: its free was lost
   uint64_t summaries = 0;  // pool summary records (device summary mode: numbers, no blocks)
+  uint64_t placements = 0;  // events in a placement pool (PoolInfo::placement): read, not analysed
 };
 
 struct AnalysisResult {

@@ -34,7 +34,15 @@ struct PoolInfo {
   // later (--arena-size) are assumptions, so only declared ones can prove
   // an event impossible.
   bool declared = false;
+  // The blocks say where another allocator put things inside its own bytes
+  // (TFLite Micro's tensors inside its arena head); they spend nothing, so
+  // no usage, peak or finding counts them. Set by name: kTensorPlacementPool.
+  bool placement = false;
 };
+
+// The pool a TFLite Micro capture records its tensor placement in
+// (docs/device.md; tools/tflm_oracle/capture_probe.cc).
+inline constexpr std::string_view kTensorPlacementPool = "tflm.tensors";
 
 class PoolTable {
  public:

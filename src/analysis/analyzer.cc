@@ -163,6 +163,7 @@ struct Analyzer::Impl {
     r.failed_allocations = counts.failed - failed_at_begin;
     for (size_t i = 0; i < context.pools.size(); ++i) {
       auto id = static_cast<PoolId>(i);
+      if (context.pools.at(id).placement) continue;
       PoolState& state = tracker.pool(id);
       r.pools.push_back({context.pools.at(id).name, state.usage(), std::max(state.inference_peak, state.usage()),
                          state.live.size(), fragmentation.rate_now(id)});
@@ -171,6 +172,12 @@ struct Analyzer::Impl {
   }
 
   void on_event(const Event& e) {
+    const bool pooled = e.kind != EventKind::inference_begin && e.kind != EventKind::inference_end &&
+                        e.kind != EventKind::mark && e.kind != EventKind::counter;
+    if (pooled && pool_info(e.pool).placement) [[unlikely]] {
+      ++counts.placements;
+      return;
+    }
     if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     layout.seen(e.time);
@@ -277,6 +284,7 @@ struct Analyzer::Impl {
     if (context.time_base == TimeBase::cycles && options.clock_hz && *options.clock_hz > 0) out.clock_hz = options.clock_hz;
     for (size_t i = 0; i < context.pools.size(); ++i) {
       const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
+      if (info.placement) continue;
       PoolState& state = tracker.pool(static_cast<PoolId>(i));
       PoolSummary s;
       s.name = info.name;

@@ -84,6 +84,7 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
   for (const SiteLeak& l : out.leaks)
     if (l.bytes_per_inference) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
   for (size_t i = 0; i < pools_.size(); ++i) {
+    if (context.pools.at(static_cast<PoolId>(i)).placement) continue;
     const Fit& f = pools_[i];
     PoolWatermark w;
     w.pool = context.pools.at(static_cast<PoolId>(i)).name;

@@ -10,7 +10,8 @@ PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
     ++dropped_;
     return intern("(other pools)", kind);
   }
-  pools_.push_back(PoolInfo{std::string(name), kind, 0, 0, std::nullopt, std::nullopt, false});
+  pools_.push_back(PoolInfo{std::string(name), kind, 0, 0, std::nullopt, std::nullopt, false,
+                            name == kTensorPlacementPool});
   auto id = static_cast<PoolId>(pools_.size() - 1);
   ids_.emplace(pools_.back().name, id);
   return id;
@@ -24,6 +25,7 @@ PoolId PoolTable::declare(const PoolInfo& info) {
   pools_[id] = info;
   pools_[id].shared_by = shared_by;
   pools_[id].declared = true;
+  pools_[id].placement = info.name == kTensorPlacementPool;
   if (info.shares && *info.shares < pools_.size() && *info.shares != id) pools_[*info.shares].shared_by = id;
   return id;
 }

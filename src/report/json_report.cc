@@ -211,7 +211,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   j["counts"] = {{"allocs", c.allocs}, {"frees", c.frees}, {"reallocs", c.reallocs}, {"failed", c.failed},
                  {"marks", c.marks}, {"counters", c.counters}, {"resets", c.resets},
                  {"unknown_frees", c.unknown_frees}, {"replaced_blocks", c.replaced_blocks},
-                 {"summaries", c.summaries}};
+                 {"summaries", c.summaries}, {"placements", c.placements}};
   j["layout"] = layout(r.layout);
   j["cycles_per_inference"] = optional(r.cycles_per_inference);
   j["clock_hz"] = optional(r.clock_hz);

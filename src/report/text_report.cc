@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "edgemem/analyzer.h"
+#include "edgemem/pool_table.h"
 #include "edgemem/report.h"
 #include "report/style.h"
 #include "report/thread_sections.h"
@@ -250,9 +251,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     out += fmt::format("; per inference {} .. {} (mean {})", bytes(r.peak.min_inference_peak),
                        bytes(r.peak.max_inference_peak), bytes(static_cast<uint64_t>(r.peak.mean_inference_peak)));
   out += "\n";
+  auto blocks = [](uint64_t n) { return n == 1 ? "block " : "blocks"; };
   for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i)
-    more(out, fmt::format("{:>12} in {:>5} blocks  {}", bytes(r.peak.live_at_peak[i].bytes),
-                          grouped(r.peak.live_at_peak[i].count), r.peak.live_at_peak[i].site));
+    more(out, fmt::format("{:>12} in {:>5} {}  {}", bytes(r.peak.live_at_peak[i].bytes),
+                          grouped(r.peak.live_at_peak[i].count), blocks(r.peak.live_at_peak[i].count),
+                          r.peak.live_at_peak[i].site));
   // The rows shown add up to the peak: the rest in one.
   if (r.peak.live_at_peak.size() > 3) {
     uint64_t rest_bytes = 0, rest_count = 0;
@@ -260,14 +263,21 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       rest_bytes += r.peak.live_at_peak[i].bytes;
       rest_count += r.peak.live_at_peak[i].count;
     }
-    more(out, fmt::format("{:>12} in {:>5} blocks  (every other site)", bytes(rest_bytes), grouped(rest_count)));
+    more(out, fmt::format("{:>12} in {:>5} {}  (every other site)", bytes(rest_bytes), grouped(rest_count),
+                          blocks(rest_count)));
   }
   for (const auto& p : r.pools) {
     std::string size = p.size ? bytes(p.size) : "size unknown";
     std::string margin = p.peak_margin_pct ? fmt::format(", margin {:.1f}%", *p.peak_margin_pct) : "";
-    line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live blocks at the end", p.name, to_string(p.kind), size,
-                                  bytes(p.peak_bytes), margin, grouped(p.live_count)));
+    line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live block{} at the end", p.name, to_string(p.kind),
+                                  size, bytes(p.peak_bytes), margin, grouped(p.live_count),
+                                  p.live_count == 1 ? "" : "s"));
   }
+  if (r.counts.placements)
+    line(out, "Placement", fmt::format("{} event{} in '{}' say where TFLite Micro put its tensors inside the arena "
+                                       "head; not counted again as memory (--model compares them with edgemem's plan)",
+                                       grouped(r.counts.placements), r.counts.placements == 1 ? "" : "s",
+                                       kTensorPlacementPool));
   for (LiveReason why : {LiveReason::before_first_inference, LiveReason::not_growing, LiveReason::kept_by_c_runtime}) {
     uint64_t total = 0, groups = 0;
     const PersistentBlock* largest = nullptr;
