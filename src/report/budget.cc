@@ -27,6 +27,18 @@ double real(const json& limits, const char* key, const std::string& rule) {
   return v.get<double>();
 }
 
+// A measured value beside its limit, with one decimal or as many more as
+// it takes to show it on the limit's same side (6.96 against 7 is not
+// "7.0"; a leak of 0.04 B against 0 is not "0.0").
+std::string beside(double value, double limit) {
+  auto side = [limit](double v) { return (v > limit) - (v < limit); };
+  for (int digits = 1; digits <= 6; ++digits) {
+    std::string shown = fmt::format("{:.{}f}", value, digits);
+    if (side(std::stod(shown)) == side(value)) return shown;
+  }
+  return fmt::format("{}", value);
+}
+
 // A count or a byte limit: a whole number, never silently rounded.
 uint64_t number(const json& limits, const char* key, const std::string& rule) {
   double v = real(limits, key, rule);
@@ -109,7 +121,8 @@ class Evaluator {
       if (limits.contains("max_percent")) {
         double max = real(limits, "max_percent", rule);
         add(rule + ".max_percent", pct <= max,
-            fmt::format("{} uses {:.1f} % ({} of {}), limit {:g} %", name, pct, units::bytes(used), units::bytes(it->length), max),
+            fmt::format("{} uses {} % ({} of {}), limit {:g} %", name, beside(pct, max), units::bytes(used),
+                        units::bytes(it->length), max),
             BudgetUnit::fraction, pct / 100, max / 100);
       }
       if (limits.contains("min_free_bytes")) {
@@ -209,9 +222,15 @@ class Evaluator {
       double pct = size ? 100.0 * static_cast<double>(margin) / static_cast<double>(size) : 0;
       bool ok = margin >= static_cast<int64_t>(min_bytes) && pct >= min_pct;
       // Measured and limit are the margin in bytes; the percent is in the message.
+      // Only the limits the budget set are named as wanted.
+      std::string wanted;
+      if (b.contains("min_margin_bytes")) wanted = units::bytes(min_bytes);
+      if (b.contains("min_margin_percent"))
+        wanted += fmt::format("{}{:g} %", wanted.empty() ? "" : " and ", min_pct);
       add("arena." + what, ok,
-          fmt::format("{}: {} of {} {} leaves {} ({:.1f} %), at least {} and {:g} % wanted", what, units::bytes(used),
-                      units::bytes(size), basis, units::signed_bytes(margin), pct, units::bytes(min_bytes), min_pct),
+          fmt::format("{}: {} of {} {} leaves {} ({} %){}", what, units::bytes(used), units::bytes(size), basis,
+                      units::signed_bytes(margin), beside(pct, min_pct),
+                      wanted.empty() ? "" : fmt::format(", at least {} wanted", wanted)),
           BudgetUnit::bytes, margin, min_bytes);
       checked = true;
     };
@@ -248,8 +267,8 @@ class Evaluator {
         throw BudgetError("leak.max_bytes_per_inference: the trace has no inference markers (INFER begin/end), so no "
                           "rate per inference was measured; limit leak.max_leaked_bytes instead");
       add("leak.max_bytes_per_inference", t.leak_rate_bytes_per_inference <= max,
-          fmt::format("leaks {:.1f} B per inference over {} inferences, limit {:g} B", t.leak_rate_bytes_per_inference,
-                      units::grouped(t.inferences), max),
+          fmt::format("leaks {} B per inference over {} inferences, limit {:g} B",
+                      beside(t.leak_rate_bytes_per_inference, max), units::grouped(t.inferences), max),
           BudgetUnit::bytes_per_inference, t.leak_rate_bytes_per_inference, max);
     }
     if (b.contains("max_leaked_bytes")) {

@@ -107,6 +107,30 @@ TEST(Budget, TraceLimits) {
   out = evaluate_budget(json::parse(R"({"arena": {"min_margin_percent": 21}})"), both, error);
   ASSERT_TRUE(error.empty()) << error;
   EXPECT_FALSE(find(out, "arena.arena")->ok) << find(out, "arena.arena")->message;
+  EXPECT_NE(find(out, "arena.arena")->message.find("at least 21 % wanted"), std::string::npos)  // no byte limit set
+      << find(out, "arena.arena")->message;
+}
+
+// One decimal could show a number on the wrong side of its limit: a message
+// then contradicts its verdict.
+TEST(Budget, MessagesShowTheMeasuredValueOnItsSideOfTheLimit) {
+  LinkerMap m = image();  // RAM: 20,512 of 65,536 B = 31.2988 %
+  BudgetInputs in{&m, nullptr, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 31.3}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(find(out, "regions.RAM.max_percent")->ok);
+  EXPECT_NE(find(out, "regions.RAM.max_percent")->message.find("uses 31.299 %"), std::string::npos)
+      << find(out, "regions.RAM.max_percent")->message;
+  AnalysisResult t;
+  t.inferences = 1000;
+  t.leak_rate_bytes_per_inference = 0.04;
+  BudgetInputs trace{nullptr, nullptr, &t, nullptr};
+  out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), trace, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_NE(find(out, "leak.max_bytes_per_inference")->message.find("leaks 0.04 B"), std::string::npos)
+      << find(out, "leak.max_bytes_per_inference")->message;
 }
 
 TEST(Budget, MistakesAreErrorsNotPasses) {
