@@ -33,7 +33,10 @@ std::string diff_value(double v, DiffUnit unit) {
 std::string diff_change(double delta, DiffUnit unit) {
   switch (unit) {
     case DiffUnit::bytes: return units::signed_bytes(whole(delta));
-    case DiffUnit::count: return fmt::format("{:+}", whole(delta));
+    case DiffUnit::count: {
+      const int64_t n = whole(delta);
+      return fmt::format("{}{}", n < 0 ? "-" : "+", units::grouped(static_cast<uint64_t>(n < 0 ? -n : n)));
+    }
     case DiffUnit::fraction: return fmt::format("{:+.1f} points", delta * 100);
     case DiffUnit::bytes_per_inference: return fmt::format("{:+.1f} B/inference", delta);
     case DiffUnit::band: return delta > 0 ? "worse" : delta < 0 ? "better" : "same";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "report/diff.h"
+#include "report/diff_report.h"
 #include "test_support.h"
 
 namespace edgemem {
@@ -77,6 +78,14 @@ TEST(Diff, FragmentationIsAFractionAndEveryHeadlineHasAUnit) {
   // Measured in one run only: not compared, never "0 % -> 73 %".
   AnalysisResult unmeasured;
   EXPECT_EQ(row(diff_traces(unmeasured, b), "run", "fragmentation_max_rate"), nullptr);
+}
+
+// Counts change by thousands in soak runs: grouped as the values beside them are.
+TEST(Diff, CountChangesAreGroupedLikeTheirValues) {
+  EXPECT_EQ(diff_change(12345, DiffUnit::count), "+12,345");
+  EXPECT_EQ(diff_change(-8657, DiffUnit::count), "-8,657");
+  EXPECT_EQ(diff_change(0, DiffUnit::count), "+0");
+  EXPECT_EQ(diff_value(12345, DiffUnit::count), "12,345");
 }
 
 }  // namespace
