@@ -9,7 +9,10 @@ namespace edgemem {
 TraceClock::TraceClock(const InputSummary& input, const AnalysisResult& result) {
   if (result.clock_hz) {
     hz_ = *result.clock_hz;
-    description_ = fmt::format("time in ns, from cycles at {:g} MHz", hz_ / 1e6);
+    // A slow clock in MHz reads "0.001 MHz": the unit follows the size.
+    description_ = hz_ >= 1e6   ? fmt::format("time in ns, from cycles at {:g} MHz", hz_ / 1e6)
+                   : hz_ >= 1e3 ? fmt::format("time in ns, from cycles at {:g} kHz", hz_ / 1e3)
+                                : fmt::format("time in ns, from cycles at {:g} Hz", hz_);
   } else if (input.time_base == TimeBase::cycles) {
     description_ = "time is in cycles of an unknown clock, shown as ns (pass --clock-hz for real time)";
   } else {

@@ -1,0 +1,28 @@
+// The clock the exports convert cycles with, as the viewers' description
+// names it: in the unit that fits ("0.001 MHz" was a 1 kHz clock).
+#include <gtest/gtest.h>
+
+#include "report/trace_clock.h"
+
+namespace edgemem {
+namespace {
+
+std::string described(double hz) {
+  AnalysisResult r;
+  r.clock_hz = hz;
+  return TraceClock({"t", "emt", {}, TimeBase::cycles}, r).description();
+}
+
+TEST(TraceClock, NamesTheClockInTheUnitThatFitsIt) {
+  EXPECT_EQ(described(80e6), "time in ns, from cycles at 80 MHz");
+  EXPECT_EQ(described(32768), "time in ns, from cycles at 32.768 kHz");
+  EXPECT_EQ(described(1000), "time in ns, from cycles at 1 kHz");
+  EXPECT_EQ(described(50), "time in ns, from cycles at 50 Hz");
+  AnalysisResult none;
+  EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, none).ns(1234), 1234u);
+  EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, [] { AnalysisResult r; r.clock_hz = 1000; return r; }()).ns(3),
+            3'000'000u);
+}
+
+}  // namespace
+}  // namespace edgemem
