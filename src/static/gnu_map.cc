@@ -232,6 +232,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   close_symbol(input_end);
   close_input();
 
+  if (lines.number() == 0) {
+    error = "empty: expected a GNU ld map (link with -Wl,-Map=FILE)";
+    return std::nullopt;
+  }
   if (!saw_memory || !saw_script) {
     error = fmt::format("line {}: expected the \"{}\" part of a GNU ld map (link with -Wl,-Map=FILE)", lines.number(),
                         saw_memory ? "Linker script and memory map" : "Memory Configuration");

@@ -93,6 +93,9 @@ TEST(GnuMap, NotAMapIsRejectedWithAReason) {
   EXPECT_FALSE(parse_gnu_map("hello\nworld\n", error));
   EXPECT_NE(error.find("line 2"), std::string::npos);
   EXPECT_NE(error.find("Memory Configuration"), std::string::npos);
+  // An empty file has no line to name.
+  EXPECT_FALSE(parse_gnu_map("", error));
+  EXPECT_EQ(error, "empty: expected a GNU ld map (link with -Wl,-Map=FILE)");
 }
 
 }  // namespace
