@@ -98,6 +98,13 @@ struct Analyzer::Impl {
     }
     sizes.allocated(b);
     usage_changed(e.time);
+    tell_partner(e.pool, e.time);
+  }
+
+  // The other end of a shared arena: this pool's bytes are not free there.
+  void tell_partner(PoolId pool, uint64_t time) {
+    if (auto partner = context.pools.partner(pool)) [[unlikely]]
+      fragmentation.partner_used(*partner, pool_info(*partner), tracker.pool(pool).usage(), time);
   }
 
   bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
@@ -112,6 +119,7 @@ struct Analyzer::Impl {
     threads.freed(thread, freed);
     temporaries.freed(pool, thread, freed);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
+    tell_partner(pool, time);
     return true;
   }
 
@@ -245,6 +253,7 @@ struct Analyzer::Impl {
         });
         tracker.reset(e.pool);
         fragmentation.reset(e.pool, e.time);
+        tell_partner(e.pool, e.time);
         usage_changed(e.time);
         sampled(e);
         leaks.tick();

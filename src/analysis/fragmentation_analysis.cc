@@ -55,14 +55,31 @@ void FragmentationAnalysis::summarized(PoolId pool, uint64_t time, uint64_t tota
 
 void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b, uint64_t time) {
   PoolGaps& g = at(pool, info);
-  g.gaps.release(b.address, b.size);
+  // A block that overflowed into the other end's bytes frees only its part below them.
+  const uint64_t end = g.partner ? std::min(b.address + b.size, g.free_end()) : b.address + b.size;
+  if (end > b.address) g.gaps.release(b.address, end - b.address);
   g.changed_at = time;
 }
 
 void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   if (pool >= pools_.size()) return;
-  pools_[pool].gaps.reset();
-  pools_[pool].changed_at = time;
+  PoolGaps& g = pools_[pool];
+  g.gaps.reset();
+  if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
+  g.changed_at = time;
+}
+
+void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time) {
+  PoolGaps& g = at(pool, info);
+  if (!g.fixed || g.summary) return;  // no extent to hold it against, or the device's own numbers
+  const uint64_t extent = g.gaps.high() - g.gaps.low();
+  used = std::min(used, extent);
+  if (used == g.partner) return;
+  const uint64_t top = g.gaps.high();
+  if (used > g.partner) g.gaps.occupy(top - used, used - g.partner);
+  else g.gaps.release(top - g.partner, g.partner - used);
+  g.partner = used;
+  g.changed_at = time;
 }
 
 void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time,

@@ -20,6 +20,9 @@ class FragmentationAnalysis {
   void allocated(PoolId pool, const PoolInfo& info, const Block& block);
   void released(PoolId pool, const PoolInfo& info, const Block& block, uint64_t time);
   void reset(PoolId pool, uint64_t time);
+  // The other end of a two-ended arena now uses `used` bytes, measured back
+  // from this pool's top: they are not free here either.
+  void partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time);
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
               std::optional<uint64_t> inference);
   // A summary record of a pool whose free bytes are known (its size less
@@ -37,6 +40,8 @@ class FragmentationAnalysis {
     GapIndex gaps;
     bool fixed = false;  // extent comes from a known size, not from observed blocks
     bool measured = false;
+    uint64_t partner = 0;  // bytes at the top of the extent the other end of the arena holds
+    uint64_t free_end() const { return gaps.high() - partner; }
     BoundedSeries<uint64_t, double> curve{512};
     // When the gaps last changed (a free, a reset, an extent learnt) after
     // the latest point of the curve: the end state, not yet measured.
