@@ -138,7 +138,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                            : "";
     // The count, unless it would only repeat the one failure shown above.
     if (!fragmentation_failure_shown || f.alloc_failures > 1)
-      line(out, "[ALLOC FAIL]", fmt::format("{} failed allocations{}", grouped(f.alloc_failures), rate));
+      line(out, "[ALLOC FAIL]", fmt::format("{} failed allocation{}{}", grouped(f.alloc_failures),
+                                            f.alloc_failures == 1 ? "" : "s", rate));
   }
 
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) {
@@ -191,10 +192,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
 
   if (f.band && *f.band != Band::healthy) {
     ++problems;
-    line(out, "[FRAGMENT]", fmt::format("{} at worst, {} at the end, {} failed allocations: {} "
+    line(out, "[FRAGMENT]", fmt::format("{} at worst, {} at the end, {} failed allocation{}: {} "
                                         "(healthy < 10%, warning 10-25%, danger > 25%)",
                                         rate_or_unknown(f.max_rate), rate_or_unknown(f.final_rate),
-                                        grouped(f.alloc_failures), to_string(*f.band)));
+                                        grouped(f.alloc_failures), f.alloc_failures == 1 ? "" : "s",
+                                        to_string(*f.band)));
     for (const auto& p : f.pools)
       if (p.known_extent && p.final_rate > 0)
         more(out, fmt::format("'{}': {} free, largest block {}", p.pool, bytes(p.total_free), bytes(p.largest_free)));

@@ -498,7 +498,7 @@ TEST(HonestFindings, AFailedAllocationIsShownBesideOtherFindings) {
   auto run = analyse(Format::log, log);
   ASSERT_FALSE(run->result.leaks.empty());
   std::string text = text_report({"t", "log", run->stats, run->context.time_base}, run->result);
-  EXPECT_NE(text.find("[ALLOC FAIL]  1 failed allocations"), std::string::npos) << text;
+  EXPECT_NE(text.find("[ALLOC FAIL]  1 failed allocation"), std::string::npos) << text;
 }
 
 TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
