@@ -80,7 +80,7 @@ std::string chrome_trace_json(const InputSummary& input, const AnalysisResult& r
     for (const TimelineMark& m : t.marks) w.instant(pid, m.time, m.name, args_of(m.args));
   }
   json other = {{"source", input.path}, {"format", input.format}, {"time", clock.description()}};
-  if (std::string note = inference_note(result.inference_marks); !note.empty()) other["inferences"] = note;
+  if (std::string note = inference_note(result); !note.empty()) other["inferences"] = note;
   if (std::string note = events_note(result); !note.empty()) other["events"] = note;
   json doc = {{"traceEvents", w.take()}, {"displayTimeUnit", "ns"}, {"otherData", other}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";

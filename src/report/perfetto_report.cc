@@ -121,11 +121,11 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
   std::string root_name = "edgemem " + input.path;
   if (!clock.real()) root_name += input.time_base == TimeBase::cycles ? " (time: cycles, not ns)" : " (time: event number, not ns)";
   std::string notes = clock.description();
-  for (const std::string& note : {inference_note(result.inference_marks), events_note(result)})
+  for (const std::string& note : {inference_note(result), events_note(result)})
     if (!note.empty()) notes += "; " + note;
   uint64_t root = w.track(root_name, std::nullopt, notes);
 
-  uint64_t inferences = w.track("inferences", root, inference_note(result.inference_marks));
+  uint64_t inferences = w.track("inferences", root, inference_note(result));
   for (const InferenceSpan& s : result.inference_marks.spans) w.inference(inferences, s);
 
   for (const PoolTracks& t : pool_tracks(result)) {

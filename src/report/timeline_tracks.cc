@@ -89,10 +89,16 @@ std::vector<PoolTracks> pool_tracks(const AnalysisResult& r) {
   return out;
 }
 
-std::string inference_note(const InferenceMarks& m) {
+std::string inference_note(const AnalysisResult& r) {
+  const InferenceMarks& m = r.inference_marks;
   if (m.dropped == 0) return "";
-  return fmt::format("{} of {} inferences shown, evenly spread (about one in {})", m.spans.size(), m.total,
-                     m.spans.empty() ? m.total : (m.total + m.spans.size() - 1) / m.spans.size());
+  // The marks count an inference begun and never ended; the summary does not.
+  const uint64_t unfinished = m.total > r.inferences ? m.total - r.inferences : 0;
+  return fmt::format("{} of {} inferences shown, evenly spread (about one in {}){}", m.spans.size(), m.total,
+                     m.spans.empty() ? m.total : (m.total + m.spans.size() - 1) / m.spans.size(),
+                     unfinished == 1   ? "; the last one is unfinished"
+                     : unfinished == 0 ? ""
+                                       : fmt::format("; {} of them unfinished", unfinished));
 }
 
 }  // namespace edgemem

@@ -40,6 +40,6 @@ std::string events_note(const AnalysisResult& result);
 
 // "4096 of 1000000 inferences shown, evenly spread (about one in 245)" when
 // spans were dropped; empty when none were.
-std::string inference_note(const InferenceMarks& marks);
+std::string inference_note(const AnalysisResult& result);
 
 }  // namespace edgemem

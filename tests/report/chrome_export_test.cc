@@ -82,9 +82,15 @@ TEST(ChromeTraceExport, SaysWhatTheBoundedResultLeftOut) {
   r.inference_marks.spans = {{1, 0, 5}, {3, 10, 15}};
   r.inference_marks.total = 4;
   r.inference_marks.dropped = 2;
+  r.inferences = 4;
   json doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::cycles}, r));
   EXPECT_EQ(doc["otherData"]["events"], "shows the first 100 of 150 failed allocations (all pools)");
   EXPECT_EQ(doc["otherData"]["inferences"], "2 of 4 inferences shown, evenly spread (about one in 2)");
+  // An interrupted capture: the summary counts 3 completed, the marks 4 begun.
+  r.inferences = 3;
+  doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::cycles}, r));
+  EXPECT_EQ(doc["otherData"]["inferences"],
+            "2 of 4 inferences shown, evenly spread (about one in 2); the last one is unfinished");
   size_t failures = 0;
   for (const json& e : doc["traceEvents"])
     if (e["ph"] == "i" && e["name"] == "alloc failed: 64 B") ++failures;
