@@ -98,18 +98,20 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
       }
     }
   }
-  // The arena is one array. Against the map: the RAM region with the most
-  // room once the declared arena is taken out. Against a chip: its largest
-  // contiguous block (the statics are covered by the total).
-  if (chip) {
-    r.arena_block_free = chip->largest_ram_block;
-  } else {
-    for (const MapRegion& reg : map.regions) {
-      if (reg.kind != RegionKind::ram) continue;
-      uint64_t used = reg.used - (&reg == arena_region ? std::min(reg.used, r.declared_arena) : 0);
-      r.arena_block_free = std::max(r.arena_block_free, reg.length > used ? reg.length - used : 0);
-    }
+  // The arena is one array, placed by the linker in a RAM region of the map
+  // beside that region's statics: the region with the most room once the
+  // declared arena is taken out. Against a chip, a region is no larger than
+  // the chip's largest contiguous block, and its statics are in that block
+  // too (a map written for a bigger part still puts them there).
+  bool ram_regions = false;
+  for (const MapRegion& reg : map.regions) {
+    if (reg.kind != RegionKind::ram) continue;
+    uint64_t used = reg.used - (&reg == arena_region ? std::min(reg.used, r.declared_arena) : 0);
+    uint64_t length = chip ? std::min(reg.length, chip->largest_ram_block) : reg.length;
+    r.arena_block_free = std::max(r.arena_block_free, length > used ? length - used : 0);
+    ram_regions = true;
   }
+  if (chip && !ram_regions) r.arena_block_free = chip->largest_ram_block;  // the map names no RAM
   r.fits_flash = r.flash_need <= r.flash_capacity;
   r.fits_ram = r.ram_need <= r.ram_capacity;
   r.fits_block = r.arena_need <= r.arena_block_free;

@@ -67,6 +67,36 @@ TEST(Fit, RealMapAndModel) {
   EXPECT_TRUE(r.fits());
 }
 
+// Against a chip, the arena's block holds the statics the linker put beside
+// it: its largest contiguous block is not all the arena's. The own_cm4_O2
+// map (64 KiB RAM region, 4,128 B of statics beside its declared arena) on
+// a 20 KiB STM32F103C8 leaves 16,352 B; the memfault map's statics fill its
+// 80 KiB coredump region and leave its 64 KiB "ram" region 64,876 B, short
+// of VWW's 101,108 B on an STM32F407VG whose largest block is 128 KiB.
+TEST(Fit, TheArenasBlockHoldsTheStaticsBesideIt) {
+  auto chip = [](const std::string& name) {
+    for (const Mcu& m : builtin_mcus())
+      if (m.name == name) return m;
+    ADD_FAILURE() << name;
+    return Mcu{};
+  };
+  std::string error;
+  auto own = parse_linker_map(read_file(corpus("map/own_cm4_O2.map")), error);
+  ASSERT_TRUE(own) << error;
+  FitResult r = fit(budget_of(16000), 1000, *own, chip("STM32F103C8"));
+  EXPECT_EQ(r.arena_block_free, 20480u - 4128u);
+  EXPECT_TRUE(r.fits_block);
+  r = fit(budget_of(16400), 1000, *own, chip("STM32F103C8"));
+  EXPECT_FALSE(r.fits_block);
+
+  auto memfault = parse_linker_map(read_file(corpus("map/memfault_renode_example_stm32f4.map")), error);
+  ASSERT_TRUE(memfault) << error;
+  r = fit(budget_of(101108), 1000, *memfault, chip("STM32F407VG"));
+  EXPECT_EQ(r.arena_block_free, 65536u - 660u);
+  EXPECT_FALSE(r.fits_block);
+  EXPECT_FALSE(r.fits());
+}
+
 TEST(McuTable, HasTheCommonChipsAndRejectsBadTables) {
   auto mcus = builtin_mcus();
   for (const char* name : {"STM32L476RG", "STM32H743ZI", "nRF52840", "ESP32-S3", "RP2040"}) {
