@@ -34,6 +34,11 @@ int run_plan(const PlanArgs& args) {
   options.planner = args.planner == "greedy" ? plan::Planner::tflm_greedy : plan::Planner::best;
   options.target = plan::target_named(args.target);
   if (args.declared) options.declared = args.declared;
+  // Vela's offline plan shares bytes between tensors on the strength of its
+  // own operator order: another order would break the plan, not improve it.
+  if (args.reorder && model->offline_offsets)
+    return fail("--reorder", fmt::format("{} carries an offline memory plan (Vela's): its tensor offsets are fixed to "
+                                         "its operator order; leave --reorder out", args.model));
   options.reorder = args.reorder;
   plan::PlanReport r = plan::plan_model(*model, args.model, options);
   fmt::print("{}", args.json ? plan_json(r) : plan_text(r));

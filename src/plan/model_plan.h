@@ -59,7 +59,14 @@ struct PlanReport {
   // The verdicts: TFLite Micro cannot run the model (no size is recommended),
   // or a declared arena is smaller than the recommended one.
   bool unrunnable() const { return !budget.runnable(); }
-  bool declared_short() const { return !unrunnable() && declared && *declared < budget.recommended_bytes; }
+  // The recommendation adds the 16 B an unaligned array loses: a declared
+  // arena short of it by no more than that runs when it is 16-byte aligned.
+  bool declared_short() const {
+    return !unrunnable() && declared && *declared + budget.alignment_bytes < budget.recommended_bytes;
+  }
+  bool declared_needs_alignment() const {
+    return !unrunnable() && declared && !declared_short() && *declared < budget.recommended_bytes;
+  }
   bool against_user() const { return unrunnable() || declared_short(); }
 };
 

@@ -43,6 +43,10 @@ std::string verdict(const plan::PlanReport& r) {
   if (r.declared_short())
     out += fmt::format("declared {}: {} -- AllocateTensors() is expected to fail\n", bytes_human(d),
                        style::bad("SHORT by " + bytes(b.recommended_bytes - d)));
+  else if (r.declared_needs_alignment())
+    out += fmt::format("declared {}: {} -- the recommendation adds {} for an array that is not\n", bytes_human(d),
+                       style::warn("enough only if the array is 16-byte aligned (alignas(16))"),
+                       bytes(b.alignment_bytes));
   else
     out += fmt::format("declared {}: {}, {} ({:.0f} %) can be reclaimed\n", bytes_human(d), style::good("enough"),
                        bytes(d - b.recommended_bytes), 100 * fraction(d - b.recommended_bytes, d));
@@ -58,7 +62,8 @@ void budget_text(std::string& out, const plan::ArenaBudget& b) {
     out += fmt::format("  {:<11} {:>12}  {}\n", name, bytes(n), what);
   };
   row("head", b.head_bytes,
-      fmt::format("tensors {} + kernel scratch {} (TFLite Micro's greedy plan)", bytes(b.tensor_bytes), bytes(scratch_growth(b))));
+      fmt::format("tensors {} + {} more for kernel scratch planned beside them (TFLite Micro's greedy plan)",
+                  bytes(b.tensor_bytes), bytes(scratch_growth(b))));
   for (const auto& s : b.scratch) out += fmt::format("  {:<11} {:>12}    {}\n", "", bytes(s.bytes), s.what);
   row("planning", b.planning_bytes,
       head_need == b.planning_bytes && b.planning_bytes > b.head_bytes
@@ -80,7 +85,11 @@ std::string plan_text(const plan::PlanReport& r) {
   out += fmt::format("  {:<36} {:>14}{}\n", "tensors, TFLite Micro greedy", bytes(r.tflm_greedy_bytes),
                      r.tflm_greedy_bytes > r.arena_bytes ? fmt::format("  ({} more)", bytes(r.tflm_greedy_bytes - r.arena_bytes))
                                                          : std::string());
-  out += fmt::format("  {:<36} {:>14}{}\n", "lower bound (peak of live tensors)", bytes(r.lower_bound_bytes),
+  // An offline plan (Vela's) fixes its tensors' offsets, sharing bytes on
+  // purpose: the bound is its extent or the online tensors' live peak.
+  out += fmt::format("  {:<36} {:>14}{}\n",
+                     r.offline_plan ? "lower bound (offline plan)" : "lower bound (peak of live tensors)",
+                     bytes(r.lower_bound_bytes),
                      r.arena_bytes == r.lower_bound_bytes ? "  (edgemem's plan is optimal)" : "");
   if (r.reorder) {
     const plan::PlanReorder& o = *r.reorder;
@@ -138,10 +147,11 @@ std::string plan_json(const plan::PlanReport& r) {
   j["declared_arena_bytes"] = r.declared ? nlohmann::json(*r.declared) : nlohmann::json(nullptr);
   j["declared_short_bytes"] =
       r.declared ? nlohmann::json(r.declared_short() ? b.recommended_bytes - *r.declared : 0) : nlohmann::json(nullptr);
-  j["verdict"] = r.unrunnable()      ? "tflm_cannot_run"
-                 : !r.declared       ? "no_declared_arena"
-                 : r.declared_short() ? "declared_short"
-                                      : "declared_enough";
+  j["verdict"] = r.unrunnable()                 ? "tflm_cannot_run"
+                 : !r.declared                  ? "no_declared_arena"
+                 : r.declared_short()           ? "declared_short"
+                 : r.declared_needs_alignment() ? "declared_enough_if_aligned"
+                                                : "declared_enough";
   j["timeline"] = nlohmann::json::array();
   for (size_t op = 0; op < r.live_bytes.size(); ++op)
     j["timeline"].push_back({{"op", op}, {"live_bytes", r.live_bytes[op]}});

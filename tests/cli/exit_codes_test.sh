@@ -143,6 +143,11 @@ expect 1 "plan: declared arena short" -- "$edgemem" plan --declared 5000 "$kws"
 head -2 "$tmp/out" | grep -q "declared 5,000 B: SHORT by 10,808 B" || { echo "FAIL: plan's verdict is not first"; fail=1; }
 expect 1 "plan --json: declared arena short" -- "$edgemem" plan --json --declared 5000 "$kws"
 grep -q '"verdict": "declared_short"' "$tmp/out" || { echo "FAIL: plan JSON has no verdict"; fail=1; }
+expect 2 "plan --reorder of a model with an offline plan" -- "$edgemem" plan --reorder "$corpus/tflite/tflm_person_detect_vela.tflite"
+grep -q "offline memory plan" "$tmp/err" || { echo "FAIL: --reorder of a Vela model is not refused"; fail=1; }
+# Short only by the 16 B an unaligned array loses: enough if aligned, said so.
+expect 0 "plan: declared within the alignment allowance" -- "$edgemem" plan --json --declared 15800 "$kws"
+grep -q '"verdict": "declared_enough_if_aligned"' "$tmp/out" || { echo "FAIL: 15,800 B is not enough-if-aligned"; fail=1; }
 expect 0 "plan: declared 64K is enough" -- "$edgemem" plan --declared 64K "$kws"
 grep -q "declared 65,536 B (64.0 KiB): enough" "$tmp/out" || { echo "FAIL: 64K is not 65,536 B"; fail=1; }
 expect 0 "plan: declared 0x10000" -- "$edgemem" plan --declared 0x10000 "$kws"

@@ -67,6 +67,9 @@ TEST(TflmOracle, CompleteEstimatesCoverTheMeasuredMinimumWithinTenPercent) {
     // Without the allowance for an unaligned arena, the estimate must still
     // fit an aligned one (measured sizes step by 16 B, hence the rounding).
     EXPECT_GE(align_up(b.recommended_bytes - b.alignment_bytes, 16), minimum);
+    // TFLite Micro ran in its minimum (an aligned array): `plan --declared`
+    // with it must not call it short.
+    EXPECT_GE(minimum + b.alignment_bytes, b.recommended_bytes) << "--declared " << minimum << " would be short";
   }
   EXPECT_GT(checked, 0u) << "no complete estimate was compared";
 }

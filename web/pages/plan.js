@@ -18,7 +18,8 @@ EM.pages.plan = function (doc) {
 
   // The verdict, in the text report's words; a model TFLite Micro cannot run gets no number.
   const verdicts = document.getElementById("verdicts");
-  const card = el("div", "verdict " + (unrunnable || p.verdict === "declared_short" ? "danger" : b.complete ? "ok" : "warning"));
+  const card = el("div", "verdict " + (unrunnable || p.verdict === "declared_short" ? "danger"
+                                 : b.complete && p.verdict !== "declared_enough_if_aligned" ? "ok" : "warning"));
   card.append(el("div", null, doc.verdict[0]));
   for (const line of doc.verdict.slice(1)) card.append(el("div", "more", line));
   verdicts.append(card);
