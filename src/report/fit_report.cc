@@ -53,8 +53,12 @@ std::string fit_text(const FitReport& rep) {
   std::string chip = r.chip.empty() ? "the map's memory regions" : r.chip;
   std::string out = !r.fits()      ? style::bad("DOES NOT FIT")
                     : arena_short(r) ? style::warn("FITS -- once the declared arena is enlarged")
+                    : !rep.budget.complete ? style::warn("FITS")
                                      : style::good("FITS");
-  out += fmt::format(" on {}{}\n", chip, rep.core.empty() ? "" : fmt::format(" ({})", rep.core));
+  out += fmt::format(" on {}{}", chip, rep.core.empty() ? "" : fmt::format(" ({})", rep.core));
+  // An arena estimate with parts unpriced is a floor: the fit is said to rest on it.
+  if (r.fits() && !rep.budget.complete) out += style::warn(" -- if the INCOMPLETE arena estimate holds (see below)");
+  out += "\n";
   if (!r.firmware_counted)
     out += "  without --map: the firmware's own code and data are not counted; this is the least it needs\n";
   out += fmt::format("\nedgemem fit: {}{}\n", rep.model,
