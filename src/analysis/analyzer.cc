@@ -224,7 +224,7 @@ struct Analyzer::Impl {
       }
       case EventKind::alloc_failed:
         ++counts.failed;
-        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.device_inference());
+        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.current_inference());
         sampled(e);
         break;
       case EventKind::inference_begin:
@@ -259,7 +259,7 @@ struct Analyzer::Impl {
         leaks.tick();
         break;
       case EventKind::guard_check:
-        overflow.guard(e.pool, e.size != 0, e.time, e.site, tracker.device_inference());
+        overflow.guard(e.pool, e.size != 0, e.time, e.site, tracker.current_inference());
         break;
       case EventKind::mark:
         ++counts.marks;

@@ -16,7 +16,7 @@ class PeakAnalysis {
     if (tracker.total_usage() > peak_) {
       peak_ = tracker.total_usage();
       time_ = time;
-      inference_ = tracker.device_inference();
+      inference_ = tracker.current_inference();
       tracker.snapshot_sites();
       blocks_known_ = true;
     }

@@ -146,6 +146,14 @@ class PoolTracker {
   std::optional<uint64_t> device_inference() const {
     return inference_ ? std::optional<uint64_t>(device_inference_) : std::nullopt;
   }
+  // The inference an event now falls in: the one running or, with end
+  // markers only, the next (one past the last end); unset between
+  // inferences and before the first.
+  std::optional<uint64_t> current_inference() const {
+    if (in_inference_) return device_inference_;
+    if (ends_only_ && inference_) return device_inference_ + 1;
+    return std::nullopt;
+  }
   uint64_t completed() const { return completed_; }
   bool in_inference() const { return in_inference_; }
   // The blocks made since the last inference began belong to one that has

@@ -2,6 +2,7 @@
 // they take a device down (corruption, failures, leaks, fragmentation), each
 // with its numbers, its site and the next thing to try.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -248,10 +249,14 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (r.peak.inference)
     out += fmt::format(" at inference {}", grouped(*r.peak.inference));
   else if (r.inferences)
-    out += " before the first inference";
+    out += !r.inference_marks.spans.empty() && r.inference_marks.spans.front().begin_time &&
+                   r.peak.time > *r.inference_marks.spans.front().begin_time
+               ? " between inferences"
+               : " before the first inference";
   if (r.inferences)
     out += fmt::format("; per inference {} .. {} (mean {})", bytes(r.peak.min_inference_peak),
-                       bytes(r.peak.max_inference_peak), bytes(static_cast<uint64_t>(r.peak.mean_inference_peak)));
+                       bytes(r.peak.max_inference_peak),
+                       bytes(static_cast<uint64_t>(std::llround(r.peak.mean_inference_peak))));
   out += "\n";
   auto blocks = [](uint64_t n) { return n == 1 ? "block " : "blocks"; };
   for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i)

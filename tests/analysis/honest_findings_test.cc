@@ -479,6 +479,50 @@ TEST(HonestFindings, InferencesKeepTheDevicesOwnNumbers) {
   EXPECT_NE(text.find("first at inference 100"), std::string::npos) << text;
 }
 
+// What happens between one inference's end and the next one's begin is in
+// none of them: it was charged to the one that had ended ("Peak 900 B at
+// inference 1; per inference 50 B .. 100 B"). With end markers only, the
+// next end closes it, so it belongs to that next inference.
+TEST(HonestFindings, EventsBetweenInferencesBelongToNone) {
+  Log log;
+  log("POOL name=arena kind=arena size=1000");
+  log("INFER begin 1");
+  log("ALLOC size=100 offset=0 pool=arena site=a.c:1");
+  log("FREE offset=0 pool=arena");
+  log("INFER end 1");
+  log("ALLOC size=900 offset=0 pool=arena site=big.c:1");
+  log("ALLOC_FAIL size=500 pool=arena site=c.c:1");
+  log("GUARD corrupt pool=arena");
+  log("FREE offset=0 pool=arena");
+  log("INFER begin 2");
+  log("ALLOC size=50 offset=0 pool=arena site=a.c:1");
+  log("FREE offset=0 pool=arena");
+  log("INFER end 2");
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.peak.bytes, 900u);
+  EXPECT_FALSE(r.peak.inference);
+  ASSERT_EQ(r.fragmentation.failures.size(), 1u);
+  EXPECT_FALSE(r.fragmentation.failures[0].inference);
+  ASSERT_EQ(r.guard_failures.size(), 1u);
+  EXPECT_FALSE(r.guard_failures[0].inference);
+  EXPECT_NE(text_of(*run, "log").find("Peak          900 B between inferences"), std::string::npos)
+      << text_of(*run, "log");
+
+  Log ends;
+  ends("ALLOC size=64 addr=0x100 site=a.c:1");
+  ends("INFER end 1");
+  ends("ALLOC size=3000 addr=0x1000 site=c.c:1");  // inside inference 2
+  ends("FREE addr=0x1000");
+  ends("INFER end 2");
+  ends("ALLOC size=200 addr=0x1000 site=b.c:1");
+  ends("FREE addr=0x1000");
+  ends("INFER end 3");
+  run = analyse(Format::log, ends.text);
+  EXPECT_EQ(run->result.peak.inference, 2u);
+  EXPECT_EQ(run->result.peak.max_inference_index, 2u);
+}
+
 }  // namespace
 }  // namespace edgemem::test
 
