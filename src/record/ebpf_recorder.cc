@@ -32,8 +32,10 @@ namespace {
 // Records are written once this much older than the newest received:
 // bpftrace reads the per-CPU buffers in turns, so a record can arrive after
 // a later one. At 300 ms measured from now, a loaded machine wrote frees
-// before their allocations.
-constexpr uint64_t kReorderNs = 2'000'000'000;
+// before their allocations; at 2 s, a machine whose two cores were both
+// busy had bpftrace drain one CPU's buffer that far ahead of the other's
+// (a free written after the block's address was handed out again).
+constexpr uint64_t kReorderNs = 5'000'000'000;
 
 // bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
 // machine; this long without a new one, it has finished.

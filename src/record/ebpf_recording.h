@@ -50,8 +50,8 @@ class UprobeRecording {
   // Writes the records that happened more than `window` ns before the
   // newest one received. Measured from the newest received, not from now:
   // when bpftrace falls behind (a loaded machine), all its buffers are
-  // behind, and a record still in another CPU's buffer is no older than
-  // what was read from this one by more than a poll round.
+  // behind; the window covers how far it reads one CPU's buffer ahead of
+  // another's (seconds when it was starved of CPU).
   void write_settled(uint64_t window) { write_before(newest_ > window ? newest_ - window : 0); }
   void finish() { write_before(UINT64_MAX); }
 
