@@ -32,9 +32,10 @@ double real(const json& limits, const char* key, const std::string& rule) {
 // "7.0"; a leak of 0.04 B against 0 is not "0.0").
 std::string beside(double value, double limit) {
   auto side = [limit](double v) { return (v > limit) - (v < limit); };
+  double scale = 1;
   for (int digits = 1; digits <= 6; ++digits) {
-    std::string shown = fmt::format("{:.{}f}", value, digits);
-    if (side(std::stod(shown)) == side(value)) return shown;
+    scale *= 10;
+    if (side(std::round(value * scale) / scale) == side(value)) return fmt::format("{:.{}f}", value, digits);
   }
   return fmt::format("{}", value);
 }
