@@ -50,10 +50,14 @@ class TraceWriter {
     e->set_name(m.name);
     for (const MarkArg& a : m.args) annotate(e, a);
   }
-  void inference(uint64_t track, const InferenceSpan& s) {
+  // `last`: only the trace's last inference can still be running at its end.
+  void inference(uint64_t track, const InferenceSpan& s, bool last) {
     std::string name = fmt::format("inference {}", s.number);
     MarkArg number{"inference", s.number};
-    if (s.begin_time) {
+    if (s.begin_time && !s.end_time && !last) {
+      // Another began before it ended: an open slice would hold the rest of the trace.
+      instant(track, {*s.begin_time, name + " begins (no end marker)", {number}});
+    } else if (s.begin_time) {
       pp::TrackEvent* b = event(track, *s.begin_time, pp::TrackEvent::TYPE_SLICE_BEGIN);
       b->set_name(name);
       annotate(b, number);
@@ -128,7 +132,8 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
   uint64_t root = w.track(root_name, std::nullopt, notes);
 
   uint64_t inferences = w.track("inferences", root, inference_note(result));
-  for (const InferenceSpan& s : result.inference_marks.spans) w.inference(inferences, s);
+  for (const InferenceSpan& s : result.inference_marks.spans)
+    w.inference(inferences, s, &s == &result.inference_marks.spans.back());
 
   for (const PoolTracks& t : pool_tracks(result)) {
     const std::string& name = t.pool->name;

@@ -63,6 +63,20 @@ TEST(ChromeTraceExport, AnInferenceStillRunningIsABeginAndAnEndOnlyIsAnInstant) 
     if (e["ph"] != "M") phases.push_back(e["ph"]);
   EXPECT_EQ(phases, (std::vector<std::string>{"i", "B"}));
   EXPECT_NE(doc["otherData"]["time"].get<std::string>().find("sequence number"), std::string::npos);
+
+  // A begin whose end never came, followed by another begin: only the last
+  // can still be running. A 'B' there held the rest of the trace.
+  r.inference_marks.spans = {{1, 10, std::nullopt}, {2, 60, 70}};
+  doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::sequence}, r));
+  phases.clear();
+  std::string said;
+  for (const json& e : doc["traceEvents"])
+    if (e["ph"] != "M") {
+      phases.push_back(e["ph"]);
+      if (e["ph"] == "i") said = e["name"];
+    }
+  EXPECT_EQ(phases, (std::vector<std::string>{"i", "X"}));
+  EXPECT_EQ(said, "inference 1 begins (no end marker)");
 }
 
 // The result keeps the first 100 failures and a bounded set of inferences: the file says what it leaves out.

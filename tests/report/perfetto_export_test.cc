@@ -204,5 +204,23 @@ TEST(PerfettoExport, WithoutAClockTheRootTrackSaysTimeIsNotNanoseconds) {
   EXPECT_EQ(stamps, (std::vector<uint64_t>{100, 250}));
 }
 
+// A begin whose end never came, followed by another begin, is an instant:
+// an open slice would nest the next inferences inside it to the trace's end.
+TEST(PerfettoExport, OnlyTheLastInferenceCanStayOpen) {
+  AnalysisResult r;
+  r.inference_marks.spans = {{1, 10, std::nullopt}, {2, 60, 70}, {3, 80, std::nullopt}};
+  r.inference_marks.total = 3;
+  pp::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, r)));
+  Decoded d = decode(trace);
+  std::vector<std::pair<int, std::string>> seen;  // type, name
+  for (const pp::TrackEvent* e : d.events[d.track_by_name.at("inferences")]) seen.emplace_back(e->type(), e->name());
+  using T = pp::TrackEvent;
+  EXPECT_EQ(seen, (std::vector<std::pair<int, std::string>>{{T::TYPE_INSTANT, "inference 1 begins (no end marker)"},
+                                                             {T::TYPE_SLICE_BEGIN, "inference 2"},
+                                                             {T::TYPE_SLICE_END, ""},
+                                                             {T::TYPE_SLICE_BEGIN, "inference 3"}}));
+}
+
 }  // namespace
 }  // namespace edgemem::test
