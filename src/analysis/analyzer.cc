@@ -50,6 +50,7 @@ struct Analyzer::Impl {
     uint64_t time, largest_free;
   };
   std::vector<PendingLevel> pending_levels;
+  uint64_t last_time = 0;  // of the latest event
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
   void size_new_pools() {
@@ -88,6 +89,7 @@ struct Analyzer::Impl {
     temporaries.allocated(e.pool, e.thread, b);
     leaks.added(b, tracker.inference());
     layout.opened(e.pool, b);
+    hear_partner(e.pool, e.time);
     fragmentation.allocated(e.pool, info, b);
     auto partner = context.pools.partner(e.pool);
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
@@ -103,8 +105,16 @@ struct Analyzer::Impl {
 
   // The other end of a shared arena: this pool's bytes are not free there.
   void tell_partner(PoolId pool, uint64_t time) {
-    if (auto partner = context.pools.partner(pool)) [[unlikely]]
-      fragmentation.partner_used(*partner, pool_info(*partner), tracker.pool(pool).usage(), time);
+    if (auto partner = context.pools.partner(pool); partner && *partner != pool) [[unlikely]] {
+      const uint64_t used = tracker.pool(pool).usage();
+      fragmentation.partner_used(*partner, pool_info(*partner), used, tracker.pool(*partner).usage(), time);
+    }
+  }
+  // Before this pool's free space is measured: its partner's bytes as they
+  // stand (a sharing or a size declared after the partner was in use).
+  void hear_partner(PoolId pool, uint64_t time) {
+    if (auto partner = context.pools.partner(pool); partner && *partner != pool) [[unlikely]]
+      tell_partner(*partner, time);
   }
 
   bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
@@ -186,6 +196,7 @@ struct Analyzer::Impl {
       ++counts.placements;
       return;
     }
+    last_time = e.time;
     if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
     Block freed;
     layout.seen(e.time);
@@ -224,6 +235,7 @@ struct Analyzer::Impl {
       }
       case EventKind::alloc_failed:
         ++counts.failed;
+        hear_partner(e.pool, e.time);
         fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.current_inference());
         sampled(e);
         break;
@@ -276,6 +288,8 @@ struct Analyzer::Impl {
   AnalysisResult snapshot() {
     measure_summaries();
     size_new_pools();
+    // The ends of a shared arena as they stand, for one declared late that did not allocate since.
+    for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
     AnalysisResult out;
     out.counts = counts;
     out.inferences = tracker.completed();

@@ -69,15 +69,22 @@ void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   g.changed_at = time;
 }
 
-void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time) {
+void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t own_top,
+                                         uint64_t time) {
   PoolGaps& g = at(pool, info);
   if (!g.fixed || g.summary) return;  // no extent to hold it against, or the device's own numbers
   const uint64_t extent = g.gaps.high() - g.gaps.low();
   used = std::min(used, extent);
   if (used == g.partner) return;
   const uint64_t top = g.gaps.high();
-  if (used > g.partner) g.gaps.occupy(top - used, used - g.partner);
-  else g.gaps.release(top - g.partner, g.partner - used);
+  if (used > g.partner) {
+    g.gaps.occupy(top - used, used - g.partner);
+  } else {
+    // Given back: free, except below this pool's own top (its blocks there
+    // overflowed into the other end; holes between them are counted used).
+    const uint64_t from = std::max(top - g.partner, std::min(g.gaps.low() + own_top, top - used));
+    if (top - used > from) g.gaps.release(from, top - used - from);
+  }
   g.partner = used;
   g.changed_at = time;
 }

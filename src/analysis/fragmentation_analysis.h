@@ -21,8 +21,10 @@ class FragmentationAnalysis {
   void released(PoolId pool, const PoolInfo& info, const Block& block, uint64_t time);
   void reset(PoolId pool, uint64_t time);
   // The other end of a two-ended arena now uses `used` bytes, measured back
-  // from this pool's top: they are not free here either.
-  void partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time);
+  // from this pool's top: they are not free here either. `own_top`: this
+  // pool's usage, whose blocks stay occupied if the other end overlapped
+  // them (an overflow) and now gives its bytes back.
+  void partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t own_top, uint64_t time);
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
               std::optional<uint64_t> inference);
   // A summary record of a pool whose free bytes are known (its size less

@@ -206,15 +206,63 @@ TEST(Analyses, FreeSpaceOfASharedArenaLeavesOutWhatTheOtherEndHolds) {
   EXPECT_DOUBLE_EQ(head->max_rate, 1 - 100.0 / 180);
   EXPECT_EQ(head->total_free, 880u);  // at the end the tail holds nothing
   EXPECT_EQ(head->largest_free, 780u);
-  // The tail, when it allocated, had the whole arena but itself free.
-  EXPECT_EQ(tail->curve.front(), (std::pair<uint64_t, double>{1, 0.0}));
+  // The tail's free space at the end is what the head's 220 B top leaves.
+  EXPECT_EQ(tail->total_free, 780u);
+  EXPECT_EQ(tail->largest_free, 780u);
 
   // The demo's trace: the tail (arena.persistent) holds 32,296 B of the 40,960 B arena.
   auto demo = analyse(Format::emt, read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt"));
+  bool arena = false;
   for (const PoolFragmentation& p : demo->result.fragmentation.pools)
     if (p.pool == "arena") {
+      arena = true;
       EXPECT_EQ(p.largest_free, 40960u - 32296u);
     }
+  EXPECT_TRUE(arena);
+}
+
+// The same arena when the sharing, or the head's size, is declared after
+// the tail is in use; when the tail overflowed into the head's blocks and
+// gives its bytes back; and a pool that names itself as its partner.
+TEST(Analyses, SharedArenaFreeSpaceHoldsForLateDeclarationsAndOverflows) {
+  const std::string head_use =
+      "[MEM][3] ALLOC size=100 offset=0 pool=head\n"
+      "[MEM][4] ALLOC size=100 offset=100 pool=head\n"
+      "[MEM][5] FREE offset=0 pool=head\n"
+      "[MEM][6] ALLOC_FAIL size=150 pool=head\n";
+  for (const std::string& start : {std::string("[MEM][0] POOL name=head kind=arena size=1000\n"
+                                               "[MEM][0] POOL name=tail kind=arena size=1000\n"
+                                               "[MEM][1] ALLOC size=700 offset=0 pool=tail\n"
+                                               "[MEM][2] POOL name=tail kind=arena size=1000 shares=head\n"),
+                                   std::string("[MEM][0] POOL name=tail kind=arena size=1000 shares=head\n"
+                                               "[MEM][1] ALLOC size=700 offset=0 pool=tail\n"
+                                               "[MEM][2] POOL name=head kind=arena size=1000\n")}) {
+    auto run = analyse(Format::log, start + head_use);
+    const FragmentationResult& f = run->result.fragmentation;
+    ASSERT_EQ(f.failures.size(), 1u) << start;
+    EXPECT_EQ(f.failures[0].total_free, 200u) << start;
+    EXPECT_EQ(f.failures[0].largest_free, 100u) << start;
+    EXPECT_TRUE(f.failures[0].fragmentation) << start;
+  }
+
+  auto over = analyse(Format::log,
+                      "[MEM][0] POOL name=head kind=arena size=1000\n"
+                      "[MEM][0] POOL name=tail kind=arena size=1000 shares=head\n"
+                      "[MEM][1] ALLOC size=600 offset=0 pool=head\n"
+                      "[MEM][2] ALLOC size=600 offset=0 pool=tail\n"  // 200 B into the head's block
+                      "[MEM][3] FREE offset=0 pool=tail\n"
+                      "[MEM][4] ALLOC_FAIL size=500 pool=head\n");
+  ASSERT_EQ(over->result.fragmentation.failures.size(), 1u);
+  EXPECT_EQ(over->result.fragmentation.failures[0].total_free, 400u);
+  EXPECT_EQ(over->result.fragmentation.failures[0].largest_free, 400u);
+
+  auto self = analyse(Format::log,
+                      "[MEM][0] POOL name=a kind=arena size=1000 shares=a\n"
+                      "[MEM][1] ALLOC size=400 offset=0 pool=a\n"
+                      "[MEM][2] ALLOC size=200 offset=400 pool=a\n"
+                      "[MEM][3] ALLOC_FAIL size=300 pool=a\n");
+  ASSERT_EQ(self->result.fragmentation.failures.size(), 1u);
+  EXPECT_EQ(self->result.fragmentation.failures[0].total_free, 400u);
 }
 
 // A report made mid-trace (watch, an interrupted run) measures the end
