@@ -1,6 +1,7 @@
 #include "report/budget.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -31,11 +32,14 @@ double real(const json& limits, const char* key, const std::string& rule) {
 // it takes to show it on the limit's same side (6.96 against 7 is not
 // "7.0"; a leak of 0.04 B against 0 is not "0.0").
 std::string beside(double value, double limit) {
+  // The text is what is judged: fmt rounds exactly (ties to even), and
+  // from_chars reads it back without the C locale.
   auto side = [limit](double v) { return (v > limit) - (v < limit); };
-  double scale = 1;
   for (int digits = 1; digits <= 6; ++digits) {
-    scale *= 10;
-    if (side(std::round(value * scale) / scale) == side(value)) return fmt::format("{:.{}f}", value, digits);
+    std::string shown = fmt::format("{:.{}f}", value, digits);
+    double read = 0;
+    std::from_chars(shown.data(), shown.data() + shown.size(), read);
+    if (side(read) == side(value)) return shown;
   }
   return fmt::format("{}", value);
 }

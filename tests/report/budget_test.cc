@@ -122,6 +122,13 @@ TEST(Budget, MessagesShowTheMeasuredValueOnItsSideOfTheLimit) {
   EXPECT_TRUE(find(out, "regions.RAM.max_percent")->ok);
   EXPECT_NE(find(out, "regions.RAM.max_percent")->message.find("uses 31.299 %"), std::string::npos)
       << find(out, "regions.RAM.max_percent")->message;
+  // 32.04999... % rounds half-up to 32.1 but prints as 32.0: the side is read from the text.
+  m.regions[1].length = 64000;
+  out = evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 32}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "regions.RAM.max_percent")->ok);
+  EXPECT_NE(find(out, "regions.RAM.max_percent")->message.find("uses 32.05 %"), std::string::npos)
+      << find(out, "regions.RAM.max_percent")->message;
   AnalysisResult t;
   t.inferences = 1000;
   t.leak_rate_bytes_per_inference = 0.04;
