@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plan/lifetimes.h"
+
 namespace edgemem::plan {
 
 extern const char kMcuTableJson[];
@@ -47,6 +49,12 @@ std::vector<Mcu> builtin_mcus() {
   return parse_mcu_table(kMcuTableJson, error).value_or(std::vector<Mcu>{});
 }
 
+uint64_t declared_arena_need(const ArenaBudget& budget, const MapSymbol& arena) {
+  const bool aligned = arena.address % kBufferAlignment == 0;
+  return aligned && budget.recommended_bytes > budget.alignment_bytes ? budget.recommended_bytes - budget.alignment_bytes
+                                                                       : budget.recommended_bytes;
+}
+
 FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip) {
   FitResult r;
   r.arena_need = budget.recommended_bytes;
@@ -76,6 +84,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   if (arena) {
     r.arena_symbol = arena->name;
     r.declared_arena = arena->size;
+    r.declared_need = declared_arena_need(budget, *arena);
     r.ram.push_back({"statics (map, without the declared arena)", ram_used - std::min(ram_used, arena->size)});
   } else {
     r.ram.push_back({"statics (map)", ram_used});

@@ -37,12 +37,20 @@ struct FitResult {
   std::string model_symbol;          // the weights array found in the map, if any
   std::string arena_symbol;          // the declared tensor arena, if any
   uint64_t declared_arena = 0;
+  // What the declared arena must hold: the recommendation, less its 16 B
+  // allowance for an unaligned array when the map shows it 16-byte aligned.
+  uint64_t declared_need = 0;
   uint64_t arena_need = 0;           // recommended_arena_bytes
   uint64_t arena_block_free = 0;     // contiguous RAM the arena can have
   bool fits_flash = false, fits_ram = false, fits_block = false;
   bool firmware_counted = true;      // false: no map, the firmware's own code and data are left out
   bool fits() const { return fits_flash && fits_ram && fits_block; }
 };
+
+// The bytes a declared arena array must have for the model: TFLite Micro
+// aligns the arena's start up to 16 B, so an array the map places 16-byte
+// aligned does not need the recommendation's allowance for one that is not.
+uint64_t declared_arena_need(const ArenaBudget& budget, const MapSymbol& arena);
 
 // `chip` empty: capacities come from the map's own regions.
 FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip);

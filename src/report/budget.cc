@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plan/fit.h"
 #include "report/names.h"
 #include "report/units.h"
 
@@ -247,7 +248,7 @@ class Evaluator {
       checked = true;
     } else if (in_.arena && in_.map) {
       if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena"))
-        judge(declared->name, declared->size, in_.arena->recommended_bytes, "needed (model)");
+        judge(declared->name, declared->size, plan::declared_arena_need(*in_.arena, *declared), "needed (model)");
     }
     if (in_.trace)
       for (const PoolSummary& p : in_.trace->pools)

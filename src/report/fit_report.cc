@@ -13,7 +13,7 @@ namespace {
 using units::bytes;
 using units::fraction;
 
-bool arena_short(const plan::FitResult& r) { return !r.arena_symbol.empty() && r.declared_arena < r.arena_need; }
+bool arena_short(const plan::FitResult& r) { return !r.arena_symbol.empty() && r.declared_arena < r.declared_need; }
 
 std::string_view verdict_id(const FitReport& rep) {
   const plan::FitResult& r = rep.result;
@@ -77,12 +77,14 @@ std::string fit_text(const FitReport& rep) {
   out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "arena in one block", bytes(r.arena_need),
                      bytes(r.arena_block_free), r.fits_block ? style::good("fits") : style::bad("DOES NOT FIT"));
   if (!r.arena_symbol.empty()) {
-    if (r.declared_arena >= r.arena_need)
-      out += fmt::format("  declared {} is {}: {} ({:.0f} %) can be reclaimed\n", r.arena_symbol, bytes(r.declared_arena),
-                         bytes(r.declared_arena - r.arena_need), 100 * fraction(r.declared_arena - r.arena_need, r.declared_arena));
+    if (r.declared_arena >= r.declared_need)
+      out += fmt::format("  declared {} is {}: {} ({:.0f} %) can be reclaimed{}\n", r.arena_symbol,
+                         bytes(r.declared_arena), bytes(r.declared_arena - r.declared_need),
+                         100 * fraction(r.declared_arena - r.declared_need, r.declared_arena),
+                         r.declared_need < r.arena_need ? " (it is 16-byte aligned)" : "");
     else
       out += fmt::format("  declared {} is {}: {}, AllocateTensors() is expected to fail\n", r.arena_symbol,
-                         bytes(r.declared_arena), style::bad(bytes(r.arena_need - r.declared_arena) + " too small"));
+                         bytes(r.declared_arena), style::bad(bytes(r.declared_need - r.declared_arena) + " too small"));
   }
   if (!rep.budget.complete)
     out += style::warn(fmt::format("  the arena estimate is INCOMPLETE (no cost model for {}): see edgemem plan\n",

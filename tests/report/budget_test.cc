@@ -111,6 +111,25 @@ TEST(Budget, TraceLimits) {
       << find(out, "arena.arena")->message;
 }
 
+// The declared arena (tensor_arena, 16,384 B at 0x20000020: aligned) against
+// a recommendation of 16,400 B with its 16 B allowance for an unaligned array.
+TEST(Budget, AnAlignedDeclaredArenaIsNotShortByTheAlignmentAllowance) {
+  LinkerMap m = image();
+  plan::ArenaBudget arena;
+  arena.recommended_bytes = 16400;
+  arena.alignment_bytes = 16;
+  arena.complete = true;
+  BudgetInputs in{&m, nullptr, nullptr, &arena};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"arena": {"min_margin_bytes": 0}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_NE(find(out, "arena.tensor_arena"), nullptr);
+  EXPECT_TRUE(find(out, "arena.tensor_arena")->ok) << find(out, "arena.tensor_arena")->message;
+  m.symbols[0].address = 0x20000024;  // unaligned: the 16 B are needed
+  out = evaluate_budget(json::parse(R"({"arena": {"min_margin_bytes": 0}})"), in, error);
+  EXPECT_FALSE(find(out, "arena.tensor_arena")->ok);
+}
+
 // One decimal could show a number on the wrong side of its limit: a message
 // then contradicts its verdict.
 TEST(Budget, MessagesShowTheMeasuredValueOnItsSideOfTheLimit) {
