@@ -96,9 +96,7 @@ std::string inference_note(const AnalysisResult& r) {
   const uint64_t unfinished = m.total > r.inferences ? m.total - r.inferences : 0;
   return fmt::format("{} of {} inferences shown, evenly spread (about one in {}){}", m.spans.size(), m.total,
                      m.spans.empty() ? m.total : (m.total + m.spans.size() - 1) / m.spans.size(),
-                     unfinished == 1   ? "; the last one is unfinished"
-                     : unfinished == 0 ? ""
-                                       : fmt::format("; {} of them unfinished", unfinished));
+                     unfinished == 0 ? "" : fmt::format("; {} begun and never ended", unfinished));
 }
 
 }  // namespace edgemem

@@ -104,7 +104,7 @@ TEST(ChromeTraceExport, SaysWhatTheBoundedResultLeftOut) {
   r.inferences = 3;
   doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::cycles}, r));
   EXPECT_EQ(doc["otherData"]["inferences"],
-            "2 of 4 inferences shown, evenly spread (about one in 2); the last one is unfinished");
+            "2 of 4 inferences shown, evenly spread (about one in 2); 1 begun and never ended");
   size_t failures = 0;
   for (const json& e : doc["traceEvents"])
     if (e["ph"] == "i" && e["name"] == "alloc failed: 64 B") ++failures;
