@@ -248,11 +248,13 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   out += fmt::format("Peak          {}", bytes(r.peak.bytes));
   if (r.peak.inference)
     out += fmt::format(" at inference {}", grouped(*r.peak.inference));
-  else if (r.inferences)
-    out += !r.inference_marks.spans.empty() && r.inference_marks.spans.front().begin_time &&
-                   r.peak.time > *r.inference_marks.spans.front().begin_time
-               ? " between inferences"
-               : " before the first inference";
+  else if (r.inferences) {
+    const auto& spans = r.inference_marks.spans;
+    const bool after_first = !spans.empty() && spans.front().begin_time && r.peak.time > *spans.front().begin_time;
+    const bool after_last = !spans.empty() && r.inference_marks.dropped == 0 && spans.back().end_time &&
+                            r.peak.time > *spans.back().end_time;
+    out += after_last ? " after the last inference" : after_first ? " between inferences" : " before the first inference";
+  }
   if (r.inferences)
     out += fmt::format("; per inference {} .. {} (mean {})", bytes(r.peak.min_inference_peak),
                        bytes(r.peak.max_inference_peak),

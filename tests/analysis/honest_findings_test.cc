@@ -508,6 +508,11 @@ TEST(HonestFindings, EventsBetweenInferencesBelongToNone) {
   EXPECT_FALSE(r.guard_failures[0].inference);
   EXPECT_NE(text_of(*run, "log").find("Peak          900 B between inferences"), std::string::npos)
       << text_of(*run, "log");
+  log("ALLOC size=950 offset=0 pool=arena site=teardown.c:1");  // after the last inference
+  run = analyse(Format::log, log.text);
+  EXPECT_FALSE(run->result.peak.inference);
+  EXPECT_NE(text_of(*run, "log").find("Peak          950 B after the last inference"), std::string::npos)
+      << text_of(*run, "log");
 
   Log ends;
   ends("ALLOC size=64 addr=0x100 site=a.c:1");
@@ -519,7 +524,7 @@ TEST(HonestFindings, EventsBetweenInferencesBelongToNone) {
   ends("FREE addr=0x1000");
   ends("INFER end 3");
   run = analyse(Format::log, ends.text);
-  EXPECT_EQ(run->result.peak.inference, 2u);
+  EXPECT_EQ(run->result.peak.inference, 2u);  // was 1: the inference whose end came before it
   EXPECT_EQ(run->result.peak.max_inference_index, 2u);
 }
 
