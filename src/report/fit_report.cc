@@ -125,6 +125,8 @@ std::string fit_json(const FitReport& rep) {
       {"arena",
        {{"recommended_bytes", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.arena_need)},
         {"declared_bytes", r.arena_symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.declared_arena)},
+        {"declared_need_bytes", r.arena_symbol.empty() || rep.unrunnable() ? nlohmann::json(nullptr)
+                                                                           : nlohmann::json(r.declared_need)},
         {"symbol", optional_string(r.arena_symbol)},
         {"estimate_complete", rep.budget.complete},
         {"unmodelled_operators", rep.budget.unmodelled},

@@ -109,10 +109,11 @@ EM.pages.fit = function (doc) {
     ["arena in one block", bytes(f.arena.recommended_bytes) + " of " + bytes(f.ram.arena_block_free_bytes) + " contiguous",
      f.ram.arena_fits_block ? "fits" : "DOES NOT FIT", f.ram.arena_fits_block]];
   if (f.arena.symbol != null) {
-    const enough = f.arena.declared_bytes >= f.arena.recommended_bytes;
+    const need = f.arena.declared_need_bytes;  // less the alignment allowance for an aligned array
+    const enough = f.arena.declared_bytes >= need;
     rows.push(["declared " + f.arena.symbol, bytes(f.arena.declared_bytes),
-      enough ? bytes(f.arena.declared_bytes - f.arena.recommended_bytes) + " can be reclaimed"
-             : bytes(f.arena.recommended_bytes - f.arena.declared_bytes) + " too small, AllocateTensors() is expected to fail", enough]);
+      enough ? bytes(f.arena.declared_bytes - need) + " can be reclaimed"
+             : bytes(need - f.arena.declared_bytes) + " too small, AllocateTensors() is expected to fail", enough]);
   }
   table(ram, f.ram.lines, rows);
   const block = el("figure");
