@@ -89,9 +89,11 @@ struct Analyzer::Impl {
     temporaries.allocated(e.pool, e.thread, b);
     leaks.added(b, tracker.inference());
     layout.opened(e.pool, b);
-    hear_partner(e.pool, e.time);
-    fragmentation.allocated(e.pool, info, b);
+    // One lookup of the other end serves the free space of both and the overflow check.
     auto partner = context.pools.partner(e.pool);
+    const bool two_ended = partner && *partner != e.pool;
+    if (two_ended) [[unlikely]] reserve(e.pool, *partner, e.time);
+    fragmentation.allocated(e.pool, info, b);
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
     overflow.allocated(e.pool, info, b, other_end);
     if (partner) [[unlikely]] {
@@ -100,21 +102,24 @@ struct Analyzer::Impl {
     }
     sizes.allocated(b);
     usage_changed(e.time);
-    tell_partner(e.pool, e.time);
+    if (two_ended) [[unlikely]] reserve(*partner, e.pool, e.time);
   }
 
+  // Pool `to` of a shared arena: the bytes its other end `from` uses are not free there.
+  void reserve(PoolId to, PoolId from, uint64_t time) {
+    const uint64_t used = tracker.pool(from).usage();
+    fragmentation.partner_used(to, pool_info(to), used, tracker.pool(to).usage(), time);
+  }
   // The other end of a shared arena: this pool's bytes are not free there.
   void tell_partner(PoolId pool, uint64_t time) {
-    if (auto partner = context.pools.partner(pool); partner && *partner != pool) [[unlikely]] {
-      const uint64_t used = tracker.pool(pool).usage();
-      fragmentation.partner_used(*partner, pool_info(*partner), used, tracker.pool(*partner).usage(), time);
-    }
+    if (auto partner = context.pools.partner(pool); partner && *partner != pool) [[unlikely]]
+      reserve(*partner, pool, time);
   }
   // Before this pool's free space is measured: its partner's bytes as they
   // stand (a sharing or a size declared after the partner was in use).
   void hear_partner(PoolId pool, uint64_t time) {
     if (auto partner = context.pools.partner(pool); partner && *partner != pool) [[unlikely]]
-      tell_partner(*partner, time);
+      reserve(pool, *partner, time);
   }
 
   bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
