@@ -1,26 +1,35 @@
 # Shared by the HTML page tests: sourced with $out (where pages and
 # screenshots go) set. Defines $tmp (removed on exit), $fail (0 until a check
-# fails) and render NAME, which loads $out/NAME.html in headless chromium,
-# dumps its DOM to $tmp/NAME.dom, keeps a screenshot $out/NAME.png and fails
-# the test on a page script that did not finish, a console error or a URL the
-# page could fetch.
+# fails) and render NAME, which loads $out/NAME.html in headless chromium
+# (one browser for the whole test, browser.py), dumps its DOM to
+# $tmp/NAME.dom, keeps a screenshot $out/NAME.png and fails the test on a page
+# script that did not finish, a console error, a dialog or a URL the page
+# could fetch.
 browser=$(command -v chromium || command -v chromium-browser) ||
   { echo "FAIL: chromium is not installed (run scripts/setup.sh)"; exit 1; }
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+coproc BROWSER { exec python3 "$(dirname "${BASH_SOURCE[0]}")/browser.py" "$browser" "$out" "$tmp"; }
+browser_pid=$BROWSER_PID
+# On exit: end the driver's input (it closes the browser) and wait for it.
+close_browser() {
+  local fd=${BROWSER[1]:-}
+  [ -n "$fd" ] && eval "exec $fd>&-"
+  wait "$browser_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap close_browser EXIT
 fail=0
 
 # render NAME: dumps the DOM of $out/NAME.html to $tmp/NAME.dom and screenshots it.
 render() {
-  local page="file://$out/$1.html"
-  local flags=(--headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile-$1" --proxy-server=127.0.0.1:9
-               --enable-logging=stderr --v=0 --virtual-time-budget=5000 --window-size=1280,2400)
-  # A script that ran from a site name would block on alert(): the timeout turns that into a failure.
-  timeout 60 "$browser" "${flags[@]}" --dump-dom "$page" >"$tmp/$1.dom" 2>"$tmp/$1.log"
-  timeout 60 "$browser" "${flags[@]}" --screenshot="$out/$1.png" "$page" >/dev/null 2>&1
+  local rendered
+  echo "$1" >&"${BROWSER[1]}"
+  read -r rendered <&"${BROWSER[0]}" && [ "$rendered" = "$1" ] ||
+    { echo "FAIL: $1: the browser driver stopped"; fail=1; return 1; }
   grep -q 'data-rendered="ok"' "$tmp/$1.dom" ||
-    { echo "FAIL: $1: the page script did not finish rendering"; grep -i console "$tmp/$1.log" | head -5; fail=1; }
+    { echo "FAIL: $1: the page script did not finish rendering"; head -5 "$tmp/$1.log"; fail=1; }
   if grep -E 'Uncaught|CONSOLE.*([Ee]rror|Refused)' "$tmp/$1.log" | head -5 | grep .; then
     echo "FAIL: $1: console errors above"; fail=1
   fi
