@@ -6,8 +6,14 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
 #include "edgemem/analyzer.h"
 #include "edgemem/decoder.h"
+#include "plan/tflite_model.h"
+#include "static/linker_map.h"
 
 namespace edgemem::test {
 
@@ -54,8 +60,43 @@ inline std::string read_file(const std::string& path) {
   return out;
 }
 
-// The test data lives in the repository (tests/data/corpus, tests/data/SOURCES.md).
+// The test data lives in the repository (tests/data/corpus, tests/data/realworld, tests/data/SOURCES.md).
 inline std::string corpus(const std::string& name) { return std::string(EDGEMEM_TEST_DATA_DIR) + "/corpus/" + name; }
+inline std::string realworld(const std::string& name) { return std::string(EDGEMEM_TEST_DATA_DIR) + "/realworld/" + name; }
+
+// A .tflite file of the test data; one that does not parse fails the test.
+inline plan::TfliteModel tflite_model(const std::string& path) {
+  std::string bytes = read_file(path), error;
+  auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  EXPECT_TRUE(model.has_value()) << path << ": " << error;
+  return model.value_or(plan::TfliteModel{});
+}
+
+// A linker map file of the test data; one that does not parse fails the test.
+inline LinkerMap linker_map(const std::string& path) {
+  std::string text = read_file(path), error;
+  auto map = parse_linker_map(text, error);
+  EXPECT_TRUE(map.has_value()) << path << ": " << error;
+  return map.value_or(LinkerMap{});
+}
+
+inline const MapRegion* map_region(const LinkerMap& m, const std::string& name) {
+  for (const auto& r : m.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+// A [MEM] text log, a line per call, 100 cycles apart: log("ALLOC size={} align=4 offset={} site=x.cc:1", n, at).
+struct MemLog {
+  std::string text;
+  uint64_t t = 0;
+  template <typename... A>
+  void operator()(fmt::format_string<A...> f, A&&... a) {
+    text += fmt::format("[MEM][{}] ", t += 100);
+    text += fmt::format(f, std::forward<A>(a)...);
+    text += "\n";
+  }
+};
 
 // Big-endian seed-binary records.
 inline void be32(std::string& s, uint32_t v) {

@@ -14,7 +14,7 @@ namespace {
 
 namespace e2 = emt2;
 
-constexpr uint64_t kMaxText = 4096;
+constexpr uint64_t kMaxRecordText = 4096;  // a name or path record
 constexpr size_t kMaxDepth = RecordedStacks::kMaxDepth;
 
 uint32_t u32_at(const std::vector<uint8_t>& b, size_t at) {
@@ -361,7 +361,7 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
     if (!read_varint(b, at, r.v[i - first])) return false;
   if (shape.text) {
     uint64_t length = 0;
-    if (!read_varint(b, at, length) || length > kMaxText || length > b.size() - at) return false;
+    if (!read_varint(b, at, length) || length > kMaxRecordText || length > b.size() - at) return false;
     r.text.assign(reinterpret_cast<const char*>(b.data() + at), length);
     at += length;
   }

@@ -21,12 +21,6 @@ constexpr std::string_view kTag = "[MEM][";
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
-unsigned hex_digit(char c) {
-  if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
-  unsigned lower = static_cast<unsigned>(c | 0x20);
-  return lower >= 'a' && lower <= 'f' ? lower - 'a' + 10 : 16;
-}
-
 // A name token as written, its %XX escapes undone (only when it has any: the
 // usual name is read in place).
 std::string_view unescaped(std::string_view token, std::string& storage) {

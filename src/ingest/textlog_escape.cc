@@ -1,16 +1,6 @@
 #include "textlog_escape.h"
 
 namespace edgemem {
-namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string textlog_escape(std::string_view text) {
   constexpr char kHex[] = "0123456789ABCDEF";
@@ -33,9 +23,9 @@ std::string textlog_unescape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
-    int high = 0, low = 0;
-    if (text[i] == '%' && i + 2 < text.size() && (high = hex_digit(text[i + 1])) >= 0 &&
-        (low = hex_digit(text[i + 2])) >= 0) {
+    unsigned high = 0, low = 0;
+    if (text[i] == '%' && i + 2 < text.size() && (high = hex_digit(text[i + 1])) < 16 &&
+        (low = hex_digit(text[i + 2])) < 16) {
       out += static_cast<char>(high * 16 + low);
       i += 2;
     } else {

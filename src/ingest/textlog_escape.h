@@ -8,6 +8,13 @@
 
 namespace edgemem {
 
+// The value of a hexadecimal digit of either case; 16 for any other character.
+inline unsigned hex_digit(char c) {
+  if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+  unsigned lower = static_cast<unsigned>(c | 0x20);
+  return lower >= 'a' && lower <= 'f' ? lower - 'a' + 10 : 16;
+}
+
 // Space, tab, '%', '=', control characters and DEL become %XX (two upper-case
 // hex digits); every other byte is kept, so a name without them reads as before.
 std::string textlog_escape(std::string_view text);

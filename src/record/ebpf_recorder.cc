@@ -6,7 +6,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "record/attach.h"
+#include "record/clock_ns.h"
 #include "record/ebpf_elf_functions.h"
 #include "record/ebpf_process_maps.h"
 #include "record/ebpf_script.h"
@@ -40,18 +40,6 @@ constexpr uint64_t kReorderNs = 5'000'000'000;
 // bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
 // machine; this long without a new one, it has finished.
 constexpr uint64_t kSettledNs = 1'500'000'000;
-
-uint64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-uint64_t realtime_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_REALTIME, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 struct Child {
   pid_t pid = -1;

@@ -1,24 +1,17 @@
 #include "record/ebpf_recording.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
 
+#include "record/clock_ns.h"
 #include "record/ebpf_elf_functions.h"
 #include "record/ebpf_process_maps.h"
 
 namespace edgemem {
 
 namespace {
-
-uint64_t monotonic_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 bool is_runtime(const std::string& path) {
   std::string name = path.substr(path.rfind('/') + 1);

@@ -15,17 +15,6 @@
 namespace edgemem::test {
 namespace {
 
-struct Log {
-  std::string text;
-  uint64_t t = 0;
-  template <typename... A>
-  void operator()(fmt::format_string<A...> f, A&&... a) {
-    text += fmt::format("[MEM][{}] ", t += 100);
-    text += fmt::format(f, std::forward<A>(a)...);
-    text += "\n";
-  }
-};
-
 void a1(std::string& bin, uint16_t size, uint32_t address) {
   bin += '\xA1';
   bin += static_cast<char>(size >> 8);
@@ -166,7 +155,7 @@ TEST(HonestFindings, LostDataIsNamedBeforeTheVerdict) {
 
 // A heap of known extent whose fragmentation peaks at 42 % and ends at 0.
 std::unique_ptr<Run> fragmentation_peak_of_42_percent() {
-  Log log;
+  MemLog log;
   log("POOL name=heap kind=heap base=0x20000000 size=10000");
   log("INFER begin 1");
   // Free: [0, 2100) and [4100, 7000): largest 2900 of 5000 -> 42 %.
@@ -250,7 +239,7 @@ TEST(HonestFindings, BandLimitsHoldExactlyAtTenAndTwentyFivePercent) {
 }
 
 TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
-  Log log;
+  MemLog log;
   log("POOL name=heap kind=heap base=0x20000000 size=65536");
   for (int i = 1; i <= 100; ++i) {
     log("INFER begin {}", i);
@@ -280,7 +269,7 @@ TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
 // they held the most together; the sum of their peaks (it once was) called
 // a link that never overflowed over its size.
 TEST(HonestFindings, ASharedArenasMarginIsFromItsEndsAtOneMoment) {
-  Log log;
+  MemLog log;
   log("POOL name=arena kind=arena size=1000");
   log("POOL name=arena.persistent kind=arena size=1000 shares=arena");
   log("ALLOC size=600 offset=0x0 pool=arena site=prepare_scratch:1");  // head alone: 600
@@ -301,7 +290,7 @@ TEST(HonestFindings, ASharedArenasMarginIsFromItsEndsAtOneMoment) {
 // The sharing declared after both ends were in use: their common moment was
 // not followed, so the margin is the sum's bound, never the 100 % of nothing seen.
 TEST(HonestFindings, ASharingDeclaredLateFallsBackToTheSumOfThePeaks) {
-  Log log;
+  MemLog log;
   log("POOL name=arena kind=arena size=1000");
   log("POOL name=arena.persistent kind=arena size=1000");
   log("ALLOC size=600 offset=0x0 pool=arena site=scratch:1");
@@ -320,7 +309,7 @@ TEST(HonestFindings, ASharingDeclaredLateFallsBackToTheSumOfThePeaks) {
 // once moved the pool's own under a reference still read (the ASan build
 // and the fuzz target caught it).
 TEST(HonestFindings, ASharedArenasUnusedPartnerIsLookedUpSafely) {
-  Log log;
+  MemLog log;
   log("POOL name=heap kind=heap size=12288");
   for (int i = 0; i < 30; ++i) log("POOL name=spare{} kind=heap size=1024", i);
   log("POOL name=arena kind=arena size=40960");
@@ -335,7 +324,7 @@ TEST(HonestFindings, ASharedArenasUnusedPartnerIsLookedUpSafely) {
 }
 
 TEST(HonestFindings, ABlockLeakedEveryThousandthInferenceIsSaidSo) {
-  Log log;
+  MemLog log;
   for (int i = 1; i <= 3000; ++i) {
     log("INFER begin {}", i);
     if (i % 1000 == 0) log("ALLOC size=644 offset={} site=lstm.cc:88", 644 * (i / 1000));
@@ -357,7 +346,7 @@ TEST(HonestFindings, ABlockLeakedEveryThousandthInferenceIsSaidSo) {
 }
 
 TEST(HonestFindings, ALeakThatStartsHalfWayShowsItsOwnRateFromWhenItStarted) {
-  Log log;
+  MemLog log;
   for (int i = 1; i <= 400; ++i) {
     log("INFER begin {}", i);
     if (i > 200) log("ALLOC size=644 offset={} site=lstm.cc:88", 644 * i);
@@ -377,7 +366,7 @@ TEST(HonestFindings, ALeakThatStartsHalfWayShowsItsOwnRateFromWhenItStarted) {
 // 644 B leaked in each of 88 inferences, the capture cut before the 88th
 // ends; with begin markers, or end markers only (some firmware).
 std::unique_ptr<Run> cut_capture(bool begin_markers) {
-  Log log;
+  MemLog log;
   for (int i = 1; i <= 88; ++i) {
     if (begin_markers) log("INFER begin {}", i);
     log("ALLOC size=644 offset={} site=model.c:58", 644 * i);
@@ -414,7 +403,7 @@ TEST(HonestFindings, ACaptureCutAfterTheLastEndMarkerKeepsThePerInferenceRate) {
 // node's teardown allocates after the last inference ended and exits without
 // freeing: grown at no inference's end, so not a leak per inference.
 TEST(HonestFindings, BlocksMadeAfterTheLastInferenceEndedAreNotALeak) {
-  Log log;
+  MemLog log;
   for (int i = 1; i <= 200; ++i) {
     log("INFER begin {}", i);
     log("ALLOC size=64 offset=0 site=run.cc:10");
@@ -459,7 +448,7 @@ TEST(HonestFindings, ALeakGroupCountsItsOwnAllocationsAndFrees) {
 
 // The seed log numbers its inferences ("INFER begin 100"); so does the report.
 TEST(HonestFindings, InferencesKeepTheDevicesOwnNumbers) {
-  Log log;
+  MemLog log;
   for (int i = 97; i <= 100; ++i) {
     log("INFER begin {}", i);
     log("ALLOC size={} offset=0 site=op.cc:1", i == 100 ? 4096 : 1024);
@@ -484,7 +473,7 @@ TEST(HonestFindings, InferencesKeepTheDevicesOwnNumbers) {
 // inference 1; per inference 50 B .. 100 B"). With end markers only, the
 // next end closes it, so it belongs to that next inference.
 TEST(HonestFindings, EventsBetweenInferencesBelongToNone) {
-  Log log;
+  MemLog log;
   log("POOL name=arena kind=arena size=1000");
   log("INFER begin 1");
   log("ALLOC size=100 offset=0 pool=arena site=a.c:1");
@@ -514,7 +503,7 @@ TEST(HonestFindings, EventsBetweenInferencesBelongToNone) {
   EXPECT_NE(text_of(*run, "log").find("Peak          950 B after the last inference"), std::string::npos)
       << text_of(*run, "log");
 
-  Log ends;
+  MemLog ends;
   ends("ALLOC size=64 addr=0x100 site=a.c:1");
   ends("INFER end 1");
   ends("ALLOC size=3000 addr=0x1000 site=c.c:1");  // inside inference 2

@@ -10,17 +10,6 @@
 namespace edgemem::test {
 namespace {
 
-struct Log {
-  std::string text;
-  uint64_t t = 0;
-  template <typename... A>
-  void operator()(fmt::format_string<A...> f, A&&... a) {
-    text += fmt::format("[MEM][{}] ", t += 100);
-    text += fmt::format(f, std::forward<A>(a)...);
-    text += "\n";
-  }
-};
-
 const AllocFailure* first_failure(const AnalysisResult& r) {
   return r.fragmentation.failures.empty() ? nullptr : &r.fragmentation.failures.front();
 }
@@ -28,7 +17,7 @@ const AllocFailure* first_failure(const AnalysisResult& r) {
 // Seed 001 §4.1: a custom LSTM op allocates a 161-float state cache every
 // inference and never returns it.
 TEST(SeedCases, LstmLeaks644BytesPerInferenceAtItsSite) {
-  Log log;
+  MemLog log;
   log("ALLOC size=40588 align=16 offset=0 site=micro_allocator.cc:310");
   uint64_t top = 40588;
   for (int i = 1; i <= 400; ++i) {
@@ -65,7 +54,7 @@ TEST(SeedCases, LstmLeaks644BytesPerInferenceAtItsSite) {
 // Seed 001 §4.1 log: "Arena used" 41232, 41876, 42520, 43164 at inference
 // 100, 200, 300, 400 - the water mark climbs in steps of 644 B.
 TEST(SeedCases, LstmStairStepsOf644BytesEveryHundredInferences) {
-  Log log;
+  MemLog log;
   log("ALLOC size=40588 align=16 offset=0 site=micro_allocator.cc:310");
   uint64_t top = 40588;
   std::vector<double> usage;
@@ -112,7 +101,7 @@ TEST(SeedCases, LstmStairStepsOf644BytesEveryHundredInferences) {
 // Seed 001 §4.1 "common mistake": A then B allocated, A freed first - the
 // counts balance but B keeps A's space stranded below it.
 TEST(SeedCases, OutOfLifoFreeStrandsArenaSpaceWhileCountsBalance) {
-  Log log;
+  MemLog log;
   uint64_t b_live = 0;
   bool have_b = false;
   for (int i = 1; i <= 10; ++i) {
@@ -148,7 +137,7 @@ TEST(SeedCases, OutOfLifoFreeStrandsArenaSpaceWhileCountsBalance) {
 // Seed 001 §4.2: variable MFCC shapes fragment the heap - 33 %, 56 %, 73 %,
 // then a 4 KB request fails while 11 KB are free.
 TEST(SeedCases, MfccFragmentationFailsA4KRequestWith11KFree) {
-  Log log;
+  MemLog log;
   log("POOL name=heap kind=heap base=0x20000000 size=16384");
   auto alloc = [&](uint64_t off, uint64_t size) {
     log("ALLOC size={} addr=0x{:x} pool=heap site=mfcc.c:57", size, 0x20000000 + off);
@@ -207,7 +196,7 @@ TEST(SeedCases, MfccFragmentationFailsA4KRequestWith11KFree) {
 // Seed 001 §4.3: INT8 DepthwiseConv needs a 32-bit accumulator; at the 8th
 // inference it asks for 4096 B with 3072 B left in the 96 KB arena.
 TEST(SeedCases, DepthwiseConvOverflowsTheArenaBy1024Bytes) {
-  Log log;
+  MemLog log;
   log("POOL name=arena kind=arena size=98304");
   log("ALLOC size=95232 align=16 offset=0 site=micro_allocator.cc:310 pool=arena");
   for (int i = 1; i <= 10; ++i) {
@@ -283,7 +272,7 @@ TEST(SeedCases, PlainSeedRecordsWithoutMarkersListEveryLiveBlockAsLeak) {
 
 // Seed 000: ONNX aligns to 64 B where ARMv7-M needs 8 B.
 TEST(SeedCases, SixtyFourByteAlignmentPaddingIsCountedAgainstEightByte) {
-  Log log;
+  MemLog log;
   log("ALLOC size=100 align=64 addr=0x1000 site=ort_alloc.cc:12");
   log("ALLOC size=200 align=64 addr=0x1080 site=ort_alloc.cc:12");
   log("ALLOC size=2 align=4 addr=0x1200 site=ort_alloc.cc:20");  // stays at 4: 2 B, not the 6 B of 8
@@ -296,7 +285,7 @@ TEST(SeedCases, SixtyFourByteAlignmentPaddingIsCountedAgainstEightByte) {
 // Seed 002: a custom audio front end mallocs 200 B in Init per inference and
 // never frees it; heap_free sinks from 48 KB towards 12 KB.
 TEST(SeedCases, AudioFrontendLeaks200BytesPerInferenceOnTheHeap) {
-  Log log;
+  MemLog log;
   log("POOL name=heap kind=heap base=0x20000000 size=49152");
   for (int i = 1; i <= 184; ++i) {
     log.t = static_cast<uint64_t>(i) * 1000000000ull;  // one inference every 10 s at 100 MHz
@@ -325,7 +314,7 @@ TEST(SeedCases, AudioFrontendLeaks200BytesPerInferenceOnTheHeap) {
 // Seed 004: memleak shows 1048576 bytes in 1024 allocations from
 // PreprocessInput: a temporary colour-converted tensor never freed.
 TEST(SeedCases, PreprocessInputLeaksOneMebibyteIn1024Allocations) {
-  Log log;
+  MemLog log;
   for (int i = 1; i <= 1024; ++i) {
     log("INFER begin {}", i);
     log("ALLOC size=1024 addr=0x{:x} site=TensorRTInference::PreprocessInput", 0x7f0000000000 + i * 0x1000);

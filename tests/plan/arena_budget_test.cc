@@ -15,14 +15,6 @@ namespace {
 using edgemem::test::corpus;
 using edgemem::test::read_file;
 
-TfliteModel load(const std::string& file) {
-  std::string bytes = read_file(corpus(file.rfind("tflite/", 0) == 0 ? file : "tflite/" + file));
-  std::string error;
-  auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
-  EXPECT_TRUE(m.has_value()) << file << ": " << error;
-  return m.value_or(TfliteModel{});
-}
-
 uint64_t tail_item(const ArenaBudget& b, const std::string& prefix) {
   for (const auto& i : b.tail)
     if (i.what.rfind(prefix, 0) == 0) return i.bytes;
@@ -36,7 +28,7 @@ TEST(ArenaBudget, HeadAndTailMatchTflmMeasurementsOnX86_64) {
   for (const auto& m : models) {
     std::string file = m["model_file"].get<std::string>().substr(std::string("corpus/").size());
     SCOPED_TRACE(file);
-    TfliteModel model = load(file);
+    TfliteModel model = test::tflite_model(corpus(file));
     ASSERT_EQ(model.all_tensor_count, m["tensor_count"].get<size_t>());
     ASSERT_EQ(model.all_op_count, m["node_and_registration_count"].get<size_t>());
     ArenaBudget b = arena_budget(model, Target::x86_64);
@@ -61,7 +53,7 @@ TEST(ArenaBudget, HeadAndTailMatchTflmMeasurementsOnX86_64) {
 }
 
 TEST(ArenaBudget, KeywordScratchIsTheSvdfAccumulators) {
-  ArenaBudget b = arena_budget(load("tflm_keyword_scrambled.tflite"), Target::cortex_m);
+  ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/tflm_keyword_scrambled.tflite")), Target::cortex_m);
   EXPECT_EQ(b.tensor_bytes, 288u);
   EXPECT_EQ(b.head_bytes, 672u);  // 288 B of tensors + 2 x 256 B int32 scratch beside op 1's 160 B
   ASSERT_EQ(b.scratch.size(), 7u);
@@ -69,7 +61,7 @@ TEST(ArenaBudget, KeywordScratchIsTheSvdfAccumulators) {
 }
 
 TEST(ArenaBudget, ThirtyTwoBitTargetNeedsLessTailThanX86_64) {
-  TfliteModel m = load("tflm_test_conv_model.tflite");
+  TfliteModel m = test::tflite_model(corpus("tflite/tflm_test_conv_model.tflite"));
   ArenaBudget arm = arena_budget(m, Target::cortex_m), x86 = arena_budget(m, Target::x86_64);
   EXPECT_EQ(arm.head_bytes, x86.head_bytes);  // tensors do not depend on pointer size
   EXPECT_LT(arm.tail_bytes, x86.tail_bytes);
@@ -77,7 +69,7 @@ TEST(ArenaBudget, ThirtyTwoBitTargetNeedsLessTailThanX86_64) {
 }
 
 TEST(ArenaBudget, OperatorsWithoutACostModelAreSaidSo) {
-  ArenaBudget b = arena_budget(load("tflm_person_detect_vela.tflite"), Target::cortex_m);
+  ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/tflm_person_detect_vela.tflite")), Target::cortex_m);
   EXPECT_FALSE(b.complete);
   ASSERT_EQ(b.unmodelled.size(), 1u);
   EXPECT_EQ(b.unmodelled[0], "ethos-u");
@@ -91,7 +83,7 @@ TEST(ArenaBudget, DeclaredArenasOfPublicExamplesHoldTheRecommendation) {
     if (file.find(' ') != std::string::npos || file.find('*') != std::string::npos) continue;  // several models
     if (file == "tflm_simple_add_model.tflite") continue;  // its example never allocates this model's tensors
     SCOPED_TRACE(file);
-    ArenaBudget b = arena_budget(load(file), Target::cortex_m);
+    ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/" + std::string(file))), Target::cortex_m);
     EXPECT_LE(b.recommended_bytes, e["bytes"].get<uint64_t>());
     ++checked;
   }

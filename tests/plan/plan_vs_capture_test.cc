@@ -27,14 +27,6 @@ std::string capture_bytes(const std::string& model) {
   return read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/tflm_captures/" + model + ".emt");
 }
 
-TfliteModel load(const std::string& model) {
-  std::string bytes = read_file(corpus("tflite/" + model + ".tflite"));
-  std::string error;
-  auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
-  EXPECT_TRUE(m.has_value()) << model << ": " << error;
-  return m.value_or(TfliteModel{});
-}
-
 std::optional<TflmCapture> read_capture(const std::string& bytes) {
   std::string error;
   auto c = read_tflm_capture({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "capture.emt", error);
@@ -66,7 +58,7 @@ TEST(PlanVsCapture, EachTensorIsReportedWhereTheCaptureShowsItAndSameOnlyAtThePl
     ASSERT_FALSE(truth.empty());
     auto capture = read_capture(bytes);
     ASSERT_TRUE(capture);
-    const TfliteModel m = load(model);
+    const TfliteModel m = test::tflite_model(corpus("tflite/" + std::string(model) + ".tflite"));
     const PlanVsCapture c = compare_plan_with_capture(m, Target::x86_64, *capture);
     size_t seen = 0;
     for (const TensorComparison& t : c.tensors) {
@@ -94,7 +86,7 @@ TEST(PlanVsCapture, TflmGreedyPlanMatchesTheRealPlacementOfEveryTensor) {
     SCOPED_TRACE(model);
     auto capture = read_capture(capture_bytes(model));
     ASSERT_TRUE(capture);
-    const PlanVsCapture c = compare_plan_with_capture(load(model), Target::x86_64, *capture);
+    const PlanVsCapture c = compare_plan_with_capture(test::tflite_model(corpus("tflite/" + std::string(model) + ".tflite")), Target::x86_64, *capture);
     for (const TensorComparison& t : c.tensors) EXPECT_TRUE(t.matches()) << "tensor " << t.tensor;
     EXPECT_EQ(c.predicted_head_bytes, c.captured_head_bytes);
   }
@@ -112,7 +104,7 @@ TEST(PlanVsCapture, EveryCaptureMatchesTheX8664PlanHeadTailAndTensors) {
     SCOPED_TRACE(model);
     auto capture = read_capture(capture_bytes(model));
     ASSERT_TRUE(capture);
-    const PlanVsCapture c = compare_plan_with_capture(load(model), Target::x86_64, *capture);
+    const PlanVsCapture c = compare_plan_with_capture(test::tflite_model(corpus("tflite/" + std::string(model) + ".tflite")), Target::x86_64, *capture);
     EXPECT_TRUE(c.matches()) << testing::PrintToString(c.differences);
     ++checked;
   }
@@ -140,7 +132,7 @@ std::string with_tensor_moved(std::string bytes, int32_t tensor, uint32_t offset
 
 TEST(PlanVsCapture, ATensorMovedInTheCaptureIsNamedAsADifference) {
   const std::string model = "tflm_keyword_scrambled";
-  const TfliteModel m = load(model);
+  const TfliteModel m = test::tflite_model(corpus("tflite/" + std::string(model) + ".tflite"));
   auto original = read_capture(capture_bytes(model));
   ASSERT_TRUE(original);
   const CapturedTensor moved = original->tensors.at(original->tensors.size() / 2);

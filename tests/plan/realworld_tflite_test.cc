@@ -14,14 +14,6 @@
 namespace edgemem::plan {
 namespace {
 
-TfliteModel load(const std::string& name) {
-  std::string bytes = test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/tflite/" + name);
-  std::string error;
-  auto model = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
-  EXPECT_TRUE(model.has_value()) << name << ": " << error;
-  return model.value_or(TfliteModel{});
-}
-
 std::vector<std::string> names(const TfliteModel& m) {
   std::vector<std::string> out;
   for (const TfliteOp& op : m.ops) out.push_back(operator_name(op));
@@ -34,18 +26,18 @@ bool has(const std::vector<std::string>& list, const std::string& item) {
 
 TEST(RealworldTflite, EveryBuiltinOperatorHasItsSchemaName) {
   // Codes 36, 69, 77, 83, 126 and 11 were printed BUILTIN_<n>.
-  auto ops = names(load("litert_dynamic_shapes.tflite"));
+  auto ops = names(test::tflite_model(test::realworld("tflite/litert_dynamic_shapes.tflite")));
   for (const char* name : {"GATHER", "TILE", "SHAPE", "PACK", "BATCH_MATMUL", "L2_NORMALIZATION", "STRIDED_SLICE"})
     EXPECT_TRUE(has(ops, name)) << name;
   for (const auto& op : ops) EXPECT_FALSE(op.starts_with("BUILTIN_")) << op;
-  EXPECT_TRUE(has(names(load("litert_multi_subgraphs_while.tflite")), "WHILE"));
+  EXPECT_TRUE(has(names(test::tflite_model(test::realworld("tflite/litert_multi_subgraphs_while.tflite"))), "WHILE"));
   EXPECT_EQ(builtin_operator_name(123), "SELECT_V2");
   EXPECT_EQ(builtin_operator_name(209), "STABLEHLO_CASE");  // the last code schema.fbs names
   EXPECT_EQ(builtin_operator_name(210), "");
 }
 
 TEST(RealworldTflite, AFlexModelIsRefusedWithNoArenaSize) {
-  ArenaBudget b = arena_budget(load("litert_multi_add_flex.tflite"), Target::cortex_m);
+  ArenaBudget b = arena_budget(test::tflite_model(test::realworld("tflite/litert_multi_add_flex.tflite")), Target::cortex_m);
   EXPECT_FALSE(b.runnable());
   ASSERT_EQ(b.blockers.size(), 1u);
   EXPECT_TRUE(b.blockers[0].starts_with("FlexAddV2 ")) << b.blockers[0];
@@ -53,21 +45,21 @@ TEST(RealworldTflite, AFlexModelIsRefusedWithNoArenaSize) {
 }
 
 TEST(RealworldTflite, ABuiltinWithoutATfliteMicroKernelIsRefused) {
-  ArenaBudget b = arena_budget(load("litert_dynamic_shapes.tflite"), Target::cortex_m);
+  ArenaBudget b = arena_budget(test::tflite_model(test::realworld("tflite/litert_dynamic_shapes.tflite")), Target::cortex_m);
   ASSERT_EQ(b.blockers.size(), 1u);  // GATHER, SHAPE, BATCH_MATMUL... have kernels; TILE has none
   EXPECT_TRUE(b.blockers[0].starts_with("TILE ")) << b.blockers[0];
   EXPECT_EQ(b.recommended_bytes, 0u);
 }
 
 TEST(RealworldTflite, ControlFlowTfliteMicroRunsIsNotRefused) {
-  ArenaBudget b = arena_budget(load("litert_multi_subgraphs_while.tflite"), Target::cortex_m);
+  ArenaBudget b = arena_budget(test::tflite_model(test::realworld("tflite/litert_multi_subgraphs_while.tflite")), Target::cortex_m);
   EXPECT_TRUE(b.runnable());
   EXPECT_GT(b.recommended_bytes, 0u);
   EXPECT_FALSE(b.complete);  // the WHILE bodies are not costed, and it says so
 }
 
 TEST(RealworldTflite, TensorBytesAreElementSizeTimesDimsNotTheAlignedSize) {
-  TfliteModel m = load("litert_multi_subgraphs_while.tflite");
+  TfliteModel m = test::tflite_model(test::realworld("tflite/litert_multi_subgraphs_while.tflite"));
   bool unaligned = false;
   for (const PlanBuffer& b : planned_buffers(m)) {
     const TfliteTensor& t = m.tensors[static_cast<size_t>(b.tensor)];

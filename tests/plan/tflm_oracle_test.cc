@@ -24,14 +24,6 @@ nlohmann::json measured() {
   return nlohmann::json::parse(read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/tflm_arena_measured.json"));
 }
 
-TfliteModel load(const std::string& file) {
-  std::string bytes = read_file(corpus("tflite/" + file));
-  std::string error;
-  auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
-  EXPECT_TRUE(m.has_value()) << file << ": " << error;
-  return m.value_or(TfliteModel{});
-}
-
 TEST(TflmOracle, EveryCorpusModelWasMeasured) {
   const auto models = measured()["models"];
   for (const auto& entry : std::filesystem::directory_iterator(corpus("tflite"))) {
@@ -50,7 +42,7 @@ TEST(TflmOracle, CompleteEstimatesCoverTheMeasuredMinimumWithinTenPercent) {
       EXPECT_FALSE(m.contains("edgemem_known_gap")) << "a gap is only recorded for models TFLite Micro runs";
       continue;
     }
-    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    const ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/" + std::string(file))), Target::x86_64);
     const uint64_t minimum = m["min_arena_bytes"];
     const bool covers = b.recommended_bytes >= minimum;
     const bool tight = static_cast<double>(b.recommended_bytes) <= 1.10 * static_cast<double>(minimum);
@@ -84,7 +76,7 @@ TEST(TflmOracle, LstmSignalAndTransposeConvModelsAreCostedAndCovered) {
                            "tflm_dtln_noise_suppression.tflite", "tflm_audio_preprocessor_int8.tflite",
                            "tflm_audio_preprocessor_float.tflite", "tflm_seanet_transpose_conv4.tflite"}) {
     SCOPED_TRACE(file);
-    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    const ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/" + std::string(file))), Target::x86_64);
     EXPECT_TRUE(b.complete);
     EXPECT_GE(b.recommended_bytes, models[file]["min_arena_bytes"].get<uint64_t>());
   }
@@ -105,7 +97,7 @@ TEST(TflmOracle, ModelsWhoseKernelTfliteMicroRefusesGetNoRecommendation) {
     SCOPED_TRACE(file);
     ++checked;
     const std::string op = status.substr(node + 5, status.find(' ', node + 5) - node - 5);
-    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    const ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/" + std::string(file))), Target::x86_64);
     EXPECT_FALSE(b.runnable());
     EXPECT_EQ(b.recommended_bytes, 0u);
     bool named = false;
@@ -118,7 +110,7 @@ TEST(TflmOracle, ModelsWhoseKernelTfliteMicroRefusesGetNoRecommendation) {
 // mlperftiny's float KWS model keeps int8 weights: conv_common.cc's
 // ConvPrepare accepts float32 input only with float32 weights.
 TEST(TflmOracle, FloatInputWithInt8WeightsIsRefusedForConv2d) {
-  const ArenaBudget b = arena_budget(load("mlperftiny_kws_ref_model_float32.tflite"), Target::cortex_m);
+  const ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/mlperftiny_kws_ref_model_float32.tflite")), Target::cortex_m);
   ASSERT_FALSE(b.blockers.empty());
   EXPECT_EQ(b.blockers.front().rfind("CONV_2D (float32 input with int8 weights", 0), 0u) << b.blockers.front();
   EXPECT_EQ(b.recommended_bytes, 0u);
@@ -130,7 +122,7 @@ TEST(TflmOracle, AudioPreprocessorsFitAnAlignedArenaWithoutTheAlignmentAllowance
   const auto models = measured()["models"];
   for (const char* file : {"tflm_audio_preprocessor_int8.tflite", "tflm_audio_preprocessor_float.tflite"}) {
     SCOPED_TRACE(file);
-    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    const ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/" + std::string(file))), Target::x86_64);
     EXPECT_GE(b.recommended_bytes - b.alignment_bytes, models[file]["min_arena_bytes"].get<uint64_t>());
   }
 }
@@ -141,7 +133,7 @@ TEST(TflmOracle, SmallModelsAreNotChargedThePreparePeakBesideTheWholeTail) {
   const auto models = measured()["models"];
   for (const char* file : {"tflm_hello_world_int8.tflite", "tflm_hello_world_float.tflite"}) {
     SCOPED_TRACE(file);
-    const ArenaBudget b = arena_budget(load(file), Target::x86_64);
+    const ArenaBudget b = arena_budget(test::tflite_model(corpus("tflite/" + std::string(file))), Target::x86_64);
     EXPECT_LT(b.recommended_bytes, b.alignment_bytes + b.allocator_bytes + b.tail_bytes + b.prepare_bytes);
     EXPECT_LE(static_cast<double>(b.recommended_bytes), 1.02 * models[file]["min_arena_bytes"].get<double>());
   }

@@ -12,19 +12,6 @@ namespace {
 using edgemem::test::corpus;
 using edgemem::test::read_file;
 
-LinkerMap load(const std::string& path) {
-  std::string error;
-  auto map = parse_linker_map(read_file(corpus(path)), error);
-  EXPECT_TRUE(map.has_value()) << path << ": " << error;
-  return map.value_or(LinkerMap{});
-}
-
-const MapRegion* region(const LinkerMap& m, const std::string& name) {
-  for (const auto& r : m.regions)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 uint64_t used(const LinkerMap& m, RegionKind kind) {
   uint64_t sum = 0;
   for (const auto& r : m.regions)
@@ -46,7 +33,7 @@ TEST(ArmlinkMap, TotalsEqualGrandTotalsOfEveryCorpusMap) {
   };
   for (const Armlink& c : cases) {
     SCOPED_TRACE(c.file);
-    LinkerMap m = load(std::string("map_armlink/") + c.file);
+    LinkerMap m = test::linker_map(corpus(std::string("map_armlink/") + c.file));
     EXPECT_EQ(m.toolchain, "armlink");
     EXPECT_EQ(m.totals.code, c.code);
     EXPECT_EQ(m.totals.ro_data, c.ro);
@@ -63,10 +50,10 @@ TEST(ArmlinkMap, TotalsEqualGrandTotalsOfEveryCorpusMap) {
 }
 
 TEST(ArmlinkMap, CompressedRwAndEmptyLoadRegions) {
-  LinkerMap m = load("map_armlink/stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.map");
-  ASSERT_NE(region(m, "LR_IROM1"), nullptr);
-  EXPECT_EQ(region(m, "LR_IROM1")->used, 0x1844u);  // COMPRESSED[0x00001844], not Size 0x1f58
-  EXPECT_EQ(region(m, "LR_IROM1")->length, 0x100000u);
+  LinkerMap m = test::linker_map(corpus("map_armlink/stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.map"));
+  ASSERT_NE(test::map_region(m, "LR_IROM1"), nullptr);
+  EXPECT_EQ(test::map_region(m, "LR_IROM1")->used, 0x1844u);  // COMPRESSED[0x00001844], not Size 0x1f58
+  EXPECT_EQ(test::map_region(m, "LR_IROM1")->length, 0x100000u);
   EXPECT_EQ(m.stated["RW Data (compressed)"], 1548u);
   // The CNN's activation buffers are the big ZI symbols of ai.o / main.o.
   uint64_t largest = 0;
@@ -78,12 +65,12 @@ TEST(ArmlinkMap, CompressedRwAndEmptyLoadRegions) {
       EXPECT_EQ(symbol_role(s, section_kind(m, s.section)), "model weights");
     }
 
-  LinkerMap ti = load("map_armlink/bairu_nuedc2024h_mspm0g3507_ac6_6.22.map");
-  ASSERT_NE(region(ti, "LR_BCR"), nullptr);
-  EXPECT_EQ(region(ti, "LR_BCR")->used, 0u);
-  EXPECT_EQ(region(ti, "LR_BSL")->used, 0u);
-  EXPECT_EQ(region(ti, "RW_IRAM2")->origin, 0x20200000u);
-  EXPECT_EQ(region(ti, "RW_IRAM2")->length, 0x8000u);
+  LinkerMap ti = test::linker_map(corpus("map_armlink/bairu_nuedc2024h_mspm0g3507_ac6_6.22.map"));
+  ASSERT_NE(test::map_region(ti, "LR_BCR"), nullptr);
+  EXPECT_EQ(test::map_region(ti, "LR_BCR")->used, 0u);
+  EXPECT_EQ(test::map_region(ti, "LR_BSL")->used, 0u);
+  EXPECT_EQ(test::map_region(ti, "RW_IRAM2")->origin, 0x20200000u);
+  EXPECT_EQ(test::map_region(ti, "RW_IRAM2")->length, 0x8000u);
 }
 
 struct Iar {
@@ -99,7 +86,7 @@ TEST(IarMap, TotalsEqualTheBytesOfMemoryLines) {
   };
   for (const Iar& c : cases) {
     SCOPED_TRACE(c.file);
-    LinkerMap m = load(std::string("map_iar/") + c.file);
+    LinkerMap m = test::linker_map(corpus(std::string("map_iar/") + c.file));
     EXPECT_EQ(m.toolchain, "IAR ILINK");
     EXPECT_EQ(m.totals.code, c.code);
     EXPECT_EQ(m.totals.ro_data, c.ro);
@@ -112,19 +99,19 @@ TEST(IarMap, TotalsEqualTheBytesOfMemoryLines) {
 }
 
 TEST(IarMap, PlacementRangesAndArchiveMembers) {
-  LinkerMap m = load("map_iar/iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map");
-  const MapRegion* ram = region(m, "P4");
+  LinkerMap m = test::linker_map(corpus("map_iar/iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map"));
+  const MapRegion* ram = test::map_region(m, "P4");
   ASSERT_NE(ram, nullptr);
   EXPECT_EQ(ram->origin, 0x20000000u);
   EXPECT_EQ(ram->length, 192u * 1024);  // three ranges joined by '|'
-  EXPECT_EQ(region(m, "P1")->length, 2u * 1024 * 1024);
+  EXPECT_EQ(test::map_region(m, "P1")->length, 2u * 1024 * 1024);
   bool member = false;
   for (const auto& c : m.contributions) member |= c.object == "dl7M_tln.a(xscanfsmall_nomb.o)";
   EXPECT_TRUE(member);
   // CSTACK lives in CCM RAM in the 7.60 template.
-  LinkerMap ccm = load("map_iar/tylerpedley_stm32f4_template_ewarm7.60.map");
-  EXPECT_EQ(region(ccm, "P3")->origin, 0x10000000u);
-  EXPECT_EQ(region(ccm, "P3")->used, 8192u);
+  LinkerMap ccm = test::linker_map(corpus("map_iar/tylerpedley_stm32f4_template_ewarm7.60.map"));
+  EXPECT_EQ(test::map_region(ccm, "P3")->origin, 0x10000000u);
+  EXPECT_EQ(test::map_region(ccm, "P3")->used, 8192u);
 }
 
 TEST(LinkerMap, RejectsTextThatIsNoMap) {

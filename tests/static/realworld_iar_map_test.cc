@@ -10,20 +10,6 @@
 namespace edgemem {
 namespace {
 
-LinkerMap load(const std::string& name) {
-  std::string text = test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/iar/" + name), error;
-  EXPECT_FALSE(text.empty()) << name;
-  auto map = parse_linker_map(text, error);
-  EXPECT_TRUE(map.has_value()) << name << ": " << error;
-  return map.value_or(LinkerMap{});
-}
-
-const MapRegion* region(const LinkerMap& m, const std::string& name) {
-  for (const auto& r : m.regions)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 uint64_t used(const LinkerMap& m, RegionKind kind) {
   uint64_t sum = 0;
   for (const auto& r : m.regions)
@@ -38,34 +24,34 @@ uint64_t used(const LinkerMap& m, RegionKind kind) {
 // of [0x000000-0x0007ff]". edgemem read flash as 0, every "place at" as an
 // overflowing region at 0, and P3-P5 as an empty region of length 0.
 TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
-  LinkerMap m = load("wathui99_fptlab_stm8l152_ewstm8_3.11.1.map");
+  LinkerMap m = test::linker_map(test::realworld("iar/wathui99_fptlab_stm8l152_ewstm8_3.11.1.map"));
   // The map: 7 591 + 510 bytes of readonly memory, 1 815 of readwrite; GNU
   // size on the .out linked with it: text 8101, bss 1815.
   EXPECT_EQ(used(m, RegionKind::flash), 7591u + 510u);
   EXPECT_EQ(used(m, RegionKind::ram), 1815u);
   for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
 
-  const MapRegion* ro = region(m, "P3-P5");
+  const MapRegion* ro = test::map_region(m, "P3-P5");
   ASSERT_NE(ro, nullptr);
   EXPECT_EQ(ro->kind, RegionKind::flash);
   EXPECT_EQ(ro->origin, 0x8000u);
   EXPECT_EQ(ro->length, 0x8000u);  // P3, P4 and P5 share one range
   EXPECT_EQ(ro->used, 0x1f25u);
-  EXPECT_EQ(region(m, "P4"), nullptr);  // filled as one, not three empty regions
+  EXPECT_EQ(test::map_region(m, "P4"), nullptr);  // filled as one, not three empty regions
 
-  const MapRegion* vectors = region(m, "A2");
+  const MapRegion* vectors = test::map_region(m, "A2");
   ASSERT_NE(vectors, nullptr);
   EXPECT_EQ(vectors->kind, RegionKind::flash);  // a block, but of read-only contents
   EXPECT_EQ(vectors->origin, 0x8000u);
   EXPECT_TRUE(vectors->position_only);
 
-  const MapRegion* stack = region(m, "A1");
+  const MapRegion* stack = test::map_region(m, "A1");
   ASSERT_NE(stack, nullptr);
   EXPECT_EQ(stack->kind, RegionKind::ram);
   EXPECT_EQ(stack->origin, 0x700u);  // "place at end of [0x000000-0x0007ff]"
   EXPECT_EQ(stack->used, 0x100u);
 
-  const MapRegion* data = region(m, "P2");
+  const MapRegion* data = test::map_region(m, "P2");
   ASSERT_NE(data, nullptr);
   EXPECT_EQ(data->kind, RegionKind::ram);
   EXPECT_EQ(data->length, 0x800u);
@@ -77,15 +63,15 @@ TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
 // edgemem showed P3 and P4 empty and a third region P3-P4 of length 0,
 // "OVERFLOWED by 7,888 B".
 TEST(RealworldIarMap, AGroupOfPlacementsIsOneRegionOverTheirRange) {
-  LinkerMap m = load("liteos_frdmkw41z_ewarm8.11.1.map");
+  LinkerMap m = test::linker_map(test::realworld("iar/liteos_frdmkw41z_ewarm8.11.1.map"));
   for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
-  const MapRegion* ram = region(m, "P3-P4");
+  const MapRegion* ram = test::map_region(m, "P3-P4");
   ASSERT_NE(ram, nullptr);
   EXPECT_EQ(ram->kind, RegionKind::ram);
   EXPECT_EQ(ram->origin, 0x1fff8000u);
   EXPECT_EQ(ram->length, 0x20017c00u - 0x1fff8000u);  // [from 0x1fff8000 to 0x20017bff], once
   EXPECT_EQ(ram->used, 7888u);
-  EXPECT_EQ(region(m, "P3"), nullptr);
+  EXPECT_EQ(test::map_region(m, "P3"), nullptr);
   // The map: 21'671 + 3'311 bytes of readonly memory.
   EXPECT_EQ(used(m, RegionKind::flash), 21671u + 3311u);
 }

@@ -12,36 +12,16 @@
 namespace edgemem {
 namespace {
 
-std::string realworld_path(const std::string& name) {
-  return std::string(EDGEMEM_SOURCE_DIR) + "/tests/data/realworld/" + name;
-}
-
-std::string realworld(const std::string& name) { return test::read_file(realworld_path(name)); }
-
-LinkerMap load(const std::string& name) {
-  std::string text = realworld(name), error;
-  EXPECT_FALSE(text.empty()) << name;
-  auto map = parse_linker_map(text, error);
-  EXPECT_TRUE(map.has_value()) << name << ": " << error;
-  return map.value_or(LinkerMap{});
-}
-
 const MapSection* section(const LinkerMap& m, const std::string& name) {
   for (const auto& s : m.sections)
     if (s.name == name) return &s;
   return nullptr;
 }
 
-const MapRegion* region(const LinkerMap& m, const std::string& name) {
-  for (const auto& r : m.regions)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
 // Zephyr on ESP32: iterable sections have no leading dot, and ld wraps
 // their numbers onto the next line ("log_const_sections\n  0x3ffb02b8 0x30").
 TEST(RealworldGnuMap, ZephyrSectionsWithoutADotAreReadWithTheirWrappedNumbers) {
-  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  LinkerMap m = test::linker_map(test::realworld("map/microdoom_zephyr_esp32.map"));
   const MapSection* log_const = section(m, "log_const_sections");
   ASSERT_NE(log_const, nullptr);
   EXPECT_EQ(log_const->address, 0x3ffb02b8u);
@@ -57,8 +37,8 @@ TEST(RealworldGnuMap, ZephyrSectionsWithoutADotAreReadWithTheirWrappedNumbers) {
 }
 
 TEST(RealworldGnuMap, EveryAllocatedSectionOfTheElfIsInTheMapAndNothingElseIs) {
-  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
-  auto elf = nlohmann::json::parse(realworld("map/microdoom_zephyr_esp32.elf_sections.json"));
+  LinkerMap m = test::linker_map(test::realworld("map/microdoom_zephyr_esp32.map"));
+  auto elf = nlohmann::json::parse(test::read_file(test::realworld("map/microdoom_zephyr_esp32.elf_sections.json")));
   for (const auto& e : elf["sections"]) {
     std::string name = e["name"];
     bool alloc = e["flags"].get<std::string>().find('A') != std::string::npos;
@@ -78,8 +58,8 @@ TEST(RealworldGnuMap, EveryAllocatedSectionOfTheElfIsInTheMapAndNothingElseIs) {
 // .xtensa.info (not allocated, address 0) once landed in the 32-byte
 // mcuboot_hdr region at 0: "56 B of 32 B, OVERFLOWED by 24 B".
 TEST(RealworldGnuMap, UnallocatedSectionsAtAddressZeroFillNoRegion) {
-  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
-  const MapRegion* header = region(m, "mcuboot_hdr");
+  LinkerMap m = test::linker_map(test::realworld("map/microdoom_zephyr_esp32.map"));
+  const MapRegion* header = test::map_region(m, "mcuboot_hdr");
   ASSERT_NE(header, nullptr);
   EXPECT_EQ(header->used, 32u);  // .mcuboot_header, 32 B in the ELF
   EXPECT_EQ(overflow_bytes(*header), 0u);
@@ -90,16 +70,16 @@ TEST(RealworldGnuMap, UnallocatedSectionsAtAddressZeroFillNoRegion) {
 // loads from flash was "data" (code 0 B). With the ELF the flags decide,
 // and the totals are what binutils' `size` prints for that ELF.
 TEST(RealworldGnuMap, SectionKindsFollowRegionsAndWithTheElfItsFlags) {
-  LinkerMap m = load("map/microdoom_zephyr_esp32.map");
+  LinkerMap m = test::linker_map(test::realworld("map/microdoom_zephyr_esp32.map"));
   EXPECT_EQ(section(m, "text")->kind, SectionKind::code);  // runs from IRAM, loaded from flash
   EXPECT_EQ(section(m, "rodata")->kind, SectionKind::rodata);
   EXPECT_EQ(section(m, ".dram0.data")->kind, SectionKind::data);
   EXPECT_EQ(section(m, "k_heap_area")->kind, SectionKind::data);  // k_heap structs, not a NOLOAD heap
 
   std::string error;
-  auto elf = read_elf_image(realworld_path("map/microdoom_zephyr_esp32.elf"), error);
+  auto elf = read_elf_image(test::realworld("map/microdoom_zephyr_esp32.elf"), error);
   ASSERT_TRUE(elf) << error;
-  auto size = nlohmann::json::parse(realworld("map/microdoom_zephyr_esp32.elf_sections.json"))["size_berkeley"];
+  auto size = nlohmann::json::parse(test::read_file(test::realworld("map/microdoom_zephyr_esp32.elf_sections.json")))["size_berkeley"];
   EXPECT_EQ(elf->text, size["text"].get<uint64_t>());
   classify_by_elf(m, *elf);
   EXPECT_EQ(m.totals.code + m.totals.ro_data, size["text"].get<uint64_t>());
@@ -111,13 +91,13 @@ TEST(RealworldGnuMap, SectionKindsFollowRegionsAndWithTheElfItsFlags) {
 // TF-M's secure image: upper-case names without "text" were "other", so the
 // map said code 0 B; .TFM_BSS was data.
 TEST(RealworldGnuMap, TfmSectionsAreCodeAndBssAndWithTheElfMatchSize) {
-  LinkerMap m = load("map/mldemo_tfm_s_nrf5340.map");
+  LinkerMap m = test::linker_map(test::realworld("map/mldemo_tfm_s_nrf5340.map"));
   EXPECT_EQ(section(m, ".ER_TFM_CODE")->kind, SectionKind::code);
   EXPECT_EQ(section(m, ".TFM_UNPRIV_CODE")->kind, SectionKind::code);
   EXPECT_EQ(section(m, ".TFM_BSS")->kind, SectionKind::bss);
   EXPECT_EQ(section(m, ".TFM_DATA")->kind, SectionKind::data);
   std::string error;
-  auto elf = read_elf_image(realworld_path("map/mldemo_tfm_s_nrf5340.elf"), error);
+  auto elf = read_elf_image(test::realworld("map/mldemo_tfm_s_nrf5340.elf"), error);
   ASSERT_TRUE(elf) << error;
   classify_by_elf(m, *elf);
   EXPECT_EQ(m.totals.code + m.totals.ro_data, 31148u);  // arm-none-eabi-size: 31148 364 18668
@@ -129,7 +109,7 @@ TEST(RealworldGnuMap, TfmSectionsAreCodeAndBssAndWithTheElfMatchSize) {
 // text, edgemem counted it as data (text 151894, data 3917).
 TEST(RealworldElf, WritableCodeIsTextAsBinutilsSizeCountsIt) {
   std::string error;
-  auto elf = read_elf_image(realworld_path("elf/phyphox_satellite_zephyr_arm.elf"), error);
+  auto elf = read_elf_image(test::realworld("elf/phyphox_satellite_zephyr_arm.elf"), error);
   ASSERT_TRUE(elf) << error;
   EXPECT_EQ(elf->text, 152150u);  // arm-none-eabi-size (binutils 2.40)
   EXPECT_EQ(elf->data, 3661u);
@@ -165,7 +145,7 @@ TEST(RealworldGnuMap, MapOnlyTotalsMatchBinutilsSize) {
 // armlink 5.06u1 still prints the older "Base Addr" layout: one address
 // column, "(Base: ...)" execution regions. Nothing was read: totals were 0.
 TEST(RealworldArmlinkMap, BaseAddrLayoutTotalsEqualTheFilesOwnGrandTotals) {
-  LinkerMap m = load("map_armlink/ivyend_stm32f103_ac5_5.06u1.map");
+  LinkerMap m = test::linker_map(test::realworld("map_armlink/ivyend_stm32f103_ac5_5.06u1.map"));
   EXPECT_EQ(m.toolchain, "armlink");
   EXPECT_EQ(m.totals.code, 22852u);  // "22852  664  3048  88  1904  305872  Grand Totals"
   EXPECT_EQ(m.totals.ro_data, 3048u);
@@ -176,7 +156,7 @@ TEST(RealworldArmlinkMap, BaseAddrLayoutTotalsEqualTheFilesOwnGrandTotals) {
   for (const auto& r : m.regions)
     if (r.kind == RegionKind::flash) flash += r.used;
   EXPECT_EQ(flash, 25988u);
-  const MapRegion* ram = region(m, "RW_IRAM1");
+  const MapRegion* ram = test::map_region(m, "RW_IRAM1");
   ASSERT_NE(ram, nullptr);
   EXPECT_EQ(ram->origin, 0x20000000u);
   EXPECT_EQ(ram->kind, RegionKind::ram);
@@ -224,7 +204,7 @@ TEST(ArmlinkPad, PaddingCountsWhereArmlinksOwnTotalsPutIt) {
 // A map whose own totals edgemem cannot reproduce says so: here the same
 // real file with its Grand Totals line edited to claim 4 bytes more code.
 TEST(RealworldArmlinkMap, StatedTotalsThatDisagreeAreReportedBySelfCheck) {
-  std::string text = realworld("map_armlink/ivyend_stm32f103_ac5_5.06u1.map");
+  std::string text = test::read_file(test::realworld("map_armlink/ivyend_stm32f103_ac5_5.06u1.map"));
   const std::string grand = "     22852        664       3048         88       1904     305872   Grand Totals";
   size_t at = text.find(grand);
   ASSERT_NE(at, std::string::npos);
@@ -242,7 +222,7 @@ TEST(RealworldArmlinkMap, StatedTotalsThatDisagreeAreReportedBySelfCheck) {
 // "Memory Configuration" (line 1322); it is now named for what it is.
 TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
   std::string error;
-  EXPECT_FALSE(parse_linker_map(realworld("map_iar/bobouc_msp430f5529_xlink6.4.map"), error));
+  EXPECT_FALSE(parse_linker_map(test::read_file(test::realworld("map_iar/bobouc_msp430f5529_xlink6.4.map")), error));
   EXPECT_NE(error.find("XLINK"), std::string::npos) << error;
   EXPECT_TRUE(error.starts_with("line 3: ")) << error;  // "#      IAR Universal Linker V6.4.6.89"
 }
@@ -254,7 +234,7 @@ TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
 TEST(ArmlinkAndIarMaps, AMapCutShortIsRefused) {
   for (const char* name : {"armlink/bairu_mcutemplate_ac6_6.22.map", "iar/armink_sfud_stm32l475_ewarm8.20.1.map"}) {
     SCOPED_TRACE(name);
-    const std::string whole = realworld(name);
+    const std::string whole = test::read_file(test::realworld(name));
     std::string error;
     ASSERT_TRUE(parse_linker_map(whole, error)) << error;
     error.clear();
