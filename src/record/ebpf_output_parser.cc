@@ -72,16 +72,18 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
   header(text, out);
 }
 
-// The script's lines (ebpf_script.cc writes them):
-//   A TID NSECS SIZE ALIGN PTR        an allocation returned PTR (0: failed), stack follows
-//   P TID NSECS SIZE ALIGN RC PTR     posix_memalign returned RC, PTR stored; stack follows
-//   R TID T0 NSECS OLD SIZE NEW       realloc entered at T0, returned NEW; stack follows
-//   F TID NSECS PTR                   free(PTR)
-//   M TID NSECS SIZE PTR              an anonymous mmap returned PTR (MAP_FAILED: -1); stack follows
-//   U TID T0 PTR LEN RC               munmap(PTR, LEN) entered at T0 returned RC; stack follows
-//   X TID T0 NSECS OLD OLDLEN SIZE NEW  mremap entered at T0 returned NEW (-1: failed); stack follows
-//   B TID NSECS / E TID NSECS         the --inference-fn function entered / returned
-//   READY 1 / READY 2                 the first / last probe of the script is attached
+// The script's lines (ebpf_script.cc writes them), each ending in the CPU
+// whose buffer carried it:
+//   A TID NSECS SIZE ALIGN PTR CPU        an allocation returned PTR (0: failed), stack follows
+//   P TID NSECS SIZE ALIGN RC PTR CPU     posix_memalign returned RC, PTR stored; stack follows
+//   R TID T0 NSECS OLD SIZE NEW CPU       realloc entered at T0, returned NEW; stack follows
+//   F TID NSECS PTR CPU                   free(PTR)
+//   M TID NSECS SIZE PTR CPU              an anonymous mmap returned PTR (MAP_FAILED: -1); stack follows
+//   U TID T0 PTR LEN RC CPU               munmap(PTR, LEN) entered at T0 returned RC; stack follows
+//   X TID T0 NSECS OLD OLDLEN SIZE NEW CPU  mremap entered at T0 returned NEW (-1: failed); stack follows
+//   B TID NSECS CPU / E TID NSECS CPU     the --inference-fn function entered / returned
+//   H NSECS CPU                           that CPU's clock (a heartbeat, ten times a second)
+//   READY 1 / READY 2                     the first / last probe of the script is attached
 void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecord>& out) {
   if (text == "READY 1" || text == "READY 2") {
     ready_ends_ |= text.back() == '1' ? 1 : 2;
@@ -101,11 +103,23 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     v.push_back(n);
   }
   auto tag = w.empty() ? std::string_view() : w[0];
+  if (tag == "H" && v.size() == 2) {
+    UprobeRecord r;
+    r.kind = UprobeRecord::Kind::heartbeat;
+    r.time = v[0];
+    r.cpu = static_cast<int32_t>(v[1]);
+    out.push_back(r);
+    return;
+  }
+  // The CPU ends every other line.
+  const int32_t cpu = v.size() > 1 ? static_cast<int32_t>(v.back()) : -1;
+  if (v.size() > 1) v.pop_back();
   using K = UprobeRecord::Kind;
   auto rec = [&](K kind, uint64_t time, uint64_t address, uint64_t size, uint64_t align) {
     UprobeRecord r;
     r.kind = kind;
     r.tid = static_cast<uint32_t>(v[0]);
+    r.cpu = cpu;
     r.time = time;
     r.address = address;
     r.size = size;

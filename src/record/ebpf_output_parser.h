@@ -14,10 +14,22 @@ struct UprobeRecord {
   // unmap: munmap(address, size) entered, `result` its return value.
   // remap_from / remap_to: mremap entered on `address` / returned `address`
   // (the old one if it failed), `old` the mapping it was called on.
-  enum class Kind : uint8_t { alloc, alloc_failed, free, unmap, remap_from, remap_to, inference_enter, inference_leave };
+  // heartbeat: only that `cpu`'s buffer has been read up to `time`.
+  enum class Kind : uint8_t {
+    alloc,
+    alloc_failed,
+    free,
+    unmap,
+    remap_from,
+    remap_to,
+    inference_enter,
+    inference_leave,
+    heartbeat
+  };
   Kind kind = Kind::alloc;
   bool mapping = false;  // anonymous mmap's pool, not malloc's
   uint32_t tid = 0;
+  int32_t cpu = -1;  // whose output buffer carried it: each CPU's arrive in time order
   uint64_t time = 0;  // CLOCK_MONOTONIC ns (bpftrace's nsecs)
   uint64_t address = 0, size = 0, align = 0;
   uint64_t old = 0;

@@ -29,13 +29,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Records are written once this much older than the newest received:
-// bpftrace reads the per-CPU buffers in turns, so a record can arrive after
-// a later one. At 300 ms measured from now, a loaded machine wrote frees
-// before their allocations; at 2 s, a machine whose two cores were both
-// busy had bpftrace drain one CPU's buffer that far ahead of the other's
-// (a free written after the block's address was handed out again).
-constexpr uint64_t kReorderNs = 5'000'000'000;
+// Records are written once every CPU's output buffer has been read past
+// them (UprobeRecording::write_settled), less this for the calls dated from
+// when they were entered (a realloc preempted for longer than this could be
+// written late).
+constexpr uint64_t kEnteredSlackNs = 1'000'000'000;
+// Records held at most (tens of MB with their stacks): more wait only while
+// a CPU's buffer goes unread or the CPU was taken offline.
+constexpr size_t kMaxWaiting = size_t{1} << 18;
 
 // bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
 // machine; this long without a new one, it has finished.
@@ -248,7 +249,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     return failed(why);
   }
   writer.wall(realtime_ns(), monotonic_ns());
-  UprobeRecording recording(writer, pid);
+  UprobeRecording recording(writer, pid, static_cast<size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
   if (request.pid) recording.refresh_modules();
 
   Child bpftrace = spawn_bpftrace(pid, script_path);
@@ -333,7 +334,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       kill(bpftrace.pid, SIGKILL);
       timed_out = true;
     }
-    recording.write_settled(kReorderNs);
+    recording.write_settled(kEnteredSlackNs, kMaxWaiting);
     if (started && !target_ended) {
       if (request.pid) {
         target_ended = !process_running(pid) || (request.stop && request.stop());

@@ -22,8 +22,12 @@ bool is_runtime(const std::string& path) {
 }  // namespace
 
 void UprobeRecording::add(UprobeRecord r) {
+  if (r.cpu >= 0) {
+    uint64_t& heard = heard_[r.cpu];
+    heard = std::max(heard, r.time);
+  }
+  if (r.kind == UprobeRecord::Kind::heartbeat) return;
   uint64_t n = arrivals_++;
-  newest_ = std::max(newest_, r.time);
   order_.push({r.time, n});
   waiting_.emplace(n, std::move(r));
 }
@@ -108,6 +112,15 @@ const std::string& UprobeRecording::thread_name(uint32_t tid) {
   return it->second;
 }
 
+void UprobeRecording::write_settled(uint64_t entered_slack, size_t max_waiting) {
+  if (heard_.size() >= cpus_) {
+    uint64_t all_heard = UINT64_MAX;
+    for (const auto& [cpu, time] : heard_) all_heard = std::min(all_heard, time);
+    if (all_heard > entered_slack) write_before(all_heard - entered_slack);
+  }
+  while (waiting_.size() > max_waiting) write_before(order_.top().first + 1);
+}
+
 void UprobeRecording::write_before(uint64_t time) {
   while (!order_.empty() && order_.top().first < time) {
     auto node = waiting_.extract(order_.top().second);
@@ -165,6 +178,8 @@ void UprobeRecording::write(UprobeRecord& r) {
     case K::remap_from:
     case K::remap_to:
       break;  // mappings only
+    case K::heartbeat:
+      break;  // never queued (add())
   }
 }
 

@@ -1,6 +1,6 @@
 // Turns the uprobe records of one process into its emt v2 recording: puts
-// them back in time order (bpftrace reads one buffer per CPU, so records
-// arrive out of order by up to one round of its polling), writes the module map
+// them back in time order (bpftrace reads one buffer per CPU in turns, so
+// records of different CPUs arrive out of order), writes the module map
 // before the stacks that need it, keeps the process's start-up frames out of
 // the stacks as the preload does, and numbers --inference-fn calls.
 #pragma once
@@ -37,7 +37,8 @@ struct UprobeStats {
 
 class UprobeRecording {
  public:
-  UprobeRecording(EmtV2FileWriter& writer, int pid) : writer_(writer), pid_(pid) {}
+  // `cpus`: how many CPUs carry records (each has its output buffer).
+  UprobeRecording(EmtV2FileWriter& writer, int pid, size_t cpus) : writer_(writer), pid_(pid), cpus_(cpus) {}
 
   void add(UprobeRecord r);
   // Events the kernel dropped: their place in the recording's order is
@@ -47,12 +48,15 @@ class UprobeRecording {
   void refresh_modules();
   // Writes the objects of `objects` not yet known (from the kernel's mapping records).
   void add_modules(const std::vector<MappedObject>& objects);
-  // Writes the records that happened more than `window` ns before the
-  // newest one received. Measured from the newest received, not from now:
-  // when bpftrace falls behind (a loaded machine), all its buffers are
-  // behind; the window covers how far it reads one CPU's buffer ahead of
-  // another's (seconds when it was starved of CPU).
-  void write_settled(uint64_t window) { write_before(newest_ > window ? newest_ - window : 0); }
+  // Writes the records every CPU's buffer has been read past: bpftrace
+  // reads the buffers in turns, and a loaded machine has seen it read one
+  // seconds ahead of another. Each buffer is in time order, so once every
+  // CPU has been heard from up to T (a record or a heartbeat), nothing
+  // before T is still to come, but for the calls a record dates from when
+  // they were entered (realloc's free, munmap, mremap): `entered_slack` ns
+  // are held for those. A starved buffer and a CPU taken offline look the
+  // same from here: more than `max_waiting` records held, the oldest go.
+  void write_settled(uint64_t entered_slack, size_t max_waiting);
   void finish() { write_before(UINT64_MAX); }
 
   const UprobeStats& stats() const { return stats_; }
@@ -79,8 +83,9 @@ class UprobeRecording {
 
   EmtV2FileWriter& writer_;
   int pid_;
+  size_t cpus_;
   uint64_t arrivals_ = 0;
-  uint64_t newest_ = 0;
+  std::unordered_map<int32_t, uint64_t> heard_;  // per CPU: the newest time its buffer carried
   std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>, Later> order_;
   std::unordered_map<uint64_t, UprobeRecord> waiting_;  // by arrival number
   std::map<uint64_t, Module> modules_;                  // by start address

@@ -54,7 +54,7 @@ std::string bpftrace_script(const UprobeTargets& t) {
     std::string at = probe_target(probe.path, f);
     ++k;
     if (f == "free") {
-      s += fmt::format("uprobe:{} /{} && {} && arg0 != 0/ {{ printf(\"F %d %llu %llu\\n\", tid, nsecs, arg0); }}\n", at,
+      s += fmt::format("uprobe:{} /{} && {} && arg0 != 0/ {{ printf(\"F %d %llu %llu %d\\n\", tid, nsecs, arg0, cpu); }}\n", at,
                        only, outermost);
       continue;
     }
@@ -62,48 +62,48 @@ std::string bpftrace_script(const UprobeTargets& t) {
     bool aligned_new = f.starts_with("_Zn") && f.find("align_val_t") != std::string::npos;
     if (f == "malloc" || f == "valloc" || f == "pvalloc" || (f.starts_with("_Zn") && !aligned_new)) {
       enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "valloc" || f == "pvalloc" ? 4096 : 0);
-      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "calloc") {
       enter = "@size[tid] = arg0 * arg1; @align[tid] = 0;";
-      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (aligned_new) {
       enter = "@size[tid] = arg0; @align[tid] = arg1;";
-      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "memalign" || f == "aligned_alloc") {
       enter = "@align[tid] = arg0; @size[tid] = arg1;";
-      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, {});", stack);
+      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "mmap") {
       // Only anonymous mappings (MAP_ANONYMOUS): a mapped file is not memory the program allocates.
       enter = "@size[tid] = arg1;";
-      leave = fmt::format("printf(\"M %d %llu %llu %llu\\n%s\\n\", tid, nsecs, @size[tid], retval, {});", stack);
+      leave = fmt::format("printf(\"M %d %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], retval, cpu, {});", stack);
       maps.insert("@size");
     } else if (f == "munmap") {
       enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
-      leave = fmt::format("printf(\"U %d %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], @old[tid], @size[tid], (int32)retval, {});",
+      leave = fmt::format("printf(\"U %d %llu %llu %llu %d %d\\n%s\\n\", tid, @entered[tid], @old[tid], @size[tid], (int32)retval, cpu, {});",
                           stack);
       maps.insert({"@size", "@old", "@entered"});
     } else if (f == "mremap") {
       enter = "@old[tid] = arg0; @oldsize[tid] = arg1; @size[tid] = arg2; @entered[tid] = nsecs;";
       leave = fmt::format(
-          "printf(\"X %d %llu %llu %llu %llu %llu %llu\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @oldsize[tid], "
-          "@size[tid], retval, {});",
+          "printf(\"X %d %llu %llu %llu %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @oldsize[tid], "
+          "@size[tid], retval, cpu, {});",
           stack);
       maps.insert({"@size", "@old", "@oldsize", "@entered"});
     } else if (f == "posix_memalign") {
       enter = "@out[tid] = arg0; @align[tid] = arg1; @size[tid] = arg2;";
       leave = fmt::format(
-          "printf(\"P %d %llu %llu %llu %d %llu\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], (int32)retval, "
-          "*(uint64 *)@out[tid], {});",
+          "printf(\"P %d %llu %llu %llu %d %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], (int32)retval, "
+          "*(uint64 *)@out[tid], cpu, {});",
           stack);
       maps.insert({"@size", "@align", "@out"});
     } else {  // realloc
       enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
       leave = fmt::format(
-          "printf(\"R %d %llu %llu %llu %llu %llu\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @size[tid], retval, {});",
+          "printf(\"R %d %llu %llu %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @size[tid], retval, cpu, {});",
           stack);
       maps.insert({"@size", "@old", "@entered"});
     }
@@ -114,9 +114,13 @@ std::string bpftrace_script(const UprobeTargets& t) {
   }
   if (t.inference) {
     std::string at = probe_target(t.inference->path, t.inference->symbol);
-    s += fmt::format("uprobe:{} /{}/ {{ printf(\"B %d %llu\\n\", tid, nsecs); }}\n", at, only);
-    s += fmt::format("uretprobe:{} /{}/ {{ printf(\"E %d %llu\\n\", tid, nsecs); }}\n", at, only);
+    s += fmt::format("uprobe:{} /{}/ {{ printf(\"B %d %llu %d\\n\", tid, nsecs, cpu); }}\n", at, only);
+    s += fmt::format("uretprobe:{} /{}/ {{ printf(\"E %d %llu %d\\n\", tid, nsecs, cpu); }}\n", at, only);
   }
+  // Each CPU's clock in its own output buffer, ten times a second: the
+  // recorder writes a record once every CPU's buffer has been read past it
+  // (an idle CPU says so with these).
+  s += "profile:hz:10 { printf(\"H %llu %d\\n\", nsecs, cpu); }\n";
   s += ready(2);
   // Per-thread scratch, not results: bpftrace would print what is left.
   s += "END {";

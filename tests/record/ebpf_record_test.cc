@@ -22,6 +22,7 @@
 #include "record/ebpf_emt_writer.h"
 #include "record/ebpf_output_parser.h"
 #include "record/ebpf_recorder.h"
+#include "record/ebpf_recording.h"
 #include "record/ebpf_script.h"
 #include "record/mmap_watch.h"
 #include "test_support.h"
@@ -70,20 +71,20 @@ const SiteLeak* leak_at(const AnalysisResult& r, const std::string& innermost) {
   return nullptr;
 }
 
-// "A TID NSECS SIZE ALIGN PTR" + stack, an F line, a realloc, mmap, munmap
-// and mremap, bpftrace's loss notice: the same records whichever way the
-// bytes are split.
+// "A TID NSECS SIZE ALIGN PTR CPU" + stack, an F line, a realloc, mmap,
+// munmap and mremap, a CPU's heartbeat, bpftrace's loss notice: the same
+// records whichever way the bytes are split.
 TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   const std::string text =
       "Attaching 12 probes...\nREADY 1\n"
-      "A 41 1000 128 0 94700105673344\n\n\t5620f256f187 0x5620f256f187 ([unknown])\n\t7f8f6bdb224a 0x7f8f6bdb224a ([unknown])\n\n"
-      "F 41 2000 94700105673344\n"
-      "R 41 3000 3100 4096 64 8192\n\n\t5620f256f1ae 0x5620f256f1ae ([unknown])\n\n"
-      "P 42 4000 100 64 12 0\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
-      "M 41 4100 65536 139637976727552\n\n\t5620f256f200 0x5620f256f200 ([unknown])\n\n"
-      "U 41 4200 139637976727552 16384 -1\n\n\t5620f256f210 0x5620f256f210 ([unknown])\n\n"
-      "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
-      "B 41 5000\nE 41 6000\nLost 7 events\nREADY 2\n";
+      "A 41 1000 128 0 94700105673344 1\n\n\t5620f256f187 0x5620f256f187 ([unknown])\n\t7f8f6bdb224a 0x7f8f6bdb224a ([unknown])\n\n"
+      "F 41 2000 94700105673344 0\n"
+      "R 41 3000 3100 4096 64 8192 1\n\n\t5620f256f1ae 0x5620f256f1ae ([unknown])\n\n"
+      "P 42 4000 100 64 12 0 1\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
+      "M 41 4100 65536 139637976727552 1\n\n\t5620f256f200 0x5620f256f200 ([unknown])\n\n"
+      "U 41 4200 139637976727552 16384 -1 1\n\n\t5620f256f210 0x5620f256f210 ([unknown])\n\n"
+      "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615 1\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
+      "B 41 5000 1\nE 41 6000 1\nH 6100 3\nLost 7 events\nREADY 2\n";
   auto parse = [&](size_t piece) {
     BpftraceOutputParser p;
     std::vector<UprobeRecord> out;
@@ -96,9 +97,12 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   };
   std::vector<UprobeRecord> whole = parse(text.size());
   using K = UprobeRecord::Kind;
-  ASSERT_EQ(whole.size(), 11u);
+  ASSERT_EQ(whole.size(), 12u);
   EXPECT_EQ(whole[0].kind, K::alloc);
   EXPECT_EQ(whole[0].size, 128u);
+  EXPECT_EQ(whole[0].address, 94700105673344u);  // the CPU is not read as the block
+  EXPECT_EQ(whole[0].cpu, 1);
+  EXPECT_EQ(whole[1].cpu, 0);
   EXPECT_EQ(whole[0].stack, (std::vector<uint64_t>{0x5620f256f187, 0x7f8f6bdb224a}));
   EXPECT_EQ(whole[1].kind, K::free);
   // realloc: the free of 4096 when it was entered, the new block when it returned.
@@ -130,11 +134,15 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   for (size_t i = 5; i <= 8; ++i) EXPECT_TRUE(whole[i].mapping) << i;
   EXPECT_EQ(whole[9].kind, K::inference_enter);
   EXPECT_EQ(whole[10].kind, K::inference_leave);
+  EXPECT_EQ(whole[11].kind, K::heartbeat);
+  EXPECT_EQ(whole[11].time, 6100u);
+  EXPECT_EQ(whole[11].cpu, 3);
   for (size_t piece : {1, 2, 3, 7, 13, 64}) {
     std::vector<UprobeRecord> split = parse(piece);
     ASSERT_EQ(split.size(), whole.size()) << piece;
     for (size_t i = 0; i < split.size(); ++i) {
       EXPECT_EQ(split[i].kind, whole[i].kind) << piece;
+      EXPECT_EQ(split[i].cpu, whole[i].cpu) << piece;
       EXPECT_EQ(split[i].mapping, whole[i].mapping) << piece;
       EXPECT_EQ(split[i].address, whole[i].address) << piece;
       EXPECT_EQ(split[i].size, whole[i].size) << piece;
@@ -143,6 +151,56 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
       EXPECT_EQ(split[i].stack, whole[i].stack) << piece;
     }
   }
+}
+
+// bpftrace read CPU 1's buffer 20 s ahead of CPU 0's (seen on a loaded
+// machine): a free from CPU 1 arrives before the allocation CPU 0 made
+// earlier. It is written after it, once CPU 0 has been read past it, so
+// the block is not left live (a false leak) and its free is not unknown.
+TEST(EbpfRecord, ACpuReadSecondsAheadWaitsForTheOthersBeforeItsRecordsAreWritten) {
+  auto run = [](size_t max_waiting) {
+    fs::path out = scratch(fmt::format("order-{}.emt", max_waiting));
+    EmtV2FileWriter w;
+    std::string error;
+    EXPECT_TRUE(w.open(out.string(), error)) << error;
+    UprobeRecording recording(w, getpid(), 2);
+    const uint32_t tid = static_cast<uint32_t>(getpid());
+    auto record = [&](UprobeRecord::Kind kind, double seconds, int cpu, uint64_t address = 0, uint64_t size = 0) {
+      UprobeRecord r;
+      r.kind = kind;
+      r.tid = tid;
+      r.cpu = cpu;
+      r.time = static_cast<uint64_t>(seconds * 1e9);
+      r.address = address;
+      r.size = size;
+      recording.add(r);
+      recording.write_settled(1'000'000'000, max_waiting);
+    };
+    using K = UprobeRecord::Kind;
+    record(K::heartbeat, 0.5, 0);
+    record(K::free, 1.5, 1, 0x5000);
+    for (int t = 2; t <= 20; ++t) record(K::heartbeat, t, 1);
+    record(K::alloc, 1.0, 0, 0x5000, 644);
+    record(K::heartbeat, 20.0, 0);
+    recording.finish();
+    EXPECT_TRUE(w.close(error)) << error;
+    return std::pair{recording.stats(), read_file(out.string())};
+  };
+  auto [held, bytes] = run(size_t{1} << 18);
+  EXPECT_EQ(held.allocations, 1u);
+  EXPECT_EQ(held.unknown_frees, 0u);
+  auto live_at_end = [](const std::string& recording) {
+    auto analysed = analyse(Format::emt, recording);
+    uint64_t bytes = 0;
+    for (const PoolSummary& p : analysed->result.pools) bytes += p.final_bytes;
+    return std::pair{bytes, analysed->result.counts.frees};
+  };
+  EXPECT_EQ(live_at_end(bytes), std::pair(uint64_t{0}, uint64_t{1}));
+  // Holding nothing, the free goes out before its allocation arrives: the
+  // case the wait is for (the block stays live, its free unknown).
+  auto [unheld, unheld_bytes] = run(0);
+  EXPECT_EQ(unheld.unknown_frees, 1u);
+  EXPECT_EQ(live_at_end(unheld_bytes), std::pair(uint64_t{644}, uint64_t{0}));
 }
 
 // Records written from outside the process come back from the decoder as
