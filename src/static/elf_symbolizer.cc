@@ -5,13 +5,17 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
+
+#include "static/dwarf_cu_index.h"
 
 namespace edgemem {
 
 struct ElfSymbolizer::Impl {
   Dwfl* dwfl = nullptr;
+  std::map<Dwfl_Module*, DwarfCuIndex> units;
   ~Impl() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -50,9 +54,9 @@ std::optional<std::string> ElfSymbolizer::describe_return_address(uint64_t addre
   Dwfl_Module* module = dwfl_addrmodule(impl_->dwfl, pc);
   if (!module) return std::nullopt;
   const char* function = dwfl_module_addrname(module, pc);
-  Dwfl_Line* line = dwfl_module_getsrc(module, pc);
   int lineno = 0;
-  const char* file = line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr) : nullptr;
+  const char* file = nullptr;
+  if (!impl_->units.try_emplace(module, module).first->second.line(pc, file, lineno)) file = nullptr;
   if (!function && !file) return std::nullopt;
   if (!file) return std::string(function);
   // DWARF holds the build machine's absolute path; the file name is what

@@ -1,5 +1,6 @@
 #include "static/process_symbolizer.h"
 
+#include "static/dwarf_cu_index.h"
 #include "static/symbol_index.h"
 
 #include <cxxabi.h>
@@ -52,6 +53,7 @@ struct ProcessSymbolizer::Module {
   Dwfl_Module* module = nullptr;
   std::string name;
   std::unique_ptr<SymbolIndex> symbols;  // built on the first address without DWARF
+  std::unique_ptr<DwarfCuIndex> units;
   ~Module() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -72,6 +74,7 @@ ProcessSymbolizer::Module* ProcessSymbolizer::module(const std::string& path) {
   // Reported at bias 0: addresses asked are the module's own (file) addresses.
   if (m->dwfl) m->module = dwfl_report_elf(m->dwfl, m->name.c_str(), path.c_str(), -1, 0, false);
   if (m->dwfl) dwfl_report_end(m->dwfl, nullptr, nullptr);
+  if (m->module) m->units = std::make_unique<DwarfCuIndex>(m->module);
   return modules_.emplace(path, std::move(m)).first->second.get();
 }
 
@@ -84,13 +87,12 @@ std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_pat
   if (!m->module) return {fmt::format("{}+0x{:x}", m->name, pc)};
 
   std::vector<std::string> inner_first;
-  Dwfl_Line* line = dwfl_module_getsrc(m->module, pc);
   int lineno = 0;
-  const char* src = line ? dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr) : nullptr;
-  std::string file = src ? base_name(src) : std::string();
+  const char* src = nullptr;
+  std::string file = m->units->line(pc, src, lineno) ? base_name(src) : std::string();
 
   Dwarf_Addr cu_bias = 0;
-  Dwarf_Die* cu = dwfl_module_addrdie(m->module, pc, &cu_bias);
+  Dwarf_Die* cu = m->units->unit(pc, cu_bias);
   Dwarf_Die* scopes = nullptr;
   int n = cu ? dwarf_getscopes(cu, pc - cu_bias, &scopes) : 0;
   if (n > 0) {

@@ -1,0 +1,97 @@
+// clang writes no .debug_aranges unless asked (-gdwarf-aranges), and libdw
+// finds a compile unit only through them: every frame of a clang-built
+// program lost its file:line. Both symbolizers must name it as binutils'
+// addr2line (which reads the units' own ranges) does.
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "static/elf_symbolizer.h"
+#include "static/process_symbolizer.h"
+#include "test_support.h"
+
+namespace edgemem {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string output_of(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+  }
+  return out;
+}
+
+// "function (file:line)" as binutils' addr2line names `pc`.
+std::string addr2line(const fs::path& program, uint64_t pc) {
+  std::string out = output_of(fmt::format("addr2line -f -e {} 0x{:x}", program.string(), pc));
+  std::string function = out.substr(0, out.find('\n'));
+  std::string where = out.substr(out.find('\n') + 1);
+  where = where.substr(0, where.find_first_of(" \n"));
+  return fmt::format("{} ({})", function, where.substr(where.rfind('/') + 1));
+}
+
+TEST(DwarfUnits, AClangBuildWithoutArangesIsNamedWithFileAndLine) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-dwarf-units-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "prog.c") << "#include <stdlib.h>\n"
+                                   "__attribute__((noinline)) void *leaf(int n) {\n"
+                                   "  return malloc((size_t)n * 3);\n"
+                                   "}\n"
+                                   "int main(int c, char **v) { (void)v; free(leaf(c)); return 0; }\n";
+  const fs::path program = dir / "prog";
+  ASSERT_EQ(std::system(fmt::format("clang -g -O1 -fno-pie -no-pie -o {} {}", program.string(), (dir / "prog.c").string()).c_str()), 0)
+      << "clang is needed (scripts/setup.sh installs it)";
+  EXPECT_EQ(test::read_file(program.string()).find(".debug_aranges"), std::string::npos)
+      << "clang wrote .debug_aranges: this test no longer covers the case";
+
+  std::string nm = output_of(fmt::format("nm {}", program.string()));
+  size_t at = nm.find(" T leaf\n");
+  ASSERT_NE(at, std::string::npos) << nm;
+  const uint64_t leaf = std::stoull(nm.substr(nm.rfind('\n', at) + 1, at - nm.rfind('\n', at) - 1), nullptr, 16);
+
+  // libdw alone: no unit for the address.
+  static char* debuginfo_path = nullptr;
+  static const Dwfl_Callbacks callbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
+                                           dwfl_offline_section_address, &debuginfo_path};
+  Dwfl* dwfl = dwfl_begin(&callbacks);
+  Dwfl_Module* module = dwfl_report_elf(dwfl, "prog", program.c_str(), -1, 0, false);
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  Dwarf_Addr bias = 0;
+  EXPECT_EQ(dwfl_module_addrdie(module, leaf + 1, &bias), nullptr);
+  dwfl_end(dwfl);
+
+  // A return address one past each of leaf's first bytes: the call is the
+  // byte before. A fixed-address executable, as firmware is.
+  ProcessSymbolizer process;
+  std::string error;
+  auto firmware = ElfSymbolizer::open(program.string(), error);
+  ASSERT_TRUE(firmware) << error;
+  for (uint64_t pc = leaf; pc < leaf + 8; ++pc) {
+    const std::string truth = addr2line(program, pc);
+    ASSERT_TRUE(truth.starts_with("leaf (prog.c:")) << truth;
+    std::vector<std::string> frames = process.frames(program.string(), 0, pc + 1);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(frames.back(), truth) << fmt::format("pc 0x{:x}", pc);
+    // The firmware symbolizer reads bit 0 of an address as ARM's Thumb bit.
+    if ((pc + 1) % 2 == 0) {
+      EXPECT_EQ(firmware->describe_return_address(pc + 1).value_or(""), truth) << fmt::format("pc 0x{:x}", pc);
+    }
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace edgemem
