@@ -75,13 +75,13 @@ int run_check(CheckArgs args) {
     if (!map) return fail(args.map, error);
   } else if (!args.elf.empty()) {
     auto elf = read_elf_image(args.elf, error);
-    if (!elf) return fail("check", error);
+    if (!elf) return fail(error);
     map = to_linker_map(*elf);
   }
   std::optional<StackReport> stack;
   if (!args.stack.empty()) {
     stack = analyze_stack(args.stack, args.fpu, error);
-    if (!stack) return fail("check", error);
+    if (!stack) return fail(error);
   }
   std::optional<TraceRun> trace;
   if (!args.trace.empty()) {

@@ -51,6 +51,8 @@ std::optional<TraceSessionOptions> trace_session_options(const AnalyzeArgs& args
 
 // Prints "edgemem: WHAT: WHY" on stderr and returns exit code 2.
 int fail(const std::string& what, const std::string& why);
+// The same for an error that names the file at fault first ("FILE: line N: ...").
+int fail(const std::string& error);
 
 void add_analyze_command(CLI::App& app);
 void add_demo_command(CLI::App& app);

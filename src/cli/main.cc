@@ -9,8 +9,10 @@
 #include "report/names.h"
 #include "report/style.h"
 
-int edgemem::cli::fail(const std::string& what, const std::string& why) {
-  fmt::print(stderr, "edgemem: {}: {}\n", what, why);
+int edgemem::cli::fail(const std::string& what, const std::string& why) { return fail(what + ": " + why); }
+
+int edgemem::cli::fail(const std::string& error) {
+  fmt::print(stderr, "edgemem: {}\n", error);
   return 2;
 }
 

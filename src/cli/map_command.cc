@@ -39,7 +39,7 @@ int run_map(MapArgs args) {
   std::optional<ElfImage> elf;
   if (!args.elf.empty()) {
     elf = read_elf_image(args.elf, error);
-    if (!elf) return fail("map", error);
+    if (!elf) return fail(error);
   }
   std::optional<LinkerMap> map;
   if (args.map.empty()) {

@@ -28,7 +28,7 @@ int run_stack(const StackArgs& args) {
     // One file that is no stack report: say what it is.
     if (args.paths.size() == 1)
       if (auto head = read_head(args.paths[0], kSniffBytes)) error += kind_hint(args.paths[0], *head, "stack");
-    return fail("stack", error);
+    return fail(error);
   }
   fmt::print("{}", args.json ? stack_json(*report) : stack_text(*report, args.top));
   if (!args.html.empty() && !write_report_file(args.html, stack_html(*report, args.top), "--html")) return 2;

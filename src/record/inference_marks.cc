@@ -53,7 +53,7 @@ std::optional<ProbeMarks> read_inference_marks(const std::string& path, std::str
       ok = false;
     }
     if (!ok) {
-      error = fmt::format("{}:{}: expected 'T|B|E TID SEQ INDEX|NAME' or 'X CODE' or 'S SIGNAL', found '{}'", path, n,
+      error = fmt::format("{}: line {}: expected 'T|B|E TID SEQ INDEX|NAME' or 'X CODE' or 'S SIGNAL', found '{}'", path, n,
                           line.substr(0, 80));
       return std::nullopt;
     }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "edgemem/trace_session.h"
 
 namespace edgemem {
@@ -12,7 +14,7 @@ namespace edgemem {
 std::string read_chunks(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk,
                         const std::function<bool()>& stop) {
   int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return std::string("cannot open: ") + std::strerror(errno);
+  if (fd < 0) return fmt::format("cannot open ({})", std::strerror(errno));
   std::vector<uint8_t> buffer(1 << 20);
   std::string error;
   while (!(stop && stop())) {

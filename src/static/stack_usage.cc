@@ -10,6 +10,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "static/deepest_chains.h"
 
@@ -98,7 +99,8 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   std::erase_if(htm, [](const fs::path& p) { return read(p).find("Static Call Graph for image") == std::string::npos; });
   if (!htm.empty() && su.empty() && ci.empty()) {
     if (htm.size() > 1) {
-      error = fmt::format("{} Keil call graph reports found ({}, ...): name one", htm.size(), htm[0].string());
+      error = fmt::format("{}: {} Keil call graph reports found ({}, ...): name one", fmt::join(paths, ", "), htm.size(),
+                          htm[0].string());
       return std::nullopt;
     }
     auto report = parse_keil_callgraph(read(htm[0]), fpu, error);
@@ -116,7 +118,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     std::string_view rest(text);
     if (graph) rest = rest.substr(0, rest.find_last_not_of(" \t\r\n") + 1);
     if (text.empty() || (graph ? rest.ends_with('}') : text.ends_with('\n'))) return false;
-    error = fmt::format("{}:{}: the file ends inside a line{}: it is cut short; compile again or use the whole file",
+    error = fmt::format("{}: line {}: the file ends inside a line{}: it is cut short; compile again or use the whole file",
                         p.string(), std::count(text.begin(), text.end(), '\n') + 1,
                         graph ? " or before the graph's closing '}'" : "");
     return true;
@@ -124,7 +126,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   for (const fs::path& p : ci) {
     std::string text = read(p);
     if (!text.empty() && !text.starts_with("graph:")) {
-      error = fmt::format("{}:1: expected \"graph: {{\" (a GCC -fcallgraph-info file)", p.string());
+      error = fmt::format("{}: line 1: expected \"graph: {{\" (a GCC -fcallgraph-info file)", p.string());
       return std::nullopt;
     }
     if (cut_short(p, text, true)) return std::nullopt;
@@ -182,13 +184,13 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       StackFunction f;
       if (t2 == std::string::npos || !split_location(std::string_view(line).substr(0, t1), f.file, f.name) ||
           std::from_chars(line.data() + t1 + 1, line.data() + t2, f.frame_bytes).ec != std::errc()) {
-        error = fmt::format("{}:{}: expected \"file:line:col:function<TAB>bytes<TAB>qualifier\" (a GCC -fstack-usage file)",
+        error = fmt::format("{}: line {}: expected \"file:line:col:function<TAB>bytes<TAB>qualifier\" (a GCC -fstack-usage file)",
                             p.string(), line_no);
         return std::nullopt;
       }
       f.qualifier = line.substr(t2 + 1);
       if (!gcc_qualifier(f.qualifier)) {
-        error = fmt::format("{}:{}: expected static, dynamic or dynamic,bounded after the bytes, found \"{}\" (a GCC -fstack-usage file)",
+        error = fmt::format("{}: line {}: expected static, dynamic or dynamic,bounded after the bytes, found \"{}\" (a GCC -fstack-usage file)",
                             p.string(), line_no, f.qualifier);
         return std::nullopt;
       }
@@ -209,7 +211,9 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     by_name.emplace(f.name, f.name);
   }
   if (nodes.empty()) {
-    error = "no .su, .ci or Keil .htm files found (compile with -fstack-usage -fcallgraph-info=su, or link with --callgraph)";
+    error = fmt::format("{}: no .su, .ci or Keil .htm files found (compile with -fstack-usage -fcallgraph-info=su, or "
+                        "link with --callgraph)",
+                        fmt::join(paths, ", "));
     return std::nullopt;
   }
 

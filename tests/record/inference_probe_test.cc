@@ -120,7 +120,7 @@ TEST(InferenceProbeMarks, ACutLastLineIsDroppedAndAWrongLineIsNamed) {
   EXPECT_EQ(m->marks.size(), 2u);
   EXPECT_FALSE(m->exit_code || m->signal);
   EXPECT_FALSE(read_inference_marks(bad.string(), error));
-  EXPECT_NE(error.find(bad.string() + ":2:"), std::string::npos) << error;
+  EXPECT_NE(error.find(bad.string() + ": line 2: "), std::string::npos) << error;
 }
 
 bool have_gdb() { return !find_in_path("gdb").empty(); }

@@ -112,7 +112,7 @@ TEST(TraceSession, AnUnreadableFileIsOneNoteAndNoRun) {
   TraceOutcome out = analyse_trace_file("/nonexistent/trace.emt", {});
   EXPECT_FALSE(out.run);
   ASSERT_EQ(out.notes.size(), 1u);
-  EXPECT_EQ(out.notes[0], "/nonexistent/trace.emt: cannot open: No such file or directory");
+  EXPECT_EQ(out.notes[0], "/nonexistent/trace.emt: cannot open (No such file or directory)");
 }
 
 }  // namespace

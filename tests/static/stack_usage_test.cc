@@ -85,12 +85,12 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
     std::ofstream(dir / "x.su") << "not a stack usage line\n";
   }
   EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
-  EXPECT_NE(error.find("x.su:1"), std::string::npos);
+  EXPECT_NE(error.find("x.su: line 1: "), std::string::npos);
   {  // a qualifier GCC never writes
     std::ofstream(dir / "x.su") << "a.c:1:1:f\t16\tstatic\na.c:2:1:g\t16\tbogus\n";
   }
   EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
-  EXPECT_NE(error.find("x.su:2: expected static, dynamic or dynamic,bounded"), std::string::npos) << error;
+  EXPECT_NE(error.find("x.su: line 2: expected static, dynamic or dynamic,bounded"), std::string::npos) << error;
   {
     std::ofstream(dir / "x.su") << "a.c:1:1:f\t16\tdynamic,bounded\na.c:2:1:g\t8\tstatic,ignoring_inline_asm\n";
   }
