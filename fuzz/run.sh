@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets of the asan preset (clang; the tests share its
-# objects) and runs every target on its seed corpus with a fixed seed and a
-# fixed number of inputs (about 15-20 s each on 2 cores), so
+# Builds the fuzz preset and runs every target on its seed corpus with a
+# fixed seed and a fixed number of inputs (about 15-20 s each on 2 cores), so
 # the smoke run in CI is repeatable: what passed here passes there. Longer,
 # randomised campaigns: fuzz/run.sh explore SECONDS. Any crash fails.
 set -euo pipefail
@@ -9,14 +8,10 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 mode=${1:-smoke}
 seconds=${2:-60}
+cmake --preset fuzz >/dev/null
+cmake --build build/fuzz
 # target:inputs for the smoke run (rates differ by two orders of magnitude)
-specs=(textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 sniff:5000 tflite:200000 linker_map:30000 stack:20000
-       bpftrace:20000)
-cmake --preset asan >/dev/null
-targets=()
-for spec in "${specs[@]}"; do targets+=("fuzz_${spec%%:*}"); done
-cmake --build build/asan --target "${targets[@]}"
-for spec in "${specs[@]}"; do
+for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 sniff:5000 tflite:200000 linker_map:30000 stack:20000 bpftrace:20000; do
   target=${spec%%:*}
   runs=${spec##*:}
   corpus=fuzz/corpus/$target
@@ -31,7 +26,7 @@ for spec in "${specs[@]}"; do
     echo "fuzz_$target: $runs inputs, seed 1"
   fi
   log=$(mktemp)
-  if ! (cd "$work" && "$root/build/asan/fuzz/fuzz_$target" "${args[@]}" -max_len=8192 -print_final_stats=1 . >"$log" 2>&1); then
+  if ! (cd "$work" && "$root/build/fuzz/fuzz/fuzz_$target" "${args[@]}" -max_len=8192 -print_final_stats=1 . >"$log" 2>&1); then
     cat "$log"
     echo "fuzz_$target FAILED; reproducer saved in $work"
     exit 1

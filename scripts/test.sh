@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: release build + tests, the same tests under
-# ASan+UBSan (clang), and a smoke run of every fuzz target, built in the
-# same sanitizer tree. CI runs exactly this.
+# ASan+UBSan, and a smoke run of every fuzz target. CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -12,7 +11,7 @@ cmake --preset default >/dev/null
 cmake --build build/default -j "$jobs"
 ctest --preset default -j "$jobs"
 
-echo "== ASan + UBSan build (tests and fuzz targets) and tests"
+echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
 cmake --build build/asan -j "$jobs"
 ctest --preset asan -j "$jobs"
