@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -34,9 +35,13 @@ namespace {
 // when they were entered (a realloc preempted for longer than this could be
 // written late).
 constexpr uint64_t kEnteredSlackNs = 1'000'000'000;
-// Records held at most (tens of MB with their stacks): more wait only while
-// a CPU's buffer goes unread or the CPU was taken offline.
+// Records held at most (100-160 MB if every stack has 64 frames): more wait
+// only while a CPU's buffer goes unread or the CPU was taken offline.
 constexpr size_t kMaxWaiting = size_t{1} << 18;
+
+// After the user stops an attached recording, how long bpftrace is given
+// to read its buffers up to the stop.
+constexpr uint64_t kCatchUpNs = 10'000'000'000;
 
 // bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
 // machine; this long without a new one, it has finished.
@@ -261,7 +266,8 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   BpftraceOutputParser parser;
   std::vector<UprobeRecord> records;
   std::string said;  // bpftrace's stderr
-  bool out_open = true, err_open = true, target_ended = false, started = false, stopping = false;
+  bool out_open = true, err_open = true, target_ended = false, started = false, stopping = false, stopped = false;
+  uint64_t stopped_at = 0;
   uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns(), events_since = spawned;
   size_t perf_events = 0;
   uint64_t attached_at = UINT64_MAX;
@@ -281,9 +287,17 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
         if (r == 0 || errno != EINTR) (i == 0 ? out_open : err_open) = false;
         continue;
       }
-      got = true;
-      if (i == 0) parser.feed({buf, static_cast<size_t>(r)}, records);
-      else if (said.size() < 8192) said.append(buf, static_cast<size_t>(r));
+      if (i == 0) {
+        const size_t before = records.size();
+        parser.feed({buf, static_cast<size_t>(r)}, records);
+        // The CPUs' heartbeats go on after the process has ended: output is
+        // quiet when nothing else comes.
+        got = got || std::any_of(records.begin() + static_cast<std::ptrdiff_t>(before), records.end(),
+                                 [](const UprobeRecord& u) { return u.kind != UprobeRecord::Kind::heartbeat; });
+      } else {
+        got = true;
+        if (said.size() < 8192) said.append(buf, static_cast<size_t>(r));
+      }
     }
     if (parser.lost_events() > lost_seen) {
       recording.lost(parser.lost_events() - lost_seen);
@@ -337,18 +351,25 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     recording.write_settled(kEnteredSlackNs, kMaxWaiting);
     if (started && !target_ended) {
       if (request.pid) {
-        target_ended = !process_running(pid) || (request.stop && request.stop());
+        target_ended = !process_running(pid);
+        stopped = !target_ended && request.stop && request.stop();
+        target_ended = target_ended || stopped;
+        if (stopped) stopped_at = now;
       } else if (waitpid(waiting.pid, &program_status, WNOHANG) == waiting.pid) {
         target_ended = true;
         waiting.pid = -1;
       }
       if (target_ended) quiet_since = now;
     }
-    // Once the process has ended (or the user stopped), bpftrace is stopped
-    // after its output has been quiet for a moment: what the kernel wrote
-    // into its buffers is read first.
-    if (target_ended && got) quiet_since = now;
-    if (target_ended && !stopping && now - quiet_since > 300'000'000) {
+    // Once the process has ended, bpftrace is stopped after its output has
+    // been quiet for a moment: what the kernel wrote into its buffers is
+    // read first. A process the user stopped recording runs on and is never
+    // quiet: bpftrace is stopped once every CPU's buffer has been read up to
+    // the stop (bpftrace falls seconds behind a busy allocator), or 10 s after it.
+    if (target_ended && got && !stopped) quiet_since = now;
+    const bool caught_up = stopped ? recording.heard_up_to() >= stopped_at || now - stopped_at > kCatchUpNs
+                                   : now - quiet_since > 300'000'000;
+    if (target_ended && !stopping && caught_up) {
       kill(bpftrace.pid, SIGINT);
       stopping = true;
     }

@@ -112,12 +112,15 @@ const std::string& UprobeRecording::thread_name(uint32_t tid) {
   return it->second;
 }
 
+uint64_t UprobeRecording::heard_up_to() const {
+  if (heard_.size() < cpus_) return 0;
+  uint64_t all_heard = UINT64_MAX;
+  for (const auto& [cpu, time] : heard_) all_heard = std::min(all_heard, time);
+  return all_heard;
+}
+
 void UprobeRecording::write_settled(uint64_t entered_slack, size_t max_waiting) {
-  if (heard_.size() >= cpus_) {
-    uint64_t all_heard = UINT64_MAX;
-    for (const auto& [cpu, time] : heard_) all_heard = std::min(all_heard, time);
-    if (all_heard > entered_slack) write_before(all_heard - entered_slack);
-  }
+  if (uint64_t all_heard = heard_up_to(); all_heard > entered_slack) write_before(all_heard - entered_slack);
   while (waiting_.size() > max_waiting) write_before(order_.top().first + 1);
 }
 

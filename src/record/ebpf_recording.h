@@ -57,6 +57,8 @@ class UprobeRecording {
   // are held for those. A starved buffer and a CPU taken offline look the
   // same from here: more than `max_waiting` records held, the oldest go.
   void write_settled(uint64_t entered_slack, size_t max_waiting);
+  // The time every CPU's buffer has been read up to (0 until each has been heard).
+  uint64_t heard_up_to() const;
   void finish() { write_before(UINT64_MAX); }
 
   const UprobeStats& stats() const { return stats_; }

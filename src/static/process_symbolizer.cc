@@ -8,7 +8,9 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,6 +41,37 @@ std::string die_function(Dwarf_Die* die) {
   if (dwarf_attr_integrate(die, DW_AT_name, &attr))
     if (const char* s = dwarf_formstring(&attr)) return s;
   return "?";
+}
+
+// The DIEs holding `pc`, from the function down to the innermost inlined
+// call, by walking the unit. dwarf_getscopes (libdw 0.188) does not look
+// inside namespaces, where clang puts a C++ function's definition (GCC puts
+// it at the unit's top level, pointing at its declaration).
+bool find_path(Dwarf_Die* parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& path) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return false;
+  do {
+    switch (dwarf_tag(&child)) {
+      case DW_TAG_namespace:
+      case DW_TAG_class_type:
+      case DW_TAG_structure_type:
+      case DW_TAG_union_type:
+        if (find_path(&child, pc, path)) return true;
+        break;
+      case DW_TAG_subprogram:
+      case DW_TAG_inlined_subroutine:
+      case DW_TAG_lexical_block:
+        if (dwarf_haspc(&child, pc) > 0) {
+          path.push_back(child);
+          find_path(&path.back(), pc, path);
+          return true;
+        }
+        break;
+      default:
+        break;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
 }
 
 std::string frame(const std::string& function, const std::string& file, int line) {
@@ -95,6 +128,7 @@ std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_pat
   Dwarf_Die* cu = m->units->unit(pc, cu_bias);
   Dwarf_Die* scopes = nullptr;
   int n = cu ? dwarf_getscopes(cu, pc - cu_bias, &scopes) : 0;
+  std::vector<Dwarf_Die> chain;  // innermost first
   if (n > 0) {
     // dwarf_getscopes continues from an inlined instance into its abstract
     // definition's scopes; the concrete chain (inlined instance, the
@@ -103,14 +137,19 @@ std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_pat
     std::free(scopes);
     scopes = nullptr;
     n = dwarf_getscopes_die(&innermost, &scopes);
+    chain.assign(scopes, scopes + std::max(n, 0));
+    std::free(scopes);
+  } else {
+    std::free(scopes);
+    if (cu && find_path(cu, pc - cu_bias, chain)) std::reverse(chain.begin(), chain.end());
   }
   Dwarf_Files* files = nullptr;
   size_t file_count = 0;
   if (cu) dwarf_getsrcfiles(cu, &files, &file_count);
   // Innermost scope first: each inlined subroutine is a frame at the current
   // location; its call site is the location in the function around it.
-  for (int i = 0; i < n; ++i) {
-    Dwarf_Die* die = &scopes[i];
+  for (Dwarf_Die& scope : chain) {
+    Dwarf_Die* die = &scope;
     int tag = dwarf_tag(die);
     if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
     inner_first.push_back(frame(die_function(die), file, lineno));
@@ -123,7 +162,6 @@ std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_pat
     }
     if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0) lineno = static_cast<int>(call_line);
   }
-  std::free(scopes);
   if (inner_first.empty()) {
     // No DWARF for this address: the symbol table still names the function.
     if (!m->symbols) m->symbols = std::make_unique<SymbolIndex>(m->module);

@@ -4,6 +4,7 @@
 // inference) analysed as `analyze` does.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -272,6 +273,45 @@ TEST(EbpfRecord, TheScriptQuotesAPathBpftraceCannotReadBare) {
 
 #define SKIP_WITHOUT_UPROBES()                                                       \
   if (std::string why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+
+// Ctrl-C while attached to a process that runs on and allocates all the
+// time: the recording ends in seconds (its output is never quiet, and the
+// CPUs' heartbeats go on) and the process keeps running. (How much of the
+// time before the stop it holds depends on how far bpftrace fell behind.)
+TEST(EbpfRecord, StoppingAnAttachedRecordingEndsItWhileTheProcessRunsOn) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path out = scratch("stopped.emt"), log = scratch("stopped.log");
+  pid_t program = fork();
+  if (program == 0) {
+    execl(EDGEMEM_INFERENCE_LOOP, "inference_loop", "--inferences", "100000", "--pace-ms", "10", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t recorder =
+      start(fmt::format("exec {} record --via ebpf --pid {} -o {}", EDGEMEM_BINARY, program, out.string()), log);
+  bool attached = false;
+  for (int i = 0; i < 1200 && !attached; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    attached = read_file(log.string()).find("recording process") != std::string::npos;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  kill(recorder, SIGINT);  // Ctrl-C
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 300 && !ended; ++i) {  // 30 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ended = waitpid(recorder, &status, WNOHANG) == recorder;
+  }
+  const bool running = kill(program, 0) == 0;
+  kill(program, SIGKILL);  // frees a recorder that hung (bpftrace ends with its process)
+  waitpid(program, nullptr, 0);
+  if (!ended) waitpid(recorder, &status, 0);
+  std::string said = read_file(log.string());
+  ASSERT_TRUE(attached) << said;
+  EXPECT_TRUE(ended) << "the recording went on for 30 s after Ctrl-C: " << said;
+  EXPECT_TRUE(running);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << said;
+  EXPECT_NE(said.find("recorded "), std::string::npos) << said;
+}
 
 // The program is already traced (by this test, as strace or a debugger
 // would), so gdb's ptrace attach is refused: record --pid falls back to

@@ -15,6 +15,7 @@ import base64
 import fcntl
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -48,7 +49,8 @@ class Browser:
 
     def _read(self, deadline):
         while b"\0" not in self.buffer:
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.from_chrome], [], [], left)[0]:
                 return None
             chunk = os.read(self.from_chrome, 1 << 20)
             if not chunk:
@@ -82,6 +84,18 @@ class Browser:
                 # the event is logged as a failure by describe().
                 if reply["method"] == "Page.javascriptDialogOpening":
                     self._send("Page.handleJavaScriptDialog", {"accept": True}, reply.get("sessionId"))
+
+    def wait_event(self, method, session, timeout):
+        """Waits for `method` from `session`; False after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if any(e["method"] == method and e.get("sessionId") == session for e in self.events):
+                return True
+            message = self._read(deadline)
+            if message is None:
+                return False
+            if "method" in message:
+                self.events.append(message)
 
     def close(self):
         try:
@@ -140,6 +154,12 @@ def render(browser, out, tmp, name):
         if stamped.get("result", {}).get("value") is True or time.monotonic() > deadline:
             break
         time.sleep(0.05)
+    # Five seconds of the page's timers run at once (as --virtual-time-budget
+    # did), so an error a timer throws after the first render is seen too.
+    browser.call("Emulation.setVirtualTimePolicy", {"policy": "advance", "budget": 5000}, session=session)
+    if not browser.wait_event("Emulation.virtualTimeBudgetExpired", session, 30):
+        log.append("Uncaught: the page's timers did not run out in 30 s")
+    browser.call("Emulation.setVirtualTimePolicy", {"policy": "advance"}, session=session)
     # What the renderer left to the next frames (chart layout) is drawn before the DOM is read.
     browser.call("Runtime.evaluate", {
         "expression": "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))",
@@ -157,6 +177,7 @@ def render(browser, out, tmp, name):
     with open(f"{tmp}/{name}.log", "w", encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in log))
     browser.call("Target.closeTarget", {"targetId": target})
+    browser.events.clear()
 
 
 def main():

@@ -26,7 +26,7 @@ fail=0
 render() {
   local rendered
   echo "$1" >&"${BROWSER[1]}"
-  read -r rendered <&"${BROWSER[0]}" && [ "$rendered" = "$1" ] ||
+  read -r -t 150 rendered <&"${BROWSER[0]}" && [ "$rendered" = "$1" ] ||
     { echo "FAIL: $1: the browser driver stopped"; fail=1; return 1; }
   grep -q 'data-rendered="ok"' "$tmp/$1.dom" ||
     { echo "FAIL: $1: the page script did not finish rendering"; head -5 "$tmp/$1.log"; fail=1; }

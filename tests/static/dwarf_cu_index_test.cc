@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,51 @@ TEST(DwarfUnits, AClangBuildWithoutArangesIsNamedWithFileAndLine) {
       EXPECT_EQ(firmware->describe_return_address(pc + 1).value_or(""), truth) << fmt::format("pc 0x{:x}", pc);
     }
   }
+  fs::remove_all(dir);
+}
+
+// The frames binutils' addr2line gives `pc` with its inlined calls,
+// outermost first: "function (file:line)" each.
+std::vector<std::string> addr2line_inlined(const fs::path& program, uint64_t pc) {
+  std::string out = output_of(fmt::format("addr2line -f -C -i -e {} 0x{:x}", program.string(), pc));
+  std::vector<std::string> lines, frames;
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(out.substr(at, end - at));
+  for (size_t i = 0; i + 1 < lines.size(); i += 2) {
+    std::string where = lines[i + 1].substr(0, lines[i + 1].find(' '));
+    frames.insert(frames.begin(), fmt::format("{} ({})", lines[i], where.substr(where.rfind('/') + 1)));
+  }
+  return frames;
+}
+
+// clang nests a C++ function's definition inside its namespace's DIE, where
+// libdw 0.188's scope search does not look: the function and the calls
+// inlined into it are found by walking the unit.
+TEST(DwarfUnits, AClangBuiltFunctionInANamespaceIsNamedWithItsInlinedCalls) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-dwarf-scopes-{}", getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "prog.cc")
+      << "#include <cstdlib>\n"
+         "namespace {\n"
+         "__attribute__((always_inline)) inline void *inner(int n) { return std::malloc(static_cast<size_t>(n) * 3); }\n"
+         "__attribute__((noinline)) void *outer(int n) { return inner(n + 1); }\n"
+         "}  // namespace\n"
+         "int main(int c, char **) { std::free(outer(c)); return 0; }\n";
+  const fs::path program = dir / "prog";
+  ASSERT_EQ(std::system(fmt::format("clang++ -g -O1 -o {} {}", program.string(), (dir / "prog.cc").string()).c_str()), 0);
+  std::string nm = output_of(fmt::format("nm -C {}", program.string()));
+  size_t at = nm.find(" t (anonymous namespace)::outer(int)\n");
+  ASSERT_NE(at, std::string::npos) << nm;
+  const uint64_t outer = std::stoull(nm.substr(nm.rfind('\n', at) + 1, at - nm.rfind('\n', at) - 1), nullptr, 16);
+
+  ProcessSymbolizer process;
+  size_t inlined = 0;
+  for (uint64_t pc = outer; pc < outer + 12; ++pc) {
+    const std::vector<std::string> truth = addr2line_inlined(program, pc);
+    ASSERT_FALSE(truth.empty());
+    EXPECT_EQ(process.frames(program.string(), 0, pc + 1), truth) << fmt::format("pc 0x{:x}", pc);
+    inlined += truth.size() == 2;
+  }
+  EXPECT_GT(inlined, 0u) << "no address of outer holds the inlined call: the test no longer covers it";
   fs::remove_all(dir);
 }
 
