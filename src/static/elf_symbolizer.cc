@@ -56,7 +56,7 @@ std::optional<std::string> ElfSymbolizer::describe_return_address(uint64_t addre
   const char* function = dwfl_module_addrname(module, pc);
   int lineno = 0;
   const char* file = nullptr;
-  if (!impl_->units.try_emplace(module, module).first->second.line(pc, file, lineno)) file = nullptr;
+  impl_->units.try_emplace(module, module).first->second.line(pc, file, lineno);
   if (!function && !file) return std::nullopt;
   if (!file) return std::string(function);
   // DWARF holds the build machine's absolute path; the file name is what

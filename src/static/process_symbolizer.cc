@@ -63,7 +63,7 @@ bool find_path(Dwarf_Die* parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& path) {
       case DW_TAG_lexical_block:
         if (dwarf_haspc(&child, pc) > 0) {
           path.push_back(child);
-          find_path(&path.back(), pc, path);
+          find_path(&child, pc, path);
           return true;
         }
         break;
