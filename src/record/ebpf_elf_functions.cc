@@ -124,6 +124,14 @@ std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::str
   std::set<std::string> seen;
   for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
     GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC && sh.sh_entsize != 0) {
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      GElf_Dyn dyn;
+      for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize && gelf_getdyn(data, static_cast<int>(i), &dyn); ++i)
+        if (const char* name = dyn.d_tag == DT_SONAME ? elf_strptr(elf, sh.sh_link, dyn.d_un.d_val) : nullptr)
+          out.soname = name;
+      continue;
+    }
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || sh.sh_entsize == 0)
       continue;
     Elf_Data* data = elf_getdata(scn, nullptr);

@@ -26,6 +26,7 @@ struct ElfFunctions {
   };
   std::vector<Load> loads;
   std::vector<ElfFunction> functions;
+  std::string soname;  // DT_SONAME, empty for an executable without one
 
   const ElfFunction* find_exact(std::string_view name) const;
   // NAME as a user writes it: the symbol, or the C++ function with that

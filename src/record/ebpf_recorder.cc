@@ -24,6 +24,7 @@
 #include "record/ebpf_script.h"
 #include "record/inference_function.h"
 #include "record/mmap_watch.h"
+#include "record/unprobed_libraries.h"
 
 namespace edgemem {
 namespace fs = std::filesystem;
@@ -54,7 +55,8 @@ struct Child {
 
 // bpftrace in a process group of its own: Ctrl-C at the terminal reaches
 // edgemem, which then stops bpftrace so that it reads its buffers out.
-Child spawn_bpftrace(int pid, const std::string& script) {
+// `libraries`: a directory searched first, with unprobed copies.
+Child spawn_bpftrace(int pid, const std::string& script, const std::string& libraries) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) return {};
   if (pipe2(err, O_CLOEXEC) != 0) {
@@ -74,6 +76,10 @@ Child spawn_bpftrace(int pid, const std::string& script) {
     // user space and falls behind a busy allocator; at 1 MiB a loop of 20,000
     // malloc/free pairs lost half its events on a loaded 2-core machine.
     setenv("BPFTRACE_PERF_RB_PAGES", "1024", 1);
+    if (!libraries.empty()) {
+      const char* was = getenv("LD_LIBRARY_PATH");
+      setenv("LD_LIBRARY_PATH", (was && *was ? libraries + ":" + was : libraries).c_str(), 1);
+    }
     std::string p = std::to_string(pid);
     execlp("bpftrace", "bpftrace", "-p", p.c_str(), script.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -193,6 +199,8 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   }
   UprobeTargets targets;
   auto mapped = read_mapped_objects(request.pid ? request.pid : getpid());
+  if (!request.pid && request.unprobed)  // the program will load the libraries we run on copies of
+    for (MappedObject& o : mapped) o.path = request.unprobed->original(o.path);
   std::string libc_path = find_libc(mapped), why;
   auto libc = libc_path.empty() ? std::nullopt : read_elf_functions(libc_path, why);
   if (!libc || !libc->find_exact("malloc"))
@@ -257,7 +265,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   UprobeRecording recording(writer, pid, static_cast<size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
   if (request.pid) recording.refresh_modules();
 
-  Child bpftrace = spawn_bpftrace(pid, script_path);
+  Child bpftrace = spawn_bpftrace(pid, script_path, request.unprobed ? request.unprobed->directory() : std::string());
   if (bpftrace.pid < 0) {
     unlink(script_path);
     end_waiting();
@@ -330,6 +338,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       }
       if (request.attached) request.attached(pid);
       attached_at = now;
+      if (request.unprobed) request.unprobed->remove();  // bpftrace has loaded them
     }
     // What the probes attached first saw before the others were in place
     // (allocations whose frees were not yet probed) is left out.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "record/ebpf_recording.h"
+#include "record/unprobed_libraries.h"
 
 namespace edgemem {
 
@@ -24,6 +25,9 @@ struct UprobeRequest {
   std::string inference_fn;          // a function whose calls are inferences; empty: none
   std::function<bool()> stop;        // polled while attached to `pid`: true ends the recording
   std::function<void(int)> attached; // the probes are in place in this process
+  // Copies of our libraries that bpftrace runs on (unprobed_libraries.h),
+  // removed once it has started; null: bpftrace runs on the probed files.
+  UnprobedLibraries* unprobed = nullptr;
 };
 
 struct UprobeResult {
