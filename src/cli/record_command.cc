@@ -59,29 +59,34 @@ std::string self_path() {
 // (record/unprobed_libraries.h). Returns only when that cannot be done: the
 // recording then runs here, slower.
 void run_again_unprobed(const RecordArgs& args) {
-  std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own();
-  if (!copies) return;
-  std::vector<std::string> words = {self_path(), "record", "--via", "ebpf", "-o", args.output};
-  if (args.pid) words.insert(words.end(), {"--pid", std::to_string(args.pid)});
-  if (!args.inference_fn.empty()) words.insert(words.end(), {"--inference-fn", args.inference_fn});
-  if (!args.command.empty()) {
-    words.push_back("--");
-    words.insert(words.end(), args.command.begin(), args.command.end());
+  std::string why;
+  std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own(why);
+  if (copies) {
+    std::vector<std::string> words = {self_path(), "record", "--via", "ebpf", "-o", args.output};
+    if (args.pid) words.insert(words.end(), {"--pid", std::to_string(args.pid)});
+    if (!args.inference_fn.empty()) words.insert(words.end(), {"--inference-fn", args.inference_fn});
+    if (!args.command.empty()) {
+      words.push_back("--");
+      words.insert(words.end(), args.command.begin(), args.command.end());
+    }
+    std::vector<std::string> environment = copies->environment_for_run_again();
+    std::vector<char*> argv, envp;
+    for (std::string& w : words) argv.push_back(w.data());
+    for (std::string& e : environment) envp.push_back(e.data());
+    argv.push_back(nullptr);
+    envp.push_back(nullptr);
+    execve("/proc/self/exe", argv.data(), envp.data());
+    why = fmt::format("cannot run edgemem again: {}", strerror(errno));
   }
-  std::vector<std::string> environment = copies->environment_for_run_again();
-  std::vector<char*> argv, envp;
-  for (std::string& w : words) argv.push_back(w.data());
-  for (std::string& e : environment) envp.push_back(e.data());
-  argv.push_back(nullptr);
-  envp.push_back(nullptr);
-  execve(argv[0], argv.data(), envp.data());
+  fmt::print(stderr, "edgemem: {}; edgemem and bpftrace run on the probed libraries, their own allocations trap "
+                     "too, and they may fall behind (docs/record.md)\n", why);
 }
 
 // The eBPF recorder, attached to a process or running the program; its
 // counts say what uprobes could and could not see.
 int record_with_ebpf(const RecordArgs& args) {
   UnprobedLibraries unprobed = UnprobedLibraries::adopt();
-  if (unprobed.directory().empty()) run_again_unprobed(args);
+  if (unprobed.directory().empty() && uprobes_unavailable().empty()) run_again_unprobed(args);
   UprobeRequest request{args.output, args.pid, args.command, args.inference_fn, {}, {}, &unprobed};
   if (args.pid) {
     catch_interrupts();

@@ -115,6 +115,7 @@ Waiting fork_waiting(const std::string& path, const std::vector<std::string>& co
   if (w.pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGQUIT, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
     char byte;
     close(go[1]);
     if (read(go[0], &byte, 1) != 1) _exit(127);
@@ -202,6 +203,8 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   if (!request.pid && request.unprobed)  // the program will load the libraries we run on copies of
     for (MappedObject& o : mapped) o.path = request.unprobed->original(o.path);
   std::string libc_path = find_libc(mapped), why;
+  if (request.unprobed && request.unprobed->is_copy(libc_path))  // would leave the program unprobed
+    return failed(fmt::format("{} is edgemem's private copy of the C library, not the one programs load", libc_path));
   auto libc = libc_path.empty() ? std::nullopt : read_elf_functions(libc_path, why);
   if (!libc || !libc->find_exact("malloc"))
     return failed(fmt::format("{} maps no C library whose malloc can be probed{}",

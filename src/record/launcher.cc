@@ -69,6 +69,7 @@ RecordResult run_recorded(const RecordRequest& request) {
   if (pid == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
     // gdb passes LD_PRELOAD to the program only.
     if (probe) unsetenv("LD_PRELOAD");
     else setenv("LD_PRELOAD", ld_preload.c_str(), 1);

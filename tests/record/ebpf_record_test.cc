@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -324,48 +326,121 @@ TEST(EbpfRecord, StoppingAnAttachedRecordingEndsItWhileTheProcessRunsOn) {
   TraceOutcome outcome = analyse_trace_file(out.string(), {});
   ASSERT_TRUE(outcome.run);
   EXPECT_GE(outcome.run->result.counts.allocs, 1000u) << said;
+  // The copies are gone once bpftrace has started.
+  const size_t at = recorder_maps.find("/edgemem-unprobed-");
+  ASSERT_NE(at, std::string::npos);
+  const size_t from = recorder_maps.rfind(' ', at) + 1;
+  const std::string copies = recorder_maps.substr(from, recorder_maps.find('/', at + 1) - from);
+  EXPECT_FALSE(fs::exists(copies)) << copies;
+}
+
+// The environment the first run hands its new image, applied here as the
+// exec would: the three variables it sets, and none it leaves out.
+UnprobedLibraries adopt_as_run_again(const std::vector<std::string>& env) {
+  for (const char* name : {"LD_LIBRARY_PATH", "EDGEMEM_UNPROBED_LIBRARIES", "EDGEMEM_UNPROBED_LD_LIBRARY_PATH"}) {
+    unsetenv(name);
+    for (const std::string& e : env)
+      if (e.starts_with(std::string(name) + "=")) setenv(name, e.substr(e.find('=') + 1).c_str(), 1);
+  }
+  return UnprobedLibraries::adopt();
+}
+
+std::optional<std::string> env_of(const char* name) {
+  const char* v = getenv(name);
+  return v ? std::optional<std::string>(v) : std::nullopt;
 }
 
 // The copies are of the libraries this process runs on, under their
 // sonames; running again on them puts them first on the library path, and
-// the run again tells the programs it starts the path the first run had.
+// the run again gives the programs it starts the path the first run had:
+// set, set but empty, or unset.
 TEST(EbpfRecord, TheRecorderRunsAgainOnCopiesOfItsLibrariesAndItsProgramsOnTheOriginals) {
-  setenv("LD_LIBRARY_PATH", "/opt/was", 1);
-  std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own();
-  ASSERT_TRUE(copies);
-  const std::string dir = copies->directory();
+  const std::optional<std::string> saved = env_of("LD_LIBRARY_PATH");
   const std::string libc = find_libc(read_mapped_objects(getpid()));
-  EXPECT_EQ(read_file(dir + "/libc.so.6"), read_file(libc));
-  EXPECT_TRUE(fs::exists(dir + "/libstdc++.so.6"));
-  std::vector<std::string> env = copies->environment_for_run_again();
-  EXPECT_EQ(std::count(env.begin(), env.end(), "LD_LIBRARY_PATH=" + dir + ":/opt/was"), 1);
-  EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.starts_with("LD_LIBRARY_PATH="); }), 1);
+  for (const std::optional<std::string>& was : {std::optional<std::string>("/opt/was"), std::optional<std::string>(""),
+                                                std::optional<std::string>()}) {
+    SCOPED_TRACE(was ? "LD_LIBRARY_PATH=" + *was : "no LD_LIBRARY_PATH");
+    if (was) setenv("LD_LIBRARY_PATH", was->c_str(), 1);
+    else unsetenv("LD_LIBRARY_PATH");
+    std::string why;
+    std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own(why);
+    ASSERT_TRUE(copies) << why;
+    const std::string dir = copies->directory();
+    EXPECT_EQ(read_file(dir + "/libc.so.6"), read_file(libc));
+    EXPECT_TRUE(fs::exists(dir + "/libstdc++.so.6"));
+    const std::vector<std::string> env = copies->environment_for_run_again();
+    const std::string path = was && !was->empty() ? dir + ":" + *was : dir;  // never an empty entry
+    EXPECT_EQ(std::count(env.begin(), env.end(), "LD_LIBRARY_PATH=" + path), 1);
+    EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.starts_with("LD_LIBRARY_PATH="); }), 1);
 
-  // The new image's environment, then what it makes of it.
-  const std::string told = *std::find_if(env.begin(), env.end(), [](const std::string& e) {
-    return e.starts_with("EDGEMEM_UNPROBED_LIBRARIES=");
-  });
-  setenv("EDGEMEM_UNPROBED_LIBRARIES", told.substr(told.find('=') + 1).c_str(), 1);
-  setenv("LD_LIBRARY_PATH", (dir + ":/opt/was").c_str(), 1);
-  {
-    UnprobedLibraries adopted = UnprobedLibraries::adopt();
+    UnprobedLibraries adopted = adopt_as_run_again(env);
     EXPECT_EQ(adopted.directory(), dir);
-    EXPECT_STREQ(getenv("LD_LIBRARY_PATH"), "/opt/was");
-    EXPECT_EQ(getenv("EDGEMEM_UNPROBED_LIBRARIES"), nullptr);
+    EXPECT_EQ(env_of("LD_LIBRARY_PATH"), was);
+    EXPECT_EQ(env_of("EDGEMEM_UNPROBED_LIBRARIES"), std::nullopt);
+    EXPECT_EQ(env_of("EDGEMEM_UNPROBED_LD_LIBRARY_PATH"), std::nullopt);
     EXPECT_EQ(adopted.original(dir + "/libc.so.6"), libc);
+    EXPECT_TRUE(adopted.is_copy(dir + "/libc.so.6"));
     EXPECT_EQ(adopted.original("/usr/lib/other.so"), "/usr/lib/other.so");
+    EXPECT_EQ(UnprobedLibraries::adopt().directory(), "") << "told once";
     adopted.remove();
     EXPECT_FALSE(fs::exists(dir));
   }
-  // No LD_LIBRARY_PATH before: none after either.
-  unsetenv("LD_LIBRARY_PATH");
-  std::optional<UnprobedLibraries> again = UnprobedLibraries::copy_own();
-  ASSERT_TRUE(again);
-  for (const std::string& e : again->environment_for_run_again())
-    if (e.starts_with("EDGEMEM_UNPROBED_LIBRARIES=")) setenv("EDGEMEM_UNPROBED_LIBRARIES", e.substr(e.find('=') + 1).c_str(), 1);
-  UnprobedLibraries adopted = UnprobedLibraries::adopt();
-  EXPECT_EQ(getenv("LD_LIBRARY_PATH"), nullptr);
-  EXPECT_EQ(UnprobedLibraries::adopt().directory(), "") << "told once";
+
+  // A value this process's previous image did not write (inherited, or set
+  // by hand) is not taken, and nothing it names is removed.
+  std::string why;
+  std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own(why);
+  ASSERT_TRUE(copies) << why;
+  std::vector<std::string> env = copies->environment_for_run_again();
+  for (std::string& e : env)
+    if (e.starts_with("EDGEMEM_UNPROBED_LIBRARIES=")) e.replace(e.find('=') + 1, std::to_string(getpid()).size(), std::string(std::to_string(getpid()).size(), '0'));
+  {
+    UnprobedLibraries foreign = adopt_as_run_again(env);
+    EXPECT_EQ(foreign.directory(), "");
+  }
+  EXPECT_TRUE(fs::exists(copies->directory() + "/libc.so.6"));
+  if (saved) setenv("LD_LIBRARY_PATH", saved->c_str(), 1);
+  else unsetenv("LD_LIBRARY_PATH");
+}
+
+// Where the copies cannot be loaded (a noexec mount for TMPDIR), there are
+// none, and nothing is left behind: the recording runs on the probed files.
+TEST(EbpfRecord, CopiesANoexecMountCannotLoadAreNotMade) {
+  fs::path mount_point = scratch("noexec");
+  fs::create_directories(mount_point);
+  if (mount("tmpfs", mount_point.c_str(), "tmpfs", MS_NOEXEC, "size=64m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << strerror(errno);
+  const std::optional<std::string> saved = env_of("TMPDIR");
+  setenv("TMPDIR", mount_point.c_str(), 1);
+  std::string why;
+  std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own(why);
+  if (saved) setenv("TMPDIR", saved->c_str(), 1);
+  else unsetenv("TMPDIR");
+  EXPECT_FALSE(copies);
+  EXPECT_NE(why.find("cannot map"), std::string::npos) << why;
+  EXPECT_TRUE(fs::is_empty(mount_point));
+  umount2(mount_point.c_str(), MNT_DETACH);
+}
+
+// A program `record --via ebpf` starts runs on the original libraries (it
+// is probed: its allocations are recorded) with the user's library path,
+// and does not see how edgemem ran itself.
+TEST(EbpfRecord, AProgramItStartsHasTheUsersLibraryPathAndTheProbedLibraries) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path out = scratch("started-env.emt"), log = scratch("started-env.log");
+  pid_t recorder = start(fmt::format("LD_LIBRARY_PATH=/opt/edgemem-test exec {} record --via ebpf -o {} -- /bin/sh -c "
+                                     "'echo \"path=$LD_LIBRARY_PATH told=${{EDGEMEM_UNPROBED_LIBRARIES:-none}}\"; "
+                                     "echo \"copies mapped: $(grep -c edgemem-unprobed /proc/$$/maps)\"'",
+                                     EDGEMEM_BINARY, out.string()),
+                         log);
+  EXPECT_EQ(exit_status(recorder), 0);
+  std::string said = read_file(log.string());
+  EXPECT_NE(said.find("path=/opt/edgemem-test told=none"), std::string::npos) << said;
+  EXPECT_NE(said.find("copies mapped: 0"), std::string::npos) << said;
+  EXPECT_EQ(said.find("run on the probed libraries"), std::string::npos) << said;
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  EXPECT_GT(outcome.run->result.counts.allocs, 0u) << said;
 }
 
 // The program is already traced (by this test, as strace or a debugger
