@@ -265,7 +265,12 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     return failed(why);
   }
   writer.wall(realtime_ns(), monotonic_ns());
-  UprobeRecording recording(writer, pid, static_cast<size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
+  const size_t cpus = static_cast<size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  UprobeRecording recording(writer, pid, cpus);
+  // bpftrace's perf events once every probe is attached: the uprobes, the
+  // two readiness tracepoints, and per CPU the heartbeat's profile event and
+  // an output buffer (counted: one of the two per CPU, for a margin).
+  const size_t attached_events = uprobe_count(targets) + 2 + cpus;
   if (request.pid) recording.refresh_modules();
 
   Child bpftrace = spawn_bpftrace(pid, script_path, request.unprobed ? request.unprobed->directory() : std::string());
@@ -325,7 +330,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
         events_since = now;
       }
     }
-    if (!started && parser.ready() && perf_events >= uprobe_count(targets) && now - events_since > kSettledNs) {
+    if (!started && parser.ready() && perf_events >= attached_events && now - events_since > kSettledNs) {
       started = true;
       if (waiting.pid >= 0) {
         char go = 1;

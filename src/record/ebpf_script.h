@@ -16,7 +16,8 @@ struct UprobeTargets {
   // (BEGIN runs before the uprobes are in place: the first second of a
   // recording lost its frees). The script starts and ends with a probe on
   // getpgid(ready_call), which answers once bpftrace is attaching; the
-  // recorder then counts bpftrace's perf events up to uprobe_count().
+  // recorder then counts bpftrace's perf events up to uprobe_count() and
+  // its others (src/record/ebpf_recorder.cc).
   long ready_call = 0;
   struct Function {
     std::string path, symbol;
