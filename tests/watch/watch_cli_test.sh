@@ -2,10 +2,12 @@
 # `edgemem watch` from the command line: a file that grows while it is
 # watched, stdin to its end, --until, --for, SIGINT/SIGTERM with the summary
 # of everything seen, exit codes (1 after an alert, 0 on a clean trace, 2 on
-# a bad source), and the status line (one per interval into a file).
+# a bad source), the status line (one per interval into a file), and a
+# read error in the middle of a file (reopened where it was, nothing read twice).
 set -u
 edgemem=$1
 src=$2
+read_fault_shim=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -50,6 +52,31 @@ grep -q "^ALERT alloc-failure" "$tmp/err" && ok "failed allocation alerted" || b
 grep -q "stopped by signal 2" "$tmp/err" && ok "says it was stopped" || bad "no 'stopped by signal 2'"
 grep -q "ALLOC FAIL" "$tmp/out" && ok "SIGINT prints the analyze summary" || bad "no summary on stdout: $(head -5 "$tmp/out")"
 [ "$rc" = 1 ] && ok "exit 1 after an alert" || bad "exit $rc after an alert, expected 1"
+
+# 1b. A read of the growing file fails once (EIO) after its first half was
+# read: the watch says so, reopens it at the same place, and the second half
+# counts once (read from the start again, the first half would count twice).
+: >"$tmp/flaky.log"
+flaky=$(readlink -f "$tmp/flaky.log")
+head -n "$half" "$log" >"$tmp/flaky.log"
+LD_PRELOAD=$read_fault_shim EDGEMEM_FAIL_READ_PATH=$flaky ASAN_OPTIONS=verify_asan_link_order=0 \
+  "$edgemem" watch "$tmp/flaky.log" --interval 200ms --arena-size 64K --json >"$tmp/flaky.json" 2>"$tmp/flaky.err" &
+pid=$!
+for _ in $(seq 100); do grep -q "read failed" "$tmp/flaky.err" 2>/dev/null && break; sleep 0.1; done
+grep -q "flaky.log: read failed: Input/output error; reopening" "$tmp/flaky.err" &&
+  ok "a failed read is told" || bad "no read failure told: $(head -3 "$tmp/flaky.err")"
+sleep 0.5
+tail -n +"$((half + 1))" "$log" >>"$tmp/flaky.log"
+sleep 1.2
+kill -INT "$pid"
+wait "$pid"
+python3 - "$tmp/flaky.json" "$tmp/whole.json" <<'PY' || fail=1
+import json, sys
+w, a = (json.load(open(p)) for p in sys.argv[1:])
+same = all(w[k] == a[k] for k in ("inferences", "counts", "leaks", "peak_bytes"))
+print(("ok: " if same else "FAIL: ") + f"after a failed read, the watch saw the file once: {w['counts']} vs {a['counts']}")
+sys.exit(0 if same else 1)
+PY
 
 # 2. stdin to its end gives the same findings as analyze on the file.
 trace=$src/examples/traces/kws_leak.emt
