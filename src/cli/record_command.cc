@@ -62,7 +62,7 @@ void run_again_unprobed(const RecordArgs& args) {
   std::string why;
   std::optional<UnprobedLibraries> copies = UnprobedLibraries::copy_own(why);
   if (copies) {
-    std::vector<std::string> words = {self_path(), "record", "--via", "ebpf", "-o", args.output};
+    std::vector<std::string> words = {self_path(), "record", "--via", "ebpf", "--output=" + args.output};
     if (args.pid) words.insert(words.end(), {"--pid", std::to_string(args.pid)});
     if (!args.inference_fn.empty()) words.insert(words.end(), {"--inference-fn", args.inference_fn});
     if (!args.command.empty()) {
@@ -79,14 +79,14 @@ void run_again_unprobed(const RecordArgs& args) {
     why = fmt::format("cannot run edgemem again: {}", strerror(errno));
   }
   fmt::print(stderr, "edgemem: {}; edgemem and bpftrace run on the probed libraries, their own allocations trap "
-                     "too, and they may fall behind (docs/record.md)\n", why);
+                     "too, and they may fall behind (set TMPDIR to a directory mounted exec; docs/record.md)\n", why);
 }
 
 // The eBPF recorder, attached to a process or running the program; its
 // counts say what uprobes could and could not see.
 int record_with_ebpf(const RecordArgs& args) {
   UnprobedLibraries unprobed = UnprobedLibraries::adopt();
-  if (unprobed.directory().empty() && uprobes_unavailable().empty()) run_again_unprobed(args);
+  if (!unprobed.ran_again() && uprobes_unavailable().empty()) run_again_unprobed(args);
   UprobeRequest request{args.output, args.pid, args.command, args.inference_fn, {}, {}, &unprobed};
   if (args.pid) {
     catch_interrupts();

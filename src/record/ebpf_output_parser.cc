@@ -83,13 +83,18 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
 //   X TID T0 NSECS OLD OLDLEN SIZE NEW CPU  mremap entered at T0 returned NEW (-1: failed); stack follows
 //   B TID NSECS CPU / E TID NSECS CPU     the --inference-fn function entered / returned
 //   H NSECS CPU                           that CPU's clock (a heartbeat, ten times a second)
-//   READY 1 / READY 2                     the first / last probe of the script is attached
+//   READY 1 / READY 2                     the script's first / last tracepoint is attached
+//   __BPFTRACE_NOTIFY_PROBES_ATTACHED     every probe is attached (bpftrace 0.23 on; stderr before)
 void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecord>& out) {
   if (text == "READY 1" || text == "READY 2") {
     ready_ends_ |= text.back() == '1' ? 1 : 2;
     return;
   }
   if (text.starts_with("Attaching ")) return;
+  if (text == kBpftraceAttachedNotice) {
+    probes_attached_ = true;
+    return;
+  }
   auto w = words(text);
   if (w.size() == 3 && w[0] == "Lost" && w[2] == "events") {
     uint64_t n = 0;

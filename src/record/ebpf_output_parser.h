@@ -37,6 +37,10 @@ struct UprobeRecord {
   std::vector<uint64_t> stack;  // return addresses, innermost first
 };
 
+// What bpftrace prints once all its probes are attached when started with
+// this variable set to 1 (its own test suite's hook).
+inline constexpr std::string_view kBpftraceAttachedNotice = "__BPFTRACE_NOTIFY_PROBES_ATTACHED";
+
 class BpftraceOutputParser {
  public:
   // Complete records are appended to `out`; a record whose stack is still
@@ -45,8 +49,12 @@ class BpftraceOutputParser {
   // End of output: the held record too.
   void finish(std::vector<UprobeRecord>& out);
 
-  // Both ends of the script answered: every probe is attached.
+  // Both readiness tracepoints answered: output reaches us (bpftrace
+  // attaches tracepoints before its uprobes, so not that those are in place).
   bool ready() const { return ready_ends_ == 3; }
+  // bpftrace's notice that every probe is attached (kBpftraceAttachedNotice),
+  // on its standard output from 0.23 (on standard error before).
+  bool probes_attached() const { return probes_attached_; }
   uint64_t lost_events() const { return lost_; }
   // Lines that are none of the above (bpftrace's warnings), the first kept.
   uint64_t other_lines() const { return other_; }
@@ -61,6 +69,7 @@ class BpftraceOutputParser {
   std::vector<UprobeRecord> held_;  // the records of the line whose stack is being read
   bool expecting_stack_ = false;
   int ready_ends_ = 0;
+  bool probes_attached_ = false;
   uint64_t lost_ = 0;
   uint64_t other_ = 0;
   std::string first_other_;

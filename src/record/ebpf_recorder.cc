@@ -44,9 +44,6 @@ constexpr size_t kMaxWaiting = size_t{1} << 18;
 // to read its buffers up to the stop.
 constexpr uint64_t kCatchUpNs = 10'000'000'000;
 
-// bpftrace attaches a uprobe in tens to hundreds of milliseconds on a busy
-// machine; this long without a new one, it has finished.
-constexpr uint64_t kSettledNs = 1'500'000'000;
 
 struct Child {
   pid_t pid = -1;
@@ -76,6 +73,8 @@ Child spawn_bpftrace(int pid, const std::string& script, const std::string& libr
     // user space and falls behind a busy allocator; at 1 MiB a loop of 20,000
     // malloc/free pairs lost half its events on a loaded 2-core machine.
     setenv("BPFTRACE_PERF_RB_PAGES", "1024", 1);
+    // Says when every probe is attached (the recording starts then).
+    setenv(std::string(kBpftraceAttachedNotice).c_str(), "1", 1);
     if (!libraries.empty()) {
       const char* was = getenv("LD_LIBRARY_PATH");
       setenv("LD_LIBRARY_PATH", (was && *was ? libraries + ":" + was : libraries).c_str(), 1);
@@ -131,16 +130,6 @@ Waiting fork_waiting(const std::string& path, const std::vector<std::string>& co
   return w;
 }
 
-// Probes bpftrace has attached: each uprobe is a perf event descriptor (so
-// are its per-CPU output buffers and tracepoints, counted too).
-size_t perf_events_of(pid_t pid) {
-  size_t n = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec))
-    if (fs::read_symlink(entry.path(), ec).string() == "anon_inode:[perf_event]") ++n;
-  return n;
-}
-
 std::string first_error_line(const std::string& said) {
   std::string chosen;
   size_t at = 0;
@@ -149,7 +138,7 @@ std::string first_error_line(const std::string& said) {
     if (end == std::string::npos) end = said.size();
     std::string line = said.substr(at, end - at);
     at = end + 1;
-    if (line.find("RLIMIT_MEMLOCK") != std::string::npos || line.empty()) continue;
+    if (line.find("RLIMIT_MEMLOCK") != std::string::npos || line.empty() || line == kBpftraceAttachedNotice) continue;
     if (chosen.empty() || (line.starts_with("ERROR") && !chosen.starts_with("ERROR"))) chosen = line;
   }
   return chosen;
@@ -267,10 +256,6 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   writer.wall(realtime_ns(), monotonic_ns());
   const size_t cpus = static_cast<size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   UprobeRecording recording(writer, pid, cpus);
-  // bpftrace's perf events once every probe is attached: the uprobes, the
-  // two readiness tracepoints, and per CPU the heartbeat's profile event and
-  // an output buffer (counted: one of the two per CPU, for a margin).
-  const size_t attached_events = uprobe_count(targets) + 2 + cpus;
   if (request.pid) recording.refresh_modules();
 
   Child bpftrace = spawn_bpftrace(pid, script_path, request.unprobed ? request.unprobed->directory() : std::string());
@@ -284,9 +269,11 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   std::string said;  // bpftrace's stderr
   bool out_open = true, err_open = true, target_ended = false, started = false, stopping = false, stopped = false;
   uint64_t stopped_at = 0;
-  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns(), events_since = spawned;
-  size_t perf_events = 0;
-  uint64_t attached_at = UINT64_MAX;
+  uint64_t lost_seen = 0, quiet_since = 0, last_modules = 0, spawned = monotonic_ns();
+  bool heard = false;     // anything from bpftrace
+  bool notified = false;  // bpftrace's notice on standard error (before 0.23)
+  std::string err_tail;   // where that notice may be split between reads
+  uint64_t attached_at = UINT64_MAX, detaching_at = UINT64_MAX;
   bool timed_out = false;
   int program_status = 0;
   while (out_open || err_open) {
@@ -303,6 +290,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
         if (r == 0 || errno != EINTR) (i == 0 ? out_open : err_open) = false;
         continue;
       }
+      heard = true;
       if (i == 0) {
         const size_t before = records.size();
         parser.feed({buf, static_cast<size_t>(r)}, records);
@@ -312,6 +300,9 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
                                  [](const UprobeRecord& u) { return u.kind != UprobeRecord::Kind::heartbeat; });
       } else {
         got = true;
+        err_tail.append(buf, static_cast<size_t>(r));
+        notified = notified || err_tail.find(kBpftraceAttachedNotice) != std::string::npos;
+        err_tail.erase(0, err_tail.size() > kBpftraceAttachedNotice.size() ? err_tail.size() - kBpftraceAttachedNotice.size() : 0);
         if (said.size() < 8192) said.append(buf, static_cast<size_t>(r));
       }
     }
@@ -320,17 +311,14 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       lost_seen = parser.lost_events();
     }
     uint64_t now = monotonic_ns();
-    // Attached: the script's two readiness probes answer (bpftrace
-    // attaches tracepoints before uprobes, so that is not enough), and the
-    // uprobes' perf events are all there and have stopped growing.
-    if (!started) {
-      (void)getpgid(static_cast<pid_t>(targets.ready_call));
-      if (size_t events = perf_events_of(bpftrace.pid); events != perf_events) {
-        perf_events = events;
-        events_since = now;
-      }
-    }
-    if (!started && parser.ready() && perf_events >= attached_events && now - events_since > kSettledNs) {
+    // bpftrace is running: it has loaded the copies of our libraries.
+    if (request.unprobed && heard) request.unprobed->remove();
+    // Attached: bpftrace says every probe is (it attaches them one at a
+    // time, the uprobes last, in reverse order: counting its perf events
+    // let the recording start before malloc's), and the script's readiness
+    // tracepoints answer, so its output reaches us.
+    if (!started) (void)getpgid(static_cast<pid_t>(targets.ready_call));
+    if (!started && parser.ready() && (notified || parser.probes_attached())) {
       started = true;
       if (waiting.pid >= 0) {
         char go = 1;
@@ -346,12 +334,15 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
       }
       if (request.attached) request.attached(pid);
       attached_at = now;
-      if (request.unprobed) request.unprobed->remove();  // bpftrace has loaded them
     }
-    // What the probes attached first saw before the others were in place
-    // (allocations whose frees were not yet probed) is left out.
+    // What the probes saw while bpftrace attached or detached them, some
+    // in place and some not, is left out: before all were attached
+    // (allocations whose frees were not yet probed) and after bpftrace was
+    // told to stop (it detached malloc's probes 1.3 s before free's, and
+    // the recording of a process that ran on held 4,000 frees of blocks it
+    // never saw allocated).
     for (UprobeRecord& r : records)
-      if (r.time >= attached_at) recording.add(std::move(r));
+      if (r.time >= attached_at && r.time < detaching_at) recording.add(std::move(r));
     records.clear();
     // The module map: at once for a running process; for a program we
     // started, once it has exec'd (before that it is a copy of edgemem).
@@ -387,6 +378,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     const bool caught_up = stopped ? recording.heard_up_to() >= stopped_at || now - stopped_at > kCatchUpNs
                                    : now - quiet_since > 300'000'000;
     if (target_ended && !stopping && caught_up) {
+      detaching_at = monotonic_ns();
       kill(bpftrace.pid, SIGINT);
       stopping = true;
     }
@@ -398,7 +390,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   unlink(script_path);
   parser.finish(records);
   for (UprobeRecord& r : records)
-    if (r.time >= attached_at) recording.add(std::move(r));
+    if (r.time >= attached_at && r.time < detaching_at) recording.add(std::move(r));
   if (mappings) recording.add_modules(mappings->objects());
   recording.finish();
   result.stats = recording.stats();

@@ -28,12 +28,6 @@ std::string probe_target(const std::string& path, const std::string& symbol) {
 
 }  // namespace
 
-size_t uprobe_count(const UprobeTargets& t) {
-  size_t n = t.inference ? 2 : 0;
-  for (const UprobeTargets::Function& f : t.allocators) n += f.symbol == "free" ? 1 : 2;
-  return n;
-}
-
 std::string bpftrace_script(const UprobeTargets& t) {
   auto ready = [&](int n) {
     return fmt::format("tracepoint:syscalls:sys_enter_getpgid /args->pid == {}/ {{ printf(\"READY {}\\n\"); }}\n",

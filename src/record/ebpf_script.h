@@ -12,12 +12,9 @@ namespace edgemem {
 
 struct UprobeTargets {
   int pid = 0;
-  // bpftrace attaches its probes one at a time and says nothing when done
-  // (BEGIN runs before the uprobes are in place: the first second of a
-  // recording lost its frees). The script starts and ends with a probe on
-  // getpgid(ready_call), which answers once bpftrace is attaching; the
-  // recorder then counts bpftrace's perf events up to uprobe_count() and
-  // its others (src/record/ebpf_recorder.cc).
+  // The script starts and ends with a tracepoint on getpgid(ready_call),
+  // which answers once bpftrace reads its output (bpftrace attaches
+  // tracepoints first, then says when the uprobes are in place too).
   long ready_call = 0;
   struct Function {
     std::string path, symbol;
@@ -57,8 +54,5 @@ inline long ready_call_for(int pid) { return (1L << 30) + pid; }
 inline constexpr int kStackFrames = 64;
 
 std::string bpftrace_script(const UprobeTargets& targets);
-
-// The uprobes and uretprobes the script attaches.
-size_t uprobe_count(const UprobeTargets& targets);
 
 }  // namespace edgemem

@@ -48,6 +48,7 @@ bool loadable(const std::string& path, std::string& why) {
 UnprobedLibraries::UnprobedLibraries(UnprobedLibraries&& other) noexcept
     : directory_(std::move(other.directory_)),
       removed_(other.removed_),
+      ran_again_(other.ran_again_),
       libraries_(std::move(other.libraries_)),
       path_was_set_(other.path_was_set_),
       path_was_(std::move(other.path_was_)) {
@@ -102,14 +103,16 @@ UnprobedLibraries UnprobedLibraries::adopt() {
     std::string pid, dir, line;
     std::getline(in, pid);
     std::getline(in, dir);
+    out.ran_again_ = pid == std::to_string(getpid());
     struct stat st {};
-    const bool ours = pid == std::to_string(getpid()) && fs::path(dir).filename().string().starts_with(kPrefix) &&
-                      lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
-    if (ours) {
+    if (out.ran_again_ && fs::path(dir).filename().string().starts_with(kPrefix) && lstat(dir.c_str(), &st) == 0 &&
+        S_ISDIR(st.st_mode)) {
       out.directory_ = dir;
       while (std::getline(in, line))
         if (size_t tab = line.find('\t'); tab != std::string::npos)
           out.libraries_.push_back({line.substr(0, tab), line.substr(tab + 1)});
+    }
+    if (out.ran_again_) {
       if (path_was) setenv("LD_LIBRARY_PATH", path_was, 1);
       else unsetenv("LD_LIBRARY_PATH");
     }

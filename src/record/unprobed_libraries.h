@@ -30,6 +30,9 @@ class UnprobedLibraries {
   // image). Puts back the library path the first run had, for the
   // programs this one starts.
   static UnprobedLibraries adopt();
+  // This image is the run again (whether or not its copies were found):
+  // it must not run again itself.
+  bool ran_again() const { return ran_again_; }
 
   UnprobedLibraries() = default;
   UnprobedLibraries(UnprobedLibraries&& other) noexcept;
@@ -54,6 +57,7 @@ class UnprobedLibraries {
   };
   std::string directory_;
   bool removed_ = false;
+  bool ran_again_ = false;
   std::vector<Library> libraries_;
   bool path_was_set_ = false;  // LD_LIBRARY_PATH, in the first run
   std::string path_was_;
