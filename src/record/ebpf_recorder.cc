@@ -44,7 +44,6 @@ constexpr size_t kMaxWaiting = size_t{1} << 18;
 // to read its buffers up to the stop.
 constexpr uint64_t kCatchUpNs = 10'000'000'000;
 
-
 struct Child {
   pid_t pid = -1;
   int out = -1, err = -1;
