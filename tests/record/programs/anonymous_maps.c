@@ -4,13 +4,15 @@
  *   a 64 KiB mapping unmapped by its first 16  (its 48 KiB tail stays)
  *   a 64 KiB mapping grown to 128 KiB (mremap) (stays)
  *   a 32 KiB mapping                           (stays)
+ *   an 8 KiB mapping through mmap64, as programs built with
+ *     _FILE_OFFSET_BITS=64 (CPython) make them (stays)
  *   a 16 KiB mapping by a thread's start routine that ends in
  *     `return mmap(...)`: built at -O2, a jump to mmap, which then returns
  *     into the C library's thread start                  (stays)
  *   a file mapped (not anonymous: not recorded), a 1 MiB and a 2 MiB malloc
  *   (malloc maps those itself: its pool, not this one; the 2 MiB one stays),
  *   and the thread's stack (the C library's mapping).
- * Left in the mmap pool: 48 + 128 + 32 + 16 KiB in 4 mappings. */
+ * Left in the mmap pool: 48 + 128 + 32 + 8 + 16 KiB in 5 mappings. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,6 +42,7 @@ int main(void) {
   void* grown = map_anonymous(64 << 10);
   if (mremap(grown, 64 << 10, 128 << 10, MREMAP_MAYMOVE) == MAP_FAILED) return 1;
   map_anonymous(32 << 10);
+  if (mmap64(NULL, 8 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) return 1;
   int fd = open("/proc/self/exe", O_RDONLY);
   if (fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 1;
   free(malloc(1 << 20));
