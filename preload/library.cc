@@ -1,10 +1,13 @@
-// The library's life: opens the recording when loaded (before main, as the
-// first preloaded object; or when gdb dlopens it into a running process), records module changes on dlopen/dlclose, gives
+// The library's life: opens the recording at the first allocation or when
+// loaded, whichever comes first (before main; or when gdb dlopens it into a
+// running process), records module changes on dlopen/dlclose, gives
 // the program the optional inference markers (examples/linux/edgemem_marker.h)
 // and cuts the file to its chunks at exit. A SIGKILL or _exit skips the
 // last step; the reader then skips the zero-filled chunks nobody claimed.
 #include <dlfcn.h>
 #include <stdint.h>
+
+#include <atomic>
 
 #include "attached_blocks.h"
 #include "got_patcher.h"
@@ -14,18 +17,27 @@
 
 using namespace edgemem::preload;
 
-namespace {
+namespace edgemem::preload {
 
-__attribute__((constructor)) void start_recording() {
+bool start_recording() {
+  static std::atomic<bool> tried{false};
+  if (tried.load(std::memory_order_relaxed) || tried.exchange(true)) return recording_enabled;
   resolve_real_functions();
   Busy busy;
-  if (!open_trace_file()) return;
+  if (!open_trace_file()) return false;
   tracking_attached_blocks = attached();
   recording_enabled = true;
   ensure_ready();  // this thread's records and the module map, before main
   // Injected into a running process: its calls are bound to libc already.
   if (attached()) patch_loaded_objects();
+  return true;
 }
+
+}  // namespace edgemem::preload
+
+namespace {
+
+__attribute__((constructor)) void start_at_load() { start_recording(); }
 
 __attribute__((destructor)) void stop_recording() {
   if (!recording_enabled) return;

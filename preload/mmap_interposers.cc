@@ -80,7 +80,7 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
   if (!real.mmap) return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));  // resolving
   if (!anonymous(flags)) return real.mmap(addr, length, prot, flags, fd, offset);
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready()) return real.mmap(addr, length, prot, flags, fd, offset);
+  if (!busy.entered() || !recording() || !ensure_ready()) return real.mmap(addr, length, prot, flags, fd, offset);
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
   if (p == MAP_FAILED) {
     record_alloc_failed(e2::kPoolMmap, take_seq(), length, 0);
@@ -108,7 +108,7 @@ int munmap(void* addr, size_t length) {
   if (!real.munmap) resolve_real_functions();
   if (!real.munmap) return static_cast<int>(syscall(SYS_munmap, addr, length));  // resolving
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready()) return real.munmap(addr, length);
+  if (!busy.entered() || !recording() || !ensure_ready()) return real.munmap(addr, length);
   auto start = reinterpret_cast<uintptr_t>(addr);
   size_t recorded = forget(start);
   if (!recorded) return real.munmap(addr, length);
@@ -137,7 +137,7 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   if (!real.mremap)  // resolving
     return reinterpret_cast<void*>(syscall(SYS_mremap, old, old_length, new_length, flags, wanted));
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready() || !forget(reinterpret_cast<uintptr_t>(old)))
+  if (!busy.entered() || !recording() || !ensure_ready() || !forget(reinterpret_cast<uintptr_t>(old)))
     return real.mremap(old, old_length, new_length, flags, wanted);
   record_free(e2::kPoolMmap, take_seq(), old);
   void* p = real.mremap(old, old_length, new_length, flags, wanted);

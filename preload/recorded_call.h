@@ -20,7 +20,7 @@ const unsigned char* bootstrap_end();
 template <typename Call>
 void* recorded_alloc(size_t size, size_t align, Call call, uint8_t pool = emt2::kPoolMalloc) {
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
+  if (!busy.entered() || !recording() || !ensure_ready()) return call();
   void* p = call();
   uint64_t seq = take_seq();
   if (p) record_alloc(pool, seq, p, size, align);
@@ -35,7 +35,7 @@ inline bool recorded_since_attach(const void* p) { return !tracking_attached_blo
 template <typename Call>
 void recorded_free(uint8_t pool, const void* p, Call call) {
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready() || !recorded_since_attach(p)) return call();
+  if (!busy.entered() || !recording() || !ensure_ready() || !recorded_since_attach(p)) return call();
   record_free(pool, take_seq(), p);
   call();
 }
@@ -46,7 +46,7 @@ void recorded_free(uint8_t pool, const void* p, Call call) {
 template <typename Call>
 void* recorded_realloc(void* old, size_t size, Call call) {
   Busy busy;
-  if (!busy.entered() || !recording_enabled || !ensure_ready()) return call();
+  if (!busy.entered() || !recording() || !ensure_ready()) return call();
   // realloc(NULL, n) is malloc: no free to order; nor of a block made before an attach.
   bool known = old && recorded_since_attach(old);
   uint64_t before = known ? take_seq() : 0;

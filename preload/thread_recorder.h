@@ -12,8 +12,17 @@
 
 namespace edgemem::preload {
 
-// Set by the library's constructor once the file is open.
+// Set once the file is open (start_recording(), library.cc).
 extern bool recording_enabled;
+
+// Opens the recording, once per process image: from the library's
+// constructor, or earlier, from the first call a library's own constructor
+// makes. The program's libraries (libstdc++, protobuf, ONNX Runtime) run
+// their constructors before ours; what they allocate there and free later
+// would otherwise read as frees of blocks never allocated. True when
+// recording.
+bool start_recording();
+inline bool recording() { return recording_enabled || start_recording(); }
 
 // Marks this thread as inside the recorder: allocations made by the
 // recorder, libunwind or libc on its behalf go straight through. Also

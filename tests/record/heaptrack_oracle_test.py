@@ -8,6 +8,11 @@ runtime keeps, such as stdout's buffer, is among the latter). So the
 reconciliation is: edgemem's leaks + persistent == heaptrack's total leaked,
 to heaptrack's printed precision, and for each planted leak heaptrack's
 count is edgemem's count and its bytes agree to the printed precision.
+heaptrack records from its own constructor on; what the program's libraries
+allocate in theirs, which run first, it does not see (libstdc++'s emergency
+exception pool, which valgrind reports as still reachable). edgemem records
+those blocks, under a stack through the loader's _dl_init: they are left
+out of the sum.
 Exit 77 (skipped) when heaptrack is not installed or cannot record here.
 
 usage: heaptrack_oracle_test.py EDGEMEM PIPELINE
@@ -56,7 +61,8 @@ if not total:
     print("heaptrack_print printed no 'total memory leaked' line:\n" + printed[-2000:])
     sys.exit(1)
 value, step = amount(total.group(1))
-live = sum(g["bytes"] for g in report["leaks"]) + sum(g["bytes"] for g in report["persistent"])
+before_heaptrack = sum(g["bytes"] for g in report["persistent"] if g["site"].startswith("_dl_start_user;_dl_init"))
+live = sum(g["bytes"] for g in report["leaks"]) + sum(g["bytes"] for g in report["persistent"]) - before_heaptrack
 if abs(live - value) > step / 2:
     failures.append(f"live at exit: edgemem {live} B (leaks + persistent), heaptrack {total.group(1)}")
 
@@ -82,5 +88,6 @@ for function in ("preprocess_frame", "describe_tensor", "append_history"):
 
 for f in failures:
     print("FAIL " + f)
-print(f"edgemem and heaptrack agree on {total.group(1)} live at exit and the three planted leaks" if not failures else "")
+print(f"edgemem and heaptrack agree on {total.group(1)} live at exit and the three planted leaks"
+      f" (edgemem also saw {before_heaptrack} B made before heaptrack starts)" if not failures else "")
 sys.exit(1 if failures else 0)
