@@ -7,10 +7,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "edgemem/analyzer.h"
 #include "edgemem/pool_table.h"
 #include "edgemem/report.h"
+#include "report/site_names.h"
 #include "report/style.h"
 #include "report/thread_sections.h"
 #include "report/units.h"
@@ -56,22 +58,22 @@ std::string rate_bytes(double per) {
 std::string leak_headline(const SiteLeak& l) {
   if (l.off_inference_thread)
     return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
-                       "that thread's run (no rate per inference)", l.site);
+                       "that thread's run (no rate per inference)", shown_site(l.site));
   if (!l.growth || !l.bytes_per_inference)
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
-                       "inferences to give a rate)", l.site);
+                       "inferences to give a rate)", shown_site(l.site));
   const LeakGrowth& g = *l.growth;
   std::string from = g.late_start ? fmt::format(" from inference {} on", grouped(g.first_inference)) : "";
   switch (g.pattern) {
     case LeakPattern::every_inference:
-      return fmt::format("{} per inference{} at {}", rate_bytes(*l.bytes_per_inference), from, l.site);
+      return fmt::format("{} per inference{} at {}", rate_bytes(*l.bytes_per_inference), from, shown_site(l.site));
     case LeakPattern::every_nth:
-      return fmt::format("{} every {} inference{} at {}", bytes(g.bytes_per_growth), ordinal(g.period), from, l.site);
+      return fmt::format("{} every {} inference{} at {}", bytes(g.bytes_per_growth), ordinal(g.period), from, shown_site(l.site));
     case LeakPattern::irregular:
       break;
   }
   return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at inference {})",
-                     rate_bytes(*l.bytes_per_inference), l.site, grouped(g.growth_inferences), grouped(g.first_inference));
+                     rate_bytes(*l.bytes_per_inference), shown_site(l.site), grouped(g.growth_inferences), grouped(g.first_inference));
 }
 
 std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? pct(*rate) : "not measured"; }
@@ -104,7 +106,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     ++problems;
     line(out, "[OVERFLOW]",
          fmt::format("{} requested {} at offset {} of {} '{}' ({}): only {} left, {} past the end",
-                     o.site, bytes(o.size), grouped(o.offset), bytes(o.arena_size), o.pool, "time " + grouped(o.time),
+                     shown_site(o.site), bytes(o.size), grouped(o.offset), bytes(o.arena_size), o.pool, "time " + grouped(o.time),
                      bytes(o.available), bytes(o.over_by)));
     if (&o == &r.overflows.front())
       more(out, "-> writes past the arena corrupt what the linker placed after it; enlarge the arena or split the buffer");
@@ -204,7 +206,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
   if (r.lifo.violations) {
     ++problems;
-    std::string site = r.lifo.sites.empty() ? "?" : r.lifo.sites.front().site;
+    std::string site = r.lifo.sites.empty() ? "?" : shown_site(r.lifo.sites.front().site);
     line(out, "[LIFO]", fmt::format("{} arena frees out of stack order (first culprit {}): up to {} stranded, {} at the end",
                                     grouped(r.lifo.violations), site, bytes(r.lifo.max_stranded_bytes),
                                     bytes(r.lifo.final_stranded_bytes)));
@@ -264,7 +266,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i)
     more(out, fmt::format("{:>12} in {:>5} {}  {}", bytes(r.peak.live_at_peak[i].bytes),
                           grouped(r.peak.live_at_peak[i].count), blocks(r.peak.live_at_peak[i].count),
-                          r.peak.live_at_peak[i].site));
+                          shown_site(r.peak.live_at_peak[i].site)));
   // The rows shown add up to the peak: the rest in one.
   if (r.peak.live_at_peak.size() > 3) {
     uint64_t rest_bytes = 0, rest_count = 0;
@@ -299,15 +301,15 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (!largest) continue;
     if (why == LiveReason::before_first_inference)
       line(out, "Persistent", fmt::format("{} made before the first inference (not leaks), largest: {}", bytes(total),
-                                          largest->site));
+                                          shown_site(largest->site)));
     else if (why == LiveReason::kept_by_c_runtime)
       line(out, "C runtime", fmt::format("{} in {} group{} kept by libc or the loader for itself (thread stacks and TLS, "
                                          "stdio buffers, dlopen; not the program's leaks), largest: {}",
-                                         bytes(total), grouped(groups), groups == 1 ? "" : "s", largest->site));
+                                         bytes(total), grouped(groups), groups == 1 ? "" : "s", shown_site(largest->site)));
     else
       line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
                                            "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
-                                           largest->site));
+                                           shown_site(largest->site)));
   }
   out += threads_text(r.threads);
   out += temporaries_text(r.temporaries);

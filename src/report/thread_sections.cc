@@ -74,7 +74,7 @@ std::string temporaries_text(const TemporaryResult& r) {
   for (size_t i = 0; i < r.top.size(); ++i) {
     const TemporarySite& s = r.top[i];
     out += fmt::format("{:<14}{:>9} of {} allocations, {}  {}\n", "", grouped(s.count), grouped(s.allocs), bytes(s.bytes),
-                       names[i]);
+                       shown_site(names[i]));
   }
   return out;
 }
