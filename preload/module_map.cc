@@ -45,6 +45,31 @@ struct ScanContext {
   ModuleSink* sink;
 };
 
+// The object's GNU build ID, read from its note as mapped (so it is the
+// build that ran, whatever is on disk later): nullptr when it has none.
+const uint8_t* build_id(const dl_phdr_info* info, size_t& size) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    auto at = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+    const uint8_t* end = at + ph.p_memsz;
+    while (at + sizeof(ElfW(Nhdr)) <= end) {
+      ElfW(Nhdr) note;
+      memcpy(&note, at, sizeof note);
+      const uint8_t* name = at + sizeof note;
+      const uint8_t* desc = name + ((note.n_namesz + 3) & ~3u);
+      if (desc + note.n_descsz > end) break;
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 && note.n_descsz > 0 &&
+          note.n_descsz <= kMaxBuildIdBytes) {
+        size = note.n_descsz;
+        return desc;
+      }
+      at = desc + ((note.n_descsz + 3) & ~3u);
+    }
+  }
+  return nullptr;
+}
+
 int visit(dl_phdr_info* info, size_t, void* data) {
   auto* ctx = static_cast<ScanContext*>(data);
   const char* path = info->dlpi_name;
@@ -72,7 +97,9 @@ int visit(dl_phdr_info* info, size_t, void* data) {
   }
   if (known_count == kMaxModules) return 0;
   known[known_count++] = {lo, hi, true};
-  ctx->sink->loaded({info->dlpi_addr, lo, hi, path});
+  ModuleInfo module{info->dlpi_addr, lo, hi, path};
+  module.build_id = build_id(info, module.build_id_size);
+  ctx->sink->loaded(module);
   return 0;
 }
 

@@ -12,9 +12,13 @@
 
 namespace edgemem::preload {
 
+inline constexpr size_t kMaxBuildIdBytes = 64;
+
 struct ModuleInfo {
   uint64_t bias = 0, start = 0, end = 0;
   const char* path = "";
+  const uint8_t* build_id = nullptr;  // GNU build ID, from the mapped note
+  size_t build_id_size = 0;
 };
 
 struct ModuleSink {

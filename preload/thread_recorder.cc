@@ -104,17 +104,23 @@ class ChunkSink final : public ModuleSink {
   void loaded(const ModuleInfo& m) override {
     size_t len = strlen(m.path);
     if (len > 4000) len = 4000;
-    uint8_t buf[4096 + 64];
-    if (!make_room(len + 64)) return;
+    // The text is the path, then a NUL and the build ID when the object has one.
+    size_t text = m.build_id ? len + 1 + m.build_id_size : len;
+    uint8_t buf[4096 + 64 + kMaxBuildIdBytes];
+    if (!make_room(text + 64)) return;
     size_t n = 0;
     buf[n++] = e2::kModule;
     n += e2::put_varint(buf + n, seq_delta(take_seq()));
     n += e2::put_varint(buf + n, m.bias);
     n += e2::put_varint(buf + n, m.start);
     n += e2::put_varint(buf + n, m.end);
-    n += e2::put_varint(buf + n, len);
+    n += e2::put_varint(buf + n, text);
     memcpy(buf + n, m.path, len);
-    write_record(buf, n + len);
+    if (m.build_id) {
+      buf[n + len] = 0;
+      memcpy(buf + n + len + 1, m.build_id, m.build_id_size);
+    }
+    write_record(buf, n + text);
   }
   void gone(uint64_t start) override {
     uint8_t buf[32];

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "edgemem/event.h"
 #include "edgemem/pool_table.h"
@@ -61,6 +62,9 @@ struct DecodeStats {
   uint64_t pools_dropped = 0;    // pool names beyond PoolTable::kMaxPools
   uint64_t strings_dropped = 0;  // emt STRING records beyond the decoder's cap
   uint64_t markers_dropped = 0;  // distinct ITM port-0 marker texts beyond the cap
+  // Objects of a recorded process whose file on disk is not the build that
+  // ran (its GNU build ID differs): their frames are named by offset.
+  std::vector<std::string> modules_changed;
   std::map<std::string, uint64_t> packets;  // per packet kind, for protocol formats
   std::optional<DecodeProblem> first_problem;
 

@@ -535,6 +535,8 @@ std::optional<uint32_t> EmtV2Reader::stack(uint32_t slot, uint64_t node) {
   for (auto l = links.rbegin(); l != links.rend(); ++l) {
     uint32_t module = l->address ? module_at(l->address) : RecordedStacks::kNoModule;
     std::optional<uint32_t> next = stacks_->child(at, l->address, module);
+    if (stacks_->changed_modules().size() != stats_.modules_changed.size())
+      stats_.modules_changed = stacks_->changed_modules();
     if (!next) return std::nullopt;
     at = *next;
     // A frame on the stack is in a module still mapped, so the node means

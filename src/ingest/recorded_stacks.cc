@@ -9,9 +9,11 @@ RecordedStacks::RecordedStacks(size_t max_nodes, bool name_frames) : max_nodes_(
   nodes_.push_back({kTop, 0});
 }
 
-uint32_t RecordedStacks::add_module(const std::string& path, uint64_t bias) {
+uint32_t RecordedStacks::add_module(const std::string& record, uint64_t bias) {
+  size_t nul = record.find('\0');
+  std::string path = record.substr(0, nul);
   auto [it, fresh] = module_ids_.try_emplace({path, bias}, static_cast<uint32_t>(modules_.size()));
-  if (fresh) modules_.push_back({path, bias});
+  if (fresh) modules_.push_back({path, bias, nul == std::string::npos ? std::string() : record.substr(nul + 1)});
   return it->second;
 }
 
@@ -24,9 +26,9 @@ uint32_t RecordedStacks::frames_of(uint64_t address, uint32_t module) {
   else if (!name_frames_)
     frames.push_back(fmt::format("{:#x}", address));
   else if (module == kNoModule)
-    frames = symbolizer_.frames({}, 0, address);
+    frames = symbolizer_.frames({}, {}, 0, address);
   else
-    frames = symbolizer_.frames(modules_[module].path, modules_[module].bias, address);
+    frames = symbolizer_.frames(modules_[module].path, modules_[module].build_id, modules_[module].bias, address);
   auto [id, added] = frame_list_ids_.try_emplace(fmt::format("{}", fmt::join(frames, ";")),
                                                  static_cast<uint32_t>(frame_lists_.size()));
   if (added) frame_lists_.push_back(id->first);

@@ -33,8 +33,11 @@ class RecordedStacks : public SiteNamer {
   // debug information would cost more than the rest of the run.
   RecordedStacks(size_t max_nodes, bool name_frames);
   // The same path and bias give the same id, so a module mapped again at
-  // its old place does not split its stacks.
-  uint32_t add_module(const std::string& path, uint64_t bias);
+  // its old place does not split its stacks. `record` is the MODULE
+  // record's text: the path, then a NUL and the GNU build ID if known.
+  uint32_t add_module(const std::string& record, uint64_t bias);
+  // Objects whose file is another build than the one recorded.
+  const std::vector<std::string>& changed_modules() const { return symbolizer_.changed_modules(); }
   // The node for a call returning to `address` from under `parent`;
   // nullopt once the tree holds `max_nodes` (damaged input).
   std::optional<uint32_t> child(uint32_t parent, uint64_t address, uint32_t module);
@@ -55,6 +58,7 @@ class RecordedStacks : public SiteNamer {
   struct Module {
     std::string path;
     uint64_t bias;
+    std::string build_id;
   };
   // The frames of a return address in a module, as an id in frame_lists_.
   uint32_t frames_of(uint64_t address, uint32_t module);

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
@@ -113,6 +114,8 @@ std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::str
     return std::nullopt;
   }
   ElfFunctions out;
+  const void* id = nullptr;
+  if (ssize_t n = dwelf_elf_gnu_build_id(elf, &id); n > 0) out.build_id.assign(static_cast<const char*>(id), n);
   size_t headers = 0;
   elf_getphdrnum(elf, &headers);
   for (size_t i = 0; i < headers; ++i) {

@@ -27,6 +27,7 @@ struct ElfFunctions {
   std::vector<Load> loads;
   std::vector<ElfFunction> functions;
   std::string soname;  // DT_SONAME, empty for an executable without one
+  std::string build_id;  // the GNU build ID's bytes, empty without one
 
   const ElfFunction* find_exact(std::string_view name) const;
   // NAME as a user writes it: the symbol, or the C++ function with that

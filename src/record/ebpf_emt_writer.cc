@@ -137,8 +137,10 @@ void EmtV2FileWriter::wall(uint64_t realtime_ns, uint64_t monotonic_ns) {
   sequenced(process_, e2::kWall, {realtime_ns, monotonic_ns});
 }
 
-void EmtV2FileWriter::module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path) {
-  sequenced(process_, e2::kModule, {bias, start, end}, -1, &path);
+void EmtV2FileWriter::module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path,
+                             const std::string& build_id) {
+  const std::string text = build_id.empty() ? path : path + '\0' + build_id;
+  sequenced(process_, e2::kModule, {bias, start, end}, -1, &text);
 }
 
 void EmtV2FileWriter::alloc(uint32_t tid, const std::string& thread_name, uint64_t address, uint64_t size,

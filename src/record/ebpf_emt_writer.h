@@ -30,7 +30,8 @@ class EmtV2FileWriter {
   // Process records: when recording began, and an object mapped at
   // [start, end) with its load bias (written in a chunk of their own).
   void wall(uint64_t realtime_ns, uint64_t monotonic_ns);
-  void module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path);
+  // `build_id` (raw bytes, may be empty) follows the path after a NUL.
+  void module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path, const std::string& build_id);
 
   // Thread records. `thread_name` is used the first time a tid is seen;
   // `stack` holds return addresses, innermost first; `pool` is malloc's

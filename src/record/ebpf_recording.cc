@@ -55,13 +55,14 @@ void UprobeRecording::add_modules(const std::vector<MappedObject>& objects) {
       Object read;
       if (auto elf = read_elf_functions(o.path, error)) {
         read.first_load_page = elf->first_load_page;
+        read.build_id = std::move(elf->build_id);
         if (is_runtime(o.path)) read.runtime_loads = std::move(elf->loads);
       }
       object = objects_.emplace(o.path, std::move(read)).first;
     }
     const uint64_t bias = o.offset0 - object->second.first_load_page;
     modules_[o.start] = {o.end, is_runtime(o.path), o.path, bias};
-    writer_.module(bias, o.start, o.end, o.path);
+    writer_.module(bias, o.start, o.end, o.path, object->second.build_id);
   }
 }
 

@@ -95,6 +95,7 @@ class UprobeRecording {
   // load segments (to read the calls that mmap returns to).
   struct Object {
     uint64_t first_load_page = 0;
+    std::string build_id;
     std::optional<std::vector<ElfFunctions::Load>> runtime_loads;
   };
   std::map<std::string, Object> objects_;

@@ -99,6 +99,14 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
                             s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));
   }
+  // Names from another build would point at the wrong functions and lines.
+  if (!s.modules_changed.empty()) {
+    const bool one = s.modules_changed.size() == 1;
+    line(out, "Symbols", fmt::format("{} not the build{} that ran (build ID differs from the recording's): {}; {} frames "
+                                     "are named by offset", one ? "this file is" : "these files are", one ? "" : "s",
+                                     fmt::join(s.modules_changed, ", "), one ? "its" : "their"));
+    more(out, "-> analyse before rebuilding or upgrading, or put the binaries that ran back at these paths");
+  }
   int problems = 0;
 
   for (const auto& o : r.overflows) {

@@ -10,12 +10,15 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 namespace edgemem {
 namespace {
+
+constexpr size_t kMaxChangedModules = 16;
 
 std::string base_name(std::string_view path) {
   if (auto slash = path.rfind('/'); slash != std::string_view::npos) path.remove_prefix(slash + 1);
@@ -95,8 +98,8 @@ struct ProcessSymbolizer::Module {
 ProcessSymbolizer::ProcessSymbolizer() = default;
 ProcessSymbolizer::~ProcessSymbolizer() = default;
 
-ProcessSymbolizer::Module* ProcessSymbolizer::module(const std::string& path) {
-  auto it = modules_.find(path);
+ProcessSymbolizer::Module* ProcessSymbolizer::module(const std::string& path, const std::string& build_id) {
+  auto it = modules_.find({path, build_id});
   if (it != modules_.end()) return it->second.get();
   static char* debuginfo_path = nullptr;
   static const Dwfl_Callbacks callbacks = {
@@ -107,16 +110,27 @@ ProcessSymbolizer::Module* ProcessSymbolizer::module(const std::string& path) {
   // Reported at bias 0: addresses asked are the module's own (file) addresses.
   if (m->dwfl) m->module = dwfl_report_elf(m->dwfl, m->name.c_str(), path.c_str(), -1, 0, false);
   if (m->dwfl) dwfl_report_end(m->dwfl, nullptr, nullptr);
+  if (m->module && !build_id.empty()) {
+    // Rebuilt or upgraded since the recording: its symbols would name the
+    // wrong functions and lines.
+    const unsigned char* bits = nullptr;
+    GElf_Addr at = 0;
+    int n = dwfl_module_build_id(m->module, &bits, &at);
+    if (n <= 0 || std::string_view(reinterpret_cast<const char*>(bits), static_cast<size_t>(n)) != build_id) {
+      m->module = nullptr;
+      if (changed_.size() < kMaxChangedModules) changed_.push_back(path);
+    }
+  }
   if (m->module) m->units = std::make_unique<DwarfCuIndex>(m->module);
-  return modules_.emplace(path, std::move(m)).first->second.get();
+  return modules_.emplace(std::pair{path, build_id}, std::move(m)).first->second.get();
 }
 
-std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_path, uint64_t bias,
-                                                   uint64_t return_address) {
+std::vector<std::string> ProcessSymbolizer::frames(const std::string& module_path, const std::string& build_id,
+                                                   uint64_t bias, uint64_t return_address) {
   // The call is the instruction before the return address.
   uint64_t pc = return_address - 1 - bias;
   if (module_path.empty()) return {fmt::format("0x{:x}", return_address)};
-  Module* m = module(module_path);
+  Module* m = module(module_path, build_id);
   if (!m->module) return {fmt::format("{}+0x{:x}", m->name, pc)};
 
   std::vector<std::string> inner_first;

@@ -22,12 +22,18 @@ class ProcessSymbolizer {
   // Frames for the call before `return_address`, outermost first: the
   // function it is in and the functions inlined into it at that point.
   // A module without symbols gives "module+0xOFFSET"; no module, "0x…".
-  std::vector<std::string> frames(const std::string& module_path, uint64_t bias, uint64_t return_address);
+  // With the GNU build ID the recording saw (raw bytes; empty: unknown), a
+  // file on disk of another build is not read: its frames are
+  // "module+0xOFFSET" and its path is in changed_modules().
+  std::vector<std::string> frames(const std::string& module_path, const std::string& build_id, uint64_t bias,
+                                  uint64_t return_address);
+  const std::vector<std::string>& changed_modules() const { return changed_; }
 
  private:
   struct Module;
-  Module* module(const std::string& path);
-  std::map<std::string, std::unique_ptr<Module>> modules_;
+  Module* module(const std::string& path, const std::string& build_id);
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<Module>> modules_;
+  std::vector<std::string> changed_;
 };
 
 }  // namespace edgemem

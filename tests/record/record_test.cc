@@ -657,6 +657,44 @@ TEST(Record, WhatALibrarysConstructorAllocatesBeforeTheRecordersIsRecorded) {
   EXPECT_EQ(kept, 4000u) << "the entry the program keeps" << j["persistent"].dump(1);
 }
 
+// A recording analysed after its program was rebuilt: the file at the
+// recorded path is another build (its GNU build ID, which the recorder read
+// from the mapped object, differs), so its symbols would name the wrong
+// functions and lines. Its frames are named by offset, and the report says
+// which file and why; with the build that ran back in place, by function.
+TEST(Record, AProgramRebuiltSinceTheRecordingIsNotNamedFromTheNewBuild) {
+  const fs::path program = scratch("rebuilt") / "leak_per_call";
+  fs::create_directories(program.parent_path());
+  const std::string built = std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_leak_per_call";
+  fs::copy_file(built, program, fs::copy_options::overwrite_existing);
+  fs::path out = scratch("rebuilt.emt");
+  Command c = run(record(out, program.string() + " 5"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  const std::string leak_at = "infer_once (" + source_line("tests/record/programs/leak_per_call.c", "record-test: leak per call") + ")";
+
+  nlohmann::json as_run = analyze_json(out);
+  EXPECT_EQ(as_run["input"]["modules_changed"], nlohmann::json::array());
+  ASSERT_EQ(as_run["leaks"].size(), 1u) << as_run["leaks"].dump(1);
+  EXPECT_TRUE(std::string(as_run["leaks"][0]["site"]).ends_with(";" + leak_at)) << as_run["leaks"][0]["site"];
+
+  // Another build at the same path: a different program will do.
+  fs::copy_file(std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_c_runtime", program, fs::copy_options::overwrite_existing);
+  nlohmann::json rebuilt = analyze_json(out);
+  EXPECT_EQ(rebuilt["input"]["modules_changed"], nlohmann::json::array({program.string()}));
+  ASSERT_EQ(rebuilt["leaks"].size(), 1u) << rebuilt["leaks"].dump(1);
+  const std::string site = rebuilt["leaks"][0]["site"];
+  EXPECT_EQ(site.find("infer_once"), std::string::npos) << site;
+  EXPECT_NE(site.find(";leak_per_call+0x"), std::string::npos) << site;
+  EXPECT_EQ(rebuilt["leaks"][0]["bytes"], as_run["leaks"][0]["bytes"]) << "only the names change";
+  Command text = run(fmt::format("{} analyze {}", EDGEMEM_BINARY, out.string()));
+  EXPECT_NE(text.out.find("Symbols       this file is not the build that ran (build ID differs from the recording's): " +
+                          program.string() + "; its frames are named by offset"),
+            std::string::npos) << text.out;
+
+  fs::copy_file(built, program, fs::copy_options::overwrite_existing);
+  EXPECT_EQ(analyze_json(out)["input"]["modules_changed"], nlohmann::json::array());
+}
+
 // Attach to the running pipeline (paced as a camera paces it): gdb injects
 // the recorder, which binds the program's inference markers too, so the
 // recording holds the frames run after the attach, and each planted leak

@@ -83,7 +83,7 @@ TEST(DwarfUnits, AClangBuildWithoutArangesIsNamedWithFileAndLine) {
   for (uint64_t pc = leaf; pc < leaf + 8; ++pc) {
     const std::string truth = addr2line(program, pc);
     ASSERT_TRUE(truth.starts_with("leaf (prog.c:")) << truth;
-    std::vector<std::string> frames = process.frames(program.string(), 0, pc + 1);
+    std::vector<std::string> frames = process.frames(program.string(), {}, 0, pc + 1);
     ASSERT_FALSE(frames.empty());
     EXPECT_EQ(frames.back(), truth) << fmt::format("pc 0x{:x}", pc);
     // The firmware symbolizer reads bit 0 of an address as ARM's Thumb bit.
@@ -132,7 +132,7 @@ TEST(DwarfUnits, AClangBuiltFunctionInANamespaceIsNamedWithItsInlinedCalls) {
   for (uint64_t pc = outer; pc < outer + 12; ++pc) {
     const std::vector<std::string> truth = addr2line_inlined(program, pc);
     ASSERT_FALSE(truth.empty());
-    EXPECT_EQ(process.frames(program.string(), 0, pc + 1), truth) << fmt::format("pc 0x{:x}", pc);
+    EXPECT_EQ(process.frames(program.string(), {}, 0, pc + 1), truth) << fmt::format("pc 0x{:x}", pc);
     inlined += truth.size() == 2;
   }
   EXPECT_GT(inlined, 0u) << "no address of outer holds the inlined call: the test no longer covers it";
