@@ -94,11 +94,15 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
 }
 
 // The lowest live count of each quarter of the run (from the window minima):
-// a leak's floor keeps rising into the last quarter, a working set's does not.
+// a leak's floor keeps rising into the last quarter, a working set's does
+// not; and it rises in more than one window, or it is one burst.
 bool LeakAnalysis::rising_minima(const Group& g) const {
   std::vector<uint64_t> m = g.minima;
   if (in_window_ > 0) m.push_back(g.window_min);
   if (m.size() < 4) return false;
+  size_t rises = 0;
+  for (size_t i = 1; i < m.size(); ++i) rises += m[i] > m[i - 1];
+  if (rises < 2) return false;
   uint64_t q[4];
   for (size_t i = 0; i < 4; ++i)
     q[i] = *std::min_element(m.begin() + static_cast<std::ptrdiff_t>(i * m.size() / 4),
@@ -275,7 +279,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
     if (!markers)
-      c.reason = "no inference markers: a group leaks when its lowest live count keeps rising over event time";
+      c.reason = "no inference markers: a group leaks when its lowest live count keeps rising over event time, in more "
+                 "than one step; memory kept until exit rises the same way";
   }
 
   list_sites(tracker, context, leaking, out);

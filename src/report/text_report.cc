@@ -55,10 +55,15 @@ std::string rate_bytes(double per) {
 }
 
 // The headline of one leak: how much, how often, since when, where.
-std::string leak_headline(const SiteLeak& l) {
+std::string leak_headline(const SiteLeak& l, bool marked) {
   if (l.off_inference_thread)
     return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
                        "that thread's run (no rate per inference)", shown_site(l.site));
+  // Without markers a structure built up and kept until exit rises as a
+  // leak does: the trace shows the rise, not which of the two it is.
+  if (!marked)
+    return fmt::format("{} rose through the run and was never freed: a leak, or memory kept until exit (no "
+                       "inference markers to tell them apart)", shown_site(l.site));
   if (!l.growth || !l.bytes_per_inference)
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
                        "inferences to give a rate)", shown_site(l.site));
@@ -153,10 +158,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                             f.alloc_failures == 1 ? "" : "s", rate));
   }
 
+  const bool marked = r.inferences > 0 || !r.inference_marks.spans.empty();
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) {
     const SiteLeak& l = r.leaks[i];
     ++problems;
-    line(out, "[LEAK]", leak_headline(l));
+    line(out, "[LEAK]", leak_headline(l, marked));
     std::string blocks = l.block_size ? fmt::format("{} blocks of {}", grouped(l.count), bytes(l.block_size))
                                       : fmt::format("{} blocks", grouped(l.count));
     std::string hint = l.type_hint.empty() ? "" : fmt::format(" ({})", l.type_hint);

@@ -440,19 +440,42 @@ TEST(Record, WhatTheCRuntimeKeepsForAThreadTlsStdioAndDlopenIsNotALeak) {
   EXPECT_EQ(text.find("[LEAK]"), std::string::npos) << text;
 }
 
-TEST(Record, TheOneBlockAProgramLosesBesideTheCRuntimesIsTheOnlyLeak) {
+TEST(Record, TheBlocksAProgramKeepsLosingBesideTheCRuntimesAreTheOnlyLeak) {
   fs::path out = scratch("c-runtime-leak.emt");
   Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_c_runtime " + EDGEMEM_TLS_PLUGIN + " --leak"));
   ASSERT_EQ(c.status, 0) << c.out;
   TraceRun r = analyse_recording(out);
   ASSERT_EQ(r.result.leaks.size(), 1u);
   const SiteLeak& leak = r.result.leaks[0];
-  EXPECT_EQ(leak.bytes, 100u);
-  EXPECT_EQ(leak.count, 1u);
+  EXPECT_EQ(leak.bytes, 10u * 100);
+  EXPECT_EQ(leak.count, 10u);
   EXPECT_TRUE(leak.site.ends_with(
       ";lose_a_block (" + source_line("tests/record/programs/c_runtime.c", "c-runtime-test: the lost block") + ")"))
       << leak.site;
   for (const PersistentBlock& p : r.result.persistent) EXPECT_EQ(p.reason, LiveReason::kept_by_c_runtime) << p.site;
+}
+
+// A block made once, late, and never freed is one step of its group's
+// floor: without inference markers that is memory kept until exit (ls's
+// looked-up user names, sort's locale) as often as a lost block, and the
+// recording cannot tell which. It is listed as live at the end, not called
+// a leak: before, `edgemem record -- ls` reported five leaks.
+TEST(Record, ABlockMadeOnceLateAndNeverFreedIsLiveAtTheEndNotALeak) {
+  fs::path out = scratch("c-runtime-once.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_c_runtime " + EDGEMEM_TLS_PLUGIN +
+                                  " --lose-once"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  TraceRun r = analyse_recording(out);
+  EXPECT_TRUE(r.result.leaks.empty()) << r.result.leaks[0].site;
+  EXPECT_EQ(r.result.checks.leaks.status, CheckStatus::clean);
+  const std::string at = ";lose_a_block (" + source_line("tests/record/programs/c_runtime.c", "c-runtime-test: the lost block") + ")";
+  uint64_t kept = 0;
+  for (const PersistentBlock& p : r.result.persistent)
+    if (p.site.ends_with(at)) {
+      EXPECT_EQ(p.reason, LiveReason::not_growing);
+      kept += p.bytes;
+    }
+  EXPECT_EQ(kept, 100u);
 }
 
 // A recording with more distinct stacks than SiteTable::kMaxSites (node at
