@@ -115,4 +115,13 @@ void unlock_attached_blocks_after_fork() {
   for (Stripe& s : stripes) unlock(s);
 }
 
+void track_blocks_made_after_fork() {
+  for (Stripe& s : stripes) {
+    if (s.slots) real.munmap(s.slots, s.capacity * sizeof(uintptr_t));
+    s.slots = nullptr;
+    s.capacity = s.filled = 0;
+  }
+  tracking_attached_blocks = true;
+}
+
 }  // namespace edgemem::preload

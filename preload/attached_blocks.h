@@ -2,8 +2,10 @@
 // since: the program frees blocks it made before the recorder was loaded,
 // and a free of a block the recording never saw allocated reads as a lost
 // allocation. Such frees are left out of the recording, as the eBPF
-// recorder leaves them out. A recording started with the program tracks
-// nothing here.
+// recorder leaves them out. A forked child, which records into a file of
+// its own, tracks the blocks it makes the same way: the blocks it inherited
+// are in its parent's recording. A recording started with the program
+// tracks nothing here until it forks.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,9 @@ bool attached_block_freed(const void* p);
 // Held across fork, so the child's table is whole (trace_file.cc).
 void lock_attached_blocks_for_fork();
 void unlock_attached_blocks_after_fork();
+// In a forked child, with the locks still held: forget the parent's blocks
+// and track the child's own from now on.
+void track_blocks_made_after_fork();
 
 }  // namespace edgemem::preload
 

@@ -72,6 +72,9 @@ bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 
 void edgemem::preload::lock_mappings_for_fork() { pthread_mutex_lock(&mappings_lock); }
 void edgemem::preload::unlock_mappings_after_fork() { pthread_mutex_unlock(&mappings_lock); }
+void edgemem::preload::forget_mappings_after_fork() {
+  for (Mapping& m : mappings) m = {0, 0};
+}
 
 extern "C" {
 

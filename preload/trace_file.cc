@@ -116,7 +116,9 @@ void after_fork_parent() {
   unlock_modules_after_fork();
 }
 void after_fork_child() {
+  track_blocks_made_after_fork();
   unlock_attached_blocks_after_fork();
+  forget_mappings_after_fork();
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
   // The parent's descriptor and chunks stay the parent's.

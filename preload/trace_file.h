@@ -38,6 +38,9 @@ bool take_process_records();
 // The anonymous-mapping table's lock (mmap_interposers.cc), around fork().
 void lock_mappings_for_fork();
 void unlock_mappings_after_fork();
+// In a forked child, with the lock held: the parent's mappings are in the
+// parent's recording, so their munmap is not the child's to record.
+void forget_mappings_after_fork();
 
 // At exit: no more chunks; the file is cut to the chunks claimed.
 void close_trace_file();

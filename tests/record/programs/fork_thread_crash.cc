@@ -2,9 +2,11 @@
 // must keep: forks a child that allocates and exits, runs a thread that
 // allocates, allocates on the main thread, prints what it did, then ends
 // as argv[1] says: "exit" (normally), "kill" (SIGKILL, as the OOM killer)
-// or "segv" (a crash). Nothing it allocates is freed.
+// or "segv" (a crash). Nothing it allocates is freed, but for the child,
+// which frees a block and unmaps a mapping it inherited from the parent.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +18,7 @@
 namespace {
 
 constexpr int kMainAllocs = 1000, kThreadAllocs = 700, kChildAllocs = 500;
-constexpr size_t kMainSize = 3003, kThreadSize = 3002, kChildSize = 3001, kLastSize = 3004;
+constexpr size_t kMainSize = 3003, kThreadSize = 3002, kChildSize = 3001, kLastSize = 3004, kInheritedSize = 3005;
 
 void* volatile sink;  // keeps every block reachable, so none is optimised away
 
@@ -32,8 +34,14 @@ void* thread_main(void* out) {
 
 int main(int argc, char** argv) {
   const char* how = argc > 1 ? argv[1] : "exit";
+  void* inherited = std::malloc(kInheritedSize);
+  sink = inherited;  // escapes, so the compiler keeps the allocation
+  void* inherited_map = mmap(nullptr, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   pid_t child = fork();
   if (child == 0) {
+    // The parent's: in the parent's recording, not the child's to free there.
+    std::free(inherited);
+    munmap(inherited_map, 1 << 16);
     for (int i = 0; i < kChildAllocs; ++i) sink = std::malloc(kChildSize);
     std::printf("child %d allocs %d size %zu\n", static_cast<int>(getpid()), kChildAllocs, kChildSize);
     std::fflush(stdout);
