@@ -128,8 +128,14 @@ namespace {
 // Frames of libc and the dynamic loader that allocate for their own
 // bookkeeping: a thread's stack cache and TLS (static, and the dynamic TLS
 // __tls_get_addr makes for a dlopened library), stdio buffers, dlopen (its
-// stack may end in _dl_find_object_update when the walk cannot leave the loader).
+// stack may end in _dl_find_object_update when the walk cannot leave the
+// loader); and libstdc++'s emergency exception pool, made in its
+// constructor (eh_alloc.cc) and kept for the process's life.
 bool kept_by_c_runtime(std::string_view site) {
+  const std::string_view innermost = site.substr(site.rfind(';') == std::string_view::npos ? 0 : site.rfind(';') + 1);
+  if ((site.starts_with("_dl_init") || site.find(";_dl_init") != std::string_view::npos) &&
+      (innermost.starts_with("libstdc++.so") || innermost.find("(eh_alloc.cc:") != std::string_view::npos))
+    return true;
   static constexpr std::string_view kFrames[] = {"_dl_allocate_tls", "allocate_stack", "pthread_create",
                                                  "_IO_file_doallocate", "dlopen", "_dl_open", "_dl_map_object",
                                                  "tls_get_addr", "_dl_update_slotinfo", "_dl_resize_dtv",

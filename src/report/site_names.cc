@@ -1,5 +1,6 @@
 #include "site_names.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,17 +41,38 @@ bool template_opens(std::string_view name, size_t i, int depth) {
   return identifier_char(name[i - 1]) || (name[i - 1] == ' ' && i >= 2 && operator_symbol(name[i - 2]));
 }
 
+// Length of the cv/ref qualifiers at the start of `rest` (after a
+// parameter list: " const", " &&", " noexcept" ...), 0 if none.
+size_t qualifiers(std::string_view rest) {
+  size_t at = 0;
+  for (bool more = true; more;) {
+    more = false;
+    for (std::string_view q : {" const", " volatile", " &&", " &", " noexcept"}) {
+      std::string_view after = rest.substr(at);
+      if (after.starts_with(q) && (after.size() == q.size() || q.ends_with('&') || !identifier_char(after[q.size()]))) {
+        at += q.size();
+        more = true;
+      }
+    }
+  }
+  return at;
+}
+
 }  // namespace
 
 std::string readable_frame(std::string_view frame) {
+  // Only a symbolised frame (with its file:line) or demangled C++: a
+  // device's or a log's own site text is its name.
   const std::string_view where = location_suffix(frame);
+  if (frame.find("::") == std::string_view::npos && !frame.starts_with("operator") && where.empty())
+    return std::string(frame);
   std::string_view name = frame.substr(0, frame.size() - where.size());
   for (size_t clone; name.ends_with(']') && (clone = name.rfind(" [clone ")) != std::string_view::npos;)
     name = name.substr(0, clone);
   constexpr std::string_view anonymous = "(anonymous namespace)", op = "operator";
   std::string out;
-  std::vector<size_t> spaces;  // where a return type or a qualifier ends
-  int depth = 0;
+  std::vector<size_t> spaces;  // where a return type may end
+  int depth = 0, braces = 0;
   bool parameters = false;  // a function's signature, not just a name
   for (size_t i = 0; i < name.size(); ++i) {
     std::string_view rest = name.substr(i);
@@ -60,58 +82,107 @@ std::string readable_frame(std::string_view frame) {
     } else if (depth == 0 && rest.starts_with(op) && (i == 0 || !identifier_char(name[i - 1])) &&
                (rest.size() == op.size() || !identifier_char(rest[op.size()]))) {
       // The operator's own symbols are its name, not brackets: operator(),
-      // operator<<, operator->, operator new[].
+      // operator<<, operator->; and a named one up to its parameters:
+      // operator new[], operator char const*, operator"" _km.
       size_t end = op.size();
       if (rest.substr(end).starts_with("()")) {
         end += 2;
+      } else if (end < rest.size() && (rest[end] == ' ' || rest[end] == '"')) {
+        end = std::min(rest.find('(', end), rest.size());
+        while (end > op.size() && rest[end - 1] == ' ') --end;
       } else {
-        if (end < rest.size() && rest[end] == ' ')
-          for (++end; end < rest.size() && identifier_char(rest[end]);) ++end;
         while (end < rest.size() && operator_symbol(rest[end])) ++end;
       }
       out += rest.substr(0, end);
       i += end - 1;
     } else if (depth == 0 && rest.starts_with("[abi:") && rest.find(']') != std::string_view::npos) {
       i += rest.find(']');
+    } else if (depth == 0 && rest[0] == '(' && rest.size() > 1 && (rest[1] == '*' || rest[1] == '&')) {
+      return std::string(frame);  // a declarator (a function returning a pointer): left whole
     } else if (rest[0] == '(' || (rest[0] == '<' && template_opens(name, i, depth))) {
       if (depth++ == 0 && rest[0] == '(') parameters = true;
     } else if (depth > 0 && (rest[0] == ')' || (rest[0] == '>' && name[i - 1] != '-'))) {
-      --depth;
+      if (--depth == 0 && rest[0] == ')') i += qualifiers(name.substr(i + 1));
     } else if (depth == 0) {
-      if (rest[0] == ' ') spaces.push_back(out.size());
+      braces += rest[0] == '{';
+      braces -= rest[0] == '}' && braces > 0;
       out += rest[0];
+      // A space between words, outside {lambda()#1} and before any
+      // parameter list, ends a return type ("CLI::Option* CLI::App::add").
+      if (rest[0] == ' ' && braces == 0 && !parameters) spaces.push_back(out.size());
     }
   }
   if (depth != 0) return std::string(frame);  // not a name this reads: leave it whole
-  if (!parameters) return out + std::string(where);
-  // Qualifiers after the parameter list, then the return type before the name.
-  for (bool cut = true; cut;) {
-    cut = false;
-    while (out.ends_with(' ')) out.pop_back();
-    for (std::string_view q : {" const", " volatile", " &&", " &", " noexcept"})
-      if (out.ends_with(q)) {
-        out.resize(out.size() - q.size());
-        cut = true;
-      }
-  }
+  while (out.ends_with(' ')) out.pop_back();
   while (!spaces.empty() && spaces.back() >= out.size()) spaces.pop_back();
-  if (!spaces.empty()) out.erase(0, spaces.back() + 1);
+  if (!spaces.empty()) out.erase(0, spaces.back());
   if (out.empty()) return std::string(frame);
   return out + std::string(where);
 }
 
-std::string shown_site(std::string_view site, size_t width) {
-  std::string shown;
-  size_t end = site.size();
-  while (true) {
-    size_t cut = end == 0 ? std::string_view::npos : site.rfind(';', end - 1);
-    size_t start = cut == std::string_view::npos ? 0 : cut + 1;
-    std::string frame = readable_frame(site.substr(start, end - start));
-    if (!shown.empty() && shown.size() + 1 + frame.size() > width) return "...;" + shown;
-    shown = shown.empty() ? frame : frame + ";" + shown;
-    if (cut == std::string_view::npos) return shown;
-    end = cut;
+namespace {
+
+// Frames of the C and C++ runtimes, the allocation path below the
+// program's own code (std::vector's allocator, operator new, libc).
+bool runtime_frame(std::string_view f) {
+  for (std::string_view p : {"std::", "__gnu_cxx::", "__cxxabiv1::", "operator new", "operator delete", "libstdc++.so",
+                             "libc.so", "malloc", "calloc", "realloc"})
+    if (f.starts_with(p)) return true;
+  return false;
+}
+
+std::vector<std::string> readable_frames(std::string_view site) {
+  std::vector<std::string> frames;
+  for (size_t start = 0;;) {
+    size_t cut = site.find(';', start);
+    frames.push_back(readable_frame(site.substr(start, cut == std::string_view::npos ? std::string_view::npos : cut - start)));
+    if (cut == std::string_view::npos) return frames;
+    start = cut + 1;
   }
+}
+
+}  // namespace
+
+std::string shown_site(std::string_view site, size_t width) {
+  const std::vector<std::string> frames = readable_frames(site);
+  auto join = [&](size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) s += (i > from ? ";" : "") + frames[i];
+    return s;
+  };
+  // The innermost frames that fit (at least one).
+  size_t first = frames.size() - 1, used = frames.back().size();
+  while (first > 0 && used + 1 + frames[first - 1].size() <= width) used += 1 + frames[--first].size();
+  if (first == 0) return join(0, frames.size());
+  bool own = false;
+  for (size_t i = first; i < frames.size() && !own; ++i) own = !runtime_frame(frames[i]);
+  if (own) return "...;" + join(first, frames.size());
+  // Only the runtime fits: the program's innermost frame leads, then as many
+  // of the innermost as still fit.
+  size_t caller = first;
+  while (caller > 0 && runtime_frame(frames[caller - 1])) --caller;
+  if (caller == 0) return "...;" + join(first, frames.size());
+  --caller;
+  used = frames[caller].size() + frames.back().size();
+  size_t from = frames.size() - 1;
+  while (from > caller + 1 && used + 1 + frames[from - 1].size() <= width) used += 1 + frames[--from].size();
+  return (caller > 0 ? "...;" : "") + frames[caller] + (from > caller + 1 ? ";...;" : ";") + join(from, frames.size());
+}
+
+std::vector<std::string> shown_sites(const std::vector<std::string_view>& sites, size_t width) {
+  std::vector<std::string> shown;
+  for (std::string_view s : sites) shown.push_back(shown_site(s, width));
+  // Rows that read alike get wider until they differ, or are whole.
+  for (size_t wider = width * 2; wider <= width * 64; wider *= 2) {
+    std::vector<bool> alike(shown.size(), false);
+    for (size_t i = 0; i < shown.size(); ++i)
+      for (size_t j = i + 1; j < shown.size(); ++j)
+        if (shown[i] == shown[j] && sites[i] != sites[j]) alike[i] = alike[j] = true;
+    if (std::find(alike.begin(), alike.end(), true) == alike.end()) break;
+    for (size_t i = 0; i < shown.size(); ++i)
+      if (alike[i]) shown[i] = shown_site(sites[i], wider);
+  }
+  return shown;
 }
 
 namespace {

@@ -20,8 +20,15 @@ std::string readable_frame(std::string_view frame);
 
 // A site for one line of text: its innermost readable frames, as many as
 // fit in `width` characters (at least one), led by "...;" when callers are
-// left out. The whole stack is in the JSON, the HTML and the exports.
+// left out. When only the runtime's frames would fit (std::vector's
+// allocator, operator new), the program's innermost frame leads:
+// "...;load_weights (a.cc:5);...;std::__new_allocator::allocate". The whole
+// stack is in the JSON data and the exports.
 std::string shown_site(std::string_view site, size_t width = 100);
+
+// Sites for the rows of one list: as shown_site, wider for rows that would
+// otherwise read the same.
+std::vector<std::string> shown_sites(const std::vector<std::string_view>& sites, size_t width = 100);
 
 // For each site, its shortest tail of whole frames (at least the innermost)
 // that no other listed site ends with, or the whole site when none is.

@@ -55,30 +55,30 @@ std::string rate_bytes(double per) {
 }
 
 // The headline of one leak: how much, how often, since when, where.
-std::string leak_headline(const SiteLeak& l, bool marked) {
+std::string leak_headline(const SiteLeak& l, bool marked, const std::string& site) {
   if (l.off_inference_thread)
     return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
-                       "that thread's run (no rate per inference)", shown_site(l.site));
+                       "that thread's run (no rate per inference)", site);
   // Without markers a structure built up and kept until exit rises as a
   // leak does: the trace shows the rise, not which of the two it is.
   if (!marked)
     return fmt::format("{} rose through the run and was never freed: a leak, or memory kept until exit (no "
-                       "inference markers to tell them apart)", shown_site(l.site));
+                       "inference markers to tell them apart)", site);
   if (!l.growth || !l.bytes_per_inference)
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
-                       "inferences to give a rate)", shown_site(l.site));
+                       "inferences to give a rate)", site);
   const LeakGrowth& g = *l.growth;
   std::string from = g.late_start ? fmt::format(" from inference {} on", grouped(g.first_inference)) : "";
   switch (g.pattern) {
     case LeakPattern::every_inference:
-      return fmt::format("{} per inference{} at {}", rate_bytes(*l.bytes_per_inference), from, shown_site(l.site));
+      return fmt::format("{} per inference{} at {}", rate_bytes(*l.bytes_per_inference), from, site);
     case LeakPattern::every_nth:
-      return fmt::format("{} every {} inference{} at {}", bytes(g.bytes_per_growth), ordinal(g.period), from, shown_site(l.site));
+      return fmt::format("{} every {} inference{} at {}", bytes(g.bytes_per_growth), ordinal(g.period), from, site);
     case LeakPattern::irregular:
       break;
   }
   return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at inference {})",
-                     rate_bytes(*l.bytes_per_inference), shown_site(l.site), grouped(g.growth_inferences), grouped(g.first_inference));
+                     rate_bytes(*l.bytes_per_inference), site, grouped(g.growth_inferences), grouped(g.first_inference));
 }
 
 std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? pct(*rate) : "not measured"; }
@@ -159,10 +159,13 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
 
   const bool marked = r.inferences > 0 || !r.inference_marks.spans.empty();
+  std::vector<std::string_view> leak_sites;
+  for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) leak_sites.push_back(r.leaks[i].site);
+  const std::vector<std::string> leak_names = shown_sites(leak_sites);
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) {
     const SiteLeak& l = r.leaks[i];
     ++problems;
-    line(out, "[LEAK]", leak_headline(l, marked));
+    line(out, "[LEAK]", leak_headline(l, marked, leak_names[i]));
     std::string blocks = l.block_size ? fmt::format("{} blocks of {}", grouped(l.count), bytes(l.block_size))
                                       : fmt::format("{} blocks", grouped(l.count));
     std::string hint = l.type_hint.empty() ? "" : fmt::format(" ({})", l.type_hint);
@@ -277,10 +280,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                        bytes(static_cast<uint64_t>(std::llround(r.peak.mean_inference_peak))));
   out += "\n";
   auto blocks = [](uint64_t n) { return n == 1 ? "block " : "blocks"; };
-  for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i)
+  std::vector<std::string_view> peak_sites;
+  for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i) peak_sites.push_back(r.peak.live_at_peak[i].site);
+  const std::vector<std::string> peak_names = shown_sites(peak_sites);
+  for (size_t i = 0; i < peak_names.size(); ++i)
     more(out, fmt::format("{:>12} in {:>5} {}  {}", bytes(r.peak.live_at_peak[i].bytes),
-                          grouped(r.peak.live_at_peak[i].count), blocks(r.peak.live_at_peak[i].count),
-                          shown_site(r.peak.live_at_peak[i].site)));
+                          grouped(r.peak.live_at_peak[i].count), blocks(r.peak.live_at_peak[i].count), peak_names[i]));
   // The rows shown add up to the peak: the rest in one.
   if (r.peak.live_at_peak.size() > 3) {
     uint64_t rest_bytes = 0, rest_count = 0;

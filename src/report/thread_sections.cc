@@ -70,11 +70,11 @@ std::string temporaries_text(const TemporaryResult& r) {
       bytes(r.bytes));
   std::vector<std::string_view> sites;
   for (const TemporarySite& s : r.top) sites.push_back(s.site);
-  const std::vector<std::string_view> names = distinct_tails(sites);
+  const std::vector<std::string> names = shown_sites(distinct_tails(sites));
   for (size_t i = 0; i < r.top.size(); ++i) {
     const TemporarySite& s = r.top[i];
     out += fmt::format("{:<14}{:>9} of {} allocations, {}  {}\n", "", grouped(s.count), grouped(s.allocs), bytes(s.bytes),
-                       shown_site(names[i]));
+                       names[i]);
   }
   return out;
 }

@@ -334,6 +334,13 @@ TEST(Record, ThePipelinesThreadsEachCarryTheirOwnAllocationsLeaksAndHandOffs) {
   // pthread_create's TLS vector and printf's stdout buffer (the C runtime's);
   // and libstdc++'s exception pool, made in its constructor before main.
   EXPECT_EQ(main->allocs, 64u + 16 + 64 + 2 + 1 + 2 + 1);
+  bool pool = false;
+  for (const PersistentBlock& p : r.result.persistent)
+    if (p.site.find(";_dl_init") != std::string::npos && p.site.find("libstdc++.so") != std::string::npos) {
+      pool = true;
+      EXPECT_EQ(p.reason, LiveReason::kept_by_c_runtime) << "libstdc++'s for itself, not the program's: " << p.site;
+    }
+  EXPECT_TRUE(pool) << "libstdc++'s exception pool is recorded";
   // The activations, the history's old blocks, the inputs, the deque's nodes and map.
   EXPECT_EQ(main->frees, 64u + 63 + 64 + 3);
   EXPECT_EQ(main->frees_of_others, 64u + 1);
@@ -682,7 +689,10 @@ TEST(Record, WhatALibrarysConstructorAllocatesBeforeTheRecordersIsRecorded) {
   EXPECT_EQ(j["checks"]["data_loss"]["status"], "clean") << j["checks"].dump(1);
   uint64_t kept = 0;
   for (const nlohmann::json& p : j["persistent"])
-    if (std::string(p["site"]).ends_with(made_at)) kept += p["bytes"].get<uint64_t>();
+    if (std::string(p["site"]).ends_with(made_at)) {
+      kept += p["bytes"].get<uint64_t>();
+      EXPECT_NE(p["reason"], "kept_by_c_runtime") << "the program's own library, not the C runtime";
+    }
   EXPECT_EQ(kept, 4000u) << "the entry the program keeps" << j["persistent"].dump(1);
 }
 

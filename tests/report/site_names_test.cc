@@ -41,16 +41,29 @@ TEST(SiteNames, AFrameReadsAsItsFunctionAndLocation) {
             "(anonymous namespace)::preprocess_frame (pipeline.cc:61)");
   EXPECT_EQ(readable_frame("void (anonymous namespace)::run<int>(int)"), "(anonymous namespace)::run");
   EXPECT_EQ(readable_frame("operator new(unsigned long)"), "operator new");
+  EXPECT_EQ(readable_frame("load_weights(int) (vec.cc:3)"), "load_weights (vec.cc:3)");
   EXPECT_EQ(readable_frame("operator delete[](void*, unsigned long)"), "operator delete[]");
   EXPECT_EQ(readable_frame("std::basic_ostream<char>& std::operator<< <std::char_traits<char> >(std::ostream&, char const*)"),
             "std::operator<<");
   EXPECT_EQ(readable_frame("Iter::operator->() const"), "Iter::operator->");
   EXPECT_EQ(readable_frame("Napi::InstanceWrap<InferenceSessionWrap>::InstanceMethodCallbackWrapper(napi_env__*,~napi_callback_info__*)"),
             "Napi::InstanceWrap::InstanceMethodCallbackWrapper");
-  // Left as they are: C functions, addresses, module offsets, device sites.
+  // Shapes a second reader found read wrongly before: qualifiers after an
+  // inner parameter list, spaces inside braces, named operators.
+  EXPECT_EQ(readable_frame("Foo::bar() const::{lambda()#1}::operator()() const"), "Foo::bar::{lambda#1}::operator()");
+  EXPECT_EQ(readable_frame("Foo::bar() &::{lambda()#1}::operator()() const"), "Foo::bar::{lambda#1}::operator()");
+  EXPECT_EQ(readable_frame("Foo::{unnamed type#1}::bar(int)"), "Foo::{unnamed type#1}::bar");
+  EXPECT_EQ(readable_frame("foo(int)::{default arg#1}::operator()() const"), "foo::{default arg#1}::operator()");
+  EXPECT_EQ(readable_frame("Foo::operator char const*() const"), "Foo::operator char const*");
+  EXPECT_EQ(readable_frame("ns::operator\"\" _km(unsigned long long)"), "ns::operator\"\" _km");
+  EXPECT_EQ(readable_frame("void (*ns::foo(int))(int)"), "void (*ns::foo(int))(int)") << "a declarator is left whole";
+  EXPECT_EQ(readable_frame("int (&ns::get_arr())[10]"), "int (&ns::get_arr())[10]");
+  // Left as they are: C functions, addresses, module offsets, and a device's
+  // or a log's own site text (any text: it is the name the firmware gave).
   for (std::string_view same : {"main (pipeline.cc:145)", "__GI__IO_doallocbuf (genops.c:342)", "libstdc++.so.6+0xd44a2",
                                 "0x7fb74643ac5f", "model.c:58", "conv2d_prepare", "broken(unclosed",
-                                "</script>model.c:58", "a <b> c"})
+                                "</script>model.c:58", "a <b> c", "tensor(conv1)", "Conv2D<int8>", "op(CONV_2D):alloc",
+                                "layer_3 (int8)", "My Lib (1).so+0x10"})
     EXPECT_EQ(readable_frame(same), same);
 }
 
@@ -66,6 +79,29 @@ TEST(SiteNames, ALongStackShowsItsInnermostFramesThatFit) {
   EXPECT_EQ(shown_site(site, 1000), "main;CLI::App::parse;edgemem::cli::run_analyze;edgemem::DwarfCuIndex::line "
                                     "(dwarf_cu_index.cc:88);dwfl_module_getsrc;elf_compress;libelf.so.1+0x13990");
   EXPECT_EQ(shown_site(site, 5), "...;libelf.so.1+0x13990") << "at least the innermost frame";
+}
+
+// Two vectors leaked by two functions: the allocator's inlined frames alone
+// fill the line, so the program's own frame leads, or both rows would read
+// "...;std::__new_allocator::allocate".
+TEST(SiteNames, TheProgramsInnermostFrameIsShownWhenOnlyTheRuntimesWouldFit) {
+  const std::string below = ";std::vector<float, std::allocator<float> >::vector(unsigned long, std::allocator<float> const&) "
+                            "(stl_vector.h:512);std::_Vector_base<float, std::allocator<float> >::_M_allocate(unsigned "
+                            "long) (stl_vector.h:378);std::allocator_traits<std::allocator<float> >::allocate("
+                            "std::allocator<float>&, unsigned long) (alloc_traits.h:464);std::__new_allocator<float>::"
+                            "allocate(unsigned long, void const*) (new_allocator.h:137)";
+  const std::string weights = "main (vec.cc:20);load_weights (vec.cc:5)" + below;
+  const std::string biases = "main (vec.cc:21);load_biases (vec.cc:9)" + below;
+  EXPECT_EQ(shown_site(weights), "...;load_weights (vec.cc:5);...;std::__new_allocator::allocate (new_allocator.h:137)");
+  std::vector<std::string> rows = shown_sites({weights, biases});
+  EXPECT_EQ(rows[1], "...;load_biases (vec.cc:9);...;std::__new_allocator::allocate (new_allocator.h:137)");
+}
+
+TEST(SiteNames, RowsThatWouldReadAlikeAreWidenedUntilTheyDiffer) {
+  std::vector<std::string> rows = shown_sites({"a::x(int);common::f(int)", "b::y(int);common::f(long)", "solo"}, 10);
+  EXPECT_EQ(rows[0], "a::x;common::f");
+  EXPECT_EQ(rows[1], "b::y;common::f");
+  EXPECT_EQ(rows[2], "solo");
 }
 
 TEST(SiteNames, FramesAreWholeNotCharacterTails) {
