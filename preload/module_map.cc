@@ -47,24 +47,40 @@ struct ScanContext {
 
 // The object's GNU build ID, read from its note as mapped (so it is the
 // build that ran, whatever is on disk later): nullptr when it has none.
+// A note segment inside a loaded, readable segment: mapped, so safe to read.
+bool mapped(const dl_phdr_info* info, const ElfW(Phdr)& note) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && note.p_vaddr >= ph.p_vaddr &&
+        note.p_vaddr + note.p_memsz <= ph.p_vaddr + ph.p_filesz)
+      return true;
+  }
+  return false;
+}
+
 const uint8_t* build_id(const dl_phdr_info* info, size_t& size) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_NOTE) continue;
+    if (ph.p_type != PT_NOTE || !mapped(info, ph)) continue;
+    // Notes are padded to 4 bytes, or to 8 in a segment aligned to 8.
+    const uintptr_t pad = ph.p_align == 8 ? 7 : 3;
     auto at = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
     const uint8_t* end = at + ph.p_memsz;
-    while (at + sizeof(ElfW(Nhdr)) <= end) {
+    while (static_cast<size_t>(end - at) >= sizeof(ElfW(Nhdr))) {
       ElfW(Nhdr) note;
       memcpy(&note, at, sizeof note);
+      const size_t name_room = (note.n_namesz + pad) & ~pad, desc_room = (note.n_descsz + pad) & ~pad;
+      if (name_room > static_cast<size_t>(end - at) - sizeof note) break;
       const uint8_t* name = at + sizeof note;
-      const uint8_t* desc = name + ((note.n_namesz + 3) & ~3u);
-      if (desc + note.n_descsz > end) break;
+      const uint8_t* desc = name + name_room;
+      if (note.n_descsz > static_cast<size_t>(end - desc)) break;
       if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 && note.n_descsz > 0 &&
           note.n_descsz <= kMaxBuildIdBytes) {
         size = note.n_descsz;
         return desc;
       }
-      at = desc + ((note.n_descsz + 3) & ~3u);
+      if (desc_room > static_cast<size_t>(end - desc)) break;
+      at = desc + desc_room;
     }
   }
   return nullptr;

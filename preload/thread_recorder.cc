@@ -18,7 +18,7 @@
 
 namespace edgemem::preload {
 
-bool recording_enabled = false;
+std::atomic<bool> recording_enabled{false};
 
 namespace {
 

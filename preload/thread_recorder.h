@@ -4,6 +4,7 @@
 // chunk touches shared state (one atomic add).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -13,7 +14,8 @@
 namespace edgemem::preload {
 
 // Set once the file is open (start_recording(), library.cc).
-extern bool recording_enabled;
+// Atomic: another thread that sees it set sees the open file too.
+extern std::atomic<bool> recording_enabled;
 
 // Opens the recording, once per process image: from the library's
 // constructor, or earlier, from the first call a library's own constructor
@@ -22,7 +24,7 @@ extern bool recording_enabled;
 // would otherwise read as frees of blocks never allocated. True when
 // recording.
 bool start_recording();
-inline bool recording() { return recording_enabled || start_recording(); }
+inline bool recording() { return recording_enabled.load(std::memory_order_acquire) || start_recording(); }
 
 // Marks this thread as inside the recorder: allocations made by the
 // recorder, libunwind or libc on its behalf go straight through. Also

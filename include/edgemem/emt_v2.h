@@ -48,7 +48,7 @@ enum Tag : uint8_t {
   kFree = 0x31,       // dseq, pool, address
   kAllocFail = 0x32,  // dseq, pool, size, alignment, stack node
   kNode = 0x33,       // node id, parent id (0 = root), return address
-  kModule = 0x34,     // dseq, load bias, start, end, path
+  kModule = 0x34,     // dseq, load bias, start, end, path [NUL, GNU build ID]
   kModuleGone = 0x35, // dseq, start
   kThread = 0x36,     // dseq, thread id (kernel tid), name
   kWall = 0x37,       // dseq, CLOCK_REALTIME ns, CLOCK_MONOTONIC ns

@@ -11,9 +11,9 @@ RecordedStacks::RecordedStacks(size_t max_nodes, bool name_frames) : max_nodes_(
 
 uint32_t RecordedStacks::add_module(const std::string& record, uint64_t bias) {
   size_t nul = record.find('\0');
-  std::string path = record.substr(0, nul);
-  auto [it, fresh] = module_ids_.try_emplace({path, bias}, static_cast<uint32_t>(modules_.size()));
-  if (fresh) modules_.push_back({path, bias, nul == std::string::npos ? std::string() : record.substr(nul + 1)});
+  std::string path = record.substr(0, nul), build_id = nul == std::string::npos ? std::string() : record.substr(nul + 1);
+  auto [it, fresh] = module_ids_.try_emplace({path, bias, build_id}, static_cast<uint32_t>(modules_.size()));
+  if (fresh) modules_.push_back({path, bias, build_id});
   return it->second;
 }
 

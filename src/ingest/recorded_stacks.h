@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -32,8 +33,9 @@ class RecordedStacks : public SiteNamer {
   // recording's head to judge its format, where opening every module's
   // debug information would cost more than the rest of the run.
   RecordedStacks(size_t max_nodes, bool name_frames);
-  // The same path and bias give the same id, so a module mapped again at
-  // its old place does not split its stacks. `record` is the MODULE
+  // The same path, bias and build give the same id, so a module mapped
+  // again at its old place does not split its stacks (and one rebuilt
+  // between a dlclose and a dlopen is another module). `record` is the MODULE
   // record's text: the path, then a NUL and the GNU build ID if known.
   uint32_t add_module(const std::string& record, uint64_t bias);
   // Objects whose file is another build than the one recorded.
@@ -68,7 +70,7 @@ class RecordedStacks : public SiteNamer {
   std::vector<Node> nodes_;                       // [kTop] stands for no frame
   std::unordered_map<uint64_t, uint32_t> index_;  // parent << 32 | frames -> node
   std::vector<Module> modules_;
-  std::map<std::pair<std::string, uint64_t>, uint32_t> module_ids_;
+  std::map<std::tuple<std::string, uint64_t, std::string>, uint32_t> module_ids_;  // path, bias, build ID
   // Each at most one entry per node.
   std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, AddressHash> address_frames_;
   std::vector<std::string> frame_lists_;  // frames joined by ';'

@@ -118,7 +118,8 @@ ProcessSymbolizer::Module* ProcessSymbolizer::module(const std::string& path, co
     int n = dwfl_module_build_id(m->module, &bits, &at);
     if (n <= 0 || std::string_view(reinterpret_cast<const char*>(bits), static_cast<size_t>(n)) != build_id) {
       m->module = nullptr;
-      if (changed_.size() < kMaxChangedModules) changed_.push_back(path);
+      if (changed_.size() < kMaxChangedModules && std::find(changed_.begin(), changed_.end(), path) == changed_.end())
+        changed_.push_back(path);
     }
   }
   if (m->module) m->units = std::make_unique<DwarfCuIndex>(m->module);
