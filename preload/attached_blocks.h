@@ -14,7 +14,7 @@
 
 namespace edgemem::preload {
 
-// Set once by the library's constructor, before any record.
+// Set when the recording starts after an attach, and in a forked child.
 extern bool tracking_attached_blocks;
 
 // Both with the thread's Busy guard held.

@@ -73,7 +73,10 @@ bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 void edgemem::preload::lock_mappings_for_fork() { pthread_mutex_lock(&mappings_lock); }
 void edgemem::preload::unlock_mappings_after_fork() { pthread_mutex_unlock(&mappings_lock); }
 void edgemem::preload::forget_mappings_after_fork() {
-  for (Mapping& m : mappings) m = {0, 0};
+  // Only the slots in use are written: the rest of the table stays shared
+  // with the parent, not copied.
+  for (Mapping& m : mappings)
+    if (m.start) m = {0, 0};
 }
 
 extern "C" {
@@ -111,10 +114,12 @@ int munmap(void* addr, size_t length) {
   if (!real.munmap) resolve_real_functions();
   if (!real.munmap) return static_cast<int>(syscall(SYS_munmap, addr, length));  // resolving
   Busy busy;
-  if (!busy.entered() || !recording() || !ensure_ready()) return real.munmap(addr, length);
+  if (!busy.entered() || !recording()) return real.munmap(addr, length);
   auto start = reinterpret_cast<uintptr_t>(addr);
+  // Not a recorded mapping (a forked child's inherited one): no file is
+  // opened for it.
   size_t recorded = forget(start);
-  if (!recorded) return real.munmap(addr, length);
+  if (!recorded || !ensure_ready()) return real.munmap(addr, length);
   record_free(e2::kPoolMmap, take_seq(), addr);
   int result = real.munmap(addr, length);
   if (result != 0 || length < recorded) {
@@ -140,7 +145,7 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   if (!real.mremap)  // resolving
     return reinterpret_cast<void*>(syscall(SYS_mremap, old, old_length, new_length, flags, wanted));
   Busy busy;
-  if (!busy.entered() || !recording() || !ensure_ready() || !forget(reinterpret_cast<uintptr_t>(old)))
+  if (!busy.entered() || !recording() || !forget(reinterpret_cast<uintptr_t>(old)) || !ensure_ready())
     return real.mremap(old, old_length, new_length, flags, wanted);
   record_free(e2::kPoolMmap, take_seq(), old);
   void* p = real.mremap(old, old_length, new_length, flags, wanted);

@@ -51,8 +51,8 @@ struct ScanContext {
 bool mapped(const dl_phdr_info* info, const ElfW(Phdr)& note) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && note.p_vaddr >= ph.p_vaddr &&
-        note.p_vaddr + note.p_memsz <= ph.p_vaddr + ph.p_filesz)
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && note.p_vaddr >= ph.p_vaddr && note.p_memsz <= ph.p_filesz &&
+        note.p_vaddr - ph.p_vaddr <= ph.p_filesz - note.p_memsz)
       return true;
   }
   return false;
@@ -62,25 +62,29 @@ const uint8_t* build_id(const dl_phdr_info* info, size_t& size) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE || !mapped(info, ph)) continue;
-    // Notes are padded to 4 bytes, or to 8 in a segment aligned to 8.
-    const uintptr_t pad = ph.p_align == 8 ? 7 : 3;
+    // A note's descriptor and the next note start at its start plus a
+    // multiple of 4, or of 8 in a segment aligned to 8 (as glibc reads them).
+    const size_t align = ph.p_align == 8 ? 8 : 4;
+    auto up = [align](size_t n) { return (n + align - 1) & ~(align - 1); };
     auto at = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
     const uint8_t* end = at + ph.p_memsz;
     while (static_cast<size_t>(end - at) >= sizeof(ElfW(Nhdr))) {
+      const size_t left = static_cast<size_t>(end - at);
       ElfW(Nhdr) note;
       memcpy(&note, at, sizeof note);
-      const size_t name_room = (note.n_namesz + pad) & ~pad, desc_room = (note.n_descsz + pad) & ~pad;
-      if (name_room > static_cast<size_t>(end - at) - sizeof note) break;
+      if (note.n_namesz > left - sizeof note) break;
+      const size_t desc_at = up(sizeof note + note.n_namesz);
+      if (desc_at > left || note.n_descsz > left - desc_at) break;
       const uint8_t* name = at + sizeof note;
-      const uint8_t* desc = name + name_room;
-      if (note.n_descsz > static_cast<size_t>(end - desc)) break;
+      const uint8_t* desc = at + desc_at;
       if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 && note.n_descsz > 0 &&
           note.n_descsz <= kMaxBuildIdBytes) {
         size = note.n_descsz;
         return desc;
       }
-      if (desc_room > static_cast<size_t>(end - desc)) break;
-      at = desc + desc_room;
+      const size_t next = up(desc_at + note.n_descsz);
+      if (next > left) break;
+      at += next;
     }
   }
   return nullptr;

@@ -35,7 +35,9 @@ inline bool recorded_since_attach(const void* p) { return !tracking_attached_blo
 template <typename Call>
 void recorded_free(uint8_t pool, const void* p, Call call) {
   Busy busy;
-  if (!busy.entered() || !recording() || !ensure_ready() || !recorded_since_attach(p)) return call();
+  // A free of a block inherited from the parent (or made before an attach)
+  // opens no file.
+  if (!busy.entered() || !recording() || !recorded_since_attach(p) || !ensure_ready()) return call();
   record_free(pool, take_seq(), p);
   call();
 }

@@ -95,14 +95,22 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
 
 // The lowest live count of each quarter of the run (from the window minima):
 // a leak's floor keeps rising into the last quarter, a working set's does
-// not; and it rises in more than one window, or it is one burst.
+// not. And it reaches new heights in windows at least two apart: a burst of
+// blocks kept to the end raises it once, or in two neighbouring windows
+// when the burst straddles their border.
 bool LeakAnalysis::rising_minima(const Group& g) const {
   std::vector<uint64_t> m = g.minima;
   if (in_window_ > 0) m.push_back(g.window_min);
   if (m.size() < 4) return false;
-  size_t rises = 0;
-  for (size_t i = 1; i < m.size(); ++i) rises += m[i] > m[i - 1];
-  if (rises < 2) return false;
+  size_t first_high = 0, last_high = 0;
+  uint64_t high = m[0];
+  for (size_t i = 1; i < m.size(); ++i)
+    if (m[i] > high) {
+      high = m[i];
+      if (!first_high) first_high = i;
+      last_high = i;
+    }
+  if (!first_high || last_high - first_high < 2) return false;
   uint64_t q[4];
   for (size_t i = 0; i < 4; ++i)
     q[i] = *std::min_element(m.begin() + static_cast<std::ptrdiff_t>(i * m.size() / 4),
@@ -285,8 +293,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
     if (!markers)
-      c.reason = "no inference markers: a group leaks when its lowest live count keeps rising over event time, in more "
-                 "than one step; memory kept until exit rises the same way";
+      c.reason = "no inference markers: a group leaks when its lowest live count keeps rising over event time, not in "
+                 "one burst; memory kept until exit rises the same way";
   }
 
   list_sites(tracker, context, leaking, out);

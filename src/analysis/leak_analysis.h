@@ -23,10 +23,11 @@
 //    span of all its threads (a thread per request leaves one block each).
 //  * Without markers: the group's live count is sampled in windows of event
 //    time; a leak is a group whose per-window minimum keeps rising, while a
-//    working set's minima stay flat however busy it is. A floor that rose
-//    in one window only is not a trend: one burst of blocks kept to the end
-//    (a locale loaded, a user name looked up) is memory kept until exit as
-//    often as a lost one, and the trace cannot tell which.
+//    working set's minima stay flat however busy it is. A floor that reached
+//    its new heights in one window, or two neighbouring ones, is not a
+//    trend: one burst of blocks kept to the end (a locale loaded, a user
+//    name looked up) is memory kept until exit as often as a lost one, and
+//    the trace cannot tell which.
 #pragma once
 
 #include <algorithm>

@@ -88,7 +88,10 @@ std::string readable_frame(std::string_view frame) {
       if (rest.substr(end).starts_with("()")) {
         end += 2;
       } else if (end < rest.size() && (rest[end] == ' ' || rest[end] == '"')) {
-        end = std::min(rest.find('(', end), rest.size());
+        // Up to the parameter list, past a type's own brackets
+        // ("operator std::function<void (int)>").
+        for (int angles = 0; end < rest.size() && (angles > 0 || rest[end] != '('); ++end)
+          angles += rest[end] == '<' ? 1 : rest[end] == '>' && angles > 0 ? -1 : 0;
         while (end > op.size() && rest[end - 1] == ' ') --end;
       } else {
         while (end < rest.size() && operator_symbol(rest[end])) ++end;
@@ -99,6 +102,10 @@ std::string readable_frame(std::string_view frame) {
       i += rest.find(']');
     } else if (depth == 0 && rest[0] == '(' && rest.size() > 1 && (rest[1] == '*' || rest[1] == '&')) {
       return std::string(frame);  // a declarator (a function returning a pointer): left whole
+    } else if (depth == 0 && rest[0] == '(' && (out.ends_with("decltype") || out.ends_with("decltype "))) {
+      // A return type "decltype (expr)": dropped with its word, not parameters.
+      out.erase(out.rfind("decltype"));
+      ++depth;
     } else if (rest[0] == '(' || (rest[0] == '<' && template_opens(name, i, depth))) {
       if (depth++ == 0 && rest[0] == '(') parameters = true;
     } else if (depth > 0 && (rest[0] == ')' || (rest[0] == '>' && name[i - 1] != '-'))) {
@@ -126,9 +133,10 @@ namespace {
 // program's own code (std::vector's allocator, operator new, libc).
 bool runtime_frame(std::string_view f) {
   for (std::string_view p : {"std::", "__gnu_cxx::", "__cxxabiv1::", "operator new", "operator delete", "libstdc++.so",
-                             "libc.so", "malloc", "calloc", "realloc"})
+                             "libc.so"})
     if (f.starts_with(p)) return true;
-  return false;
+  std::string_view function = f.substr(0, f.find(" ("));
+  return function == "malloc" || function == "calloc" || function == "realloc";
 }
 
 std::vector<std::string> readable_frames(std::string_view site) {
@@ -172,16 +180,26 @@ std::string shown_site(std::string_view site, size_t width) {
 std::vector<std::string> shown_sites(const std::vector<std::string_view>& sites, size_t width) {
   std::vector<std::string> shown;
   for (std::string_view s : sites) shown.push_back(shown_site(s, width));
-  // Rows that read alike get wider until they differ, or are whole.
-  for (size_t wider = width * 2; wider <= width * 64; wider *= 2) {
-    std::vector<bool> alike(shown.size(), false);
+  auto alike = [&] {
+    std::vector<bool> a(shown.size(), false);
     for (size_t i = 0; i < shown.size(); ++i)
       for (size_t j = i + 1; j < shown.size(); ++j)
-        if (shown[i] == shown[j] && sites[i] != sites[j]) alike[i] = alike[j] = true;
-    if (std::find(alike.begin(), alike.end(), true) == alike.end()) break;
+        if (shown[i] == shown[j] && sites[i] != sites[j]) a[i] = a[j] = true;
+    return a;
+  };
+  // Rows that read alike get wider until they differ; frames that read
+  // alike however wide (overloads, one template for two types) are shown
+  // as written, as many as tell the rows apart.
+  for (size_t wider = width * 2; wider <= width * 8; wider *= 2) {
+    std::vector<bool> a = alike();
+    if (std::find(a.begin(), a.end(), true) == a.end()) return shown;
     for (size_t i = 0; i < shown.size(); ++i)
-      if (alike[i]) shown[i] = shown_site(sites[i], wider);
+      if (a[i]) shown[i] = shown_site(sites[i], wider);
   }
+  std::vector<bool> a = alike();
+  const std::vector<std::string_view> tails = distinct_tails(sites);
+  for (size_t i = 0; i < shown.size(); ++i)
+    if (a[i]) shown[i] = std::string(tails[i]);
   return shown;
 }
 

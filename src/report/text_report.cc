@@ -62,8 +62,8 @@ std::string leak_headline(const SiteLeak& l, bool marked, const std::string& sit
   // Without markers a structure built up and kept until exit rises as a
   // leak does: the trace shows the rise, not which of the two it is.
   if (!marked)
-    return fmt::format("{} rose through the run and was never freed: a leak, or memory kept until exit (no "
-                       "inference markers to tell them apart)", site);
+    return fmt::format("{} rose through the run and its blocks are still live at the end: a leak, or memory kept "
+                       "until exit (no inference markers to tell them apart)", site);
   if (!l.growth || !l.bytes_per_inference)
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
                        "inferences to give a rate)", site);

@@ -102,6 +102,62 @@ TEST(HonestFindings, AWorkingSetAloneWithoutMarkersLeaksNothing) {
   EXPECT_EQ(run->result.persistent.size(), 9u);
 }
 
+// The working set above with a 700 B block kept to the end at each event
+// number of `at`.
+std::string working_set_keeping_blocks_at(uint64_t events, const std::vector<uint64_t>& at) {
+  const uint16_t sizes[] = {32, 48, 64, 96, 128, 160, 200, 256, 320};
+  std::string bin;
+  uint64_t n = 0;
+  size_t next = 0;
+  auto event = [&] {
+    for (++n; next < at.size() && n == at[next]; ++n) a1(bin, 700, 0x20200000 + static_cast<uint32_t>(next++) * 0x400);
+  };
+  std::vector<std::pair<uint16_t, uint32_t>> blocks;
+  for (int i = 0; i < 130; ++i) {
+    blocks.emplace_back(sizes[i % 9], 0x20000000 + i * 0x200);
+    a1(bin, blocks.back().first, blocks.back().second);
+    event();
+  }
+  uint32_t x = 12345;
+  while (n < events) {
+    x = x * 1103515245 + 12345;
+    auto [size, address] = blocks[(x >> 16) % blocks.size()];
+    f1(bin, address);
+    event();
+    a1(bin, size, address);
+    event();
+  }
+  return bin;
+}
+
+// One burst of 30 blocks kept to the end, in the third quarter of a 20,000
+// event run and across the border of two of its windows (1,024 events each
+// here): its group's floor rises in two neighbouring windows, once. That is
+// a table built once as often as a lost batch, so it is live at the end,
+// not a leak (`ls` looking up user names read as leaks before). The same
+// 30 blocks spread over the run are a leak.
+TEST(HonestFindings, ABurstKeptToTheEndIsNotALeakButTheSameBlocksSpreadOverTheRunAre) {
+  std::vector<uint64_t> burst, spread;
+  for (uint64_t i = 0; i < 30; ++i) {
+    burst.push_back(12273 + i);
+    spread.push_back(300 + i * 650);
+  }
+  auto run = analyse(Format::seedbin, working_set_keeping_blocks_at(20000, burst));
+  const AnalysisResult& r = run->result;
+  EXPECT_TRUE(r.leaks.empty()) << r.leaks[0].site;
+  EXPECT_EQ(r.checks.leaks.status, CheckStatus::clean);
+  auto kept = std::find_if(r.persistent.begin(), r.persistent.end(),
+                           [](const PersistentBlock& p) { return p.site == "? (700 B blocks)"; });
+  ASSERT_NE(kept, r.persistent.end());
+  EXPECT_EQ(kept->count, 30u);
+  EXPECT_EQ(kept->reason, LiveReason::not_growing);
+
+  auto spread_run = analyse(Format::seedbin, working_set_keeping_blocks_at(20000, spread));
+  ASSERT_EQ(spread_run->result.leaks.size(), 1u);
+  EXPECT_EQ(spread_run->result.leaks[0].site, "? (700 B blocks)");
+  EXPECT_EQ(spread_run->result.leaks[0].count, 30u);
+}
+
 // Without inference markers there is no "inference 0" to name, and a heap of
 // unknown size is not judged over the span its addresses happen to cover.
 TEST(HonestFindings, NoInferenceNumberAndNoFragmentationVerdictThatTheTraceCannotGive) {

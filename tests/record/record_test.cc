@@ -114,6 +114,8 @@ void expect_everything_before_the_end(const std::string& how, int expected_statu
   int child_frees = 0;
   for (const Event& e : child->events) child_frees += e.kind == EventKind::free;
   EXPECT_EQ(child_frees, 0);
+  ASSERT_TRUE(std::regex_search(c.out, m, std::regex(R"(quiet child (\d+))"))) << c.out;
+  EXPECT_FALSE(fs::exists(out.string() + "." + m[1].str())) << "a child that only frees what it inherited records nothing";
   int in_child = 0;
   for (auto [tid, n] : allocs_of(*child, child_size)) in_child += n;
   EXPECT_EQ(in_child, child_allocs);

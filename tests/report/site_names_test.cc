@@ -58,6 +58,8 @@ TEST(SiteNames, AFrameReadsAsItsFunctionAndLocation) {
   EXPECT_EQ(readable_frame("ns::operator\"\" _km(unsigned long long)"), "ns::operator\"\" _km");
   EXPECT_EQ(readable_frame("void (*ns::foo(int))(int)"), "void (*ns::foo(int))(int)") << "a declarator is left whole";
   EXPECT_EQ(readable_frame("int (&ns::get_arr())[10]"), "int (&ns::get_arr())[10]");
+  EXPECT_EQ(readable_frame("Foo::operator std::function<void (int)>() const"), "Foo::operator std::function<void (int)>");
+  EXPECT_EQ(readable_frame("decltype (({parm#1}.begin)()) std::begin<std::vector<int> >(std::vector<int>&)"), "std::begin");
   // Left as they are: C functions, addresses, module offsets, and a device's
   // or a log's own site text (any text: it is the name the firmware gave).
   for (std::string_view same : {"main (pipeline.cc:145)", "__GI__IO_doallocbuf (genops.c:342)", "libstdc++.so.6+0xd44a2",
@@ -102,6 +104,17 @@ TEST(SiteNames, RowsThatWouldReadAlikeAreWidenedUntilTheyDiffer) {
   EXPECT_EQ(rows[0], "a::x;common::f");
   EXPECT_EQ(rows[1], "b::y;common::f");
   EXPECT_EQ(rows[2], "solo");
+  // Overloads under one caller read alike at any width: shown as written.
+  rows = shown_sites({"main;ns::load(int)", "main;ns::load(float)"}, 10);
+  EXPECT_EQ(rows[0], "ns::load(int)");
+  EXPECT_EQ(rows[1], "ns::load(float)");
+}
+
+TEST(SiteNames, AProgramFunctionNamedLikeAnAllocatorIsTheProgramsFrame) {
+  EXPECT_EQ(shown_site("main;setup (s.cc:3);malloc_tensor (t.cc:9);std::__new_allocator<float>::allocate(unsigned long, "
+                       "void const*) (new_allocator.h:137);operator new(unsigned long)",
+                       70),
+            "...;malloc_tensor (t.cc:9);...;operator new");
 }
 
 TEST(SiteNames, FramesAreWholeNotCharacterTails) {

@@ -48,6 +48,18 @@ int main(int argc, char** argv) {
     _exit(0);
   }
   waitpid(child, nullptr, 0);
+  // A second child only gives back what it inherited: it has nothing of its
+  // own to record, so no file of its own.
+  void* inherited_too = std::malloc(kInheritedSize);
+  sink = inherited_too;
+  pid_t quiet = fork();
+  if (quiet == 0) {
+    std::free(inherited_too);
+    munmap(inherited_map, 1 << 16);
+    _exit(0);
+  }
+  waitpid(quiet, nullptr, 0);
+  std::printf("quiet child %d\n", static_cast<int>(quiet));
   pthread_t thread;
   long thread_tid = 0;
   pthread_create(&thread, nullptr, thread_main, &thread_tid);
