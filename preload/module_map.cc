@@ -45,8 +45,6 @@ struct ScanContext {
   ModuleSink* sink;
 };
 
-// The object's GNU build ID, read from its note as mapped (so it is the
-// build that ran, whatever is on disk later): nullptr when it has none.
 // A note segment inside a loaded, readable segment: mapped, so safe to read.
 bool mapped(const dl_phdr_info* info, const ElfW(Phdr)& note) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
@@ -58,6 +56,8 @@ bool mapped(const dl_phdr_info* info, const ElfW(Phdr)& note) {
   return false;
 }
 
+// The object's GNU build ID, read from its note as mapped (so it is the
+// build that ran, whatever is on disk later): nullptr when it has none.
 const uint8_t* build_id(const dl_phdr_info* info, size_t& size) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
