@@ -62,30 +62,8 @@ const uint8_t* build_id(const dl_phdr_info* info, size_t& size) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE || !mapped(info, ph)) continue;
-    // A note's descriptor and the next note start at its start plus a
-    // multiple of 4, or of 8 in a segment aligned to 8 (as glibc reads them).
-    const size_t align = ph.p_align == 8 ? 8 : 4;
-    auto up = [align](size_t n) { return (n + align - 1) & ~(align - 1); };
     auto at = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
-    const uint8_t* end = at + ph.p_memsz;
-    while (static_cast<size_t>(end - at) >= sizeof(ElfW(Nhdr))) {
-      const size_t left = static_cast<size_t>(end - at);
-      ElfW(Nhdr) note;
-      memcpy(&note, at, sizeof note);
-      if (note.n_namesz > left - sizeof note) break;
-      const size_t desc_at = up(sizeof note + note.n_namesz);
-      if (desc_at > left || note.n_descsz > left - desc_at) break;
-      const uint8_t* name = at + sizeof note;
-      const uint8_t* desc = at + desc_at;
-      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && memcmp(name, "GNU", 4) == 0 && note.n_descsz > 0 &&
-          note.n_descsz <= kMaxBuildIdBytes) {
-        size = note.n_descsz;
-        return desc;
-      }
-      const size_t next = up(desc_at + note.n_descsz);
-      if (next > left) break;
-      at += next;
-    }
+    if (const uint8_t* id = find_gnu_build_id(at, ph.p_memsz, ph.p_align, size)) return id;
   }
   return nullptr;
 }

@@ -7,12 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gnu_build_id.h"
+
 // Internal to the library: bound at link time, no PLT call on the hot path.
 #pragma GCC visibility push(hidden)
 
 namespace edgemem::preload {
-
-inline constexpr size_t kMaxBuildIdBytes = 64;
 
 struct ModuleInfo {
   uint64_t bias = 0, start = 0, end = 0;
