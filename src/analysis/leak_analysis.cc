@@ -140,7 +140,8 @@ namespace {
 // loader); and libstdc++'s emergency exception pool, made in its
 // constructor (eh_alloc.cc) and kept for the process's life.
 bool kept_by_c_runtime(std::string_view site) {
-  const std::string_view innermost = site.substr(site.rfind(';') == std::string_view::npos ? 0 : site.rfind(';') + 1);
+  const size_t cut = site.rfind(';');
+  const std::string_view innermost = cut == std::string_view::npos ? site : site.substr(cut + 1);
   if ((site.starts_with("_dl_init") || site.find(";_dl_init") != std::string_view::npos) &&
       (innermost.starts_with("libstdc++.so") || innermost.find("(eh_alloc.cc:") != std::string_view::npos))
     return true;
