@@ -240,6 +240,14 @@ struct LayoutRaster {
   uint64_t live_blocks = 0;  // of them, still live at the end
 };
 
+// A stretch of addresses where a pool's blocks lie, far from its others
+// (a Linux process's brk heap, a thread's arena, mmap chunks).
+struct LayoutRegion {
+  uint64_t offset = 0, end = 0;  // from PoolLayout::origin: lowest block start, highest block end
+  uint64_t blocks = 0;           // blocks made here
+  std::optional<LayoutRaster> raster;  // its aggregated blocks, on a grid of its own
+};
+
 struct PoolLayout {
   std::string pool;
   PoolKind kind = PoolKind::heap;
@@ -249,6 +257,7 @@ struct PoolLayout {
   uint64_t size = 0;  // the pool's size, 0 = unknown
   std::vector<LayoutBlock> blocks;  // by alloc time
   std::optional<LayoutRaster> raster;  // set when some blocks were aggregated
+  std::vector<LayoutRegion> regions;   // by offset; empty when the blocks lie in one region
 };
 
 // Live bytes of one site in one pool at one moment (flame graphs: pool -> site frames).

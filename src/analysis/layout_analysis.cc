@@ -56,6 +56,56 @@ bool surely_not_above(double u, double weight, double floor) {
 
 }  // namespace
 
+LayoutAnalysis::Region& LayoutAnalysis::region_for(PoolState& s, uint64_t address) {
+  const uint64_t w = address >> kWindowShift;
+  auto found = [&](size_t i) -> Region& {
+    s.last_opened = static_cast<uint32_t>(i);
+    return s.regions[i];
+  };
+  for (size_t i = 0; i < s.regions.size(); ++i)
+    if (s.regions[i].holds(address)) return found(i);
+  // Next to a region: it grows by the window. Checked only after no region
+  // holds the window, so regions never overlap.
+  for (size_t i = 0; i < s.regions.size(); ++i) {
+    Region& r = s.regions[i];
+    if (w + 1 == r.first_window || w == r.last_window + 1) {
+      r.first_window = std::min(r.first_window, w);
+      r.last_window = std::max(r.last_window, w);
+      return found(i);
+    }
+  }
+  if (s.regions.size() < kMaxRegions) {
+    Region fresh;
+    fresh.first_window = fresh.last_window = w;
+    s.regions.push_back(std::move(fresh));
+    // The pool's grid so far holds only blocks of its first region.
+    if (s.regions.size() == 2) s.regions[0].raster = s.all;
+    return found(s.regions.size() - 1);
+  }
+  // Full: the nearest region stretches to the window. No region lies between
+  // them, so it cannot stretch over another.
+  const size_t i = region_index(s, address);
+  Region& r = s.regions[i];
+  r.first_window = std::min(r.first_window, w);
+  r.last_window = std::max(r.last_window, w);
+  return found(i);
+}
+
+uint32_t LayoutAnalysis::region_index(const PoolState& s, uint64_t address) {
+  const uint64_t w = address >> kWindowShift;
+  uint32_t nearest = 0;
+  uint64_t distance = UINT64_MAX;
+  for (size_t i = 0; i < s.regions.size(); ++i) {
+    const Region& r = s.regions[i];
+    const uint64_t d = w < r.first_window ? r.first_window - w : w > r.last_window ? w - r.last_window : 0;
+    if (d < distance) {
+      distance = d;
+      nearest = static_cast<uint32_t>(i);
+    }
+  }
+  return nearest;
+}
+
 uint32_t LayoutAnalysis::new_pair(PoolId pool, const Block& block) {
   if (block.group >= pair_of_group_.size()) pair_of_group_.resize(size_t{block.group} + 1, kNoPair);
   auto [it, fresh] = pair_index_.try_emplace(key(pool, block.site), static_cast<uint32_t>(live_.size()));
@@ -77,18 +127,18 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
   // Full: the block replaces the kept one of the lowest key, if its own is higher.
   const bool full = closed_.size() == cap_;
   if (cap_ == 0 || (full && surely_not_above(u, weight, closed_.front().score))) {
-    rasterise(rasters_, pool, block, end, false);
+    rasterise(pools_, pool, block, end, false);
     return;
   }
   Kept k{sample_key(u, weight), end, false, pool, block};
   if (full && k.score <= closed_.front().score) {
-    rasterise(rasters_, k);
+    rasterise(pools_, k);
     return;
   }
   if (closed_.size() == cap_) {
     std::pop_heap(closed_.begin(), closed_.end(), Smaller{});
     Ranked& out = closed_.back();
-    rasterise(rasters_, kept_[out.slot]);
+    rasterise(pools_, kept_[out.slot]);
     kept_[out.slot] = k;
     out.score = k.score;
   } else {
@@ -172,9 +222,9 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
   size_t live_kept = std::min(live.size(), cap_);
   size_t closed_kept = std::min(closed.size(), cap_ - live_kept);
 
-  std::vector<Raster> rasters = rasters_;
-  for (size_t i = live_kept; i < live.size(); ++i) rasterise(rasters, live[i]);
-  for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(rasters, closed[i]);
+  std::vector<PoolState> pools = pools_;
+  for (size_t i = live_kept; i < live.size(); ++i) rasterise(pools, live[i]);
+  for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(pools, closed[i]);
 
   std::vector<const Kept*> drawn;
   for (size_t i = 0; i < live_kept; ++i) drawn.push_back(&live[i]);
@@ -197,15 +247,19 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
       // Arena events carry offsets already; heap addresses count from the
       // declared base when the blocks lie above it, else from the lowest one.
       if (info.kind == PoolKind::heap) {
-        uint64_t low = id < lowest_address_.size() && lowest_address_[id] != kNoBlock ? lowest_address_[id] : info.base;
+        uint64_t low = info.base;
+        if (id < pools.size() && !pools[id].regions.empty()) {
+          low = UINT64_MAX;
+          for (const Region& region : pools[id].regions) low = std::min(low, region.low);
+        }
         p.origin = info.base != 0 && info.base <= low ? info.base : low;
       }
       r.pools.push_back(std::move(p));
     }
     return r.pools[it->second];
   };
-  for (size_t id = 0; id < lowest_address_.size(); ++id)  // in the pool table's order
-    if (lowest_address_[id] != kNoBlock) pool_layout(static_cast<PoolId>(id));
+  for (size_t id = 0; id < pools.size(); ++id)  // in the pool table's order
+    if (!pools[id].regions.empty()) pool_layout(static_cast<PoolId>(id));
   for (const Kept* k : drawn) {
     PoolLayout& p = pool_layout(k->pool);
     auto [site, fresh] = site_index.try_emplace(k->block.site, static_cast<uint32_t>(r.sites.size()));
@@ -218,12 +272,25 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
     b.site = site->second;
     p.blocks.push_back(b);
   }
-  for (size_t id = 0; id < rasters.size(); ++id) {
-    if (!rasters[id].grid) continue;
+  auto raster = [](const Raster& from, uint64_t origin) {
+    std::optional<LayoutRaster> out;
+    if (from.grid) {
+      out = from.grid->raster(origin);
+      out->blocks = from.blocks;
+      out->live_blocks = from.live_blocks;
+    }
+    return out;
+  };
+  for (size_t id = 0; id < pools.size(); ++id) {
+    const PoolState& s = pools[id];
+    if (!s.all.grid && s.regions.empty()) continue;
     PoolLayout& p = pool_layout(static_cast<PoolId>(id));
-    p.raster = rasters[id].grid->raster(p.origin);
-    p.raster->blocks = rasters[id].blocks;
-    p.raster->live_blocks = rasters[id].live_blocks;
+    p.raster = raster(s.all, p.origin);
+    if (s.regions.size() < 2) continue;
+    for (const Region& region : s.regions)
+      p.regions.push_back({region.low - p.origin, region.high - p.origin, region.blocks, raster(region.raster, p.origin)});
+    std::sort(p.regions.begin(), p.regions.end(),
+              [](const LayoutRegion& a, const LayoutRegion& b) { return a.offset < b.offset; });
   }
 }
 

@@ -4,7 +4,8 @@
 // lifetime first); the closed ones fill the rest of the cap as a sample
 // weighted by size x lifetime, so large long-lived blocks are kept and the
 // rest spread over the trace; every other block is added to a per-pool occupancy raster, so the
-// picture stays true where it is not drawn block by block. Also keeps live
+// picture stays true where it is not drawn block by block, and to a raster
+// of its address region when the pool's blocks lie far apart. Also keeps live
 // bytes per (pool, site) now and at the peak, for the flame graphs.
 #pragma once
 
@@ -33,8 +34,14 @@ class LayoutAnalysis {
   }
   void opened(PoolId pool, const Block& block) {
     ++blocks_seen_;
-    if (pool >= lowest_address_.size()) [[unlikely]] lowest_address_.resize(size_t{pool} + 1, kNoBlock);
-    lowest_address_[pool] = std::min(lowest_address_[pool], block.address);
+    if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1);
+    PoolState& s = pools_[pool];
+    // Most blocks land in the region the pool's last block did.
+    Region* r = s.regions.empty() ? nullptr : &s.regions[s.last_opened];
+    if (!r || !r->holds(block.address)) [[unlikely]] r = &region_for(s, block.address);
+    r->low = std::min(r->low, block.address);
+    r->high = std::max(r->high, block_end(block));
+    ++r->blocks;
     Live& l = changing(pair_of(pool, block));
     l.bytes += block.size;
     ++l.count;
@@ -96,25 +103,60 @@ class LayoutAnalysis {
     return new_pair(pool, block);
   }
   uint32_t new_pair(PoolId pool, const Block& block);
-  // Closed blocks pushed out of the sample, per pool (indexed by PoolId: this
-  // runs on most frees of a long trace).
+  // Closed blocks pushed out of the sample.
   struct Raster {
     std::optional<OccupancyGrid> grid;
     uint64_t blocks = 0, live_blocks = 0;
+    void add(const Block& block, uint64_t end, bool live) {
+      if (!grid) [[unlikely]] grid.emplace();
+      grid->add(block.address, block.size, block.time, end);
+      ++blocks;
+      live_blocks += live;
+    }
   };
+  // Where a pool's blocks lie, in address windows of 2^kWindowShift bytes:
+  // a Linux process's heap is the brk heap, thread arenas and mmap chunks
+  // terabytes apart, and one grid over that span would put each in one
+  // cell. A block in a window next to a region's joins it, so a heap that
+  // grows stays one region; past kMaxRegions a block joins the nearest one.
+  static constexpr unsigned kWindowShift = 24;  // 16 MiB
+  static constexpr size_t kMaxRegions = 32;
+  struct Region {
+    uint64_t first_window = 0, last_window = 0;  // address >> kWindowShift, inclusive
+    uint64_t low = UINT64_MAX, high = 0;          // lowest block start, highest block end
+    uint64_t blocks = 0;                          // blocks made here
+    Raster raster;  // kept from the moment the pool has a second region
+    bool holds(uint64_t address) const {
+      const uint64_t w = address >> kWindowShift;
+      return w >= first_window && w <= last_window;
+    }
+  };
+  struct PoolState {
+    Raster all;  // every aggregated block of the pool, over its whole span
+    std::vector<Region> regions;
+    uint32_t last_opened = 0, last_closed = 0;  // indices into regions
+  };
+  static uint64_t block_end(const Block& b) {
+    return b.address + b.size >= b.address ? b.address + b.size : UINT64_MAX;
+  }
+  static Region& region_for(PoolState& s, uint64_t address);
   // Inlined into closed(): most frees of a long trace end here, and a call
   // would cost a third of the work.
-  [[gnu::always_inline]] static void rasterise(std::vector<Raster>& rasters, PoolId pool, const Block& block, uint64_t end, bool live) {
-    if (pool >= rasters.size()) [[unlikely]] rasters.resize(size_t{pool} + 1);
-    Raster& r = rasters[pool];
-    if (!r.grid) [[unlikely]] r.grid.emplace();
-    r.grid->add(block.address, block.size, block.time, end);
-    ++r.blocks;
-    r.live_blocks += live;
+  [[gnu::always_inline]] static void rasterise(std::vector<PoolState>& pools, PoolId pool, const Block& block, uint64_t end, bool live) {
+    if (pool >= pools.size()) [[unlikely]] pools.resize(size_t{pool} + 1);
+    PoolState& s = pools[pool];
+    s.all.add(block, end, live);
+    if (s.regions.size() > 1) [[unlikely]] {
+      if (!s.regions[s.last_closed].holds(block.address)) s.last_closed = region_index(s, block.address);
+      s.regions[s.last_closed].raster.add(block, end, live);
+    }
   }
-  static void rasterise(std::vector<Raster>& rasters, const Kept& k) {
-    rasterise(rasters, k.pool, k.block, k.end, k.live);
+  static void rasterise(std::vector<PoolState>& pools, const Kept& k) {
+    rasterise(pools, k.pool, k.block, k.end, k.live);
   }
+  // The region that holds `address` (every block's address is in one: the
+  // block was opened before it closed).
+  static uint32_t region_index(const PoolState& s, uint64_t address);
   std::vector<PoolSiteBytes> named(const std::vector<Live>& live, const TraceContext& context) const;
 
   size_t cap_;
@@ -122,9 +164,7 @@ class LayoutAnalysis {
   uint64_t blocks_seen_ = 0;
   std::vector<Ranked> closed_;  // min-heap on score, at most cap_
   std::vector<Kept> kept_;       // the closed blocks closed_ ranks
-  std::vector<Raster> rasters_;
-  static constexpr uint64_t kNoBlock = UINT64_MAX;
-  std::vector<uint64_t> lowest_address_;  // per PoolId; kNoBlock until its first block
+  std::vector<PoolState> pools_;  // per PoolId
   std::vector<Live> live_;          // per (pool, site) pair; count 0 = none live
   std::vector<uint64_t> pair_key_;  // key(pool, site) of each pair
   std::unordered_map<uint64_t, uint32_t> pair_index_;  // key(pool, site) -> pair

@@ -37,6 +37,13 @@ json pool_site_bytes(const std::vector<PoolSiteBytes>& entries) {
   return a;
 }
 
+json raster(const std::optional<LayoutRaster>& r) {
+  if (!r) return nullptr;
+  return {{"time0", r->time0}, {"time_step", r->time_step}, {"offset0", r->offset0}, {"offset_step", r->offset_step},
+          {"times", r->times}, {"offsets", r->offsets}, {"bytes", r->bytes},
+          {"blocks", r->blocks}, {"live_blocks", r->live_blocks}};
+}
+
 json layout(const LayoutResult& l) {
   json pools = json::array();
   uint64_t drawn = 0;
@@ -46,14 +53,15 @@ json layout(const LayoutResult& l) {
     for (const auto& b : p.blocks)
       blocks.push_back({b.offset, b.size, b.alloc_time, b.free_time ? json(*b.free_time) : json(nullptr), b.site});
     drawn += p.blocks.size();
-    json raster = nullptr;
-    if (p.raster)
-      raster = {{"time0", p.raster->time0}, {"time_step", p.raster->time_step},
-                {"offset0", p.raster->offset0}, {"offset_step", p.raster->offset_step},
-                {"times", p.raster->times}, {"offsets", p.raster->offsets}, {"bytes", p.raster->bytes},
-                {"blocks", p.raster->blocks}, {"live_blocks", p.raster->live_blocks}};
+    json regions = nullptr;
+    if (!p.regions.empty()) {
+      regions = json::array();
+      for (const auto& r : p.regions)
+        regions.push_back({{"offset", r.offset}, {"end", r.end}, {"blocks", r.blocks}, {"raster", raster(r.raster)}});
+    }
     pools.push_back({{"pool", p.pool}, {"kind", to_string(p.kind)}, {"origin", p.origin},
-                     {"size", p.size ? json(p.size) : json(nullptr)}, {"blocks", blocks}, {"raster", raster}});
+                     {"size", p.size ? json(p.size) : json(nullptr)}, {"blocks", blocks}, {"raster", raster(p.raster)},
+                     {"regions", regions}});
   }
   return {{"start_time", l.start_time}, {"end_time", l.end_time}, {"block_cap", l.block_cap},
           {"blocks_seen", l.blocks_seen}, {"blocks_drawn", drawn}, {"sites", l.sites}, {"pools", pools},

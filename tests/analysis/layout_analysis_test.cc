@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "analysis/layout_analysis.h"
@@ -130,6 +131,81 @@ TEST(LayoutAnalysis, BlocksAlikeAreDrawnAcrossTheWholeTraceNotJustItsStart) {
   uint64_t fifths[5] = {};
   for (const LayoutBlock* b : blocks_of(l, "temp.c:1")) ++fifths[std::min<uint64_t>(4, b->alloc_time * 5 / f.time)];
   for (uint64_t n : fifths) EXPECT_NEAR(static_cast<double>(n), 4000.0, 400.0);
+}
+
+// A Linux process's heap: the brk heap, a thread's arena and an mmap chunk,
+// terabytes apart. One grid over that span would put each in one cell.
+TEST(LayoutAnalysis, AHeapFarApartIsLaidOutAsRegionsEachWithAGridOfItsOwn) {
+  Feed f;
+  const uint64_t brk = 0x5555'5555'0000, arena = 0x7fff'a000'0000, chunk = 0x7fff'f000'0000;
+  for (uint64_t base : {brk, arena})  // the brk heap's blocks are all rasterised before the arena's first
+    for (uint64_t i = 0; i < 30000; ++i) {
+      const uint64_t address = base + (i % 64) * 1024;
+      f.alloc(address, 1024, base == brk ? "main.c:1" : "worker.c:2");
+      f.free(address);
+    }
+  f.alloc(chunk, 256 * 1024, "weights.c:3");
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(l.pools.size(), 1u);
+  const PoolLayout& p = l.pools[0];
+  EXPECT_EQ(p.origin, brk);
+  ASSERT_EQ(p.regions.size(), 3u);
+  const uint64_t starts[] = {0, arena - brk, chunk - brk}, ends[] = {64 * 1024, arena - brk + 64 * 1024, chunk - brk + 256 * 1024},
+                 made[] = {30000, 30000, 1};
+  uint64_t in_regions = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const LayoutRegion& g = p.regions[i];
+    EXPECT_EQ(g.offset, starts[i]) << i;
+    EXPECT_EQ(g.end, ends[i]) << i;
+    EXPECT_EQ(g.blocks, made[i]) << i;
+    // Each region's aggregated blocks: those it made less those drawn there.
+    const uint64_t drawn_here = static_cast<uint64_t>(std::count_if(
+        p.blocks.begin(), p.blocks.end(), [&](const LayoutBlock& b) { return b.offset >= g.offset && b.offset < g.end; }));
+    const uint64_t aggregated = g.raster ? g.raster->blocks : 0;
+    EXPECT_EQ(aggregated + drawn_here, made[i]) << i;
+    in_regions += aggregated;
+    if (!g.raster) continue;
+    // A grid of its own: 64 KiB over at most 64 cells, not the pool's terabytes.
+    EXPECT_LE(g.raster->offset_step, 1024u) << i;
+    EXPECT_GE(g.raster->offset0, static_cast<int64_t>(g.offset) - static_cast<int64_t>(g.raster->offset_step)) << i;
+    EXPECT_LE(g.raster->offset0 + static_cast<int64_t>(g.raster->offsets * g.raster->offset_step),
+              static_cast<int64_t>(g.end + g.raster->offset_step)) << i;
+  }
+  ASSERT_TRUE(p.raster);
+  EXPECT_EQ(in_regions, p.raster->blocks);  // the pool's own grid spans them all
+  EXPECT_GT(p.raster->offset_step, uint64_t{1} << 30);
+
+  const auto doc = to_json({"t", "emt", {}, TimeBase::sequence}, f.analyzer.finish());
+  EXPECT_EQ(doc["layout"]["pools"][0]["regions"].size(), 3u);
+  EXPECT_EQ(doc["layout"]["pools"][0]["regions"][1]["offset"], arena - brk);
+}
+
+TEST(LayoutAnalysis, AHeapThatGrowsThroughManyWindowsStaysOneRegion) {
+  Feed f;
+  for (uint64_t i = 0; i < 100; ++i) f.alloc(0x5555'0000'0000 + i * (1 << 20), 1 << 20, "grow.c:1");  // 100 MiB, contiguous
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(l.pools.size(), 1u);
+  EXPECT_TRUE(l.pools[0].regions.empty());
+  EXPECT_EQ(l.pools[0].blocks.size(), 100u);
+}
+
+TEST(LayoutAnalysis, PastTheRegionCapABlockJoinsTheNearestRegionAndRegionsNeverOverlap) {
+  Feed f;
+  for (uint64_t i = 0; i < 40; ++i) f.alloc((i + 1) << 32, 4096, "far.c:1");  // 40 blocks 4 GiB apart
+  f.alloc((uint64_t{20} << 32) + (uint64_t{1} << 31), 64, "between.c:2");   // between two far ones
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(l.pools.size(), 1u);
+  const auto& regions = l.pools[0].regions;
+  ASSERT_EQ(regions.size(), 32u);
+  uint64_t blocks = 0;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    blocks += regions[i].blocks;
+    if (i) {
+      EXPECT_LE(regions[i - 1].end, regions[i].offset) << i;
+    }
+  }
+  EXPECT_EQ(blocks, 41u);
+  EXPECT_EQ(regions.back().end, (uint64_t{40} << 32) + 4096 - (uint64_t{1} << 32));
 }
 
 TEST(LayoutAnalysis, The644ByteLeakAmongTemporariesIsDrawnBlockByBlock) {

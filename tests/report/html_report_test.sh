@@ -122,5 +122,30 @@ for tag in re.findall(r"<(?:img|svg)\b[^>]*>", dom, re.I):
 sys.exit(0 if ok else 1)
 PY
 
+# A real process's heap (node running ONNX Runtime, tests/data/ort): its brk
+# heap, a 10 KiB stretch 128 TiB above and a 1 MiB block 709 MiB above that.
+# One linear axis would draw each as a line; the chart gives each its band.
+xz -dc "$(dirname "$0")/../data/ort/ort_200.log.xz" >"$tmp/ort_200.log"
+"$edgemem" analyze "$tmp/ort_200.log" --html "$out/report-ort.html" >/dev/null 2>"$tmp/ort.err" ||
+  { echo "FAIL: analyze --html of the ONNX Runtime log exit $?"; cat "$tmp/ort.err"; fail=1; }
+"$edgemem" analyze "$tmp/ort_200.log" --json >"$tmp/ort.json" 2>/dev/null
+render report-ort
+python3 - "$tmp/ort.json" "$tmp/report-ort.dom" <<'PY' || fail=1
+import json, re, sys
+pool = json.load(open(sys.argv[1]))["layout"]["pools"][0]
+dom = open(sys.argv[2], encoding="utf-8").read()
+regions = pool["regions"] or []
+spans = [(r["offset"], r["end"]) for r in regions]
+if len(regions) != 3 or spans[1][0] - spans[0][1] < 2**40 or spans[2][0] - spans[1][1] < 2**29:
+    print("FAIL: report-ort: the JSON does not give the three regions far apart: %r" % spans); sys.exit(1)
+if sum(r["raster"]["blocks"] for r in regions if r["raster"]) != pool["raster"]["blocks"]:
+    print("FAIL: report-ort: the regions' grids do not hold the pool's aggregated blocks"); sys.exit(1)
+m = re.search(r'<canvas data-blocks="(\d+)" data-bands="(\d+)"', dom)
+if not m or int(m.group(1)) != len(pool["blocks"]) or m.group(2) != "3":
+    print("FAIL: report-ort: the layout chart does not draw its blocks in three bands: %r" % (m and m.groups(),)); sys.exit(1)
+if "3 address regions far apart" not in dom:
+    print("FAIL: report-ort: the layout chart's title does not say the addresses are split"); sys.exit(1)
+PY
+
 [ "$fail" = 0 ] && echo "ok: HTML reports render in chromium (screenshots in $out)"
 exit "$fail"

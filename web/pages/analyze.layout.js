@@ -67,9 +67,13 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
 
   function drawPool(pool) {
     const box = el("div", "layout-pool");
-    const W = 1080, H = 300, m = { left: 84, right: 12, top: 8, bottom: 34 };
+    const bands = bandsOf(pool);
+    const split = bands.length > 1;
+    const W = 1080, m = { left: 84, right: 12, top: 8, bottom: 34 }, gap = 16, minBand = 40;
+    const H = Math.max(300, m.top + m.bottom + bands.length * (minBand + gap));
     const canvas = el("canvas");
     canvas.dataset.blocks = pool.blocks.length;
+    canvas.dataset.bands = bands.length;
     const dpr = window.devicePixelRatio || 1;
     canvas.width = W * dpr;
     canvas.height = H * dpr;
@@ -77,20 +81,42 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     canvas.style.height = H + "px";
     const detail = el("div", "layout-detail");
     const title = el("div", "layout-title", "'" + pool.pool + "' (" + pool.kind + ")" +
-      (pool.kind === "heap" ? ", offsets from " + hex(pool.origin) : ", arena offsets") +
+      (split ? ", " + bands.length + " address regions far apart, each in a band of its own, offsets from its start"
+             : pool.kind === "heap" ? ", offsets from " + hex(pool.origin) : ", arena offsets") +
       (pool.size ? ", " + bytes(pool.size) : ""));
     box.append(title, canvas, detail);
     figure.append(box);
 
-    let top = 1;
-    for (const b of pool.blocks) top = Math.max(top, b[0] + b[1]);
-    const r = pool.raster;
-    if (r) top = Math.max(top, r.offset0 + r.offsets * r.offset_step);
-    if (pool.size && pool.size <= 2 * top) top = Math.max(top, pool.size);
-    const bottom = r ? Math.min(0, r.offset0) : 0;
+    // Each band gets a height growing with the square root of its span, so a
+    // 100 KiB brk heap stays visible beside 60 MiB of mmap chunks.
+    const plotBottom = H - m.bottom, room = H - m.top - m.bottom - gap * (bands.length - 1);
+    const weight = bands.map((b) => Math.sqrt(b.hi - b.lo));
+    const weights = weight.reduce((a, w) => a + w, 0);
+    let floor = plotBottom;
+    bands.forEach((b, i) => {
+      const h = split ? minBand + (room - minBand * bands.length) * weight[i] / weights : room;
+      b.y0 = floor;  // pixel of b.lo
+      b.y1 = floor - h;  // pixel of b.hi
+      floor = b.y1 - gap;
+    });
+    const bandOf = (offset) => {
+      for (const b of bands) if (offset <= b.hi) return b;
+      return bands[bands.length - 1];
+    };
+    // Offset -> pixel before zoom, and back (null in a gap between bands).
+    const y = (v) => {
+      const b = bandOf(v);
+      return b.y0 + (Math.min(Math.max(v, b.lo), b.hi) - b.lo) / (b.hi - b.lo) * (b.y1 - b.y0);
+    };
+    const yInvert = (p) => {
+      for (const b of bands)
+        if (p <= b.y0 && p >= b.y1) return b.lo + (p - b.y0) / (b.y1 - b.y0) * (b.hi - b.lo);
+      return null;
+    };
     const x = d3.scaleLinear().domain([layout.start_time, end]).range([m.left, W - m.right]);
-    const y = d3.scaleLinear().domain([bottom, top]).range([H - m.bottom, m.top]);
-    let zx = x, zy = y;
+    let zx = x, zoomY = d3.zoomIdentity;
+    const zy = (v) => zoomY.applyY(y(v));
+    const zyInvert = (p) => yInvert(zoomY.invertY(p));
 
     // Blocks grouped by colour: one fillStyle per group.
     const byColour = new Map();
@@ -100,8 +126,14 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
       byColour.get(c).push(b);
     }
     const groups = [...byColour.entries()].sort((p, q) => (p[0] === other ? -1 : q[0] === other ? 1 : 0));
+    const rasters = bands.flatMap((b) => b.rasters);
     let cellMax = 0;
-    if (r) for (const v of r.bytes) cellMax = Math.max(cellMax, v);
+    for (const r of rasters) for (const v of r.bytes) cellMax = Math.max(cellMax, v);
+    const sized = (n) => {
+      for (const [unit, k] of [["TiB", 2 ** 40], ["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 1024]])
+        if (n >= k) return +(n / k).toFixed(n % k ? 1 : 0) + " " + unit;
+      return n + " B";
+    };
 
     const ctx = canvas.getContext("2d");
     const draw = () => {
@@ -113,19 +145,19 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
       ctx.clip();
       ctx.fillStyle = "#fafbfc";
       ctx.fillRect(m.left, m.top, W - m.left - m.right, H - m.top - m.bottom);
-      if (r && cellMax > 0) {
-        for (let t = 0; t < r.times; ++t) {
-          const x0 = zx(r.time0 + t * r.time_step), x1 = zx(r.time0 + (t + 1) * r.time_step);
-          if (x1 < m.left || x0 > W - m.right) continue;
-          for (let o = 0; o < r.offsets; ++o) {
-            const v = r.bytes[t * r.offsets + o];
-            if (!v) continue;
-            const y1 = zy(r.offset0 + o * r.offset_step), y0 = zy(r.offset0 + (o + 1) * r.offset_step);
-            ctx.fillStyle = "rgba(91,100,112," + (0.15 + 0.75 * Math.min(1, v / r.offset_step)).toFixed(3) + ")";
-            ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+      if (cellMax > 0)
+        for (const r of rasters)
+          for (let t = 0; t < r.times; ++t) {
+            const x0 = zx(r.time0 + t * r.time_step), x1 = zx(r.time0 + (t + 1) * r.time_step);
+            if (x1 < m.left || x0 > W - m.right) continue;
+            for (let o = 0; o < r.offsets; ++o) {
+              const v = r.bytes[t * r.offsets + o];
+              if (!v) continue;
+              const y1 = zy(r.offset0 + o * r.offset_step), y0 = zy(r.offset0 + (o + 1) * r.offset_step);
+              ctx.fillStyle = "rgba(91,100,112," + (0.15 + 0.75 * Math.min(1, v / r.offset_step)).toFixed(3) + ")";
+              ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+            }
           }
-        }
-      }
       for (const [c, blocks] of groups) {
         ctx.fillStyle = c;
         for (const b of blocks) {
@@ -135,7 +167,7 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
           ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
         }
       }
-      if (pool.size) {
+      if (pool.size && !split && pool.size <= bands[0].hi) {
         ctx.strokeStyle = "#5b6470";
         ctx.setLineDash([4, 4]);
         ctx.beginPath();
@@ -143,6 +175,29 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
         ctx.lineTo(W - m.right, zy(pool.size));
         ctx.stroke();
         ctx.setLineDash([]);
+      }
+      // The gaps between bands: addresses no block of this pool touched.
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      for (let i = 1; i < bands.length; ++i) {
+        const below = bands[i - 1], above = bands[i];
+        const g0 = zoomY.applyY(below.y1), g1 = zoomY.applyY(above.y0);
+        ctx.fillStyle = "#e4e7eb";
+        ctx.fillRect(m.left, g1, W - m.left - m.right, g0 - g1);
+        ctx.fillStyle = "#5b6470";
+        ctx.fillText(sized(above.lo - below.hi) + " of addresses without blocks", (m.left + W - m.right) / 2, (g0 + g1) / 2);
+      }
+      if (split) {
+        ctx.textAlign = "left";
+        ctx.textBaseline = "top";
+        for (const b of bands) {
+          const label = (pool.kind === "heap" ? hex(pool.origin + b.lo) : "offset " + grouped(b.lo)) + " (" + sized(b.hi - b.lo) + ")";
+          ctx.fillStyle = "rgba(255,255,255,0.85)";
+          ctx.fillRect(m.left + 2, zoomY.applyY(b.y1) + 1, ctx.measureText(label).width + 4, 13);
+          ctx.fillStyle = "#3b434c";
+          ctx.fillText(label, m.left + 4, zoomY.applyY(b.y1) + 2);
+        }
       }
       ctx.restore();
       // Axes.
@@ -158,16 +213,27 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
       ctx.fillText(timeName, (m.left + W - m.right) / 2, H - 13);
       ctx.textAlign = "right";
       ctx.textBaseline = "middle";
-      for (const o of zy.ticks(6)) {
-        if (!Number.isInteger(o)) continue;
-        ctx.fillRect(m.left - 4, zy(o), 4, 1);
-        ctx.fillText(grouped(o), m.left - 6, zy(o));
+      for (const b of bands) {
+        // Ticks over the part of the band in view (zoomed, it may be a sliver).
+        const p0 = zoomY.applyY(b.y0), p1 = zoomY.applyY(b.y1), q0 = Math.min(p0, H - m.bottom), q1 = Math.max(p1, m.top);
+        if (q0 - q1 < 1) continue;
+        // A band's ticks count bytes from its start in whole KiB or MiB, so they read 64 KiB, not 65.5 KiB.
+        const base = split ? b.lo : 0;
+        const unit = !split ? 1 : b.hi - b.lo >= 10 * 2 ** 20 ? 2 ** 20 : b.hi - b.lo >= 10 * 1024 ? 1024 : 1;
+        const whole = d3.scaleLinear().domain([(b.lo - base) / unit, (b.hi - base) / unit]).range([p0, p1]);
+        const shown = d3.scaleLinear().domain([whole.invert(q0), whole.invert(q1)]).range([q0, q1]);
+        for (const tick of shown.ticks(Math.max(2, Math.min(6, Math.floor((q0 - q1) / 40))))) {
+          const p = shown(tick), o = tick * unit;
+          if (!Number.isInteger(o)) continue;
+          ctx.fillRect(m.left - 4, p, 4, 1);
+          ctx.fillText(split ? sized(o) : grouped(o), m.left - 6, p);
+        }
       }
       ctx.save();
       ctx.translate(12, (m.top + H - m.bottom) / 2);
       ctx.rotate(-Math.PI / 2);
       ctx.textAlign = "center";
-      ctx.fillText("offset (B)", 0, 0);
+      ctx.fillText(split ? "offset in its region" : "offset (B)", 0, 0);
       ctx.restore();
       ctx.strokeRect(m.left + 0.5, m.top + 0.5, W - m.left - m.right, H - m.top - m.bottom);
     };
@@ -206,8 +272,9 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
       const px = e.clientX - rect.left, py = e.clientY - rect.top;
       const b = hit(px, py);
       if (b) return show(null, describe(b), true);
-      if (r) {
-        const t = Math.floor((zx.invert(px) - r.time0) / r.time_step), o = Math.floor((zy.invert(py) - r.offset0) / r.offset_step);
+      const offset = zyInvert(py);
+      for (const r of offset == null ? [] : rasters) {
+        const t = Math.floor((zx.invert(px) - r.time0) / r.time_step), o = Math.floor((offset - r.offset0) / r.offset_step);
         if (t >= 0 && t < r.times && o >= 0 && o < r.offsets && r.bytes[t * r.offsets + o])
           return show("Aggregated blocks:", [bytes(r.bytes[t * r.offsets + o]) + " of " + bytes(r.offset_step) + " occupied on average",
                        "offsets " + grouped(r.offset0 + o * r.offset_step) + "-" + grouped(r.offset0 + (o + 1) * r.offset_step) +
@@ -222,10 +289,38 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
       .translateExtent([[m.left, m.top], [W - m.right, H - m.bottom]])
       .on("zoom", (e) => {
         zx = e.transform.rescaleX(x);
-        zy = e.transform.rescaleY(y);
+        zoomY = e.transform;
         draw();
       });
     d3.select(canvas).call(zoom).on("dblclick.zoom", () => d3.select(canvas).call(zoom.transform, d3.zoomIdentity));
     draw();
+  }
+
+  // The pool's address bands, lowest first: {lo, hi, rasters}. One for the
+  // whole pool, or one per region when its blocks lie far apart (regions
+  // closer than a quarter of their joint span share a band).
+  function bandsOf(pool) {
+    const rasterSpan = (r) => [r.offset0, r.offset0 + r.offsets * r.offset_step];
+    if (!pool.regions) {
+      let top = 1;
+      for (const b of pool.blocks) top = Math.max(top, b[0] + b[1]);
+      const r = pool.raster;
+      if (r) top = Math.max(top, rasterSpan(r)[1]);
+      if (pool.size && pool.size <= 2 * top) top = Math.max(top, pool.size);
+      return [{ lo: r ? Math.min(0, r.offset0) : 0, hi: top, rasters: r ? [r] : [] }];
+    }
+    const bands = [];
+    for (const g of pool.regions) {
+      const band = { lo: g.offset, hi: Math.max(g.end, g.offset + 1), rasters: g.raster ? [g.raster] : [] };
+      if (g.raster) [band.lo, band.hi] = [Math.min(band.lo, rasterSpan(g.raster)[0]), Math.max(band.hi, rasterSpan(g.raster)[1])];
+      const last = bands[bands.length - 1];
+      if (last && band.lo - last.hi <= (band.hi - last.lo) / 4) {
+        last.hi = Math.max(last.hi, band.hi);
+        last.rasters.push(...band.rasters);
+      } else {
+        bands.push(band);
+      }
+    }
+    return bands;
   }
 };
