@@ -56,39 +56,63 @@ bool surely_not_above(double u, double weight, double floor) {
 
 }  // namespace
 
-LayoutAnalysis::Region& LayoutAnalysis::region_for(PoolState& s, uint64_t address) {
-  const uint64_t w = address >> kWindowShift;
-  auto found = [&](size_t i) -> Region& {
-    s.last_opened = static_cast<uint32_t>(i);
-    return s.regions[i];
-  };
-  for (size_t i = 0; i < s.regions.size(); ++i)
-    if (s.regions[i].holds(address)) return found(i);
-  // Next to a region: it grows by the window. Checked only after no region
-  // holds the window, so regions never overlap.
-  for (size_t i = 0; i < s.regions.size(); ++i) {
-    Region& r = s.regions[i];
-    if (w + 1 == r.first_window || w == r.last_window + 1) {
-      r.first_window = std::min(r.first_window, w);
-      r.last_window = std::max(r.last_window, w);
-      return found(i);
+void LayoutAnalysis::Region::absorb(const Region& other) {
+  first_window = std::min(first_window, other.first_window);
+  last_window = std::max(last_window, other.last_window);
+  low = std::min(low, other.low);
+  high = std::max(high, other.high);
+  blocks += other.blocks;
+  raster.merge(other.raster);
+}
+
+LayoutAnalysis::Region& LayoutAnalysis::region_for(PoolState& s, const Block& block) {
+  const uint64_t w0 = block.address >> kWindowShift, w1 = (block_end(block) - (block.size > 0)) >> kWindowShift;
+  auto& regions = s.regions;
+  s.last_closed = 0;  // indices may move
+  // The regions the block's windows meet or touch: a run, as regions are by address.
+  auto meets = [&](const Region& r) { return r.first_window <= w1 + 1 && r.last_window + 1 >= w0; };
+  auto first = std::find_if(regions.begin(), regions.end(), meets);
+  if (first == regions.end()) {
+    auto at = std::find_if(regions.begin(), regions.end(), [&](const Region& r) { return r.first_window > w1; });
+    if (regions.size() == kMaxRegions) {
+      // Full: the two closest become one, or the block joins its nearest
+      // region when nothing is closer than that.
+      size_t pair = 0;
+      for (size_t i = 1; i + 1 < regions.size(); ++i)
+        if (regions[i + 1].first_window - regions[i].last_window < regions[pair + 1].first_window - regions[pair].last_window)
+          pair = i;
+      const uint64_t pair_gap = regions[pair + 1].first_window - regions[pair].last_window;
+      const uint64_t below = at == regions.begin() ? UINT64_MAX : w0 - std::prev(at)->last_window;
+      const uint64_t above = at == regions.end() ? UINT64_MAX : at->first_window - w1;
+      if (std::min(below, above) <= pair_gap) {
+        Region& r = below <= above ? *std::prev(at) : *at;
+        r.first_window = std::min(r.first_window, w0);
+        r.last_window = std::max(r.last_window, w1);
+        s.last_opened = static_cast<uint32_t>(&r - regions.data());
+        return r;
+      }
+      regions[pair].absorb(regions[pair + 1]);
+      regions.erase(regions.begin() + static_cast<ptrdiff_t>(pair) + 1);
+      at = std::find_if(regions.begin(), regions.end(), [&](const Region& r) { return r.first_window > w1; });
     }
-  }
-  if (s.regions.size() < kMaxRegions) {
     Region fresh;
-    fresh.first_window = fresh.last_window = w;
-    s.regions.push_back(std::move(fresh));
-    // The pool's grid so far holds only blocks of its first region.
-    if (s.regions.size() == 2) s.regions[0].raster = s.all;
-    return found(s.regions.size() - 1);
+    fresh.first_window = w0;
+    fresh.last_window = w1;
+    at = regions.insert(at, std::move(fresh));
+    // The pool's grid so far holds only blocks of its one other region.
+    if (regions.size() == 2) regions[at == regions.begin() ? 1 : 0].raster = s.all;
+    s.last_opened = static_cast<uint32_t>(at - regions.begin());
+    return *at;
   }
-  // Full: the nearest region stretches to the window. No region lies between
-  // them, so it cannot stretch over another.
-  const size_t i = region_index(s, address);
-  Region& r = s.regions[i];
-  r.first_window = std::min(r.first_window, w);
-  r.last_window = std::max(r.last_window, w);
-  return found(i);
+  // Grow the first region it meets by its windows and every other it meets (it bridges them).
+  auto last = std::find_if_not(first, regions.end(), meets);
+  first->first_window = std::min(first->first_window, w0);
+  first->last_window = std::max(first->last_window, w1);
+  for (auto it = std::next(first); it != last; ++it) first->absorb(*it);
+  const size_t index = static_cast<size_t>(first - regions.begin());
+  regions.erase(std::next(first), last);
+  s.last_opened = static_cast<uint32_t>(index);
+  return regions[index];
 }
 
 uint32_t LayoutAnalysis::region_index(const PoolState& s, uint64_t address) {
@@ -286,11 +310,10 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
     if (!s.all.grid && s.regions.empty()) continue;
     PoolLayout& p = pool_layout(static_cast<PoolId>(id));
     p.raster = raster(s.all, p.origin);
-    if (s.regions.size() < 2) continue;
+    // An arena's offsets are drawn on one axis up to its size, however far apart.
+    if (s.regions.size() < 2 || p.kind != PoolKind::heap) continue;
     for (const Region& region : s.regions)
       p.regions.push_back({region.low - p.origin, region.high - p.origin, region.blocks, raster(region.raster, p.origin)});
-    std::sort(p.regions.begin(), p.regions.end(),
-              [](const LayoutRegion& a, const LayoutRegion& b) { return a.offset < b.offset; });
   }
 }
 

@@ -38,7 +38,8 @@ class LayoutAnalysis {
     PoolState& s = pools_[pool];
     // Most blocks land in the region the pool's last block did.
     Region* r = s.regions.empty() ? nullptr : &s.regions[s.last_opened];
-    if (!r || !r->holds(block.address)) [[unlikely]] r = &region_for(s, block.address);
+    if (!r || !r->holds(block.address) || !r->holds(block_end(block) - (block.size > 0))) [[unlikely]]
+      r = &region_for(s, block);
     r->low = std::min(r->low, block.address);
     r->high = std::max(r->high, block_end(block));
     ++r->blocks;
@@ -113,33 +114,44 @@ class LayoutAnalysis {
       ++blocks;
       live_blocks += live;
     }
+    void merge(const Raster& other) {
+      if (other.grid) {
+        if (grid) grid->merge(*other.grid);
+        else grid = other.grid;
+      }
+      blocks += other.blocks;
+      live_blocks += other.live_blocks;
+    }
   };
   // Where a pool's blocks lie, in address windows of 2^kWindowShift bytes:
   // a Linux process's heap is the brk heap, thread arenas and mmap chunks
   // terabytes apart, and one grid over that span would put each in one
-  // cell. A block in a window next to a region's joins it, so a heap that
-  // grows stays one region; past kMaxRegions a block joins the nearest one.
+  // cell. A region holds every window its blocks cover and grows by the
+  // windows of a block that meets or touches it (merging the regions a block
+  // bridges), so a heap that grows stays one region and regions never
+  // overlap; past kMaxRegions the two closest become one.
   static constexpr unsigned kWindowShift = 24;  // 16 MiB
   static constexpr size_t kMaxRegions = 32;
   struct Region {
     uint64_t first_window = 0, last_window = 0;  // address >> kWindowShift, inclusive
     uint64_t low = UINT64_MAX, high = 0;          // lowest block start, highest block end
     uint64_t blocks = 0;                          // blocks made here
-    Raster raster;  // kept from the moment the pool has a second region
+    Raster raster;  // kept while the pool has more than one region
     bool holds(uint64_t address) const {
       const uint64_t w = address >> kWindowShift;
       return w >= first_window && w <= last_window;
     }
+    void absorb(const Region& other);
   };
   struct PoolState {
     Raster all;  // every aggregated block of the pool, over its whole span
-    std::vector<Region> regions;
+    std::vector<Region> regions;  // by address
     uint32_t last_opened = 0, last_closed = 0;  // indices into regions
   };
   static uint64_t block_end(const Block& b) {
     return b.address + b.size >= b.address ? b.address + b.size : UINT64_MAX;
   }
-  static Region& region_for(PoolState& s, uint64_t address);
+  static Region& region_for(PoolState& s, const Block& block);
   // Inlined into closed(): most frees of a long trace end here, and a call
   // would cost a third of the work.
   [[gnu::always_inline]] static void rasterise(std::vector<PoolState>& pools, PoolId pool, const Block& block, uint64_t end, bool live) {
@@ -147,7 +159,8 @@ class LayoutAnalysis {
     PoolState& s = pools[pool];
     s.all.add(block, end, live);
     if (s.regions.size() > 1) [[unlikely]] {
-      if (!s.regions[s.last_closed].holds(block.address)) s.last_closed = region_index(s, block.address);
+      if (s.last_closed >= s.regions.size() || !s.regions[s.last_closed].holds(block.address))
+        s.last_closed = region_index(s, block.address);
       s.regions[s.last_closed].raster.add(block, end, live);
     }
   }
@@ -155,7 +168,7 @@ class LayoutAnalysis {
     rasterise(pools, k.pool, k.block, k.end, k.live);
   }
   // The region that holds `address` (every block's address is in one: the
-  // block was opened before it closed).
+  // block was opened before it closed, and regions only grow).
   static uint32_t region_index(const PoolState& s, uint64_t address);
   std::vector<PoolSiteBytes> named(const std::vector<Live>& live, const TraceContext& context) const;
 

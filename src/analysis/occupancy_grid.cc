@@ -67,6 +67,10 @@ void OccupancyGrid::place(uint64_t address, uint64_t size, uint64_t from, uint64
   if (from == kMax) --from;
   uint64_t last_time = to > from ? to - 1 : from;
   uint64_t last_address = size == 0 ? address : (size - 1 > kMax - address ? kMax : address + (size - 1));
+  cover(address, last_address, from, last_time, 1.0);
+}
+
+void OccupancyGrid::cover(uint64_t address, uint64_t last_address, uint64_t from, uint64_t last_time, double density) {
   // Most blocks land inside both windows: then ensure() would only widen
   // lo/hi, so do that here and skip its loop (a call per axis on every free).
   const uint64_t t0 = from >> time_.shift, t1 = last_time >> time_.shift;
@@ -82,11 +86,24 @@ void OccupancyGrid::place(uint64_t address, uint64_t size, uint64_t from, uint64
     ensure(false, address, last_address);
   }
   for (uint64_t t = from >> time_.shift; t <= last_time >> time_.shift; ++t) {
-    double time_units = static_cast<double>(overlap(from, last_time, t, time_.step));
+    double time_units = static_cast<double>(overlap(from, last_time, t, time_.step)) * density;
     for (uint64_t x = address >> address_.shift; x <= last_address >> address_.shift; ++x)
       cells_[(t - time_.first) * kAddresses + (x - address_.first)] +=
           time_units * static_cast<double>(overlap(address, last_address, x, address_.step));
   }
+}
+
+void OccupancyGrid::merge(const OccupancyGrid& other) {
+  if (!other.time_.used) return;
+  const Axis &ot = other.time_, &oa = other.address_;
+  for (uint64_t t = ot.lo; t <= ot.hi; ++t)
+    for (uint64_t x = oa.lo; x <= oa.hi; ++x) {
+      const double v = other.cells_[(t - ot.first) * kAddresses + (x - oa.first)];
+      if (v == 0) continue;
+      // The cell's byte-time spread evenly over its rectangle.
+      cover(x * oa.step, x * oa.step + (oa.step - 1), t * ot.step, t * ot.step + (ot.step - 1),
+            v / (static_cast<double>(ot.step) * static_cast<double>(oa.step)));
+    }
 }
 
 LayoutRaster OccupancyGrid::raster(uint64_t origin) const {

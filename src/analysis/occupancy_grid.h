@@ -50,6 +50,9 @@ class OccupancyGrid {
   }
   // The same as add() for any block: slides or widens the window to fit it.
   void place(uint64_t address, uint64_t size, uint64_t from, uint64_t to);
+  // Adds every byte-time of `other`, each cell's spread evenly over the
+  // cells of this grid its rectangle meets (two address regions become one).
+  void merge(const OccupancyGrid& other);
 
   // Mean bytes occupied per cell over the used part of the window, with
   // offsets measured from `origin`.
@@ -63,6 +66,9 @@ class OccupancyGrid {
     uint64_t lo = 0, hi = 0;  // absolute cells that hold something
     bool used = false;
   };
+  // Adds density x (time units x bytes) of the rectangle [address,
+  // last_address] x [from, last_time] (inclusive) to each cell it meets.
+  void cover(uint64_t address, uint64_t last_address, uint64_t from, uint64_t last_time, double density);
   // Makes absolute positions [lo, hi] (inclusive) fall inside the window of `axis`.
   void ensure(bool time_axis, uint64_t lo, uint64_t hi);
   // Moves every cell to the window given by the new first cells (halving = the step doubled).

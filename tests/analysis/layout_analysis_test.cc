@@ -189,7 +189,69 @@ TEST(LayoutAnalysis, AHeapThatGrowsThroughManyWindowsStaysOneRegion) {
   EXPECT_EQ(l.pools[0].blocks.size(), 100u);
 }
 
-TEST(LayoutAnalysis, PastTheRegionCapABlockJoinsTheNearestRegionAndRegionsNeverOverlap) {
+// mmap'd tensors of 64 MiB side by side are one stretch of memory, and
+// filling the region cap with them must not pull the brk heap into a
+// region terabytes tall.
+TEST(LayoutAnalysis, BlocksLargerThanAWindowSideBySideAreOneRegion) {
+  Feed f;
+  const uint64_t chunks = 0x7f00'0000'0000, brk = 0x5555'5555'0000;
+  for (uint64_t i = 0; i < 40; ++i) f.alloc(chunks + i * (64 << 20), 64 << 20, "weights.c:1");
+  for (uint64_t i = 0; i < 100; ++i) f.alloc(brk + i * 64, 64, "main.c:2");
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(l.pools.size(), 1u);
+  const auto& regions = l.pools[0].regions;
+  ASSERT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions[0].offset, 0u);
+  EXPECT_EQ(regions[0].end, 100u * 64);
+  EXPECT_EQ(regions[1].offset, chunks - brk);
+  EXPECT_EQ(regions[1].end - regions[1].offset, uint64_t{40} * (64 << 20));
+  EXPECT_EQ(regions[1].blocks, 40u);
+}
+
+TEST(LayoutAnalysis, ABlockThatBridgesTwoRegionsMakesThemOneWithEveryAggregatedBlock) {
+  Feed f;
+  const uint64_t low = 0x7000'0000'0000, high = low + (uint64_t{256} << 20);  // 16 windows apart
+  for (uint64_t base : {low, high})
+    for (uint64_t i = 0; i < 15000; ++i) {
+      f.alloc(base + (i % 64) * 1024, 1024, "temp.c:1");
+      f.free(base + (i % 64) * 1024);
+    }
+  f.alloc(0x5555'0000'0000, 64, "main.c:2");  // a third region far below, so the pool stays split
+  AnalysisResult before = f.analyzer.finish();
+  ASSERT_EQ(before.layout.pools[0].regions.size(), 3u);
+  f.alloc(low + (1 << 20), uint64_t{256} << 20, "bridge.c:3");  // from inside the low region into the high one
+  // A 100 MiB block in the next window, freed, then a small one inside where it lay: the same region.
+  f.alloc(high + (uint64_t{16} << 20), 100 << 20, "big.c:4");
+  f.free(high + (uint64_t{16} << 20));
+  f.alloc(high + (uint64_t{66} << 20), 4096, "inside.c:5");
+  const LayoutResult& l = f.analyzer.finish().layout;
+  const PoolLayout& p = l.pools[0];
+  ASSERT_EQ(p.regions.size(), 2u);
+  const LayoutRegion& g = p.regions[1];
+  EXPECT_EQ(g.blocks, 30003u);
+  EXPECT_EQ(g.offset, low - p.origin);
+  ASSERT_TRUE(g.raster && p.raster);
+  EXPECT_EQ(g.raster->blocks, p.raster->blocks);  // the two grids' blocks, all in the merged one
+  // Merged, the grid still holds every byte-time: 30,000 blocks of 1 KiB for one time unit each.
+  double byte_time = 0;
+  for (uint64_t v : g.raster->bytes) byte_time += static_cast<double>(v) * static_cast<double>(g.raster->time_step);
+  const uint64_t drawn_temps = static_cast<uint64_t>(std::count_if(p.blocks.begin(), p.blocks.end(), [&](const LayoutBlock& b) {
+    return l.sites[b.site] == "temp.c:1";
+  }));
+  EXPECT_NEAR(byte_time, static_cast<double>(30000 - drawn_temps) * 1024, 0.01 * 30000 * 1024);
+}
+
+TEST(LayoutAnalysis, AnArenasOffsetsStayOnOneAxisHoweverFarApart) {
+  Feed f;
+  f.pool = f.context.pools.intern("arena", PoolKind::arena);
+  f.alloc(0, 64, "op.cc:1");
+  f.alloc(uint64_t{1} << 30, 64, "op.cc:2");
+  const LayoutResult& l = f.analyzer.finish().layout;
+  ASSERT_EQ(l.pools.size(), 1u);
+  EXPECT_TRUE(l.pools[0].regions.empty());
+}
+
+TEST(LayoutAnalysis, PastTheRegionCapTheClosestRegionsJoinAndRegionsNeverOverlap) {
   Feed f;
   for (uint64_t i = 0; i < 40; ++i) f.alloc((i + 1) << 32, 4096, "far.c:1");  // 40 blocks 4 GiB apart
   f.alloc((uint64_t{20} << 32) + (uint64_t{1} << 31), 64, "between.c:2");   // between two far ones
