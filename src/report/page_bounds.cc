@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "edgemem/analysis_result.h"
+#include "report/site_names.h"
 
 namespace edgemem::page_bounds {
 namespace {
@@ -46,11 +47,16 @@ void bound_peak_holders(json& holders) {
 
 // The layout's site names, one per distinct stack, repeat their outer
 // frames: sent as a frame table and index lists (the page joins them back).
+// Each also gets the short label the chart's legend shows: its innermost
+// frame as the text report reads it, led by the program's own frame when
+// the innermost is the runtime's (std::vector's allocator, operator new).
 void share_frames(json& layout) {
-  json frames = json::array(), stacks = json::array();
+  json frames = json::array(), stacks = json::array(), labels = json::array();
   std::unordered_map<std::string, size_t> index;
   for (const json& site : layout["sites"]) {
     const std::string& name = site.get_ref<const std::string&>();
+    std::string label = shown_site(name, 1);
+    labels.push_back(label.starts_with("...;") ? label.substr(4) : label);
     json ids = json::array();
     for (size_t start = 0;;) {
       size_t end = name.find(';', start);
@@ -66,6 +72,7 @@ void share_frames(json& layout) {
   layout.erase("sites");
   layout["site_frames"] = std::move(frames);
   layout["site_stacks"] = std::move(stacks);
+  layout["site_labels"] = std::move(labels);
 }
 
 }  // namespace

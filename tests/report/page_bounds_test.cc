@@ -94,5 +94,18 @@ TEST(PageBounds, LayoutSiteNamesComeBackWholeFromTheFrameTable) {
   }
 }
 
+// The chart's legend reads as the text report does: the innermost frame, led
+// by the program's own when the innermost is the C++ runtime's.
+TEST(PageBounds, EachLayoutSiteHasTheLegendsShortLabel) {
+  json a = document(1);
+  a["layout"]["sites"] = {"main.c:40;run_inference;lstm_eval;model.c:58",
+                          "main (vec.cc:20);load_weights (vec.cc:5);std::vector<float, std::allocator<float> >::vector("
+                          "unsigned long) (stl_vector.h:512);std::__new_allocator<float>::allocate(unsigned long, void "
+                          "const*) (new_allocator.h:137)"};
+  page_bounds::bound_analysis(a);
+  EXPECT_EQ(a["layout"]["site_labels"],
+            json({"model.c:58", "load_weights (vec.cc:5);...;std::__new_allocator::allocate (new_allocator.h:137)"}));
+}
+
 }  // namespace
 }  // namespace edgemem::test

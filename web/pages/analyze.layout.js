@@ -8,7 +8,6 @@
 EM.layoutChart = function (figure, layout, leakSites, timeBase) {
   "use strict";
   const { el, note, grouped, bytes } = EM;
-  const lastFrame = (site) => site.slice(site.lastIndexOf(";") + 1);  // a site may be a call stack, root first
   const drawnTotal = layout.pools.reduce((n, p) => n + p.blocks.length, 0);
   figure.dataset.blocksDrawn = drawnTotal;
   if (!layout.pools.length) {
@@ -40,7 +39,8 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     item.dataset.blocks = blocksOf.get(s);
     const swatch = el("i", "swatch");
     swatch.style.background = colour.get(s);
-    item.append(swatch, el("span", "site", lastFrame(layout.sites[s])), el("span", "count", " " + grouped(blocksOf.get(s)) + " blocks"));
+    item.append(swatch, el("span", "site", layout.site_labels[s]),
+                el("span", "count", " " + grouped(blocksOf.get(s)) + " blocks"));
     legend.append(item);
   });
   if (ranked.length > palette.length) {
