@@ -145,6 +145,12 @@ if not m or int(m.group(1)) != len(pool["blocks"]) or m.group(2) != "3":
     print("FAIL: report-ort: the layout chart does not draw its blocks in three bands: %r" % (m and m.groups(),)); sys.exit(1)
 if "3 address regions far apart" not in dom:
     print("FAIL: report-ort: the layout chart's title does not say the addresses are split"); sys.exit(1)
+# ONNX Runtime's library is stripped: two stacks may end in the same frame,
+# and the legend must still tell them apart.
+legend = dom[dom.find('class="layout-legend"'):]
+labels = re.findall(r'<span class="site">(.*?)</span>', legend[:legend.find("</ul>")])
+if len(labels) != 10 or len(set(labels)) != len(labels):
+    print("FAIL: report-ort: the layout legend's sites do not read apart: %r" % labels); sys.exit(1)
 PY
 
 [ "$fail" = 0 ] && echo "ok: HTML reports render in chromium (screenshots in $out)"

@@ -33,13 +33,25 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
   const other = "#aab2bb";
   const colour = new Map(ranked.map((s, i) => [s, i < palette.length ? palette[i] : other]));
 
+  // Legend entries that would read alike (two stacks into one allocator
+  // frame of a stripped binary) show their innermost frames as written,
+  // more of them until they differ.
+  const coloured = ranked.slice(0, palette.length);
+  const label = new Map(coloured.map((s) => [s, layout.site_labels[s]]));
+  for (let frames = 2; frames <= 8; ++frames) {
+    const seen = new Map();
+    for (const s of coloured) seen.set(label.get(s), (seen.get(label.get(s)) || 0) + 1);
+    const alike = coloured.filter((s) => seen.get(label.get(s)) > 1);
+    if (!alike.length) break;
+    for (const s of alike) label.set(s, layout.sites[s].split(";").slice(-frames).join(";"));
+  }
   const legend = el("ul", "layout-legend");
-  ranked.slice(0, palette.length).forEach((s) => {
+  coloured.forEach((s) => {
     const item = el("li");
     item.dataset.blocks = blocksOf.get(s);
     const swatch = el("i", "swatch");
     swatch.style.background = colour.get(s);
-    item.append(swatch, el("span", "site", layout.site_labels[s]),
+    item.append(swatch, el("span", "site", label.get(s)),
                 el("span", "count", " " + grouped(blocksOf.get(s)) + " blocks"));
     legend.append(item);
   });
@@ -217,16 +229,17 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
         // Ticks over the part of the band in view (zoomed, it may be a sliver).
         const p0 = zoomY.applyY(b.y0), p1 = zoomY.applyY(b.y1), q0 = Math.min(p0, H - m.bottom), q1 = Math.max(p1, m.top);
         if (q0 - q1 < 1) continue;
-        // A band's ticks count bytes from its start in whole KiB or MiB, so they read 64 KiB, not 65.5 KiB.
+        // A band's ticks count bytes from its start in KiB or MiB, so they read 64 KiB, not 65.5 KiB.
         const base = split ? b.lo : 0;
-        const unit = !split ? 1 : b.hi - b.lo >= 10 * 2 ** 20 ? 2 ** 20 : b.hi - b.lo >= 10 * 1024 ? 1024 : 1;
+        const [unit, unitName] = !split ? [1, ""] : b.hi - b.lo >= 2 * 2 ** 20 ? [2 ** 20, " MiB"]
+                                 : b.hi - b.lo >= 2 * 1024 ? [1024, " KiB"] : [1, " B"];
         const whole = d3.scaleLinear().domain([(b.lo - base) / unit, (b.hi - base) / unit]).range([p0, p1]);
         const shown = d3.scaleLinear().domain([whole.invert(q0), whole.invert(q1)]).range([q0, q1]);
         for (const tick of shown.ticks(Math.max(2, Math.min(6, Math.floor((q0 - q1) / 40))))) {
           const p = shown(tick), o = tick * unit;
           if (!Number.isInteger(o)) continue;
           ctx.fillRect(m.left - 4, p, 4, 1);
-          ctx.fillText(split ? sized(o) : grouped(o), m.left - 6, p);
+          ctx.fillText(split ? +tick.toPrecision(6) + unitName : grouped(o), m.left - 6, p);
         }
       }
       ctx.save();
