@@ -2,7 +2,7 @@
 # Installs the Debian packages edgemem builds and tests with, if any is missing.
 set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libgtest-dev libbenchmark-dev
-          libcli11-dev libfmt-dev nlohmann-json3-dev libflatbuffers-dev libdw-dev libunwind-dev libzstd-dev pkg-config python3 python3-jsonschema time xz-utils
+          libcli11-dev libfmt-dev nlohmann-json3-dev libflatbuffers-dev libdw-dev libunwind-dev libzstd-dev pkg-config python3 python3-jsonschema time xz-utils zlib1g-dev liblzma-dev
           libprotobuf-dev protobuf-compiler libcpp-httplib-dev prometheus bpftrace
           gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi qemu-system-arm chromium)
 missing=()

@@ -65,6 +65,16 @@ struct DecodeStats {
   // Objects of a recorded process whose file on disk is not the build that
   // ran (its GNU build ID differs): their frames are named by offset.
   std::vector<std::string> modules_changed;
+  // Whole-file compression around the trace (TraceSession undoes it):
+  // "gzip", "xz" or "zstd", empty for none; the compressed bytes read; and
+  // why the compressed stream stopped early (damage, or cut off: then
+  // compression_cut), with the compressed bytes after damage, which nothing
+  // can read.
+  std::string compression;
+  uint64_t compressed_bytes = 0;
+  std::string compression_problem;
+  bool compression_cut = false;
+  uint64_t compressed_bytes_unread = 0;
   std::map<std::string, uint64_t> packets;  // per packet kind, for protocol formats
   std::optional<DecodeProblem> first_problem;
 

@@ -22,6 +22,9 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   add(s.sites_dropped, "events whose call site did not fit the site table (counted under '(other sites)')");
   add(s.pools_dropped, "events whose pool did not fit the pool table (counted under '(other pools)')");
   add(s.strings_dropped, "emt STRING records past the string table's cap (their sites lose the file name)");
+  if (!s.compression_problem.empty())
+    lost += fmt::format("{}{}{}", lost.empty() ? "" : ", ", s.compression_problem,
+                        s.compressed_bytes_unread ? fmt::format(" ({} compressed bytes unread)", s.compressed_bytes_unread) : "");
   add(c.unknown_frees, "frees of blocks never seen allocated (allocations lost)");
   add(c.replaced_blocks, "allocations over a live block (frees lost)");
   if (lost.empty()) return {CheckStatus::clean, {}};

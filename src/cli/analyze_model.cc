@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/input_stream.h"
 #include "plan/tflite_model.h"
+#include "session/decompressor.h"
 
 namespace edgemem::cli {
 
@@ -23,9 +24,14 @@ std::optional<plan::PlanVsCapture> compare_with_model(const AnalyzeArgs& args) {
     fail(args.model, error);
     return std::nullopt;
   }
-  auto trace = read_whole_file(args.path);
-  if (!trace) {
+  auto file = read_whole_file(args.path);
+  if (!file) {
     fail(args.path, cannot_open(args.path));
+    return std::nullopt;
+  }
+  auto trace = decompressed(std::move(*file), error);
+  if (!trace) {
+    fail(args.path, error);
     return std::nullopt;
   }
   auto capture =

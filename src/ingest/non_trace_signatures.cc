@@ -90,6 +90,13 @@ std::optional<NotATrace> recognise_non_trace(std::span<const uint8_t> head) {
   std::string_view text = as_text(head);
   if (text.starts_with("\x7f" "ELF"))
     return NotATrace{"an ELF file, not a trace", "for its sections and symbols run `edgemem map --elf {file}`"};
+  // Compressions edgemem does not undo itself (gzip, xz and zstd it does).
+  if (text.starts_with("BZh") && text.size() >= 10 && text.substr(4, 6) == "\x31\x41\x59\x26\x53\x59")
+    return NotATrace{"bzip2-compressed (edgemem decompresses gzip, xz and zstd itself)",
+                     "run `bzcat {file} | edgemem analyze -`"};
+  if (text.starts_with("\x04\x22\x4d\x18"))
+    return NotATrace{"lz4-compressed (edgemem decompresses gzip, xz and zstd itself)",
+                     "run `lz4cat {file} | edgemem analyze -`"};
   if (head.size() >= 8 && text.substr(4, 4) == "TFL3")
     return NotATrace{"a TFLite model, not a trace", "for its tensor arena plan run `edgemem plan {file}`"};
   // ESP-IDF app/bootloader image header: magic E9, segment count, SPI flash

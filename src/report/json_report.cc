@@ -98,6 +98,13 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                                    {"line", s.first_problem->line ? json(s.first_problem->line) : json(nullptr)},
                                    {"what", s.first_problem->what}};
   j["input"]["first_impossible"] = s.first_impossible.empty() ? json(nullptr) : json(s.first_impossible);
+  j["input"]["compression"] = nullptr;
+  if (!s.compression.empty())
+    j["input"]["compression"] = {
+        {"format", s.compression},
+        {"compressed_bytes", s.compressed_bytes},
+        {"problem", s.compression_problem.empty() ? json(nullptr) : json(s.compression_problem)},
+        {"unread_compressed_bytes", s.compressed_bytes_unread}};
   j["inferences"] = r.inferences;
   j["peak_bytes"] = r.peak_bytes;
 

@@ -88,8 +88,9 @@ std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? p
 std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   std::string out;
   const DecodeStats& s = in.stats;
-  out += fmt::format("edgemem: {} ({}, {} events, {} inferences)\n\n", in.path, in.format, grouped(s.events),
-                     grouped(r.inferences));
+  out += fmt::format("edgemem: {} ({}{}, {} events, {} inferences)\n\n", in.path, in.format,
+                     s.compression.empty() ? "" : fmt::format(" in {}, {} compressed", s.compression, bytes(s.compressed_bytes)),
+                     grouped(s.events), grouped(r.inferences));
 
   // Lost data comes before any verdict: it can hide a leak or fake one.
   const Check loss = data_loss_check(s, r.counts);

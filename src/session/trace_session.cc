@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "session/decompressor.h"
 #include "static/elf_symbolizer.h"
 
 namespace edgemem {
@@ -47,6 +48,63 @@ struct TraceSession::Impl {
   std::string fatal;          // the ELF could not be read
   bool read_failed = false;
   std::vector<std::string> notes;
+  // Whole-file compression, told from the first bytes: they are held in
+  // `magic` until there are enough to tell.
+  std::vector<uint8_t> magic;
+  bool wrapping_known = false;
+  std::optional<Compression> compression;
+  std::unique_ptr<Decompressor> unpack;
+  uint64_t compressed_bytes = 0;
+  std::string unpack_damage;  // why the compressed stream stopped being read
+  uint64_t unpack_damage_at = 0;  // its compressed offset
+  bool unpack_cut = false;        // it ended early: cut off, not damaged
+
+  void wrap() {
+    wrapping_known = true;
+    compression = compression_of(magic);
+    if (compression) unpack = Decompressor::make(*compression);
+    const std::vector<uint8_t> first = std::move(magic);
+    unwrap(first);
+  }
+  void unwrap(std::span<const uint8_t> bytes) {
+    if (!unpack) return take(bytes);
+    compressed_bytes += bytes.size();
+    if (!unpack_damage.empty()) return;
+    std::string error = unpack->feed(bytes, [this](std::span<const uint8_t> out) { take(out); });
+    if (!error.empty()) damaged(std::move(error), false);
+  }
+  void damaged(std::string why, bool cut) {
+    unpack_damage = std::move(why);
+    unpack_damage_at = unpack->consumed();
+    unpack_cut = cut;
+  }
+  // What the bytes are instead of a trace, saying when they were decompressed first.
+  void refuse(const SniffVerdict& verdict) {
+    refusal = verdict.refusal(name);
+    if (compression)
+      refusal = fmt::format("{} (after {} decompression){}; decompress it first ({} -dc {} > FILE)", name,
+                            to_string(*compression), refusal.substr(name.size()), to_string(*compression), name);
+  }
+  // Plain trace bytes: held back until the format is known, then decoded.
+  void take(std::span<const uint8_t> bytes) {
+    if (!fatal.empty() || !refusal.empty()) return;
+    if (decoder) {
+      decoder->feed(bytes);
+      return;
+    }
+    head.insert(head.end(), bytes.begin(), bytes.end());
+    if (head.size() < kSniffBytes && options.format == Format::automatic) return;
+    start();
+  }
+  // The input's compression in the decoder's totals.
+  void stamp(DecodeStats& s) const {
+    if (!compression) return;
+    s.compression = to_string(*compression);
+    s.compressed_bytes = compressed_bytes;
+    s.compression_problem = unpack_damage;
+    s.compression_cut = unpack_cut;
+    if (!unpack_damage.empty()) s.compressed_bytes_unread = compressed_bytes - unpack_damage_at;
+  }
 
   bool start() {
     Format f = options.format;
@@ -54,7 +112,7 @@ struct TraceSession::Impl {
       // The same window however the bytes arrived (a file in 1 MiB reads, a pipe in 64 KiB).
       SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
       if (!verdict.format) {
-        refusal = verdict.refusal(name);
+        refuse(verdict);
         return false;
       }
       f = *verdict.format;
@@ -81,6 +139,20 @@ struct TraceSession::Impl {
       out.notes.push_back(fatal);
       return out;
     }
+    if (!wrapping_known && !magic.empty()) wrap();
+    // Not once the bytes were refused: the rest was never fed.
+    if (unpack && unpack_damage.empty() && fatal.empty() && refusal.empty())
+      if (std::string cut = unpack->finish([this](std::span<const uint8_t> out) { take(out); }); !cut.empty())
+        damaged(std::move(cut), true);
+    if (!unpack_damage.empty())
+      notes.push_back(fmt::format(
+          "{}: compressed offset {}: {}; {}", name, unpack_damage_at, unpack_damage,
+          unpack_cut ? std::string("what came before is analysed")
+                     : fmt::format("what came before is analysed (a checksum at the end of a block finds damage only "
+                                   "after its data was read: findings near the end may come from damaged data), the "
+                                   "{} compressed bytes after it are not (a compressed stream cannot be read past damage)",
+                                   compressed_bytes - unpack_damage_at)));
+    if (unpack && !unpack->ignored().empty()) notes.push_back(fmt::format("warning: {}: {}", name, unpack->ignored()));
     out.notes = std::move(notes);
     if (read_failed && !decoder && head.empty()) return out;
     if (!decoder && refusal.empty()) start();
@@ -92,6 +164,7 @@ struct TraceSession::Impl {
     if (symbolizer) symbolizer->symbolize(context.sites);
     analyzer.set_trace_clock(decoder->clock_hz());
     TraceRun run{{name, std::string(decoder->format_name()), decoder->stats(), context.time_base}, analyzer.finish()};
+    stamp(run.input.stats);
     const DecodeStats& s = run.input.stats;
     if (s.events == 0) {
       if (s.first_problem)
@@ -128,13 +201,13 @@ bool TraceSession::accepting() const { return impl_->fatal.empty() && impl_->ref
 
 void TraceSession::feed(std::span<const uint8_t> bytes) {
   if (!accepting()) return;
-  if (impl_->decoder) {
-    impl_->decoder->feed(bytes);
+  Impl& s = *impl_;
+  if (!s.wrapping_known) {
+    s.magic.insert(s.magic.end(), bytes.begin(), bytes.end());
+    if (s.magic.size() >= kCompressionMagicBytes) s.wrap();
     return;
   }
-  impl_->head.insert(impl_->head.end(), bytes.begin(), bytes.end());
-  if (impl_->head.size() < kSniffBytes && impl_->options.format == Format::automatic) return;
-  impl_->start();
+  s.unwrap(bytes);
 }
 
 void TraceSession::read_failed(const std::string& error) {
@@ -147,7 +220,7 @@ bool TraceSession::start_if_known() {
   if (!accepting() || impl_->head.empty()) return false;
   if (impl_->options.format == Format::automatic) {
     SniffVerdict verdict = sniff_trace(impl_->head);
-    if (verdict.other_kind) impl_->refusal = verdict.refusal(impl_->name);
+    if (verdict.other_kind) impl_->refuse(verdict);
     if (!verdict.format) return false;
   }
   return impl_->start();
@@ -164,8 +237,10 @@ std::optional<TraceRun> TraceSession::snapshot() {
   if (!impl_->decoder) return std::nullopt;
   impl_->analyzer.set_trace_clock(impl_->decoder->clock_hz());
   const Decoder& d = *impl_->decoder;
-  return TraceRun{{impl_->name, std::string(d.format_name()), d.progress(), impl_->context.time_base},
-                  impl_->analyzer.snapshot()};
+  TraceRun run{{impl_->name, std::string(d.format_name()), d.progress(), impl_->context.time_base},
+               impl_->analyzer.snapshot()};
+  impl_->stamp(run.input.stats);
+  return run;
 }
 
 TraceOutcome TraceSession::finish() { return impl_->finish(); }

@@ -93,10 +93,12 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
     known_extent_.insert(p.pool);
     judge_fragmentation(p.pool);
   }
-  // A live stream is cut wherever the watch stops: its last record being
-  // incomplete is the watch's doing, not data the device lost.
+  // A live stream is cut wherever the watch stops: its last record (or
+  // compressed block) being incomplete is the watch's doing, not data the
+  // device lost.
   DecodeStats stats = run.input.stats;
   stats.truncated_bytes = 0;
+  if (stats.compression_cut) stats.compression_problem.clear();
   Check loss = data_loss_check(stats, r.counts);
   if (loss.status == CheckStatus::found)
     raise(AlertKind::data_loss, "", 1, fmt::format("trace data lost: {}; findings may be missing or wrong", loss.reason));

@@ -149,6 +149,22 @@ with tempfile.TemporaryDirectory() as tmp:
             f.write(f"[MEM][{4 * i + 4}] FREE addr={a} thread=1\n" if i % 2 else
                     f"[MEM][{4 * i + 4}] ALLOC size=16 addr={a + 0x80} site=main.c:20 thread=1\n")
     run("analyze", threaded)
+    # A heap far apart (layout regions with grids of their own), read
+    # gzip-compressed (input.compression), and cut short (its problem).
+    import gzip
+    far = os.path.join(tmp, "far.log.gz")
+    with gzip.open(far, "wt") as f:
+        for i in range(30000):
+            a = (0x555555550000 if i % 2 else 0x7fffa0000000) + (i % 64) * 1024
+            f.write(f"[MEM][{2 * i + 1}] ALLOC size=1024 addr={a:#x} site=far.c:{i % 2}\n")
+            f.write(f"[MEM][{2 * i + 2}] FREE addr={a:#x}\n")
+    run("analyze", far)
+    with open(far, "rb") as f:
+        packed = f.read()
+    cut = os.path.join(tmp, "cut.log.gz")
+    with open(cut, "wb") as f:
+        f.write(packed[:len(packed) // 2])
+    run("analyze", cut)
 
 if len(maps) >= 2:
     run("diff", maps[0], maps[1])

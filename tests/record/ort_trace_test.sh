@@ -2,7 +2,7 @@
 # What ONNX Runtime keeps, checked on traces derived from real recordings of
 # onnxruntime-node 1.30.0 (tools/ort_record/run.sh; tests/data/ort/README.md).
 # The traces name their stacks as text, so this needs neither node nor the
-# 288 MB npm package: only edgemem, python3 and xz.
+# 288 MB npm package: only edgemem, python3, xz and gzip.
 #
 # usage: ort_trace_test.sh EDGEMEM REPO
 set -eu
@@ -20,6 +20,12 @@ for name in ort_200 ort_200_noarena ort_1_wide ort_1_released ort_3_sessions; do
     echo "ort_trace_test: edgemem analyze $name.log failed"; exit 1; }
   python3 "$repo/tools/ort_record/live_replay.py" "$work/$name.log" > "$work/$name.replay.json"
 done
+
+# The same recordings read straight from the files the xz tool wrote, and
+# through Debian's gzip: the answer is the plain log's, to the byte.
+"$edgemem" analyze --json "$data/ort_200.log.xz" > "$work/ort_200.xz.json"
+gzip -c "$work/ort_1_wide.log" > "$work/ort_1_wide.log.gz"
+"$edgemem" analyze --json "$work/ort_1_wide.log.gz" > "$work/ort_1_wide.gz.json"
 
 python3 - "$work" <<'PY'
 import json
@@ -102,6 +108,17 @@ three = runs["ort_3_sessions"][0]["pools"][0]["final_bytes"]
 check(released < 2048, "after release %d B live at exit, expected under 2 KiB" % released)
 check(three == released, "three released sessions leave %d B, one leaves %d B" % (three, released))
 check(runs["ort_3_sessions"][0]["leaks"] == [], "three sessions: leaks reported")
+
+for name, packed in (("ort_200", "xz"), ("ort_1_wide", "gz")):
+    with open("%s/%s.%s.json" % (work, name, packed)) as f:
+        doc = json.load(f)
+    compression = doc["input"].pop("compression")
+    check(compression is not None and compression["format"] == {"xz": "xz", "gz": "gzip"}[packed]
+          and compression["problem"] is None, "%s.log.%s: read as %s" % (name, packed, compression))
+    plain = runs[name][0]
+    plain["input"].pop("compression")
+    doc["input"]["path"] = plain["input"]["path"]
+    check(doc == plain, "%s.log.%s: the report differs from the plain log's" % (name, packed))
 
 for f in failures:
     print("ort_trace_test: FAIL: " + f)

@@ -1,0 +1,52 @@
+// Whole-file compression around a trace — a rotated device.log.gz, a soak
+// capture kept as .xz or .zst — undone as the bytes stream in, in constant
+// memory, so the decoders never see it. Concatenated members or frames (cat
+// a.gz b.gz) read as one stream, as gzip -d reads them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace edgemem {
+
+enum class Compression { gzip, xz, zstd };
+const char* to_string(Compression c);
+
+// The longest magic number compression_of() reads.
+inline constexpr size_t kCompressionMagicBytes = 6;
+// What the first bytes of the input are wrapped in; nullopt when they are
+// no known compression (given fewer than kCompressionMagicBytes bytes, only
+// a whole magic number counts).
+std::optional<Compression> compression_of(std::span<const uint8_t> head);
+
+class Decompressor {
+ public:
+  using Output = std::function<void(std::span<const uint8_t>)>;
+  static std::unique_ptr<Decompressor> make(Compression c);
+  virtual ~Decompressor() = default;
+
+  // Undoes `in`, handing each piece of output to `out`. Empty when fine;
+  // else what is damaged, and consumed() says where. Nothing is read after
+  // damage: a compressed stream cannot be resynchronised.
+  virtual std::string feed(std::span<const uint8_t> in, const Output& out) = 0;
+  // At the end of the input: empty, or why the stream is incomplete.
+  virtual std::string finish(const Output& out) = 0;
+  // Compressed bytes read without damage so far.
+  uint64_t consumed() const { return consumed_; }
+  // What was read and left out, as the format's own tool leaves it out (a
+  // warning, not damage); empty when nothing was.
+  virtual std::string ignored() const { return {}; }
+
+ protected:
+  uint64_t consumed_ = 0;
+};
+
+// A whole file in memory, decompressed if it is compressed (else unchanged).
+// On damage: nullopt, and `error` says what and where.
+std::optional<std::string> decompressed(std::string data, std::string& error);
+
+}  // namespace edgemem
