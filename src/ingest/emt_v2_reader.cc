@@ -144,15 +144,20 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     stats_.corrupt_bytes += bytes.size();
     return;
   }
+  // Each call gets at most what zstd asked for (the rest of its current
+  // block), so it decodes at most one block: a damaged block then loses no
+  // good block decoded in the same call, whatever the read size. Calls go
+  // on until one moves nothing: a full output buffer may hold back more.
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-  while (in.pos < in.size) {
-    if (!frame_open_) {
+  for (bool progress = true; progress;) {
+    if (!frame_open_ && in.pos < in.size) {
       frame_open_ = true;
       frame_at_ = offset + in.pos;
     }
+    ZSTD_inBuffer part{bytes.data(), std::min(in.size, in.pos + (zstd_hint_ ? zstd_hint_ : 1)), in.pos};
     ZSTD_outBuffer out{zstd_->out.data(), zstd_->out.size(), 0};
-    size_t before = in.pos;
-    size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &in);
+    const size_t before = in.pos;
+    const size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &part);
     if (ZSTD_isError(hint)) {
       give_up(offset + before, fmt::format("the zstd stream of a packed emt v3 recording is damaged ({}) in the frame "
                                            "that starts at byte {}; the records before the damage are analysed, "
@@ -161,22 +166,19 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
       stats_.corrupt_bytes += in.size - before;
       return;
     }
-    if (hint == 0) frame_open_ = false;
+    in.pos = part.pos;
+    progress = in.pos != before || out.pos > 0;
+    // A call that moved nothing answers for the next frame, not this one.
+    if (progress) {
+      zstd_hint_ = hint;
+      if (hint == 0) frame_open_ = false;
+    }
     packed_at_ = offset + in.pos;
     push_unpacked({zstd_->out.data(), out.pos});
     if (failed_) {
       stats_.corrupt_bytes += in.size - in.pos;
       return;
     }
-  }
-  // Output the decoder still holds for input already given (a full buffer).
-  for (;;) {
-    ZSTD_outBuffer out{zstd_->out.data(), zstd_->out.size(), 0};
-    size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &in);
-    if (ZSTD_isError(hint) || out.pos == 0) break;
-    if (hint == 0) frame_open_ = false;
-    push_unpacked({zstd_->out.data(), out.pos});
-    if (failed_) return;
   }
 }
 

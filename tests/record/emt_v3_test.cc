@@ -130,12 +130,12 @@ TEST(EmtV3, AFreeThatNamesNoAllocationOfItsChunkIsDamageWithItsOffset) {
 // Two threads, several chunks each, compact records throughout: each
 // allocates blocks of a few sizes and frees every other one by distance,
 // each chunk starting its encoding state afresh.
-std::string chunked_recording() {
+std::string chunked_recording(int rounds = 6) {
   std::string out = header_page();
   uint64_t seq = 0, last[3] = {0, 0, 0};
   uint32_t index = 0;
   std::mt19937 rng(7);
-  for (int round = 0; round < 6; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     for (uint32_t slot = 1; slot <= 2; ++slot) {
       uint64_t base = last[slot];
       auto tagged = [&](uint8_t tag) {  // a compact tag and its dseq, 1 left out
@@ -233,6 +233,23 @@ TEST(EmtV3, DamagedZstdBytesAreNamedWithTheirOffset) {
   EXPECT_NE(s.first_problem->what.find("zstd"), std::string::npos) << s.first_problem->what;
   EXPECT_GT(s.corrupt_bytes, 0u);
   EXPECT_EQ(decode(packed, nullptr, 0, 3).size(), decode(packed).size());
+}
+
+// Damage in a recording of many zstd blocks: the records before it are the
+// same whatever the read size (a call that decoded good blocks and then met
+// the damaged one lost them all when the whole read went to one call).
+TEST(EmtV3, TheRecordsBeforeZstdDamageAreTheSameHoweverTheFileIsRead) {
+  fs::path path = scratch("damaged_long.emt");
+  write_file(path, chunked_recording(2000));  // about 720 KB of records: six zstd blocks
+  ASSERT_TRUE(pack_recording(path.string()).packed);
+  std::string packed = read_file(path.string());
+  const size_t all = decode(packed).size();
+  for (size_t i = packed.size() / 2; i < packed.size() / 2 + 16; ++i) packed[i] = static_cast<char>(packed[i] ^ 0x5A);
+  const size_t whole = decode(packed).size();
+  EXPECT_GT(whole, all / 4);
+  EXPECT_LT(whole, all);
+  for (size_t step : {3u, 4096u, 70000u}) EXPECT_EQ(decode(packed, nullptr, step).size(), whole) << step;
+  for (unsigned seed = 1; seed <= 3; ++seed) EXPECT_EQ(decode(packed, nullptr, 0, seed).size(), whole) << seed;
 }
 
 TEST(EmtV3, AFileAProcessStillRecordsIntoIsLeftChunked) {
