@@ -19,35 +19,44 @@ uint64_t overlap(uint64_t from, uint64_t to, uint64_t cell, uint64_t step) {
 void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
   Axis& a = time_axis ? time_ : address_;
   const uint64_t cells = time_axis ? kTimes : kAddresses;
-  for (;;) {
-    uint64_t new_lo = lo >> a.shift, new_hi = hi >> a.shift;
+  // The fewest doublings of the cell width after which [lo, hi] and what the
+  // axis holds fit in the window, found first so the cells move once (one
+  // doubling at a time cost a pass over the grid each: ~40 for a region
+  // terabytes away). At a width of 2^63 any two positions are within two
+  // cells, so this ends.
+  unsigned k = 0;
+  for (;; ++k) {
+    uint64_t new_lo = lo >> (a.shift + k), new_hi = hi >> (a.shift + k);
     if (a.used) {
-      new_lo = std::min(new_lo, a.lo);
-      new_hi = std::max(new_hi, a.hi);
+      new_lo = std::min(new_lo, a.lo >> k);
+      new_hi = std::max(new_hi, a.hi >> k);
     }
-    if (new_hi - new_lo < cells) {
-      uint64_t first = a.first;
-      if (!a.used || new_lo < a.first) first = new_lo;
-      else if (new_hi - a.first >= cells) first = new_hi - cells + 1;
-      if (a.used && first != a.first) remap(time_axis, first, false);
-      a.first = first;
-      a.lo = new_lo;
-      a.hi = new_hi;
-      a.used = true;
-      return;
-    }
-    // Too wide for the window even when slid: double the cell width. At a
-    // width of 2^63 any two positions are within two cells, so this ends.
-    if (a.used) remap(time_axis, a.first / 2, true);
-    a.step *= 2;
-    ++a.shift;
-    a.first /= 2;
-    a.lo /= 2;
-    a.hi /= 2;
+    if (new_hi - new_lo < cells) break;
   }
+  if (k) {
+    if (a.used) remap(time_axis, a.first >> k, k);
+    a.step <<= k;
+    a.shift += k;
+    a.first >>= k;
+    a.lo >>= k;
+    a.hi >>= k;
+  }
+  uint64_t new_lo = lo >> a.shift, new_hi = hi >> a.shift;
+  if (a.used) {
+    new_lo = std::min(new_lo, a.lo);
+    new_hi = std::max(new_hi, a.hi);
+  }
+  uint64_t first = a.first;
+  if (!a.used || new_lo < a.first) first = new_lo;
+  else if (new_hi - a.first >= cells) first = new_hi - cells + 1;
+  if (a.used && first != a.first) remap(time_axis, first, 0);
+  a.first = first;
+  a.lo = new_lo;
+  a.hi = new_hi;
+  a.used = true;
 }
 
-void OccupancyGrid::remap(bool time_axis, uint64_t first, bool halve) {
+void OccupancyGrid::remap(bool time_axis, uint64_t first, unsigned coarser) {
   std::vector<double> out(cells_.size(), 0.0);
   const Axis& a = time_axis ? time_ : address_;
   for (uint32_t t = 0; t < kTimes; ++t)
@@ -55,7 +64,7 @@ void OccupancyGrid::remap(bool time_axis, uint64_t first, bool halve) {
       double v = cells_[size_t{t} * kAddresses + x];
       if (v == 0) continue;
       uint64_t absolute = a.first + (time_axis ? t : x);
-      uint64_t moved = (halve ? absolute / 2 : absolute) - first;
+      uint64_t moved = (absolute >> coarser) - first;
       size_t to = time_axis ? moved * kAddresses + x : size_t{t} * kAddresses + moved;
       out[to] += v;
     }

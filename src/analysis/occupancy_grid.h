@@ -71,8 +71,9 @@ class OccupancyGrid {
   void cover(uint64_t address, uint64_t last_address, uint64_t from, uint64_t last_time, double density);
   // Makes absolute positions [lo, hi] (inclusive) fall inside the window of `axis`.
   void ensure(bool time_axis, uint64_t lo, uint64_t hi);
-  // Moves every cell to the window given by the new first cells (halving = the step doubled).
-  void remap(bool time_axis, uint64_t first, bool halve);
+  // Moves every cell to the window given by the new first cells, each cell
+  // index shifted right by `coarser` (the step multiplied by 2^coarser).
+  void remap(bool time_axis, uint64_t first, unsigned coarser);
 
   Axis time_, address_;
   std::vector<double> cells_;  // [time cell][address cell]
