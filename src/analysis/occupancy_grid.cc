@@ -25,8 +25,10 @@ void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
   // terabytes away). At a width of 2^63 any two positions are within two
   // cells, so this ends.
   unsigned k = 0;
+  uint64_t new_lo, new_hi;  // the cells [lo, hi] and what the axis holds span, k doublings on
   for (;; ++k) {
-    uint64_t new_lo = lo >> (a.shift + k), new_hi = hi >> (a.shift + k);
+    new_lo = lo >> (a.shift + k);
+    new_hi = hi >> (a.shift + k);
     if (a.used) {
       new_lo = std::min(new_lo, a.lo >> k);
       new_hi = std::max(new_hi, a.hi >> k);
@@ -38,13 +40,6 @@ void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
     a.step <<= k;
     a.shift += k;
     a.first >>= k;
-    a.lo >>= k;
-    a.hi >>= k;
-  }
-  uint64_t new_lo = lo >> a.shift, new_hi = hi >> a.shift;
-  if (a.used) {
-    new_lo = std::min(new_lo, a.lo);
-    new_hi = std::max(new_hi, a.hi);
   }
   uint64_t first = a.first;
   if (!a.used || new_lo < a.first) first = new_lo;
