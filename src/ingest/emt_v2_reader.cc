@@ -105,7 +105,7 @@ void EmtV2Reader::push_layout_byte(uint8_t byte, uint64_t offset) {
     layout_ = Layout::packed;
     zstd_ = std::make_unique<ZstdStream>();
     ZSTD_DCtx_setParameter(zstd_->stream, ZSTD_d_windowLogMax, kMaxWindowLog);
-    frame_at_ = offset + 1;
+    frame_at_ = decoded_at_ = offset + 1;
   } else if (byte != e2::kLayoutChunked) {
     layout_ = Layout::packed;
     give_up(offset, fmt::format("expected the layout byte of an emt v3 recording (00 chunked, 01 packed), found 0x{:02X}",
@@ -174,6 +174,7 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
       if (hint == 0) frame_open_ = false;
     }
     packed_at_ = offset + in.pos;
+    if (out.pos > 0) decoded_at_ = packed_at_;
     push_unpacked({zstd_->out.data(), out.pos});
     if (failed_) {
       stats_.corrupt_bytes += in.size - in.pos;
@@ -231,6 +232,7 @@ void EmtV2Reader::parse_packed_chunk(bool cut_off) {
   if (cut_off) stats_.truncated_bytes += packed_header_[2] - records.size();
   chunk_.swap(records);
   chunk_.clear();
+  chunk_end_ = unpacked_;
 }
 
 void EmtV2Reader::parse_chunk() {
@@ -558,9 +560,17 @@ void EmtV2Reader::finish() {
   if (layout_ == Layout::packed) {
     if (!failed_ && frame_open_) {
       // A packed recording cut short: its last zstd frame is incomplete.
-      // What it unpacked so far is read up to the last whole record.
-      stats_.truncated_bytes += input_end_ - frame_at_;
+      // What it unpacked so far is read up to the last whole record. Lost,
+      // as in a chunked recording, are the cut chunk's bytes that were not
+      // read: its header so far, or its cut record and what it declared
+      // past the end of the file; counted in unpacked bytes, since the
+      // compressed bytes of a block that was decoded were used too. Only
+      // when the cut left no chunk open are the compressed bytes zstd held
+      // without decoding them the measure of what is lost.
+      const uint64_t before = stats_.truncated_bytes;
       if (packed_field_ == 3) parse_packed_chunk(true);
+      else stats_.truncated_bytes += unpacked_ - chunk_end_;
+      if (stats_.truncated_bytes == before) stats_.truncated_bytes += input_end_ - decoded_at_;
     } else if (!failed_ && (packed_field_ > 0 || packed_shift_ > 0)) {
       stats_.note_problem(input_end_, 0, fmt::format("a packed emt v3 recording ends inside a chunk (unpacked byte "
                                                      "{}) although its zstd stream is complete", unpacked_));

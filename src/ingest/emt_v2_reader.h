@@ -124,11 +124,13 @@ class EmtV2Reader {
   size_t zstd_hint_ = 1;              // input the stream asked for last: the rest of its current block
   uint64_t input_end_ = 0;            // offset after the last byte pushed
   uint64_t packed_at_ = 0;            // offset after the compressed bytes zstd has taken
+  uint64_t decoded_at_ = 0;           // offset after the compressed bytes of the last output zstd gave
   uint64_t unpacked_ = 0;             // decompressed bytes so far
   std::array<uint64_t, 3> packed_header_{};  // slot, base sequence, bytes of records
   int packed_field_ = 0;              // fields of packed_header_ complete
   unsigned packed_shift_ = 0;         // of the varint being assembled
   uint64_t packed_chunk_at_ = 0;      // decompressed offset of the chunk's first record byte
+  uint64_t chunk_end_ = 0;            // decompressed offset after the last whole chunk
 
   // Per chunk: what its address deltas and compact records refer to.
   uint64_t last_address_ = 0;  // the chunk's previous ALLOC/FREE address

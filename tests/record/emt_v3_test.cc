@@ -221,6 +221,34 @@ TEST(EmtV3, APackedFileCutShortReadsUpToItsLastWholeRecord) {
   }
 }
 
+// About 720 KB of records, six zstd blocks once packed (4,000 chunks: 262 MB
+// before, so it is made once). Empty if packing failed.
+const std::string& long_packed_recording() {
+  static const std::string packed = [] {
+    fs::path path = scratch("long.emt");
+    write_file(path, chunked_recording(2000));
+    return pack_recording(path.string()).packed ? read_file(path.string()) : std::string();
+  }();
+  return packed;
+}
+
+// What a cut packed file lost is counted in the chunk it cut (its records
+// are a few hundred bytes here), not as the compressed bytes of the whole
+// zstd frame, most of which were decoded and analysed.
+TEST(EmtV3, APackedFileCutShortCountsOnlyTheCutChunkAsLost) {
+  const std::string& packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
+  const size_t all = decode(packed).size();
+  for (size_t keep : {packed.size() / 4, packed.size() / 2, packed.size() * 3 / 4, packed.size() - 9}) {
+    DecodeStats s;
+    const size_t read = decode(packed.substr(0, keep), &s).size();
+    EXPECT_GT(read, all / 8) << keep;
+    EXPECT_GT(s.truncated_bytes, 0u) << keep;
+    EXPECT_LT(s.truncated_bytes, 1000u) << keep;
+    EXPECT_EQ(decode(packed.substr(0, keep), nullptr, 4096).size(), read) << keep;
+  }
+}
+
 TEST(EmtV3, DamagedZstdBytesAreNamedWithTheirOffset) {
   fs::path path = scratch("damaged.emt");
   write_file(path, chunked_recording());
@@ -239,10 +267,8 @@ TEST(EmtV3, DamagedZstdBytesAreNamedWithTheirOffset) {
 // same whatever the read size (a call that decoded good blocks and then met
 // the damaged one lost them all when the whole read went to one call).
 TEST(EmtV3, TheRecordsBeforeZstdDamageAreTheSameHoweverTheFileIsRead) {
-  fs::path path = scratch("damaged_long.emt");
-  write_file(path, chunked_recording(2000));  // about 720 KB of records: six zstd blocks
-  ASSERT_TRUE(pack_recording(path.string()).packed);
-  std::string packed = read_file(path.string());
+  std::string packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
   const size_t all = decode(packed).size();
   for (size_t i = packed.size() / 2; i < packed.size() / 2 + 16; ++i) packed[i] = static_cast<char>(packed[i] ^ 0x5A);
   const size_t whole = decode(packed).size();
