@@ -56,6 +56,9 @@ class TraceSession {
   void feed(std::span<const uint8_t> bytes);
   // The source failed mid-way (or could not be opened): what was fed is still analysed.
   void read_failed(const std::string& error);
+  // Reading was stopped before the input ended (Ctrl-C, a watch limit): a
+  // compressed stream left unfinished then is not reported as cut off.
+  void stopped();
   // A live stream may take minutes to fill the sniffing window: decides the
   // format on what is held back so far when those bytes already show it,
   // and refuses them when they are positively another kind of file (an

@@ -124,9 +124,15 @@ int run_analyze(const AnalyzeArgs& args) {
   bool textlog_written = args.textlog.empty() || (textlog_open && textlog.close());
   if (interrupted()) {
     // Ctrl-C on a long or live capture: report what was decoded so far.
-    uint64_t read = run ? run->input.stats.bytes : 0;
-    fmt::print(stderr, "edgemem: interrupted after {} bytes; the report covers only what was decoded until then\n", read);
-    if (run && !args.json) fmt::print("interrupted after {} bytes: partial report\n\n", read);
+    // Of a compressed file, the file's bytes read and what they unpacked to.
+    std::string read = "0 bytes";
+    if (run && run->input.stats.compressed_bytes)
+      read = fmt::format("{} bytes of the file ({} bytes unpacked)", run->input.stats.compressed_bytes,
+                         run->input.stats.bytes);
+    else if (run)
+      read = fmt::format("{} bytes", run->input.stats.bytes);
+    fmt::print(stderr, "edgemem: interrupted after {}; the report covers only what was decoded until then\n", read);
+    if (run && !args.json) fmt::print("interrupted after {}: partial report\n\n", read);
   }
   if (!run) return interrupted() ? 128 + interrupted() : 2;
   std::optional<plan::PlanVsCapture> compared;

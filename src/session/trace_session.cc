@@ -58,6 +58,7 @@ struct TraceSession::Impl {
   std::string unpack_damage;  // why the compressed stream stopped being read
   uint64_t unpack_damage_at = 0;  // its compressed offset
   bool unpack_cut = false;        // it ended early: cut off, not damaged
+  bool stopped = false;           // reading was stopped before the input's end
 
   void wrap() {
     wrapping_known = true;
@@ -142,7 +143,8 @@ struct TraceSession::Impl {
     if (!wrapping_known && !magic.empty()) wrap();
     // Not once the bytes were refused: the rest was never fed.
     if (unpack && unpack_damage.empty() && fatal.empty() && refusal.empty())
-      if (std::string cut = unpack->finish([this](std::span<const uint8_t> out) { take(out); }); !cut.empty())
+      if (std::string cut = unpack->finish([this](std::span<const uint8_t> out) { take(out); });
+          !cut.empty() && !stopped)
         damaged(std::move(cut), true);
     if (!unpack_damage.empty())
       notes.push_back(fmt::format(
@@ -210,6 +212,8 @@ void TraceSession::feed(std::span<const uint8_t> bytes) {
   s.unwrap(bytes);
 }
 
+void TraceSession::stopped() { impl_->stopped = true; }
+
 void TraceSession::read_failed(const std::string& error) {
   impl_->read_failed = true;
   impl_->notes.push_back(fmt::format("{}: {}", impl_->name, error));
@@ -259,6 +263,7 @@ TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions opt
       },
       stop);
   if (!error.empty()) session.read_failed(error);
+  else if (stop && stop()) session.stopped();
   return session.finish();
 }
 

@@ -31,7 +31,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
   std::vector<uint8_t> buffer(64 * 1024);
   const auto start = Clock::now();
   auto next_tick = start + limits.interval;
-  bool told_undecided = false;
+  bool told_undecided = false, ended = false;
   size_t unjudged = 0, judge_after = kUntilSlice;  // bytes fed since the format was last judged (--until)
   while (session_.accepting()) {
     if (stop && stop()) break;
@@ -60,6 +60,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     }
     if (r.ended) {
       note("end of input");
+      ended = true;
       break;
     }
     now = Clock::now();
@@ -84,6 +85,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
       }
     }
   }
+  if (!ended) session_.stopped();
   TraceOutcome outcome = session_.finish();
   if (outcome.run) {
     engine_.on_snapshot(*outcome.run);

@@ -41,6 +41,25 @@ run TERM 143 --json
 python3 -c "import json, sys; sys.exit(json.load(open('$tmp/out'))['schema'] != 'edgemem.analyze/1')" ||
   { echo "FAIL: SIGTERM: the JSON report is not printed whole"; fail=1; }
 
+# A gzip capture stopped half-way: the stream is unfinished because reading
+# stopped, so no "ends early" (that is for a file cut off).
+gzip -c "$trace" >"$tmp/trace.gz"
+half=$(( $(wc -c <"$tmp/trace.gz") / 2 ))
+rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+"$edgemem" analyze "$tmp/fifo" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+exec 3>"$tmp/fifo"
+head -c "$half" "$tmp/trace.gz" >&3
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+got=$?
+exec 3>&-
+[ "$got" = 130 ] || { echo "FAIL: gzip: exit $got, expected 130"; cat "$tmp/err"; fail=1; }
+grep -q "interrupted after $half bytes of the file (" "$tmp/err" || { echo "FAIL: gzip: no 'interrupted after $half bytes of the file'"; cat "$tmp/err"; fail=1; }
+! grep -q "ends early" "$tmp/out" "$tmp/err" || { echo "FAIL: gzip: a stopped read called a cut file"; cat "$tmp/err"; fail=1; }
+echo "ok: a stopped gzip read"
+
 # Progress: the trace arrives in two halves 1.5 s apart; stderr a terminal (script's pty) or a file.
 progress() {  # progress COMMAND-PREFIX: runs analyze on a slow FIFO, output in $tmp/out
   rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"

@@ -150,6 +150,25 @@ TEST(CompressedInput, ACutFileKeepsWhatCameBeforeAndSaysItWasCut) {
   }
 }
 
+// Ctrl-C or a watch limit stops the reading mid-stream: the stream is
+// unfinished because nobody read on, not because the file was cut.
+TEST(CompressedInput, ReadingStoppedMidStreamIsNotCalledACutFile) {
+  const std::string plain = device_log(3000);
+  for (const auto& [name, compress] : kCompressions) {
+    const std::string packed = compress(plain);
+    TraceSession session("t.log", {});
+    session.feed(packed_span(packed).first(packed.size() / 2));
+    session.stopped();
+    TraceOutcome out = session.finish();
+    ASSERT_TRUE(out.run) << name;
+    const DecodeStats& s = out.run->input.stats;
+    EXPECT_GT(s.events, 0u) << name;
+    EXPECT_EQ(s.compression, name);
+    EXPECT_EQ(s.compression_problem, "") << name;
+    for (const std::string& note : out.notes) EXPECT_EQ(note.find("ends early"), std::string::npos) << name << ": " << note;
+  }
+}
+
 TEST(CompressedInput, DamageIsNamedWithItsOffsetAndNothingAfterItIsRead) {
   const std::string plain = device_log(3000);
   for (const auto& [name, compress] : kCompressions) {
