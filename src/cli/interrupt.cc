@@ -6,8 +6,12 @@ namespace edgemem::cli {
 namespace {
 
 volatile std::sig_atomic_t caught = 0;
+volatile std::sig_atomic_t count = 0;
 
-void on_signal(int signal) { caught = signal; }
+void on_signal(int signal) {
+  caught = signal;
+  count = count + 1;
+}
 
 }  // namespace
 
@@ -21,5 +25,7 @@ void catch_interrupts() {
 }
 
 int interrupted() { return caught; }
+
+int interrupt_count() { return count; }
 
 }  // namespace edgemem::cli

@@ -11,4 +11,8 @@ void catch_interrupts();
 // The signal that arrived since catch_interrupts(), or 0.
 int interrupted();
 
+// How many SIGINT/SIGTERM arrived: a second one cuts short what the first
+// one's shutdown waits for.
+int interrupt_count();
+
 }  // namespace edgemem::cli

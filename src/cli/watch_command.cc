@@ -1,5 +1,8 @@
 // `edgemem watch SOURCE`: follow a live capture with a status line and
 // alerts, then print the analyze summary of everything seen.
+#include <chrono>
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -15,6 +18,9 @@
 
 namespace edgemem::cli {
 namespace {
+
+// How long hooks still running (a page on its way) may take once the watch has ended.
+constexpr std::chrono::seconds kHookGrace{10};
 
 struct WatchArgs {
   AnalyzeArgs trace;
@@ -93,17 +99,31 @@ int run_watch(const WatchArgs& args) {
   }
   if (int signal = interrupted()) fmt::print(stderr, "edgemem: stopped by signal {}; summary of everything seen\n", signal);
   for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
-  if (hook)
-    for (const std::string& failed : hook->wait_all()) fmt::print(stderr, "edgemem: {}\n", failed);
-  if (!outcome.run) return 2;
+  // The summary first: hooks still running (a page on its way) are waited
+  // for after it, and not for ever.
+  auto wait_for_hooks = [&] {
+    if (!hook) return;
+    if (size_t n = hook->running())
+      fmt::print(stderr, "edgemem: waiting up to {} s for {} --on-alert command{} (Ctrl-C again stops {})\n",
+                 kHookGrace.count(), n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+    const int signals = interrupt_count();
+    for (const std::string& failed : hook->wait_all(kHookGrace, [signals] { return interrupt_count() > signals; }))
+      fmt::print(stderr, "edgemem: {}\n", failed);
+  };
+  if (!outcome.run) {
+    wait_for_hooks();
+    return 2;
+  }
   const TraceRun& run = *outcome.run;
   if (a.json)
     fmt::print("{}\n", json_report(run.input, run.result));
   else
     fmt::print("{}", text_report(run.input, run.result));
+  std::fflush(stdout);
   bool written = a.html.empty() || write_report_file(a.html, html_report(run.input, run.result), "--html");
   auto broken = broken_rules(rules, run.result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  wait_for_hooks();
   if (!written) return 2;
   return watcher.alerts().fired() || !broken.empty() ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -21,7 +22,7 @@ std::string alert_line(const Alert& a) {
 AlertHook::AlertHook(std::string command, std::string device, std::string source)
     : command_(std::move(command)), device_(std::move(device)), source_(std::move(source)) {}
 
-AlertHook::~AlertHook() { wait_all(); }
+AlertHook::~AlertHook() { wait_all(std::chrono::seconds(0)); }
 
 std::string AlertHook::run(const Alert& a) {
   std::vector<std::string> env;
@@ -43,10 +44,19 @@ std::string AlertHook::run(const Alert& a) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
+  // Its output goes to stderr: stdout holds only the summary (or its JSON).
+  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  // Its own process group: the terminal's Ctrl-C is the watch's to handle,
+  // and a hook that outstays the watch is stopped with all it started.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::string sh = "/bin/sh", dash_c = "-c", cmd = command_;
   char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
   pid_t pid;
-  int rc = ::posix_spawn(&pid, "/bin/sh", &actions, nullptr, argv, envp.data());
+  int rc = ::posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[0]);
   if (rc != 0) {
@@ -59,13 +69,7 @@ std::string AlertHook::run(const Alert& a) {
   std::string line = alert_line(a) + "\n";
   [[maybe_unused]] ssize_t written = ::write(fds[1], line.data(), line.size());
   ::close(fds[1]);
-  // Reap hooks that are done, so a long soak does not collect zombies.
-  std::erase_if(running_, [this](pid_t p) {
-    int status = 0;
-    if (::waitpid(p, &status, WNOHANG) != p) return false;
-    note_failure(status);
-    return true;
-  });
+  reap();  // hooks that are done, so a long soak does not collect zombies
   return {};
 }
 
@@ -76,14 +80,39 @@ void AlertHook::note_failure(int status) {
     failed_.push_back(fmt::format("--on-alert command killed by signal {}", WTERMSIG(status)));
 }
 
-std::vector<std::string> AlertHook::wait_all() {
-  for (pid_t p : running_) {
+void AlertHook::reap(bool note) {
+  std::erase_if(running_, [this, note](pid_t p) {
     int status = 0;
-    while (::waitpid(p, &status, 0) < 0 && errno == EINTR) {
+    pid_t got = ::waitpid(p, &status, WNOHANG);
+    if (got == 0) return false;
+    if (got == p && note) note_failure(status);
+    return true;  // ended (or, on an error, not ours to wait for)
+  });
+}
+
+size_t AlertHook::running() {
+  reap();
+  return running_.size();
+}
+
+std::vector<std::string> AlertHook::wait_all(std::chrono::milliseconds grace, const std::function<bool()>& give_up) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + grace;
+  for (reap(); !running_.empty() && Clock::now() < deadline && !(give_up && give_up()); reap())
+    ::usleep(20 * 1000);
+  if (!running_.empty()) {
+    failed_.push_back(fmt::format("{} --on-alert command{} still running when the watch ended: stopped",
+                                  running_.size(), running_.size() == 1 ? "" : "s"));
+    for (pid_t p : running_) ::kill(-p, SIGTERM);
+    const auto hard = Clock::now() + std::chrono::seconds(1);
+    for (reap(false); !running_.empty() && Clock::now() < hard; reap(false)) ::usleep(20 * 1000);
+    for (pid_t p : running_) {
+      ::kill(-p, SIGKILL);
+      while (::waitpid(p, nullptr, 0) < 0 && errno == EINTR) {
+      }
     }
-    note_failure(status);
+    running_.clear();
   }
-  running_.clear();
   return std::exchange(failed_, {});
 }
 

@@ -6,6 +6,8 @@
 // way: a slow hook must not make a live stream back up.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -20,12 +22,19 @@ class AlertHook {
   ~AlertHook();
   // Starts the command; returns an error text, empty on success.
   std::string run(const Alert& alert);
-  // Waits for every command started; returns one line per command that failed.
-  std::vector<std::string> wait_all();
+  // Commands started and not yet ended.
+  size_t running();
+  // Waits for every command started, at most `grace` (or until `give_up`
+  // says so: a second Ctrl-C); then stops what still runs (SIGTERM to its
+  // process group, SIGKILL a second later). Returns one line per command
+  // that failed, and one for those stopped.
+  std::vector<std::string> wait_all(std::chrono::milliseconds grace, const std::function<bool()>& give_up = {});
 
  private:
   std::string command_, device_, source_;
   void note_failure(int wait_status);
+  // Forgets the commands that ended, noting those that failed (unless we stopped them).
+  void reap(bool note = true);
   std::vector<pid_t> running_;
   std::vector<std::string> failed_;
 };

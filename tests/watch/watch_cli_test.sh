@@ -137,6 +137,27 @@ rc=$?
 grep -q "^alloc-failure|[a-z]*|bench-7$" "$tmp/hook" && ok "hook environment: kind, pool, device" || bad "hook saw: $(cat "$tmp/hook" 2>/dev/null)"
 grep -q "^ALERT alloc-failure [a-z]*: pool [a-z]*: a [0-9]* B request failed" "$tmp/hook" && ok "hook stdin: the alert line" || bad "hook stdin: $(cat "$tmp/hook" 2>/dev/null)"
 
+# 5b. A hook's output goes to stderr (stdout is the summary's, here JSON); a
+# hook still running at the end does not hold the summary back, and a second
+# Ctrl-C stops it at once.
+"$edgemem" watch "$log" --arena-size 64K --json --on-alert "echo \$\$ >$tmp/hookpid; echo from-the-hook; sleep 60" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1.5
+kill -INT "$pid"
+sleep 1
+python3 -c "import json; json.load(open('$tmp/out'))" && ok "hook output kept off stdout: the JSON summary parses" ||
+  bad "summary not printed whole 1 s after SIGINT, or not JSON: $(head -c 200 "$tmp/out")"
+grep -q "^from-the-hook" "$tmp/err" && ok "hook output on stderr" || bad "hook output not on stderr"
+kill -INT "$pid"
+waited=0
+while kill -0 "$pid" 2>/dev/null && [ $waited -lt 30 ]; do sleep 0.1; waited=$((waited + 1)); done
+if kill -0 "$pid" 2>/dev/null; then bad "a second SIGINT does not stop the wait for a hook"; kill -KILL "$pid"; fi
+wait "$pid"
+grep -q "still running when the watch ended: stopped" "$tmp/err" && ok "a second SIGINT stops the hook" || bad "hook stop: $(tail -3 "$tmp/err")"
+# (killed processes may linger a moment as zombies of init)
+for _ in 1 2 3 4 5 6 7 8 9 10; do pgrep -g "$(cat "$tmp/hookpid")" >/dev/null || break; sleep 0.2; done
+pgrep -g "$(cat "$tmp/hookpid")" >/dev/null && bad "the hook's sleep outlived the watch" || ok "nothing the hook started is left"
+
 # 6. Bad sources and options: exit 2 with one line.
 "$edgemem" watch tcp://127.0.0.1 2>"$tmp/err" >/dev/null
 rc=$?
