@@ -2,8 +2,8 @@
 // directly, so its stack starts at the program (libstdc++'s own operator
 // new has no frame pointer and would send every C++ allocation to the slow
 // unwinder). On failure the new_handler loop of the standard runs; when no
-// handler is left, libstdc++'s own operator new is called to throw
-// std::bad_alloc (nothing of ours is on the stack to unwind but this frame).
+// handler is left, libstdc++ throws std::bad_alloc (nothing of ours is on
+// the stack to unwind but this frame).
 #include <cstddef>
 #include <new>
 
@@ -12,9 +12,25 @@
 
 using namespace edgemem::preload;
 
+namespace edgemem::preload {
+__thread bool failure_recorded_outside __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace edgemem::preload
+
 namespace {
 
 using Handler = void (*)();
+
+// While held, failures in nested interposer calls are not recorded again.
+class FailureRecorded {
+ public:
+  FailureRecorded() : outer_(failure_recorded_outside) { failure_recorded_outside = true; }
+  ~FailureRecorded() { failure_recorded_outside = outer_; }
+  FailureRecorded(const FailureRecorded&) = delete;
+  FailureRecorded& operator=(const FailureRecorded&) = delete;
+
+ private:
+  bool outer_;
+};
 
 Handler current_new_handler() {
   auto get = reinterpret_cast<Handler (*)()>(next_symbol("_ZSt15get_new_handlerv"));
@@ -31,28 +47,26 @@ void* allocate(size_t size, size_t align) {
   });
 }
 
-// The throwing forms: retry through the new_handler, then let libstdc++ throw.
-void* allocate_or_throw(size_t size, size_t align, const char* next_name) {
-  for (;;) {
+// The throwing forms: retry through the new_handler, then have libstdc++
+// throw std::bad_alloc (this file is built without exceptions: the throw
+// passes through this frame, which holds nothing to clean up).
+void* allocate_or_throw(size_t size, size_t align) {
+  if (void* p = allocate(size, align)) return p;
+  for (Handler handler; (handler = current_new_handler());) {
+    handler();  // may throw, as the standard allows
+    FailureRecorded once;  // a retry that fails again is this same failed call
     if (void* p = allocate(size, align)) return p;
-    Handler handler = current_new_handler();
-    if (!handler) break;
-    handler();
   }
-  if (align) {
-    auto next = reinterpret_cast<void* (*)(size_t, std::align_val_t)>(next_symbol(next_name));
-    if (next) return next(size, std::align_val_t(align));
-  } else {
-    auto next = reinterpret_cast<void* (*)(size_t)>(next_symbol(next_name));
-    if (next) return next(size);
-  }
+  if (auto throw_bad_alloc = reinterpret_cast<void (*)()>(next_symbol("_ZSt17__throw_bad_allocv"))) throw_bad_alloc();
   __builtin_trap();  // no libstdc++ to throw bad_alloc: a C++ program always has one
 }
 
 // The nothrow forms: on failure libstdc++'s own runs the new_handler loop
-// and catches what a handler throws.
+// and catches what a handler throws (inside it: nothing is thrown through
+// this frame, so the guard below is always undone).
 void* allocate_or_null(size_t size, size_t align, const char* next_name, const std::nothrow_t& tag) {
   if (void* p = allocate(size, align)) return p;
+  FailureRecorded once;
   if (align) {
     auto next = reinterpret_cast<void* (*)(size_t, std::align_val_t, const std::nothrow_t&)>(next_symbol(next_name));
     return next ? next(size, std::align_val_t(align), tag) : nullptr;
@@ -69,13 +83,13 @@ void release(void* p) {
 
 }  // namespace
 
-void* operator new(size_t n) { return allocate_or_throw(n, 0, "_Znwm"); }
-void* operator new[](size_t n) { return allocate_or_throw(n, 0, "_Znam"); }
+void* operator new(size_t n) { return allocate_or_throw(n, 0); }
+void* operator new[](size_t n) { return allocate_or_throw(n, 0); }
 void* operator new(size_t n, std::align_val_t a) {
-  return allocate_or_throw(n, static_cast<size_t>(a), "_ZnwmSt11align_val_t");
+  return allocate_or_throw(n, static_cast<size_t>(a));
 }
 void* operator new[](size_t n, std::align_val_t a) {
-  return allocate_or_throw(n, static_cast<size_t>(a), "_ZnamSt11align_val_t");
+  return allocate_or_throw(n, static_cast<size_t>(a));
 }
 void* operator new(size_t n, const std::nothrow_t& tag) noexcept {
   return allocate_or_null(n, 0, "_ZnwmRKSt9nothrow_t", tag);

@@ -17,11 +17,18 @@ namespace edgemem::preload {
 // End of the bootstrap buffer, for copying out of it.
 const unsigned char* bootstrap_end();
 
+// Set while operator new, its own failure recorded, hands over to
+// libstdc++'s to run the new_handler or throw: libstdc++'s new[] calls new,
+// which calls malloc, each landing in an interposer again. Their failures
+// are that same one; an allocation one of them makes is still recorded.
+extern __thread bool failure_recorded_outside __attribute__((tls_model("initial-exec")));
+
 template <typename Call>
 void* recorded_alloc(size_t size, size_t align, Call call, uint8_t pool = emt2::kPoolMalloc) {
   Busy busy;
   if (!busy.entered() || !recording() || !ensure_ready()) return call();
   void* p = call();
+  if (!p && failure_recorded_outside) return p;
   uint64_t seq = take_seq();
   if (p) record_alloc(pool, seq, p, size, align);
   else record_alloc_failed(pool, seq, size, align);

@@ -839,6 +839,18 @@ TEST(Record, AThreadRenamedAfterItsFirstAllocationIsNamedByItsNewName) {
     }
 }
 
+// A failed new[] runs through libstdc++'s new[], new and malloc, each in
+// the recorder again: still one failed allocation per call of the program.
+TEST(Record, EachFailedNewIsOneFailedAllocation) {
+  fs::path out = scratch("failed-new.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_failed_new"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  ASSERT_NE(c.out.find("failed-new-test: 6 failed"), std::string::npos) << c.out;
+  TraceRun r = analyse_recording(out);
+  EXPECT_EQ(r.result.counts.failed, 6u);
+  EXPECT_EQ(r.input.stats.dropped_records, 0u);
+}
+
 TEST(Record, TheExitStatusIsPassedThroughAndAMissingProgramIsNamed) {
   fs::path out = scratch("missing.emt");
   Command c = run(record(out, "/nonexistent/program") + " 2>&1");

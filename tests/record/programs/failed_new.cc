@@ -1,0 +1,51 @@
+// One failed request of each C++ allocation form, and malloc's: every one a
+// single call of the program, so a single failed allocation in the
+// recording (libstdc++'s new[] calls new, which calls malloc: each lands in
+// the recorder again; a new_handler makes new try again). Then one
+// allocation that succeeds, freed.
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+namespace {
+
+constexpr std::size_t kHuge = std::size_t{1} << 50;  // more than any machine here can give
+
+// Keeps the optimiser from removing a new whose result is unused.
+void* volatile sink;
+
+// Called once: gives up, so the retry fails too and new throws.
+void give_up() { std::set_new_handler(nullptr); }
+
+}  // namespace
+
+int main() {
+  int failed = 0;
+  sink = new (std::nothrow) char[kHuge];
+  failed += sink == nullptr;
+  sink = ::operator new(kHuge, std::align_val_t(64), std::nothrow);
+  failed += sink == nullptr;
+  try {
+    sink = new char[kHuge];
+  } catch (const std::bad_alloc&) {
+    ++failed;
+  }
+  try {
+    sink = ::operator new(kHuge, std::align_val_t(64));
+  } catch (const std::bad_alloc&) {
+    ++failed;
+  }
+  std::set_new_handler(give_up);
+  try {
+    sink = new char[kHuge];
+  } catch (const std::bad_alloc&) {
+    ++failed;
+  }
+  sink = std::malloc(kHuge);
+  failed += sink == nullptr;
+  char* fine = new char[100];
+  sink = fine;
+  delete[] fine;
+  std::printf("failed-new-test: %d failed\n", failed);
+  return failed == 6 ? 0 : 1;
+}
