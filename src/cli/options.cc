@@ -38,6 +38,17 @@ CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string
   return cmd.add_option(name, value, help)->transform(one_of)->capture_default_str();
 }
 
+CLI::Option* whole_number_from_one(CLI::Option* option) {
+  return option->check(CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos ||
+            text.find_first_not_of('0') == std::string::npos)
+          return "expected a whole number from 1, got " + text;
+        return {};
+      },
+      "N>=1"));
+}
+
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example) {
   cmd.footer(fmt::format("Exit codes:\n  0  nothing against you\n  1  {}\n  2  bad usage or input it cannot read\n"
                          "Example:\n  {}",

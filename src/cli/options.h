@@ -21,6 +21,10 @@ CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string
                              const std::string& kind, std::vector<std::string> known);
 
 // "Exit codes: 0 ..., 1 `finding`, 2 ..." and an example, after the options.
+// Accepts a whole number from 1 (a count, a process id): 0 and negative
+// numbers are refused with one plain line, not a range of doubles.
+CLI::Option* whole_number_from_one(CLI::Option* option);
+
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example);
 
 }  // namespace edgemem::cli

@@ -243,7 +243,7 @@ int run_record(const RecordArgs& args) {
   if (r.recordings.empty()) {
     fmt::print(stderr, "edgemem: {} left no recording at {} (was it a static binary, or did it clear LD_PRELOAD?)\n",
                args.command[0], args.output);
-    return r.exit_code;
+    return 2;  // nothing could be recorded
   }
   for (const std::string& file : r.recordings) fmt::print(stderr, "edgemem: recording: {}\n", file);
   for (const std::string& note : r.notes) fmt::print(stderr, "edgemem: {}\n", note);
@@ -260,7 +260,8 @@ void add_record_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "The recording (emt v3); forked children write OUTPUT.PID")
       ->capture_default_str();
   cmd->add_option("command", args->command, "The program and its arguments, after --");
-  cmd->add_option("--pid", args->pid, "Attach to this running process instead (through gdb, else eBPF uprobes)");
+  whole_number_from_one(
+      cmd->add_option("--pid", args->pid, "Attach to this running process instead (through gdb, else eBPF uprobes)"));
   add_name_option(*cmd, "--via", args->via,
                   "How: gdb injects the preload library and probes --inference-fn (needs ptrace, not root); ebpf "
                   "probes the C library with bpftrace (needs root); auto tries gdb, then eBPF where ptrace is refused",

@@ -1,5 +1,7 @@
 #include "cli/report_file.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +12,16 @@
 #include "report/units.h"
 
 namespace edgemem::cli {
+
+std::string cannot_write_later(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::is_directory(dir, ec)) return fmt::format("no directory {}", dir.string());
+  if (std::filesystem::is_directory(path, ec)) return "a directory, expected a file";
+  if (::access(dir.c_str(), W_OK) != 0) return fmt::format("directory {} is not writable ({})", dir.string(), std::strerror(errno));
+  return {};
+}
 
 bool write_report_file(const std::string& path, const std::string& text, const std::string& option,
                        const std::string& what) {

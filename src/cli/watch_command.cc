@@ -52,6 +52,11 @@ int run_watch(const WatchArgs& args) {
     limits.duration = watch::parse_duration(args.for_duration);
     if (!limits.duration) return fail("--for " + args.for_duration, "expected a duration such as 30s, 10m, 12h, 2d");
   }
+  // A soak run must not find out after 12 hours that its report cannot be written.
+  for (const auto& [option, path] : {std::pair{"--html", a.html}, std::pair{"--metrics-file", args.metrics_file}})
+    if (!path.empty())
+      if (std::string why = cannot_write_later(path); !why.empty())
+        return fail(fmt::format("{} {}", option, path), fmt::format("cannot be written: {}", why));
   auto options = trace_session_options(a);
   if (!options) return 2;
 
@@ -146,7 +151,7 @@ void add_watch_command(CLI::App& app) {
                   "fragmentation=warning|danger");
   cmd->add_option("--baud", args->baud, "Serial device speed (default 115200); the source is then a serial device");
   cmd->add_option("--interval", args->interval, "Time between status lines (500ms, 1s, 1m)")->capture_default_str();
-  cmd->add_option("--until", args->until, "Stop once this many inferences have been seen");
+  whole_number_from_one(cmd->add_option("--until", args->until, "Stop once this many inferences have been seen"));
   cmd->add_option("--for", args->for_duration, "Stop after this long (30s, 10m, 12h, 2d)");
   cmd->add_option("--on-alert", args->on_alert,
                   "Shell command run for each alert: EDGEMEM_ALERT, EDGEMEM_POOL, EDGEMEM_VALUE, EDGEMEM_INFERENCE, "

@@ -57,7 +57,12 @@ std::string c_literal(const std::string& s) {
 }  // namespace
 
 AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload) {
-  if (kill(pid, 0) != 0) return {fmt::format("no process {} ({})", pid, strerror(errno))};
+  if (kill(pid, 0) != 0) {
+    if (errno == EPERM)
+      return {fmt::format("process {} belongs to another user: run edgemem record as that user (gdb attaches to "
+                          "one's own processes) or as root (ptrace or eBPF)", pid)};
+    return {fmt::format("no process {} ({})", pid, strerror(errno))};
+  }
   std::error_code ec;
   std::string path = fs::absolute(output, ec).string();
   fs::remove(path, ec);

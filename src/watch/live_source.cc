@@ -42,8 +42,10 @@ std::unique_ptr<LiveSource> open_live_source(const std::string& spec, unsigned b
     std::string host = colon == std::string::npos ? "" : rest.substr(0, colon);
     std::string port = colon == std::string::npos ? "" : rest.substr(colon + 1);
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (host.empty() || port.empty() || port.find_first_not_of("0123456789") != std::string::npos)
-      throw std::invalid_argument(fmt::format("{}: expected tcp://HOST:PORT, e.g. tcp://127.0.0.1:3443", spec));
+    if (host.empty() || port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(port) == 0 || std::stoul(port) > 65535)
+      throw std::invalid_argument(
+          fmt::format("{}: expected tcp://HOST:PORT with a port from 1 to 65535, e.g. tcp://127.0.0.1:3443", spec));
     return connect_tcp(host, port);
   }
   struct stat st;

@@ -52,7 +52,11 @@ struct OtlpPusher::Impl {
 
 OtlpPusher::OtlpPusher(const std::string& url) : impl_(std::make_unique<Impl>()) {
   std::smatch m;
-  static const std::regex form(R"(^(https?://[^/\s]+)(/\S*)?$)");
+  if (url.starts_with("https://"))
+    throw std::invalid_argument(fmt::format("--otlp {}: edgemem pushes plain HTTP only; give the http:// endpoint of a "
+                                            "collector near it (an OpenTelemetry Collector can forward over TLS)",
+                                            url));
+  static const std::regex form(R"(^(http://[^/\s]+)(/\S*)?$)");
   if (!std::regex_match(url, m, form))
     throw std::invalid_argument(fmt::format("--otlp {}: expected http://HOST:PORT[/PATH], e.g. http://127.0.0.1:4318", url));
   impl_->base = m[1];

@@ -65,7 +65,8 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     }
     now = Clock::now();
     if (limits.duration && now - start >= *limits.duration) {
-      note(fmt::format("--for {} s elapsed", std::chrono::duration_cast<std::chrono::seconds>(*limits.duration).count()));
+      const auto ms = std::chrono::duration_cast<milliseconds>(*limits.duration).count();
+      note(ms % 1000 ? fmt::format("--for {} ms elapsed", ms) : fmt::format("--for {} s elapsed", ms / 1000));
       break;
     }
     if (now >= next_tick) {

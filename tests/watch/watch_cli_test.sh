@@ -162,6 +162,17 @@ pgrep -g "$(cat "$tmp/hookpid")" >/dev/null && bad "the hook's sleep outlived th
 "$edgemem" watch tcp://127.0.0.1 2>"$tmp/err" >/dev/null
 rc=$?
 [ "$rc" = 2 ] && grep -q "expected tcp://HOST:PORT" "$tmp/err" && ok "tcp:// without a port: exit 2" || bad "tcp without port: exit $rc, $(cat "$tmp/err")"
+# What a long run would find out only at its end is refused at its start.
+for bad_option in "--until 0" "--until -5" "--html /nonexistent/dir/r.html" "--metrics-file $tmp" "--otlp https://127.0.0.1:4318"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$edgemem" watch "$tmp/clean.log" $bad_option 2>"$tmp/err" >/dev/null
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && ok "$bad_option: exit 2 at once ($(cat "$tmp/err"))" ||
+    bad "$bad_option: exit $rc, $(head -3 "$tmp/err")"
+done
+timeout 10 "$edgemem" watch tcp://127.0.0.1:99999 2>"$tmp/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && grep -q "port from 1 to 65535" "$tmp/err" && ok "tcp port 99999: exit 2" || bad "tcp port 99999: exit $rc, $(cat "$tmp/err")"
 "$edgemem" watch "$tmp/clean.log" --interval soon 2>"$tmp/err" >/dev/null
 rc=$?
 [ "$rc" = 2 ] && ok "--interval soon: exit 2" || bad "--interval soon: exit $rc"
