@@ -71,14 +71,24 @@ int dlclose(void* handle) {
   return result;
 }
 
+// Under `record --inference-fn` the recorder marks the inferences itself
+// (EDGEMEM_OWN_MARKERS=0): the program's own markers would count each twice.
+static bool own_markers() {
+  static const bool on = [] {
+    const char* v = getenv("EDGEMEM_OWN_MARKERS");
+    return !(v && v[0] == '0');
+  }();
+  return on;
+}
+
 __attribute__((visibility("default"))) void edgemem_inference_begin(uint64_t index) {
   Busy busy;
-  if (busy.entered() && recording_enabled) record_inference(true, index);
+  if (busy.entered() && recording_enabled && own_markers()) record_inference(true, index);
 }
 
 __attribute__((visibility("default"))) void edgemem_inference_end(uint64_t index) {
   Busy busy;
-  if (busy.entered() && recording_enabled) record_inference(false, index);
+  if (busy.entered() && recording_enabled && own_markers()) record_inference(false, index);
 }
 
 }  // extern "C"

@@ -195,7 +195,7 @@ int attach(const RecordArgs& args, const std::string& preload) {
     probe = prepare_inference_attach(args.inference_fn, args.pid, why);
     if (!probe) return fail("record --pid", why);
   }
-  AttachResult a = attach_recorder(args.pid, args.output, preload);
+  AttachResult a = attach_recorder(args.pid, args.output, preload, !probe);
   if (a.error.empty() && probe) return probe_attached(args, *probe);
   if (a.error.empty()) {
     fmt::print(stderr, "edgemem: recording process {} into {} until it exits (Ctrl-C stops waiting, not the recording)\n",

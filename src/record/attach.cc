@@ -56,7 +56,7 @@ std::string c_literal(const std::string& s) {
 
 }  // namespace
 
-AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload) {
+AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload, bool own_markers) {
   if (kill(pid, 0) != 0) {
     if (errno == EPERM)
       return {fmt::format("process {} belongs to another user: run edgemem record as that user (gdb attaches to "
@@ -72,6 +72,7 @@ AttachResult attach_recorder(int pid, const std::string& output, const std::stri
       "gdb", "-p", std::to_string(pid), "-batch", "-nx",
       "-ex", set_env + "(\"EDGEMEM_OUTPUT\", " + c_literal(path) + ", 1)",
       "-ex", set_env + "(\"EDGEMEM_ATTACH\", \"1\", 1)",
+      "-ex", set_env + "(\"EDGEMEM_OWN_MARKERS\", \"" + (own_markers ? "1" : "0") + "\", 1)",
       "-ex", "call ((void*(*)(const char*, int))dlopen)(" + c_literal(preload) + ", 2)",
       "-ex", "call ((char*(*)(void))dlerror)()",
       "-ex", "detach"};

@@ -15,7 +15,9 @@ struct AttachResult {
   bool ptrace_unavailable = false;
 };
 
-AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload);
+// `own_markers` false: the program's edgemem_inference_begin/end calls are
+// left out (record --inference-fn marks the inferences instead).
+AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload, bool own_markers = true);
 
 // Still running: exists and has not exited (a zombie its parent has not
 // reaped yet has ended).

@@ -74,6 +74,8 @@ RecordResult run_recorded(const RecordRequest& request) {
     if (probe) unsetenv("LD_PRELOAD");
     else setenv("LD_PRELOAD", ld_preload.c_str(), 1);
     setenv("EDGEMEM_OUTPUT", output.c_str(), 1);
+    if (probe) setenv("EDGEMEM_OWN_MARKERS", "0", 1);  // the probe marks the inferences
+    else unsetenv("EDGEMEM_OWN_MARKERS");
     execvp(argv[0], argv.data());
     int err = errno;
     (void)!write(ready[1], &err, sizeof err);

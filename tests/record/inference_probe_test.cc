@@ -190,6 +190,20 @@ TEST(InferenceProbe, EachCallIsOneInferenceWithoutRootOrEbpf) {
   EXPECT_NEAR(*leak->bytes_per_inference, 128.0, 0.5);
 }
 
+// The pipeline marks its frames itself: under --inference-fn those markers
+// are left out, or every inference would be counted twice.
+TEST(InferenceProbe, AProgramsOwnMarkersGiveWayToTheProbedFunction) {
+  SKIP_WITHOUT_GDB();
+  fs::path out = scratch("pipeline.emt");
+  Said r = run_unprivileged(record(out, "run_model", std::string(EDGEMEM_PIPELINE) + " --frames 24 --every 4"),
+                           scratch("pipeline.log"));
+  ASSERT_EQ(r.status, 0) << r.said;
+  EXPECT_NE(r.said.find("24 calls of run_model"), std::string::npos) << r.said;
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  EXPECT_EQ(outcome.run->result.inferences, 24u);
+}
+
 // Only the worker calls infer_step: every INFER record is the worker's,
 // while the main thread's allocations run alongside (and are stopped while
 // the probe numbers a call).
