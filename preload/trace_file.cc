@@ -16,6 +16,7 @@
 #include "edgemem/emt_v2.h"
 #include "module_map.h"
 #include "real_functions.h"
+#include "thread_recorder.h"
 
 namespace edgemem::preload {
 namespace {
@@ -122,6 +123,7 @@ void after_fork_child() {
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
   // The parent's descriptor and chunks stay the parent's.
+  release_chunk_after_fork();
   if (file.fd >= 0) close(file.fd);
   file.fd = -1;
   file.pending_open = true;

@@ -116,8 +116,16 @@ PackResult pack_recording(const std::string& path) {
     return result;
   }
   result.chunked_bytes = static_cast<uint64_t>(st.st_size);
-  // Every process recording into the file holds a shared lock on it.
-  if (flock(in.fd, LOCK_EX | LOCK_NB) != 0) {
+  // Every process recording into the file holds a shared lock on it. A
+  // child forked just before the program ended holds the parent's lock too
+  // until its fork handler has run (then it records into FILE.PID): a
+  // moment's grace for that.
+  bool locked = flock(in.fd, LOCK_EX | LOCK_NB) == 0;
+  for (int tries = 0; !locked && tries < 50; ++tries) {
+    usleep(10 * 1000);
+    locked = flock(in.fd, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (!locked) {
     result.why_not = "a process still records into it (left chunked: edgemem analyze reads it as it is)";
     return result;
   }

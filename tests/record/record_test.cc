@@ -851,6 +851,16 @@ TEST(Record, EachFailedNewIsOneFailedAllocation) {
   EXPECT_EQ(r.input.stats.dropped_records, 0u);
 }
 
+// A child forked as the program ends, which records nothing: the program's
+// own recording is packed, not left chunked as if a process still wrote it.
+TEST(Record, AChildThatOutlivesTheProgramDoesNotKeepItsRecordingFromBeingPacked) {
+  fs::path out = scratch("fork-outlives.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_fork_outlives") + " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("packed " + out.string()), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("not packed"), std::string::npos) << c.out;
+}
+
 TEST(Record, TheExitStatusIsPassedThroughAndAMissingProgramIsNamed) {
   fs::path out = scratch("missing.emt");
   Command c = run(record(out, "/nonexistent/program") + " 2>&1");
