@@ -113,7 +113,9 @@ struct Forecast {
   uint64_t inferences = 0;     // more inferences until the pool is full at the measured rate
   std::optional<double> seconds;
   uint64_t remaining_bytes = 0;
-  double bytes_per_inference = 0;  // the pool's own growth (its usage slope)
+  // The pool's own growth: its usage slope, or where temporaries make its
+  // usage irregular, the sum of its leaking groups' rates.
+  double bytes_per_inference = 0;
   // The pool already overflowed or refused a request: no forecast, it is
   // exhausted now (inferences = 0).
   bool already_exhausted = false;

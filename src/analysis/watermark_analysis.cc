@@ -109,11 +109,17 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     w.series = f.series.points();
     if (w.slope < 1e-9 && w.shape == Shape::flat) w.slope = 0;
 
-    // Forecast only for pools whose growth is systematic and whose size is known.
+    // Forecast only for pools whose growth is systematic and whose size is
+    // known: usage that rises steadily, or, where temporaries make usage
+    // irregular, the pool's leaking groups at their own rates.
     const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
     bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
     if (growing && summary_only) out.leak_rate_bytes_per_inference += w.slope;
-    if (growing && info.size > 0) {
+    double rate = growing ? w.slope : 0;
+    if (!growing && w.shape == Shape::irregular)
+      for (const SiteLeak& l : out.leaks)
+        if (l.pool == w.pool && l.bytes_per_inference) rate += *l.bytes_per_inference;
+    if (rate > 0 && info.size > 0) {
       // Space must hold the inference's own peak, not just what it leaves
       // behind, and what the other end of a shared arena holds at its peak.
       uint64_t used = std::max(f.last, f.last_peak);
@@ -123,8 +129,8 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
       Forecast fc;
       fc.pool = info.name;
       fc.remaining_bytes = remaining;
-      fc.bytes_per_inference = w.slope;
-      fc.inferences = static_cast<uint64_t>(std::floor(static_cast<double>(remaining) / w.slope));
+      fc.bytes_per_inference = rate;
+      fc.inferences = static_cast<uint64_t>(std::floor(static_cast<double>(remaining) / rate));
       if (clock_hz && out.cycles_per_inference)
         fc.seconds = static_cast<double>(fc.inferences) * *out.cycles_per_inference / *clock_hz;
       if (!out.exhaustion_forecast || fc.inferences < out.exhaustion_forecast->inferences)

@@ -18,7 +18,8 @@ std::string text_of(const Run& run) {
 // A cache block of a different size every inference makes the pool's usage
 // rise and fall (an irregular shape); 644 B leak every 10th inference. The
 // rate was once the sum of linear or stepped pools' slopes only: 0 here,
-// and a budget of 0 B per inference passed beside a [LEAK] finding.
+// and a budget of 0 B per inference passed beside a [LEAK] finding; and the
+// heap had no forecast, since its usage is not a line or a stair.
 TEST(LeakRate, IsWhatTheLeaksAddEvenWhenThePoolsUsageIsIrregular) {
   std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n";
   uint64_t t = 1, leaks = 0;
@@ -38,6 +39,13 @@ TEST(LeakRate, IsWhatTheLeaksAddEvenWhenThePoolsUsageIsIrregular) {
   ASSERT_TRUE(r.leaks[0].bytes_per_inference);
   EXPECT_NEAR(*r.leaks[0].bytes_per_inference, 64.4, 0.1);
   EXPECT_DOUBLE_EQ(r.leak_rate_bytes_per_inference, *r.leaks[0].bytes_per_inference);
+  // The heap runs out at the leak's rate, temporaries or not: at the end it
+  // holds 20 leaked blocks (12,880 B) and the last cache block (300 B).
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_EQ(r.exhaustion_forecast->pool, "heap");
+  EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 1048576u - 12880u - 300u);
+  EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, *r.leaks[0].bytes_per_inference);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 16077u);  // 1,035,396 B at 64.4 B
 }
 
 // Each inference frees the last block and makes a bigger one: the heap
