@@ -287,6 +287,9 @@ struct PoolSummary {
   uint64_t size = 0;  // 0 = unknown
   uint64_t peak_bytes = 0, final_bytes = 0, live_count = 0;
   std::optional<double> peak_margin_pct;
+  // Requests the device's summary records say were refused (they give no
+  // sizes: these are not in FragmentationResult::failures).
+  uint64_t refused_in_summaries = 0;
 };
 
 // One pool over trace time, sampled after every alloc, free, realloc, reset

@@ -321,6 +321,7 @@ struct Analyzer::Impl {
       s.peak_bytes = state.peak_usage;
       s.final_bytes = state.usage();
       s.live_count = state.live.size();
+      if (i < summary_failures.size()) s.refused_in_summaries = summary_failures[i];
       // A shared arena's margin is what both ends left at the moment they
       // held the most together. When that moment was not followed (the
       // device reported only summaries, or declared the sharing after the

@@ -88,6 +88,12 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
           fmt::format("pool {}: a {} B request failed with {} B free, {} B in the largest block{}", a.pool, a.size,
                       a.total_free, a.largest_free, a.fragmentation ? " (fragmentation)" : ""));
   }
+  // A device in summary mode tells how many requests each pool refused, not their sizes.
+  for (const PoolSummary& p : r.pools)
+    if (p.refused_in_summaries && !raised_.contains({AlertKind::alloc_failure, p.name, ""}))
+      raise(AlertKind::alloc_failure, p.name, static_cast<double>(p.refused_in_summaries),
+            fmt::format("pool {}: {} request{} refused (the device's summary records give no sizes)", p.name,
+                        p.refused_in_summaries, p.refused_in_summaries == 1 ? "" : "s"));
   for (const PoolFragmentation& p : f.pools) {
     if (!p.known_extent || known_extent_.contains(p.pool)) continue;
     known_extent_.insert(p.pool);

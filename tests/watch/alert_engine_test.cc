@@ -127,6 +127,27 @@ TEST(AlertEngine, FragmentationOfAPoolOfUnknownExtentIsNotJudged) {
   EXPECT_TRUE(engine.take().empty());
 }
 
+// A device in summary mode says how many requests a pool refused, with no
+// sizes: still a failed allocation, raised for that pool.
+TEST(AlertEngine, ARequestRefusedInASummaryRecordIsAFailedAllocation) {
+  AlertEngine engine;
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
+    r.fragmentation.alloc_failures = 1;
+    PoolSummary heap;
+    heap.name = "heap";
+    heap.refused_in_summaries = 1;
+    r.pools.push_back(heap);
+  });
+  engine.on_snapshot(run);
+  std::vector<Alert> alerts = engine.take();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].kind, AlertKind::alloc_failure);
+  EXPECT_EQ(alerts[0].pool, "heap");
+  EXPECT_EQ(alerts[0].value, 1.0);
+  engine.on_snapshot(run);
+  EXPECT_TRUE(engine.take().empty());
+}
+
 TEST(AlertEngine, ACleanSnapshotRaisesNothing) {
   AlertEngine engine;
   TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) { r.fragmentation.band = Band::healthy; });
