@@ -1,5 +1,7 @@
 #include "watch/metrics_server.h"
 
+#include <netdb.h>
+
 #include <httplib.h>
 
 #include <cerrno>
@@ -39,7 +41,16 @@ MetricsServer::MetricsServer(const std::string& addr) : impl_(std::make_unique<I
     response.set_content(format == MetricsFormat::openmetrics ? impl->openmetrics : impl->prometheus,
                          std::string(metrics_content_type(format)).c_str());
   });
+  // A name that does not resolve fails inside the HTTP library with no errno of its own.
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  if (int rc = ::getaddrinfo(impl->host.c_str(), nullptr, &hints, &found); rc != 0)
+    throw std::runtime_error(fmt::format("--metrics-listen {}: cannot resolve {} ({}); give an address of this machine, "
+                                         "or :PORT for all of them", addr, impl->host, ::gai_strerror(rc)));
+  ::freeaddrinfo(found);
   int wanted = std::stoi(port);
+  errno = 0;
   if (wanted == 0) {
     impl->port = impl->server.bind_to_any_port(impl->host.c_str());
   } else if (impl->server.bind_to_port(impl->host.c_str(), wanted)) {
@@ -49,7 +60,7 @@ MetricsServer::MetricsServer(const std::string& addr) : impl_(std::make_unique<I
   }
   if (impl->port <= 0)
     throw std::runtime_error(fmt::format("--metrics-listen {}: cannot listen there ({}); pick another port, or :0 for "
-                                         "any free one", addr, std::strerror(errno)));
+                                         "any free one", addr, errno ? std::strerror(errno) : "not an address of this machine"));
   impl->thread = std::thread([impl] { impl->server.listen_after_bind(); });
 }
 
