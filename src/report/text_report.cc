@@ -167,8 +167,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     const SiteLeak& l = r.leaks[i];
     ++problems;
     line(out, "[LEAK]", leak_headline(l, marked, leak_names[i]));
-    std::string blocks = l.block_size ? fmt::format("{} blocks of {}", grouped(l.count), bytes(l.block_size))
-                                      : fmt::format("{} blocks", grouped(l.count));
+    std::string blocks = fmt::format("{} block{}", grouped(l.count), l.count == 1 ? "" : "s");
+    if (l.block_size) blocks += fmt::format(" of {}", bytes(l.block_size));
     std::string hint = l.type_hint.empty() ? "" : fmt::format(" ({})", l.type_hint);
     more(out, fmt::format("{} live in {}{}; pool '{}'; this group over the whole trace: {} allocations, {} frees", bytes(l.bytes),
                           blocks, hint, l.pool, grouped(l.allocs), grouped(l.frees)));
@@ -205,7 +205,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                             grouped(fc.inferences), when, fc.bytes_per_inference));
   }
   if (!r.leaks.empty())
-    more(out, "-> free temporaries in the Invoke that allocates them, or allocate once in Prepare");
+    more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "
+              "Micro: in Prepare, not Invoke)");
   for (const auto& w : r.watermarks)
     if (w.shape == Shape::stair)
       more(out, fmt::format("   '{}' rises in steps: {} steps of {:.0f} B every {:.0f} inferences", w.pool,

@@ -280,6 +280,9 @@ TEST(Record, ThePipelinesThreePlantedLeaksAndNothingElse) {
     EXPECT_EQ(leak->bytes, p.bytes) << innermost;
     EXPECT_EQ(leak->count, p.count) << innermost;
   }
+  // The realloc chain's one block is "1 block", not "1 blocks".
+  const std::string text = text_report(r.input, r.result);
+  EXPECT_NE(text.find("1,024 B live in 1 block of 1,024 B"), std::string::npos) << text;
 }
 
 // The line of `marker` in an example's source, as "file:line".
