@@ -138,8 +138,15 @@ Evidence tpiu_evidence(std::span<const uint8_t> head) {
 
 std::string SniffVerdict::refusal(std::string_view path) const {
   std::string advice = instead;
+  // A stream (stdin, a TCP source) is no file the advice's command could open.
+  const bool stream = path == "-" || path.starts_with("tcp://");
+  std::string_view file = path;
+  if (stream && advice.find("{file}") != std::string::npos) {
+    advice = "save it to a FILE, then " + advice;
+    file = "FILE";
+  }
   // Search on past each replacement: the path itself may contain "{file}".
-  for (size_t at = 0; (at = advice.find("{file}", at)) != std::string::npos; at += path.size()) advice.replace(at, 6, path);
+  for (size_t at = 0; (at = advice.find("{file}", at)) != std::string::npos; at += file.size()) advice.replace(at, 6, file);
   return advice.empty() ? fmt::format("{}: {}", path, looks_like) : fmt::format("{}: {}; {}", path, looks_like, advice);
 }
 

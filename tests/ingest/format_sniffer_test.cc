@@ -69,6 +69,11 @@ TEST(Sniffer, AnElfIsNotATrace) {
   // A path that itself contains the placeholder is named once, not expanded forever.
   EXPECT_EQ(sniff_trace(bytes(elf)).refusal("{file}.elf"),
             "{file}.elf: an ELF file, not a trace; for its sections and symbols run `edgemem map --elf {file}.elf`");
+  // Read from stdin or a TCP source: no file for the command to open.
+  EXPECT_EQ(sniff_trace(bytes(elf)).refusal("tcp://127.0.0.1:3443"),
+            "tcp://127.0.0.1:3443: an ELF file, not a trace; save it to a FILE, then for its sections and symbols run "
+            "`edgemem map --elf FILE`");
+  EXPECT_EQ(sniff_trace(bytes(elf)).refusal("-").rfind("-: an ELF file, not a trace; save it to a FILE, then", 0), 0u);
 }
 
 TEST(Sniffer, ATfliteModelIsNotATrace) {
