@@ -23,12 +23,9 @@ std::string seconds_text(double s) {
 std::string watch_status_line(const WatchStatus& status) {
   const AnalysisResult& r = *status.result;
   std::vector<std::string> parts;
+  // Verdicts first, the pools last: a narrow terminal cuts the line's end.
   parts.push_back(fmt::format("{} inferences", units::grouped(r.inferences)));
-  for (const PoolSummary& p : r.pools) {
-    if (p.peak_bytes == 0 && p.final_bytes == 0) continue;
-    std::string of = p.size ? fmt::format(" of {}", units::bytes(p.size)) : "";
-    parts.push_back(fmt::format("{} {}{}, peak {}", p.name, units::bytes(p.final_bytes), of, units::bytes(p.peak_bytes)));
-  }
+  if (status.alerts) parts.push_back(fmt::format("{} alert{}", status.alerts, status.alerts == 1 ? "" : "s"));
   // The trend says more than the whole-run slope while the run is young,
   // and it is the number the leak alert is raised on.
   std::string trend;
@@ -57,7 +54,11 @@ std::string watch_status_line(const WatchStatus& status) {
   uint64_t skipped = s.corrupt_bytes + s.malformed_lines;
   parts.push_back(fmt::format("{} dropped", units::grouped(dropped)) +
                   (skipped ? fmt::format(", {} corrupt skipped", units::grouped(skipped)) : ""));
-  if (status.alerts) parts.push_back(fmt::format("{} alert{}", status.alerts, status.alerts == 1 ? "" : "s"));
+  for (const PoolSummary& p : r.pools) {
+    if (p.peak_bytes == 0 && p.final_bytes == 0) continue;
+    std::string of = p.size ? fmt::format(" of {}", units::bytes(p.size)) : "";
+    parts.push_back(fmt::format("{} {}{}, peak {}", p.name, units::bytes(p.final_bytes), of, units::bytes(p.peak_bytes)));
+  }
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : " | ") + p;
   return out;

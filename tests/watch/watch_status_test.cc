@@ -23,8 +23,8 @@ TEST(WatchStatus, OneLineWithPoolsTrendForecastBandFailuresAndDrops) {
   r.fragmentation.alloc_failures = 2;
   std::string line = watch_status_line({&input, &r, {{"arena", 644, 3e-9, true}}, 2});
   EXPECT_EQ(line,
-            "1,234 inferences | arena 40,000 B of 81,920 B, peak 43,164 B | leak arena +644 B/inf (p=3e-09, confirmed) | "
-            "arena full in 60 inf (90 s) | frag worst warning | 2 failed | 3 dropped | 2 alerts");
+            "1,234 inferences | 2 alerts | leak arena +644 B/inf (p=3e-09, confirmed) | arena full in 60 inf (90 s) | "
+            "frag worst warning | 2 failed | 3 dropped | arena 40,000 B of 81,920 B, peak 43,164 B");
 }
 
 TEST(WatchStatus, AForecastShorterThanAMillisecondIsInMicroseconds) {
@@ -39,9 +39,9 @@ TEST(WatchStatus, SaysWhatIsNotKnownYet) {
   AnalysisResult r;
   r.pools.push_back({"heap", PoolKind::heap, 0, 100, 100, 1, std::nullopt});
   EXPECT_EQ(watch_status_line({&input, &r, {}, 0}),
-            "0 inferences | heap 100 B, peak 100 B | leak: too few inferences | frag unjudged | 0 failed | 0 dropped");
+            "0 inferences | leak: too few inferences | frag unjudged | 0 failed | 0 dropped | heap 100 B, peak 100 B");
   EXPECT_EQ(watch_status_line({&input, &r, {{"heap", -2, 0.9, false}}, 0}),
-            "0 inferences | heap 100 B, peak 100 B | leak: none | frag unjudged | 0 failed | 0 dropped");
+            "0 inferences | leak: none | frag unjudged | 0 failed | 0 dropped | heap 100 B, peak 100 B");
 }
 
 }  // namespace
