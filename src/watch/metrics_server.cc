@@ -35,6 +35,10 @@ MetricsServer::MetricsServer(const std::string& addr) : impl_(std::make_unique<I
     throw std::runtime_error(fmt::format("--metrics-listen {}: expected HOST:PORT, :PORT or PORT, e.g. :9464", addr));
   impl_->host = host.empty() ? "0.0.0.0" : host;
   Impl* impl = impl_.get();
+  // A client that connects and says nothing holds a worker for the read
+  // timeout, and stop() waits for it: 1 s, not the library's 5 s, at Ctrl-C.
+  impl->server.set_read_timeout(1, 0);
+  impl->server.set_keep_alive_timeout(1);
   impl->server.Get("/metrics", [impl](const httplib::Request& request, httplib::Response& response) {
     MetricsFormat format = negotiate_metrics_format(request.get_header_value("Accept"));
     std::lock_guard lock(impl->mutex);
