@@ -33,11 +33,25 @@ bool start_recording() {
   return true;
 }
 
+// Under `record --inference-fn` the recorder marks the inferences itself
+// (EDGEMEM_OWN_MARKERS=0): the program's own markers would count each twice.
+// Only in the probed process: a forked child and an exec'd program are not
+// probed, so their markers count (the setting is read once and removed).
+bool program_markers = true;
+
 }  // namespace edgemem::preload
 
 namespace {
 
-__attribute__((constructor)) void start_at_load() { start_recording(); }
+__attribute__((constructor)) void start_at_load() {
+  if (const char* v = getenv("EDGEMEM_OWN_MARKERS")) {
+    program_markers = v[0] != '0';
+    // Before main: no other thread reads the environment yet. (Injected by
+    // --pid, the process's children never load the recorder anyway.)
+    if (!attached()) unsetenv("EDGEMEM_OWN_MARKERS");
+  }
+  start_recording();
+}
 
 __attribute__((destructor)) void stop_recording() {
   if (!recording_enabled) return;
@@ -71,24 +85,15 @@ int dlclose(void* handle) {
   return result;
 }
 
-// Under `record --inference-fn` the recorder marks the inferences itself
-// (EDGEMEM_OWN_MARKERS=0): the program's own markers would count each twice.
-static bool own_markers() {
-  static const bool on = [] {
-    const char* v = getenv("EDGEMEM_OWN_MARKERS");
-    return !(v && v[0] == '0');
-  }();
-  return on;
-}
 
 __attribute__((visibility("default"))) void edgemem_inference_begin(uint64_t index) {
   Busy busy;
-  if (busy.entered() && recording_enabled && own_markers()) record_inference(true, index);
+  if (busy.entered() && recording_enabled && program_markers) record_inference(true, index);
 }
 
 __attribute__((visibility("default"))) void edgemem_inference_end(uint64_t index) {
   Busy busy;
-  if (busy.entered() && recording_enabled && own_markers()) record_inference(false, index);
+  if (busy.entered() && recording_enabled && program_markers) record_inference(false, index);
 }
 
 }  // extern "C"

@@ -47,9 +47,8 @@ class Busy {
 // thread up writes records of its own, and a thread's records go to its
 // chunks in sequence order.
 bool ensure_ready();
-// In a forked child, at once: the forking thread's chunk is the parent's
-// file, and a mapping of it would keep the parent's lock on that file (so
-// `edgemem record` would not pack it) for as long as the child lives.
+// In a forked child, at once: forgets the forking thread's chunk (the
+// parent's, and not mapped in the child: chunks are MADV_DONTFORK).
 void release_chunk_after_fork();
 uint64_t take_seq();
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align);

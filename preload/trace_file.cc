@@ -124,6 +124,7 @@ void after_fork_child() {
   unlock_modules_after_fork();
   // The parent's descriptor and chunks stay the parent's.
   release_chunk_after_fork();
+  program_markers = true;  // the probe does not follow a fork
   if (file.fd >= 0) close(file.fd);
   file.fd = -1;
   file.pending_open = true;
@@ -175,6 +176,10 @@ uint8_t* claim_chunk(uint32_t slot, uint64_t base_seq) {
     complain("cannot map a chunk of the recording");
     return nullptr;
   }
+  // Not inherited by a forked child: a mapping of the file would hold the
+  // parent's lock on it (so `edgemem record` would not pack it) for as long
+  // as the child lives, and the child records into its own file anyway.
+  madvise(m, e2::kChunkBytes, MADV_DONTFORK);
   auto* c = static_cast<uint8_t*>(m);
   e2::put_u32(c + e2::kSlotAt, slot);
   e2::put_u32(c + e2::kIndexAt, static_cast<uint32_t>(k));

@@ -41,6 +41,9 @@ void unlock_mappings_after_fork();
 // In a forked child, with the lock held: the parent's mappings are in the
 // parent's recording, so their munmap is not the child's to record.
 void forget_mappings_after_fork();
+// Whether the program's own inference markers are recorded (library.cc): not
+// in a process `record --inference-fn` probes; again in its forked children.
+extern bool program_markers;
 
 // At exit: no more chunks; the file is cut to the chunks claimed.
 void close_trace_file();
