@@ -114,7 +114,8 @@ struct Forecast {
   std::optional<double> seconds;
   uint64_t remaining_bytes = 0;
   // The pool's own growth: its usage slope, or where temporaries make its
-  // usage irregular, the sum of its leaking groups' rates.
+  // usage irregular, the sum of its leaking groups' rates; for one end of a
+  // shared arena, both ends' growth (they fill the one space together).
   double bytes_per_inference = 0;
   // The pool already overflowed or refused a request: no forecast, it is
   // exhausted now (inferences = 0).

@@ -83,6 +83,9 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
   const bool summary_only = out.counts.summaries > 0 && out.leaks.empty();
   for (const SiteLeak& l : out.leaks)
     if (l.bytes_per_inference) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
+  // Each pool's growth per inference, for its forecast (and its partner's:
+  // the two ends of a shared arena fill the one space together).
+  std::vector<double> rates(pools_.size(), 0);
   for (size_t i = 0; i < pools_.size(); ++i) {
     if (context.pools.at(static_cast<PoolId>(i)).placement) continue;
     const Fit& f = pools_[i];
@@ -112,19 +115,28 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     // Forecast only for pools whose growth is systematic and whose size is
     // known: usage that rises steadily, or, where temporaries make usage
     // irregular, the pool's leaking groups at their own rates.
-    const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
     bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
     if (growing && summary_only) out.leak_rate_bytes_per_inference += w.slope;
-    double rate = growing ? w.slope : 0;
+    double& rate = rates[i];
+    rate = growing ? w.slope : 0;
     if (!growing && w.shape == Shape::irregular)
       for (const SiteLeak& l : out.leaks)
         if (l.pool == w.pool && l.bytes_per_inference) rate += *l.bytes_per_inference;
+    out.watermarks.push_back(std::move(w));
+  }
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
+    if (info.placement) continue;
+    const Fit& f = pools_[i];
+    double rate = rates[i];
     if (rate > 0 && info.size > 0) {
       // Space must hold the inference's own peak, not just what it leaves
       // behind, and what the other end of a shared arena holds at its peak.
       uint64_t used = std::max(f.last, f.last_peak);
-      if (auto partner = context.pools.partner(static_cast<PoolId>(i)); partner && *partner < pools_.size())
+      if (auto partner = context.pools.partner(static_cast<PoolId>(i)); partner && *partner < pools_.size()) {
         used += std::max(pools_[*partner].last, pools_[*partner].last_peak);
+        rate += rates[*partner];
+      }
       uint64_t remaining = info.size > used ? info.size - used : 0;
       Forecast fc;
       fc.pool = info.name;
@@ -136,7 +148,6 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
       if (!out.exhaustion_forecast || fc.inferences < out.exhaustion_forecast->inferences)
         out.exhaustion_forecast = fc;
     }
-    out.watermarks.push_back(std::move(w));
   }
 }
 

@@ -94,5 +94,26 @@ TEST(LeakRate, TheForecastGivesItsPoolsOwnRate) {
   EXPECT_NE(text_of(*run).find("runs out in 20 more inferences at 50.0 B/inference"), std::string::npos) << text_of(*run);
 }
 
+// The two ends of one arena (TFLite Micro's head and tail) both leak: they
+// fill the one space together, at 30 + 50 B per inference, not each at its
+// own rate as if the other stood still (which said 168 more inferences).
+TEST(LeakRate, BothEndsOfASharedArenaFillItTogether) {
+  std::string log = "[MEM][0] POOL name=head kind=arena size=10000\n"
+                    "[MEM][0] POOL name=tail kind=arena size=10000 shares=head\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 20; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    log += fmt::format("[MEM][{}] ALLOC size=30 offset={} pool=head site=h.c:1\n", t++, 30 * (i - 1));
+    log += fmt::format("[MEM][{}] ALLOC size=50 offset={} pool=tail site=t.c:2\n", t++, 50 * (i - 1));
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 10000u - 600u - 1000u);
+  EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, 80.0);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 105u);  // 8,400 B at 80 B
+}
+
 }  // namespace
 }  // namespace edgemem::test
