@@ -102,6 +102,8 @@ int run_watch(const WatchArgs& args) {
     outcome = watcher.run(*source, limits, handlers, [] { return interrupted() != 0; });
     display.clear();
   }
+  // Any signal after this one (the one that ended the watch, if any) ends the wait for hooks.
+  const int signals_at_end = interrupt_count();
   if (int signal = interrupted()) fmt::print(stderr, "edgemem: stopped by signal {}; summary of everything seen\n", signal);
   for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
   // The summary first: hooks still running (a page on its way) are waited
@@ -111,8 +113,8 @@ int run_watch(const WatchArgs& args) {
     if (size_t n = hook->running())
       fmt::print(stderr, "edgemem: waiting up to {} s for {} --on-alert command{} (Ctrl-C again stops {})\n",
                  kHookGrace.count(), n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
-    const int signals = interrupt_count();
-    for (const std::string& failed : hook->wait_all(kHookGrace, [signals] { return interrupt_count() > signals; }))
+    for (const std::string& failed :
+         hook->wait_all(kHookGrace, [signals_at_end] { return interrupt_count() > signals_at_end; }))
       fmt::print(stderr, "edgemem: {}\n", failed);
   };
   if (!outcome.run) {

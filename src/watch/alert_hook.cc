@@ -50,8 +50,13 @@ std::string AlertHook::run(const Alert& a) {
   // and a hook that outstays the watch is stopped with all it started.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
+  // edgemem ignores SIGPIPE; a shell pipeline in the hook should not.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
   std::string sh = "/bin/sh", dash_c = "-c", cmd = command_;
   char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
   pid_t pid;
@@ -103,14 +108,16 @@ std::vector<std::string> AlertHook::wait_all(std::chrono::milliseconds grace, co
   if (!running_.empty()) {
     failed_.push_back(fmt::format("{} --on-alert command{} still running when the watch ended: stopped",
                                   running_.size(), running_.size() == 1 ? "" : "s"));
-    for (pid_t p : running_) ::kill(-p, SIGTERM);
+    // Each hook leads its own process group: its shell and all it started.
+    const std::vector<pid_t> groups = running_;
+    for (pid_t g : groups) ::kill(-g, SIGTERM);
     const auto hard = Clock::now() + std::chrono::seconds(1);
     for (reap(false); !running_.empty() && Clock::now() < hard; reap(false)) ::usleep(20 * 1000);
-    for (pid_t p : running_) {
-      ::kill(-p, SIGKILL);
+    // Whatever of those groups is left (a child that ignores SIGTERM outlives its shell).
+    for (pid_t g : groups) ::kill(-g, SIGKILL);
+    for (pid_t p : running_)
       while (::waitpid(p, nullptr, 0) < 0 && errno == EINTR) {
       }
-    }
     running_.clear();
   }
   return std::exchange(failed_, {});

@@ -150,7 +150,7 @@ python3 -c "import json; json.load(open('$tmp/out'))" && ok "hook output kept of
 grep -q "^from-the-hook" "$tmp/err" && ok "hook output on stderr" || bad "hook output not on stderr"
 kill -INT "$pid"
 waited=0
-while kill -0 "$pid" 2>/dev/null && [ $waited -lt 30 ]; do sleep 0.1; waited=$((waited + 1)); done
+while kill -0 "$pid" 2>/dev/null && [ $waited -lt 60 ]; do sleep 0.1; waited=$((waited + 1)); done
 if kill -0 "$pid" 2>/dev/null; then bad "a second SIGINT does not stop the wait for a hook"; kill -KILL "$pid"; fi
 wait "$pid"
 grep -q "still running when the watch ended: stopped" "$tmp/err" && ok "a second SIGINT stops the hook" || bad "hook stop: $(tail -3 "$tmp/err")"
