@@ -82,9 +82,10 @@ class TraceSession {
 };
 
 // Reads `path` ("-" for stdin) in 1 MiB chunks until its end, a read error
-// or `stop()`; returns the error text, empty on success.
+// or `stop()`; returns the error text, empty on success. `stopped` (when
+// given) says whether `stop()` ended it before the end.
 std::string read_chunks(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk,
-                        const std::function<bool()>& stop = {});
+                        const std::function<bool()>& stop = {}, bool* stopped = nullptr);
 
 // A whole trace file through a session. `stop` ends the read early (Ctrl-C):
 // the outcome covers what was read until then.

@@ -12,12 +12,17 @@
 namespace edgemem {
 
 std::string read_chunks(const std::string& path, const std::function<void(std::span<const uint8_t>)>& chunk,
-                        const std::function<bool()>& stop) {
+                        const std::function<bool()>& stop, bool* stopped) {
   int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return fmt::format("cannot open ({})", std::strerror(errno));
   std::vector<uint8_t> buffer(1 << 20);
   std::string error;
-  while (!(stop && stop())) {
+  if (stopped) *stopped = false;
+  for (;;) {
+    if (stop && stop()) {
+      if (stopped) *stopped = true;
+      break;
+    }
     ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;

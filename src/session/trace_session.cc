@@ -254,6 +254,7 @@ TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions opt
   TraceSession session(path, std::move(options));
   if (!session.accepting()) return session.finish();
   uint64_t total = 0;
+  bool stopped = false;
   std::string error = read_chunks(
       path,
       [&](std::span<const uint8_t> bytes) {
@@ -261,9 +262,9 @@ TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions opt
         total += bytes.size();
         if (progress) progress(total);
       },
-      stop);
+      stop, &stopped);
   if (!error.empty()) session.read_failed(error);
-  else if (stop && stop()) session.stopped();
+  else if (stopped) session.stopped();  // not when the file had ended first: a cut file is still called cut
   return session.finish();
 }
 
