@@ -85,7 +85,6 @@ int dlclose(void* handle) {
   return result;
 }
 
-
 __attribute__((visibility("default"))) void edgemem_inference_begin(uint64_t index) {
   Busy busy;
   if (busy.entered() && recording_enabled && program_markers) record_inference(true, index);

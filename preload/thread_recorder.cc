@@ -346,7 +346,7 @@ void write_process_records() {
 
 }  // namespace
 
-void release_chunk_after_fork() { self.chunk = nullptr; }
+void forget_chunk_after_fork() { self.chunk = nullptr; }
 
 // Sets the thread up for the current generation (first record, after a
 // fork, after its exit destructor ran for an allocation in a later one).

@@ -49,7 +49,7 @@ class Busy {
 bool ensure_ready();
 // In a forked child, at once: forgets the forking thread's chunk (the
 // parent's, and not mapped in the child: chunks are MADV_DONTFORK).
-void release_chunk_after_fork();
+void forget_chunk_after_fork();
 uint64_t take_seq();
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align);
 void record_free(uint8_t pool, uint64_t seq, const void* address);

@@ -123,7 +123,7 @@ void after_fork_child() {
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
   // The parent's descriptor and chunks stay the parent's.
-  release_chunk_after_fork();
+  forget_chunk_after_fork();
   program_markers = true;  // the probe does not follow a fork
   if (file.fd >= 0) close(file.fd);
   file.fd = -1;

@@ -20,11 +20,11 @@ CLI::Option* add_size_option(CLI::App& cmd, const std::string& name, uint64_t& v
 CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string& value, const std::string& help,
                              const std::string& kind, std::vector<std::string> known);
 
-// "Exit codes: 0 ..., 1 `finding`, 2 ..." and an example, after the options.
 // Accepts a whole number from 1 (a count, a process id): 0 and negative
 // numbers are refused with one plain line, not a range of doubles.
 CLI::Option* whole_number_from_one(CLI::Option* option);
 
+// "Exit codes: 0 ..., 1 `finding`, 2 ..." and an example, after the options.
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example);
 
 }  // namespace edgemem::cli

@@ -6,13 +6,13 @@
 
 namespace edgemem::cli {
 
-// Writes `text` to `path` and says on stderr that `what` was written there.
-// On failure prints "edgemem: PATH: cannot write: WHY (OPTION PATH elsewhere)"
-// and returns false.
 // Before a long run (watch): why a file could not be written at `path` later
 // (its directory missing, or not writable), empty when it can.
 std::string cannot_write_later(const std::string& path);
 
+// Writes `text` to `path` and says on stderr that `what` was written there.
+// On failure prints "edgemem: PATH: cannot write: WHY (OPTION PATH elsewhere)"
+// and returns false.
 bool write_report_file(const std::string& path, const std::string& text, const std::string& option,
                        const std::string& what = "HTML report");
 

@@ -88,7 +88,8 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   b.gauge("edgemem.pool.size", "By", "Pool size, for pools whose size is known", size);
   b.gauge("edgemem.pool.live_blocks", "{block}", "Blocks allocated and not yet freed", blocks);
   if (r.inferences)
-    b.gauge("edgemem.leak.rate", "By/{inference}", "What the leaking groups add per inference, summed (summary-mode devices: growth of steadily growing pools)",
+    b.gauge("edgemem.leak.rate", "By/{inference}",
+            "What the leaking groups add per inference, summed (summary-mode devices: growth of steadily growing pools)",
             {{"", r.leak_rate_bytes_per_inference}});
   if (!trend.empty()) {
     b.gauge("edgemem.leak.trend", "By/{inference}", "Slope of the lowest usage per 8 inferences over the last 80", trend);
