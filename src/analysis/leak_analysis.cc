@@ -70,7 +70,7 @@ void LeakAnalysis::marks_inferences(uint32_t thread) { clock_of(thread).marks = 
 void LeakAnalysis::first_inference_begins() {
   for (Group& g : groups_) {
     g.best_end_live = g.live;
-    g.best_end_bytes = g.live_bytes;
+    g.best_end_bytes = g.end_bytes = g.live_bytes;
   }
 }
 
@@ -78,7 +78,9 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
   for (size_t id : touched_) {
     Group& g = groups_[id];
     touched_flag_[id] = 0;
+    g.end_bytes = g.live_bytes;
     if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
+    if (g.growths == 0) g.grown_from = g.best_end_bytes;
     g.best_end_live = std::max(g.best_end_live, g.live);
     g.best_end_bytes = std::max(g.best_end_bytes, g.live_bytes);
     if (g.growths++ == 0) {
@@ -118,7 +120,7 @@ bool LeakAnalysis::rising_minima(const Group& g) const {
   return q[0] <= q[1] && q[1] <= q[2] && q[2] < q[3];
 }
 
-LeakGrowth LeakAnalysis::growth(const Group& g, uint64_t bytes) const {
+LeakGrowth LeakAnalysis::growth(const Group& g) const {
   LeakGrowth out;
   out.growth_inferences = g.growths;
   out.first_inference = g.first_growth_device;
@@ -126,7 +128,7 @@ LeakGrowth LeakAnalysis::growth(const Group& g, uint64_t bytes) const {
     out.pattern = g.min_gap == 1 ? LeakPattern::every_inference : LeakPattern::every_nth;
     out.period = g.min_gap;
   }
-  if (g.growths > 0) out.bytes_per_growth = (bytes + g.growths / 2) / g.growths;
+  if (g.growths > 0) out.bytes_per_growth = (grown(g) + g.growths / 2) / g.growths;
   out.late_start = g.first_growth > 2 * std::max<uint64_t>(out.period, 1);
   return out;
 }
@@ -168,7 +170,6 @@ struct Live {
   uint64_t span_first = UINT64_MAX, span_last = 0;  // in event time, of the threads that made its blocks
   uint64_t pre_bytes = 0, pre_count = 0;
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
-  uint64_t unfinished_bytes = 0;  // made in an inference that had not ended when the trace stopped
   uint64_t first = UINT64_MAX, last = 0;
   std::vector<ThreadShare> threads;  // of bytes and count, by the thread that made them
 };
@@ -210,7 +211,6 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       }
       g.bytes += b.size;
       ++g.count;
-      if (tracker.unfinished(b)) g.unfinished_bytes += b.size;
       g.min_size = std::min(g.min_size, b.size);
       g.max_size = std::max(g.max_size, b.size);
       g.first = std::min(g.first, b.time);
@@ -254,19 +254,19 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       }
       leak.off_inference_thread = !g.clocked;
       if (markers && g.clocked && tracker.completed() > 0) {
-        // A rate per inference counts the completed ones only: an interrupted
-        // capture stops mid-inference with that inference's blocks made.
-        const uint64_t completed_bytes = g.bytes - g.unfinished_bytes;
-        leak.growth = growth(counters, completed_bytes);
-        // Over the inferences since it began, so a leak that starts half-way
-        // shows its own rate; every-Nth leaks count from one period before.
-        uint64_t since = counters.growths
-                             ? counters.first_growth - std::min(counters.first_growth - 1,
-                                                                 std::max<uint64_t>(leak.growth->period, 1) - 1)
-                             : 1;
-        uint64_t span = tracker.completed() >= since ? tracker.completed() - since + 1 : tracker.completed();
-        leak.bytes_per_inference =
-            static_cast<double>(completed_bytes) / static_cast<double>(std::max<uint64_t>(span, 1));
+        // A rate per inference counts what the growths added by the last
+        // inference end: an interrupted capture stops mid-inference with that
+        // inference's blocks made, and a block made after the last end
+        // (between calls of an --inference-fn) belongs to one never run.
+        leak.growth = growth(counters);
+
+        // A leak every Nth inference grows by its period each time; any
+        // other counts from its first growth, so a leak that starts half-way
+        // shows its own rate.
+        const uint64_t span = leak.growth->pattern != LeakPattern::irregular
+                                  ? counters.growths * std::max<uint64_t>(leak.growth->period, 1)
+                                  : tracker.completed() - std::min(tracker.completed(), counters.first_growth) + 1;
+        leak.bytes_per_inference = counters.growths ? static_cast<double>(grown(counters)) / static_cast<double>(span) : 0.0;
       }
       leak.first_time = g.first;
       leak.last_time = g.last;

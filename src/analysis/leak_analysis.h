@@ -113,6 +113,11 @@ class LeakAnalysis {
     std::vector<uint64_t> minima;
     // Inference time: growth is a live count at an inference end above every earlier one.
     uint64_t best_end_live = 0;
+    // Its bytes at the last inference end, and at the best end before its
+    // first growth: what the growths added is the difference, counted at
+    // inference ends only (a block made after the last end, or in an
+    // inference cut short, has grown nothing yet).
+    uint64_t end_bytes = 0, grown_from = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -145,7 +150,8 @@ class LeakAnalysis {
     return groups_[id];
   }
   bool rising_minima(const Group& g) const;
-  LeakGrowth growth(const Group& g, uint64_t bytes) const;
+  LeakGrowth growth(const Group& g) const;
+  static uint64_t grown(const Group& g) { return g.end_bytes > g.grown_from ? g.end_bytes - g.grown_from : 0; }
 
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;

@@ -156,9 +156,6 @@ class PoolTracker {
   }
   uint64_t completed() const { return completed_; }
   bool in_inference() const { return in_inference_; }
-  // The blocks made since the last inference began belong to one that has
-  // not ended: the current one, or with end markers only, the next.
-  bool unfinished(const Block& b) const { return (in_inference_ || ends_only_) && b.inference == inference_; }
   // Sum of pool usages, kept current on every change.
   uint64_t total_usage() const { return total_usage_; }
   void refresh_usage(PoolState& p, uint64_t before) {

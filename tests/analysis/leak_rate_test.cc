@@ -115,5 +115,49 @@ TEST(LeakRate, BothEndsOfASharedArenaFillItTogether) {
   EXPECT_EQ(r.exhaustion_forecast->inferences, 105u);  // 8,400 B at 80 B
 }
 
+// `record --inference-fn` marks the calls of one function: what a program
+// leaks after the call returns falls between two inferences, and the last
+// of it after the last one ended. 128 B every 4th frame and a history
+// buffer that realloc grows by 16 B a frame, both made after each call:
+// once "137 B every 4th" and 32.5 B per inference (the last block, which no
+// inference end had counted, was spread over the others), and the realloc
+// chain 16.25 B.
+TEST(LeakRate, LeaksMadeBetweenInferencesCountFromTheInferenceThatHoldsThem) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=1048576\n";
+  uint64_t t = 1, history = 0;
+  for (int f = 1; f <= 64; ++f) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, f);
+    log += fmt::format("[MEM][{}] ALLOC size=4096 addr=0x100000 site=run_model.c:3\n", t++);
+    log += fmt::format("[MEM][{}] FREE addr=0x100000\n", t++);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, f);
+    if (f % 4 == 0)
+      log += fmt::format("[MEM][{}] ALLOC size=128 addr=0x{:x} site=describe_tensor.c:68\n", t++, 0x110000 + 128 * f);
+    const uint64_t moved = 0x180000 + 0x1000 * (f % 2);
+    if (history) log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, history);
+    log += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=append_history.c:75\n", t++, 16 * f, moved);
+    history = moved;
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 2u) << text_of(*run);
+  for (const SiteLeak& leak : r.leaks) {
+    ASSERT_TRUE(leak.growth && leak.bytes_per_inference) << leak.site;
+    if (leak.site == "describe_tensor.c:68") {
+      EXPECT_EQ(leak.bytes, 16u * 128);
+      EXPECT_EQ(leak.growth->pattern, LeakPattern::every_nth);
+      EXPECT_EQ(leak.growth->period, 4u);
+      EXPECT_EQ(leak.growth->bytes_per_growth, 128u);
+      EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 32.0);
+    } else {
+      EXPECT_EQ(leak.site, "append_history.c:75");
+      EXPECT_EQ(leak.bytes, 64u * 16);
+      EXPECT_EQ(leak.growth->pattern, LeakPattern::every_inference);
+      EXPECT_EQ(leak.growth->bytes_per_growth, 16u);
+      EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 16.0);
+    }
+  }
+  EXPECT_NE(text_of(*run).find("128 B every 4th inference at describe_tensor.c:68"), std::string::npos) << text_of(*run);
+}
+
 }  // namespace
 }  // namespace edgemem::test
