@@ -128,12 +128,22 @@ struct StairSteps {
   double period_inferences = 0;  // mean distance between steps
 };
 
+// The pool's lowest usage in each window of inferences, rising beyond
+// chance (the test `watch` raises its leak alert on) in the trace's last fit.
+struct FloorTrend {
+  double bytes_per_inference = 0;  // slope of the window floors
+  double p_value = 1;              // chance of a slope this steep from a flat floor
+  uint64_t inferences = 0;         // inferences the fit spans
+  uint64_t at_inference = 0;       // the device's number of the inference the fit ended at
+};
+
 struct PoolWatermark {
   std::string pool;
   uint64_t samples = 0;        // inference_end events seen
   double slope = 0;            // bytes per inference, least squares
   Shape shape = Shape::flat;
   StairSteps stairs;
+  std::optional<FloorTrend> floor_trend;  // unset unless the last fit confirmed one
   std::vector<std::pair<uint64_t, uint64_t>> series;  // (inference, usage), downsampled
 };
 

@@ -7,6 +7,7 @@
 
 #include "bounded_series.h"
 #include "edgemem/analysis_result.h"
+#include "leak_trend.h"
 #include "pool_tracker.h"
 
 namespace edgemem {
@@ -29,6 +30,8 @@ class WatermarkAnalysis {
     uint64_t rises = 0, falls = 0, rise_bytes = 0;
     uint64_t last_rise_at = 0, rise_gaps = 0, rise_gap_sum = 0;
     BoundedSeries<uint64_t, uint64_t> series{256};
+    LeakTrend trend;
+    uint64_t trend_at = 0;  // the device's number of the inference the trend's latest fit ended at
   };
   std::vector<Fit> pools_;
   uint64_t inference_peak_ = 0;

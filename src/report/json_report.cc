@@ -186,7 +186,12 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                      {"shape", to_string(w.shape)},
                      {"stairs", {{"steps", w.stairs.steps}, {"step_bytes", w.stairs.step_bytes},
                                  {"period_inferences", w.stairs.steps >= 2 ? json(w.stairs.period_inferences) : json(nullptr)}}},
-                     {"series", series(w.series)}});
+                     {"series", series(w.series)},
+                     {"floor_trend", w.floor_trend ? json{{"bytes_per_inference", w.floor_trend->bytes_per_inference},
+                                                          {"p_value", w.floor_trend->p_value},
+                                                          {"inferences", w.floor_trend->inferences},
+                                                          {"at_inference", w.floor_trend->at_inference}}
+                                                    : json(nullptr)}});
   j["watermark"] = marks;
 
   json lifo_sites = json::array();

@@ -98,7 +98,8 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
 
   // Unknown without inference markers: left out, since 0 would read as "no leak".
   w.family("edgemem_leak_rate_bytes_per_inference", "gauge", "bytes_per_inference",
-           "What the leaking groups add per inference, summed (summary-mode devices: growth of steadily growing pools)");
+           "What the leaking groups add per inference, summed (summary-mode devices: growth of pools that grow "
+           "steadily or whose lowest usage still rises)");
   if (r.inferences) w.sample("edgemem_leak_rate_bytes_per_inference", "", r.leak_rate_bytes_per_inference);
   if (!in.trends.empty()) {
     w.family("edgemem_leak_trend_bytes_per_inference", "gauge", "bytes_per_inference",

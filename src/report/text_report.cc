@@ -175,13 +175,25 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
   if (r.leaks.size() > 5) more(out, fmt::format("(and {} more leaking groups)", r.leaks.size() - 5));
   // A device in summary mode sends no blocks: a pool's steady growth is the finding.
-  if (r.leaks.empty() && r.counts.summaries > 0)
-    for (const auto& w : r.watermarks)
+  if (r.leaks.empty() && r.counts.summaries > 0) {
+    for (const auto& w : r.watermarks) {
       if (w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair)) {
         ++problems;
         line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference ({}; summary records name no site)",
                                         w.pool, w.slope, to_string(w.shape)));
+      } else if (w.shape == Shape::irregular && w.floor_trend) {
+        // The test watch raises its leak alert on, so the two agree.
+        const FloorTrend& t = *w.floor_trend;
+        ++problems;
+        line(out, "[LEAK]",
+             fmt::format("pool '{}' grows {:.1f} B per inference over the run (irregular: its lowest usage in each "
+                         "window of inferences rose {:.1f} B per inference over the {} to inference {}, p {}, above "
+                         "any earlier; summary records name no site)",
+                         w.pool, w.slope > 0 ? w.slope : t.bytes_per_inference, t.bytes_per_inference, t.inferences,
+                         t.at_inference, t.p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", t.p_value)));
       }
+    }
+  }
   if (r.exhaustion_forecast) {
     const Forecast& fc = *r.exhaustion_forecast;
     // Growth with no leaking group in that pool (blocks that get bigger and

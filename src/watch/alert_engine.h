@@ -22,7 +22,7 @@
 
 #include "edgemem/analyzer.h"
 #include "edgemem/trace_session.h"
-#include "watch/leak_trend.h"
+#include "analysis/leak_trend.h"
 
 namespace edgemem::watch {
 

@@ -11,14 +11,14 @@
 #include <deque>
 #include <optional>
 
-namespace edgemem::watch {
+namespace edgemem {
 
 struct TrendEstimate {
   double bytes_per_inference = 0;  // slope of the window floors
   double p_value = 1;              // chance of a slope this steep from a flat floor
   uint64_t inferences = 0;         // inferences the estimate spans
-  // The floor rose, at the last window, to its highest within the span, and
-  // p_value is below kConfirmP.
+  // The floor rose, at the last window, above every earlier floor of the
+  // run, and p_value is below kConfirmP.
   bool confirmed = false;
 };
 
@@ -30,8 +30,8 @@ class LeakTrend {
   // million inferences runs 125,000 fits.
   static constexpr double kConfirmP = 1e-6;
 
-  // The pool's usage at one inference end.
-  void add(uint64_t used_bytes);
+  // The pool's usage at one inference end; true when it closed a window and a new fit was made.
+  bool add(uint64_t used_bytes);
   // Over the last kWindows complete windows; unset until there are that many.
   std::optional<TrendEstimate> estimate() const { return estimate_; }
 
@@ -39,6 +39,11 @@ class LeakTrend {
   void fit();
   uint64_t window_min_ = 0, in_window_ = 0;
   std::deque<uint64_t> floors_;
+  // The highest floor of the run before the fit's span. Neighbouring floors
+  // of a working set that wanders are not independent, so the t-test alone
+  // can pass on a stretch where it happens to climb; a leak, unlike a
+  // bounded walk, keeps setting floors the run has never seen.
+  uint64_t highest_before_ = 0;
   std::optional<TrendEstimate> estimate_;
 };
 
@@ -46,4 +51,4 @@ class LeakTrend {
 // closed-form series for whole degrees of freedom.
 double student_t_upper_tail(double t, unsigned df);
 
-}  // namespace edgemem::watch
+}  // namespace edgemem

@@ -1,10 +1,10 @@
-#include "watch/leak_trend.h"
+#include "leak_trend.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
-namespace edgemem::watch {
+namespace edgemem {
 
 double student_t_upper_tail(double t, unsigned df) {
   if (std::isinf(t)) return t > 0 ? 0 : 1;
@@ -29,13 +29,18 @@ double student_t_upper_tail(double t, unsigned df) {
   return t >= 0 ? std::max(upper, 0.0) : 1 - upper;
 }
 
-void LeakTrend::add(uint64_t used_bytes) {
+bool LeakTrend::add(uint64_t used_bytes) {
   window_min_ = in_window_ == 0 ? used_bytes : std::min(window_min_, used_bytes);
-  if (++in_window_ < kWindow) return;
+  if (++in_window_ < kWindow) return false;
   in_window_ = 0;
   floors_.push_back(window_min_);
-  if (floors_.size() > kWindows) floors_.pop_front();
-  if (floors_.size() == kWindows) fit();
+  if (floors_.size() > kWindows) {
+    highest_before_ = std::max(highest_before_, floors_.front());
+    floors_.pop_front();
+  }
+  if (floors_.size() < kWindows) return false;
+  fit();
+  return true;
 }
 
 void LeakTrend::fit() {
@@ -63,9 +68,9 @@ void LeakTrend::fit() {
   e.bytes_per_inference = slope / kWindow;
   e.p_value = slope == 0 ? 1 : student_t_upper_tail(t, static_cast<unsigned>(floors_.size() - 2));
   e.inferences = kWindow * kWindows;
-  bool at_top = floors_.back() > *std::max_element(floors_.begin(), floors_.end() - 1);
+  bool at_top = floors_.back() > std::max(highest_before_, *std::max_element(floors_.begin(), floors_.end() - 1));
   e.confirmed = slope > 0 && at_top && e.p_value < kConfirmP;
   estimate_ = e;
 }
 
-}  // namespace edgemem::watch
+}  // namespace edgemem
