@@ -29,11 +29,21 @@ class Builder {
 
   // A monotonic cumulative sum: OTLP's counter. int64 values travel as strings in OTLP JSON.
   void counter(const std::string& name, const std::string& unit, const std::string& description, uint64_t value) {
-    json dp = {{"startTimeUnixNano", start_}, {"timeUnixNano", now_}, {"asInt", std::to_string(value)}};
+    counter(name, unit, description, "", {{"", value}});
+  }
+  // One point per value of the attribute `key` (Prometheus: a label).
+  void counter(const std::string& name, const std::string& unit, const std::string& description,
+               const std::string& key, const std::vector<std::pair<std::string, uint64_t>>& points) {
+    json dps = json::array();
+    for (const auto& [label, value] : points) {
+      json dp = {{"startTimeUnixNano", start_}, {"timeUnixNano", now_}, {"asInt", std::to_string(value)}};
+      if (!key.empty()) dp["attributes"] = json::array({attribute(key, label)});
+      dps.push_back(std::move(dp));
+    }
     metrics_.push_back({{"name", name},
                         {"unit", unit},
                         {"description", description},
-                        {"sum", {{"aggregationTemporality", 2}, {"isMonotonic", true}, {"dataPoints", json::array({dp})}}}});
+                        {"sum", {{"aggregationTemporality", 2}, {"isMonotonic", true}, {"dataPoints", dps}}}});
   }
 
   void histogram(const std::string& name, const SizesResult& sizes) {
@@ -89,7 +99,8 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   b.gauge("edgemem.pool.live_blocks", "{block}", "Blocks allocated and not yet freed", blocks);
   if (r.inferences)
     b.gauge("edgemem.leak.rate", "By/{inference}",
-            "What the leaking groups add per inference, summed (summary-mode devices: growth of steadily growing pools)",
+            "What the leaking groups add per inference, summed (summary-mode devices: growth of pools that grow "
+            "steadily or whose lowest usage still rises)",
             {{"", r.leak_rate_bytes_per_inference}});
   if (!trend.empty()) {
     b.gauge("edgemem.leak.trend", "By/{inference}", "Slope of the lowest usage per 8 inferences over the last 80", trend);
@@ -107,8 +118,10 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   b.counter("edgemem.alloc.failures", "{request}", "Allocation requests the allocator refused", r.fragmentation.alloc_failures);
   b.counter("edgemem.overflows", "{allocation}", "Allocations past the end of their arena", r.overflow_count);
   b.counter("edgemem.guard.failures", "{check}", "Guard checks that found corruption", r.guard_failure_count);
-  b.counter("edgemem.events.dropped", "{record}", "Records the device could not send (emt DROP, ITM overflow packets)",
-            s.dropped_records + s.overflows);
+  // As the Prometheus metric: by reason, and the corrupt bytes beside them.
+  b.counter("edgemem.events.dropped", "{record}", "Trace data the device could not send", "reason",
+            {{"device_buffer_full", s.dropped_records}, {"itm_overflow", s.overflows}});
+  b.counter("edgemem.corrupt_bytes", "By", "Bytes skipped while resynchronising on corrupt input", s.corrupt_bytes);
   b.histogram("edgemem.request.size", r.sizes);
 
   json resource = json::array({attribute("service.name", "edgemem")});

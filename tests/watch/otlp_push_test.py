@@ -67,6 +67,13 @@ if posts:
           {dp["attributes"][0]["value"]["stringValue"] for dp in used["gauge"]["dataPoints"]} == {p["name"] for p in expected["pools"]})
     peak = {dp["attributes"][0]["value"]["stringValue"]: dp["asDouble"] for dp in metrics["edgemem.pool.peak"]["gauge"]["dataPoints"]}
     check("pool.peak is analyze's", peak == {p["name"]: p["peak_bytes"] for p in expected["pools"]}, str(peak))
+    dropped = {dp["attributes"][0]["value"]["stringValue"]: dp["asInt"] for dp in metrics["edgemem.events.dropped"]["sum"]["dataPoints"]}
+    check("events.dropped by reason, as the Prometheus metric's label",
+          dropped == {"device_buffer_full": str(expected["input"]["dropped_records"]),
+                      "itm_overflow": str(expected["input"]["overflow_packets"])}, str(dropped))
+    corrupt = metrics["edgemem.corrupt_bytes"]
+    check("corrupt_bytes: a sum in By, analyze's count", corrupt["unit"] == "By" and
+          corrupt["sum"]["dataPoints"][0]["asInt"] == str(expected["input"]["corrupt_bytes"]), str(corrupt))
     h = metrics["edgemem.request.size"]["histogram"]["dataPoints"][0]
     check("histogram: one more bucket than bounds", len(h["bucketCounts"]) == len(h["explicitBounds"]) + 1)
     check("histogram: buckets add up to its count", sum(int(c) for c in h["bucketCounts"]) == int(h["count"]) > 0)
