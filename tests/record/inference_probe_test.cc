@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -202,6 +203,30 @@ TEST(InferenceProbe, AProgramsOwnMarkersGiveWayToTheProbedFunction) {
   TraceOutcome outcome = analyse_trace_file(out.string(), {});
   ASSERT_TRUE(outcome.run);
   EXPECT_EQ(outcome.run->result.inferences, 24u);
+}
+
+// The program's markers are left out only in the probed process: a forked
+// child (gdb follows the parent) and an exec'd one are not probed, so their
+// own markers are all that counts their inferences there.
+TEST(InferenceProbe, ChildrenThatAreNotProbedKeepTheirOwnMarkers) {
+  SKIP_WITHOUT_GDB();
+  fs::path out = scratch("children.emt");
+  Said r = run_unprivileged(record(out, "infer_step", kPrograms + "/record_infer_shapes children 5"),
+                           scratch("children.log"));
+  ASSERT_EQ(r.status, 0) << r.said;
+  EXPECT_NE(r.said.find("5 calls of infer_step"), std::string::npos) << r.said;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.said, m, std::regex(R"(children (\d+) and (\d+))"))) << r.said;
+  TraceOutcome parent = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(parent.run);
+  EXPECT_EQ(parent.run->result.inferences, 5u);
+  const std::string leak = fmt::format("({})", source_line("infer_shapes.c", "infer-test: leak per marked inference"));
+  for (auto [pid, inferences] : {std::pair{m[1].str(), 3u}, std::pair{m[2].str(), 4u}}) {
+    TraceOutcome child = analyse_trace_file(out.string() + "." + pid, {});
+    ASSERT_TRUE(child.run) << "no recording of child " << pid << "\n" << r.said;
+    EXPECT_EQ(child.run->result.inferences, inferences) << "child " << pid;
+    EXPECT_EQ(leaked_at(child.run->result, leak), 16u * inferences) << "child " << pid;
+  }
 }
 
 // Only the worker calls infer_step: every INFER record is the worker's,

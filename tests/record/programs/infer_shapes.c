@@ -8,7 +8,12 @@
  *                             (96 B per outermost call)
  *   infer_shapes killed N     N calls of infer_step, then SIGKILL to itself
  *   infer_shapes longjmp N    N calls of infer_jump, each left by longjmp to
- *                             main's loop, never by a return */
+ *                             main's loop, never by a return
+ *   infer_shapes children N   N calls of infer_step, then a forked child
+ *                             that marks 3 inferences with its own markers,
+ *                             and one that execs `infer_shapes marked 4`
+ *   infer_shapes marked N     N inferences marked by the program itself,
+ *                             each leaking 16 B */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,7 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "edgemem_marker.h"
 
 static void* volatile kept;
 static atomic_int worker_done;
@@ -42,6 +50,16 @@ __attribute__((noinline)) void infer_jump(int index) {
   block[0] = (unsigned char)index;
   kept = block;
   longjmp(back_to_main, 1);
+}
+
+static void marked(int n) {
+  for (int i = 1; i <= n; ++i) {
+    edgemem_mark_inference_begin((uint64_t)i);
+    unsigned char* block = malloc(16); /* infer-test: leak per marked inference */
+    block[0] = (unsigned char)i;
+    kept = block;
+    edgemem_mark_inference_end((uint64_t)i);
+  }
 }
 
 static void* worker(void* arg) {
@@ -76,6 +94,30 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "killed") == 0) {
     for (int i = 0; i < n; ++i) infer_step(i);
     kill(getpid(), SIGKILL);
+  }
+  if (strcmp(argv[1], "marked") == 0) {
+    marked(n);
+    printf("infer_shapes: %d inferences marked in %d\n", n, (int)getpid());
+    return 0;
+  }
+  if (strcmp(argv[1], "children") == 0) {
+    for (int i = 0; i < n; ++i) infer_step(i);
+    pid_t forked = fork();
+    if (forked == 0) {
+      marked(3);
+      printf("infer_shapes: forked child %d marked 3\n", (int)getpid());
+      fflush(stdout);
+      _exit(0);
+    }
+    waitpid(forked, NULL, 0);
+    pid_t execd = fork();
+    if (execd == 0) {
+      execl(argv[0], argv[0], "marked", "4", (char*)NULL);
+      _exit(127);
+    }
+    waitpid(execd, NULL, 0);
+    printf("infer_shapes: %d steps, children %d and %d\n", n, (int)forked, (int)execd);
+    return 0;
   }
   if (strcmp(argv[1], "longjmp") == 0) {
     volatile int i = 0;
