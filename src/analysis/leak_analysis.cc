@@ -32,6 +32,7 @@ uint32_t LeakAnalysis::add_group(PoolId pool, SiteId site, uint64_t size) {
     if (size) ++unknown_size_groups_;
     groups_.emplace_back();
     touched_flag_.push_back(0);
+    pre_live_bytes_.push_back(0);
     groups_.back().key = Key{pool, site, size};
     groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
   }
@@ -68,9 +69,11 @@ bool LeakAnalysis::marks(uint32_t thread) const {
 void LeakAnalysis::marks_inferences(uint32_t thread) { clock_of(thread).marks = true; }
 
 void LeakAnalysis::first_inference_begins() {
+  inferences_began_ = true;
+  for (size_t i = 0; i < groups_.size(); ++i) pre_live_bytes_[i] = groups_[i].live_bytes;
   for (Group& g : groups_) {
     g.best_end_live = g.live;
-    g.best_end_bytes = g.end_bytes = g.live_bytes;
+    g.best_end_bytes = g.live_bytes;
   }
 }
 
@@ -78,9 +81,10 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
   for (size_t id : touched_) {
     Group& g = groups_[id];
     touched_flag_[id] = 0;
-    g.end_bytes = g.live_bytes;
+    const uint64_t before = g.end_bytes;
+    g.end_bytes = g.live_bytes - pre_live_bytes_[id];
     if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
-    if (g.growths == 0) g.grown_from = g.best_end_bytes;
+    if (g.growths == 0) g.grown_from = before;
     g.best_end_live = std::max(g.best_end_live, g.live);
     g.best_end_bytes = std::max(g.best_end_bytes, g.live_bytes);
     if (g.growths++ == 0) {
@@ -259,14 +263,20 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         // inference's blocks made, and a block made after the last end
         // (between calls of an --inference-fn) belongs to one never run.
         leak.growth = growth(counters);
-
-        // A leak every Nth inference grows by its period each time; any
-        // other counts from its first growth, so a leak that starts half-way
-        // shows its own rate.
-        const uint64_t span = leak.growth->pattern != LeakPattern::irregular
-                                  ? counters.growths * std::max<uint64_t>(leak.growth->period, 1)
-                                  : tracker.completed() - std::min(tracker.completed(), counters.first_growth) + 1;
-        leak.bytes_per_inference = counters.growths ? static_cast<double>(grown(counters)) / static_cast<double>(span) : 0.0;
+        leak.bytes_per_inference = 0.0;
+        if (counters.growths > 0) {
+          // Over the inferences since it began, so a leak that starts
+          // half-way shows its own rate; every-Nth leaks count from one
+          // period before, and up to their last growth when the next is not
+          // due yet (a leak made after each call of an --inference-fn is
+          // counted at the next inference's end: the last one is to come).
+          const uint64_t period = std::max<uint64_t>(leak.growth->period, 1);
+          const uint64_t since = counters.first_growth - std::min(counters.first_growth - 1, period - 1);
+          const uint64_t until =
+              tracker.completed() - counters.last_growth < period ? counters.last_growth : tracker.completed();
+          const uint64_t span = until >= since ? until - since + 1 : 1;
+          leak.bytes_per_inference = static_cast<double>(grown(counters)) / static_cast<double>(span);
+        }
       }
       leak.first_time = g.first;
       leak.last_time = g.last;

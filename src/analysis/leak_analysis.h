@@ -67,6 +67,10 @@ class LeakAnalysis {
     }
   }
   void removed(const Block& b) {
+    // A block made before the first inference: what the inferences added
+    // does not lose it (once markers began; without them every block is).
+    if (b.inference == 0 && inferences_began_) [[unlikely]]
+      pre_live_bytes_[b.group] -= b.size;
     Group& g = touch(b.group);
     ++g.frees;
     --g.live;
@@ -113,10 +117,10 @@ class LeakAnalysis {
     std::vector<uint64_t> minima;
     // Inference time: growth is a live count at an inference end above every earlier one.
     uint64_t best_end_live = 0;
-    // Its bytes at the last inference end, and at the best end before its
-    // first growth: what the growths added is the difference, counted at
-    // inference ends only (a block made after the last end, or in an
-    // inference cut short, has grown nothing yet).
+    // The bytes of its blocks made in inferences, at the last inference end
+    // and at the end before its first growth: what the growths added is the
+    // difference, counted at inference ends only (a block made after the
+    // last end, or in an inference cut short, has grown nothing yet).
     uint64_t end_bytes = 0, grown_from = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
@@ -157,6 +161,9 @@ class LeakAnalysis {
   size_t unknown_size_groups_ = 0;
   GroupIndex index_;
   std::vector<Group> groups_;
+  // Per group: live bytes of blocks made before the first inference.
+  std::vector<uint64_t> pre_live_bytes_;
+  bool inferences_began_ = false;
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
   DenseIndex thread_index_{kMaxThreads};

@@ -159,5 +159,45 @@ TEST(LeakRate, LeaksMadeBetweenInferencesCountFromTheInferenceThatHoldsThem) {
   EXPECT_NE(text_of(*run).find("128 B every 4th inference at describe_tensor.c:68"), std::string::npos) << text_of(*run);
 }
 
+// A block of the leaking site made before the first inference and freed in
+// the first: what the inferences added is the 20 blocks of 100 B, not those
+// less the 4,000 B given back (a rate of 0 beside a [LEAK] once, in review).
+TEST(LeakRate, ABlockFromBeforeTheFirstInferenceFreedLaterDoesNotLowerTheRate) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n"
+                    "[MEM][1] ALLOC size=4000 addr=0x80000 site=leak.c:1\n";
+  uint64_t t = 2;
+  for (int i = 1; i <= 20; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (i == 1) log += fmt::format("[MEM][{}] FREE addr=0x80000\n", t++);
+    log += fmt::format("[MEM][{}] ALLOC size=100 addr=0x{:x} site=leak.c:1\n", t++, 0x20000 + 100 * i);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  const SiteLeak& leak = run->result.leaks[0];
+  ASSERT_TRUE(leak.bytes_per_inference && leak.growth);
+  EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 100.0);
+  EXPECT_EQ(leak.growth->bytes_per_growth, 100u);
+  EXPECT_DOUBLE_EQ(run->result.leak_rate_bytes_per_inference, 100.0);
+}
+
+// A leak of 644 B every 10th inference that stops at inference 600 of
+// 1,000: its rate is over the inferences since it began (one period before
+// its first growth), 38,640 B over 1,000, not 64.4 as if it still ran.
+TEST(LeakRate, ALeakThatStoppedCountsTheInferencesSinceItDidAsWell) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 1000; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (i % 10 == 0 && i <= 600)
+      log += fmt::format("[MEM][{}] ALLOC size=644 addr=0x{:x} site=model.c:58\n", t++, 0x20000 + 644 * i);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  ASSERT_TRUE(run->result.leaks[0].bytes_per_inference);
+  EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 60 * 644.0 / 1000);
+}
+
 }  // namespace
 }  // namespace edgemem::test
