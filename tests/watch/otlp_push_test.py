@@ -67,19 +67,35 @@ if posts:
           {dp["attributes"][0]["value"]["stringValue"] for dp in used["gauge"]["dataPoints"]} == {p["name"] for p in expected["pools"]})
     peak = {dp["attributes"][0]["value"]["stringValue"]: dp["asDouble"] for dp in metrics["edgemem.pool.peak"]["gauge"]["dataPoints"]}
     check("pool.peak is analyze's", peak == {p["name"]: p["peak_bytes"] for p in expected["pools"]}, str(peak))
-    dropped = {dp["attributes"][0]["value"]["stringValue"]: dp["asInt"] for dp in metrics["edgemem.events.dropped"]["sum"]["dataPoints"]}
-    check("events.dropped by reason, as the Prometheus metric's label",
-          dropped == {"device_buffer_full": str(expected["input"]["dropped_records"]),
-                      "itm_overflow": str(expected["input"]["overflow_packets"])}, str(dropped))
-    corrupt = metrics["edgemem.corrupt_bytes"]
-    check("corrupt_bytes: a sum in By, analyze's count", corrupt["unit"] == "By" and
-          corrupt["sum"]["dataPoints"][0]["asInt"] == str(expected["input"]["corrupt_bytes"]), str(corrupt))
     h = metrics["edgemem.request.size"]["histogram"]["dataPoints"][0]
     check("histogram: one more bucket than bounds", len(h["bucketCounts"]) == len(h["explicitBounds"]) + 1)
     check("histogram: buckets add up to its count", sum(int(c) for c in h["bucketCounts"]) == int(h["count"]) > 0)
     check("every point has a time", all("timeUnixNano" in dp for m in sm["metrics"]
                                           for kind in ("gauge", "sum", "histogram") if kind in m
                                           for dp in m[kind]["dataPoints"]))
+
+# A real SWO capture (sigrok's, tests/data/corpus) with 14 ITM overflow
+# packets, 192 corrupt bytes and no device drops: each count in its place.
+itm = os.path.join(root, "tests/data/corpus/itm/sigrok_stm32f105_itm_stream1.bin")
+server, posts = receiver(200)
+url = f"http://127.0.0.1:{server.server_address[1]}"
+subprocess.run([edgemem, "watch", itm, "--interval", "200ms", "--for", "1s", "--otlp", url],
+               capture_output=True, text=True, timeout=30)
+server.shutdown()
+expected = json.loads(subprocess.run([edgemem, "analyze", itm, "--json"], capture_output=True, text=True).stdout)["input"]
+check("the capture has overflows and corrupt bytes, and no drops",
+      (expected["overflow_packets"], expected["corrupt_bytes"], expected["dropped_records"]) == (14, 192, 0), str(expected))
+if posts:
+    metrics = {m["name"]: m for m in json.loads(posts[-1][2])["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]}
+    dropped = {dp["attributes"][0]["value"]["stringValue"]: dp["asInt"] for dp in metrics["edgemem.events.dropped"]["sum"]["dataPoints"]}
+    check("events.dropped by reason, as the Prometheus metric's label",
+          dropped == {"device_buffer_full": str(expected["dropped_records"]), "itm_overflow": str(expected["overflow_packets"])},
+          str(dropped))
+    corrupt = metrics["edgemem.corrupt_bytes"]
+    check("corrupt_bytes: a sum in By, analyze's count",
+          corrupt["unit"] == "By" and corrupt["sum"]["dataPoints"][0]["asInt"] == str(expected["corrupt_bytes"]), str(corrupt))
+else:
+    check("the ITM capture was pushed", False)
 
 server, posts = receiver(500)
 url = f"http://127.0.0.1:{server.server_address[1]}/otlp/v1/metrics"
