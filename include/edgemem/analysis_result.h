@@ -129,13 +129,12 @@ struct StairSteps {
 };
 
 // The pool's lowest usage in each window of inferences, rising beyond
-// chance (the test `watch` raises its leak alert on): its latest
-// confirmation, when that came in the second half of the run.
+// chance (the test `watch` raises its leak alert on) in the trace's last fit.
 struct FloorTrend {
   double bytes_per_inference = 0;  // slope of the window floors
   double p_value = 1;              // chance of a slope this steep from a flat floor
   uint64_t inferences = 0;         // inferences the fit spans
-  uint64_t at_inference = 0;       // the device's number of the inference it was confirmed at
+  uint64_t at_inference = 0;       // the device's number of the inference the fit ended at
 };
 
 struct PoolWatermark {
@@ -144,7 +143,7 @@ struct PoolWatermark {
   double slope = 0;            // bytes per inference, least squares
   Shape shape = Shape::flat;
   StairSteps stairs;
-  std::optional<FloorTrend> floor_trend;  // unset unless confirmed in the second half of the run
+  std::optional<FloorTrend> floor_trend;  // unset unless the last fit confirmed one
   std::vector<std::pair<uint64_t, uint64_t>> series;  // (inference, usage), downsampled
 };
 

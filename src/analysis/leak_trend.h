@@ -5,15 +5,6 @@
 // every one of them sat on; a leak lifts that floor, temporaries do not. The
 // slope over the last few window floors is tested against zero (Student's t,
 // one-sided), so a confirmation carries a probability that it is noise.
-//
-// That test assumes the floors scatter independently about a line. A
-// working set that wanders (each inference fills or frees a few of many
-// slots) makes them a slow random walk instead, whose climbs over 80
-// inferences pass it. The floors' own history tells the two apart: the
-// variance of differences four windows apart is that of neighbouring ones
-// when floors scatter, up to four times it when they walk. A walking floor
-// is judged by its drift instead, the rise over 9 to 1,023 windows against
-// the spread a walk of that length would have.
 #pragma once
 
 #include <cstdint>
@@ -23,12 +14,11 @@
 namespace edgemem {
 
 struct TrendEstimate {
-  double bytes_per_inference = 0;  // slope of the window floors, or a walking floor's drift
-  double p_value = 1;              // chance of a rise this steep from a flat floor (or a walk without drift)
+  double bytes_per_inference = 0;  // slope of the window floors
+  double p_value = 1;              // chance of a slope this steep from a flat floor
   uint64_t inferences = 0;         // inferences the estimate spans
-  bool walking = false;            // the floors walk: judged by their drift
-  // p_value is below kConfirmP; for a fit, the floor also rose at the last
-  // window to its highest within the span.
+  // The floor rose, at the last window, above every earlier floor of the
+  // run, and p_value is below kConfirmP.
   bool confirmed = false;
 };
 
@@ -46,14 +36,14 @@ class LeakTrend {
   std::optional<TrendEstimate> estimate() const { return estimate_; }
 
  private:
-  static constexpr size_t kHistory = 1024;  // floors kept for the drift: 8,192 inferences
-  static constexpr size_t kSpreadOf = 64;   // latest floors whose differences tell a walk
   void fit();
-  bool walks() const;
-  void judge_drift(TrendEstimate& e) const;
   uint64_t window_min_ = 0, in_window_ = 0;
-  std::deque<uint64_t> floors_;   // the fit's span
-  std::deque<uint64_t> history_;  // the latest kHistory floors
+  std::deque<uint64_t> floors_;
+  // The highest floor of the run before the fit's span. Neighbouring floors
+  // of a working set that wanders are not independent, so the t-test alone
+  // can pass on a stretch where it happens to climb; a leak, unlike a
+  // bounded walk, keeps setting floors the run has never seen.
+  uint64_t highest_before_ = 0;
   std::optional<TrendEstimate> estimate_;
 };
 

@@ -57,11 +57,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     f.last = usage;
     f.last_peak = pools[i].inference_peak;
     f.series.add(tracker.device_inference().value_or(0), usage);
-    if (f.trend.add(usage) && f.trend.estimate()->confirmed) {
-      const TrendEstimate e = *f.trend.estimate();
-      f.confirmed = FloorTrend{e.bytes_per_inference, e.p_value, e.inferences, tracker.device_inference().value_or(0)};
-      f.confirmed_after = f.n;
-    }
+    if (f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
   }
 }
 
@@ -117,10 +113,10 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
     w.series = f.series.points();
     if (w.slope < 1e-9 && w.shape == Shape::flat) w.slope = 0;
 
-    // As a group's leak must still set records in the second half of the
-    // run: a floor confirmed rising only in its first half (and flat since)
-    // stopped growing. watch raised its alert then; at the end it is no leak.
-    if (f.confirmed && 2 * f.confirmed_after > f.n) w.floor_trend = f.confirmed;
+    // Judged where the trace ends: a floor that rose for a while and then
+    // stopped (a working set that wanders) is no trend now.
+    if (auto e = f.trend.estimate(); e && e->confirmed)
+      w.floor_trend = FloorTrend{e->bytes_per_inference, e->p_value, e->inferences, f.trend_at};
 
     // Forecast only for pools whose growth is systematic and whose size is
     // known: usage that rises steadily, or, where temporaries make usage

@@ -31,9 +31,7 @@ class WatermarkAnalysis {
     uint64_t last_rise_at = 0, rise_gaps = 0, rise_gap_sum = 0;
     BoundedSeries<uint64_t, uint64_t> series{256};
     LeakTrend trend;
-    // The trend's latest confirmation, and the inference ends seen by then.
-    std::optional<FloorTrend> confirmed;
-    uint64_t confirmed_after = 0;
+    uint64_t trend_at = 0;  // the device's number of the inference the trend's latest fit ended at
   };
   std::vector<Fit> pools_;
   uint64_t inference_peak_ = 0;

@@ -103,7 +103,7 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   if (r.inferences) w.sample("edgemem_leak_rate_bytes_per_inference", "", r.leak_rate_bytes_per_inference);
   if (!in.trends.empty()) {
     w.family("edgemem_leak_trend_bytes_per_inference", "gauge", "bytes_per_inference",
-             "Rise per inference of the lowest usage per 8 inferences: its slope over the last 80, or a wandering floor's drift (what the leak alert tests)");
+             "Slope of the lowest usage per 8 inferences over the last 80 (what the leak alert tests)");
     for (const TrendView& t : in.trends)
       w.sample("edgemem_leak_trend_bytes_per_inference", pool_label(t.pool), t.bytes_per_inference);
     w.family("edgemem_leak_confirmed", "gauge", "", "1 once the leak trend was significant (p < 1e-6)");

@@ -103,7 +103,7 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
             "steadily or whose lowest usage still rises)",
             {{"", r.leak_rate_bytes_per_inference}});
   if (!trend.empty()) {
-    b.gauge("edgemem.leak.trend", "By/{inference}", "Rise per inference of the lowest usage per 8 inferences: its slope over the last 80, or a wandering floor's drift", trend);
+    b.gauge("edgemem.leak.trend", "By/{inference}", "Slope of the lowest usage per 8 inferences over the last 80", trend);
     b.gauge("edgemem.leak.confirmed", "1", "1 once the leak trend was significant", confirmed);
   }
   if (const auto& fc = r.exhaustion_forecast) {

@@ -187,8 +187,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
         ++problems;
         line(out, "[LEAK]",
              fmt::format("pool '{}' grows {:.1f} B per inference over the run (irregular: its lowest usage in each "
-                         "window of inferences rose {:.1f} B per inference over the {} to inference {}, p {}; "
-                         "summary records name no site)",
+                         "window of inferences rose {:.1f} B per inference over the {} to inference {}, p {}, above "
+                         "any earlier; summary records name no site)",
                          w.pool, w.slope > 0 ? w.slope : t.bytes_per_inference, t.bytes_per_inference, t.inferences,
                          t.at_inference, t.p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", t.p_value)));
       }

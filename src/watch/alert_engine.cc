@@ -61,9 +61,8 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
     if (!e || !e->confirmed || raised_.contains({AlertKind::leak, it->first, ""})) continue;
     raise(AlertKind::leak, it->first, e->bytes_per_inference,
           fmt::format("pool {} leaks: its lowest usage in each {} inferences rose {:.0f} B per inference over the "
-                      "last {}{} (p {}); now {} B at inference {}",
+                      "last {} (p {}), above any earlier in the run; now {} B at inference {}",
                       it->first, LeakTrend::kWindow, e->bytes_per_inference, e->inferences,
-                      e->walking ? ", more than its wandering explains" : "",
                       e->p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", e->p_value), p.used_bytes, record.number));
   }
 }
