@@ -137,6 +137,16 @@ struct FloorTrend {
   uint64_t at_inference = 0;       // the device's number of the inference the fit ended at
 };
 
+// A pool's floor trend as the latest fit left it (analysis/leak_trend.h).
+struct TrendEstimate {
+  double bytes_per_inference = 0;  // slope of the window floors
+  double p_value = 1;              // chance of a slope this steep from a flat floor
+  uint64_t inferences = 0;         // inferences the estimate spans
+  // The floor rose, at the last window, above every earlier floor of the
+  // run, and p_value is below kConfirmP.
+  bool confirmed = false;
+};
+
 struct PoolWatermark {
   std::string pool;
   uint64_t samples = 0;        // inference_end events seen

@@ -11,16 +11,9 @@
 #include <deque>
 #include <optional>
 
-namespace edgemem {
+#include "edgemem/analysis_result.h"
 
-struct TrendEstimate {
-  double bytes_per_inference = 0;  // slope of the window floors
-  double p_value = 1;              // chance of a slope this steep from a flat floor
-  uint64_t inferences = 0;         // inferences the estimate spans
-  // The floor rose, at the last window, above every earlier floor of the
-  // run, and p_value is below kConfirmP.
-  bool confirmed = false;
-};
+namespace edgemem {
 
 class LeakTrend {
  public:

@@ -20,6 +20,9 @@ class WatermarkAnalysis {
   }
   void inference_end(uint64_t time, PoolTracker& tracker);
   void finish(const TraceContext& context, std::optional<double> clock_hz, AnalysisResult& out) const;
+  std::optional<TrendEstimate> trend(PoolId pool) const {
+    return pool < pools_.size() ? pools_[pool].trend.estimate() : std::nullopt;
+  }
 
  private:
   struct Fit {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/leak_trend.h"
 #include "edgemem/analyzer.h"
 
 namespace edgemem::watch {
@@ -53,12 +54,14 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
     judge_fragmentation(f->first);
   }
   for (const PoolInferenceUsage& p : record.pools) {
+    // The analysis's own trend, so the alert and the final summary judge the same fit.
+    if (!p.leak_trend) continue;
     auto it = trends_.find(p.pool);
-    if (it == trends_.end()) it = trends_.emplace(std::string(p.pool), LeakTrend{}).first;
-    it->second.add(p.used_bytes);
-    auto e = it->second.estimate();
+    if (it == trends_.end()) it = trends_.emplace(std::string(p.pool), *p.leak_trend).first;
+    else it->second = *p.leak_trend;
+    const TrendEstimate* e = &it->second;
     // Once raised, skip building a message per inference for the rest of a long soak.
-    if (!e || !e->confirmed || raised_.contains({AlertKind::leak, it->first, ""})) continue;
+    if (!e->confirmed || raised_.contains({AlertKind::leak, it->first, ""})) continue;
     raise(AlertKind::leak, it->first, e->bytes_per_inference,
           fmt::format("pool {} leaks: its lowest usage in each {} inferences rose {:.0f} B per inference over the "
                       "last {} (p {}), above any earlier in the run; now {} B at inference {}",
@@ -114,8 +117,7 @@ std::vector<Alert> AlertEngine::take() { return std::exchange(pending_, {}); }
 
 std::vector<PoolTrend> AlertEngine::trends() const {
   std::vector<PoolTrend> out;
-  for (const auto& [pool, trend] : trends_)
-    if (auto e = trend.estimate()) out.push_back({pool, *e});
+  for (const auto& [pool, estimate] : trends_) out.push_back({pool, estimate});
   return out;
 }
 

@@ -22,7 +22,6 @@
 
 #include "edgemem/analyzer.h"
 #include "edgemem/trace_session.h"
-#include "analysis/leak_trend.h"
 
 namespace edgemem::watch {
 
@@ -65,7 +64,7 @@ class AlertEngine final : public InferenceObserver {
     uint64_t in_window = 0;
     std::optional<double> worst_floor;  // highest window floor so far
   };
-  std::map<std::string, LeakTrend, std::less<>> trends_;
+  std::map<std::string, TrendEstimate, std::less<>> trends_;  // the latest per pool
   std::map<std::string, FragmentationFloor, std::less<>> fragmentation_;
   std::set<std::string, std::less<>> known_extent_;
   std::set<std::tuple<AlertKind, std::string, std::string>> raised_;

@@ -65,7 +65,7 @@ TraceRun run_with(const std::function<void(AnalysisResult&, DecodeStats&)>& fill
 void heap_fragmented(AlertEngine& engine, double rate, int inferences) {
   for (int i = 0; i < inferences; ++i) {
     InferenceRecord r;
-    r.pools.push_back({"heap", 4096, 4096, 3, rate});
+    r.pools.push_back({"heap", 4096, 4096, 3, rate, std::nullopt});
     engine.on_inference(r);
   }
 }
