@@ -1,7 +1,9 @@
 #include "record/launcher.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +34,47 @@ std::optional<std::string> find_preload_library(const std::string& edgemem_binar
   }
   return std::nullopt;
 }
+
+namespace {
+
+std::optional<std::string> pack_note(const std::string& file, const PackResult& p) {
+  if (p.packed) return fmt::format("packed {}: {} bytes chunked, {} bytes packed", file, p.chunked_bytes, p.packed_bytes);
+  if (!p.why_not.empty()) return fmt::format("{} is not packed: {}", file, p.why_not);
+  return std::nullopt;
+}
+
+// FILE.PID or FILE.PID.N, as the preload library names a child's recording
+// (not FILE.packing, or a file of the user's own beside it).
+bool is_pid_suffix(const std::string& suffix) {
+  size_t dot = suffix.find('.');
+  auto digits = [](std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot == std::string::npos ? digits(suffix)
+                                  : digits(std::string_view(suffix).substr(0, dot)) &&
+                                        digits(std::string_view(suffix).substr(dot + 1));
+}
+
+// Waits for the program; meanwhile packs what it has finished writing every
+// few milliseconds (woken at once when it ends, through its pidfd).
+void wait_packing(pid_t pid, int& status, RecordingPacker* packer) {
+  int pidfd = packer ? static_cast<int>(syscall(SYS_pidfd_open, pid, 0)) : -1;
+  if (pidfd >= 0) {
+    for (;;) {
+      pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) break;
+      packer->pack_left_chunks();
+      pollfd ended{pidfd, POLLIN, 0};
+      poll(&ended, 1, 20);
+    }
+    close(pidfd);
+    return;
+  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
 
 RecordResult run_recorded(const RecordRequest& request) {
   RecordResult result;
@@ -86,9 +129,13 @@ RecordResult run_recorded(const RecordRequest& request) {
   bool exec_failed = pid > 0 && read(ready[0], &exec_error, sizeof exec_error) == sizeof exec_error;
   close(ready[0]);
   int status = 0;
-  if (pid > 0) {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+  // Without the probe (whose marks are appended to the file at the end),
+  // the recording is packed while the program runs, on another core if it
+  // has one, so that little is left to pack when it ends.
+  std::optional<RecordingPacker> packer;
+  if (pid > 0 && !exec_failed) {
+    if (!probe) packer.emplace(output.string());
+    wait_packing(pid, status, packer ? &*packer : nullptr);
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
@@ -123,26 +170,26 @@ RecordResult run_recorded(const RecordRequest& request) {
   if (fs::exists(output, ec)) result.recordings.push_back(output.string());
   std::string prefix = output.filename().string() + ".";
   std::vector<std::string> children;
-  for (const auto& entry : fs::directory_iterator(output.parent_path(), ec))
-    if (entry.path().filename().string().starts_with(prefix) && entry.last_write_time(ec) >= started)
+  for (const auto& entry : fs::directory_iterator(output.parent_path(), ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix) && is_pid_suffix(name.substr(prefix.size())) && entry.last_write_time(ec) >= started)
       children.push_back(entry.path().string());
+  }
   std::sort(children.begin(), children.end());
   result.recordings.insert(result.recordings.end(), children.begin(), children.end());
   // The program has ended (a forked child that outlives it keeps its file
   // locked and chunked): what it wrote is packed to a few bytes an event.
-  for (const std::string& note : pack_recordings(result.recordings)) result.notes.push_back(note);
+  for (const std::string& file : result.recordings) {
+    PackResult p = packer && file == output.string() ? packer->finish() : pack_recording(file);
+    if (std::optional<std::string> note = pack_note(file, p)) result.notes.push_back(*note);
+  }
   return result;
 }
 
 std::vector<std::string> pack_recordings(const std::vector<std::string>& recordings) {
   std::vector<std::string> notes;
-  for (const std::string& file : recordings) {
-    PackResult p = pack_recording(file);
-    if (p.packed)
-      notes.push_back(fmt::format("packed {}: {} bytes chunked, {} bytes packed", file, p.chunked_bytes, p.packed_bytes));
-    else if (!p.why_not.empty())
-      notes.push_back(fmt::format("{} is not packed: {}", file, p.why_not));
-  }
+  for (const std::string& file : recordings)
+    if (std::optional<std::string> note = pack_note(file, pack_recording(file))) notes.push_back(*note);
   return notes;
 }
 

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,7 +19,8 @@
 #include "edgemem/emt_v2.h"
 
 namespace edgemem {
-namespace {
+// Named (not anonymous): RecordingPacker::State holds these.
+namespace trace_packing {
 
 namespace e2 = emt2;
 
@@ -27,8 +30,13 @@ constexpr int kLevel = 3;
 
 struct Fd {
   int fd = -1;
-  ~Fd() {
+  Fd() = default;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset() {
     if (fd >= 0) close(fd);
+    fd = -1;
   }
 };
 
@@ -104,18 +112,170 @@ class Packer {
   std::vector<uint8_t> buffer_;
 };
 
-}  // namespace
+// A claimed chunk: its place in the file, and the key the packed stream is
+// ordered by.
+struct Claimed {
+  uint64_t base, index, offset;
+  uint32_t slot;
+  bool operator<(const Claimed& o) const { return base != o.base ? base < o.base : index < o.index; }
+};
 
-PackResult pack_recording(const std::string& path) {
-  PackResult result;
-  Fd in;
-  in.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st {};
-  if (in.fd < 0 || fstat(in.fd, &st) != 0) {
-    result.why_not = fmt::format("cannot read it ({})", strerror(errno));
-    return result;
+struct PackingState {
+  std::string path, packing;
+  Fd in, out;
+  enum class Phase { before_header, packing, ended } phase = Phase::before_header;
+  std::string why_not;  // once ended: why the file stays chunked (empty: packed, or it already was)
+  uint64_t clock = 0;
+  std::unique_ptr<Packer> packer;
+  std::vector<uint8_t> chunk = std::vector<uint8_t>(e2::kChunkBytes);
+  std::vector<bool> seen;                    // by chunk index: claimed and queued or packed
+  std::set<Claimed> waiting;                 // claimed, not packed yet
+  std::unordered_map<uint32_t, uint64_t> last_index;  // per thread slot: its newest chunk
+
+  // Reads the header and begins FILE.packing; false while the program has
+  // not written its header yet (`final`: ends the packing instead).
+  bool start(bool final);
+  // Queues the chunks claimed since the last look.
+  bool scan(uint64_t file_bytes);
+  bool pack(const Claimed& c, uint64_t file_bytes);
+  void pack_left_chunks();
+  PackResult finish();
+  // Ends the packing: the file stays as it is.
+  void end(std::string why) {
+    if (phase == Phase::ended) return;
+    phase = Phase::ended;
+    why_not = std::move(why);
+    if (out.fd >= 0) unlink(packing.c_str());
+    out.reset();
   }
-  result.chunked_bytes = static_cast<uint64_t>(st.st_size);
+};
+
+bool PackingState::start(bool final) {
+  if (in.fd < 0) {
+    in.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in.fd < 0) {
+      if (final) end(fmt::format("cannot read it ({})", strerror(errno)));
+      return false;
+    }
+  }
+  struct stat st {};
+  if (fstat(in.fd, &st) != 0) {
+    end(fmt::format("cannot read it ({})", strerror(errno)));
+    return false;
+  }
+  uint64_t bytes = static_cast<uint64_t>(st.st_size);
+  uint8_t head[16] = {};
+  size_t head_bytes = std::min<uint64_t>(sizeof head, bytes);
+  if (!read_all(in.fd, head, head_bytes, 0)) {
+    if (final) end("it is too short to be a recording");
+    return false;
+  }
+  size_t at = 7;
+  uint64_t version = 0;
+  static constexpr uint8_t kStart[] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01};  // SYNC at time 0, HEADER
+  bool header = head_bytes >= 9 && std::equal(std::begin(kStart), std::end(kStart), head) &&
+                read_varint(head, head_bytes, at, version) && read_varint(head, head_bytes, at, clock);
+  if (header && version == e2::kVersion3 && at < head_bytes && head[at] == e2::kLayoutPacked) {
+    end("");  // already packed
+    return false;
+  }
+  if (!header || (version != e2::kVersion && version != e2::kVersion3)) {
+    // The program may not have written its header yet.
+    if (final) end("it does not start as an emt v2 or v3 recording");
+    return false;
+  }
+  out.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out.fd < 0) {
+    end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
+    return false;
+  }
+  uint8_t header_bytes[32];
+  std::copy(std::begin(kStart), std::end(kStart), header_bytes);
+  size_t n = sizeof kStart;
+  n += e2::put_varint(header_bytes + n, e2::kVersion3);
+  n += e2::put_varint(header_bytes + n, clock);
+  header_bytes[n++] = e2::kLayoutPacked;
+  if (!write_all(out.fd, header_bytes, n)) {
+    end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
+    return false;
+  }
+  packer = std::make_unique<Packer>(out.fd);
+  phase = Phase::packing;
+  return true;
+}
+
+bool PackingState::scan(uint64_t file_bytes) {
+  uint64_t chunks = file_bytes > e2::kHeaderBytes ? (file_bytes - e2::kHeaderBytes + e2::kChunkBytes - 1) / e2::kChunkBytes : 0;
+  if (seen.size() < chunks) seen.resize(chunks);
+  for (uint64_t index = 0; index < chunks; ++index) {
+    if (seen[index]) continue;
+    uint64_t offset = e2::kHeaderBytes + index * e2::kChunkBytes;
+    uint8_t header[e2::kChunkHeaderBytes] = {};
+    size_t size = static_cast<size_t>(std::min<uint64_t>(sizeof header, file_bytes - offset));
+    if (!read_all(in.fd, header, size, offset)) {
+      end(fmt::format("cannot read {}", path));
+      return false;
+    }
+    if (size < e2::kChunkHeaderBytes || u32_at(header) == 0) continue;  // not claimed (yet)
+    seen[index] = true;
+    uint32_t slot = u32_at(header + e2::kSlotAt);
+    waiting.insert({u64_at(header + e2::kBaseSeqAt), index, offset, slot});
+    uint64_t& last = last_index[slot];
+    last = std::max(last, index + 1);
+  }
+  return true;
+}
+
+bool PackingState::pack(const Claimed& c, uint64_t file_bytes) {
+  size_t size = static_cast<size_t>(std::min<uint64_t>(e2::kChunkBytes, file_bytes - c.offset));
+  if (!read_all(in.fd, chunk.data(), size, c.offset)) {
+    end(fmt::format("cannot read {}", path));
+    return false;
+  }
+  uint32_t used = u32_at(chunk.data() + e2::kUsedAt);
+  if (!std::equal(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), chunk.begin()) ||
+      u32_at(chunk.data() + e2::kIndexAt) != c.index || used > e2::kChunkPayloadBytes ||
+      e2::kChunkHeaderBytes + used > size) {
+    end(fmt::format("the chunk at byte {} is damaged or cut short (left chunked, as written)", c.offset));
+    return false;
+  }
+  uint8_t fields[30];
+  size_t f = e2::put_varint(fields, u32_at(chunk.data() + e2::kSlotAt));
+  f += e2::put_varint(fields + f, u64_at(chunk.data() + e2::kBaseSeqAt));
+  f += e2::put_varint(fields + f, used);
+  if (!packer->add(fields, f) || !packer->add(chunk.data() + e2::kChunkHeaderBytes, used)) {
+    end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
+    return false;
+  }
+  return true;
+}
+
+void PackingState::pack_left_chunks() {
+  if (phase == Phase::ended || (phase == Phase::before_header && !start(false))) return;
+  struct stat st {};
+  if (fstat(in.fd, &st) != 0 || !scan(static_cast<uint64_t>(st.st_size))) return;
+  // In the final order as far as it is known: a chunk still written (its
+  // thread has claimed none after it) holds back those after it.
+  while (!waiting.empty()) {
+    const Claimed front = *waiting.begin();
+    if (last_index[front.slot] <= front.index + 1) break;
+    if (!pack(front, static_cast<uint64_t>(st.st_size))) return;
+    waiting.erase(waiting.begin());
+  }
+}
+
+PackResult PackingState::finish() {
+  PackResult result;
+  auto stays = [&](std::string why) {
+    end(std::move(why));
+    result.why_not = why_not;
+    return result;
+  };
+  if (phase == Phase::ended) return stays("");
+  if (in.fd < 0) {
+    in.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in.fd < 0) return stays(fmt::format("cannot read it ({})", strerror(errno)));
+  }
   // Every process recording into the file holds a shared lock on it. A
   // child forked just before the program ended holds the parent's lock too
   // until its fork handler has run (then it records into FILE.PID): a
@@ -125,92 +285,41 @@ PackResult pack_recording(const std::string& path) {
     usleep(10 * 1000);
     locked = flock(in.fd, LOCK_EX | LOCK_NB) == 0;
   }
-  if (!locked) {
-    result.why_not = "a process still records into it (left chunked: edgemem analyze reads it as it is)";
-    return result;
-  }
-  uint8_t head[16] = {};
-  size_t head_bytes = std::min<uint64_t>(sizeof head, result.chunked_bytes);
-  if (!read_all(in.fd, head, head_bytes, 0)) {
-    result.why_not = "it is too short to be a recording";
-    return result;
-  }
-  size_t at = 7;
-  uint64_t version = 0, clock = 0;
-  static constexpr uint8_t kStart[] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01};  // SYNC at time 0, HEADER
-  bool header = head_bytes >= 9 && std::equal(std::begin(kStart), std::end(kStart), head) &&
-                read_varint(head, head_bytes, at, version) && read_varint(head, head_bytes, at, clock);
-  if (header && version == e2::kVersion3 && at < head_bytes && head[at] == e2::kLayoutPacked) return result;
-  if (!header || (version != e2::kVersion && version != e2::kVersion3)) {
-    result.why_not = "it does not start as an emt v2 or v3 recording";
-    return result;
-  }
-
-  std::string packing = path + ".packing";
-  Fd out;
-  out.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out.fd < 0) {
-    result.why_not = fmt::format("cannot write {} ({})", packing, strerror(errno));
-    return result;
-  }
-  auto fail = [&](std::string why) {
-    unlink(packing.c_str());
-    result.why_not = std::move(why);
-    return result;
-  };
-  uint8_t header_bytes[32];
-  std::copy(std::begin(kStart), std::end(kStart), header_bytes);
-  size_t n = sizeof kStart;
-  n += e2::put_varint(header_bytes + n, e2::kVersion3);
-  n += e2::put_varint(header_bytes + n, clock);
-  header_bytes[n++] = e2::kLayoutPacked;
-  if (!write_all(out.fd, header_bytes, n)) return fail(fmt::format("cannot write {} ({})", packing, strerror(errno)));
-
-  // Chunks go in the order of their base sequence numbers (file order among
-  // equals, so each thread's stay in order): the reader merges threads by
-  // sequence number and holds what waits for an earlier one, and a chunk
-  // written after the others (the inference marks `record --inference-fn`
-  // appends, inference_marks.h) would otherwise hold back every record
-  // after its first.
-  struct Claimed {
-    uint64_t base, offset, index;
-  };
-  std::vector<Claimed> claimed;
-  uint64_t index = 0;
-  for (uint64_t offset = e2::kHeaderBytes; offset < result.chunked_bytes; offset += e2::kChunkBytes, ++index) {
-    uint8_t header[e2::kChunkHeaderBytes] = {};
-    size_t size = static_cast<size_t>(std::min<uint64_t>(sizeof header, result.chunked_bytes - offset));
-    if (!read_all(in.fd, header, size, offset)) return fail(fmt::format("cannot read {}", path));
-    if (size < e2::kChunkHeaderBytes || u32_at(header) == 0) continue;  // never claimed
-    claimed.push_back({u64_at(header + e2::kBaseSeqAt), offset, index});
-  }
-  std::stable_sort(claimed.begin(), claimed.end(), [](const Claimed& a, const Claimed& b) { return a.base < b.base; });
-
-  Packer packer(out.fd);
-  std::vector<uint8_t> chunk(e2::kChunkBytes);
-  for (const Claimed& c : claimed) {
-    uint64_t offset = c.offset;
-    size_t size = static_cast<size_t>(std::min<uint64_t>(e2::kChunkBytes, result.chunked_bytes - offset));
-    if (!read_all(in.fd, chunk.data(), size, offset)) return fail(fmt::format("cannot read {}", path));
-    uint32_t used = u32_at(chunk.data() + e2::kUsedAt);
-    if (!std::equal(std::begin(e2::kChunkMagic), std::end(e2::kChunkMagic), chunk.begin()) ||
-        u32_at(chunk.data() + e2::kIndexAt) != c.index || used > e2::kChunkPayloadBytes ||
-        e2::kChunkHeaderBytes + used > size)
-      return fail(fmt::format("the chunk at byte {} is damaged or cut short (left chunked, as written)", offset));
-    uint8_t fields[30];
-    size_t f = e2::put_varint(fields, u32_at(chunk.data() + e2::kSlotAt));
-    f += e2::put_varint(fields + f, u64_at(chunk.data() + e2::kBaseSeqAt));
-    f += e2::put_varint(fields + f, used);
-    if (!packer.add(fields, f) || !packer.add(chunk.data() + e2::kChunkHeaderBytes, used))
-      return fail(fmt::format("cannot write {} ({})", packing, strerror(errno)));
-  }
-  if (!packer.end()) return fail(fmt::format("cannot write {} ({})", packing, strerror(errno)));
+  if (!locked) return stays("a process still records into it (left chunked: edgemem analyze reads it as it is)");
+  if (phase == Phase::before_header && !start(true)) return stays("");
+  struct stat st {};
+  if (fstat(in.fd, &st) != 0) return stays(fmt::format("cannot read {}", path));
+  result.chunked_bytes = static_cast<uint64_t>(st.st_size);
+  if (!scan(result.chunked_bytes)) return stays("");
+  for (const Claimed& c : waiting)
+    if (!pack(c, result.chunked_bytes)) return stays("");
+  waiting.clear();
+  if (!packer->end()) return stays(fmt::format("cannot write {} ({})", packing, strerror(errno)));
   struct stat packed {};
   if (fstat(out.fd, &packed) != 0 || rename(packing.c_str(), path.c_str()) != 0)
-    return fail(fmt::format("cannot replace {} ({})", path, strerror(errno)));
+    return stays(fmt::format("cannot replace {} ({})", path, strerror(errno)));
+  out.reset();  // renamed: nothing to remove
+  end("");
   result.packed = true;
   result.packed_bytes = static_cast<uint64_t>(packed.st_size);
   return result;
 }
+
+}  // namespace trace_packing
+
+struct RecordingPacker::State : trace_packing::PackingState {};
+
+RecordingPacker::RecordingPacker(std::string path) : s_(std::make_unique<State>()) {
+  s_->path = std::move(path);
+  s_->packing = s_->path + ".packing";
+}
+
+RecordingPacker::~RecordingPacker() { s_->end(""); }
+
+void RecordingPacker::pack_left_chunks() { s_->pack_left_chunks(); }
+
+PackResult RecordingPacker::finish() { return s_->finish(); }
+
+PackResult pack_recording(const std::string& path) { return RecordingPacker(path).finish(); }
 
 }  // namespace edgemem

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace edgemem {
@@ -17,6 +18,32 @@ struct PackResult {
   // Why the file was left as it is (empty when packed, or already packed).
   std::string why_not;
   uint64_t chunked_bytes = 0, packed_bytes = 0;
+};
+
+// Packs a recording while its program still writes it, so that little is
+// left to pack when the program ends: a chunk is compressed once its thread
+// has claimed a later one (so it will not be written again), in the order
+// the whole file would be packed in as far as that order is known yet (a
+// chunk still being written holds back those after it). The packed stream
+// may order chunks of a thread started late differently from packing the
+// whole file at once; the reader merges records by sequence number, so it
+// reads the same events.
+class RecordingPacker {
+ public:
+  explicit RecordingPacker(std::string path);
+  ~RecordingPacker();  // a packing not finished leaves no FILE.packing behind
+  RecordingPacker(const RecordingPacker&) = delete;
+  RecordingPacker& operator=(const RecordingPacker&) = delete;
+
+  // Packs the chunks written so far that no thread writes any more.
+  void pack_left_chunks();
+  // Once no process writes the file: packs the rest and replaces the file,
+  // as pack_recording() does.
+  PackResult finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
 };
 
 // Replaces the chunked recording at `path` by its packed form (written

@@ -129,14 +129,17 @@ TEST(EmtV3, AFreeThatNamesNoAllocationOfItsChunkIsDamageWithItsOffset) {
 
 // Two threads, several chunks each, compact records throughout: each
 // allocates blocks of a few sizes and frees every other one by distance,
-// each chunk starting its encoding state afresh.
-std::string chunked_recording(int rounds = 6) {
+// each chunk starting its encoding state afresh. With `late_thread`, a third
+// thread starts in that round (its first chunk's base is 0, as the preload
+// library writes it).
+std::string chunked_recording(int rounds = 6, int late_thread = -1) {
   std::string out = header_page();
-  uint64_t seq = 0, last[3] = {0, 0, 0};
+  uint64_t seq = 0, last[4] = {0, 0, 0, 0};
   uint32_t index = 0;
   std::mt19937 rng(7);
   for (int round = 0; round < rounds; ++round) {
-    for (uint32_t slot = 1; slot <= 2; ++slot) {
+    for (uint32_t slot = 1; slot <= 3; ++slot) {
+      if (slot == 3 && (late_thread < 0 || round < late_thread)) continue;
       uint64_t base = last[slot];
       auto tagged = [&](uint8_t tag) {  // a compact tag and its dseq, 1 left out
         uint64_t d = ++seq - last[slot];
@@ -147,7 +150,7 @@ std::string chunked_recording(int rounds = 6) {
         return s;
       };
       std::string records;
-      if (round == 0) {
+      if (round == (slot == 3 ? late_thread : 0)) {
         records += rec(e2::kThread, {++seq - last[slot], slot * 100}, "", true) + rec(e2::kNode, {1, 0, 0x1000u * slot});
         last[slot] = seq;
       }
@@ -195,6 +198,100 @@ TEST(EmtV3, PackedAndChunkedReadTheSameSplitAnyWay) {
   EXPECT_FALSE(again.packed);
   EXPECT_TRUE(again.why_not.empty());
   EXPECT_EQ(read_file(path.string()), packed);
+}
+
+// Writes `recording` as the preload library does, chunk by chunk in file
+// order, each first part-written (its `used` counting half its records),
+// with the packer looking in after every step; then finishes the packing.
+// Returns the packed file, empty if it was not packed; `packed_before_end`:
+// bytes of FILE.packing before finish().
+std::string pack_while_written(const std::string& recording, const fs::path& path, uint64_t* packed_before_end) {
+  fs::remove(path);
+  RecordingPacker packer(path.string());
+  packer.pack_left_chunks();  // no file yet
+  int fd = open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  EXPECT_GE(fd, 0);
+  auto put = [&](const char* bytes, size_t n, uint64_t at) {
+    EXPECT_EQ(pwrite(fd, bytes, n, static_cast<off_t>(at)), static_cast<ssize_t>(n));
+  };
+  put(recording.data(), e2::kHeaderBytes, 0);
+  packer.pack_left_chunks();
+  for (uint64_t at = e2::kHeaderBytes; at < recording.size(); at += e2::kChunkBytes) {
+    std::string c = recording.substr(at, e2::kChunkBytes);
+    uint32_t used = static_cast<uint32_t>(static_cast<uint8_t>(c[e2::kUsedAt])) |
+                    static_cast<uint32_t>(static_cast<uint8_t>(c[e2::kUsedAt + 1])) << 8;
+    std::string half = c.substr(0, e2::kChunkHeaderBytes + used / 2);
+    e2::put_u32(reinterpret_cast<uint8_t*>(half.data()) + e2::kUsedAt, used / 2);
+    EXPECT_EQ(ftruncate(fd, static_cast<off_t>(at + e2::kChunkBytes)), 0);
+    put(half.data(), half.size(), at);
+    packer.pack_left_chunks();
+    put(c.data(), e2::kChunkHeaderBytes + used, at);
+    packer.pack_left_chunks();
+  }
+  close(fd);
+  fs::path packing = path.string() + ".packing";
+  *packed_before_end = fs::exists(packing) ? fs::file_size(packing) : 0;
+  PackResult p = packer.finish();
+  EXPECT_TRUE(p.packed) << p.why_not;
+  EXPECT_FALSE(fs::exists(packing));
+  return p.packed ? read_file(path.string()) : std::string();
+}
+
+// `edgemem record` packs a recording while its program runs: the chunks a
+// thread has left are packed as they appear, the one it still writes only
+// once it has moved on. The result is the file packing it afterwards gives.
+TEST(EmtV3, PackingWhileTheProgramWritesGivesTheBytesOfPackingAfterwards) {
+  std::string chunked = chunked_recording(1000);
+  fs::path after = scratch("after.emt");
+  write_file(after, chunked);
+  ASSERT_TRUE(pack_recording(after.string()).packed);
+  uint64_t packed_before_end = 0;
+  std::string during = pack_while_written(chunked, scratch("during.emt"), &packed_before_end);
+  // (compared as booleans: a mismatch would print megabytes)
+  EXPECT_TRUE(during == read_file(after.string())) << during.size() << " bytes, not as packed afterwards";
+  // zstd wrote whole blocks of it before the end: it was packed as it went.
+  EXPECT_GT(packed_before_end, 1000u);
+  EXPECT_TRUE(decode(during) == decode(chunked));
+}
+
+// A thread started late has a first chunk of base 0: packing it after chunks
+// of a higher base orders the stream differently, and the reader, which
+// merges by sequence number, reads the same events.
+TEST(EmtV3, AThreadStartedWhilePackingIsReadInItsPlace) {
+  std::string chunked = chunked_recording(30, 10);
+  uint64_t packed_before_end = 0;
+  std::string during = pack_while_written(chunked, scratch("late.emt"), &packed_before_end);
+  fs::path after = scratch("late-after.emt");
+  write_file(after, chunked);
+  ASSERT_TRUE(pack_recording(after.string()).packed);
+  EXPECT_FALSE(during == read_file(after.string()));  // the late thread's first chunk is elsewhere
+  DecodeStats sc, sp;
+  auto from_chunked = decode(chunked, &sc);
+  auto from_packed = decode(during, &sp);
+  EXPECT_FALSE(sp.first_problem) << sp.first_problem->what;
+  EXPECT_EQ(sp.dropped_records, sc.dropped_records);
+  EXPECT_EQ(from_packed.size(), 30u * 2 * 60 + 20u * 60);
+  EXPECT_TRUE(from_packed == from_chunked);
+}
+
+// A damaged chunk seen while the program runs leaves the file chunked, as
+// written, with no FILE.packing behind.
+TEST(EmtV3, ADamagedChunkSeenWhilePackingLeavesTheFileChunked) {
+  std::string chunked = chunked_recording();
+  chunked[e2::kHeaderBytes + 2 * e2::kChunkBytes + e2::kIndexAt] = 9;  // the third chunk says it is the tenth
+  fs::path path = scratch("damaged-during.emt");
+  fs::remove(path);
+  {
+    RecordingPacker packer(path.string());
+    write_file(path, chunked);
+    packer.pack_left_chunks();
+    EXPECT_FALSE(fs::exists(path.string() + ".packing"));
+    PackResult p = packer.finish();
+    EXPECT_FALSE(p.packed);
+    EXPECT_NE(p.why_not.find("damaged"), std::string::npos) << p.why_not;
+  }
+  EXPECT_EQ(read_file(path.string()), chunked);
+  EXPECT_FALSE(fs::exists(path.string() + ".packing"));
 }
 
 TEST(EmtV3, APackedFileCutShortReadsUpToItsLastWholeRecord) {

@@ -98,6 +98,9 @@ void expect_everything_before_the_end(const std::string& how, int expected_statu
   uint64_t child_size = std::stoull(m[3]);
 
   EXPECT_TRUE(is_packed(out)) << "edgemem record outlives the program and packs what it wrote\n" << c.out;
+  // Packed while the program ran, in FILE.packing: not a recording of its own.
+  EXPECT_EQ(c.out.find(".packing"), std::string::npos) << c.out;
+  EXPECT_FALSE(fs::exists(out.string() + ".packing"));
   auto d = decode_file(out);
   EXPECT_EQ(d->stats.corrupt_bytes, 0u);
   EXPECT_EQ(d->stats.dropped_records, 0u);
