@@ -90,6 +90,8 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
     if (g.growths++ == 0) {
       g.first_growth = completed;
       g.first_growth_device = device;
+      g.first_end_bytes = g.end_bytes;
+      g.first_end_live = g.live;
     } else {
       g.min_gap = std::min(g.min_gap, completed - g.last_growth);
       g.max_gap = std::max(g.max_gap, completed - g.last_growth);
@@ -132,7 +134,7 @@ LeakGrowth LeakAnalysis::growth(const Group& g) const {
     out.pattern = g.min_gap == 1 ? LeakPattern::every_inference : LeakPattern::every_nth;
     out.period = g.min_gap;
   }
-  if (g.growths > 0) out.bytes_per_growth = (grown(g) + g.growths / 2) / g.growths;
+  if (const uint64_t n = growths_counted(g); n > 0) out.bytes_per_growth = (grown(g) + n / 2) / n;
   out.late_start = g.first_growth > 2 * std::max<uint64_t>(out.period, 1);
   return out;
 }
@@ -270,8 +272,11 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           // period before, and up to their last growth when the next is not
           // due yet (a leak made after each call of an --inference-fn is
           // counted at the next inference's end: the last one is to come).
+          // A group grown in bytes only counts from the end of its first growth.
           const uint64_t period = std::max<uint64_t>(leak.growth->period, 1);
-          const uint64_t since = counters.first_growth - std::min(counters.first_growth - 1, period - 1);
+          const uint64_t since = bytes_only(counters)
+                                     ? counters.first_growth + 1
+                                     : counters.first_growth - std::min(counters.first_growth - 1, period - 1);
           const uint64_t until =
               tracker.completed() - counters.last_growth < period ? counters.last_growth : tracker.completed();
           const uint64_t span = until >= since ? until - since + 1 : 1;

@@ -122,6 +122,11 @@ class LeakAnalysis {
     // difference, counted at inference ends only (a block made after the
     // last end, or in an inference cut short, has grown nothing yet).
     uint64_t end_bytes = 0, grown_from = 0;
+    // At the end of its first growth: a group whose live count never rose
+    // past it grew in bytes only (one block that realloc grows), and its
+    // first growth may carry the size the chain had before the inferences
+    // (made anew by the first realloc), so its rate counts from there.
+    uint64_t first_end_bytes = 0, first_end_live = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -155,7 +160,14 @@ class LeakAnalysis {
   }
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g) const;
-  static uint64_t grown(const Group& g) { return g.end_bytes > g.grown_from ? g.end_bytes - g.grown_from : 0; }
+  // Whether its growths after the first were in bytes only (first_end_bytes).
+  static bool bytes_only(const Group& g) { return g.growths >= 2 && g.best_end_live <= g.first_end_live; }
+  // What its growths added (after the first, when bytes_only), and how many.
+  static uint64_t grown(const Group& g) {
+    const uint64_t from = bytes_only(g) ? g.first_end_bytes : g.grown_from;
+    return g.end_bytes > from ? g.end_bytes - from : 0;
+  }
+  static uint64_t growths_counted(const Group& g) { return bytes_only(g) ? g.growths - 1 : g.growths; }
 
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;

@@ -199,5 +199,66 @@ TEST(LeakRate, ALeakThatStoppedCountsTheInferencesSinceItDidAsWell) {
   EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 60 * 644.0 / 1000);
 }
 
+// A buffer made before the first inference and grown by 16 B in every one:
+// the first grown copy is a block made in an inference, so it held the
+// buffer's first 1,000 B too. Once "41 B per inference" (1,000 B spread
+// over 40 inferences on top of the 16); the leak is the 16.
+std::string realloc_chain_log(bool as_recorded) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=1048576\n"
+                    "[MEM][1] ALLOC size=1000 addr=0x100000 site=open_history.c:12\n";
+  uint64_t t = 2, at = 0x100000, size = 1000;
+  for (int i = 1; i <= 40; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const uint64_t moved = 0x100000 + 0x10000 * (i % 2);
+    size += 16;
+    // The recorder writes realloc as the free and the allocation it is,
+    // the allocation at realloc's own call site.
+    if (as_recorded)
+      log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n[MEM][{}] ALLOC size={} addr=0x{:x} site=append_history.c:75\n", t,
+                         at, t + 1, size, moved);
+    else
+      log += fmt::format("[MEM][{}] REALLOC old=0x{:x} size={} addr=0x{:x}\n", t, at, size, moved);
+    t += 2;
+    at = moved;
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  return log;
+}
+
+TEST(LeakRate, AReallocChainBegunBeforeTheFirstInferenceLeaksItsGrowthNotItsFirstSize) {
+  for (bool as_recorded : {false, true}) {
+    auto run = analyse(Format::log, realloc_chain_log(as_recorded));
+    const AnalysisResult& r = run->result;
+    ASSERT_EQ(r.leaks.size(), 1u) << text_of(*run);
+    const SiteLeak& leak = r.leaks[0];
+    EXPECT_EQ(leak.site, as_recorded ? "append_history.c:75" : "open_history.c:12");
+    EXPECT_EQ(leak.bytes, 1000u + 40 * 16);
+    ASSERT_TRUE(leak.growth && leak.bytes_per_inference) << text_of(*run);
+    EXPECT_EQ(leak.growth->pattern, LeakPattern::every_inference);
+    EXPECT_EQ(leak.growth->bytes_per_growth, 16u);
+    EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 16.0) << as_recorded;
+  }
+}
+
+// A chain that starts in the first inference grows the same 16 B a time.
+TEST(LeakRate, AReallocChainBegunInTheFirstInferenceLeaksItsGrowth) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=1048576\n";
+  uint64_t t = 1, at = 0;
+  for (int i = 1; i <= 40; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const uint64_t moved = 0x100000 + 0x10000 * (i % 2);
+    if (at) log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, at);
+    log += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=append_history.c:75\n", t++, 16 * i, moved);
+    at = moved;
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u) << text_of(*run);
+  ASSERT_TRUE(r.leaks[0].bytes_per_inference);
+  EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 16.0);
+  EXPECT_EQ(r.leaks[0].growth->bytes_per_growth, 16u);
+}
+
 }  // namespace
 }  // namespace edgemem::test
