@@ -46,7 +46,8 @@ std::string_view to_string(LeakPattern pattern);
 struct LeakGrowth {
   LeakPattern pattern = LeakPattern::irregular;
   uint64_t period = 0;               // every_nth: N
-  uint64_t growth_inferences = 0;    // inferences after which the group held more blocks than ever before
+  uint64_t growth_inferences = 0;    // inferences after which the group held more blocks or bytes than ever before
+                                     // (grown in bytes only: after its first, docs/analyze.md)
   uint64_t first_inference = 0;      // the device's number of the first of them
   bool late_start = false;           // it began well after the first inference ("from inference K on")
   uint64_t bytes_per_growth = 0;     // mean bytes added by one of those inferences

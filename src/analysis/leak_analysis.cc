@@ -83,6 +83,7 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
     touched_flag_[id] = 0;
     const uint64_t before = g.end_bytes;
     g.end_bytes = g.live_bytes - pre_live_bytes_[id];
+    if (g.growths > 0 && g.live != g.first_end_live) g.count_moved = true;
     if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
     if (g.growths == 0) g.grown_from = before;
     g.best_end_live = std::max(g.best_end_live, g.live);
@@ -128,7 +129,7 @@ bool LeakAnalysis::rising_minima(const Group& g) const {
 
 LeakGrowth LeakAnalysis::growth(const Group& g) const {
   LeakGrowth out;
-  out.growth_inferences = g.growths;
+  out.growth_inferences = growths_counted(g);
   out.first_inference = g.first_growth_device;
   if (g.growths >= 2 && g.min_gap == g.max_gap) {
     out.pattern = g.min_gap == 1 ? LeakPattern::every_inference : LeakPattern::every_nth;

@@ -240,6 +240,51 @@ TEST(LeakRate, AReallocChainBegunBeforeTheFirstInferenceLeaksItsGrowthNotItsFirs
   }
 }
 
+// Not grown in bytes only, though the count never passes its first growth's
+// (found in review: the first version of that rule read 95.0 and 11.0): a burst of 1,000 blocks live at
+// the end of inference 1, then 256 B leaked by the same site in each later
+// one; and a chain of 16 B a time with a 1,000 B scratch block of the same
+// site live over inference 1's end. Both keep the rate over every growth.
+TEST(LeakRate, AGroupWhoseCountMovedAfterItsFirstGrowthIsNotAChain) {
+  std::string burst = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
+  uint64_t t = 1;
+  burst += fmt::format("[MEM][{}] INFER begin 1\n", t++);
+  for (int b = 0; b < 1000; ++b)
+    burst += fmt::format("[MEM][{}] ALLOC size=16 addr=0x{:x} site=tensor.c:5\n", t++, 0x100000 + 32 * b);
+  burst += fmt::format("[MEM][{}] INFER end 1\n[MEM][{}] INFER begin 2\n", t, t + 1);
+  t += 2;
+  for (int b = 0; b < 1000; ++b) burst += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, 0x100000 + 32 * b);
+  burst += fmt::format("[MEM][{}] INFER end 2\n", t++);
+  for (int i = 3; i <= 102; ++i)
+    burst += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=256 addr=0x{:x} site=tensor.c:5\n"
+                         "[MEM][{}] INFER end {}\n",
+                         t, i, t + 1, 0x200000 + 0x100 * i, t + 2, i),
+        t += 3;
+  auto run = analyse(Format::log, burst);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  ASSERT_TRUE(run->result.leaks[0].bytes_per_inference);
+  // The 100 leaks of 256 B over the 102 inferences since the group first grew (its burst).
+  EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 25600.0 / 102);
+
+  std::string dip = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
+  t = 1;
+  uint64_t at = 0;
+  for (int i = 1; i <= 200; ++i) {
+    dip += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const uint64_t moved = 0x200000 + 0x10000 * (i % 2);
+    if (at) dip += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, at);
+    dip += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=buf.c:10\n", t++, 16 * i, moved);
+    at = moved;
+    if (i == 1) dip += fmt::format("[MEM][{}] ALLOC size=1000 addr=0x100000 site=buf.c:10\n", t++);
+    if (i == 2) dip += fmt::format("[MEM][{}] FREE addr=0x100000\n", t++);
+    dip += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  run = analyse(Format::log, dip);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  ASSERT_TRUE(run->result.leaks[0].bytes_per_inference);
+  EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 16.0);
+}
+
 // A chain that starts in the first inference grows the same 16 B a time.
 TEST(LeakRate, AReallocChainBegunInTheFirstInferenceLeaksItsGrowth) {
   std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=1048576\n";
