@@ -369,6 +369,11 @@ bool ensure_ready() {
   self.ready = true;
   self.generation = g;
   self.slot = next_slot();
+  // Its first chunk's base: where the process's sequence stands now, not 0,
+  // so the chunk sorts among those written at the same time when the file
+  // is packed (a late thread's chunk of base 0 came first and held back
+  // every record of the threads before it in the reader's merge).
+  self.last_seq = current_seq();
   self.bounds = current_stack_bounds();
   void* recent = real.mmap(nullptr, sizeof(RecentTables), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (recent != MAP_FAILED) self.recent = static_cast<RecentTables*>(recent);

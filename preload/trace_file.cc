@@ -195,6 +195,7 @@ void release_chunk(uint8_t* chunk) {
 }
 
 uint64_t next_seq() { return edgemem_record_seq.fetch_add(1, std::memory_order_relaxed) + 1; }
+uint64_t current_seq() { return edgemem_record_seq.load(std::memory_order_relaxed); }
 uint32_t next_slot() { return file.slot.fetch_add(1, std::memory_order_relaxed) + 1; }
 uint32_t generation() { return file.generation.load(std::memory_order_relaxed); }
 

@@ -26,6 +26,8 @@ void release_chunk(uint8_t* chunk);
 // returns and before a free starts, so a reused address is always freed
 // before it is handed out again in the recording.
 uint64_t next_seq();
+// The last number next_seq() handed out (a new thread's first chunk base).
+uint64_t current_seq();
 uint32_t next_slot();
 
 // Bumped in a forked child, which records into FILE.PID from its first

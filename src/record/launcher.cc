@@ -38,6 +38,9 @@ std::optional<std::string> find_preload_library(const std::string& edgemem_binar
 namespace {
 
 std::optional<std::string> pack_note(const std::string& file, const PackResult& p) {
+  if (p.packed && p.chunks_packed_while_written > 0)
+    return fmt::format("packed {}: {} bytes chunked, {} bytes packed ({} of its {} chunks while the program ran)", file,
+                       p.chunked_bytes, p.packed_bytes, p.chunks_packed_while_written, p.chunks);
   if (p.packed) return fmt::format("packed {}: {} bytes chunked, {} bytes packed", file, p.chunked_bytes, p.packed_bytes);
   if (!p.why_not.empty()) return fmt::format("{} is not packed: {}", file, p.why_not);
   return std::nullopt;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <unordered_map>
@@ -23,6 +24,7 @@ namespace edgemem {
 namespace trace_packing {
 
 namespace e2 = emt2;
+namespace fs = std::filesystem;
 
 // zstd's level 3 window (2 MiB) spans many chunks of one thread; higher
 // levels gain little on these records and cost the parent's time.
@@ -124,6 +126,8 @@ struct PackingState {
   std::string path, packing;
   Fd in, out;
   enum class Phase { before_header, packing, ended } phase = Phase::before_header;
+  bool final_pass = false;  // finish(): no process writes the file any more
+  bool unnamed = false;     // `out` is an O_TMPFILE, not yet FILE.packing
   std::string why_not;  // once ended: why the file stays chunked (empty: packed, or it already was)
   uint64_t clock = 0;
   std::unique_ptr<Packer> packer;
@@ -131,6 +135,7 @@ struct PackingState {
   std::vector<bool> seen;                    // by chunk index: claimed and queued or packed
   std::set<Claimed> waiting;                 // claimed, not packed yet
   std::unordered_map<uint32_t, uint64_t> last_index;  // per thread slot: its newest chunk
+  uint64_t packed_chunks = 0;
 
   // Reads the header and begins FILE.packing; false while the program has
   // not written its header yet (`final`: ends the packing instead).
@@ -140,12 +145,14 @@ struct PackingState {
   bool pack(const Claimed& c, uint64_t file_bytes);
   void pack_left_chunks();
   PackResult finish();
+  // Gives an unnamed `out` its name FILE.packing, for the rename over FILE.
+  bool name_packing();
   // Ends the packing: the file stays as it is.
   void end(std::string why) {
     if (phase == Phase::ended) return;
     phase = Phase::ended;
     why_not = std::move(why);
-    if (out.fd >= 0) unlink(packing.c_str());
+    if (out.fd >= 0 && !unnamed) unlink(packing.c_str());
     out.reset();
   }
 };
@@ -184,7 +191,13 @@ bool PackingState::start(bool final) {
     if (final) end("it does not start as an emt v2 or v3 recording");
     return false;
   }
-  out.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Unnamed until it is complete, so a killed edgemem record leaves nothing
+  // beside the chunked file; FILE.packing where the file system has no
+  // unnamed files.
+  std::string dir = fs::path(path).parent_path().string();
+  out.fd = open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  unnamed = out.fd >= 0;
+  if (!unnamed) out.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out.fd < 0) {
     end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
     return false;
@@ -213,7 +226,9 @@ bool PackingState::scan(uint64_t file_bytes) {
     uint8_t header[e2::kChunkHeaderBytes] = {};
     size_t size = static_cast<size_t>(std::min<uint64_t>(sizeof header, file_bytes - offset));
     if (!read_all(in.fd, header, size, offset)) {
-      end(fmt::format("cannot read {}", path));
+      // While the program runs its exit may just have shrunk the file to
+      // the chunks it claimed (close_trace_file): look again later.
+      if (final_pass) end(fmt::format("cannot read {}", path));
       return false;
     }
     if (size < e2::kChunkHeaderBytes || u32_at(header) == 0) continue;  // not claimed (yet)
@@ -229,7 +244,7 @@ bool PackingState::scan(uint64_t file_bytes) {
 bool PackingState::pack(const Claimed& c, uint64_t file_bytes) {
   size_t size = static_cast<size_t>(std::min<uint64_t>(e2::kChunkBytes, file_bytes - c.offset));
   if (!read_all(in.fd, chunk.data(), size, c.offset)) {
-    end(fmt::format("cannot read {}", path));
+    if (final_pass) end(fmt::format("cannot read {}", path));
     return false;
   }
   uint32_t used = u32_at(chunk.data() + e2::kUsedAt);
@@ -247,7 +262,24 @@ bool PackingState::pack(const Claimed& c, uint64_t file_bytes) {
     end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
     return false;
   }
+  ++packed_chunks;
   return true;
+}
+
+bool PackingState::name_packing() {
+  if (!unnamed) return true;
+  const std::string self = fmt::format("/proc/self/fd/{}", out.fd);
+  for (int tries = 0; tries < 2; ++tries) {
+    // Through /proc as any user may; AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH.
+    if (linkat(AT_FDCWD, self.c_str(), AT_FDCWD, packing.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
+        linkat(out.fd, "", AT_FDCWD, packing.c_str(), AT_EMPTY_PATH) == 0) {
+      unnamed = false;
+      return true;
+    }
+    if (errno != EEXIST) return false;
+    unlink(packing.c_str());  // left by an edgemem record killed while packing by name
+  }
+  return false;
 }
 
 void PackingState::pack_left_chunks() {
@@ -286,22 +318,25 @@ PackResult PackingState::finish() {
     locked = flock(in.fd, LOCK_EX | LOCK_NB) == 0;
   }
   if (!locked) return stays("a process still records into it (left chunked: edgemem analyze reads it as it is)");
+  final_pass = true;
   if (phase == Phase::before_header && !start(true)) return stays("");
   struct stat st {};
   if (fstat(in.fd, &st) != 0) return stays(fmt::format("cannot read {}", path));
   result.chunked_bytes = static_cast<uint64_t>(st.st_size);
   if (!scan(result.chunked_bytes)) return stays("");
+  result.chunks_packed_while_written = packed_chunks;
   for (const Claimed& c : waiting)
     if (!pack(c, result.chunked_bytes)) return stays("");
   waiting.clear();
   if (!packer->end()) return stays(fmt::format("cannot write {} ({})", packing, strerror(errno)));
   struct stat packed {};
-  if (fstat(out.fd, &packed) != 0 || rename(packing.c_str(), path.c_str()) != 0)
+  if (fstat(out.fd, &packed) != 0 || !name_packing() || rename(packing.c_str(), path.c_str()) != 0)
     return stays(fmt::format("cannot replace {} ({})", path, strerror(errno)));
   out.reset();  // renamed: nothing to remove
   end("");
   result.packed = true;
   result.packed_bytes = static_cast<uint64_t>(packed.st_size);
+  result.chunks = packed_chunks;
   return result;
 }
 

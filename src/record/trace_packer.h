@@ -18,20 +18,24 @@ struct PackResult {
   // Why the file was left as it is (empty when packed, or already packed).
   std::string why_not;
   uint64_t chunked_bytes = 0, packed_bytes = 0;
+  // Chunks packed, and how many of them while the program still wrote the file.
+  uint64_t chunks = 0, chunks_packed_while_written = 0;
 };
 
 // Packs a recording while its program still writes it, so that little is
 // left to pack when the program ends: a chunk is compressed once its thread
 // has claimed a later one (so it will not be written again), in the order
 // the whole file would be packed in as far as that order is known yet (a
-// chunk still being written holds back those after it). The packed stream
-// may order chunks of a thread started late differently from packing the
-// whole file at once; the reader merges records by sequence number, so it
-// reads the same events.
+// chunk still being written holds back those after it). A thread that
+// starts during one look at the file can have its first chunk packed after
+// chunks of a higher base seen in that look: the reader merges records by
+// sequence number and holds those few back until it has them. The packing
+// is an unnamed file (O_TMPFILE) until it is complete, so an edgemem
+// record killed meanwhile leaves only the chunked file.
 class RecordingPacker {
  public:
   explicit RecordingPacker(std::string path);
-  ~RecordingPacker();  // a packing not finished leaves no FILE.packing behind
+  ~RecordingPacker();  // a packing not finished leaves nothing behind
   RecordingPacker(const RecordingPacker&) = delete;
   RecordingPacker& operator=(const RecordingPacker&) = delete;
 

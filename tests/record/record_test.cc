@@ -845,6 +845,36 @@ TEST(Record, AThreadRenamedAfterItsFirstAllocationIsNamedByItsNewName) {
     }
 }
 
+// 80 threads, one after another, 15,000 blocks each (2.4 M records): every
+// block of every thread is in the packed recording, none counted as lost
+// (each late thread's first chunk sorted first once, and the reader's merge
+// held back the records of the threads before it past its bound).
+TEST(Record, ThreadsStartedOneAfterAnotherAreAllReadBackFromThePackedFile) {
+  fs::path out = scratch("late-threads.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_late_threads"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_TRUE(is_packed(out)) << c.out;
+  auto d = decode_file(out);
+  EXPECT_EQ(d->stats.dropped_records, 0u);
+  EXPECT_EQ(d->stats.corrupt_bytes, 0u);
+  std::map<uint64_t, int> allocs, frees;
+  std::map<uint64_t, uint64_t> size_at;
+  for (const Event& e : d->events) {
+    if (e.kind == EventKind::alloc && e.size >= 1000 && e.size < 1080) {
+      ++allocs[e.size];
+      size_at[e.address] = e.size;
+    } else if (e.kind == EventKind::free && size_at.contains(e.address)) {
+      ++frees[size_at[e.address]];
+      size_at.erase(e.address);
+    }
+  }
+  ASSERT_EQ(allocs.size(), 80u);
+  for (auto [size, n] : allocs) {
+    EXPECT_EQ(n, 15000) << size;
+    EXPECT_EQ(frees[size], 15000) << size;
+  }
+}
+
 // A failed new[] runs through libstdc++'s new[], new and malloc, each in
 // the recorder again: still one failed allocation per call of the program.
 TEST(Record, EachFailedNewIsOneFailedAllocation) {
