@@ -24,6 +24,7 @@ std::string_view to_string(AlertKind kind) {
 void AlertEngine::raise(AlertKind kind, std::string pool, double value, std::string message, std::string_view detail) {
   if (!raised_.emplace(kind, pool, std::string(detail)).second) return;
   pending_.push_back({kind, std::move(pool), inferences_, value, std::move(message)});
+  history_.push_back(pending_.back());
 }
 
 void AlertEngine::judge_fragmentation(const std::string& pool) {

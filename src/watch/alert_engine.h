@@ -49,6 +49,8 @@ class AlertEngine final : public InferenceObserver {
   void on_snapshot(const TraceRun& run);
   // Alerts raised since the last call, oldest first.
   std::vector<Alert> take();
+  // Every alert of the run, oldest first (one per cause, so few).
+  const std::vector<Alert>& history() const { return history_; }
   bool fired() const { return !raised_.empty(); }
   size_t raised() const { return raised_.size(); }
   uint64_t inferences() const { return inferences_; }
@@ -68,7 +70,7 @@ class AlertEngine final : public InferenceObserver {
   std::map<std::string, FragmentationFloor, std::less<>> fragmentation_;
   std::set<std::string, std::less<>> known_extent_;
   std::set<std::tuple<AlertKind, std::string, std::string>> raised_;
-  std::vector<Alert> pending_;
+  std::vector<Alert> pending_, history_;
   uint64_t inferences_ = 0;
 };
 

@@ -50,6 +50,12 @@ grep -q "^$want inferences | " "$tmp/err" && ok "status line reached all $want i
 grep -q $'\r' "$tmp/err" && bad "carriage returns written into a file" || ok "no carriage returns into a file"
 grep -q "^ALERT alloc-failure" "$tmp/err" && ok "failed allocation alerted" || bad "no alloc-failure alert: $(grep ALERT "$tmp/err")"
 [ "$(grep -c '^ALERT alloc-failure' "$tmp/err")" = 1 ] && ok "each alert once" || bad "alert repeated"
+# Listed again after the summary, with when each fired.
+alerts=$(grep -c '^ALERT ' "$tmp/err")
+grep -q "^edgemem: $alerts alerts* w[a-z]* raised during the watch:" "$tmp/err" &&
+  [ "$(grep -c '^edgemem:   after [0-9]* inferences: ALERT ' "$tmp/err")" = "$alerts" ] &&
+  grep -q "^edgemem:   after [0-9]* inferences: ALERT alloc-failure" "$tmp/err" &&
+  ok "the alerts listed beside the summary" || bad "no list of alerts at the end: $(tail -4 "$tmp/err")"
 grep -q "stopped by signal 2" "$tmp/err" && ok "says it was stopped" || bad "no 'stopped by signal 2'"
 grep -q "ALLOC FAIL" "$tmp/out" && ok "SIGINT prints the analyze summary" || bad "no summary on stdout: $(head -5 "$tmp/out")"
 [ "$rc" = 1 ] && ok "exit 1 after an alert" || bad "exit $rc after an alert, expected 1"
