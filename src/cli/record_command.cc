@@ -201,9 +201,16 @@ int attach(const RecordArgs& args, const std::string& preload) {
     fmt::print(stderr, "edgemem: recording process {} into {} until it exits (Ctrl-C stops waiting, not the recording)\n",
                args.pid, args.output);
     catch_interrupts();
-    while (!interrupted() && process_running(args.pid)) usleep(200 * 1000);
+    // Packed as the process writes it, so little is left when it exits
+    // (after days of a service, the whole file would take minutes).
+    RecordingPacker packer(args.output);
+    while (!interrupted() && process_running(args.pid)) {
+      packer.pack_left_chunks();
+      usleep(200 * 1000);
+    }
     if (!process_running(args.pid))
-      for (const std::string& note : pack_recordings({args.output})) fmt::print(stderr, "edgemem: {}\n", note);
+      if (std::optional<std::string> note = pack_note(args.output, packer.finish()))
+        fmt::print(stderr, "edgemem: {}\n", *note);
     fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", args.output);
     return 0;
   }

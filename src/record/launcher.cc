@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 
 #include "record/inference_probe.h"
-#include "record/trace_packer.h"
 
 namespace edgemem {
 namespace fs = std::filesystem;
@@ -35,8 +34,6 @@ std::optional<std::string> find_preload_library(const std::string& edgemem_binar
   return std::nullopt;
 }
 
-namespace {
-
 std::optional<std::string> pack_note(const std::string& file, const PackResult& p) {
   if (p.packed && p.chunks_packed_while_written > 0)
     return fmt::format("packed {}: {} bytes chunked, {} bytes packed ({} of its {} chunks while the program ran)", file,
@@ -45,6 +42,8 @@ std::optional<std::string> pack_note(const std::string& file, const PackResult& 
   if (!p.why_not.empty()) return fmt::format("{} is not packed: {}", file, p.why_not);
   return std::nullopt;
 }
+
+namespace {
 
 // FILE.PID or FILE.PID.N, as the preload library names a child's recording
 // (not FILE.packing, or a file of the user's own beside it).

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "record/trace_packer.h"
+
 namespace edgemem {
 
 // The preload library beside an edgemem binary: the build tree keeps it in
@@ -37,6 +39,9 @@ struct RecordResult {
 
 // Packs each finished recording (trace_packer.h) and says what happened.
 std::vector<std::string> pack_recordings(const std::vector<std::string>& recordings);
+// What one packing did, as a line for the user (none when the file was
+// already packed).
+std::optional<std::string> pack_note(const std::string& file, const PackResult& p);
 
 RecordResult run_recorded(const RecordRequest& request);
 
