@@ -83,7 +83,7 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
     touched_flag_[id] = 0;
     const uint64_t before = g.end_bytes;
     g.end_bytes = g.live_bytes - pre_live_bytes_[id];
-    if (g.growths > 0 && g.live != g.first_end_live) g.count_moved = true;
+    g.end_live = g.live;
     if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
     if (g.growths == 0) g.grown_from = before;
     g.best_end_live = std::max(g.best_end_live, g.live);

@@ -122,14 +122,14 @@ class LeakAnalysis {
     // difference, counted at inference ends only (a block made after the
     // last end, or in an inference cut short, has grown nothing yet).
     uint64_t end_bytes = 0, grown_from = 0;
-    // At the end of its first growth. A group whose live count stays what it
-    // was then at every later inference end grew in bytes only (blocks that
-    // realloc grows), and its first growth may carry the size a chain had
-    // before the inferences (made anew by the first realloc), so its rate
-    // counts from there. A count that moved (a burst or a scratch block
-    // at that end) keeps the rate over all its growths.
-    uint64_t first_end_bytes = 0, first_end_live = 0;
-    bool count_moved = false;
+    // At the end of its first growth, and its live count at its last
+    // inference end. A group with the same count at both grew in bytes only
+    // over the run (blocks that realloc grows), and its first growth may
+    // carry the size a chain had before the inferences (made anew by the
+    // first realloc), so its rate counts from there. A count that differs
+    // (a burst, or a scratch block, at the first end that is gone at the
+    // last; a second chain) keeps the rate over all its growths.
+    uint64_t first_end_bytes = 0, first_end_live = 0, end_live = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -164,7 +164,7 @@ class LeakAnalysis {
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g) const;
   // Whether its growths after the first were in bytes only (first_end_bytes).
-  static bool bytes_only(const Group& g) { return g.growths >= 2 && !g.count_moved; }
+  static bool bytes_only(const Group& g) { return g.growths >= 2 && g.end_live == g.first_end_live; }
   // What its growths added (after the first, when bytes_only), and how many.
   static uint64_t grown(const Group& g) {
     const uint64_t from = bytes_only(g) ? g.first_end_bytes : g.grown_from;
