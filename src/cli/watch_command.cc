@@ -37,6 +37,17 @@ std::vector<TrendView> trend_views(const watch::AlertEngine& engine) {
   return out;
 }
 
+// The alerts scrolled by as they fired: listed again beside the summary,
+// which judges the whole run (a leak alert whose floor stopped rising
+// later, for one, has no [LEAK] there).
+void list_alerts(const std::vector<watch::Alert>& alerts) {
+  if (alerts.empty()) return;
+  fmt::print(stderr, "edgemem: {} alert{} raised during the watch:\n", alerts.size(), alerts.size() == 1 ? " was" : "s were");
+  for (const watch::Alert& alert : alerts)
+    fmt::print(stderr, "edgemem:   after {} inference{}: {}\n", alert.inference, alert.inference == 1 ? "" : "s",
+               watch::alert_line(alert));
+}
+
 int run_watch(const WatchArgs& args) {
   const AnalyzeArgs& a = args.trace;
   FailOn rules;
@@ -118,6 +129,7 @@ int run_watch(const WatchArgs& args) {
       fmt::print(stderr, "edgemem: {}\n", failed);
   };
   if (!outcome.run) {
+    list_alerts(watcher.alerts().history());
     wait_for_hooks();
     return 2;
   }
@@ -127,14 +139,7 @@ int run_watch(const WatchArgs& args) {
   else
     fmt::print("{}", text_report(run.input, run.result));
   std::fflush(stdout);
-  // The alerts scrolled by as they fired: listed again beside the summary,
-  // which judges the whole run (a leak alert whose floor stopped rising
-  // later, for one, has no [LEAK] there).
-  if (const std::vector<watch::Alert>& alerts = watcher.alerts().history(); !alerts.empty()) {
-    fmt::print(stderr, "edgemem: {} alert{} raised during the watch:\n", alerts.size(), alerts.size() == 1 ? " was" : "s were");
-    for (const watch::Alert& alert : alerts)
-      fmt::print(stderr, "edgemem:   after {} inferences: {}\n", alert.inference, watch::alert_line(alert));
-  }
+  list_alerts(watcher.alerts().history());
   bool written = a.html.empty() || write_report_file(a.html, html_report(run.input, run.result), "--html");
   auto broken = broken_rules(rules, run.result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);

@@ -195,7 +195,7 @@ bool PackingState::start(bool final) {
   // beside the chunked file; FILE.packing where the file system has no
   // unnamed files.
   std::string dir = fs::path(path).parent_path().string();
-  out.fd = open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  out.fd = open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
   unnamed = out.fd >= 0;
   if (!unnamed) out.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out.fd < 0) {
@@ -268,18 +268,36 @@ bool PackingState::pack(const Claimed& c, uint64_t file_bytes) {
 
 bool PackingState::name_packing() {
   if (!unnamed) return true;
+  // Through /proc as any user may; AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH
+  // before Linux 6.10.
   const std::string self = fmt::format("/proc/self/fd/{}", out.fd);
-  for (int tries = 0; tries < 2; ++tries) {
-    // Through /proc as any user may; AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH.
-    if (linkat(AT_FDCWD, self.c_str(), AT_FDCWD, packing.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
-        linkat(out.fd, "", AT_FDCWD, packing.c_str(), AT_EMPTY_PATH) == 0) {
-      unnamed = false;
-      return true;
-    }
-    if (errno != EEXIST) return false;
-    unlink(packing.c_str());  // left by an edgemem record killed while packing by name
+  auto link = [&] {
+    return linkat(AT_FDCWD, self.c_str(), AT_FDCWD, packing.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
+           (errno != EEXIST && linkat(out.fd, "", AT_FDCWD, packing.c_str(), AT_EMPTY_PATH) == 0);
+  };
+  bool named = link();
+  if (!named && errno == EEXIST) {
+    unlink(packing.c_str());  // left by an edgemem record killed while it renamed
+    named = link();
   }
-  return false;
+  if (!named) {
+    // Neither way allowed: copy it into FILE.packing.
+    Fd copy;
+    copy.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st {};
+    if (copy.fd < 0 || fstat(out.fd, &st) != 0) return false;
+    loff_t from = 0;
+    while (from < st.st_size) {
+      ssize_t n = copy_file_range(out.fd, &from, copy.fd, nullptr, static_cast<size_t>(st.st_size - from), 0);
+      if (n <= 0) {
+        unlink(packing.c_str());
+        return false;
+      }
+    }
+    std::swap(out.fd, copy.fd);
+  }
+  unnamed = false;
+  return true;
 }
 
 void PackingState::pack_left_chunks() {

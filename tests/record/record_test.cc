@@ -875,6 +875,27 @@ TEST(Record, ThreadsStartedOneAfterAnotherAreAllReadBackFromThePackedFile) {
   }
 }
 
+// The packing is an unnamed file until it is complete. Where it cannot be
+// linked to a name (no /proc, and AT_EMPTY_PATH refused), it is copied to
+// FILE.packing; a FILE.packing an earlier killed run left is replaced.
+TEST(Record, ThePackingGetsItsNameWhereLinkingAnUnnamedFileIsRefused) {
+  fs::path out = scratch("linkat-refused.emt");
+  fs::remove(out);
+  std::ofstream(out.string() + ".packing") << "left by a killed edgemem record";
+  Command c = run(fmt::format("ASAN_OPTIONS=${{ASAN_OPTIONS:+$ASAN_OPTIONS:}}verify_asan_link_order=0 LD_PRELOAD={} {}",
+                              EDGEMEM_LINKAT_REFUSAL_SHIM,
+                              record(out, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 300 --no-markers")) +
+                  " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("packed " + out.string()), std::string::npos) << c.out;
+  EXPECT_TRUE(is_packed(out)) << c.out;
+  EXPECT_FALSE(fs::exists(out.string() + ".packing"));
+  auto d = decode_file(out);
+  EXPECT_EQ(d->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(d->stats.dropped_records, 0u);
+  EXPECT_GT(d->events.size(), 300u * 38 * 2);
+}
+
 // A failed new[] runs through libstdc++'s new[], new and malloc, each in
 // the recorder again: still one failed allocation per call of the program.
 TEST(Record, EachFailedNewIsOneFailedAllocation) {
