@@ -57,6 +57,17 @@ bool is_pid_suffix(const std::string& suffix) {
                                         digits(std::string_view(suffix).substr(dot + 1));
 }
 
+// The program being waited for, for the forwarding handler.
+volatile sig_atomic_t recorded_pid = 0;
+
+// SIGTERM and SIGHUP (a service manager stopping it, `timeout`, a closed
+// terminal) end the program as they would have ended it run alone, and the
+// recording is finished as after any end, instead of leaving the program
+// running without its parent and the file unpacked.
+void forward_to_program(int signal) {
+  if (recorded_pid > 0) kill(static_cast<pid_t>(recorded_pid), signal);
+}
+
 // Waits for the program; meanwhile packs what it has finished writing every
 // few milliseconds (woken at once when it ends, through its pidfd).
 void wait_packing(pid_t pid, int& status, RecordingPacker* packer) {
@@ -105,15 +116,22 @@ RecordResult run_recorded(const RecordRequest& request) {
     result.exit_code = 2;
     return result;
   }
-  // Like system(): Ctrl-C and Ctrl-\ go to the program, and we wait for it.
-  struct sigaction ignore {}, old_int {}, old_quit {};
+  // Like system(): Ctrl-C and Ctrl-\ go to the program, and we wait for
+  // it; SIGTERM and SIGHUP are passed on to it.
+  struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
   ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = forward_to_program;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
+  recorded_pid = 0;
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGHUP, &forward, &old_hup);
   pid_t pid = fork();
   if (pid == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
     signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
     // gdb passes LD_PRELOAD to the program only.
     if (probe) unsetenv("LD_PRELOAD");
@@ -126,6 +144,7 @@ RecordResult run_recorded(const RecordRequest& request) {
     (void)!write(ready[1], &err, sizeof err);
     _exit(127);
   }
+  recorded_pid = pid;
   close(ready[1]);
   int exec_error = 0;
   bool exec_failed = pid > 0 && read(ready[0], &exec_error, sizeof exec_error) == sizeof exec_error;
@@ -141,6 +160,9 @@ RecordResult run_recorded(const RecordRequest& request) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  recorded_pid = 0;
   if (pid < 0 || exec_failed) {
     result.error = fmt::format("cannot run {}: {}", request.command[0], strerror(pid < 0 ? errno : exec_error));
     result.exit_code = 127;

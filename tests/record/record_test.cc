@@ -896,6 +896,22 @@ TEST(Record, ThePackingGetsItsNameWhereLinkingAnUnnamedFileIsRefused) {
   EXPECT_GT(d->events.size(), 300u * 38 * 2);
 }
 
+// SIGTERM to edgemem record (a service manager, `timeout`) ends the
+// program as it would have ended it alone, and what it recorded is packed;
+// the program was once left running, recording into an unpacked file.
+TEST(Record, SigtermToRecordEndsTheProgramAndPacksWhatItRecorded) {
+  fs::path out = scratch("sigterm.emt");
+  Command c = run(fmt::format(
+      "{} record -o {} -- {} --inferences 100000 --pace-ms 1 --no-markers >/dev/null 2>&1 & rec=$!; sleep 1; "
+      "kill -TERM $rec; wait $rec; echo status=$?",
+      EDGEMEM_BINARY, out.string(), EDGEMEM_INFERENCE_LOOP));
+  EXPECT_NE(c.out.find("status=143"), std::string::npos) << c.out;  // 128 + SIGTERM, the program's
+  EXPECT_TRUE(is_packed(out)) << "no process holds the file any more: packed";
+  auto d = decode_file(out);
+  EXPECT_EQ(d->stats.corrupt_bytes, 0u);
+  EXPECT_GT(d->events.size(), 100u);
+}
+
 // A failed new[] runs through libstdc++'s new[], new and malloc, each in
 // the recorder again: still one failed allocation per call of the program.
 TEST(Record, EachFailedNewIsOneFailedAllocation) {
