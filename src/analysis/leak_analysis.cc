@@ -78,12 +78,20 @@ void LeakAnalysis::first_inference_begins() {
 }
 
 void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
+  completed_ = completed;
   for (size_t id : touched_) {
     Group& g = groups_[id];
     touched_flag_[id] = 0;
     const uint64_t before = g.end_bytes;
     g.end_bytes = g.live_bytes - pre_live_bytes_[id];
+    if (g.growths > 0) {
+      // The ends since its last touched one kept that one's count.
+      const uint64_t untouched = completed - g.last_end - 1;
+      g.ends_after_first += untouched + 1;
+      g.same_count_ends += (g.end_live == g.first_end_live ? untouched : 0) + (g.live == g.first_end_live ? 1 : 0);
+    }
     g.end_live = g.live;
+    g.last_end = completed;
     if (g.live <= g.best_end_live && g.live_bytes <= g.best_end_bytes) continue;
     if (g.growths == 0) g.grown_from = before;
     g.best_end_live = std::max(g.best_end_live, g.live);

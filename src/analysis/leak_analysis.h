@@ -122,14 +122,17 @@ class LeakAnalysis {
     // difference, counted at inference ends only (a block made after the
     // last end, or in an inference cut short, has grown nothing yet).
     uint64_t end_bytes = 0, grown_from = 0;
-    // At the end of its first growth, and its live count at its last
-    // inference end. A group with the same count at both grew in bytes only
-    // over the run (blocks that realloc grows), and its first growth may
-    // carry the size a chain had before the inferences (made anew by the
-    // first realloc), so its rate counts from there. A count that differs
-    // (a burst, or a scratch block, at the first end that is gone at the
-    // last; a second chain) keeps the rate over all its growths.
-    uint64_t first_end_bytes = 0, first_end_live = 0, end_live = 0;
+    // At the end of its first growth. A group whose live count at most
+    // inference ends after it is the count it had then grew in bytes only
+    // (blocks that realloc grows, a scratch block now and then beside
+    // them), and its first growth may carry the size a chain had before the
+    // inferences (made anew by the first realloc), so its rate counts from
+    // there. A count that moved for good (a burst at the first end gone
+    // after it; a second chain for half the run) keeps the rate over all
+    // its growths. Counted lazily: an end that does not touch the group
+    // keeps the count of its last touched one (`end_live`, `last_end`).
+    uint64_t first_end_bytes = 0, first_end_live = 0, end_live = 0, last_end = 0;
+    uint64_t ends_after_first = 0, same_count_ends = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -164,13 +167,18 @@ class LeakAnalysis {
   bool rising_minima(const Group& g) const;
   LeakGrowth growth(const Group& g) const;
   // Whether its growths after the first were in bytes only (first_end_bytes).
-  static bool bytes_only(const Group& g) { return g.growths >= 2 && g.end_live == g.first_end_live; }
+  bool bytes_only(const Group& g) const {
+    if (g.growths < 2) return false;
+    const uint64_t untouched = completed_ - g.last_end;
+    const uint64_t same = g.same_count_ends + (g.end_live == g.first_end_live ? untouched : 0);
+    return 2 * same > g.ends_after_first + untouched;
+  }
   // What its growths added (after the first, when bytes_only), and how many.
-  static uint64_t grown(const Group& g) {
+  uint64_t grown(const Group& g) const {
     const uint64_t from = bytes_only(g) ? g.first_end_bytes : g.grown_from;
     return g.end_bytes > from ? g.end_bytes - from : 0;
   }
-  static uint64_t growths_counted(const Group& g) { return bytes_only(g) ? g.growths - 1 : g.growths; }
+  uint64_t growths_counted(const Group& g) const { return bytes_only(g) ? g.growths - 1 : g.growths; }
 
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;
@@ -179,6 +187,7 @@ class LeakAnalysis {
   // Per group: live bytes of blocks made before the first inference.
   std::vector<uint64_t> pre_live_bytes_;
   bool inferences_began_ = false;
+  uint64_t completed_ = 0;  // inference ends so far
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
   DenseIndex thread_index_{kMaxThreads};

@@ -117,21 +117,35 @@ RecordResult run_recorded(const RecordRequest& request) {
     return result;
   }
   // Like system(): Ctrl-C and Ctrl-\ go to the program, and we wait for
-  // it; SIGTERM and SIGHUP are passed on to it.
+  // it. Without the probe, SIGTERM and SIGHUP are passed on to it (with it,
+  // gdb would get them and kill the program: they end edgemem as before).
+  // They are held back over the fork, so one that comes meanwhile reaches
+  // the program once its pid is known.
   struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = forward_to_program;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
-  recorded_pid = 0;
-  sigaction(SIGTERM, &forward, &old_term);
-  sigaction(SIGHUP, &forward, &old_hup);
+  sigset_t held, old_mask;
+  sigemptyset(&held);
+  sigaddset(&held, SIGTERM);
+  sigaddset(&held, SIGHUP);
+  const bool forwarding = !probe;
+  if (forwarding) {
+    sigprocmask(SIG_BLOCK, &held, &old_mask);
+    recorded_pid = 0;
+    sigaction(SIGTERM, &forward, &old_term);
+    sigaction(SIGHUP, &forward, &old_hup);
+  }
   pid_t pid = fork();
   if (pid == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-    sigaction(SIGHUP, &old_hup, nullptr);
+    if (forwarding) {
+      sigaction(SIGTERM, &old_term, nullptr);
+      sigaction(SIGHUP, &old_hup, nullptr);
+      sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // one held back now reaches the program itself
+    }
     signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
     // gdb passes LD_PRELOAD to the program only.
     if (probe) unsetenv("LD_PRELOAD");
@@ -144,10 +158,16 @@ RecordResult run_recorded(const RecordRequest& request) {
     (void)!write(ready[1], &err, sizeof err);
     _exit(127);
   }
-  recorded_pid = pid;
+  if (forwarding) {
+    recorded_pid = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  }
   close(ready[1]);
   int exec_error = 0;
-  bool exec_failed = pid > 0 && read(ready[0], &exec_error, sizeof exec_error) == sizeof exec_error;
+  ssize_t got = -1;
+  while (pid > 0 && (got = read(ready[0], &exec_error, sizeof exec_error)) < 0 && errno == EINTR) {
+  }
+  bool exec_failed = got == static_cast<ssize_t>(sizeof exec_error);
   close(ready[0]);
   int status = 0;
   // Without the probe (whose marks are appended to the file at the end),
@@ -160,9 +180,11 @@ RecordResult run_recorded(const RecordRequest& request) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
-  recorded_pid = 0;
+  if (forwarding) {
+    recorded_pid = 0;
+    sigaction(SIGTERM, &old_term, nullptr);
+    sigaction(SIGHUP, &old_hup, nullptr);
+  }
   if (pid < 0 || exec_failed) {
     result.error = fmt::format("cannot run {}: {}", request.command[0], strerror(pid < 0 ? errno : exec_error));
     result.exit_code = 127;

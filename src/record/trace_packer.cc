@@ -283,15 +283,23 @@ bool PackingState::name_packing() {
   if (!named) {
     // Neither way allowed: copy it into FILE.packing.
     Fd copy;
-    copy.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct stat st {};
-    if (copy.fd < 0 || fstat(out.fd, &st) != 0) return false;
+    if (fstat(out.fd, &st) != 0) return false;
+    copy.fd = open(packing.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (copy.fd < 0) return false;
     loff_t from = 0;
+    std::vector<uint8_t> buffer;
     while (from < st.st_size) {
       ssize_t n = copy_file_range(out.fd, &from, copy.fd, nullptr, static_cast<size_t>(st.st_size - from), 0);
-      if (n <= 0) {
-        unlink(packing.c_str());
-        return false;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {  // not offered here (ENOSYS, EXDEV): by hand
+        buffer.resize(1 << 16);
+        n = pread(out.fd, buffer.data(), buffer.size(), from);
+        if (n <= 0 || !write_all(copy.fd, buffer.data(), static_cast<size_t>(n))) {
+          unlink(packing.c_str());
+          return false;
+        }
+        from += n;
       }
     }
     std::swap(out.fd, copy.fd);
