@@ -144,7 +144,7 @@ RecordResult run_recorded(const RecordRequest& request) {
     if (forwarding) {
       sigaction(SIGTERM, &old_term, nullptr);
       sigaction(SIGHUP, &old_hup, nullptr);
-      sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // one held back now reaches the program itself
+      sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // (a signal held back meanwhile is the parent's to forward)
     }
     signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
     // gdb passes LD_PRELOAD to the program only.
