@@ -65,7 +65,9 @@ volatile sig_atomic_t recorded_pid = 0;
 // recording is finished as after any end, instead of leaving the program
 // running without its parent and the file unpacked.
 void forward_to_program(int signal) {
+  const int saved = errno;  // the interrupted code may be about to read its own
   if (recorded_pid > 0) kill(static_cast<pid_t>(recorded_pid), signal);
+  errno = saved;
 }
 
 // Waits for the program; meanwhile packs what it has finished writing every
