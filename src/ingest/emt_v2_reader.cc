@@ -567,6 +567,10 @@ void EmtV2Reader::finish() {
       // compressed bytes of a block that was decoded were used too. Only
       // when the cut left no chunk open are the compressed bytes zstd held
       // without decoding them the measure of what is lost.
+      if (unpacked_ == 0)
+        stats_.note_problem(input_end_, 0, fmt::format("a packed emt v3 recording cut off inside its first zstd block "
+                                                       "(zstd gives a block only whole, up to 128 KiB unpacked), so "
+                                                       "none of its records can be read; copy the file again whole"));
       const uint64_t before = stats_.truncated_bytes;
       if (packed_field_ == 3) parse_packed_chunk(true);
       else stats_.truncated_bytes += unpacked_ - chunk_end_;

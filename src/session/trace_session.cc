@@ -172,6 +172,10 @@ struct TraceSession::Impl {
       if (s.first_problem)
         out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded", where(name, *s.first_problem),
                                         s.first_problem->what, run.input.format));
+      else if (s.truncated_bytes > 0)
+        out.notes.push_back(fmt::format("{}: the input ends inside its first record ({} bytes of it, cut off) and "
+                                        "holds no whole memory event (as --format {})", name, s.truncated_bytes,
+                                        run.input.format));
       else if (s.bytes == 0)
         out.notes.push_back(fmt::format("{}: empty input, expected a trace", name));
       else

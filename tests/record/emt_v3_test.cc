@@ -297,15 +297,26 @@ TEST(EmtV3, ADamagedChunkSeenWhilePackingLeavesTheFileChunked) {
   EXPECT_FALSE(fs::exists(path.string() + ".packing"));
 }
 
+// About 720 KB of records, six zstd blocks once packed (4,000 chunks: 262 MB
+// before, so it is made once). Empty if packing failed.
+const std::string& long_packed_recording() {
+  static const std::string packed = [] {
+    fs::path path = scratch("long.emt");
+    write_file(path, chunked_recording(2000));
+    return pack_recording(path.string()).packed ? read_file(path.string()) : std::string();
+  }();
+  return packed;
+}
+
 TEST(EmtV3, APackedFileCutShortReadsUpToItsLastWholeRecord) {
-  fs::path path = scratch("cut.emt");
-  write_file(path, chunked_recording());
-  ASSERT_TRUE(pack_recording(path.string()).packed);
-  std::string packed = read_file(path.string());
+  // Past the first zstd block: within it nothing can be read (next test).
+  const std::string& packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
   auto all = decode(packed);
   for (size_t keep : {packed.size() / 3, packed.size() / 2, packed.size() - 9}) {
     DecodeStats s;
     auto events = decode(packed.substr(0, keep), &s);
+    EXPECT_FALSE(events.empty()) << keep;
     EXPECT_EQ(s.corrupt_bytes, 0u) << keep;
     EXPECT_GT(s.truncated_bytes, 0u) << keep;
     EXPECT_FALSE(s.first_problem) << keep;
@@ -319,17 +330,6 @@ TEST(EmtV3, APackedFileCutShortReadsUpToItsLastWholeRecord) {
       if (times.contains(e.time)) expected.push_back(e);
     EXPECT_EQ(events, expected) << keep;
   }
-}
-
-// About 720 KB of records, six zstd blocks once packed (4,000 chunks: 262 MB
-// before, so it is made once). Empty if packing failed.
-const std::string& long_packed_recording() {
-  static const std::string packed = [] {
-    fs::path path = scratch("long.emt");
-    write_file(path, chunked_recording(2000));
-    return pack_recording(path.string()).packed ? read_file(path.string()) : std::string();
-  }();
-  return packed;
 }
 
 // What a cut packed file lost is counted in the chunk it cut (its records
@@ -346,6 +346,21 @@ TEST(EmtV3, APackedFileCutShortCountsOnlyTheCutChunkAsLost) {
     EXPECT_GT(s.truncated_bytes, 0u) << keep;
     EXPECT_LT(s.truncated_bytes, 1000u) << keep;
     EXPECT_EQ(decode(packed.substr(0, keep), nullptr, 4096).size(), read) << keep;
+  }
+}
+
+// zstd gives nothing of a block until the whole block is there: a file cut
+// inside the first one has no record to read, and says why.
+TEST(EmtV3, APackedFileCutInsideItsFirstZstdBlockNamesTheCut) {
+  const std::string& packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
+  for (size_t keep : {size_t{11}, size_t{200}, size_t{5000}}) {
+    DecodeStats s;
+    EXPECT_TRUE(decode(packed.substr(0, keep), &s).empty()) << keep;
+    ASSERT_TRUE(s.first_problem) << keep;
+    EXPECT_EQ(s.first_problem->offset, keep);
+    EXPECT_NE(s.first_problem->what.find("cut off inside its first zstd block"), std::string::npos) << s.first_problem->what;
+    EXPECT_GT(s.truncated_bytes, 0u) << keep;
   }
 }
 

@@ -66,6 +66,20 @@ TEST(TraceSession, MalformedLinesAreAWarningNoteAndTheRestIsAnalysed) {
   EXPECT_EQ(out.run->result.inferences, 3u);
 }
 
+// A file that ends inside its first record says so, not that it holds no
+// trace at all.
+TEST(TraceSession, AnInputCutInsideItsFirstRecordSaysSo) {
+  TraceSessionOptions options;
+  options.format = Format::log;
+  TraceSession session("t.log", options);
+  session.feed(bytes_of("[MEM][10] ALLOC size=644 offs"));
+  TraceOutcome out = session.finish();
+  EXPECT_FALSE(out.run);
+  ASSERT_EQ(out.notes.size(), 1u);
+  EXPECT_EQ(out.notes[0], "t.log: the input ends inside its first record (29 bytes of it, cut off) and holds no "
+                          "whole memory event (as --format log)");
+}
+
 TEST(TraceSession, ObserversAttachThroughTheSession) {
   struct Count : InferenceObserver {
     uint64_t last_used = 0, n = 0;
