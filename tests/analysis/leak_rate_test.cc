@@ -3,6 +3,8 @@
 // drives the forecast of that pool alone.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "edgemem/report.h"
@@ -249,6 +251,25 @@ TEST(LeakRate, AReallocChainBegunBeforeTheFirstInferenceLeaksItsGrowthNotItsFirs
   }
 }
 
+// A buffer of 16*i B in inference i, moved at each growth and written as the
+// recorder writes realloc (the free, then the allocation); `extra(i, t)`
+// adds lines of that inference before its end.
+std::string growing_buffer_log(int inferences, uint64_t base, const char* site,
+                               const std::function<std::string(int, uint64_t&)>& extra = {}) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
+  uint64_t t = 1, at = 0;
+  for (int i = 1; i <= inferences; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const uint64_t moved = base + 0x10000 * (i % 2);
+    if (at) log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, at);
+    log += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site={}\n", t++, 16 * i, moved, site);
+    at = moved;
+    if (extra) log += extra(i, t);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  return log;
+}
+
 // Not grown in bytes only, though the count never passes its first growth's
 // (found in review: the first version of that rule read 95.0 and 11.0): a burst of 1,000 blocks live at
 // the end of inference 1, then 256 B leaked by the same site in each later
@@ -275,19 +296,11 @@ TEST(LeakRate, AGroupWhoseCountMovedAfterItsFirstGrowthIsNotAChain) {
   // The 100 leaks of 256 B over the 102 inferences since the group first grew (its burst).
   EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 25600.0 / 102);
 
-  std::string dip = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
-  t = 1;
-  uint64_t at = 0;
-  for (int i = 1; i <= 200; ++i) {
-    dip += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
-    const uint64_t moved = 0x200000 + 0x10000 * (i % 2);
-    if (at) dip += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, at);
-    dip += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=buf.c:10\n", t++, 16 * i, moved);
-    at = moved;
-    if (i == 1) dip += fmt::format("[MEM][{}] ALLOC size=1000 addr=0x100000 site=buf.c:10\n", t++);
-    if (i == 2) dip += fmt::format("[MEM][{}] FREE addr=0x100000\n", t++);
-    dip += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
-  }
+  std::string dip = growing_buffer_log(200, 0x200000, "buf.c:10", [](int i, uint64_t& t) {
+    if (i == 1) return fmt::format("[MEM][{}] ALLOC size=1000 addr=0x100000 site=buf.c:10\n", t++);
+    if (i == 2) return fmt::format("[MEM][{}] FREE addr=0x100000\n", t++);
+    return std::string();
+  });
   run = analyse(Format::log, dip);
   ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
   ASSERT_TRUE(run->result.leaks[0].bytes_per_inference);
@@ -296,17 +309,7 @@ TEST(LeakRate, AGroupWhoseCountMovedAfterItsFirstGrowthIsNotAChain) {
 
 // A chain that starts in the first inference grows the same 16 B a time.
 TEST(LeakRate, AReallocChainBegunInTheFirstInferenceLeaksItsGrowth) {
-  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=1048576\n";
-  uint64_t t = 1, at = 0;
-  for (int i = 1; i <= 40; ++i) {
-    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
-    const uint64_t moved = 0x100000 + 0x10000 * (i % 2);
-    if (at) log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, at);
-    log += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=append_history.c:75\n", t++, 16 * i, moved);
-    at = moved;
-    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
-  }
-  auto run = analyse(Format::log, log);
+  auto run = analyse(Format::log, growing_buffer_log(40, 0x100000, "append_history.c:75"));
   const AnalysisResult& r = run->result;
   ASSERT_EQ(r.leaks.size(), 1u) << text_of(*run);
   ASSERT_TRUE(r.leaks[0].bytes_per_inference);
