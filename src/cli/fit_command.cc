@@ -84,7 +84,8 @@ int run_fit(const FitArgs& args) {
   }
   fmt::print("{}", args.json ? fit_json(report) : fit_text(report));
   if (!args.html.empty() && !write_report_file(args.html, fit_html(report), "--html")) return 2;
-  return report.fits() ? 0 : 1;
+  // A firmware whose declared arena is short fails at start-up: CI stops it too.
+  return report.fits() && !report.arena_short() ? 0 : 1;
 }
 
 }  // namespace

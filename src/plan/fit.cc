@@ -60,12 +60,16 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   r.arena_need = budget.recommended_bytes;
 
   // The weights are linked in if a symbol other than the arena has the
-  // model's size (a .tflite embedded as a C array, maybe padded for alignment).
+  // model's size (a .tflite embedded as a C array, maybe padded for
+  // alignment) and holds bytes: a .bss array of that size is a buffer,
+  // zeros at start-up, not the model.
+  // Named by what it is called as if it were read-only data: many linker
+  // scripts put .rodata in .text.
+  auto named_as_weights = [](const MapSymbol& s) { return symbol_role(s, SectionKind::rodata) == "model weights"; };
   const MapSymbol* weights = nullptr;
   for (const MapSymbol& s : map.symbols) {
-    std::string_view role = symbol_role(s, section_kind(map, s.section));
-    if (s.size >= model_bytes && s.size <= model_bytes + 64 && role != "tensor arena" && (!weights || role == "model weights"))
-      weights = &s;
+    if (section_kind(map, s.section) == SectionKind::bss || symbol_role(s, SectionKind::rodata) == "tensor arena") continue;
+    if (s.size >= model_bytes && s.size <= model_bytes + 64 && (!weights || named_as_weights(s))) weights = &s;
   }
   const MapSymbol* arena = largest_symbol_with_role(map, "tensor arena");
 
@@ -78,8 +82,12 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     if (arena && arena->address >= reg.origin && arena->address < reg.origin + reg.length) arena_region = &reg;
   }
   r.flash.push_back({"firmware image (map)", flash_used});
-  if (weights) r.model_symbol = weights->name;
-  else r.flash.push_back({"model weights (.tflite, not linked in the map)", model_bytes});
+  if (weights) {
+    r.model_symbol = weights->name;
+    r.model_symbol_named_as_weights = named_as_weights(*weights);
+  } else {
+    r.flash.push_back({"model weights (.tflite, not linked in the map)", model_bytes});
+  }
 
   if (arena) {
     r.arena_symbol = arena->name;
@@ -89,7 +97,10 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   } else {
     r.ram.push_back({"statics (map)", ram_used});
   }
-  r.ram.push_back({"tensor arena (recommended)", r.arena_need});
+  // An arena array the map places 16-byte aligned replaces the declared one
+  // without the recommendation's allowance for an unaligned start.
+  r.arena_placed = arena ? r.declared_need : r.arena_need;
+  r.ram.push_back({std::string(r.arena_placed < r.arena_need ? kArenaLineAligned : kArenaLine), r.arena_placed});
   for (const FitLine& l : r.flash) r.flash_need += l.bytes;
   for (const FitLine& l : r.ram) r.ram_need += l.bytes;
 
@@ -123,16 +134,16 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   if (chip && !ram_regions) r.arena_block_free = chip->largest_ram_block;  // the map names no RAM
   r.fits_flash = r.flash_need <= r.flash_capacity;
   r.fits_ram = r.ram_need <= r.ram_capacity;
-  r.fits_block = r.arena_need <= r.arena_block_free;
+  r.fits_block = r.arena_placed <= r.arena_block_free;
   return r;
 }
 
 FitResult fit_without_map(const ArenaBudget& budget, uint64_t model_bytes, const Mcu& chip) {
   FitResult r;
   r.firmware_counted = false;
-  r.arena_need = budget.recommended_bytes;
+  r.arena_need = r.arena_placed = budget.recommended_bytes;
   r.flash.push_back({"model weights (.tflite)", model_bytes});
-  r.ram.push_back({"tensor arena (recommended)", r.arena_need});
+  r.ram.push_back({std::string(kArenaLine), r.arena_need});
   r.flash_need = model_bytes;
   r.ram_need = r.arena_need;
   r.chip = chip.name;
@@ -142,7 +153,7 @@ FitResult fit_without_map(const ArenaBudget& budget, uint64_t model_bytes, const
   r.arena_block_free = chip.largest_ram_block;
   r.fits_flash = r.flash_need <= r.flash_capacity;
   r.fits_ram = r.ram_need <= r.ram_capacity;
-  r.fits_block = r.arena_need <= r.arena_block_free;
+  r.fits_block = r.arena_placed <= r.arena_block_free;
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plan/arena_budget.h"
@@ -29,18 +30,25 @@ struct FitLine {
   uint64_t bytes = 0;
 };
 
+// The RAM line of the arena: the recommendation, or (replacing a declared
+// array the map shows 16-byte aligned) the recommendation less its allowance.
+inline constexpr std::string_view kArenaLine = "tensor arena (recommended)";
+inline constexpr std::string_view kArenaLineAligned = "tensor arena (recommended, aligned as declared)";
+
 struct FitResult {
   std::string chip;                  // MCU name; empty: capacities are the map's regions
   uint64_t flash_capacity = 0, ram_capacity = 0, largest_ram_block = 0;
   std::vector<FitLine> flash, ram;   // what needs the space
   uint64_t flash_need = 0, ram_need = 0;
   std::string model_symbol;          // the weights array found in the map, if any
+  bool model_symbol_named_as_weights = false;  // false: found by its size alone
   std::string arena_symbol;          // the declared tensor arena, if any
   uint64_t declared_arena = 0;
   // What the declared arena must hold: the recommendation, less its 16 B
   // allowance for an unaligned array when the map shows it 16-byte aligned.
   uint64_t declared_need = 0;
   uint64_t arena_need = 0;           // recommended_arena_bytes
+  uint64_t arena_placed = 0;         // what the arena takes in RAM: arena_need, or declared_need replacing a declared one
   uint64_t arena_block_free = 0;     // contiguous RAM the arena can have
   bool fits_flash = false, fits_ram = false, fits_block = false;
   bool firmware_counted = true;      // false: no map, the firmware's own code and data are left out

@@ -13,13 +13,11 @@ namespace {
 using units::bytes;
 using units::fraction;
 
-bool arena_short(const plan::FitResult& r) { return !r.arena_symbol.empty() && r.declared_arena < r.declared_need; }
-
 std::string_view verdict_id(const FitReport& rep) {
   const plan::FitResult& r = rep.result;
   return rep.unrunnable() ? "tflm_cannot_run"
          : !r.fits()      ? "does_not_fit"
-         : arena_short(r) ? "fits_after_enlarging_arena"
+         : rep.arena_short() ? "fits_after_enlarging_arena"
                           : "fits";
 }
 
@@ -52,7 +50,7 @@ std::string fit_text(const FitReport& rep) {
            "\n  no arena size can be recommended, so no fit is judged (see edgemem plan)\n";
   std::string chip = r.chip.empty() ? "the map's memory regions" : r.chip;
   std::string out = !r.fits()      ? style::bad("DOES NOT FIT")
-                    : arena_short(r) ? style::warn("FITS -- once the declared arena is enlarged")
+                    : rep.arena_short() ? style::warn("FITS -- once the declared arena is enlarged")
                     : !rep.budget.complete ? style::warn("FITS")
                                      : style::good("FITS");
   out += fmt::format(" on {}{}", chip, rep.core.empty() ? "" : fmt::format(" ({})", rep.core));
@@ -67,14 +65,19 @@ std::string fit_text(const FitReport& rep) {
                    bool fits) {
     out += fmt::format("\n{}\n", title);
     for (const auto& l : lines) out += fmt::format("  {:<48} {:>14}\n", l.what, bytes(l.bytes));
-    out += fmt::format("  {:<48} {:>14} of {} ({:.1f} %)  {}\n", "total", bytes(need), bytes(capacity),
-                       100 * fraction(need, capacity),
+    // Over by less than rounding shows: never "100.0 %" beside SHORT.
+    const double percent = 100 * fraction(need, capacity);
+    out += fmt::format("  {:<48} {:>14} of {} ({})  {}\n", "total", bytes(need), bytes(capacity),
+                       need > capacity && percent < 100.05 ? std::string("> 100.0 %") : fmt::format("{:.1f} %", percent),
                        fits ? style::good("fits") : style::bad("SHORT by " + bytes(need - capacity)));
   };
   block("flash", r.flash, r.flash_need, r.flash_capacity, r.fits_flash);
-  if (!r.model_symbol.empty()) out += fmt::format("  (the weights are linked in already: {})\n", r.model_symbol);
+  if (!r.model_symbol.empty())
+    out += fmt::format("  (the weights are linked in already: {}{})\n", r.model_symbol,
+                       r.model_symbol_named_as_weights ? ""
+                                                       : ", taken for them by its size alone: its name does not say model");
   block("RAM", r.ram, r.ram_need, r.ram_capacity, r.fits_ram);
-  out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "arena in one block", bytes(r.arena_need),
+  out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "arena in one block", bytes(r.arena_placed),
                      bytes(r.arena_block_free), r.fits_block ? style::good("fits") : style::bad("DOES NOT FIT"));
   if (!r.arena_symbol.empty()) {
     if (r.declared_arena >= r.declared_need)
@@ -101,7 +104,7 @@ std::string fit_json(const FitReport& rep) {
   };
   std::vector<plan::FitLine> ram_lines;
   for (const auto& l : r.ram)
-    if (!rep.unrunnable() || l.what != "tensor arena (recommended)") ram_lines.push_back(l);
+    if (!rep.unrunnable() || (l.what != plan::kArenaLine && l.what != plan::kArenaLineAligned)) ram_lines.push_back(l);
   nlohmann::json j = {
       {"schema", "edgemem.fit/2"},
       {"model", rep.model},

@@ -25,6 +25,9 @@ struct FitReport {
   // TFLite Micro cannot run the model: there is no arena to fit.
   bool unrunnable() const { return !budget.runnable(); }
   bool fits() const { return !unrunnable() && result.fits(); }
+  // The firmware as built declares an arena too small for the model:
+  // AllocateTensors() fails until it is enlarged.
+  bool arena_short() const { return !result.arena_symbol.empty() && result.declared_arena < result.declared_need; }
 };
 
 std::string fit_text(const FitReport& r);

@@ -1,6 +1,8 @@
 // edgemem fit: weights and arena against the firmware's map and the chip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/fit.h"
 #include "test_support.h"
 
@@ -63,8 +65,54 @@ TEST(Fit, RealMapAndModel) {
   FitResult r = fit(b, bytes.size(), *map, std::nullopt);
   EXPECT_EQ(r.flash_need, 3292u + bytes.size());  // ld's FLASH use + the weights
   EXPECT_EQ(r.declared_arena, 16384u);
-  EXPECT_EQ(r.ram_need, 20512u - 16384u + b.recommended_bytes);  // ld's RAM use, arena swapped
+  // ld's RAM use, arena swapped: the map places tensor_arena 16-byte
+  // aligned, so the array needs no allowance for an unaligned start.
+  EXPECT_EQ(r.declared_need, b.recommended_bytes - b.alignment_bytes);
+  EXPECT_EQ(r.arena_placed, r.declared_need);
+  EXPECT_EQ(r.ram_need, 20512u - 16384u + r.declared_need);
   EXPECT_TRUE(r.fits());
+}
+
+// An array of exactly what an aligned declared arena needs fits: the RAM
+// total and the one-block test count what the array needs, not the
+// recommendation for an unaligned one (in review, a linked image that filled
+// its RAM exactly read "SHORT by 16 B").
+TEST(Fit, AnAlignedDeclaredArenaOfExactlyItsNeedFits) {
+  LinkerMap m = small_map();
+  const MapSymbol* arena = largest_symbol_with_role(m, "tensor arena");
+  ASSERT_TRUE(arena && arena->address % 16 == 0);
+  ArenaBudget b = budget_of(20000);
+  b.alignment_bytes = 16;
+  const uint64_t need = declared_arena_need(b, *arena);
+  EXPECT_EQ(need, b.recommended_bytes - b.alignment_bytes);
+  uint64_t statics = 0;
+  for (const MapRegion& reg : m.regions)
+    if (reg.kind == RegionKind::ram) statics += reg.used;
+  statics -= arena->size;
+  Mcu exact{"exact", "", "", statics + need, 1 << 20, statics + need};
+  FitResult r = fit(b, 1000, m, exact);
+  EXPECT_EQ(r.ram_need, statics + need);
+  EXPECT_TRUE(r.fits_ram);
+  EXPECT_TRUE(r.fits_block);
+  exact.ram = exact.largest_ram_block = statics + need - 1;
+  EXPECT_FALSE(fit(b, 1000, m, exact).fits_ram);
+}
+
+// A .bss buffer of the model's size holds no weights: the model still needs
+// its flash (in review, `uint8_t audio_buffer[18800]` hid an 18,800 B model).
+TEST(Fit, ABssBufferOfTheModelsSizeIsNotTheWeights) {
+  LinkerMap m = small_map();
+  m.symbols.erase(m.symbols.begin());
+  ASSERT_TRUE(std::any_of(m.sections.begin(), m.sections.end(), [](const MapSection& s) { return s.name == ".bss"; }));
+  m.symbols.push_back({"audio_buffer", ".bss", "app.o", 0x20004000, 300000});
+  FitResult r = fit(budget_of(20000), 300000, m, std::nullopt);
+  EXPECT_TRUE(r.model_symbol.empty());
+  EXPECT_EQ(r.flash_need, 40000u + 300000u);
+  m.symbols.back().section = ".rodata";
+  m.symbols.back().name = "font_table";
+  r = fit(budget_of(20000), 300000, m, std::nullopt);
+  EXPECT_EQ(r.model_symbol, "font_table");  // a constant of that size is taken, and said to be by size alone
+  EXPECT_FALSE(r.model_symbol_named_as_weights);
 }
 
 // Against a chip, the arena's block holds the statics the linker put beside
