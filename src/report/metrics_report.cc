@@ -1,17 +1,49 @@
 #include "report/metrics_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
 namespace edgemem {
 namespace {
 
-// Label values may be any UTF-8; these three must be escaped in both formats.
+// Length of the valid UTF-8 sequence at v[i], 0 if there is none there.
+size_t utf8_length(std::string_view v, size_t i) {
+  const auto b = [&](size_t k) { return i + k < v.size() ? static_cast<unsigned char>(v[i + k]) : 0u; };
+  const unsigned lead = b(0);
+  if (lead < 0x80) return 1;
+  const size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (n == 0) return 0;
+  // The second byte's range excludes overlong forms, surrogates and code points past U+10FFFF.
+  const unsigned low = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
+  const unsigned high = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+  if (b(1) < low || b(1) > high) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
+  return n;
+}
+
+// Label values and help text are UTF-8 in both formats: a byte that is not
+// (a device's name is whatever bytes it sent) becomes U+FFFD, or Prometheus
+// refuses the whole scrape. Of UTF-8, \\, " and newline are escaped.
 std::string escape(std::string_view v) {
   std::string out;
-  for (char c : v) {
+  for (size_t i = 0; i < v.size();) {
+    const size_t n = utf8_length(v, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(v.substr(i, n));
+      i += n;
+      continue;
+    }
+    const char c = v[i++];
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
     else if (c == '\n') out += "\\n";
@@ -158,9 +190,58 @@ SizeBuckets request_size_buckets(const SizesResult& sizes) {
   return out;
 }
 
+namespace {
+
+std::string_view trimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+std::string lowered(std::string_view v) {
+  std::string out(v);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+// RFC 9110's Accept: media ranges with parameters and a q weight, compared
+// without case. OpenMetrics is served in version 1.0.0 only, so a range
+// asking for another version does not take it; ties go to OpenMetrics.
 MetricsFormat negotiate_metrics_format(std::string_view accept) {
-  return accept.find("application/openmetrics-text") != std::string_view::npos ? MetricsFormat::openmetrics
-                                                                                : MetricsFormat::prometheus;
+  double best_text = accept.empty() ? 1 : 0, best_open = 0;
+  for (size_t start = 0; start <= accept.size();) {
+    size_t end = accept.find(',', start);
+    if (end == std::string_view::npos) end = accept.size();
+    std::string_view range = accept.substr(start, end - start);
+    start = end + 1;
+    size_t semi = range.find(';');
+    const std::string type = lowered(trimmed(range.substr(0, semi)));
+    double q = 1;
+    std::string version;
+    while (semi != std::string_view::npos) {
+      range.remove_prefix(semi + 1);
+      semi = range.find(';');
+      std::string_view param = trimmed(range.substr(0, semi));
+      const size_t eq = param.find('=');
+      if (eq == std::string_view::npos) continue;
+      const std::string name = lowered(trimmed(param.substr(0, eq)));
+      std::string value(trimmed(param.substr(eq + 1)));
+      if (name == "q") {
+        char* stop = nullptr;
+        q = std::strtod(value.c_str(), &stop);
+        if (stop == value.c_str() || q < 0 || q > 1) q = 0;
+      } else if (name == "version") {
+        version = value;
+      }
+    }
+    if (type == "application/openmetrics-text" && (version.empty() || version.starts_with("1.")))
+      best_open = std::max(best_open, q);
+    else if (type == "text/plain" || type == "text/*" || type == "*/*")
+      best_text = std::max(best_text, q);
+  }
+  return best_open > 0 && best_open >= best_text ? MetricsFormat::openmetrics : MetricsFormat::prometheus;
 }
 
 std::string_view metrics_content_type(MetricsFormat format) {

@@ -35,7 +35,8 @@ void MetricsOutputs::publish(const TraceRun& run, const std::vector<TrendView>& 
     file_error_ = error;
   }
   if (otlp_) {
-    otlp_->push(otlp_metrics(metrics, unix_ns(), start_ns_).dump());
+    // A name that is not UTF-8 (a device's bytes) becomes U+FFFD rather than ending the run.
+    otlp_->push(otlp_metrics(metrics, unix_ns(), start_ns_).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::string error = otlp_->take_error();
     if (!error.empty() && error != otlp_error_) problem("--otlp " + error);
     if (!error.empty()) otlp_error_ = error;

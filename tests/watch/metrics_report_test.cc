@@ -86,6 +86,27 @@ TEST(MetricsReport, AcceptHeaderChoosesTheFormat) {
   EXPECT_EQ(negotiate_metrics_format("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                                      "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
             MetricsFormat::openmetrics);
+  // Found in review: q weights, case and the version were not read.
+  EXPECT_EQ(negotiate_metrics_format("application/openmetrics-text;q=0, text/plain;version=0.0.4"), MetricsFormat::prometheus);
+  EXPECT_EQ(negotiate_metrics_format("text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.1"),
+            MetricsFormat::prometheus);
+  EXPECT_EQ(negotiate_metrics_format("APPLICATION/OPENMETRICS-TEXT; Version=1.0.0"), MetricsFormat::openmetrics);
+  EXPECT_EQ(negotiate_metrics_format("application/openmetrics-text; version=0.0.1"), MetricsFormat::prometheus);
+  EXPECT_EQ(negotiate_metrics_format("*/*"), MetricsFormat::prometheus);
+}
+
+// A name that is not UTF-8 (a device's bytes) is U+FFFD in both formats:
+// Prometheus refuses a whole scrape with invalid UTF-8 (found in review).
+TEST(MetricsReport, BytesThatAreNotUtf8BecomeTheReplacementCharacter) {
+  Fixture f;
+  f.result.pools[0].name = "h\xFFp";
+  f.result.fragmentation.pools[0].pool = "h\xFFp";
+  for (MetricsFormat format : {MetricsFormat::prometheus, MetricsFormat::openmetrics}) {
+    std::string t = f.render(format, "board\xC3\xA9\xFF");
+    EXPECT_TRUE(has(t, "pool=\"h\xEF\xBF\xBDp\"")) << t;
+    EXPECT_TRUE(has(t, "device=\"board\xC3\xA9\xEF\xBF\xBD\"")) << t;  // a valid é is kept
+    EXPECT_FALSE(has(t, "\xFF"));
+  }
 }
 
 }  // namespace
