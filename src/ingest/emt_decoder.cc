@@ -261,7 +261,7 @@ void EmtDecoder::complete() {
       else ++stats_.strings_dropped;
       break;
     case kDrop:
-      device_drops_ += v[0];
+      stats_.dropped_records += v[0];  // counted at once: `watch` shows drops as they arrive
       break;
     case kAlloc:
       e.kind = EventKind::alloc;
@@ -371,7 +371,6 @@ void EmtDecoder::finish() {
   sync_match_ = 0;
   record_.clear();
   state_ = State::hunting;
-  stats_.dropped_records = device_drops_;
 }
 
 }  // namespace edgemem

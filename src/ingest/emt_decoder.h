@@ -91,7 +91,6 @@ class EmtDecoder final : public Decoder {
   uint32_t last_sync_low_ = 0;
   uint64_t epoch_ = 0;
   uint64_t tick_hz_ = 0;
-  uint64_t device_drops_ = 0;
   std::unordered_map<uint64_t, PoolId> pools_;       // device pool id -> PoolTable id
   std::unordered_map<uint64_t, std::string> files_;  // string id -> text
   uint64_t sync_offset_ = 0;  // where the last SYNC began: a v2 header page starts there

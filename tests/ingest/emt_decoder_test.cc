@@ -72,6 +72,15 @@ TEST(Emt, DeviceDropsAreReported) {
                   std::string("\x14\x01\x01", 3);
   auto run = analyse(Format::emt, s);
   EXPECT_EQ(run->stats.dropped_records, 7u);
+  // Counted as they arrive: `watch` reads progress() while the device runs
+  // (they once showed only at the end, with no data-loss alert until then).
+  TraceContext context;
+  struct Nothing : EventSink {
+    void on_event(const Event&) override {}
+  } sink;
+  auto decoder = make_decoder(Format::emt, context, sink);
+  decoder->feed({reinterpret_cast<const uint8_t*>(s.data()), 8});
+  EXPECT_EQ(decoder->progress().dropped_records, 7u);
 }
 
 TEST(Emt, FirmwareCaptureIsReadWhole) {
