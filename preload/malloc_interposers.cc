@@ -65,11 +65,13 @@ void* realloc(void* old, size_t size) {
 
 void* reallocarray(void* old, size_t count, size_t size) {
   size_t total = 0;
-  if (__builtin_mul_overflow(count, size, &total)) {
+  const bool overflow = __builtin_mul_overflow(count, size, &total);
+  if (is_bootstrap(old) || !ensure_resolved()) {
+    if (!overflow) return leave_bootstrap(old, total);
     errno = ENOMEM;
     return nullptr;
   }
-  if (is_bootstrap(old) || !ensure_resolved()) return leave_bootstrap(old, total);
+  if (overflow) total = SIZE_MAX;  // libc's refuses it: recorded as the failure it is, as calloc's
   return recorded_realloc(old, total, [=] { return real.reallocarray(old, count, size); });
 }
 

@@ -1,8 +1,9 @@
-// One failed request of each C++ allocation form, and malloc's: every one a
-// single call of the program, so a single failed allocation in the
-// recording (libstdc++'s new[] calls new, which calls malloc: each lands in
-// the recorder again; a new_handler makes new try again). Then one
-// allocation that succeeds, freed.
+// One failed request of each C++ allocation form, and malloc's, and the
+// C requests whose size overflows (calloc, reallocarray of nothing and of a
+// block, which stays live): every one a single call of the program, so a
+// single failed allocation in the recording (libstdc++'s new[] calls new,
+// which calls malloc: each lands in the recorder again; a new_handler makes
+// new try again). Then one allocation that succeeds, freed.
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -43,9 +44,18 @@ int main() {
   }
   sink = std::malloc(kHuge);
   failed += sink == nullptr;
+  volatile std::size_t overflowing = (std::size_t{1} << 62) + 1;  // times 4 wraps around
+  sink = std::calloc(overflowing, 4);
+  failed += sink == nullptr;
+  sink = reallocarray(nullptr, overflowing, 4);
+  failed += sink == nullptr;
+  void* kept = std::malloc(16);
+  void* grown = reallocarray(kept, overflowing, 4);
+  failed += grown == nullptr;
+  std::free(grown ? grown : kept);
   char* fine = new char[100];
   sink = fine;
   delete[] fine;
   std::printf("failed-new-test: %d failed\n", failed);
-  return failed == 6 ? 0 : 1;
+  return failed == 9 ? 0 : 1;
 }
