@@ -1,11 +1,17 @@
 // Anonymous mmap, munmap and mremap: their own pool ("mmap"), because
 // inference runtimes map tensors and arenas directly. File mappings are not
 // memory the program allocates and are not recorded. Only mappings this
-// library saw are unmapped in the recording: a munmap of the start of a
-// recorded mapping frees it (a partial one records the tail as live);
-// unmapping the middle of one is not followed.
+// library saw are unmapped in the recording, by address range: a munmap (or
+// a MAP_FIXED mapping, or an mremap's destination) over any part of recorded
+// mappings frees each of them in the recording, and what is left of one
+// outside the range is recorded again as a mapping of its own, at the stack
+// of the call that cut it (a thread's stack ids are its own, so another
+// thread's mapping cannot keep its stack). Allocators that map twice what
+// they need and unmap the ends to align (jemalloc, mimalloc) leave exactly
+// the aligned middle.
 #include <pthread.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,50 +26,102 @@ namespace e2 = edgemem::emt2;
 
 namespace {
 
-// Anonymous mappings are few (large blocks): a small table under a lock,
-// off the malloc hot path.
+// Anonymous mappings are few (large blocks): a sorted table under a lock,
+// off the malloc hot path. Recorded mappings never overlap.
 constexpr size_t kSlots = 16384;
 struct Mapping {
   uintptr_t start;
-  size_t length;
+  size_t length;  // as the program asked; the kernel's covers whole pages
 };
 Mapping mappings[kSlots];
+size_t mapping_count = 0;
 pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 
-size_t slot_of(uintptr_t start) { return (start >> 12) * 0x9E3779B97F4A7C15ull >> 50; }
+uintptr_t page_end(uintptr_t start, size_t length) {
+  const uintptr_t page = 4096;
+  return start + ((length + page - 1) & ~(page - 1));
+}
+
+// Index of the first mapping whose pages end after `address`.
+size_t first_ending_after(uintptr_t address) {
+  size_t low = 0, high = mapping_count;
+  while (low < high) {
+    size_t mid = (low + high) / 2;
+    if (page_end(mappings[mid].start, mappings[mid].length) <= address) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
 
 void remember(uintptr_t start, size_t length) {
   pthread_mutex_lock(&mappings_lock);
-  for (size_t i = slot_of(start), n = 0; n < kSlots; i = (i + 1) % kSlots, ++n) {
-    if (mappings[i].start == 0 || mappings[i].start == start) {
-      mappings[i] = {start, length};
-      break;
-    }
+  size_t i = first_ending_after(start);
+  if (mapping_count < kSlots) {  // a full table leaves the mapping unfollowed
+    memmove(&mappings[i + 1], &mappings[i], (mapping_count - i) * sizeof(Mapping));
+    mappings[i] = {start, length};
+    ++mapping_count;
   }
   pthread_mutex_unlock(&mappings_lock);
 }
 
-// Removes the mapping that starts at `start`; its length, 0 if unknown.
-size_t forget(uintptr_t start) {
-  size_t length = 0;
+// Takes the first recorded mapping with a page in [start, end) out of the table.
+bool take_overlapping(uintptr_t start, uintptr_t end, Mapping& out) {
   pthread_mutex_lock(&mappings_lock);
-  for (size_t i = slot_of(start), n = 0; n < kSlots && mappings[i].start; i = (i + 1) % kSlots, ++n) {
-    if (mappings[i].start != start) continue;
-    length = mappings[i].length;
-    // Backward-shift deletion keeps every other entry reachable from its slot.
-    size_t hole = i;
-    for (size_t j = (i + 1) % kSlots; mappings[j].start; j = (j + 1) % kSlots) {
-      size_t home = slot_of(mappings[j].start);
-      bool between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
-      if (between) continue;
-      mappings[hole] = mappings[j];
-      hole = j;
-    }
-    mappings[hole] = {0, 0};
-    break;
+  size_t i = first_ending_after(start);
+  bool found = i < mapping_count && mappings[i].start < end;
+  if (found) {
+    out = mappings[i];
+    --mapping_count;
+    memmove(&mappings[i], &mappings[i + 1], (mapping_count - i) * sizeof(Mapping));
   }
   pthread_mutex_unlock(&mappings_lock);
-  return length;
+  return found;
+}
+
+bool any_overlapping(uintptr_t start, uintptr_t end) {
+  pthread_mutex_lock(&mappings_lock);
+  size_t i = first_ending_after(start);
+  bool found = i < mapping_count && mappings[i].start < end;
+  pthread_mutex_unlock(&mappings_lock);
+  return found;
+}
+
+void record_mapping(uintptr_t start, size_t length) {
+  remember(start, length);
+  record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
+}
+
+// What [start, end) takes from the recorded mappings: each one it touches
+// is freed in the recording, and its parts outside the range are recorded
+// as mappings again. The ones taken (at most `room` kept) go to `taken`, for
+// putting back when the call fails; returns how many there were.
+size_t cut(uintptr_t start, uintptr_t end, Mapping* taken, size_t room) {
+  size_t n = 0;
+  Mapping m;
+  while (take_overlapping(start, end, m)) {
+    if (n < room) taken[n] = m;
+    ++n;
+    record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
+    const uintptr_t m_end = m.start + m.length;
+    if (m.start < start) record_mapping(m.start, start - m.start);
+    if (m_end > end) record_mapping(end, m_end - end);
+  }
+  return n;
+}
+
+// Undoes cut() after the call failed: the parts it recorded go, the
+// mappings come back whole.
+void put_back(uintptr_t start, uintptr_t end, const Mapping* taken, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const Mapping& m = taken[i];
+    const uintptr_t m_end = m.start + m.length;
+    Mapping part;
+    if (m.start < start && take_overlapping(m.start, m.start + 1, part))
+      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start));
+    if (m_end > end && take_overlapping(end, end + 1, part))
+      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start));
+    record_mapping(m.start, m.length);
+  }
 }
 
 bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
@@ -73,10 +131,8 @@ bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 void edgemem::preload::lock_mappings_for_fork() { pthread_mutex_lock(&mappings_lock); }
 void edgemem::preload::unlock_mappings_after_fork() { pthread_mutex_unlock(&mappings_lock); }
 void edgemem::preload::forget_mappings_after_fork() {
-  // Only the slots in use are written: the rest of the table stays shared
-  // with the parent, not copied.
-  for (Mapping& m : mappings)
-    if (m.start) m = {0, 0};
+  // The count alone: the table's pages stay shared with the parent, not copied.
+  mapping_count = 0;
 }
 
 extern "C" {
@@ -92,11 +148,10 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
     record_alloc_failed(e2::kPoolMmap, take_seq(), length, 0);
     return p;
   }
-  uint64_t seq = take_seq();
-  // MAP_FIXED over a recorded mapping replaces it.
-  if (forget(reinterpret_cast<uintptr_t>(p))) record_free(e2::kPoolMmap, seq, p), seq = take_seq();
-  remember(reinterpret_cast<uintptr_t>(p), length);
-  record_alloc(e2::kPoolMmap, seq, p, length, 0);
+  // MAP_FIXED over recorded mappings replaces what it covers.
+  const auto start = reinterpret_cast<uintptr_t>(p);
+  cut(start, page_end(start, length), nullptr, 0);
+  record_mapping(start, length);
   return p;
 }
 
@@ -114,29 +169,28 @@ int munmap(void* addr, size_t length) {
   if (!real.munmap) resolve_real_functions();
   if (!real.munmap) return static_cast<int>(syscall(SYS_munmap, addr, length));  // resolving
   Busy busy;
-  if (!busy.entered() || !recording()) return real.munmap(addr, length);
-  auto start = reinterpret_cast<uintptr_t>(addr);
-  // Not a recorded mapping (a forked child's inherited one): no file is
-  // opened for it.
-  size_t recorded = forget(start);
-  if (!recorded || !ensure_ready()) return real.munmap(addr, length);
-  record_free(e2::kPoolMmap, take_seq(), addr);
+  const auto start = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t end = page_end(start, length);
+  // Not over a recorded mapping (a file's, or a forked child's inherited
+  // one): no file is opened for it. A call the kernel refuses at once
+  // (unaligned, empty) changes nothing.
+  if (!busy.entered() || !recording() || start % 4096 != 0 || length == 0 || !any_overlapping(start, end) ||
+      !ensure_ready())
+    return real.munmap(addr, length);
+  // Freed in the recording before the call, as any free: another thread may
+  // be given the range as soon as it is unmapped.
+  Mapping taken[64];
+  size_t n = cut(start, end, taken, 64);
   int result = real.munmap(addr, length);
-  if (result != 0 || length < recorded) {
-    // Not unmapped, or only its head: what is still mapped is still live.
-    size_t keep_from = result != 0 ? 0 : (length + 4095) & ~size_t{4095};
-    if (keep_from < recorded) {
-      remember(start + keep_from, recorded - keep_from);
-      record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start + keep_from), recorded - keep_from, 0);
-    }
-  }
+  if (result != 0) put_back(start, end, taken, n < 64 ? n : 64);
   return result;
 }
 
 void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   if (!real.mremap) resolve_real_functions();
   void* wanted = nullptr;
-  if (flags & MREMAP_FIXED) {
+  // The kernel reads the fifth argument with MREMAP_DONTUNMAP too (a hint there).
+  if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
     va_list args;
     va_start(args, flags);
     wanted = va_arg(args, void*);
@@ -145,14 +199,24 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   if (!real.mremap)  // resolving
     return reinterpret_cast<void*>(syscall(SYS_mremap, old, old_length, new_length, flags, wanted));
   Busy busy;
-  if (!busy.entered() || !recording() || !forget(reinterpret_cast<uintptr_t>(old)) || !ensure_ready())
+  const auto from = reinterpret_cast<uintptr_t>(old);
+  const uintptr_t from_end = page_end(from, old_length);
+  if (!busy.entered() || !recording() || old_length == 0 || from % 4096 != 0 || !any_overlapping(from, from_end) ||
+      !ensure_ready())
     return real.mremap(old, old_length, new_length, flags, wanted);
-  record_free(e2::kPoolMmap, take_seq(), old);
+  // The range moved (or resized) leaves the recorded mappings before the
+  // call; the rest of a mapping it was part of stays.
+  Mapping taken[64];
+  size_t n = cut(from, from_end, taken, 64);
   void* p = real.mremap(old, old_length, new_length, flags, wanted);
-  void* live = p == MAP_FAILED ? old : p;
-  size_t length = p == MAP_FAILED ? old_length : new_length;
-  remember(reinterpret_cast<uintptr_t>(live), length);
-  record_alloc(e2::kPoolMmap, take_seq(), live, length, 0);
+  if (p == MAP_FAILED) {
+    put_back(from, from_end, taken, n < 64 ? n : 64);
+    return p;
+  }
+  const auto to = reinterpret_cast<uintptr_t>(p);
+  cut(to, page_end(to, new_length), nullptr, 0);  // MREMAP_FIXED replaces what was there
+  record_mapping(to, new_length);
+  if (flags & MREMAP_DONTUNMAP) record_mapping(from, old_length);  // still mapped, emptied
   return p;
 }
 

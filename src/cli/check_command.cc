@@ -36,11 +36,38 @@ int run_check(CheckArgs args) {
   auto text = read_whole_file(args.budget);
   if (!text) return fail(args.budget, cannot_open(args.budget));
   nlohmann::json budget;
+  // A key given twice in one object: JSON keeps the last and drops a limit
+  // unsaid. Keys match in any case, so two spellings are one key too —
+  // except section and symbol names, which the linker tells apart by case.
+  struct OpenObject {
+    bool by_case;  // its keys are section or symbol names
+    std::vector<std::string> keys;
+  };
+  std::vector<OpenObject> open_objects;
+  std::string last_key, repeated;
+  auto watch_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start)
+      open_objects.push_back({open_objects.size() == 1 && names::match(last_key, {"sections", "symbols"}), {}});
+    if (event == E::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == E::key && !open_objects.empty()) {
+      last_key = parsed.get<std::string>();
+      OpenObject& o = open_objects.back();
+      for (const std::string& k : o.keys)
+        if (repeated.empty() && (o.by_case ? k == last_key : names::match(last_key, {k}).has_value()))
+          repeated = k == last_key ? fmt::format("\"{}\" twice", k) : fmt::format("\"{}\" and \"{}\"", k, last_key);
+      o.keys.push_back(last_key);
+    }
+    return true;
+  };
   try {
-    budget = nlohmann::json::parse(*text);
+    budget = nlohmann::json::parse(*text, watch_keys);
   } catch (const nlohmann::json::parse_error& e) {
     return fail(args.budget, fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte));
   }
+  if (!repeated.empty())
+    return fail(args.budget, fmt::format("one object has the key {} (keys match in any case): give each once, or one "
+                                         "of the limits would be dropped unsaid", repeated));
   // Inputs named in the budget are relative to it; the command line wins.
   // Keys match in any case, as every budget key does.
   auto member = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {
@@ -55,8 +82,17 @@ int run_check(CheckArgs args) {
     const nlohmann::json* v = inputs ? member(*inputs, key) : nullptr;
     if (arg.empty() && v && v->is_string()) arg = (base / v->get<std::string>()).string();
   };
-  from_budget(args.map, "map");
-  from_budget(args.elf, "elf");
+  // The image is a map or an ELF: one on the command line stands for both
+  // keys of the budget, and two are refused (an --elf beside a map was read
+  // as nothing; found in review).
+  if (!args.map.empty() && !args.elf.empty()) return fail("check", "--map and --elf: give one image, the map or the ELF");
+  if (args.map.empty() && args.elf.empty()) {
+    from_budget(args.map, "map");
+    from_budget(args.elf, "elf");
+    if (!args.map.empty() && !args.elf.empty())
+      return fail(args.budget, "inputs names both a map and an ELF: give one image (--map or --elf on the command line "
+                               "chooses)");
+  }
   from_budget(args.trace, "trace");
   from_budget(args.model, "model");
   if (const nlohmann::json* s = inputs ? member(*inputs, "stack") : nullptr; s && args.stack.empty()) {

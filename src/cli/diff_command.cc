@@ -28,7 +28,7 @@ struct DiffArgs {
 // A linker map or ELF read as a map, decided from the first bytes: ELF
 // magic, or text without a [MEM] record that parses as a map. nullopt with
 // `error` empty: not an image, so a trace.
-std::optional<LinkerMap> read_image(const std::string& path, std::string& error) {
+std::optional<LinkerMap> read_image(const std::string& path, std::string& error, bool& elf_image) {
   auto head = read_head(path, kSniffBytes);
   if (!head) {
     error = fmt::format("{}: {}", path, cannot_open(path));
@@ -39,6 +39,7 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error)
     return std::nullopt;
   }
   if (head->starts_with("\x7f" "ELF")) {
+    elf_image = true;
     auto elf = read_elf_image(path, error);
     return elf ? std::optional<LinkerMap>(to_linker_map(*elf)) : std::nullopt;
   }
@@ -58,10 +59,20 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error)
 
 int run_diff(const DiffArgs& args) {
   std::string error;
-  auto a = read_image(args.before, error);
+  bool a_elf = false, b_elf = false;
+  auto a = read_image(args.before, error, a_elf);
   if (!error.empty()) return fmt::print(stderr, "edgemem: {}\n", error), 2;
-  auto b = read_image(args.after, error);
+  auto b = read_image(args.after, error, b_elf);
   if (!error.empty()) return fmt::print(stderr, "edgemem: {}\n", error), 2;
+  // A map counts input sections, fill and regions; an ELF, its sections and
+  // symbol sizes: between the two, every row would differ with nothing grown.
+  if (a && b && a_elf != b_elf) {
+    fmt::print(stderr, "edgemem: diff: {} is {} but {} is {}; they count sections and symbols differently: compare two "
+               "maps or two ELFs (to check a map against its own ELF: edgemem map {} --elf {})\n", args.before,
+               a_elf ? "an ELF image" : "a linker map", args.after, b_elf ? "an ELF image" : "a linker map",
+               a_elf ? args.after : args.before, a_elf ? args.before : args.after);
+    return 2;
+  }
   if (a.has_value() != b.has_value()) {
     fmt::print(stderr, "edgemem: diff: {} is {} but {} is {}; compare two maps/ELFs or two traces\n", args.before,
                a ? "a map or ELF" : "no map or ELF", args.after, b ? "a map or ELF" : "no map or ELF");

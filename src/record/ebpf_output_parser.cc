@@ -1,5 +1,7 @@
 #include "record/ebpf_output_parser.h"
 
+#include <sys/mman.h>
+
 #include <charconv>
 
 namespace edgemem {
@@ -80,7 +82,7 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
 //   F TID NSECS PTR CPU                   free(PTR)
 //   M TID NSECS SIZE PTR CPU              an anonymous mmap returned PTR (MAP_FAILED: -1); stack follows
 //   U TID T0 PTR LEN RC CPU               munmap(PTR, LEN) entered at T0 returned RC; stack follows
-//   X TID T0 NSECS OLD OLDLEN SIZE NEW CPU  mremap entered at T0 returned NEW (-1: failed); stack follows
+//   X TID T0 NSECS OLD OLDLEN SIZE NEW FLAGS CPU  mremap entered at T0 returned NEW (-1: failed); stack follows
 //   B TID NSECS CPU / E TID NSECS CPU     the --inference-fn function entered / returned
 //   H NSECS CPU                           that CPU's clock (a heartbeat, ten times a second)
 //   READY 1 / READY 2                     the script's first / last tracepoint is attached
@@ -157,16 +159,17 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     held_.back().mapping = true;
     held_.back().result = static_cast<int64_t>(v[4]);
     expecting_stack_ = true;
-  } else if (tag == "X" && v.size() == 7) {
+  } else if (tag == "X" && v.size() == 8) {
     // As the preload records it: the old mapping freed when mremap is
     // entered, and the one it returned (the old one, if it failed) made
     // when it returns.
     bool failed = v[6] == UINT64_MAX;
-    out.push_back(rec(K::remap_from, v[1], v[3], 0, 0));
+    out.push_back(rec(K::remap_from, v[1], v[3], v[4], 0));
     out.back().mapping = true;
     held_.push_back(rec(K::remap_to, v[2], failed ? v[3] : v[6], failed ? v[4] : v[5], 0));
     held_.back().mapping = true;
     held_.back().old = v[3];
+    held_.back().keeps_old = !failed && (v[7] & MREMAP_DONTUNMAP);
     expecting_stack_ = true;
   } else if (tag == "F" && v.size() == 3) {
     out.push_back(rec(K::free, v[1], v[2], 0, 0));

@@ -12,8 +12,9 @@ namespace edgemem {
 
 struct UprobeRecord {
   // unmap: munmap(address, size) entered, `result` its return value.
-  // remap_from / remap_to: mremap entered on `address` / returned `address`
-  // (the old one if it failed), `old` the mapping it was called on.
+  // remap_from / remap_to: mremap entered on `address` (`size` the old
+  // length) / returned `address` (the old one if it failed), `old` the
+  // mapping it was called on.
   // heartbeat: only that `cpu`'s buffer has been read up to `time`.
   enum class Kind : uint8_t {
     alloc,
@@ -33,6 +34,7 @@ struct UprobeRecord {
   uint64_t time = 0;  // CLOCK_MONOTONIC ns (bpftrace's nsecs)
   uint64_t address = 0, size = 0, align = 0;
   uint64_t old = 0;
+  bool keeps_old = false;  // remap_to: MREMAP_DONTUNMAP left the old range mapped (emptied)
   int64_t result = 0;
   std::vector<uint64_t> stack;  // return addresses, innermost first
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -188,9 +190,10 @@ void UprobeRecording::write(UprobeRecord& r) {
 }
 
 // The preload's rules (preload/mmap_interposers.cc): only mappings the
-// recording saw made are unmapped; a munmap of a mapping's start frees it,
-// and what it leaves mapped (its tail, or all of it if the call failed) is
-// made again; unmapping the middle of one is not followed.
+// recording saw made are unmapped, by address range: a munmap (a MAP_FIXED
+// mapping, an mremap's source or destination) over any part of recorded
+// mappings frees each in the recording and makes again what is left of it
+// outside the range, at the stack of the call that cut it.
 void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
   using K = UprobeRecord::Kind;
   const uint8_t pool = emt2::kPoolMmap;
@@ -199,18 +202,25 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
     mappings_[start] = length;
     writer_.alloc(r.tid, name, start, length, 0, r.stack, pool);
   };
-  auto unmake = [&](uint64_t start) {
-    auto it = mappings_.find(start);
-    if (it == mappings_.end()) return uint64_t{0};
-    uint64_t length = it->second;
-    mappings_.erase(it);
-    ++stats_.frees;
-    writer_.free(r.tid, name, start, pool);
-    return length;
+  auto page_end = [](uint64_t start, uint64_t length) { return start + ((length + 4095) & ~uint64_t{4095}); };
+  // Returns whether [start, end) touched a recorded mapping.
+  auto cut = [&](uint64_t start, uint64_t end) {
+    auto it = mappings_.upper_bound(start);
+    if (it != mappings_.begin() && page_end(std::prev(it)->first, std::prev(it)->second) > start) --it;
+    std::vector<std::pair<uint64_t, uint64_t>> taken;
+    for (; it != mappings_.end() && it->first < end; ++it) taken.push_back(*it);
+    for (auto [m_start, m_length] : taken) {
+      mappings_.erase(m_start);
+      ++stats_.frees;
+      writer_.free(r.tid, name, m_start, pool);
+      if (m_start < start) make(m_start, start - m_start);
+      if (m_start + m_length > end) make(end, m_start + m_length - end);
+    }
+    return !taken.empty();
   };
   switch (r.kind) {
     case K::alloc:
-      unmake(r.address);  // MAP_FIXED over a recorded mapping replaces it
+      cut(r.address, page_end(r.address, r.size));  // MAP_FIXED over recorded mappings replaces them
       make(r.address, r.size);
       break;
     case K::alloc_failed:
@@ -218,16 +228,19 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
       writer_.alloc_failed(r.tid, name, r.size, 0, r.stack, pool);
       break;
     case K::unmap:
-      if (uint64_t recorded = unmake(r.address); recorded && (r.result != 0 || r.size < recorded)) {
-        uint64_t keep_from = r.result != 0 ? 0 : (r.size + 4095) & ~uint64_t{4095};
-        if (keep_from < recorded) make(r.address + keep_from, recorded - keep_from);
-      }
+      if (r.result == 0 && r.address % 4096 == 0 && r.size > 0) cut(r.address, page_end(r.address, r.size));
       break;
     case K::remap_from:
-      if (unmake(r.address)) remapping_.insert(r.address);
+      if (r.size > 0 && cut(r.address, page_end(r.address, r.size))) remapping_[r.address] = r.size;
       break;
     case K::remap_to:
-      if (remapping_.erase(r.old)) make(r.address, r.size);
+      if (auto from = remapping_.find(r.old); from != remapping_.end()) {
+        const uint64_t old_length = from->second;
+        remapping_.erase(from);
+        cut(r.address, page_end(r.address, r.size));  // MREMAP_FIXED replaces what was there
+        make(r.address, r.size);
+        if (r.keeps_old) make(r.old, old_length);  // MREMAP_DONTUNMAP: still mapped, emptied
+      }
       break;
     default:
       break;

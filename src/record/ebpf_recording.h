@@ -101,10 +101,10 @@ class UprobeRecording {
   std::map<std::string, Object> objects_;
   uint64_t last_refresh_ = 0;
   std::unordered_set<uint64_t> live_;
-  // Anonymous mappings recorded (start -> length), and those an mremap in
-  // progress has freed (its return makes the new one).
-  std::unordered_map<uint64_t, uint64_t> mappings_;
-  std::unordered_set<uint64_t> remapping_;
+  // Anonymous mappings recorded (start -> length), and the ranges an mremap
+  // in progress has freed (its return makes the new one).
+  std::map<uint64_t, uint64_t> mappings_;
+  std::unordered_map<uint64_t, uint64_t> remapping_;  // old address -> old length
   std::unordered_map<uint32_t, int> depth_;     // --inference-fn calls in progress per thread
   std::unordered_map<uint32_t, uint64_t> index_;  // the inference each thread is in
   std::unordered_map<uint32_t, std::string> names_;

@@ -81,12 +81,12 @@ std::string bpftrace_script(const UprobeTargets& t) {
                           stack);
       maps.insert({"@size", "@old", "@entered"});
     } else if (f == "mremap") {
-      enter = "@old[tid] = arg0; @oldsize[tid] = arg1; @size[tid] = arg2; @entered[tid] = nsecs;";
+      enter = "@old[tid] = arg0; @oldsize[tid] = arg1; @size[tid] = arg2; @flags[tid] = arg3; @entered[tid] = nsecs;";
       leave = fmt::format(
-          "printf(\"X %d %llu %llu %llu %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @oldsize[tid], "
-          "@size[tid], retval, cpu, {});",
+          "printf(\"X %d %llu %llu %llu %llu %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], "
+          "@oldsize[tid], @size[tid], retval, @flags[tid], cpu, {});",
           stack);
-      maps.insert({"@size", "@old", "@oldsize", "@entered"});
+      maps.insert({"@size", "@old", "@oldsize", "@flags", "@entered"});
     } else if (f == "posix_memalign") {
       enter = "@out[tid] = arg0; @align[tid] = arg1; @size[tid] = arg2;";
       leave = fmt::format(

@@ -126,6 +126,10 @@ class Evaluator {
       }
       if (limits.contains("max_percent")) {
         double max = real(limits, "max_percent", rule);
+        // A region without a length (IAR's place-at ones) has no percentage: never a silent pass.
+        if (it->length == 0)
+          throw BudgetError(fmt::format("{}.max_percent: the map gives region {} no length, so no percentage of it can "
+                                        "be judged; use max_bytes", rule, name));
         add(rule + ".max_percent", pct <= max,
             fmt::format("{} uses {} % ({} of {}), limit {:g} %", name, beside(pct, max), units::bytes(used),
                         units::bytes(it->length), max),

@@ -99,6 +99,10 @@ expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
 expect 0 "diff two maps" -- "$edgemem" diff "$map" "$corpus/map/own_cm4_O0.map"
 grep -q "dot_s8  \[new\]" "$tmp/out" || { echo "FAIL: diff does not show the new symbol"; fail=1; }
 expect 2 "diff map vs trace" -- "$edgemem" diff "$map" "$src/examples/traces/kws_fragment.log"
+# A map against an ELF would show every row changed with nothing grown (found in review).
+armlink_map=$src/tests/data/realworld/armlink/liteos_stm32f429_ac5_5.05u1.map
+expect 2 "diff map vs ELF" -- "$edgemem" diff "$armlink_map" "$src/tests/data/realworld/elf/liteos_stm32f429_ac5_5.05u1.axf"
+grep -q "compare two maps or two ELFs" "$tmp/err" || { echo "FAIL: diff map vs ELF does not say what to compare"; fail=1; }
 expect 0 "diff two traces" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 grep -q "leak rate" "$tmp/out" || { echo "FAIL: trace diff shows no leak rate"; fail=1; }
 # edgemem check: budgets that hold (0), one that breaks (1), a broken budget file (2).
@@ -134,6 +138,15 @@ echo '{"regons": {}}' >"$tmp/typo.json"
 expect 2 "check: unknown key" -- "$edgemem" check --budget "$tmp/typo.json" --map "$map"
 grep -q "unknown key 'regons' (did you mean regions?" "$tmp/err" || { echo "FAIL: typo in a budget is not named"; fail=1; }
 expect 1 "check: trace leaks" -- "$edgemem" check --budget /dev/stdin --trace "$src/examples/traces/kws_leak.emt" <<<'{"leak": {"max_bytes_per_inference": 0}}'
+# Never a silent pass (found in review): a key given twice in any case, a
+# percentage of a region without a length, an --elf beside a --map.
+expect 2 "check: a key given twice" -- "$edgemem" check --budget /dev/stdin --map "$map" \
+  <<<'{"regions": {"RAM": {"max_bytes": 1}}, "Regions": {"FLASH": {"max_bytes": 100000}}}'
+grep -q '"regions" and "Regions"' "$tmp/err" || { echo "FAIL: check does not name the repeated key"; fail=1; }
+expect 2 "check: max_percent of a region without a length" -- "$edgemem" check --budget /dev/stdin \
+  --map "$src/tests/data/realworld/iar/jagaldol_runningalarm_stm32_ewarm9.30.1.map" <<<'{"regions": {"A0": {"max_percent": 0}}}'
+expect 2 "check: --map and --elf together" -- "$edgemem" check --budget /dev/stdin --map "$map" --elf /nonexistent.elf \
+  <<<'{"regions": {"RAM": {"max_percent": 90}}}'
 # edgemem stack: the corpus' own build, and a directory with nothing in it.
 su=$corpus/su
 mkdir -p "$tmp/o2" && cp "$su"/own_O2_* "$tmp/o2/"

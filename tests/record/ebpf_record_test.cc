@@ -89,7 +89,7 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
       "P 42 4000 100 64 12 0 1\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
       "M 41 4100 65536 139637976727552 1\n\n\t5620f256f200 0x5620f256f200 ([unknown])\n\n"
       "U 41 4200 139637976727552 16384 -1 1\n\n\t5620f256f210 0x5620f256f210 ([unknown])\n\n"
-      "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615 1\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
+      "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615 5 1\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
       "B 41 5000 1\nE 41 6000 1\nH 6100 3\nLost 7 events\nREADY 2\n__BPFTRACE_NOTIFY_PROBES_ATTACHED\n";
   auto parse = [&](size_t piece) {
     BpftraceOutputParser p;
@@ -133,11 +133,13 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   EXPECT_EQ(whole[6].result, -1);
   EXPECT_EQ(whole[7].kind, K::remap_from);
   EXPECT_EQ(whole[7].time, 4300u);
+  EXPECT_EQ(whole[7].size, 65536u);  // the old length: the range that leaves the recorded mappings
   EXPECT_EQ(whole[8].kind, K::remap_to);
   EXPECT_EQ(whole[8].time, 4400u);
   EXPECT_EQ(whole[8].address, mapped);  // failed: the old mapping stays, at its old length
   EXPECT_EQ(whole[8].size, 65536u);
   EXPECT_EQ(whole[8].old, mapped);
+  EXPECT_FALSE(whole[8].keeps_old);  // MREMAP_DONTUNMAP (4) in its flags, but it failed
   for (size_t i = 5; i <= 8; ++i) EXPECT_TRUE(whole[i].mapping) << i;
   EXPECT_EQ(whole[9].kind, K::inference_enter);
   EXPECT_EQ(whole[10].kind, K::inference_leave);
@@ -569,6 +571,26 @@ TEST(EbpfRecord, AnonymousMappingsAreTheirOwnPoolAsThePreloadRecordsThem) {
   EXPECT_EQ(preload.bytes, ebpf.bytes);
   EXPECT_EQ(preload.blocks, ebpf.blocks);
   EXPECT_EQ(preload.sites, ebpf.sites);
+}
+
+// Mappings cut in pieces (tests/record/programs/mmap_pieces.c), as the
+// preload records them (record_test.cc): what is still mapped, by range.
+TEST(EbpfRecord, MappingsCutInPiecesLeaveWhatIsStillMapped) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path out = scratch("mmap-pieces.emt"), log = scratch("mmap-pieces.log");
+  pid_t recorder = start(fmt::format("{} record --via ebpf -o {} -- {}/record_mmap_pieces", EDGEMEM_BINARY, out.string(),
+                                     EDGEMEM_RECORD_PROGRAMS),
+                         log);
+  ASSERT_EQ(exit_status(recorder), 0) << read_file(log.string());
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  const PoolSummary* pool = nullptr;
+  for (const PoolSummary& s : outcome.run->result.pools)
+    if (s.name == "mmap") pool = &s;
+  ASSERT_TRUE(pool);
+  EXPECT_EQ(pool->final_bytes, 2097152u + (48 + 32) * 1024 + 2 * 64 * 1024);
+  EXPECT_EQ(pool->live_count, 5u);
+  EXPECT_EQ(pool->peak_bytes, 4u << 20);
 }
 
 // Each call of the named function is an inference: 25 of them, 128 B each.
