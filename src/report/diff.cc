@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace edgemem {
 namespace {
@@ -53,9 +54,27 @@ std::map<std::string, double> objects(const LinkerMap& m) {
     if (section_kind(m, c.section) != SectionKind::debug) out[c.object] += static_cast<double>(c.size);
   return out;
 }
-std::map<std::string, double> symbols(const LinkerMap& m) {
+// Names more than one symbol of either image has (file-local statics,
+// __func__): their rows are told apart by object, in both images alike.
+std::set<std::string> shared_names(const LinkerMap& a, const LinkerMap& b) {
+  std::set<std::string> out;
+  for (const LinkerMap* m : {&a, &b}) {
+    std::set<std::string> seen;
+    for (const auto& s : m->symbols)
+      if (!seen.insert(s.name).second) out.insert(s.name);
+  }
+  return out;
+}
+
+// One row per symbol; one per (name, object) for a shared name, those of
+// one object (or of an ELF, which names none) summed. Taking the largest of
+// a name once hid every change but the largest one's.
+std::map<std::string, double> symbols(const LinkerMap& m, const std::set<std::string>& shared) {
   std::map<std::string, double> out;
-  for (const auto& s : m.symbols) out[s.name] = std::max(out[s.name], static_cast<double>(s.size));
+  for (const auto& s : m.symbols) {
+    const bool qualified = shared.contains(s.name) && !s.object.empty();
+    out[qualified ? s.name + " (" + s.object + ")" : s.name] += static_cast<double>(s.size);
+  }
   return out;
 }
 
@@ -85,7 +104,7 @@ std::vector<DiffGroup> diff_maps(const LinkerMap& a, const LinkerMap& b) {
           join("regions", "regions", bytes_table(regions(a)), bytes_table(regions(b))),
           join("sections", "sections", bytes_table(sections(a)), bytes_table(sections(b))),
           join("objects", "objects", bytes_table(objects(a)), bytes_table(objects(b))),
-          join("symbols", "symbols", bytes_table(symbols(a)), bytes_table(symbols(b)))};
+          join("symbols", "symbols", bytes_table(symbols(a, shared_names(a, b))), bytes_table(symbols(b, shared_names(a, b))))};
 }
 
 std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult& b) {

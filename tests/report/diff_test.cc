@@ -36,6 +36,33 @@ TEST(Diff, TwoBuildsOfTheSameFirmware) {
     for (const auto& r : g.rows) EXPECT_EQ(r.delta(), 0) << g.title << " " << r.name;
 }
 
+// Symbols that share a name (file-local statics) are rows of their own by
+// object: in review one row per name kept the largest, and a.o's buf
+// growing by 50 B, or two bufs swapping sizes, showed no change.
+TEST(Diff, SymbolsThatShareANameAreToldApartByObject) {
+  auto image = [](uint64_t a_buf, uint64_t b_buf) {
+    LinkerMap m;
+    m.symbols = {{"buf", ".bss", "o/a.o", 0x20000000, a_buf}, {"buf", ".bss", "o/b.o", 0x20001000, b_buf},
+                 {"main", ".text", "o/a.o", 0x08000000, 40}};
+    return m;
+  };
+  auto grown = diff_maps(image(100, 200), image(150, 200));
+  ASSERT_NE(row(grown, "symbols", "buf (o/a.o)"), nullptr);
+  EXPECT_EQ(row(grown, "symbols", "buf (o/a.o)")->delta(), 50);
+  EXPECT_EQ(row(grown, "symbols", "buf (o/b.o)")->delta(), 0);
+  EXPECT_EQ(row(grown, "symbols", "main")->delta(), 0);  // a name of one symbol stays bare
+  auto swapped = diff_maps(image(100, 200), image(200, 100));
+  EXPECT_EQ(row(swapped, "symbols", "buf (o/a.o)")->delta(), 100);
+  EXPECT_EQ(row(swapped, "symbols", "buf (o/b.o)")->delta(), -100);
+  // Shared in only one of the images: both are told apart alike.
+  LinkerMap one = image(100, 200);
+  one.symbols.erase(one.symbols.begin() + 1);
+  auto added = diff_maps(one, image(100, 200));
+  ASSERT_NE(row(added, "symbols", "buf (o/b.o)"), nullptr);
+  EXPECT_TRUE(row(added, "symbols", "buf (o/b.o)")->added);
+  EXPECT_EQ(row(added, "symbols", "buf (o/a.o)")->delta(), 0);
+}
+
 TEST(Diff, TwoRuns) {
   AnalysisResult a, b;
   a.peak_bytes = 1000;
