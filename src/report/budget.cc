@@ -227,21 +227,22 @@ class Evaluator {
     uint64_t min_bytes = b.contains("min_margin_bytes") ? size(b, "min_margin_bytes", "arena") : 0;
     double min_pct = b.contains("min_margin_percent") ? real(b, "min_margin_percent", "arena") : 0;
     bool checked = false;
+    const bool by_bytes = b.contains("min_margin_bytes"), by_percent = b.contains("min_margin_percent");
+    // One outcome per minimum set, each with its own unit, so the JSON's
+    // measured and limit are the ones judged (a percent minimum once read
+    // as a byte limit of 0); with neither, the margin must not be negative.
     auto judge = [&](const std::string& what, uint64_t size, uint64_t used, const std::string& basis) {
       int64_t margin = static_cast<int64_t>(size) - static_cast<int64_t>(used);
       double pct = size ? 100.0 * static_cast<double>(margin) / static_cast<double>(size) : 0;
-      bool ok = margin >= static_cast<int64_t>(min_bytes) && pct >= min_pct;
-      // Measured and limit are the margin in bytes; the percent is in the message.
-      // Only the limits the budget set are named as wanted.
-      std::string wanted;
-      if (b.contains("min_margin_bytes")) wanted = units::bytes(min_bytes);
-      if (b.contains("min_margin_percent"))
-        wanted += fmt::format("{}{:g} %", wanted.empty() ? "" : " and ", min_pct);
-      add("arena." + what, ok,
-          fmt::format("{}: {} of {} {} leaves {} ({} %){}", what, units::bytes(used), units::bytes(size), basis,
-                      units::signed_bytes(margin), beside(pct, min_pct),
-                      wanted.empty() ? "" : fmt::format(", at least {} wanted", wanted)),
-          BudgetUnit::bytes, margin, min_bytes);
+      const std::string stands = fmt::format("{} is {}: {} {} leaves {} ({} %)", what, units::bytes(size),
+                                             units::bytes(used), basis, units::signed_bytes(margin), beside(pct, min_pct));
+      if (by_bytes || !by_percent)
+        add("arena." + what, margin >= static_cast<int64_t>(min_bytes),
+            stands + (by_bytes ? fmt::format(", at least {} wanted", units::bytes(min_bytes)) : ""), BudgetUnit::bytes,
+            margin, min_bytes);
+      if (by_percent)
+        add(by_bytes ? "arena." + what + ".min_margin_percent" : "arena." + what, pct >= min_pct,
+            stands + fmt::format(", at least {:g} % wanted", min_pct), BudgetUnit::fraction, pct / 100, min_pct / 100);
       checked = true;
     };
     if (in_.arena && !in_.arena->runnable()) {  // no arena size to hold a margin against

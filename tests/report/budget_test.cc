@@ -109,6 +109,21 @@ TEST(Budget, TraceLimits) {
   EXPECT_FALSE(find(out, "arena.arena")->ok) << find(out, "arena.arena")->message;
   EXPECT_NE(find(out, "arena.arena")->message.find("at least 21 % wanted"), std::string::npos)  // no byte limit set
       << find(out, "arena.arena")->message;
+  // The JSON's measured and limit are the percent judged, as fractions (in
+  // review a percent minimum read as a byte limit of 0 beside ok false).
+  EXPECT_EQ(find(out, "arena.arena")->unit, BudgetUnit::fraction);
+  EXPECT_NEAR(find(out, "arena.arena")->measured.get<double>(), 0.206, 1e-4);  // (the shared peak rounded to a byte)
+  EXPECT_NEAR(find(out, "arena.arena")->limit.get<double>(), 0.21, 1e-9);
+  // Both minima: one outcome each, in its own unit.
+  out = evaluate_budget(json::parse(R"({"arena": {"min_margin_bytes": 100, "min_margin_percent": 21}})"), both, error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_NE(find(out, "arena.arena"), nullptr);
+  EXPECT_EQ(find(out, "arena.arena")->unit, BudgetUnit::bytes);
+  EXPECT_EQ(find(out, "arena.arena")->limit, 100);
+  EXPECT_TRUE(find(out, "arena.arena")->ok);
+  ASSERT_NE(find(out, "arena.arena.min_margin_percent"), nullptr);
+  EXPECT_FALSE(find(out, "arena.arena.min_margin_percent")->ok);
+  EXPECT_EQ(find(out, "arena.arena.min_margin_percent")->unit, BudgetUnit::fraction);
 }
 
 // The declared arena (tensor_arena, 16,384 B at 0x20000020: aligned) against
