@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@ namespace edgemem::watch {
 namespace {
 
 constexpr std::chrono::milliseconds kPoll{50};
+constexpr size_t kTail = 64;  // bytes kept to tell a rewritten file from one appended to
 
 class FileFollower final : public LiveSource {
  public:
@@ -30,11 +32,13 @@ class FileFollower final : public LiveSource {
     for (;;) {
       if (fd_ < 0 && std::chrono::steady_clock::now() >= reopen_after_) open(out);
       if (fd_ >= 0) {
+        if (idle_) check_rewritten(out);
         ssize_t n = ::read(fd_, buffer.data(), buffer.size());
         if (n > 0) {
           failing_.clear();
           offset_ += static_cast<uint64_t>(n);
           out.bytes = static_cast<size_t>(n);
+          remember_tail({buffer.data(), out.bytes});
           return out;
         }
         if (n < 0 && errno != EINTR && errno != EAGAIN) {
@@ -47,8 +51,10 @@ class FileFollower final : public LiveSource {
         } else if (n == 0 && replaced_) {
           close();  // the old file was read to its end after the rename was seen
           offset_ = 0;
+          tail_.clear();
           continue;
         } else if (n == 0) {
+          idle_ = regular_;
           check_replaced(out);
           if (replaced_) continue;
         }
@@ -75,7 +81,10 @@ class FileFollower final : public LiveSource {
     // shorter one is read from its start.
     const bool same = offset_ > 0 && st.st_ino == inode_ && st.st_dev == device_ && S_ISREG(st.st_mode) &&
                       static_cast<uint64_t>(st.st_size) >= offset_;
-    if (!same || ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0) offset_ = 0;
+    if (!same || ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0) {
+      offset_ = 0;
+      tail_.clear();
+    }
     inode_ = st.st_ino;
     device_ = st.st_dev;
     regular_ = S_ISREG(st.st_mode);
@@ -87,6 +96,32 @@ class FileFollower final : public LiveSource {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     replaced_ = false;
+    idle_ = false;
+  }
+
+  void remember_tail(std::span<const uint8_t> bytes) {
+    if (bytes.size() >= kTail) tail_.assign(bytes.end() - kTail, bytes.end());
+    else {
+      tail_.insert(tail_.end(), bytes.begin(), bytes.end());
+      if (tail_.size() > kTail) tail_.erase(tail_.begin(), tail_.end() - kTail);
+    }
+  }
+
+  // Before reading on after the end: a file truncated and written again
+  // past where we were between two polls (`cp new.log capture.log`, a
+  // capture restarted with `>`) has other bytes before our offset. Read on,
+  // its first bytes would be skipped and the rest read mid-record.
+  void check_rewritten(SourceRead& out) {
+    idle_ = false;
+    if (tail_.empty() || offset_ < tail_.size()) return;
+    std::vector<uint8_t> now(tail_.size());
+    const ssize_t n = ::pread(fd_, now.data(), now.size(), static_cast<off_t>(offset_ - tail_.size()));
+    if (n == static_cast<ssize_t>(now.size()) && now == tail_) return;
+    out.notes.push_back(fmt::format("{}: written again from its start (truncated, then grown past the {} bytes read); "
+                                    "reading it again from the start", path_, offset_));
+    ::lseek(fd_, 0, SEEK_SET);
+    offset_ = 0;
+    tail_.clear();
   }
 
   // At the end of what is written: has the file shrunk or been replaced?
@@ -99,6 +134,7 @@ class FileFollower final : public LiveSource {
                                       path_, now.st_size, offset_));
       ::lseek(fd_, 0, SEEK_SET);
       offset_ = 0;
+      tail_.clear();
       return;
     }
     struct stat named;
@@ -117,6 +153,8 @@ class FileFollower final : public LiveSource {
   bool waiting_noted_ = false;
   bool replaced_ = false;
   bool regular_ = true;
+  bool idle_ = false;           // the last read found the end: check the tail before reading on
+  std::vector<uint8_t> tail_;   // the last bytes read, ending at offset_
   std::string failing_;  // the read error last told
   std::chrono::steady_clock::time_point reopen_after_{};
 };

@@ -27,7 +27,8 @@ class LiveSource {
 };
 
 // A growing file, followed as `tail -F` does: appends are read as they land;
-// a file that shrinks (truncated) is read again from its start; a file that
+// a file that shrinks (truncated), or whose bytes before the point read to
+// changed (truncated and written again past it), is read again from its start; a file that
 // is replaced (rotated: the path names another inode) is read to its end,
 // then the new file from its start. A path that does not exist yet is waited for.
 std::unique_ptr<LiveSource> follow_file(const std::string& path);

@@ -86,6 +86,26 @@ TEST(FileFollower, ATruncatedFileIsReadAgainFromItsStart) {
   EXPECT_TRUE(any_note(d, "truncated"));
 }
 
+// Truncated and written again past where the reader was before it looked
+// (`cp new.log capture.log`): found by the bytes before the offset, and read
+// from the start; it once went on at the old offset, the new file's first
+// bytes skipped and the rest read mid-record (found in review).
+TEST(FileFollower, AFileWrittenAgainPastTheOffsetIsReadFromItsStart) {
+  TempDir dir;
+  auto file = dir.path / "capture.log";
+  append(file, "0123456789");
+  auto source = follow_file(file.string());
+  EXPECT_EQ(drain(*source, 10).bytes, "0123456789");
+  EXPECT_EQ(drain(*source, 1).bytes, "");  // at the end: the next read looks first
+  std::ofstream(file, std::ios::trunc | std::ios::binary) << "abcdefghijklmnop";
+  Drain d = drain(*source, 16);
+  EXPECT_EQ(d.bytes, "abcdefghijklmnop");
+  EXPECT_TRUE(any_note(d, "written again from its start")) << (d.notes.empty() ? "" : d.notes[0]);
+  // Appends after it are read on as before.
+  append(file, "+more");
+  EXPECT_EQ(drain(*source, 5).bytes, "+more");
+}
+
 TEST(FileFollower, ARotatedFileIsReadToItsEndThenTheNewOneFromItsStart) {
   TempDir dir;
   auto file = dir.path / "capture.log";
