@@ -27,8 +27,10 @@ namespace e2 = edgemem::emt2;
 namespace {
 
 // Anonymous mappings are few (large blocks): a sorted table under a lock,
-// off the malloc hot path. Recorded mappings never overlap.
-constexpr size_t kSlots = 16384;
+// off the malloc hot path. Recorded mappings never overlap. As many as the
+// kernel lets a process have by default (vm.max_map_count 65530, file
+// mappings included); only the pages in use are ever touched.
+constexpr size_t kSlots = 65536;
 struct Mapping {
   uintptr_t start;
   size_t length;  // as the program asked; the kernel's covers whole pages
@@ -37,10 +39,28 @@ Mapping mappings[kSlots];
 size_t mapping_count = 0;
 pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 
+uintptr_t page_size() {
+  static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));  // 16 KiB on some arm64 kernels
+  return size;
+}
+
 uintptr_t page_end(uintptr_t start, size_t length) {
-  const uintptr_t page = 4096;
+  const uintptr_t page = page_size();
   return start + ((length + page - 1) & ~(page - 1));
 }
+
+// What the kernel refuses before touching anything (EINVAL): an unaligned
+// start, an empty range, one past any user address space (57 bits with
+// five-level paging). Such calls are passed on unrecorded.
+bool plausible_range(uintptr_t start, size_t length) {
+  const uintptr_t end = page_end(start, length);
+  return start % page_size() == 0 && length > 0 && end > start && end <= (uintptr_t{1} << 57);
+}
+
+// Mappings a failing call can put back; past that many (a munmap over
+// hundreds of recorded mappings that the kernel refuses with ENOMEM) the
+// rest stay freed in the recording.
+constexpr size_t kPutBack = 256;
 
 // Index of the first mapping whose pages end after `address`.
 size_t first_ending_after(uintptr_t address) {
@@ -53,15 +73,19 @@ size_t first_ending_after(uintptr_t address) {
   return low;
 }
 
-void remember(uintptr_t start, size_t length) {
+// False when the table is full: the mapping is then not recorded at all
+// (recorded, its unmapping could not be followed).
+bool remember(uintptr_t start, size_t length) {
   pthread_mutex_lock(&mappings_lock);
   size_t i = first_ending_after(start);
-  if (mapping_count < kSlots) {  // a full table leaves the mapping unfollowed
+  const bool room = mapping_count < kSlots;
+  if (room) {
     memmove(&mappings[i + 1], &mappings[i], (mapping_count - i) * sizeof(Mapping));
     mappings[i] = {start, length};
     ++mapping_count;
   }
   pthread_mutex_unlock(&mappings_lock);
+  return room;
 }
 
 // Takes the first recorded mapping with a page in [start, end) out of the table.
@@ -87,8 +111,7 @@ bool any_overlapping(uintptr_t start, uintptr_t end) {
 }
 
 void record_mapping(uintptr_t start, size_t length) {
-  remember(start, length);
-  record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
+  if (remember(start, length)) record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
 }
 
 // What [start, end) takes from the recorded mappings: each one it touches
@@ -140,10 +163,18 @@ extern "C" {
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   if (!real.mmap) resolve_real_functions();
   if (!real.mmap) return reinterpret_cast<void*>(syscall(SYS_mmap, addr, length, prot, flags, fd, offset));  // resolving
-  if (!anonymous(flags)) return real.mmap(addr, length, prot, flags, fd, offset);
+  const auto wanted = reinterpret_cast<uintptr_t>(addr);
+  // A file mapped with MAP_FIXED over recorded mappings replaces them too.
+  const bool over_recorded = (flags & MAP_FIXED) && plausible_range(wanted, length) &&
+                             any_overlapping(wanted, page_end(wanted, length));
+  if (!anonymous(flags) && !over_recorded) return real.mmap(addr, length, prot, flags, fd, offset);
   Busy busy;
   if (!busy.entered() || !recording() || !ensure_ready()) return real.mmap(addr, length, prot, flags, fd, offset);
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
+  if (!anonymous(flags)) {
+    if (p != MAP_FAILED) cut(wanted, page_end(wanted, length), nullptr, 0);
+    return p;
+  }
   if (p == MAP_FAILED) {
     record_alloc_failed(e2::kPoolMmap, take_seq(), length, 0);
     return p;
@@ -174,15 +205,15 @@ int munmap(void* addr, size_t length) {
   // Not over a recorded mapping (a file's, or a forked child's inherited
   // one): no file is opened for it. A call the kernel refuses at once
   // (unaligned, empty) changes nothing.
-  if (!busy.entered() || !recording() || start % 4096 != 0 || length == 0 || !any_overlapping(start, end) ||
+  if (!busy.entered() || !recording() || !plausible_range(start, length) || !any_overlapping(start, end) ||
       !ensure_ready())
     return real.munmap(addr, length);
   // Freed in the recording before the call, as any free: another thread may
   // be given the range as soon as it is unmapped.
-  Mapping taken[64];
-  size_t n = cut(start, end, taken, 64);
+  Mapping taken[kPutBack];
+  size_t n = cut(start, end, taken, kPutBack);
   int result = real.munmap(addr, length);
-  if (result != 0) put_back(start, end, taken, n < 64 ? n : 64);
+  if (result != 0) put_back(start, end, taken, n < kPutBack ? n : kPutBack);
   return result;
 }
 
@@ -201,16 +232,16 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   Busy busy;
   const auto from = reinterpret_cast<uintptr_t>(old);
   const uintptr_t from_end = page_end(from, old_length);
-  if (!busy.entered() || !recording() || old_length == 0 || from % 4096 != 0 || !any_overlapping(from, from_end) ||
+  if (!busy.entered() || !recording() || !plausible_range(from, old_length) || !any_overlapping(from, from_end) ||
       !ensure_ready())
     return real.mremap(old, old_length, new_length, flags, wanted);
   // The range moved (or resized) leaves the recorded mappings before the
   // call; the rest of a mapping it was part of stays.
-  Mapping taken[64];
-  size_t n = cut(from, from_end, taken, 64);
+  Mapping taken[kPutBack];
+  size_t n = cut(from, from_end, taken, kPutBack);
   void* p = real.mremap(old, old_length, new_length, flags, wanted);
   if (p == MAP_FAILED) {
-    put_back(from, from_end, taken, n < 64 ? n : 64);
+    put_back(from, from_end, taken, n < kPutBack ? n : kPutBack);
     return p;
   }
   const auto to = reinterpret_cast<uintptr_t>(p);

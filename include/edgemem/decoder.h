@@ -87,6 +87,11 @@ class Decoder {
   virtual void feed(std::span<const uint8_t> bytes) = 0;
   // End of input: a record cut short is counted as truncated, never emitted.
   virtual void finish() = 0;
+  // The stream starts over (a followed file truncated or replaced): a record
+  // cut short by it is counted as truncated and dropped, and what follows is
+  // read as a new stream rather than as that record's rest. ITM and TPIU
+  // keep their state (their packets resynchronise on their own).
+  virtual void cut() {}
   virtual std::string_view format_name() const = 0;
   // Ticks per second of Event::time when the stream says so (emt header).
   virtual std::optional<double> clock_hz() const { return std::nullopt; }

@@ -59,6 +59,10 @@ class TraceSession {
   // Reading was stopped before the input ended (Ctrl-C, a watch limit): a
   // compressed stream left unfinished then is not reported as cut off.
   void stopped();
+  // A followed file starts over (truncated, rewritten or rotated): the
+  // record it cut is counted as truncated, not glued to the new bytes
+  // (Decoder::cut). Not inside a compressed stream, which cannot restart.
+  void cut_stream();
   // A live stream may take minutes to fill the sniffing window: decides the
   // format on what is held back so far when those bytes already show it,
   // and refuses them when they are positively another kind of file (an

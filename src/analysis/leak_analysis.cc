@@ -170,16 +170,26 @@ std::string_view frame_function(std::string_view frame) {
 // of a program's leaks as the C runtime's).
 bool runtime_function(std::string_view f) {
   static constexpr std::string_view kFunctions[] = {
-      "allocate_stack",  "pthread_create", "__pthread_create_2_1", "_IO_file_doallocate", "dlopen", "__dlopen",
-      "dlopen_doit",     "dl_open_worker", "dl_open_worker_begin", "__tls_get_addr",      "tls_get_addr_tail"};
-  if (f.starts_with("_dl_") && f != "_dl_init") return true;
+      "allocate_stack", "pthread_create",       "__pthread_create_2_1", "_IO_file_doallocate", "dlopen",
+      "__dlopen",       "___dlopen",            "dlopen_doit",          "dlopen_implementation", "_dlerror_run",
+      "dl_open_worker", "dl_open_worker_begin", "__tls_get_addr",       "tls_get_addr_tail"};
+  if (f.starts_with("_dl_")) return true;
+  return std::find(std::begin(kFunctions), std::end(kFunctions), f) != std::end(kFunctions);
+}
+
+// Frames of the loader that call the program's code: a library's
+// constructors (at start-up or dlopen) and destructors (at exit or dlclose).
+bool calls_program_code(std::string_view f) {
+  static constexpr std::string_view kFunctions[] = {"_dl_init", "call_init", "_dl_fini", "_dl_call_fini",
+                                                    "_dl_close_worker"};
   return std::find(std::begin(kFunctions), std::end(kFunctions), f) != std::end(kFunctions);
 }
 
 // Blocks libc or the loader keep for themselves: a frame of theirs that
-// allocates for its own bookkeeping, inward of any constructor the loader
-// ran (_dl_init; call_init): what a library's constructor allocates, even
-// one dlopen ran, is that library's, so the program's. And libstdc++'s
+// allocates for its own bookkeeping, inward of any constructor or
+// destructor the loader ran (_dl_init, call_init; _dl_fini, _dl_call_fini,
+// _dl_close_worker): what a library's constructor or destructor allocates,
+// even under dlopen or dlclose, is that library's, so the program's. And libstdc++'s
 // emergency exception pool, made in its constructor (eh_alloc.cc) and kept
 // for the process's life.
 bool kept_by_c_runtime(std::string_view site) {
@@ -193,7 +203,7 @@ bool kept_by_c_runtime(std::string_view site) {
     size_t end = site.find(';', start);
     if (end == std::string_view::npos) end = site.size();
     const std::string_view function = frame_function(site.substr(start, end - start));
-    if (function == "_dl_init" || function == "call_init") kept = false;  // a constructor runs inward of here
+    if (calls_program_code(function)) kept = false;  // a constructor or destructor runs inward of here
     else if (runtime_function(function)) kept = true;
     start = end + 1;
   }

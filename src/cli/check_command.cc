@@ -38,9 +38,10 @@ int run_check(CheckArgs args) {
   nlohmann::json budget;
   // A key given twice in one object: JSON keeps the last and drops a limit
   // unsaid. Keys match in any case, so two spellings are one key too —
-  // except section and symbol names, which the linker tells apart by case.
+  // except section, symbol and stack root names, which the linker tells
+  // apart by case.
   struct OpenObject {
-    bool by_case;  // its keys are section or symbol names
+    bool by_case;  // its keys are section, symbol or root names
     std::vector<std::string> keys;
   };
   std::vector<OpenObject> open_objects;
@@ -48,7 +49,9 @@ int run_check(CheckArgs args) {
   auto watch_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     if (event == E::object_start)
-      open_objects.push_back({open_objects.size() == 1 && names::match(last_key, {"sections", "symbols"}), {}});
+      open_objects.push_back({(open_objects.size() == 1 && names::match(last_key, {"sections", "symbols"})) ||
+                                  (open_objects.size() == 2 && names::match(last_key, {"roots"})),
+                              {}});
     if (event == E::object_end && !open_objects.empty()) open_objects.pop_back();
     if (event == E::key && !open_objects.empty()) {
       last_key = parsed.get<std::string>();

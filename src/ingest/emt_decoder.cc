@@ -356,6 +356,16 @@ void EmtDecoder::drop_partial() {
   }
 }
 
+void EmtDecoder::cut() {
+  if (state_ == State::chunked) return;  // a recording: a file read whole, never restarted
+  stats_.truncated_bytes += record_.size() + sync_match_;
+  stats_.corrupt_bytes += state_ == State::hunting ? skipped_ : 0;
+  record_.clear();
+  skipped_ = 0;
+  sync_match_ = 0;
+  state_ = State::hunting;
+}
+
 void EmtDecoder::finish() {
   if (state_ == State::chunked) {
     v2_->finish();

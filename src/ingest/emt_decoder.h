@@ -32,6 +32,7 @@ class EmtDecoder final : public Decoder {
   EmtDecoder(TraceContext& context, EventSink& sink, bool name_frames = true);
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
+  void cut() override;
   std::string_view format_name() const override { return "emt"; }
   // Bytes were lost upstream (ITM overflow): a half-read record is garbage
   // and the next byte may start anywhere, so skip to the next SYNC.

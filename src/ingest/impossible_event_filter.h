@@ -69,6 +69,7 @@ class FilteredDecoder final : public Decoder {
                   const std::function<std::unique_ptr<Decoder>(EventSink&)>& make_inner);
   void feed(std::span<const uint8_t> bytes) override { inner_->feed(bytes); }
   void finish() override;
+  void cut() override { inner_->cut(); }
   DecodeStats progress() const override;
   std::string_view format_name() const override { return inner_->format_name(); }
   std::optional<double> clock_hz() const override { return inner_->clock_hz(); }

@@ -17,6 +17,7 @@ class SeedBinDecoder final : public Decoder {
   SeedBinDecoder(TraceContext& context, EventSink& sink);
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
+  void cut() override { finish(); }
   std::string_view format_name() const override { return "seedbin"; }
 
   // ITM supplies timestamps; otherwise events are numbered in order.

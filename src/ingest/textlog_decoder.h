@@ -15,6 +15,7 @@ class TextLogDecoder final : public Decoder {
   TextLogDecoder(TraceContext& context, EventSink& sink);
   void feed(std::span<const uint8_t> bytes) override;
   void finish() override;
+  void cut() override { finish(); }
   std::string_view format_name() const override { return "log"; }
 
   // Distinct marker texts kept from plain lines; a console that prints a

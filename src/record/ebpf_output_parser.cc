@@ -51,7 +51,12 @@ void BpftraceOutputParser::finish(std::vector<UprobeRecord>& out) {
 }
 
 void BpftraceOutputParser::complete(std::vector<UprobeRecord>& out) {
-  for (UprobeRecord& r : held_) out.push_back(std::move(r));
+  // The records of one line share its stack: an mremap's source (what is
+  // left of its mapping is made again at that stack) and its return.
+  for (UprobeRecord& r : held_) {
+    if (r.stack.empty() && !held_.empty()) r.stack = held_.back().stack;
+    out.push_back(std::move(r));
+  }
   held_.clear();
   expecting_stack_ = false;
 }
@@ -164,8 +169,8 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     // entered, and the one it returned (the old one, if it failed) made
     // when it returns.
     bool failed = v[6] == UINT64_MAX;
-    out.push_back(rec(K::remap_from, v[1], v[3], v[4], 0));
-    out.back().mapping = true;
+    held_.push_back(rec(K::remap_from, v[1], v[3], v[4], 0));
+    held_.back().mapping = true;
     held_.push_back(rec(K::remap_to, v[2], failed ? v[3] : v[6], failed ? v[4] : v[5], 0));
     held_.back().mapping = true;
     held_.back().old = v[3];

@@ -218,6 +218,10 @@ void TraceSession::feed(std::span<const uint8_t> bytes) {
 
 void TraceSession::stopped() { impl_->stopped = true; }
 
+void TraceSession::cut_stream() {
+  if (impl_->decoder && !impl_->unpack) impl_->decoder->cut();
+}
+
 void TraceSession::read_failed(const std::string& error) {
   impl_->read_failed = true;
   impl_->notes.push_back(fmt::format("{}: {}", impl_->name, error));

@@ -52,6 +52,7 @@ class FileFollower final : public LiveSource {
           close();  // the old file was read to its end after the rename was seen
           offset_ = 0;
           tail_.clear();
+          out.restarted = true;
           continue;
         } else if (n == 0) {
           idle_ = regular_;
@@ -82,6 +83,7 @@ class FileFollower final : public LiveSource {
     const bool same = offset_ > 0 && st.st_ino == inode_ && st.st_dev == device_ && S_ISREG(st.st_mode) &&
                       static_cast<uint64_t>(st.st_size) >= offset_;
     if (!same || ::lseek(fd_, static_cast<off_t>(offset_), SEEK_SET) < 0) {
+      if (offset_ > 0) out.restarted = true;  // another file, or a shorter one, where it was being read
       offset_ = 0;
       tail_.clear();
     }
@@ -122,6 +124,7 @@ class FileFollower final : public LiveSource {
     ::lseek(fd_, 0, SEEK_SET);
     offset_ = 0;
     tail_.clear();
+    out.restarted = true;
   }
 
   // At the end of what is written: has the file shrunk or been replaced?
@@ -135,6 +138,7 @@ class FileFollower final : public LiveSource {
       ::lseek(fd_, 0, SEEK_SET);
       offset_ = 0;
       tail_.clear();
+      out.restarted = true;
       return;
     }
     struct stat named;

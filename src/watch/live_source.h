@@ -16,6 +16,7 @@ namespace edgemem::watch {
 struct SourceRead {
   size_t bytes = 0;         // placed at the start of the caller's buffer
   bool ended = false;       // no more bytes will come (stdin closed)
+  bool restarted = false;   // these bytes start the stream over: a new file, or the same one truncated
   std::vector<std::string> notes;  // what happened to the source: reopened, reconnected, ...
 };
 

@@ -322,7 +322,7 @@ TEST(LeakRate, AReallocChainBegunInTheFirstInferenceLeaksItsGrowth) {
 // names inward of any constructor the loader ran: a program's function
 // whose name holds a libc word leaks as the program's (in review, a
 // substring match filed 99 % of such a program's leaks as the C runtime's),
-// and so does a dlopened library's constructor.
+// and so does a dlopened library's constructor or a dlclosed one's destructor.
 TEST(LeakRate, TheCRuntimeIsToldByWholeFunctionNamesNotPartsOfThem) {
   const std::vector<std::pair<std::string, bool>> stacks = {
       {"main%20(t.c:22);coro_allocate_stack%20(t.c:14)", false},
@@ -331,6 +331,11 @@ TEST(LeakRate, TheCRuntimeIsToldByWholeFunctionNamesNotPartsOfThem) {
       {"main%20(t.c:9);dlopen%40%40GLIBC_2.34%20(dlopen.c:77);_dl_open%20(dl-open.c:884);_dl_init%20(dl-init.c:121);"
        "call_init%20(dl-init.c:74);plugin_init%20(libd.c:7);make_state%20(libd.c:6)",
        false},
+      {"main%20(d.c:9);__libc_dlclose%20(dlclose.c:34);_dl_close%20(dl-close.c:795);_dl_close_worker%20(dl-close.c:294);"
+       "_dl_call_fini%20(dl-call_fini.c:43);plug_fini%20(plugd.c:3)",
+       false},
+      {"main%20(d.c:9);___dlopen%20(dlopen.c:77);dlopen_implementation%20(dlopen.c:69);_dlerror_run%20(dlerror.c:168)",
+       true},
       {"main%20(c.c:64);__pthread_create_2_1%20(pthread_create.c:650);allocate_stack%20(allocatestack.c:423);"
        "__GI__dl_allocate_tls%20(dl-tls.c:670);allocate_dtv%20(dl-tls.c:401)",
        true},

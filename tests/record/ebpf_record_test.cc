@@ -134,6 +134,8 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   EXPECT_EQ(whole[7].kind, K::remap_from);
   EXPECT_EQ(whole[7].time, 4300u);
   EXPECT_EQ(whole[7].size, 65536u);  // the old length: the range that leaves the recorded mappings
+  // Its line's stack: what is left of the mapping is made again at it (it had none; found in review).
+  EXPECT_EQ(whole[7].stack, (std::vector<uint64_t>{0x5620f256f220}));
   EXPECT_EQ(whole[8].kind, K::remap_to);
   EXPECT_EQ(whole[8].time, 4400u);
   EXPECT_EQ(whole[8].address, mapped);  // failed: the old mapping stays, at its old length

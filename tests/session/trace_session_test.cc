@@ -80,6 +80,23 @@ TEST(TraceSession, AnInputCutInsideItsFirstRecordSaysSo) {
                           "whole memory event (as --format log)");
 }
 
+// A followed file that starts over (truncated, rotated) cuts the record it
+// was in the middle of: counted as truncated, not glued to the new file's
+// first line (which was then lost as malformed; found in review).
+TEST(TraceSession, AStreamCutStartsOverInsteadOfGluingTheCutRecordToTheNewBytes) {
+  TraceSessionOptions options;
+  options.format = Format::log;
+  TraceSession session("t.log", options);
+  session.feed(bytes_of("[MEM][5] INFER beg"));
+  session.cut_stream();
+  session.feed(bytes_of(leaking_log(3)));
+  TraceOutcome out = session.finish();
+  ASSERT_TRUE(out.run);
+  EXPECT_EQ(out.run->input.stats.malformed_lines, 0u);
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 18u);
+  EXPECT_EQ(out.run->result.inferences, 3u);
+}
+
 TEST(TraceSession, ObserversAttachThroughTheSession) {
   struct Count : InferenceObserver {
     uint64_t last_used = 0, n = 0;

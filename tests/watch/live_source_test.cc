@@ -30,6 +30,7 @@ using namespace std::chrono_literals;
 struct Drain {
   std::string bytes;
   std::vector<std::string> notes;
+  bool restarted = false;  // some read said the stream starts over
 };
 Drain drain(LiveSource& source, size_t want) {
   Drain out;
@@ -39,6 +40,7 @@ Drain drain(LiveSource& source, size_t want) {
     SourceRead r = source.read(buffer, 50ms);
     out.bytes.append(reinterpret_cast<const char*>(buffer.data()), r.bytes);
     out.notes.insert(out.notes.end(), r.notes.begin(), r.notes.end());
+    out.restarted |= r.restarted;
   }
   return out;
 }
@@ -84,6 +86,7 @@ TEST(FileFollower, ATruncatedFileIsReadAgainFromItsStart) {
   Drain d = drain(*source, 3);
   EXPECT_EQ(d.bytes, "new");
   EXPECT_TRUE(any_note(d, "truncated"));
+  EXPECT_TRUE(d.restarted);  // the decoder cuts the record it was in
 }
 
 // Truncated and written again past where the reader was before it looked
@@ -101,6 +104,7 @@ TEST(FileFollower, AFileWrittenAgainPastTheOffsetIsReadFromItsStart) {
   Drain d = drain(*source, 16);
   EXPECT_EQ(d.bytes, "abcdefghijklmnop");
   EXPECT_TRUE(any_note(d, "written again from its start")) << (d.notes.empty() ? "" : d.notes[0]);
+  EXPECT_TRUE(d.restarted);
   // Appends after it are read on as before.
   append(file, "+more");
   EXPECT_EQ(drain(*source, 5).bytes, "+more");
@@ -119,6 +123,7 @@ TEST(FileFollower, ARotatedFileIsReadToItsEndThenTheNewOneFromItsStart) {
   Drain d = drain(*source, 8);
   EXPECT_EQ(d.bytes, "tail-new");
   EXPECT_TRUE(any_note(d, "rotated"));
+  EXPECT_TRUE(d.restarted);
 }
 
 TEST(FileFollower, AFifoIsReadAsItsWritersComeAndGo) {

@@ -9,12 +9,17 @@
  *                                                   (48 + 32 KiB stay)
  *   a 64 KiB mapping moved by mremap with MREMAP_DONTUNMAP
  *                                          (both 64 KiB ranges stay)
+ *   with --file-over, a 64 KiB mapping a file mapped with MAP_FIXED
+ *     replaces (the preload follows it; the eBPF recorder sees only
+ *     anonymous mappings)                                     (gone)
  * Left in the mmap pool: 2,310,144 B in 5 mappings; its peak is the first
  * 4 MiB. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define KIB ((size_t)1 << 10)
@@ -36,7 +41,7 @@ static void unmap(void* p, size_t length) {
   }
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   char* raw = map(NULL, 4 * MIB, PROT_READ | PROT_WRITE, 0);
   char* aligned = (char*)(((uintptr_t)raw + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1));
   if (aligned > raw) unmap(raw, (size_t)(aligned - raw));
@@ -60,6 +65,12 @@ int main(void) {
   if (mremap(moved, 64 * KIB, 64 * KIB, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL) == MAP_FAILED) {
     perror("mremap DONTUNMAP");
     return 1;
+  }
+  if (argc > 1 && strcmp(argv[1], "--file-over") == 0) {
+    char* replaced = map(NULL, 64 * KIB, PROT_READ | PROT_WRITE, 0);
+    int fd = open("/proc/self/exe", O_RDONLY);
+    /* Mapped past the file's end is allowed (only touching it faults); it stays mapped. */
+    if (fd < 0 || mmap(replaced, 64 * KIB, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) return 1;
   }
   puts("mmap-pieces-test: done");
   return 0;
