@@ -1,5 +1,7 @@
 #include "record/ebpf_recording.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
@@ -202,7 +204,8 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
     mappings_[start] = length;
     writer_.alloc(r.tid, name, start, length, 0, r.stack, pool);
   };
-  auto page_end = [](uint64_t start, uint64_t length) { return start + ((length + 4095) & ~uint64_t{4095}); };
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));  // the recorded program's: same kernel
+  auto page_end = [](uint64_t start, uint64_t length) { return start + ((length + page - 1) & ~(page - 1)); };
   // Returns whether [start, end) touched a recorded mapping.
   auto cut = [&](uint64_t start, uint64_t end) {
     auto it = mappings_.upper_bound(start);
@@ -228,7 +231,7 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
       writer_.alloc_failed(r.tid, name, r.size, 0, r.stack, pool);
       break;
     case K::unmap:
-      if (r.result == 0 && r.address % 4096 == 0 && r.size > 0) cut(r.address, page_end(r.address, r.size));
+      if (r.result == 0 && r.address % page == 0 && r.size > 0) cut(r.address, page_end(r.address, r.size));
       break;
     case K::remap_from:
       if (r.size > 0 && cut(r.address, page_end(r.address, r.size))) remapping_[r.address] = r.size;
