@@ -2,6 +2,7 @@
 // (traces). Traces stream through the analyzer as `analyze` reads them; only
 // maps, which are text of bounded size, are read whole.
 #include <algorithm>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "edgemem/decoder.h"
+#include "ingest/non_trace_signatures.h"
 #include "report/diff_report.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
@@ -29,6 +31,11 @@ struct DiffArgs {
 // magic, or text without a [MEM] record that parses as a map. nullopt with
 // `error` empty: not an image, so a trace.
 std::optional<LinkerMap> read_image(const std::string& path, std::string& error, bool& elf_image) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = fmt::format("{}: a directory, expected a map, an ELF or a trace", path);
+    return std::nullopt;
+  }
   auto head = read_head(path, kSniffBytes);
   if (!head) {
     error = fmt::format("{}: {}", path, cannot_open(path));
@@ -54,7 +61,14 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error,
     return std::nullopt;
   }
   std::string why;
-  return parse_linker_map(*file, why);
+  auto map = parse_linker_map(*file, why);
+  // A map the parser gives up on (cut short, say) is said to be one, with
+  // the parser's reason, rather than read as a trace.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(head->data());
+  if (!map)
+    if (auto other = recognise_non_trace({bytes, head->size()}); other && other->looks_like.find("linker map") != std::string::npos)
+      error = fmt::format("{}: {}", path, why);
+  return map;
 }
 
 int run_diff(const DiffArgs& args) {

@@ -103,6 +103,12 @@ expect 2 "diff map vs trace" -- "$edgemem" diff "$map" "$src/examples/traces/kws
 armlink_map=$src/tests/data/realworld/armlink/liteos_stm32f429_ac5_5.05u1.map
 expect 2 "diff map vs ELF" -- "$edgemem" diff "$armlink_map" "$src/tests/data/realworld/elf/liteos_stm32f429_ac5_5.05u1.axf"
 grep -q "compare two maps or two ELFs" "$tmp/err" || { echo "FAIL: diff map vs ELF does not say what to compare"; fail=1; }
+# A map cut short is a map with the parser's reason, not "no map or ELF"; a directory is named as one.
+head -c 2000 "$map" >"$tmp/diff-cut.map"
+expect 2 "diff of a map cut short" -- "$edgemem" diff "$tmp/diff-cut.map" "$map"
+grep -q "diff-cut.map: line" "$tmp/err" || { echo "FAIL: diff does not give the cut map's reason"; cat "$tmp/err"; fail=1; }
+expect 2 "diff of a directory" -- "$edgemem" diff "$tmp" "$map"
+grep -q "a directory" "$tmp/err" || { echo "FAIL: diff does not say it was given a directory"; fail=1; }
 expect 0 "diff two traces" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 grep -q "leak rate" "$tmp/out" || { echo "FAIL: trace diff shows no leak rate"; fail=1; }
 # edgemem check: budgets that hold (0), one that breaks (1), a broken budget file (2).
