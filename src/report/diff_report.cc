@@ -66,10 +66,12 @@ DiffHeadline diff_headline(const DiffReport& r) {
 
 std::string diff_ratio(const DiffRow& row) {
   double ratio = row.before != 0 ? 100.0 * row.delta() / row.before : 0;
-  // A change too small for one decimal still shows its sign and size.
-  return row.before == 0 || row.unit == DiffUnit::fraction || row.unit == DiffUnit::band ? ""
-         : std::fabs(ratio) < 0.1 && ratio != 0                                             ? fmt::format("{:+.2f} %", ratio)
-                                                                                           : fmt::format("{:+.1f} %", ratio);
+  // A change too small for one decimal still shows its sign and size; one
+  // too small for two says so (+1 B of 200,000 B once read "+0.00 %").
+  if (row.before == 0 || row.unit == DiffUnit::fraction || row.unit == DiffUnit::band) return "";
+  if (row.delta() == 0) return "0 %";
+  if (std::fabs(ratio) < 0.005) return ratio > 0 ? "+<0.01 %" : "-<0.01 %";
+  return std::fabs(ratio) < 0.1 ? fmt::format("{:+.2f} %", ratio) : fmt::format("{:+.1f} %", ratio);
 }
 
 std::string diff_text(const DiffReport& r, size_t top, bool all) {

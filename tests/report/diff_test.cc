@@ -63,6 +63,20 @@ TEST(Diff, SymbolsThatShareANameAreToldApartByObject) {
   EXPECT_EQ(row(added, "symbols", "buf (o/a.o)")->delta(), 0);
 }
 
+// The change's share of its before value, never a bare 0.0 %: +1 B of
+// 200,000 B once read "+0.00 %" (found in review).
+TEST(Diff, ARatioTooSmallToShowSaysSo) {
+  auto ratio = [](double before, double after) {
+    return diff_ratio(DiffRow{"x", "", DiffUnit::bytes, before, after, false, false});
+  };
+  EXPECT_EQ(ratio(200000, 200001), "+<0.01 %");
+  EXPECT_EQ(ratio(200001, 200000), "-<0.01 %");
+  EXPECT_EQ(ratio(100000, 100070), "+0.07 %");
+  EXPECT_EQ(ratio(1000, 1100), "+10.0 %");
+  EXPECT_EQ(ratio(1000, 1000), "0 %");
+  EXPECT_EQ(ratio(0, 10), "");  // no share of nothing
+}
+
 TEST(Diff, TwoRuns) {
   AnalysisResult a, b;
   a.peak_bytes = 1000;
