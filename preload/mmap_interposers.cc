@@ -54,13 +54,14 @@ uintptr_t page_end(uintptr_t start, size_t length) {
 // five-level paging). Such calls are passed on unrecorded.
 bool plausible_range(uintptr_t start, size_t length) {
   const uintptr_t end = page_end(start, length);
-  return start % page_size() == 0 && length > 0 && end > start && end <= (uintptr_t{1} << 57);
+  return start % page_size() == 0 && length > 0 && end > start &&
+         (sizeof(uintptr_t) == 4 || end <= static_cast<uintptr_t>(uint64_t{1} << 57));
 }
 
 // Mappings a failing call can put back; past that many (a munmap over
 // hundreds of recorded mappings that the kernel refuses with ENOMEM) the
 // rest stay freed in the recording.
-constexpr size_t kPutBack = 256;
+constexpr size_t kPutBack = 128;
 
 // Index of the first mapping whose pages end after `address`.
 size_t first_ending_after(uintptr_t address) {

@@ -241,7 +241,7 @@ struct Analyzer::Impl {
       case EventKind::alloc_failed:
         ++counts.failed;
         hear_partner(e.pool, e.time);
-        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.time, e.site, tracker.current_inference());
+        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
         sampled(e);
         break;
       case EventKind::inference_begin:

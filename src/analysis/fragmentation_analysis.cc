@@ -89,9 +89,11 @@ void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint
   g.changed_at = time;
 }
 
-void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time,
+void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time,
                                    SiteId site, std::optional<uint64_t> inference) {
   ++failure_count_;
+  if ((align & (align - 1)) != 0 || size >= (uint64_t{1} << 48) || (info.size > 0 && size > info.size))
+    ++unservable_count_;
   const bool was_fixed = pool < pools_.size() && pools_[pool].fixed;
   PoolGaps& g = at(pool, info);
   if (g.fixed && !was_fixed) g.changed_at = time;  // the pool's size became known: more free space
@@ -152,11 +154,12 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
   std::optional<Band> band;
   if (r.max_rate) band = fragmentation_band(*r.max_rate);
   if (fragmentation_failure_) band = Band::danger;
+  const uint64_t servable = failure_count_ - unservable_count_;
   if (inferences > 0) {
     r.failures_per_1000_inferences = 1000.0 * static_cast<double>(failure_count_) / static_cast<double>(inferences);
-    double per = *r.failures_per_1000_inferences;
+    double per = 1000.0 * static_cast<double>(servable) / static_cast<double>(inferences);
     if (per > 0) band = std::max(band.value_or(Band::healthy), per > 5 ? Band::danger : Band::warning);
-  } else if (failure_count_ > 0) {
+  } else if (servable > 0) {
     band = std::max(band.value_or(Band::healthy), Band::warning);
   }
   r.band = band;

@@ -25,7 +25,11 @@ class FragmentationAnalysis {
   // pool's usage, whose blocks stay occupied if the other end overlapped
   // them (an overflow) and now gives its bytes back.
   void partner_used(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t own_top, uint64_t time);
-  void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t time, SiteId site,
+  // `align` 0 is the default. A request no memory could serve (larger than
+  // the pool, than any address space, or with an alignment that is not a
+  // power of two: refused as invalid) is a failed allocation but says
+  // nothing of fragmentation: it does not raise the band.
+  void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time, SiteId site,
               std::optional<uint64_t> inference);
   // A summary record of a pool whose free bytes are known (its size less
   // what both ends of it use) and whose allocator told its largest free block.
@@ -71,6 +75,7 @@ class FragmentationAnalysis {
   std::vector<PoolGaps> pools_;
   std::vector<Failure> failures_;
   uint64_t failure_count_ = 0;
+  uint64_t unservable_count_ = 0;  // of them, requests no memory could serve
   std::optional<double> min_ratio_;
   bool fragmentation_failure_ = false;  // in a pool of known extent
 };

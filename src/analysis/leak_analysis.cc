@@ -180,15 +180,14 @@ bool runtime_function(std::string_view f) {
 // Frames of the loader that call the program's code: a library's
 // constructors (at start-up or dlopen) and destructors (at exit or dlclose).
 bool calls_program_code(std::string_view f) {
-  static constexpr std::string_view kFunctions[] = {"_dl_init", "call_init", "_dl_fini", "_dl_call_fini",
-                                                    "_dl_close_worker"};
+  static constexpr std::string_view kFunctions[] = {"_dl_init", "call_init", "_dl_fini", "_dl_call_fini"};
   return std::find(std::begin(kFunctions), std::end(kFunctions), f) != std::end(kFunctions);
 }
 
 // Blocks libc or the loader keep for themselves: a frame of theirs that
 // allocates for its own bookkeeping, inward of any constructor or
 // destructor the loader ran (_dl_init, call_init; _dl_fini, _dl_call_fini,
-// _dl_close_worker): what a library's constructor or destructor allocates,
+// which dlclose's _dl_close_worker calls): what a library's constructor or destructor allocates,
 // even under dlopen or dlclose, is that library's, so the program's. And libstdc++'s
 // emergency exception pool, made in its constructor (eh_alloc.cc) and kept
 // for the process's life.

@@ -249,7 +249,8 @@ class Evaluator {
       add("arena.model", false,
           fmt::format("TFLite Micro cannot run the model: {}; no arena size can be recommended",
                       fmt::join(in_.arena->blockers, ", ")),
-          BudgetUnit::bytes, nullptr, min_bytes);
+          by_percent && !by_bytes ? BudgetUnit::fraction : BudgetUnit::bytes, nullptr,
+          by_percent && !by_bytes ? json(min_pct / 100) : json(min_bytes));
       checked = true;
     } else if (in_.arena && in_.map) {
       if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena"))

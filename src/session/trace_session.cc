@@ -219,6 +219,9 @@ void TraceSession::feed(std::span<const uint8_t> bytes) {
 void TraceSession::stopped() { impl_->stopped = true; }
 
 void TraceSession::cut_stream() {
+  // Bytes still held back to tell the format are decoded first if they show
+  // it, so the cut falls after them; bytes that show nothing yet stay held.
+  if (!impl_->decoder) start_if_known();
   if (impl_->decoder && !impl_->unpack) impl_->decoder->cut();
 }
 

@@ -113,12 +113,17 @@ class FileFollower final : public LiveSource {
   // past where we were between two polls (`cp new.log capture.log`, a
   // capture restarted with `>`) has other bytes before our offset. Read on,
   // its first bytes would be skipped and the rest read mid-record.
+  // Zeros are not evidence: a writer that grows its file before filling it
+  // (a preallocating or mapped one) changes them, and copytruncate leaves
+  // a hole of them where a writer that does not append goes on writing.
+  // A file now shorter than the offset is a truncation, said at the end.
   void check_rewritten(SourceRead& out) {
     idle_ = false;
-    if (tail_.empty() || offset_ < tail_.size()) return;
+    auto zeros = [](const std::vector<uint8_t>& v) { return std::all_of(v.begin(), v.end(), [](uint8_t b) { return b == 0; }); };
+    if (tail_.empty() || offset_ < tail_.size() || zeros(tail_)) return;
     std::vector<uint8_t> now(tail_.size());
     const ssize_t n = ::pread(fd_, now.data(), now.size(), static_cast<off_t>(offset_ - tail_.size()));
-    if (n == static_cast<ssize_t>(now.size()) && now == tail_) return;
+    if (n != static_cast<ssize_t>(now.size()) || now == tail_ || zeros(now)) return;
     out.notes.push_back(fmt::format("{}: written again from its start (truncated, then grown past the {} bytes read); "
                                     "reading it again from the start", path_, offset_));
     ::lseek(fd_, 0, SEEK_SET);

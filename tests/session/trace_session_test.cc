@@ -95,6 +95,16 @@ TEST(TraceSession, AStreamCutStartsOverInsteadOfGluingTheCutRecordToTheNewBytes)
   EXPECT_EQ(out.run->input.stats.malformed_lines, 0u);
   EXPECT_EQ(out.run->input.stats.truncated_bytes, 18u);
   EXPECT_EQ(out.run->result.inferences, 3u);
+  // The same before the format is decided (no --format: the bytes are held
+  // back to tell it): the cut decodes them first (in review it did nothing).
+  TraceSession automatic("t.log", {});
+  automatic.feed(bytes_of("[MEM][5] INFER beg"));
+  automatic.cut_stream();
+  automatic.feed(bytes_of(leaking_log(3)));
+  out = automatic.finish();
+  ASSERT_TRUE(out.run);
+  EXPECT_EQ(out.run->input.stats.malformed_lines, 0u);
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 18u);
 }
 
 TEST(TraceSession, ObserversAttachThroughTheSession) {

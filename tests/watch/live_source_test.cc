@@ -85,7 +85,16 @@ TEST(FileFollower, ATruncatedFileIsReadAgainFromItsStart) {
   append(file, "new");
   Drain d = drain(*source, 3);
   EXPECT_EQ(d.bytes, "new");
-  EXPECT_TRUE(any_note(d, "truncated"));
+  EXPECT_TRUE(any_note(d, "truncated to 3 bytes after 10 were read")) << (d.notes.empty() ? "" : d.notes[0]);
+  // The same once it waited at the end (the rewrite check runs first then, and leaves a shrink to this message).
+  append(file, std::string(100, 'a'));
+  EXPECT_EQ(drain(*source, 100).bytes.size(), 100u);
+  EXPECT_EQ(drain(*source, 1).bytes, "");
+  std::filesystem::resize_file(file, 0);
+  append(file, "again");
+  d = drain(*source, 5);
+  EXPECT_EQ(d.bytes, "again");
+  EXPECT_TRUE(any_note(d, "truncated to 5 bytes after 103 were read")) << (d.notes.empty() ? "" : d.notes[0]);
   EXPECT_TRUE(d.restarted);  // the decoder cuts the record it was in
 }
 
@@ -108,6 +117,33 @@ TEST(FileFollower, AFileWrittenAgainPastTheOffsetIsReadFromItsStart) {
   // Appends after it are read on as before.
   append(file, "+more");
   EXPECT_EQ(drain(*source, 5).bytes, "+more");
+}
+
+// Zeros that change are not a rewrite: a writer that grows its file before
+// filling it (preallocated, mapped), or copytruncate's hole before a writer
+// that does not append. In review both were read again from the start.
+TEST(FileFollower, ZerosFilledInLaterAreNotARewrite) {
+  TempDir dir;
+  auto file = dir.path / "capture.bin";
+  append(file, std::string(100, '\0'));
+  auto source = follow_file(file.string());
+  EXPECT_EQ(drain(*source, 100).bytes.size(), 100u);
+  EXPECT_EQ(drain(*source, 1).bytes, "");
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f << std::string(100, 'x');  // filled in place
+  }
+  append(file, "more");
+  Drain d = drain(*source, 4);
+  EXPECT_EQ(d.bytes, "more");
+  EXPECT_FALSE(d.restarted);
+  // copytruncate: cut to nothing, and the writer goes on at its offset (a hole of zeros before).
+  std::filesystem::resize_file(file, 0);
+  std::filesystem::resize_file(file, 104);
+  append(file, "next");
+  d = drain(*source, 4);
+  EXPECT_EQ(d.bytes, "next");
+  EXPECT_FALSE(d.restarted);
 }
 
 TEST(FileFollower, ARotatedFileIsReadToItsEndThenTheNewOneFromItsStart) {
