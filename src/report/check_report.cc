@@ -1,5 +1,7 @@
 #include "report/check_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -21,10 +23,13 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes) {
   std::string out = n ? style::bad(fmt::format("BROKEN: {} of {} budgets", n, outcomes.size()))
                       : style::good(fmt::format("all {} budgets hold", outcomes.size()));
   out += "\n\n";
+  // The messages line up past the longest rule (34 columns at least, as before).
+  size_t width = 34;
+  for (const auto& o : outcomes) width = std::max(width, o.rule.size());
   for (const auto& o : outcomes)
-    if (!o.ok) out += fmt::format("{} {:<34} {}\n", style::bad("BROKEN"), o.rule, o.message);
+    if (!o.ok) out += fmt::format("{} {:<{}} {}\n", style::bad("BROKEN"), o.rule, width, o.message);
   for (const auto& o : outcomes)
-    if (o.ok) out += fmt::format("{}     {:<34} {}\n", style::good("ok"), o.rule, o.message);
+    if (o.ok) out += fmt::format("{}     {:<{}} {}\n", style::good("ok"), o.rule, width, o.message);
   return out;
 }
 
