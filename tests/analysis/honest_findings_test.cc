@@ -595,6 +595,31 @@ TEST(HonestFindings, AFailedAllocationIsShownBesideOtherFindings) {
   EXPECT_NE(text.find("[ALLOC FAIL]  1 failed allocation"), std::string::npos) << text;
 }
 
+// A request no memory could serve — larger than the pool, or with an
+// alignment that is not a power of two (refused as invalid) — is a failed
+// allocation but says nothing of fragmentation: in review an overflowed
+// calloc and posix_memalign(24) raised the band to warning.
+TEST(HonestFindings, ARequestNoMemoryCouldServeIsAFailedAllocationButNotFragmentation) {
+  auto band_with = [](const std::string& failure) {
+    std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=4096\n";
+    for (int i = 1; i <= 10; ++i)
+      log += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=64 addr=0x1000 pool=heap site=h.c:4\n"
+                         "[MEM][{}] FREE addr=0x1000 pool=heap\n[MEM][{}] INFER end {}\n",
+                         10 * i, i, 10 * i + 1, 10 * i + 2, 10 * i + 3, i);
+    log += "[MEM][200] " + failure + " pool=heap site=h.c:5\n";
+    return analyse(Format::log, log)->result.fragmentation;
+  };
+  for (const char* impossible : {"ALLOC_FAIL size=8192 align=0", "ALLOC_FAIL size=64 align=24"}) {
+    FragmentationResult f = band_with(impossible);
+    EXPECT_EQ(f.alloc_failures, 1u) << impossible;
+    ASSERT_TRUE(f.band) << impossible;
+    EXPECT_EQ(*f.band, Band::healthy) << impossible;
+  }
+  FragmentationResult possible = band_with("ALLOC_FAIL size=2048 align=0");  // fits the pool: pressure
+  ASSERT_TRUE(possible.band);
+  EXPECT_NE(*possible.band, Band::healthy);
+}
+
 TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
   auto peak_in_third = [](bool numbered) {
     std::string log;
