@@ -18,8 +18,7 @@ std::string fit_html(const FitReport& rep) {
   }
   const plan::FitResult& r = rep.result;
   // One rounding for page and terminal: the text report's "(424.2 %)".
-  nlohmann::json shares = {{"flash", units::percent(units::fraction(r.flash_need, r.flash_capacity))},
-                           {"ram", units::percent(units::fraction(r.ram_need, r.ram_capacity))}};
+  nlohmann::json shares = {{"flash", fit_share(r.flash_need, r.flash_capacity)}, {"ram", fit_share(r.ram_need, r.ram_capacity)}};
   return html::page("fit", {{"fit", nlohmann::json::parse(fit_json(rep))},
                             {"verdict", html::verdict_lines(text)},
                             {"shares", shares}});

@@ -42,6 +42,11 @@ std::string mcu_list_text(const std::vector<plan::Mcu>& mcus) {
   return out;
 }
 
+std::string fit_share(uint64_t need, uint64_t capacity) {
+  const double share = fraction(need, capacity);
+  return need > capacity && share < 1.0005 ? std::string("> 100.0 %") : units::percent(share);
+}
+
 std::string fit_text(const FitReport& rep) {
   const plan::FitResult& r = rep.result;
   if (rep.unrunnable())
@@ -65,10 +70,7 @@ std::string fit_text(const FitReport& rep) {
                    bool fits) {
     out += fmt::format("\n{}\n", title);
     for (const auto& l : lines) out += fmt::format("  {:<48} {:>14}\n", l.what, bytes(l.bytes));
-    // Over by less than rounding shows: never "100.0 %" beside SHORT.
-    const double percent = 100 * fraction(need, capacity);
-    out += fmt::format("  {:<48} {:>14} of {} ({})  {}\n", "total", bytes(need), bytes(capacity),
-                       need > capacity && percent < 100.05 ? std::string("> 100.0 %") : fmt::format("{:.1f} %", percent),
+    out += fmt::format("  {:<48} {:>14} of {} ({})  {}\n", "total", bytes(need), bytes(capacity), fit_share(need, capacity),
                        fits ? style::good("fits") : style::bad("SHORT by " + bytes(need - capacity)));
   };
   block("flash", r.flash, r.flash_need, r.flash_capacity, r.fits_flash);
@@ -127,6 +129,7 @@ std::string fit_json(const FitReport& rep) {
         {"arena_fits_block", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.fits_block)}}},
       {"arena",
        {{"recommended_bytes", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.arena_need)},
+        {"placed_bytes", rep.unrunnable() ? nlohmann::json(nullptr) : nlohmann::json(r.arena_placed)},
         {"declared_bytes", r.arena_symbol.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.declared_arena)},
         {"declared_need_bytes", r.arena_symbol.empty() || rep.unrunnable() ? nlohmann::json(nullptr)
                                                                            : nlohmann::json(r.declared_need)},

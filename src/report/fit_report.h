@@ -31,6 +31,9 @@ struct FitReport {
 };
 
 std::string fit_text(const FitReport& r);
+// A need's share of its capacity, "42.1 %"; one over by less than the
+// rounding shows is "> 100.0 %", never "100.0 %" beside SHORT.
+std::string fit_share(uint64_t need, uint64_t capacity);
 // `fit --list-mcus`: one line per MCU of the table.
 std::string mcu_list_text(const std::vector<plan::Mcu>& mcus);
 std::string fit_json(const FitReport& r);

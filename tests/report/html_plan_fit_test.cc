@@ -140,11 +140,22 @@ TEST(FitPage, EmbedsTheTotalsAndTheirSharesAsTheTextReportPrintsThem) {
   EXPECT_EQ(d["fit"]["ram"]["need_bytes"], rep.result.ram_need);
   EXPECT_EQ(d["fit"]["flash"]["need_bytes"], rep.result.flash_need);
   EXPECT_EQ(d["fit"]["arena"]["recommended_bytes"], rep.budget.recommended_bytes);
+  // The map's tensor_arena is 16-byte aligned: the arena placed in its stead
+  // needs no allowance, in the one block as in the RAM total (the page once
+  // drew the recommendation there).
+  EXPECT_EQ(d["fit"]["arena"]["placed_bytes"], rep.budget.recommended_bytes - rep.budget.alignment_bytes);
   EXPECT_EQ(d["verdict"][0], "DOES NOT FIT on STM32F103C8 (Cortex-M3)");
   // The page's shares are the very strings in the text report's totals.
   std::string text = fit_text(rep);
   for (const char* memory : {"flash", "ram"})
     EXPECT_NE(text.find("(" + d["shares"][memory].get<std::string>() + ")"), std::string::npos) << memory;
+}
+
+// Over by less than the rounding shows is never "100.0 %" beside SHORT.
+TEST(FitPage, AShareOverCapacityByLessThanItsRoundingSaysSo) {
+  EXPECT_EQ(fit_share(19504, 19503), "> 100.0 %");
+  EXPECT_EQ(fit_share(19503, 19503), "100.0 %");
+  EXPECT_EQ(fit_share(86852, 20480), "424.1 %");
 }
 
 TEST(FitPage, FittingModelSaysFitsFirst) {

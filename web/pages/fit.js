@@ -106,7 +106,7 @@ EM.pages.fit = function (doc) {
   }
   bar(ram, "fit-ram", f.ram.lines, f.ram.need_bytes, f.ram.capacity_bytes, "RAM");
   const rows = [total(f.ram.need_bytes, f.ram.capacity_bytes, doc.shares.ram, f.ram.fits),
-    ["arena in one block", bytes(f.arena.recommended_bytes) + " of " + bytes(f.ram.arena_block_free_bytes) + " contiguous",
+    ["arena in one block", bytes(f.arena.placed_bytes) + " of " + bytes(f.ram.arena_block_free_bytes) + " contiguous",
      f.ram.arena_fits_block ? "fits" : "DOES NOT FIT", f.ram.arena_fits_block]];
   if (f.arena.symbol != null) {
     const need = f.arena.declared_need_bytes;  // less the alignment allowance for an aligned array
@@ -119,6 +119,6 @@ EM.pages.fit = function (doc) {
   const block = el("figure");
   block.append(el("figcaption", null, "The arena in one contiguous block"));
   ram.after(block);
-  bar(block, "fit-block", [{ what: "tensor arena (recommended)", bytes: f.arena.recommended_bytes }], f.arena.recommended_bytes,
+  bar(block, "fit-block", [{ what: "tensor arena", bytes: f.arena.placed_bytes }], f.arena.placed_bytes,
       f.ram.arena_block_free_bytes, "largest free block");
 };
