@@ -58,6 +58,7 @@ std::string stack_text(const StackReport& r, size_t top) {
     else if (v.tag == "UNBOUNDED") out += style::warn("  + " + v.tag + ": " + v.text) + "\n";  // under the number it qualifies
     else out += style::warn(v.tag + ": " + v.text) + "\n";
   }
+  for (const std::string& note : r.notes) out += style::warn("note: " + note) + "\n";
   out += fmt::format("\nedgemem stack: {} functions from {} {} file{}\n", r.functions.size(), r.files, r.source,
                      r.files == 1 ? "" : "s");
   if (irq.handlers)
@@ -97,6 +98,7 @@ std::string stack_json(const StackReport& r) {
     j["roots"].push_back({{"function", root.function}, {"worst_case_bytes", root.worst_case_bytes}, {"path", root.path},
                           {"unbounded", root.unbounded}, {"reasons", root.reasons}, {"interrupt", root.interrupt},
                           {"stated_bytes", root.stated_bytes ? nlohmann::json(*root.stated_bytes) : nlohmann::json(nullptr)}});
+  j["notes"] = r.notes;
   const InterruptBudget& irq = r.interrupts;
   j["main_stack"] = {{"thread_bytes", irq.thread_bytes}, {"one_level_bytes", irq.one_level_bytes},
                      {"all_nested_bytes", irq.all_nested_bytes}, {"exception_frame_bytes", irq.frame_bytes},

@@ -83,6 +83,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
+        if (!e.is_regular_file(ec)) continue;  // a directory named x.ci is not a call graph
         if (e.path().extension() == ".su") su.push_back(e.path());
         if (e.path().extension() == ".ci") ci.push_back(e.path());
         if (e.path().extension() == ".htm") htm.push_back(e.path());
@@ -110,14 +111,26 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   std::sort(su.begin(), su.end());
   std::sort(ci.begin(), ci.end());
 
-  std::map<std::string, Node> nodes;        // by .ci title (static functions carry "file:")
+  std::map<std::string, Node> nodes;        // by .ci title (static functions: ".ci path|file:name")
   std::multimap<std::string, std::string> by_name;  // function name -> title
-  // GCC ends every line it writes, and a call graph with its closing '}':
-  // a file that does not was cut short, and its frames would add up to too little.
+  std::map<std::string, std::set<std::string>> defined_in;  // title -> the .ci files giving it a frame
+  // GCC ends every line it writes, and a call graph with a line of its
+  // closing '}': a file that does not was cut short, and its frames would
+  // add up to too little.
   auto cut_short = [&](const fs::path& p, const std::string& text, bool graph) {
     std::string_view rest(text);
-    if (graph) rest = rest.substr(0, rest.find_last_not_of(" \t\r\n") + 1);
-    if (text.empty() || (graph ? rest.ends_with('}') : text.ends_with('\n'))) return false;
+    if (graph) {
+      rest = rest.substr(0, rest.find_last_not_of(" \t\r\n") + 1);
+      const size_t last_line = rest.find_last_of('\n');
+      rest = rest.substr(last_line == std::string_view::npos ? 0 : last_line + 1);
+    }
+    if (graph ? rest == "}" : text.empty() || text.ends_with('\n')) return false;  // GCC writes an empty .su for a file without functions
+    if (graph && text.empty()) {
+      error = fmt::format("{}: line 1: the file is empty: expected \"graph: {{\" (a GCC -fcallgraph-info file); compile "
+                          "again or leave it out",
+                          p.string());
+      return true;
+    }
     error = fmt::format("{}: line {}: the file ends inside a line{}: it is cut short; compile again or use the whole file",
                         p.string(), std::count(text.begin(), text.end(), '\n') + 1,
                         graph ? " or before the graph's closing '}'" : "");
@@ -130,6 +143,10 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       return std::nullopt;
     }
     if (cut_short(p, text, true)) return std::nullopt;
+    // A static function's title is "file.c:name", and two directories can
+    // each hold a file.c with its own: such titles are this file's alone.
+    const std::string unit = vcg_field(text.substr(0, text.find('\n')), "title:").value_or("") + ":";
+    auto own = [&](std::string title) { return title.starts_with(unit) ? p.string() + "|" + title : title; };
     size_t pos = 0;
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);
@@ -138,6 +155,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       if (line.starts_with("node:")) {
         auto title = vcg_field(line, "title:"), label = vcg_field(line, "label:");
         if (!title || !label) continue;
+        title = own(*title);
         Node& n = nodes[*title];
         // label: "name\nfile:line:col\nN bytes (qualifier)" - external callees stop after the location.
         std::vector<std::string> parts;
@@ -153,24 +171,36 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
           n.fn.name = parts[0];
           if (parts.size() > 1) n.fn.file = parts[1];
         }
-        if (parts.size() > 2 && !n.has_frame) {
+        if (parts.size() > 2) {
           uint64_t bytes = 0;
           std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), bytes);
           size_t q = parts[2].find('('), e = parts[2].find(')');
-          n.fn.frame_bytes = bytes;
-          if (q != std::string::npos && e != std::string::npos) n.fn.qualifier = parts[2].substr(q + 1, e - q - 1);
+          std::string qualifier = q != std::string::npos && e != std::string::npos ? parts[2].substr(q + 1, e - q - 1) : "";
+          // The same global defined twice (two builds in one tree, a weak
+          // and a strong definition): the larger frame, and the calls of
+          // both, so the bound holds whichever one is linked.
+          if (!n.has_frame || bytes > n.fn.frame_bytes) {
+            if (n.has_frame && parts.size() > 1) n.fn.file = parts[1];
+            n.fn.frame_bytes = bytes;
+            n.fn.qualifier = qualifier;
+          }
           n.has_frame = true;
+          defined_in[*title].insert(p.string());
         }
         by_name.emplace(n.fn.name, *title);
       } else if (line.starts_with("edge:")) {
         auto from = vcg_field(line, "sourcename:"), to = vcg_field(line, "targetname:");
-        if (from && to) nodes[*from].callees.push_back(*to);
+        if (from && to) nodes[own(*from)].callees.push_back(own(*to));
       }
     }
   }
-  // .su files give frames for functions the .ci files do not describe.
+  // .su files give frames for functions the .ci files do not describe;
+  // without its .ci beside it, what a file's functions call is not known.
   std::vector<StackFunction> su_functions;
+  std::set<std::string> no_graph;  // names of functions from such files
+  const std::set<fs::path> ci_files(ci.begin(), ci.end());
   for (const fs::path& p : su) {
+    const bool graphed = ci_files.contains(fs::path(p).replace_extension(".ci"));
     std::string text = read(p);
     size_t pos = 0, line_no = 0;
     while (pos < text.size()) {
@@ -194,6 +224,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                             p.string(), line_no, f.qualifier);
         return std::nullopt;
       }
+      if (!graphed && !ci.empty()) no_graph.insert(f.name);
       su_functions.push_back(f);
     }
     // After the lines read as .su: a file of another kind is named as that first.
@@ -206,9 +237,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       if (nodes[it->second].has_frame) known = true;
     if (known) continue;
     Node& n = nodes[f.name];
+    if (n.has_frame && n.fn.frame_bytes >= f.frame_bytes) continue;  // defined twice: the larger frame
     n.fn = f;
     n.has_frame = true;
     by_name.emplace(f.name, f.name);
+    if (no_graph.contains(f.name)) n.calls_unknown = true;
   }
   if (nodes.empty()) {
     error = fmt::format("{}: no .su, .ci or Keil .htm files found (compile with -fstack-usage -fcallgraph-info=su, or "
@@ -219,6 +252,12 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
 
   StackReport report = worst_case_stacks(nodes, fpu);
   report.files = su.size() + ci.size();
+  for (const auto& [title, files] : defined_in)
+    if (files.size() > 1)
+      report.notes.push_back(fmt::format(
+          "{} is defined in {} call graphs ({}): counted with the larger frame and the calls of each; if these are two "
+          "builds, name one build's directory",
+          nodes.at(title).fn.name, files.size(), fmt::join(files, ", ")));
   if (ci.empty()) {  // without a call graph every function would look like a root
     report.roots.clear();
     report.interrupts = InterruptBudget{0, 0, 0, report.interrupts.frame_bytes, 0};
@@ -257,6 +296,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
       }
     }
     if (n.fn.qualifier == "dynamic") local[v].insert("dynamic frame: " + n.fn.name);
+    if (n.calls_unknown) local[v].insert("calls not known (no .ci beside its .su): " + n.fn.name);
   }
   DeepestChains chains(std::move(frame), callees);
 
@@ -289,10 +329,13 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
   for (const auto& [title, n] : nodes) {
     if (n.has_frame) report.functions.push_back(n.fn);
     const uint32_t v = index.at(title);
-    if (n.unused || called.count(v) || (!n.has_frame && n.callees.empty())) continue;
+    // A name without a frame or calls is a declaration, unless it is a
+    // handler: the hardware calls it, whatever its stack (Keil's "unknown").
+    const bool interrupt = is_interrupt(n.fn.name);
+    if (n.unused || called.count(v) || (!n.has_frame && n.callees.empty() && !interrupt)) continue;
     StackRoot root;
     root.function = n.fn.name;
-    root.interrupt = is_interrupt(n.fn.name);
+    root.interrupt = interrupt;
     root.stated_bytes = n.stated_depth;
     const Chain& chain = chains.from(v);
     root.worst_case_bytes = chain.bytes;

@@ -53,6 +53,7 @@ struct StackReport {
   std::optional<uint64_t> stated_max_bytes;
   std::string stated_unknown;
   std::vector<std::string> stated_chain;
+  std::vector<std::string> notes;  // what the reader should know about the bound (a function defined twice)
 };
 
 // One function in a call graph, keyed by a title unique in the image.
@@ -62,6 +63,7 @@ struct CallNode {
   std::vector<std::string> callees;  // titles; "__indirect_call" for a call through a pointer
   std::optional<uint64_t> stated_depth;
   bool unused = false;               // removed by the linker
+  bool calls_unknown = false;        // frame from a .su with no .ci beside it
 };
 
 // Worst case for every root of the graph (a node nobody calls), the

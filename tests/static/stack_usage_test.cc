@@ -9,6 +9,8 @@
 #include <set>
 #include <tuple>
 
+#include <unistd.h>
+
 #include "static/stack_usage.h"
 #include "test_support.h"
 
@@ -130,6 +132,21 @@ TEST(Stack, KeilReportsGiveKeilsOwnMaximumAndEveryStatedDepth) {
   }
 }
 
+// Keil names a handler whose stack it does not know (the RTOS context
+// switch, written in assembly) and lists no calls: it is still a root the
+// hardware enters, unbounded, and counted among the handlers.
+TEST(Stack, AKeilHandlerOfUnknownStackIsAnUnboundedRoot) {
+  std::string error;
+  auto r = analyze_stack({test::corpus("stack_keil/badshun_minirtos_ac5_5.06u7.htm")}, false, error);
+  ASSERT_TRUE(r) << error;
+  const StackRoot* pendsv = root(*r, "PendSV_Handler");
+  ASSERT_TRUE(pendsv);
+  EXPECT_TRUE(pendsv->interrupt);
+  EXPECT_TRUE(pendsv->unbounded);
+  EXPECT_EQ(pendsv->reasons, (std::vector<std::string>{"no stack info: PendSV_Handler"}));
+  EXPECT_EQ(r->interrupts.handlers, 52u);
+}
+
 TEST(Stack, InterruptHandlersStackOnTopOfThreadCode) {
   std::string error;
   auto report = analyze_stack({test::corpus("stack_keil/bairu_nuedc2024h_mspm0g3507_ac6_6.22.htm")}, true, error);
@@ -230,6 +247,129 @@ TEST(Stack, ALoopTooBigToSearchSaysItsBoundIsTheDeepestFound) {
 }
 
 // Recursion into itself only: nobody else calls it, so it is still a root.
+// GCC's files for one translation unit, written into `dir`.
+void write_unit(const std::filesystem::path& dir, const std::string& stem, const std::string& ci, const std::string& su) {
+  std::filesystem::create_directories(dir);
+  if (!ci.empty()) std::ofstream(dir / (stem + ".ci")) << ci;
+  std::ofstream(dir / (stem + ".su")) << su;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("edgemem_stack_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+const std::string kMainCi =
+    "graph: { title: \"m.c\"\n"
+    "node: { title: \"deep\" label: \"deep\\nm.c:4:8\\n904 bytes (static)\" }\n"
+    "node: { title: \"main\" label: \"main\\nm.c:5:5\\n32 bytes (static)\" }\n"
+    "node: { title: \"u1\" label: \"u1\\nm.c:3:5\" shape : ellipse }\n"
+    "edge: { sourcename: \"main\" targetname: \"u1\" label: \"m.c:5:40\" }\n"
+    "node: { title: \"u2\" label: \"u2\\nm.c:3:18\" shape : ellipse }\n"
+    "edge: { sourcename: \"main\" targetname: \"u2\" label: \"m.c:5:49\" }\n"
+    "node: { title: \"sink\" label: \"sink\\nm.c:6:6\\n8 bytes (static)\" }\n"
+    "}\n";
+const std::string kMainSu = "m.c:4:8:deep\t904\tstatic\nm.c:5:5:main\t32\tstatic\nm.c:6:6:sink\t8\tstatic\n";
+
+// util.c of one directory: a static helper of `bytes` called by `caller`, calling `callees`.
+std::string util_ci(const std::string& caller, int bytes, const std::vector<std::string>& callees) {
+  std::string ci = "graph: { title: \"util.c\"\n";
+  ci += fmt::format("node: {{ title: \"util.c:helper\" label: \"helper\\nutil.c:3:15\\n{} bytes (static)\" }}\n", bytes);
+  for (const auto& c : callees)
+    ci += fmt::format("node: {{ title: \"{0}\" label: \"{0}\\nutil.c:2:13\" shape : ellipse }}\n"
+                      "edge: {{ sourcename: \"util.c:helper\" targetname: \"{0}\" label: \"util.c:3:68\" }}\n", c);
+  ci += fmt::format("node: {{ title: \"{0}\" label: \"{0}\\nutil.c:4:5\\n16 bytes (static)\" }}\n"
+                    "edge: {{ sourcename: \"{0}\" targetname: \"util.c:helper\" label: \"util.c:4:24\" }}\n}}\n", caller);
+  return ci;
+}
+
+// Two util.c in two directories, each with its own static helper: GCC
+// titles both "util.c:helper". Merged, d2's 336 B helper (the one that
+// calls deep) was lost and the worst case read 1,080 B for a true 1,288 B.
+TEST(Stack, StaticFunctionsOfSameNamedFilesInTwoDirectoriesStayApart) {
+  auto dir = fresh_dir("same_named");
+  write_unit(dir, "m", kMainCi, kMainSu);
+  write_unit(dir / "d1", "util", util_ci("u1", 128, {"sink"}), "util.c:3:15:helper\t128\tstatic\nutil.c:4:5:u1\t16\tstatic\n");
+  write_unit(dir / "d2", "util", util_ci("u2", 336, {"sink", "deep"}), "util.c:3:15:helper\t336\tstatic\nutil.c:4:5:u2\t16\tstatic\n");
+  std::string error;
+  auto r = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(r) << error;
+  ASSERT_TRUE(root(*r, "main"));
+  EXPECT_EQ(root(*r, "main")->worst_case_bytes, 32u + 16 + 336 + 904);
+  EXPECT_EQ(root(*r, "main")->path, (std::vector<std::string>{"main", "u2", "helper", "deep"}));
+  EXPECT_EQ(r->functions.size(), 7u);
+  EXPECT_TRUE(r->notes.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// Two builds of one program in one tree: the same global defined twice is
+// counted with its larger frame (and said to be), not the first one read.
+TEST(Stack, AGlobalDefinedInTwoCallGraphsCountsItsLargerFrame) {
+  auto dir = fresh_dir("two_builds");
+  auto unit = [](int bytes) {
+    return fmt::format("graph: {{ title: \"init.c\"\nnode: {{ title: \"init\" label: \"init\\ninit.c:1:6\\n{} bytes (static)\" }}\n}}\n", bytes);
+  };
+  const std::string main_ci =
+      "graph: { title: \"main.c\"\nnode: { title: \"main\" label: \"main\\nmain.c:2:5\\n8 bytes (static)\" }\n"
+      "node: { title: \"init\" label: \"init\\nmain.c:1:6\" shape : ellipse }\n"
+      "edge: { sourcename: \"main\" targetname: \"init\" label: \"main.c:2:20\" }\n}\n";
+  write_unit(dir / "Debug", "init", unit(112), "init.c:1:6:init\t112\tstatic\n");
+  write_unit(dir / "Debug", "main", main_ci, "main.c:2:5:main\t8\tstatic\n");
+  write_unit(dir / "Release", "init", unit(912), "init.c:1:6:init\t912\tstatic\n");
+  write_unit(dir / "Release", "main", main_ci, "main.c:2:5:main\t8\tstatic\n");
+  std::string error;
+  auto r = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(r) << error;
+  ASSERT_TRUE(root(*r, "main"));
+  EXPECT_EQ(root(*r, "main")->worst_case_bytes, 920u);
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes[0].find("init is defined in 2 call graphs"), std::string::npos) << r->notes[0];
+  std::filesystem::remove_all(dir);
+}
+
+// A .su whose .ci is missing gives frames but not calls: its functions
+// are not leaves. main > fb > (b.c, no .ci) helper read 200 B, bounded.
+TEST(Stack, ASuFileWithoutItsCallGraphMakesItsCallersUnbounded) {
+  auto dir = fresh_dir("no_ci");
+  write_unit(dir, "m",
+             "graph: { title: \"m.c\"\nnode: { title: \"main\" label: \"main\\nm.c:5:5\\n48 bytes (static)\" }\n"
+             "node: { title: \"fb\" label: \"fb\\nm.c:3:5\" shape : ellipse }\n"
+             "edge: { sourcename: \"main\" targetname: \"fb\" label: \"m.c:5:40\" }\n}\n",
+             "m.c:5:5:main\t48\tstatic\n");
+  write_unit(dir, "b", "", "b.c:3:5:fb\t16\tstatic\nb.c:2:13:helper\t320\tstatic\n");
+  std::string error;
+  auto r = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(r) << error;
+  ASSERT_TRUE(root(*r, "main"));
+  EXPECT_EQ(root(*r, "main")->worst_case_bytes, 64u);
+  EXPECT_TRUE(root(*r, "main")->unbounded);
+  EXPECT_EQ(root(*r, "main")->reasons, (std::vector<std::string>{"calls not known (no .ci beside its .su): fb"}));
+  std::filesystem::remove_all(dir);
+}
+
+// A call graph cut at a line boundary ends with a node's '}', not the
+// graph's own line: it was read as complete, its missing calls as none.
+TEST(Stack, ACallGraphCutBetweenLinesOrEmptyIsRefused) {
+  auto dir = fresh_dir("cut_ci");
+  std::string cut = kMainCi.substr(0, kMainCi.find("node: { title: \"u1\""));
+  write_unit(dir, "m", cut, kMainSu);
+  std::string error;
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
+  EXPECT_NE(error.find("m.ci: line 4: the file ends inside a line or before the graph's closing '}'"), std::string::npos) << error;
+  std::ofstream(dir / "m.ci", std::ios::trunc).flush();
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
+  EXPECT_NE(error.find("m.ci: line 1: the file is empty"), std::string::npos) << error;
+  std::filesystem::remove_all(dir);
+  // A directory named like a call graph is not one (it threw from the read).
+  write_unit(dir, "m", kMainCi, kMainSu);
+  std::filesystem::create_directories(dir / "odd.ci");
+  auto r = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(root(*r, "main")->worst_case_bytes, 32u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Stack, AFunctionThatOnlyCallsItselfIsARoot) {
   auto g = graph({{"walk", 48, {"walk", "leaf"}}, {"leaf", 16, {}}});
   StackReport r = worst_case_stacks(g, false);
