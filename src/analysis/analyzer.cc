@@ -138,6 +138,25 @@ struct Analyzer::Impl {
     return true;
   }
 
+  // Address 0 of a heap is NULL (of an arena, its first byte).
+  bool null_in_heap(PoolId pool, uint64_t address) { return address == 0 && pool_info(pool).kind == PoolKind::heap; }
+
+  // realloc(p, 0) that freed p, or a realloc that failed and left p as it was.
+  void realloc_returned_null(const Event& e) {
+    Block freed;
+    if (e.size == 0) {
+      ++counts.reallocs;
+      if (e.old_address != 0) release(e.pool, e.old_address, e.time, e.thread, freed);
+      usage_changed(e.time);
+    } else {
+      ++counts.failed;
+      hear_partner(e.pool, e.time);
+      fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+    }
+    sampled(e);
+    leaks.tick();
+  }
+
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
     if (tracker.inference() == 0) leaks.first_inference_begins();
     tracker.begin_inference(number, by_its_end);
@@ -220,6 +239,8 @@ struct Analyzer::Impl {
         leaks.tick();
         break;
       case EventKind::free:
+        if (null_in_heap(e.pool, e.address)) [[unlikely]]
+          break;  // free(NULL) does nothing; it is no free of a block never seen
         ++counts.frees;
         release(e.pool, e.address, e.time, e.thread, freed);
         usage_changed(e.time);
@@ -227,6 +248,10 @@ struct Analyzer::Impl {
         leaks.tick();
         break;
       case EventKind::realloc: {
+        if (null_in_heap(e.pool, e.address)) [[unlikely]] {
+          realloc_returned_null(e);
+          break;
+        }
         ++counts.reallocs;
         Event grown = e;
         grown.kind = EventKind::alloc;

@@ -25,7 +25,7 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   if (!s.compression_problem.empty())
     lost += fmt::format("{}{}{}", lost.empty() ? "" : ", ", s.compression_problem,
                         s.compressed_bytes_unread ? fmt::format(" ({} compressed bytes unread)", s.compressed_bytes_unread) : "");
-  add(c.unknown_frees, "frees of blocks never seen allocated (allocations lost)");
+  add(c.unknown_frees, "frees of blocks that were not live (allocations lost, or the program freed a block twice)");
   add(c.replaced_blocks, "allocations over a live block (frees lost)");
   if (lost.empty()) return {CheckStatus::clean, {}};
   return {CheckStatus::found, lost};

@@ -418,8 +418,16 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     }
     switch (which) {
       case Key::size: case Key::value: e.size = number; has_size = true; break;
-      case Key::offset: e.address = number; has_addr = true; break;
-      case Key::addr: e.address = number; has_addr = true; addr_is_offset = false; break;
+      case Key::offset: case Key::addr:
+        // One place per record: an arena offset or a heap address, not both.
+        if (has_addr && addr_is_offset != (which == Key::offset)) {
+          stats_.note_problem(offset, line_no_, "expected offset= (arena) or addr= (heap), not both");
+          return false;
+        }
+        e.address = number;
+        has_addr = true;
+        addr_is_offset = which == Key::offset;
+        break;
       case Key::old: e.old_address = number; has_old = true; break;
       case Key::align: e.align = static_cast<uint32_t>(number); break;
       case Key::thread: e.thread = static_cast<uint32_t>(number); break;

@@ -25,6 +25,17 @@ void f1(std::string& bin, uint32_t address) {
   bin += '\xF1';
   be32(bin, address);
 }
+void a2(std::string& bin, uint32_t size, uint32_t address) {
+  bin += '\xA2';
+  be32(bin, size);
+  be32(bin, address);
+}
+void c1(std::string& bin, uint32_t old_address, uint32_t address, uint32_t size) {
+  bin += '\xC1';
+  be32(bin, old_address);
+  be32(bin, address);
+  be32(bin, size);
+}
 
 std::string text_of(const Run& run, const std::string& format) {
   return text_report({"t", format, run.stats, run.context.time_base}, run.result);
@@ -207,6 +218,39 @@ TEST(HonestFindings, LostDataIsNamedBeforeTheVerdict) {
     EXPECT_LT(lost, text.find(verdict)) << text;
   }
   EXPECT_EQ(data_loss_check(stats, run->result.counts).status, CheckStatus::found);
+}
+
+// NULL in a heap: free(NULL) is a no-op, realloc(p, 0) returning NULL
+// freed p, and a realloc returning NULL for a size failed and left p. Each
+// once read as a 0-byte block live at address 0, or as lost data.
+TEST(HonestFindings, NullInAHeapIsNoBlockAndNoLostData) {
+  MemLog log;
+  log("ALLOC size=100 addr=0x1000 site=a.c:1");
+  log("FREE addr=0");
+  log("REALLOC old=0 size=64 addr=0x6000 site=n.c:9");
+  log("REALLOC old=0x6000 size=0 addr=0");
+  log("REALLOC old=0x1000 size=4096 addr=0 site=g.c:3");
+  log("ALLOC size=8 addr=0x7000 site=z.c:1");
+  for (Format format : {Format::log, Format::seedbin}) {
+    SCOPED_TRACE(format == Format::log ? "log" : "seedbin");
+    std::string bin;
+    a2(bin, 100, 0x1000);
+    f1(bin, 0);
+    c1(bin, 0, 0x6000, 64);
+    c1(bin, 0x6000, 0, 0);
+    c1(bin, 0x1000, 0, 4096);
+    a2(bin, 8, 0x7000);
+    auto run = analyse(format, format == Format::log ? log.text : bin);
+    const AnalysisResult& r = run->result;
+    ASSERT_EQ(r.pools.size(), 1u);
+    EXPECT_EQ(r.pools[0].live_count, 2u);      // the 100 B block realloc could not grow, and 8 B
+    EXPECT_EQ(r.pools[0].final_bytes, 108u);
+    EXPECT_EQ(r.pools[0].peak_bytes, 164u);
+    EXPECT_EQ(r.counts.unknown_frees, 0u);
+    EXPECT_EQ(r.counts.failed, 1u);
+    EXPECT_EQ(r.counts.frees, 0u);
+    EXPECT_EQ(data_loss_check(run->stats, r.counts).status, CheckStatus::clean);
+  }
 }
 
 // A heap of known extent whose fragmentation peaks at 42 % and ends at 0.

@@ -74,6 +74,18 @@ TEST(TextLog, MalformedRecordNamesItsLine) {
   EXPECT_EQ(d->sink.events.size(), 1u);  // the good line after them still counts
 }
 
+// A record placed both ways was read as a heap block without a word; the
+// format says offset= is an arena's, addr= a heap's.
+TEST(TextLog, ARecordWithBothOffsetAndAddrIsMalformed) {
+  auto d = decode("[MEM][1] ALLOC size=8 offset=16 addr=0x20000010\n[MEM][2] ALLOC size=8 addr=0x20 ptr=0x30\n");
+  EXPECT_EQ(d->stats.malformed_lines, 1u);
+  ASSERT_TRUE(d->stats.first_problem);
+  EXPECT_EQ(d->stats.first_problem->line, 1u);
+  EXPECT_EQ(d->stats.first_problem->what, "expected offset= (arena) or addr= (heap), not both");
+  ASSERT_EQ(d->sink.events.size(), 1u);  // a repeated heap address: the last one, as before
+  EXPECT_EQ(d->sink.events[0].address, 0x30u);
+}
+
 TEST(TextLog, ChunkBoundariesDoNotChangeTheResult) {
   std::string text;
   for (int i = 0; i < 200; ++i)

@@ -181,8 +181,16 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
       return false;
     }
     if (key == "size") { e.size = number; has_size = true; }
-    else if (key == "offset") { e.address = number; has_addr = true; }
-    else if (key == "addr" || key == "ptr") { e.address = number; has_addr = true; addr_is_offset = false; }
+    else if (key == "offset" || key == "addr" || key == "ptr") {
+      const bool by_offset = key == "offset";
+      if (has_addr && addr_is_offset != by_offset) {
+        stats_.note_problem(offset, line_no_, "expected offset= (arena) or addr= (heap), not both");
+        return false;
+      }
+      e.address = number;
+      has_addr = true;
+      addr_is_offset = by_offset;
+    }
     else if (key == "old") { e.old_address = number; has_old = true; }
     else if (key == "align") { e.align = static_cast<uint32_t>(number); }
     else if (key == "thread" || key == "tid") { e.thread = static_cast<uint32_t>(number); }
