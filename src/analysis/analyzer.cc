@@ -125,7 +125,7 @@ struct Analyzer::Impl {
   bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
     const PoolInfo& info = pool_info(pool);
     if (!tracker.free(pool, address, freed)) {
-      ++counts.unknown_frees;
+      if (address != 0) ++counts.unknown_frees;  // NULL (or offset 0 with nothing there) is no lost allocation
       return false;
     }
     fragmentation.released(pool, info, freed, time);
@@ -138,10 +138,8 @@ struct Analyzer::Impl {
     return true;
   }
 
-  // Address 0 of a heap is NULL (of an arena, its first byte).
-  bool null_in_heap(PoolId pool, uint64_t address) { return address == 0 && pool_info(pool).kind == PoolKind::heap; }
-
-  // realloc(p, 0) that freed p, or a realloc that failed and left p as it was.
+  // A realloc that returned NULL: realloc(p, 0) freed p; for a size, in a
+  // heap (where 0 is NULL, not an arena's first byte), it failed and left p.
   void realloc_returned_null(const Event& e) {
     Block freed;
     if (e.size == 0) {
@@ -239,16 +237,16 @@ struct Analyzer::Impl {
         leaks.tick();
         break;
       case EventKind::free:
-        if (null_in_heap(e.pool, e.address)) [[unlikely]]
-          break;  // free(NULL) does nothing; it is no free of a block never seen
+        // free(NULL) does nothing: no free of a block never seen.
+        if (!release(e.pool, e.address, e.time, e.thread, freed) && e.address == 0) [[unlikely]]
+          break;
         ++counts.frees;
-        release(e.pool, e.address, e.time, e.thread, freed);
         usage_changed(e.time);
         sampled(e);
         leaks.tick();
         break;
       case EventKind::realloc: {
-        if (null_in_heap(e.pool, e.address)) [[unlikely]] {
+        if (e.address == 0 && (e.size == 0 || pool_info(e.pool).kind == PoolKind::heap)) [[unlikely]] {
           realloc_returned_null(e);
           break;
         }

@@ -87,11 +87,18 @@ void ItmDecoder::end_marker() {
     marker_open_ = false;
     note_port0_problem();
   }
+  line_from_printf_ = false;
 }
 
+// A payload with a clock of its own ([MEM] stamps, emt deltas) keeps it
+// once it has used it: switching would move time. Seed records, markers
+// and counters have none: the ones before the first timestamp keep their
+// order numbers, and the ITM clock takes over. A timestamp follows the
+// packets it stamps, so a capture's first records always come before its
+// first timestamp (and deciding by "no events yet" threw every timestamp away).
 bool ItmDecoder::itm_clock() {
   if (clock_ == Clock::undecided)
-    clock_ = markers_.stats().events + port1_stats().events + counters_ == 0 ? Clock::itm : Clock::payload;
+    clock_ = markers_.records() + (port1_ == Port1::emt ? emt_.stats().events : 0) == 0 ? Clock::itm : Clock::payload;
   return clock_ == Clock::itm;
 }
 
@@ -125,7 +132,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       stimulus(p);
       return;
     default:
-      end_marker();  // hardware packets end a port-0 text marker
+      if (!line_from_printf_) end_marker();  // hardware packets end a port-0 text marker
       return;
   }
   context_.time_base = TimeBase::cycles;
@@ -138,18 +145,26 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
   uint8_t bytes[4];
   for (unsigned i = 0; i < p.size; ++i) bytes[i] = static_cast<uint8_t>(p.value >> (8 * i));
   std::span<const uint8_t> payload(bytes, p.size);
-  if (p.address != 0) end_marker();
+  if (p.address != 0 && !line_from_printf_) end_marker();
   switch (p.address) {
     case 0:
-      marker_open_ = true;
       for (uint8_t b : payload) {
         if (b == 0) {
           end_marker();
           continue;
         }
+        // A line that opens with '[' is a printf'd record ("[MEM][...]"),
+        // which ends at its newline: packets of other sources (PC samples,
+        // counter writes) come between its characters, and ending it
+        // there lost every record of a capture with PC sampling on. A
+        // marker word ("On", "Off") may come without one, so other
+        // packets end it.
+        if (!marker_open_) line_from_printf_ = b == '[';
+        marker_open_ = true;
         markers_.feed({&b, 1});
         if (b == '\n') {
           marker_open_ = false;
+          line_from_printf_ = false;
           note_port0_problem();
         }
       }

@@ -364,6 +364,7 @@ void TextLogDecoder::plain_line(std::string_view text) {
   e.site = *id;
   sink_.on_event(e);
   ++stats_.events;
+  ++plain_marks_;
 }
 
 bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offset) {

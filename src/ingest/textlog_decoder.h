@@ -26,6 +26,8 @@ class TextLogDecoder final : public Decoder {
   // events: ITM port 0 carries markers this way. Other plain lines are
   // console output, counted as skipped and never interned.
   void set_marks_from_plain_lines(bool on) { marks_from_plain_lines_ = on; }
+  // [MEM] records decoded so far (events less the marks from plain lines).
+  uint64_t records() const { return stats_.events - plain_marks_; }
   // Time for lines without a [cycles] stamp (ITM supplies its own clock).
   void set_external_time(uint64_t time) {
     external_time_ = time;
@@ -58,6 +60,7 @@ class TextLogDecoder final : public Decoder {
   bool has_external_time_ = false;
   bool marks_from_plain_lines_ = false;
   size_t markers_ = 0;  // distinct marker texts interned
+  uint64_t plain_marks_ = 0;
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
   bool last_by_offset_ = true;

@@ -222,7 +222,10 @@ TEST(ItmEvents, OverflowInAnEmtStreamSkipsToTheNextSync) {
 // A capture whose ITM timestamps start after the first events (a probe that
 // enabled them late) keeps the payload's clock throughout (here the order of
 // seed records): switching would make time jump from record 2 to cycle 100,000.
-TEST(ItmEvents, TimestampsAfterTheFirstEventsDoNotSwitchTheClock) {
+// A local timestamp follows the packets it stamps, so a capture's first
+// seed record always comes before its first timestamp: the ITM clock takes
+// over then (it once never did, and every timestamp of the capture was lost).
+TEST(ItmEvents, TimestampsAfterTheFirstSeedRecordsTakeOverTheClock) {
   std::string first, second;
   first += '\xA2'; be32(first, 32); be32(first, 0x20000000);
   second += '\xA2'; be32(second, 64); be32(second, 0x20000040);
@@ -231,8 +234,41 @@ TEST(ItmEvents, TimestampsAfterTheFirstEventsDoNotSwitchTheClock) {
   stream += stim(1, second);
   auto run = analyse(Format::itm, stream);
   EXPECT_EQ(run->result.counts.allocs, 2u);
-  EXPECT_LT(run->result.peak.time, 100000u);
-  EXPECT_EQ(run->context.time_base, TimeBase::sequence);
+  EXPECT_EQ(run->result.peak.time, 100000u);
+  EXPECT_EQ(run->context.time_base, TimeBase::cycles);
+}
+
+// [MEM] lines carry their own stamps: once used, they stay the clock.
+TEST(ItmEvents, TimestampsAfterStampedLinesDoNotSwitchTheClock) {
+  std::string stream = stim(0, "[MEM][500] ALLOC size=16 offset=0 site=a.c:1\n");
+  stream += "\xC0\xA0\x8D\x06";  // local timestamp 100,000
+  stream += stim(0, "[MEM][700] ALLOC size=32 offset=16 site=a.c:2\n");
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->result.counts.allocs, 2u);
+  EXPECT_EQ(run->result.peak.time, 700u);
+}
+
+// PC samples and port-2 writes land between the characters of a printf'd
+// line: it still ends at its newline (every record of such a capture was
+// lost, the pieces read as markers). A marker word still ends at them.
+TEST(ItmEvents, OtherPacketsInsideAPortZeroMemLineDoNotCutIt) {
+  const std::string text = "[MEM][10] ALLOC size=100 addr=0x1000\n[MEM][20] ALLOC size=200 addr=0x2000\n"
+                           "[MEM][30] FREE addr=0x1000\n";
+  for (std::string between : {std::string("\x17\x00\x10\x00\x08", 5), std::string("\x13\x07\x00\x00\x00", 5)}) {
+    std::string stream;
+    for (size_t i = 0; i < text.size(); ++i) {
+      stream += stim(0, text.substr(i, 1));
+      if (i % 11 == 5) stream += between;  // a PC sample, or a 32-bit write to port 2
+    }
+    stream += stim(0, "On") + between + stim(0, "Off") + between;
+    auto run = analyse(Format::itm, stream);
+    EXPECT_EQ(run->result.counts.allocs, 2u);
+    EXPECT_EQ(run->result.counts.frees, 1u);
+    EXPECT_EQ(run->result.counts.marks, 2u);
+    EXPECT_EQ(run->stats.malformed_lines, 0u);
+    ASSERT_EQ(run->result.pools.size(), 1u);
+    EXPECT_EQ(run->result.pools[0].final_bytes, 200u);
+  }
 }
 
 TEST(ItmEvents, MemLinesOnPortZeroAreDecodedAsTheTextLog) {
