@@ -62,6 +62,9 @@ struct DecodeStats {
   uint64_t pools_dropped = 0;    // pool names beyond PoolTable::kMaxPools
   uint64_t strings_dropped = 0;  // emt STRING records beyond the decoder's cap
   uint64_t markers_dropped = 0;  // distinct ITM port-0 marker texts beyond the cap
+  // Text-log stamps that went back (not a 32-bit counter's wrap): a device
+  // that restarted, or a corrupt stamp. Later times continue from the last.
+  uint64_t time_went_back = 0;
   // Objects of a recorded process whose file on disk is not the build that
   // ran (its GNU build ID differs): their frames are named by offset.
   std::vector<std::string> modules_changed;

@@ -53,6 +53,7 @@ void ItmDecoder::add_port_stats(DecodeStats& s) const {
   s.malformed_lines += markers_.stats().malformed_lines;
   s.skipped_lines += markers_.stats().skipped_lines;
   s.markers_dropped += markers_.stats().markers_dropped;
+  s.time_went_back += markers_.stats().time_went_back;
   s.strings_dropped += emt_.stats().strings_dropped;
 }
 

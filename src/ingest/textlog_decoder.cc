@@ -1,5 +1,7 @@
 #include "textlog_decoder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -278,11 +280,21 @@ void TextLogDecoder::finish() {
   }
 }
 
-uint64_t TextLogDecoder::unwrap(uint64_t raw) {
+uint64_t TextLogDecoder::unwrap(uint64_t raw, uint64_t offset) {
   // DWT CYCCNT is 32 bits and wraps every few seconds at MCU clocks.
-  if (raw <= 0xffffffffull && raw + epoch_ < last_time_ &&
-      (last_time_ - epoch_) - raw > 0x80000000ull)
+  const uint64_t last_raw = last_time_ - epoch_;
+  if (raw + epoch_ < last_time_ && raw <= 0xffffffffull && last_raw <= 0xffffffffull && last_raw - raw > 0x80000000ull)
     epoch_ += 0x100000000ull;
+  if (raw + epoch_ < last_time_) {
+    // Not a wrap: time cannot go back, and the exports draw by time. This
+    // stamp starts a clock that continues from the last time.
+    if (stats_.time_went_back++ == 0)
+      stats_.note_problem(offset, line_no_,
+                          fmt::format("the [cycles] stamp went back from {} to {}: the device restarted or the stamp is "
+                                      "corrupt; later times continue from {}",
+                                      last_raw, raw, last_time_));
+    epoch_ = last_time_ - raw;
+  }
   last_time_ = raw + epoch_;
   return last_time_;
 }
@@ -302,7 +314,7 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   }
   // The line's own stamp is the device clock unless the transport (ITM
   // timestamps) supplies one.
-  time = has_external_time_ ? external_time_ : unwrap(time);
+  time = has_external_time_ ? external_time_ : unwrap(time, offset);
   context_.time_base = TimeBase::cycles;
   if (!record({close + 1, static_cast<size_t>(end - close - 1)}, time, offset)) ++stats_.malformed_lines;
 }

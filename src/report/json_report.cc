@@ -89,6 +89,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"pools_dropped", s.pools_dropped},
                 {"strings_dropped", s.strings_dropped},
                 {"markers_dropped", s.markers_dropped},
+                {"time_went_back", s.time_went_back},
                 {"modules_changed", s.modules_changed},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"packets", s.packets}};

@@ -350,6 +350,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; at most 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
   if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
+  if (s.time_went_back)
+    line(out, "Input", fmt::format("the stamps went back {} time{} (a restart or a corrupt stamp): later times continue "
+                                   "from the last one",
+                                   grouped(s.time_went_back), s.time_went_back == 1 ? "" : "s"));
   return out;
 }
 

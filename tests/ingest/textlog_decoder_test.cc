@@ -86,6 +86,26 @@ TEST(TextLog, ARecordWithBothOffsetAndAddrIsMalformed) {
   EXPECT_EQ(d->sink.events[0].address, 0x30u);
 }
 
+// Stamps that go back without a 32-bit wrap (a restart, a corrupt stamp)
+// were kept as given: the exports drew the usage out of order and a viewer
+// sorting by time ended on the wrong value. A 64-bit stamp is never taken
+// for a 32-bit wrap (10,000,000,100 then 100 read as 4,294,967,396).
+TEST(TextLog, StampsThatGoBackAreCountedAndTimeContinues) {
+  auto d = decode("[MEM][1000] ALLOC size=100 addr=0x1000\n[MEM][2000] ALLOC size=100 addr=0x2000\n"
+                  "[MEM][500] FREE addr=0x2000\n[MEM][600] FREE addr=0x1000\n"
+                  "[MEM][4294967000] ALLOC size=1 addr=0x3000\n[MEM][100] FREE addr=0x3000\n"
+                  "[MEM][10000000000] ALLOC size=1 addr=0x3000\n[MEM][100] FREE addr=0x3000\n");
+  ASSERT_EQ(d->sink.events.size(), 8u);
+  std::vector<uint64_t> times;
+  for (const Event& e : d->sink.events) times.push_back(e.time);
+  // 500 continues from 2000 (+1500); 100 after 4294967000 is a wrap; 100
+  // after 10^10 is not.
+  EXPECT_EQ(times, (std::vector<uint64_t>{1000, 2000, 2000, 2100, 4294968500, 4294968896, 14294968796, 14294968796}));
+  EXPECT_EQ(d->stats.time_went_back, 2u);
+  ASSERT_TRUE(d->stats.first_problem);
+  EXPECT_EQ(d->stats.first_problem->line, 3u);
+}
+
 TEST(TextLog, ChunkBoundariesDoNotChangeTheResult) {
   std::string text;
   for (int i = 0; i < 200; ++i)
