@@ -78,6 +78,10 @@ int run_fit(const FitArgs& args) {
     if (!map_text) return fail(args.map, cannot_open(args.map));
     auto map = parse_linker_map(*map_text, error);
     if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "fit"));
+    if (!chip)
+      if (auto why = plan::map_capacity_unknown(*map))
+        return fail(args.map, *why + ", so the chip's capacity is not known: name it with --mcu NAME (edgemem fit "
+                                     "--list-mcus) or --ram SIZE --flash SIZE");
     report.map = args.map;
     report.toolchain = map->toolchain;
     report.result = plan::fit(report.budget, model_bytes->size(), *map, chip);

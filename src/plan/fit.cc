@@ -55,6 +55,59 @@ uint64_t declared_arena_need(const ArenaBudget& budget, const MapSymbol& arena) 
                                                                        : budget.recommended_bytes;
 }
 
+namespace {
+
+// An ESP32 app is linked into windows of the flash cache (irom/drom, MiBs
+// of addresses each over the same flash chip) and into IRAM, regions named
+// *_seg that are no flash of their own. ESP-IDF's maps have nothing else;
+// Zephyr's also have the flash the image is loaded from (ROM), which is then
+// the flash.
+enum class EspLayout : uint8_t { none, windows_only, with_rom };
+
+EspLayout esp_layout(const LinkerMap& map) {
+  auto window = [](const MapRegion& r) {
+    return r.name.ends_with("_seg") && (r.name.starts_with("drom") || r.name.starts_with("irom") || r.name == "iram0_2_seg");
+  };
+  if (std::none_of(map.regions.begin(), map.regions.end(), window)) return EspLayout::none;
+  const bool rom = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) {
+    return r.kind == RegionKind::flash && !r.name.ends_with("_seg");
+  });
+  return rom ? EspLayout::with_rom : EspLayout::windows_only;
+}
+
+// Whether a region's bytes are the image in flash.
+bool holds_image(const MapRegion& r, EspLayout esp) {
+  return r.kind == RegionKind::flash && (esp != EspLayout::with_rom || !r.name.ends_with("_seg"));
+}
+
+bool within(const MapRegion& r, uint64_t address) { return address >= r.origin && address - r.origin < r.length; }
+
+// Bytes of the image in a flash region: what it uses less the sections that
+// are only fill there. ESP-IDF places such placeholders (.flash_rodata_dummy)
+// to line the rodata window up after the code window; they hold no bytes
+// of the image. Elsewhere a fill-only section reserves flash and counts.
+uint64_t image_bytes(const LinkerMap& map, const MapRegion& region, EspLayout esp) {
+  if (esp != EspLayout::windows_only) return region.used;
+  uint64_t placeholders = 0;
+  for (const MapSection& s : map.sections)
+    if (s.size && s.fill >= s.size && within(region, s.address)) placeholders += s.size;
+  return region.used - std::min(region.used, placeholders);
+}
+
+}  // namespace
+
+std::optional<std::string> map_capacity_unknown(const LinkerMap& map) {
+  if (esp_layout(map) == EspLayout::windows_only)
+    return "the map's flash regions are ESP-IDF's windows of the flash cache (8 MiB of addresses each, over one flash "
+           "chip), not the chip's flash; the app must fit its partition (the factory app partition is 1 MiB by default)";
+  const bool flash = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) { return holds_image(r, EspLayout::none); });
+  const bool ram = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) { return r.kind == RegionKind::ram; });
+  if (!flash && !ram) return "the map names no flash and no RAM region";
+  if (!flash) return "the map names no flash region (an image that runs from RAM, such as a bootloader)";
+  if (!ram) return "the map names no RAM region";
+  return std::nullopt;
+}
+
 FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip) {
   FitResult r;
   r.arena_need = budget.recommended_bytes;
@@ -73,10 +126,18 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   }
   const MapSymbol* arena = largest_symbol_with_role(map, "tensor arena");
 
+  const EspLayout esp = esp_layout(map);
   uint64_t flash_used = 0, ram_used = 0;
   const MapRegion* arena_region = nullptr;
+  // ESP-IDF's loader copies initialised data out of the image; no load
+  // address in a flash region says so, as a GNU ld map's .data has.
+  if (esp == EspLayout::windows_only)
+    for (const MapSection& s : map.sections)
+      if (s.kind == SectionKind::data)
+        for (const MapRegion& reg : map.regions)
+          if (reg.kind == RegionKind::ram && within(reg, s.address)) flash_used += s.size;
   for (const MapRegion& reg : map.regions) {
-    if (reg.kind == RegionKind::flash) flash_used += reg.used;
+    if (holds_image(reg, esp)) flash_used += image_bytes(map, reg, esp);
     if (reg.kind != RegionKind::ram) continue;
     ram_used += reg.used;
     if (arena && arena->address >= reg.origin && arena->address < reg.origin + reg.length) arena_region = &reg;
@@ -111,7 +172,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     r.largest_ram_block = chip->largest_ram_block;
   } else {
     for (const MapRegion& reg : map.regions) {
-      if (reg.kind == RegionKind::flash) r.flash_capacity += reg.length;
+      if (holds_image(reg, esp)) r.flash_capacity += reg.length;
       if (reg.kind == RegionKind::ram) {
         r.ram_capacity += reg.length;
         r.largest_ram_block = std::max(r.largest_ram_block, reg.length);
@@ -132,6 +193,24 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     ram_regions = true;
   }
   if (chip && !ram_regions) r.arena_block_free = chip->largest_ram_block;  // the map names no RAM
+  if (!weights) {
+    // The weights array goes into one flash region, beside what the image
+    // keeps there: the region with the most room. A boot-configuration
+    // region or a bootloader's region adds to the total, not to that room.
+    // ESP-IDF's windows are not flash: the chip's flash less the image.
+    uint64_t room = 0;
+    bool flash_regions = false;
+    if (esp != EspLayout::windows_only)
+      for (const MapRegion& reg : map.regions) {
+        if (!holds_image(reg, esp)) continue;
+        const uint64_t length = chip ? std::min(reg.length, chip->flash) : reg.length;
+        room = std::max(room, length > reg.used ? length - reg.used : 0);
+        flash_regions = true;
+      }
+    if (!flash_regions) room = r.flash_capacity > flash_used ? r.flash_capacity - flash_used : 0;
+    r.weights_block_free = room;
+    r.fits_weights_block = model_bytes <= room;
+  }
   r.fits_flash = r.flash_need <= r.flash_capacity;
   r.fits_ram = r.ram_need <= r.ram_capacity;
   r.fits_block = r.arena_placed <= r.arena_block_free;
@@ -151,6 +230,8 @@ FitResult fit_without_map(const ArenaBudget& budget, uint64_t model_bytes, const
   r.ram_capacity = chip.ram;
   r.largest_ram_block = chip.largest_ram_block;
   r.arena_block_free = chip.largest_ram_block;
+  r.weights_block_free = chip.flash;
+  r.fits_weights_block = model_bytes <= chip.flash;
   r.fits_flash = r.flash_need <= r.flash_capacity;
   r.fits_ram = r.ram_need <= r.ram_capacity;
   r.fits_block = r.arena_placed <= r.arena_block_free;

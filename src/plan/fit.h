@@ -50,15 +50,23 @@ struct FitResult {
   uint64_t arena_need = 0;           // recommended_arena_bytes
   uint64_t arena_placed = 0;         // what the arena takes in RAM: arena_need, or declared_need replacing a declared one
   uint64_t arena_block_free = 0;     // contiguous RAM the arena can have
-  bool fits_flash = false, fits_ram = false, fits_block = false;
+  // The weights are one array too, in one flash region beside what the
+  // image keeps there (not checked when the map shows them linked in).
+  std::optional<uint64_t> weights_block_free;
+  bool fits_flash = false, fits_ram = false, fits_block = false, fits_weights_block = true;
   bool firmware_counted = true;      // false: no map, the firmware's own code and data are left out
-  bool fits() const { return fits_flash && fits_ram && fits_block; }
+  bool fits() const { return fits_flash && fits_ram && fits_block && fits_weights_block; }
 };
 
 // The bytes a declared arena array must have for the model: TFLite Micro
 // aligns the arena's start up to 16 B, so an array the map places 16-byte
 // aligned does not need the recommendation's allowance for one that is not.
 uint64_t declared_arena_need(const ArenaBudget& budget, const MapSymbol& arena);
+
+// Why the map's own regions cannot stand for the chip's flash and RAM (no
+// flash or no RAM region; ESP-IDF's flash regions, which are windows of
+// the flash cache), or nullopt when they can.
+std::optional<std::string> map_capacity_unknown(const LinkerMap& map);
 
 // `chip` empty: capacities come from the map's own regions.
 FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip);

@@ -74,6 +74,10 @@ std::string fit_text(const FitReport& rep) {
                        fits ? style::good("fits") : style::bad("SHORT by " + bytes(need - capacity)));
   };
   block("flash", r.flash, r.flash_need, r.flash_capacity, r.fits_flash);
+  if (r.weights_block_free && r.firmware_counted)
+    out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "weights in one block", bytes(r.flash.back().bytes),
+                       bytes(*r.weights_block_free),
+                       r.fits_weights_block ? style::good("fits") : style::bad("DOES NOT FIT"));
   if (!r.model_symbol.empty())
     out += fmt::format("  (the weights are linked in already: {}{})\n", r.model_symbol,
                        r.model_symbol_named_as_weights ? ""
@@ -118,7 +122,12 @@ std::string fit_json(const FitReport& rep) {
       {"target", rep.target},
       {"firmware_counted", r.firmware_counted},
       {"flash",
-       {{"capacity_bytes", r.flash_capacity}, {"need_bytes", r.flash_need}, {"lines", lines(r.flash)}, {"fits", r.fits_flash}}},
+       {{"capacity_bytes", r.flash_capacity},
+        {"need_bytes", r.flash_need},
+        {"lines", lines(r.flash)},
+        {"fits", r.fits_flash},
+        {"weights_block_free_bytes", r.weights_block_free ? nlohmann::json(*r.weights_block_free) : nlohmann::json(nullptr)},
+        {"weights_fit_block", r.weights_block_free ? nlohmann::json(r.fits_weights_block) : nlohmann::json(nullptr)}}},
       // Without an arena size the RAM need is unknown, not the statics alone.
       {"ram",
        {{"capacity_bytes", r.ram_capacity},

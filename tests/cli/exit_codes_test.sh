@@ -95,6 +95,11 @@ expect 1 "fit: the declared arena is short" -- "$edgemem" fit "$corpus/tflite/ml
 grep -q "^FITS -- once the declared arena is enlarged" "$tmp/out" || { echo "FAIL: fit does not say the arena is short"; fail=1; }
 expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
 expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
+# A map with no flash region cannot stand for the chip (it read 0 B of flash: DOES NOT FIT).
+sed '/^FLASH /d' "$map" >"$tmp/ram_only.map"
+expect 2 "fit: a map without flash needs the chip" -- "$edgemem" fit "$kws" --map "$tmp/ram_only.map"
+grep -q "names no flash region.*--mcu NAME" "$tmp/err" || { echo "FAIL: fit does not say the map names no flash"; cat "$tmp/err"; fail=1; }
+expect 0 "fit: ... and fits once the chip is named" -- "$edgemem" fit "$kws" --map "$tmp/ram_only.map" --mcu nRF52840
 # edgemem diff: two builds, two runs, and a map against a trace (exit 2).
 expect 0 "diff two maps" -- "$edgemem" diff "$map" "$corpus/map/own_cm4_O0.map"
 grep -q "dot_s8  \[new\]" "$tmp/out" || { echo "FAIL: diff does not show the new symbol"; fail=1; }

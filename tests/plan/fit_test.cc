@@ -161,6 +161,83 @@ TEST(Fit, AnAlignedDeclaredArenaNeedsNoAlignmentAllowance) {
   EXPECT_EQ(declared_arena_need(b, MapSymbol{"tensor_arena", ".bss", "main.o", 0x20000024, 16384}), 16400u);
 }
 
+// The weights are one array in one flash region. The MSPM0 map's flash is
+// 128 KiB plus two 256 B boot-configuration regions, which the total
+// counts; memfault's is a 128 KiB bootloader region beside the 896 KiB the
+// app links into. A model that fits the totals but no one region read FITS.
+TEST(Fit, TheWeightsNeedOneFlashRegionWithRoomForThem) {
+  std::string error;
+  auto mspm0 = parse_linker_map(read_file(corpus("map_armlink/bairu_nuedc2024h_mspm0g3507_ac6_6.22.map")), error);
+  ASSERT_TRUE(mspm0) << error;
+  FitResult r = fit(budget_of(1000), 95384, *mspm0, std::nullopt);
+  EXPECT_EQ(r.flash_capacity, 131072u + 256 + 256);
+  ASSERT_TRUE(r.weights_block_free);
+  EXPECT_EQ(*r.weights_block_free, 131072u - 35688u);  // LR_IROM1 less what the image keeps there
+  EXPECT_TRUE(r.fits());
+  r = fit(budget_of(1000), 95385, *mspm0, std::nullopt);
+  EXPECT_TRUE(r.fits_flash);  // 131,073 B of 131,584 B in total
+  EXPECT_FALSE(r.fits_weights_block);
+  EXPECT_FALSE(r.fits());
+
+  auto memfault = parse_linker_map(read_file(corpus("map/memfault_fwup_example_stm32f4.map")), error);
+  ASSERT_TRUE(memfault) << error;
+  r = fit(budget_of(1000), 950000, *memfault, std::nullopt);
+  EXPECT_TRUE(r.fits_flash);
+  EXPECT_EQ(*r.weights_block_free, 917504u - 7144u);  // approm
+  EXPECT_FALSE(r.fits());
+
+  r = fit(budget_of(1000), 27848, small_map(), std::nullopt);  // linked in: placed by the linker already
+  EXPECT_FALSE(r.weights_block_free);
+  EXPECT_TRUE(r.fits_weights_block);
+}
+
+// A map that cannot stand for the chip: no flash region (an ESP32
+// bootloader runs from RAM; its capacity read 0 B and the verdict DOES NOT
+// FIT), or ESP-IDF's flash-cache windows (read as 17 MB of flash).
+TEST(Fit, AMapWithoutTheChipsCapacityIsSaidToBeOne) {
+  LinkerMap ram_only;
+  ram_only.regions = {{"iram_loader_seg", 0x40078000, 0x8000, "RWX", 14351, RegionKind::ram},
+                      {"dram_seg", 0x3fff0000, 0x10000, "RW", 7212, RegionKind::ram}};
+  ASSERT_TRUE(map_capacity_unknown(ram_only));
+  EXPECT_NE(map_capacity_unknown(ram_only)->find("no flash region"), std::string::npos);
+  EXPECT_FALSE(map_capacity_unknown(small_map()));
+
+  // ESP32-C3 hello_world as esp-idf-size states it (espressif/esp-idf-size
+  // test_memmap): flash code 73,158, IRAM text 46,312 (+280 fill),
+  // rodata 26,624 after a 131,072 B placeholder that aligns the window,
+  // data 4,388 copied out of the image; image_size 150,514.
+  LinkerMap esp;
+  esp.regions = {{"iram0_0_seg", 0x40380000, 321296, "RX", 46592, RegionKind::flash},
+                 {"iram0_2_seg", 0x42000020, 8388576, "RX", 73158, RegionKind::flash},
+                 {"dram0_0_seg", 0x3fc80000, 321296, "RW", 54624, RegionKind::ram},
+                 {"drom0_0_seg", 0x3c000020, 8388576, "R", 157696, RegionKind::flash}};
+  esp.sections = {{".iram0.text", 0x40380000, 46312, std::nullopt, SectionKind::code, 0},
+                  {".iram0.text_end", 0x4038b4e8, 280, std::nullopt, SectionKind::code, 280},
+                  {".dram0.dummy", 0x3fc80000, 46592, std::nullopt, SectionKind::other, 46592},
+                  {".dram0.data", 0x3fc8b600, 4388, std::nullopt, SectionKind::data, 72},
+                  {".flash.text", 0x42000020, 73158, std::nullopt, SectionKind::code, 16},
+                  {".flash_rodata_dummy", 0x3c000020, 131072, std::nullopt, SectionKind::other, 131072},
+                  {".flash.appdesc", 0x3c020020, 256, std::nullopt, SectionKind::rodata, 0},
+                  {".flash.rodata", 0x3c020120, 26368, std::nullopt, SectionKind::rodata, 232}};
+  ASSERT_TRUE(map_capacity_unknown(esp));
+  EXPECT_NE(map_capacity_unknown(esp)->find("ESP-IDF"), std::string::npos);
+  Mcu s3{"ESP32-S3", "", "", 512 * 1024, 1024 * 1024, 320 * 1024};
+  FitResult r = fit(budget_of(1000), 2704, esp, s3);
+  EXPECT_EQ(r.flash[0].bytes, 150514u - 32u);  // esp-idf-size's image less the RTC data this map leaves out
+  EXPECT_EQ(*r.weights_block_free, 1024u * 1024 - r.flash[0].bytes);
+
+  // Zephyr's ESP32 map has the windows too, and the flash the image is
+  // loaded from (ROM, with MCUboot's header): that is the flash. The windows
+  // counted it twice (58,656 B); binutils' size says text + data 29,380 B.
+  std::string error;
+  auto zephyr = parse_linker_map(read_file(test::realworld("map/microdoom_zephyr_esp32.map")), error);
+  ASSERT_TRUE(zephyr) << error;
+  EXPECT_FALSE(map_capacity_unknown(*zephyr));
+  r = fit(budget_of(1000), 2704, *zephyr, std::nullopt);
+  EXPECT_EQ(r.flash[0].bytes, 32u + 28 + 29324);  // mcuboot_hdr, metadata, ROM
+  EXPECT_EQ(r.flash_capacity, 4u * 1024 * 1024);
+}
+
 TEST(McuTable, HasTheCommonChipsAndRejectsBadTables) {
   auto mcus = builtin_mcus();
   for (const char* name : {"STM32L476RG", "STM32H743ZI", "nRF52840", "ESP32-S3", "RP2040"}) {
