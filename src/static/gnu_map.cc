@@ -285,12 +285,23 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     static const std::set<std::string_view> avr_non_volatile = {"fuse", "lock", "signature", "user_signatures"};
     if (writable && (has(r.name, {"eeprom"}) || avr_non_volatile.count(r.name))) r.kind = RegionKind::other;
   }
-  for (const MapSection& s : map.sections) {
-    switch (s.kind) {
-      case SectionKind::code: map.totals.code += s.size; break;
-      case SectionKind::rodata: map.totals.ro_data += s.size; break;
-      case SectionKind::data: map.totals.rw_data += s.size; break;
-      case SectionKind::bss: map.totals.zi_data += s.size; break;
+  // Each address once: sections a script lays over each other (nRF's
+  // .heap and .stack_dummy, both COPY at one address) share their bytes.
+  std::vector<const MapSection*> by_address;
+  for (const MapSection& s : map.sections)
+    if (s.size && s.kind != SectionKind::debug) by_address.push_back(&s);
+  std::stable_sort(by_address.begin(), by_address.end(),
+                   [](const MapSection* a, const MapSection* b) { return a->address < b->address; });
+  uint64_t covered_to = 0;
+  for (const MapSection* s : by_address) {
+    const uint64_t end = s->address + s->size;
+    const uint64_t fresh = end > std::max(covered_to, s->address) ? end - std::max(covered_to, s->address) : 0;
+    covered_to = std::max(covered_to, end);
+    switch (s->kind) {
+      case SectionKind::code: map.totals.code += fresh; break;
+      case SectionKind::rodata: map.totals.ro_data += fresh; break;
+      case SectionKind::data: map.totals.rw_data += fresh; break;
+      case SectionKind::bss: map.totals.zi_data += fresh; break;
       default: break;
     }
   }
