@@ -218,6 +218,9 @@ struct PeakHolder {
   std::string site;
   uint64_t bytes = 0, count = 0;
 };
+// The row of `peak.live_at_peak` for an arena's bytes freed below its top
+// (out of order): used until the arena resets, held by no block.
+inline constexpr std::string_view kBelowArenaTop = "(freed below an arena's top, used until it resets)";
 
 struct PeakResult {
   uint64_t bytes = 0, time = 0;

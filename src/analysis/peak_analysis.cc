@@ -34,6 +34,13 @@ void PeakAnalysis::finish(const PoolTracker& tracker, const TraceContext& contex
   }
   for (const Holder& h : holders)
     out.peak.live_at_peak.push_back({std::string(context.sites.name(h.id)), h.bytes, h.count});
+  // An arena's usage is its top: bytes freed below it out of order stay
+  // used until it resets, held by no block. They are in the peak, so they
+  // are among what held it (the flame graph of the peak is as wide as the peak).
+  uint64_t held = rest.bytes;
+  for (const PeakHolder& h : out.peak.live_at_peak) held += h.bytes;
+  const bool summarized = std::any_of(tracker.pools().begin(), tracker.pools().end(), [](const PoolState& p) { return p.summarized; });
+  if (held < peak_ && !summarized) out.peak.live_at_peak.push_back({std::string(kBelowArenaTop), peak_ - held, 0});
   std::sort(out.peak.live_at_peak.begin(), out.peak.live_at_peak.end(),
             [](const auto& a, const auto& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; });
   if (rest.count) out.peak.live_at_peak.push_back(std::move(rest));

@@ -62,6 +62,7 @@ class PoolTracker {
   // Inline: every event asks for its pool and its site; only a first sight grows the tables.
   PoolState& pool(PoolId id) { return id < pool_count_ ? pools_[id] : add_pools(id); }
   std::vector<PoolState>& pools() { return pools_; }
+  const std::vector<PoolState>& pools() const { return pools_; }
   SiteCounters& site(SiteId id) {
     if (sites_.size() <= id) sites_.resize(size_t{id} + 1);
     return sites_[id];

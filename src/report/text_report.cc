@@ -297,9 +297,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   std::vector<std::string_view> peak_sites;
   for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i) peak_sites.push_back(r.peak.live_at_peak[i].site);
   const std::vector<std::string> peak_names = shown_sites(peak_sites);
-  for (size_t i = 0; i < peak_names.size(); ++i)
-    more(out, fmt::format("{:>12} in {:>5} {}  {}", bytes(r.peak.live_at_peak[i].bytes),
-                          grouped(r.peak.live_at_peak[i].count), blocks(r.peak.live_at_peak[i].count), peak_names[i]));
+  for (size_t i = 0; i < peak_names.size(); ++i) {
+    const PeakHolder& h = r.peak.live_at_peak[i];
+    const bool no_block = h.site == kBelowArenaTop;
+    more(out, fmt::format("{:>12} in {:>5} {}  {}", bytes(h.bytes), no_block ? "no" : grouped(h.count),
+                          no_block ? "block " : blocks(h.count), no_block ? h.site : peak_names[i]));
+  }
   // The rows shown add up to the peak: the rest in one.
   if (r.peak.live_at_peak.size() > 3) {
     uint64_t rest_bytes = 0, rest_count = 0;

@@ -253,6 +253,30 @@ TEST(HonestFindings, NullInAHeapIsNoBlockAndNoLostData) {
   }
 }
 
+// An arena's usage is its top: a block freed below it out of order leaves
+// bytes used and held by no block. The peak's holders summed to less than
+// the peak (and its flame graph was narrower than it).
+TEST(HonestFindings, ThePeaksHoldersAddUpToThePeakWithAnArenaHole) {
+  MemLog log;
+  log("POOL name=ar kind=arena size=2000");
+  log("ALLOC size=100 align=8 offset=0 pool=ar site=x:1");
+  log("ALLOC size=50 align=8 offset=100 pool=ar site=y:1");
+  log("ALLOC size=64 addr=0x1000 site=h:1");
+  log("FREE offset=0 pool=ar");
+  log("ALLOC size=900 align=8 offset=150 pool=ar site=z:1");
+  log("RESET pool=ar");
+  auto run = analyse(Format::log, log.text);
+  const PeakResult& p = run->result.peak;
+  EXPECT_EQ(p.bytes, 1050u + 64u);
+  uint64_t held = 0;
+  for (const PeakHolder& h : p.live_at_peak) held += h.bytes;
+  EXPECT_EQ(held, p.bytes);
+  auto hole = std::find_if(p.live_at_peak.begin(), p.live_at_peak.end(), [](const PeakHolder& h) { return h.site == kBelowArenaTop; });
+  ASSERT_NE(hole, p.live_at_peak.end());
+  EXPECT_EQ(hole->bytes, 100u);
+  EXPECT_EQ(hole->count, 0u);
+}
+
 // A heap of known extent whose fragmentation peaks at 42 % and ends at 0.
 std::unique_ptr<Run> fragmentation_peak_of_42_percent() {
   MemLog log;
