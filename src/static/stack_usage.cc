@@ -244,9 +244,14 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     if (no_graph.contains(f.name)) n.calls_unknown = true;
   }
   if (nodes.empty()) {
-    error = fmt::format("{}: no .su, .ci or Keil .htm files found (compile with -fstack-usage -fcallgraph-info=su, or "
-                        "link with --callgraph)",
-                        fmt::join(paths, ", "));
+    error = su.empty() && ci.empty()
+                ? fmt::format("{}: no .su, .ci or Keil .htm files found (compile with -fstack-usage "
+                              "-fcallgraph-info=su, or link with --callgraph)",
+                              fmt::join(paths, ", "))
+                : fmt::format("{}: {} .su/.ci file{} found, and no function in {} (empty files: compile the sources "
+                              "that define functions with -fstack-usage -fcallgraph-info=su)",
+                              fmt::join(paths, ", "), su.size() + ci.size(), su.size() + ci.size() == 1 ? "" : "s",
+                              su.size() + ci.size() == 1 ? "it" : "them");
     return std::nullopt;
   }
 

@@ -97,6 +97,11 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
     std::ofstream(dir / "x.su") << "a.c:1:1:f\t16\tdynamic,bounded\na.c:2:1:g\t8\tstatic,ignoring_inline_asm\n";
   }
   EXPECT_TRUE(analyze_stack({dir.string()}, false, error)) << error;
+  {  // GCC writes an empty .su for a file without functions: found, not missing
+    std::ofstream(dir / "x.su", std::ios::trunc).flush();
+  }
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
+  EXPECT_NE(error.find("1 .su/.ci file found, and no function in it"), std::string::npos) << error;
   std::filesystem::remove_all(dir);
 }
 
