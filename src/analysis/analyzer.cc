@@ -122,10 +122,11 @@ struct Analyzer::Impl {
       reserve(pool, *partner, time);
   }
 
-  bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed) {
+  // `zero_is_null`: address 0 with nothing there is NULL, not a lost allocation.
+  bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed, bool zero_is_null = false) {
     const PoolInfo& info = pool_info(pool);
     if (!tracker.free(pool, address, freed)) {
-      if (address != 0) ++counts.unknown_frees;  // NULL (or offset 0 with nothing there) is no lost allocation
+      if (address != 0 || !zero_is_null) ++counts.unknown_frees;
       return false;
     }
     fragmentation.released(pool, info, freed, time);
@@ -138,13 +139,22 @@ struct Analyzer::Impl {
     return true;
   }
 
+  // A heap's address 0 is NULL; an arena's is its first block.
+  bool null_in_heap(PoolId pool, uint64_t address) { return address == 0 && pool_info(pool).kind == PoolKind::heap; }
+
+  // The old block of a realloc, unless it was NULL (realloc(NULL, n) is
+  // malloc; an arena's "old=0" with nothing there is taken for that too).
+  bool release_old(const Event& e, Block& freed) {
+    return !null_in_heap(e.pool, e.old_address) && release(e.pool, e.old_address, e.time, e.thread, freed, true);
+  }
+
   // A realloc that returned NULL: realloc(p, 0) freed p; for a size, in a
   // heap (where 0 is NULL, not an arena's first byte), it failed and left p.
   void realloc_returned_null(const Event& e) {
     Block freed;
     if (e.size == 0) {
       ++counts.reallocs;
-      if (e.old_address != 0) release(e.pool, e.old_address, e.time, e.thread, freed);
+      release_old(e, freed);
       usage_changed(e.time);
     } else {
       ++counts.failed;
@@ -237,8 +247,9 @@ struct Analyzer::Impl {
         leaks.tick();
         break;
       case EventKind::free:
-        // free(NULL) does nothing: no free of a block never seen.
-        if (!release(e.pool, e.address, e.time, e.thread, freed) && e.address == 0) [[unlikely]]
+        // free(NULL) does nothing; an arena's offset 0 with nothing there is a lost allocation.
+        if (!release(e.pool, e.address, e.time, e.thread, freed, null_in_heap(e.pool, e.address)) &&
+            null_in_heap(e.pool, e.address)) [[unlikely]]
           break;
         ++counts.frees;
         usage_changed(e.time);
@@ -254,7 +265,7 @@ struct Analyzer::Impl {
         Event grown = e;
         grown.kind = EventKind::alloc;
         // realloc(NULL, n) is malloc; a resized block keeps its call site.
-        if (e.old_address != 0 && release(e.pool, e.old_address, e.time, e.thread, freed) && grown.site == kUnknownSite)
+        if (release_old(e, freed) && grown.site == kUnknownSite)
           grown.site = freed.site;
         allocate(grown, thread_clock);
         sampled(e);

@@ -53,6 +53,7 @@ void ItmDecoder::add_port_stats(DecodeStats& s) const {
   s.malformed_lines += markers_.stats().malformed_lines;
   s.skipped_lines += markers_.stats().skipped_lines;
   s.markers_dropped += markers_.stats().markers_dropped;
+  if (!s.time_went_back) s.time_went_back_line = markers_.stats().time_went_back_line;
   s.time_went_back += markers_.stats().time_went_back;
   s.strings_dropped += emt_.stats().strings_dropped;
 }
@@ -88,18 +89,21 @@ void ItmDecoder::end_marker() {
     marker_open_ = false;
     note_port0_problem();
   }
-  line_from_printf_ = false;
+  line_is_word_ = true;
 }
 
 // A payload with a clock of its own ([MEM] stamps, emt deltas) keeps it
 // once it has used it: switching would move time. Seed records, markers
 // and counters have none: the ones before the first timestamp keep their
-// order numbers, and the ITM clock takes over. A timestamp follows the
-// packets it stamps, so a capture's first records always come before its
-// first timestamp (and deciding by "no events yet" threw every timestamp away).
+// order numbers, and the ITM clock takes over, counting on from them so
+// that time never goes back. A timestamp follows the packets it stamps, so
+// a capture's first records always come before its first timestamp (and
+// deciding by "no events yet" threw every timestamp away).
 bool ItmDecoder::itm_clock() {
-  if (clock_ == Clock::undecided)
+  if (clock_ == Clock::undecided) {
     clock_ = markers_.records() + (port1_ == Port1::emt ? emt_.stats().events : 0) == 0 ? Clock::itm : Clock::payload;
+    if (clock_ == Clock::itm) time_ = markers_.stats().events + port1_stats().events + counters_;
+  }
   return clock_ == Clock::itm;
 }
 
@@ -133,7 +137,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       stimulus(p);
       return;
     default:
-      if (!line_from_printf_) end_marker();  // hardware packets end a port-0 text marker
+      if (line_is_word_) end_marker();  // hardware packets end a port-0 marker word, not a printed line
       return;
   }
   context_.time_base = TimeBase::cycles;
@@ -146,7 +150,7 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
   uint8_t bytes[4];
   for (unsigned i = 0; i < p.size; ++i) bytes[i] = static_cast<uint8_t>(p.value >> (8 * i));
   std::span<const uint8_t> payload(bytes, p.size);
-  if (p.address != 0 && !line_from_printf_) end_marker();
+  if (p.address != 0 && line_is_word_) end_marker();
   switch (p.address) {
     case 0:
       for (uint8_t b : payload) {
@@ -154,18 +158,18 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
           end_marker();
           continue;
         }
-        // A line that opens with '[' is a printf'd record ("[MEM][...]"),
-        // which ends at its newline: packets of other sources (PC samples,
-        // counter writes) come between its characters, and ending it
-        // there lost every record of a capture with PC sampling on. A
-        // marker word ("On", "Off") may come without one, so other
-        // packets end it.
-        if (!marker_open_) line_from_printf_ = b == '[';
+        // A marker word ("On", "Off") may come without a newline, so
+        // another source's packet (a PC sample, another port's write) ends
+        // it. A printed line ("[MEM][...]", maybe after a logger's "app: "
+        // prefix) ends at its newline: those packets come between its
+        // characters, and ending it there lost every record of a capture
+        // with PC sampling on.
+        if (b == ' ' || b == '\t' || b == ':' || b == '[') line_is_word_ = false;
         marker_open_ = true;
         markers_.feed({&b, 1});
         if (b == '\n') {
           marker_open_ = false;
-          line_from_printf_ = false;
+          line_is_word_ = true;
           note_port0_problem();
         }
       }

@@ -1,7 +1,5 @@
 #include "textlog_decoder.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -280,7 +278,7 @@ void TextLogDecoder::finish() {
   }
 }
 
-uint64_t TextLogDecoder::unwrap(uint64_t raw, uint64_t offset) {
+uint64_t TextLogDecoder::unwrap(uint64_t raw) {
   // DWT CYCCNT is 32 bits and wraps every few seconds at MCU clocks.
   const uint64_t last_raw = last_time_ - epoch_;
   if (raw + epoch_ < last_time_ && raw <= 0xffffffffull && last_raw <= 0xffffffffull && last_raw - raw > 0x80000000ull)
@@ -288,11 +286,7 @@ uint64_t TextLogDecoder::unwrap(uint64_t raw, uint64_t offset) {
   if (raw + epoch_ < last_time_) {
     // Not a wrap: time cannot go back, and the exports draw by time. This
     // stamp starts a clock that continues from the last time.
-    if (stats_.time_went_back++ == 0)
-      stats_.note_problem(offset, line_no_,
-                          fmt::format("the [cycles] stamp went back from {} to {}: the device restarted or the stamp is "
-                                      "corrupt; later times continue from {}",
-                                      last_raw, raw, last_time_));
+    if (stats_.time_went_back++ == 0) stats_.time_went_back_line = line_no_;
     epoch_ = last_time_ - raw;
   }
   last_time_ = raw + epoch_;
@@ -314,7 +308,7 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   }
   // The line's own stamp is the device clock unless the transport (ITM
   // timestamps) supplies one.
-  time = has_external_time_ ? external_time_ : unwrap(time, offset);
+  time = has_external_time_ ? external_time_ : unwrap(time);
   context_.time_base = TimeBase::cycles;
   if (!record({close + 1, static_cast<size_t>(end - close - 1)}, time, offset)) ++stats_.malformed_lines;
 }

@@ -98,8 +98,9 @@ uint64_t image_bytes(const LinkerMap& map, const MapRegion& region, EspLayout es
 
 std::optional<std::string> map_capacity_unknown(const LinkerMap& map) {
   if (esp_layout(map) == EspLayout::windows_only)
-    return "the map's flash regions are ESP-IDF's windows of the flash cache (8 MiB of addresses each, over one flash "
-           "chip), not the chip's flash; the app must fit its partition (the factory app partition is 1 MiB by default)";
+    return "the map's flash regions (irom/drom *_seg) are an ESP32's or ESP8266's windows of the flash cache (MiBs of "
+           "addresses each, over one flash chip), not the chip's flash; the app must fit its partition (ESP-IDF's "
+           "factory app partition is 1 MiB by default)";
   const bool flash = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) { return holds_image(r, EspLayout::none); });
   const bool ram = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) { return r.kind == RegionKind::ram; });
   if (!flash && !ram) return "the map names no flash and no RAM region";

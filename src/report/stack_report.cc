@@ -41,8 +41,12 @@ std::vector<StackVerdict> stack_verdicts(const StackReport& r) {
                                             bytes(irq.thread_bytes), bytes(irq.frame_bytes))
                               : ""});
   if (!m.unbounded.empty()) {
+    // The worst first; a tree of library code without call graphs has
+    // a thousand such roots, and the line names a few.
     std::vector<std::string> names;
-    for (const auto* root : m.unbounded) names.push_back(root->function);
+    for (const auto* root : m.unbounded)
+      if (names.size() < 5) names.push_back(root->function);
+    if (m.unbounded.size() > names.size()) names.push_back(fmt::format("and {} more", m.unbounded.size() - names.size()));
     out.push_back({true, "UNBOUNDED", "",
                    fmt::format("{} {} no bound ({}); the number above counts known frames only", m.unbounded.size(),
                                m.unbounded.size() == 1 ? "root has" : "roots have", fmt::join(names, ", "))});

@@ -354,9 +354,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
   if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
   if (s.time_went_back)
-    line(out, "Input", fmt::format("the stamps went back {} time{} (a restart or a corrupt stamp): later times continue "
-                                   "from the last one",
-                                   grouped(s.time_went_back), s.time_went_back == 1 ? "" : "s"));
+    line(out, "Input", fmt::format("the stamps went back {} time{}, first at line {} (a restart or a corrupt stamp): "
+                                   "later times continue from the last one",
+                                   grouped(s.time_went_back), s.time_went_back == 1 ? "" : "s", s.time_went_back_line));
   return out;
 }
 

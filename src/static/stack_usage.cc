@@ -261,7 +261,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     if (files.size() > 1)
       report.notes.push_back(fmt::format(
           "{} is defined in {} call graphs ({}): counted with the larger frame and the calls of each; if these are two "
-          "builds, name one build's directory",
+          "builds, give one build's files",
           nodes.at(title).fn.name, files.size(), fmt::join(files, ", ")));
   if (ci.empty()) {  // without a call graph every function would look like a root
     report.roots.clear();

@@ -53,7 +53,7 @@ struct StackReport {
   std::optional<uint64_t> stated_max_bytes;
   std::string stated_unknown;
   std::vector<std::string> stated_chain;
-  std::vector<std::string> notes;  // what the reader should know about the bound (a function defined twice)
+  std::vector<std::string> notes;  // what the reader should know about the bound (a global defined twice)
 };
 
 // One function in a call graph, keyed by a title unique in the image.

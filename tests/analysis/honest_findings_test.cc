@@ -253,6 +253,31 @@ TEST(HonestFindings, NullInAHeapIsNoBlockAndNoLostData) {
   }
 }
 
+// An arena's offset 0 is its first block, not NULL: a free there with
+// nothing live is a lost allocation (the one a late capture misses first),
+// and a realloc of it in place replaces it.
+TEST(HonestFindings, AnArenasOffsetZeroIsABlockNotNull) {
+  MemLog lost;
+  lost("POOL name=ar kind=arena size=4096");
+  lost("ALLOC size=64 offset=64 pool=ar");
+  lost("FREE offset=0 pool=ar");
+  lost("FREE offset=64 pool=ar");
+  auto run = analyse(Format::log, lost.text);
+  EXPECT_EQ(run->result.counts.unknown_frees, 1u);
+  EXPECT_EQ(data_loss_check(run->stats, run->result.counts).status, CheckStatus::found);
+
+  MemLog grown;
+  grown("POOL name=ar kind=arena size=4096");
+  grown("ALLOC size=64 offset=0 pool=ar site=a.c:1");
+  grown("REALLOC old=0 size=256 offset=0 pool=ar");
+  grown("FREE offset=0 pool=ar");
+  run = analyse(Format::log, grown.text);
+  EXPECT_EQ(run->result.counts.replaced_blocks, 0u);
+  EXPECT_EQ(run->result.counts.unknown_frees, 0u);
+  EXPECT_EQ(run->result.peak.bytes, 256u);
+  EXPECT_EQ(run->result.pools[0].live_count, 0u);
+}
+
 // An arena's usage is its top: a block freed below it out of order leaves
 // bytes used and held by no block. The peak's holders summed to less than
 // the peak (and its flame graph was narrower than it).

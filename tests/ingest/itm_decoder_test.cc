@@ -234,7 +234,7 @@ TEST(ItmEvents, TimestampsAfterTheFirstSeedRecordsTakeOverTheClock) {
   stream += stim(1, second);
   auto run = analyse(Format::itm, stream);
   EXPECT_EQ(run->result.counts.allocs, 2u);
-  EXPECT_EQ(run->result.peak.time, 100000u);
+  EXPECT_EQ(run->result.peak.time, 1u + 100000u);  // after record 0, as the clock counts on from it
   EXPECT_EQ(run->context.time_base, TimeBase::cycles);
 }
 
@@ -261,13 +261,15 @@ TEST(ItmEvents, OtherPacketsInsideAPortZeroMemLineDoNotCutIt) {
       if (i % 11 == 5) stream += between;  // a PC sample, or a 32-bit write to port 2
     }
     stream += stim(0, "On") + between + stim(0, "Off") + between;
+    // A logger's prefix before the record: a blank or ':' says it is no marker word.
+    for (char c : std::string("I (12) app: [MEM][40] ALLOC size=8 addr=0x3000\n")) stream += stim(0, std::string(1, c)) + between;
     auto run = analyse(Format::itm, stream);
-    EXPECT_EQ(run->result.counts.allocs, 2u);
+    EXPECT_EQ(run->result.counts.allocs, 3u);
     EXPECT_EQ(run->result.counts.frees, 1u);
-    EXPECT_EQ(run->result.counts.marks, 2u);
+    EXPECT_EQ(run->result.counts.marks, 3u);  // On, Off, and the prefix's "I", cut before its blank
     EXPECT_EQ(run->stats.malformed_lines, 0u);
     ASSERT_EQ(run->result.pools.size(), 1u);
-    EXPECT_EQ(run->result.pools[0].final_bytes, 200u);
+    EXPECT_EQ(run->result.pools[0].final_bytes, 208u);
   }
 }
 

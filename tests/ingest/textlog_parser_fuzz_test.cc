@@ -92,6 +92,7 @@ void expect_same(const Outcome& fast, const Outcome& slow, const std::string& te
   EXPECT_EQ(a.truncated_bytes, b.truncated_bytes);
   EXPECT_EQ(a.markers_dropped, b.markers_dropped);
   EXPECT_EQ(a.time_went_back, b.time_went_back);
+  EXPECT_EQ(a.time_went_back_line, b.time_went_back_line);
   ASSERT_EQ(a.first_problem.has_value(), b.first_problem.has_value());
   if (a.first_problem) {
     EXPECT_EQ(a.first_problem->offset, b.first_problem->offset);

@@ -4,8 +4,6 @@
 #include <charconv>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "ingest/textlog_escape.h"
 
 namespace edgemem::test {
@@ -100,18 +98,14 @@ void ReferenceTextLogDecoder::finish() {
   }
 }
 
-uint64_t ReferenceTextLogDecoder::unwrap(uint64_t raw, uint64_t offset) {
+uint64_t ReferenceTextLogDecoder::unwrap(uint64_t raw) {
   // DWT CYCCNT is 32 bits and wraps every few seconds at MCU clocks; a
   // stamp that goes back otherwise starts a clock continuing from the last time.
   const uint64_t last_raw = last_time_ - epoch_;
   if (raw + epoch_ < last_time_ && raw <= 0xffffffffull && last_raw <= 0xffffffffull && last_raw - raw > 0x80000000ull)
     epoch_ += 0x100000000ull;
   if (raw + epoch_ < last_time_) {
-    if (stats_.time_went_back++ == 0)
-      stats_.note_problem(offset, line_no_,
-                          fmt::format("the [cycles] stamp went back from {} to {}: the device restarted or the stamp is "
-                                      "corrupt; later times continue from {}",
-                                      last_raw, raw, last_time_));
+    if (stats_.time_went_back++ == 0) stats_.time_went_back_line = line_no_;
     epoch_ = last_time_ - raw;
   }
   last_time_ = raw + epoch_;
@@ -133,7 +127,7 @@ void ReferenceTextLogDecoder::line(std::string_view text, uint64_t offset) {
   }
   // The line's own stamp is the device clock unless the transport (ITM
   // timestamps) supplies one.
-  time = has_external_time_ ? external_time_ : unwrap(time, offset);
+  time = has_external_time_ ? external_time_ : unwrap(time);
   context_.time_base = TimeBase::cycles;
   if (!record(rest.substr(close + 1), time, offset)) ++stats_.malformed_lines;
 }
