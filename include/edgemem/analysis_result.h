@@ -218,9 +218,10 @@ struct PeakHolder {
   std::string site;
   uint64_t bytes = 0, count = 0;
 };
-// The row of `peak.live_at_peak` for an arena's bytes freed below its top
-// (out of order): used until the arena resets, held by no block.
-inline constexpr std::string_view kBelowArenaTop = "(freed below an arena's top, used until it resets)";
+// The row of `peak.live_at_peak` for an arena's bytes below its top that
+// no live block covers (freed out of order, alignment padding, a lost
+// allocation): used until the arena resets.
+inline constexpr std::string_view kBelowArenaTop = "(below an arena's top, in no block: freed out of order, padding or lost)";
 
 struct PeakResult {
   uint64_t bytes = 0, time = 0;

@@ -1,5 +1,7 @@
 #include "itm_port_router.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace edgemem {
@@ -127,11 +129,12 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
     case ItmPacketKind::global_timestamp1:
       if (!itm_clock()) return;
       global_low_ = p.value;
-      if (!seen_local_) time_ = (time_ & ~uint64_t{0x3ffffff}) | global_low_;
+      // Absolute, but never before the records already given a time.
+      if (!seen_local_) time_ = std::max(time_, (time_ & ~uint64_t{0x3ffffff}) | global_low_);
       break;
     case ItmPacketKind::global_timestamp2:
       if (!itm_clock()) return;
-      if (!seen_local_) time_ = (p.value << 26) | global_low_;
+      if (!seen_local_) time_ = std::max(time_, (p.value << 26) | global_low_);
       break;
     case ItmPacketKind::instrumentation:
       stimulus(p);
@@ -158,13 +161,13 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
           end_marker();
           continue;
         }
-        // A marker word ("On", "Off") may come without a newline, so
+        // A marker word ("On", "phase:1") may come without a newline, so
         // another source's packet (a PC sample, another port's write) ends
-        // it. A printed line ("[MEM][...]", maybe after a logger's "app: "
-        // prefix) ends at its newline: those packets come between its
-        // characters, and ending it there lost every record of a capture
-        // with PC sampling on.
-        if (b == ' ' || b == '\t' || b == ':' || b == '[') line_is_word_ = false;
+        // it. A printed line (one opening with '[' as "[MEM][...]", or with
+        // a blank, as after a logger's "I (12) app: " prefix) ends at its
+        // newline: those packets come between its characters, and ending
+        // it there lost every record of a capture with PC sampling on.
+        if (b == ' ' || b == '\t' || (b == '[' && !marker_open_)) line_is_word_ = false;
         marker_open_ = true;
         markers_.feed({&b, 1});
         if (b == '\n') {

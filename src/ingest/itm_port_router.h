@@ -49,7 +49,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   void port1(std::span<const uint8_t> bytes);
   const DecodeStats& port1_stats() const { return port1_ == Port1::emt ? emt_.stats() : memory_.stats(); }
   bool marker_open_ = false;
-  bool line_is_word_ = true;  // the open port-0 line has no blank, ':' or '[': a marker, ended by other packets
+  bool line_is_word_ = true;  // the open port-0 line has no blank and opens with no '[': a marker, ended by other packets
   uint64_t time_ = 0;
   uint64_t global_low_ = 0;
   bool seen_local_ = false;

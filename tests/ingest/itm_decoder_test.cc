@@ -260,13 +260,13 @@ TEST(ItmEvents, OtherPacketsInsideAPortZeroMemLineDoNotCutIt) {
       stream += stim(0, text.substr(i, 1));
       if (i % 11 == 5) stream += between;  // a PC sample, or a 32-bit write to port 2
     }
-    stream += stim(0, "On") + between + stim(0, "Off") + between;
+    stream += stim(0, "On") + between + stim(0, "Off") + between + stim(0, "phase:1") + between + stim(0, "layer[3]") + between;
     // A logger's prefix before the record: a blank or ':' says it is no marker word.
     for (char c : std::string("I (12) app: [MEM][40] ALLOC size=8 addr=0x3000\n")) stream += stim(0, std::string(1, c)) + between;
     auto run = analyse(Format::itm, stream);
     EXPECT_EQ(run->result.counts.allocs, 3u);
     EXPECT_EQ(run->result.counts.frees, 1u);
-    EXPECT_EQ(run->result.counts.marks, 3u);  // On, Off, and the prefix's "I", cut before its blank
+    EXPECT_EQ(run->result.counts.marks, 5u);  // On, Off, phase:1, layer[3], and the prefix's "I", cut before its blank
     EXPECT_EQ(run->stats.malformed_lines, 0u);
     ASSERT_EQ(run->result.pools.size(), 1u);
     EXPECT_EQ(run->result.pools[0].final_bytes, 208u);
