@@ -300,6 +300,23 @@ TEST(HonestFindings, ThePeaksHoldersAddUpToThePeakWithAnArenaHole) {
   ASSERT_NE(hole, p.live_at_peak.end());
   EXPECT_EQ(hole->bytes, 100u);
   EXPECT_EQ(hole->count, 0u);
+
+  // With more sites than the list names, the row is one of the 1,000 named
+  // rows and one last row sums the rest (it was a 1,002nd row, and the
+  // page's copy of the list then miscounted the sites it left out).
+  MemLog many;
+  many("POOL name=ar kind=arena size=2000");
+  many("ALLOC size=10 align=16 offset=0 pool=ar site=a:1");
+  many("ALLOC size=10 align=16 offset=16 pool=ar site=a:2");  // 6 B of padding between
+  for (int i = 0; i < 1200; ++i) many("ALLOC size={} addr=0x{:x} site=s{}.c:1", 8 + i, 0x100000 + i * 0x10000, i);
+  run = analyse(Format::log, many.text);
+  const PeakResult& q = run->result.peak;
+  ASSERT_EQ(q.live_at_peak.size(), listed::kPeakHolders + 1);
+  EXPECT_EQ(q.live_at_peak.back().site, "(203 other sites)");
+  held = 0;
+  for (const PeakHolder& h : q.live_at_peak) held += h.bytes;
+  EXPECT_EQ(held, q.bytes);
+  EXPECT_EQ(std::count_if(q.live_at_peak.begin(), q.live_at_peak.end(), [](const PeakHolder& h) { return h.site == kBelowArenaTop; }), 1);
 }
 
 // A heap of known extent whose fragmentation peaks at 42 % and ends at 0.
