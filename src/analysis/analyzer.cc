@@ -246,18 +246,19 @@ struct Analyzer::Impl {
         sampled(e);
         leaks.tick();
         break;
-      case EventKind::free:
+      case EventKind::free: {
         // free(NULL) does nothing; an arena's offset 0 with nothing there is a lost allocation.
-        if (!release(e.pool, e.address, e.time, e.thread, freed, null_in_heap(e.pool, e.address)) &&
-            null_in_heap(e.pool, e.address)) [[unlikely]]
+        const bool null = null_in_heap(e.pool, e.address);
+        if (!release(e.pool, e.address, e.time, e.thread, freed, null) && null) [[unlikely]]
           break;
         ++counts.frees;
         usage_changed(e.time);
         sampled(e);
         leaks.tick();
         break;
+      }
       case EventKind::realloc: {
-        if (e.address == 0 && (e.size == 0 || pool_info(e.pool).kind == PoolKind::heap)) [[unlikely]] {
+        if ((e.address == 0 && e.size == 0) || null_in_heap(e.pool, e.address)) [[unlikely]] {
           realloc_returned_null(e);
           break;
         }

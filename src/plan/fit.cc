@@ -141,7 +141,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     if (holds_image(reg, esp)) flash_used += image_bytes(map, reg, esp);
     if (reg.kind != RegionKind::ram) continue;
     ram_used += reg.used;
-    if (arena && arena->address >= reg.origin && arena->address < reg.origin + reg.length) arena_region = &reg;
+    if (arena && within(reg, arena->address)) arena_region = &reg;
   }
   r.flash.push_back({"firmware image (map)", flash_used});
   if (weights) {

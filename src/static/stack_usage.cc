@@ -176,9 +176,9 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
           std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), bytes);
           size_t q = parts[2].find('('), e = parts[2].find(')');
           std::string qualifier = q != std::string::npos && e != std::string::npos ? parts[2].substr(q + 1, e - q - 1) : "";
-          // The same global defined twice (two builds in one tree, a weak
-          // and a strong definition): the larger frame, and the calls of
-          // both, so the bound holds whichever one is linked.
+          // The same global defined twice (two builds in one tree; GCC
+          // titles a weak definition by its file, so not that): the larger
+          // frame, and the calls of both, so the bound holds whichever one is linked.
           if (!n.has_frame || bytes > n.fn.frame_bytes) {
             if (n.has_frame && parts.size() > 1) n.fn.file = parts[1];
             n.fn.frame_bytes = bytes;
