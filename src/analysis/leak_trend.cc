@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 namespace edgemem {
 
@@ -29,48 +30,113 @@ double student_t_upper_tail(double t, unsigned df) {
   return t >= 0 ? std::max(upper, 0.0) : 1 - upper;
 }
 
+namespace {
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
 bool LeakTrend::add(uint64_t used_bytes) {
   window_min_ = in_window_ == 0 ? used_bytes : std::min(window_min_, used_bytes);
   if (++in_window_ < kWindow) return false;
   in_window_ = 0;
+  at_top_ = !floors_.empty() && window_min_ > highest_;
+  if (!floors_.empty()) highest_ = std::max(highest_, floors_.back());
   floors_.push_back(window_min_);
-  if (floors_.size() > kWindows) {
-    highest_before_ = std::max(highest_before_, floors_.front());
-    floors_.pop_front();
-  }
+  if (floors_.size() > kKept) floors_.pop_front();
   if (floors_.size() < kWindows) return false;
-  fit();
+  estimate_ = fit(kWindows);
+  // A leak too slow to stand out of the walk in 80 inferences, over longer spans.
+  for (size_t n = 2 * kWindows; at_top_ && !estimate_->confirmed && n <= std::min(kLongestFit, floors_.size()); n *= 2) {
+    TrendEstimate e = fit(n);
+    // One step up (a large block kept from then on) is no trend: both halves must climb.
+    const double quarter = e.bytes_per_inference * kWindow / 4;
+    const size_t first = floors_.size() - n;
+    if (e.confirmed && slope_of(first, n / 2) >= quarter && slope_of(first + n / 2, n / 2) >= quarter) estimate_ = e;
+  }
   return true;
 }
 
-void LeakTrend::fit() {
+double LeakTrend::slope_of(size_t first, size_t n) const {
   // Least squares of floor against window index, centred to keep precision
   // with floors of megabytes.
-  const double n = static_cast<double>(floors_.size());
-  const double base = static_cast<double>(floors_.front());
-  double mean_x = (n - 1) / 2, mean_y = 0;
-  for (uint64_t f : floors_) mean_y += (static_cast<double>(f) - base) / n;
-  double sxx = 0, sxy = 0;
-  for (size_t i = 0; i < floors_.size(); ++i) {
-    double dx = static_cast<double>(i) - mean_x;
+  const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
+  const double base = static_cast<double>(floors_[first]);
+  double mean_y = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i) mean_y += (static_cast<double>(floors_[first + i]) - base) / count;
+  for (size_t i = 0; i < n; ++i) {
+    const double dx = static_cast<double>(i) - mean_x;
     sxx += dx * dx;
-    sxy += dx * (static_cast<double>(floors_[i]) - base - mean_y);
+    sxy += dx * (static_cast<double>(floors_[first + i]) - base - mean_y);
   }
-  double slope = sxy / sxx;
-  double sse = 0;
-  for (size_t i = 0; i < floors_.size(); ++i) {
-    double r = static_cast<double>(floors_[i]) - base - mean_y - slope * (static_cast<double>(i) - mean_x);
+  return sxy / sxx;
+}
+
+double LeakTrend::walk_spread(size_t n) const {
+  // The floor's recent steps, a few wild ones clipped (a floor that jumps for
+  // one window and comes back, or steps up once, is no walk), through what a
+  // least-squares slope over n points of a walk with such independent steps
+  // spreads by.
+  std::vector<double> steps;
+  for (size_t i = floors_.size() > kStepsMeasured ? floors_.size() - kStepsMeasured : 1; i < floors_.size(); ++i)
+    steps.push_back(static_cast<double>(floors_[i]) - static_cast<double>(floors_[i - 1]));
+  const double mid = median(steps);
+  std::vector<double> deviation;
+  for (double s : steps) deviation.push_back(std::abs(s - mid));
+  const double usual = 1.4826 * median(deviation);  // the standard deviation, were the steps normal
+  double mean = 0, variance = 0;
+  auto clipped = [&](double s) { return usual > 0 ? std::clamp(s, mid - 5 * usual, mid + 5 * usual) : s; };
+  for (double s : steps) mean += clipped(s) / static_cast<double>(steps.size());
+  for (double s : steps) variance += (clipped(s) - mean) * (clipped(s) - mean) / static_cast<double>(steps.size() - 1);
+  // The slope is sum_i w_i floor_i; floor_i is the first floor plus steps
+  // 1..i, so step j weighs the sum of w_i for i >= j.
+  const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
+  double sxx = 0;
+  for (size_t i = 0; i < n; ++i) sxx += (static_cast<double>(i) - mean_x) * (static_cast<double>(i) - mean_x);
+  double weights = 0, weight = 0;
+  for (size_t j = n - 1; j >= 1; --j) {
+    weight += (static_cast<double>(j) - mean_x) / sxx;
+    weights += weight * weight;
+  }
+  return std::sqrt(variance * weights);
+}
+
+bool LeakTrend::drifts(size_t first, size_t n) const {
+  double mean = 0, variance = 0;
+  auto step = [&](size_t i) { return static_cast<double>(floors_[i]) - static_cast<double>(floors_[i - 1]); };
+  for (size_t i = first + 1; i < first + n; ++i) mean += step(i) / static_cast<double>(n - 1);
+  for (size_t i = first + 1; i < first + n; ++i) variance += (step(i) - mean) * (step(i) - mean) / static_cast<double>(n - 2);
+  const double se = std::sqrt(variance / static_cast<double>(n - 1));
+  const double t = se > 0 ? mean / se : mean > 0 ? INFINITY : 0;
+  return mean > 0 && student_t_upper_tail(t, static_cast<unsigned>(n - 2)) < kConfirmP;
+}
+
+TrendEstimate LeakTrend::fit(size_t n) const {
+  const size_t first = floors_.size() - n;
+  const double slope = slope_of(first, n);
+  const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
+  const double base = static_cast<double>(floors_[first]);
+  double mean_y = 0, sxx = 0, sse = 0;
+  for (size_t i = 0; i < n; ++i) mean_y += (static_cast<double>(floors_[first + i]) - base) / count;
+  for (size_t i = 0; i < n; ++i) {
+    const double dx = static_cast<double>(i) - mean_x;
+    const double r = static_cast<double>(floors_[first + i]) - base - mean_y - slope * dx;
+    sxx += dx * dx;
     sse += r * r;
   }
-  double se = std::sqrt(sse / (n - 2) / sxx);
-  double t = se > 0 ? slope / se : slope > 0 ? INFINITY : slope < 0 ? -INFINITY : 0;
+  const double se = std::sqrt(sse / (count - 2) / sxx);
+  const double t = se > 0 ? slope / se : slope > 0 ? INFINITY : slope < 0 ? -INFINITY : 0;
   TrendEstimate e;
   e.bytes_per_inference = slope / kWindow;
-  e.p_value = slope == 0 ? 1 : student_t_upper_tail(t, static_cast<unsigned>(floors_.size() - 2));
-  e.inferences = kWindow * kWindows;
-  bool at_top = floors_.back() > std::max(highest_before_, *std::max_element(floors_.begin(), floors_.end() - 1));
-  e.confirmed = slope > 0 && at_top && e.p_value < kConfirmP;
-  estimate_ = e;
+  e.p_value = slope == 0 ? 1 : student_t_upper_tail(t, static_cast<unsigned>(n - 2));
+  e.inferences = kWindow * n;
+  // The walk is judged last: only a slope that passed the rest needs it.
+  e.confirmed = slope > 0 && at_top_ && e.p_value < kConfirmP &&
+                (slope > kWalkSpreads * walk_spread(n) || drifts(first, n));
+  return e;
 }
 
 }  // namespace edgemem

@@ -5,6 +5,13 @@
 // every one of them sat on; a leak lifts that floor, temporaries do not. The
 // slope over the last few window floors is tested against zero (Student's t,
 // one-sided), so a confirmation carries a probability that it is noise.
+//
+// Floors of a working set that wanders (each inference fills or frees a few
+// of many slots) are a bounded random walk, not independent samples: a climb
+// that happens to run for 80 inferences passes the t-test. So a confirmed
+// slope must also be one a random walk of this pool's own steps would rarely
+// make, and a slow leak that such a walk hides over 80 inferences is looked
+// for again over 160, 320 and 640.
 #pragma once
 
 #include <cstdint>
@@ -18,25 +25,39 @@ namespace edgemem {
 class LeakTrend {
  public:
   static constexpr uint64_t kWindow = 8;     // inferences per floor
-  static constexpr size_t kWindows = 10;     // floors in one fit: 80 inferences
+  static constexpr size_t kWindows = 10;     // floors in the shortest fit: 80 inferences
+  static constexpr size_t kLongestFit = 80;  // floors in the longest: 640 inferences
   // One false confirmation in a million fits of a flat floor; a soak of a
   // million inferences runs 125,000 fits.
   static constexpr double kConfirmP = 1e-6;
+  // The rise over a fit, in spreads of what the floor's own past steps would
+  // make as a random walk over that span: one-sided 1e-6 if they were normal.
+  static constexpr double kWalkSpreads = 4.75;
 
   // The pool's usage at one inference end; true when it closed a window and a new fit was made.
   bool add(uint64_t used_bytes);
-  // Over the last kWindows complete windows; unset until there are that many.
+  // Over the last kWindows complete windows, or the shortest longer span that
+  // confirmed a leak; unset until there are kWindows windows.
   std::optional<TrendEstimate> estimate() const { return estimate_; }
 
  private:
-  void fit();
+  TrendEstimate fit(size_t floors) const;
+  // How far the slope of `floors` floors of a walk like this pool's past one spreads.
+  double walk_spread(size_t floors) const;
+  double slope_of(size_t first, size_t floors) const;
+  // The fit's own steps: their mean is above zero (Student's t, one-sided),
+  // for a walk whose steps changed since (a leak that set in takes over the floor).
+  bool drifts(size_t first, size_t floors) const;
+
+  static constexpr size_t kStepsMeasured = 256;  // the latest steps, for the walk's spread
+  static constexpr size_t kKept = kStepsMeasured + 1;  // floors
+  static_assert(kKept >= kLongestFit);
   uint64_t window_min_ = 0, in_window_ = 0;
   std::deque<uint64_t> floors_;
-  // The highest floor of the run before the fit's span. Neighbouring floors
-  // of a working set that wanders are not independent, so the t-test alone
-  // can pass on a stretch where it happens to climb; a leak, unlike a
-  // bounded walk, keeps setting floors the run has never seen.
-  uint64_t highest_before_ = 0;
+  // The newest floor is higher than every earlier floor of the run: a leak
+  // keeps setting floors the run has never seen, a bounded walk does not.
+  bool at_top_ = false;
+  uint64_t highest_ = 0;  // of the floors before the newest
   std::optional<TrendEstimate> estimate_;
 };
 
