@@ -68,7 +68,7 @@ int run_fit(const FitArgs& args) {
   auto model_bytes = read_whole_file(args.model);
   if (!model_bytes) return fail(args.model, cannot_open(args.model));
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(model_bytes->data()), model_bytes->size()}, error);
-  if (!model) return fail(args.model, error + kind_hint(args.model, *model_bytes, "fit"));
+  if (!model) return fail(args.model, error + kind_hint(args.model, *model_bytes, "plan"));
   report.budget = plan::arena_budget(*model, plan::target_named(args.target));
 
   if (args.map.empty()) {
@@ -77,7 +77,7 @@ int run_fit(const FitArgs& args) {
     auto map_text = read_whole_file(args.map);
     if (!map_text) return fail(args.map, cannot_open(args.map));
     auto map = parse_linker_map(*map_text, error);
-    if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "fit"));
+    if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "map"));
     if (!chip)
       if (auto why = plan::map_capacity_unknown(*map))
         return fail(args.map, *why + ", so the chip's capacity is not known: name it with --mcu NAME (edgemem fit "

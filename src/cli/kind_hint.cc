@@ -9,16 +9,17 @@
 
 namespace edgemem::cli {
 
-std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view command) {
+std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view reads_like) {
   std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(bytes.data()), std::min(bytes.size(), kSniffBytes));
   SniffVerdict v = sniff_trace(head);
   if (v.format) {
-    if (command == "analyze") return {};
     const std::string_view format = to_string(*v.format);
     const bool vowel = std::string_view("aeiou").find(format[0]) != std::string_view::npos;
     return fmt::format("; it is {} {} trace: run `edgemem analyze {}`", vowel ? "an" : "a", format, path);
   }
-  if (!v.other_kind || v.instead.find(fmt::format("edgemem {} ", command)) != std::string::npos) return {};
+  // The kind the failed command reads: a map that `fit --map` could not
+  // parse is no file for `edgemem map` either.
+  if (!v.other_kind || v.instead.find(fmt::format("`edgemem {} {{file}}`", reads_like)) != std::string::npos) return {};
   // "PATH: an ELF file, not a trace; for its sections ... run `edgemem map --elf PATH`"
   std::string said = v.refusal(path).substr(path.size() + 2);
   if (size_t cut = said.find(", not a trace"); cut != std::string::npos) said.erase(cut, 13);

@@ -8,7 +8,9 @@
 
 namespace edgemem::cli {
 
-// Empty when the bytes are no kind edgemem knows, or the kind `command` reads.
-std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view command);
+// Empty when the bytes are no kind edgemem knows, or the kind that was
+// expected: the one `edgemem READS_LIKE FILE` reads (`fit` reads its model
+// as `plan` does and its --map as `map` does).
+std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view reads_like);
 
 }  // namespace edgemem::cli

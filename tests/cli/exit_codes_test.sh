@@ -315,6 +315,11 @@ grep -q "; it is an emt trace: run \`edgemem analyze $src/examples/traces/kws_le
 expect 2 "stack of a map" -- "$edgemem" stack "$corpus/map/own_cm4_O2.map"
 grep -q "; it looks like a GNU ld linker map; for its regions, sections and symbols run \`edgemem map" "$tmp/err" ||
   { echo "FAIL: stack of a map: $(cat "$tmp/err")"; fail=1; }
+# A map that fit --map cannot read is not sent to `edgemem map`, which reads it no better.
+head -c 5000 "$corpus/map/own_cm4_O2.map" >"$tmp/cut.map"
+expect 2 "fit --map of a cut map" -- "$edgemem" fit "$corpus/tflite/tflm_seanet_strided_slice0.tflite" --map "$tmp/cut.map"
+grep -q "it is cut short" "$tmp/err" && ! grep -q "it looks like" "$tmp/err" ||
+  { echo "FAIL: fit --map of a cut map: $(cat "$tmp/err")"; fail=1; }
 expect 2 "analyze --elf of a missing file" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --elf "$tmp/none.elf"
 grep -q "none.elf: no such file (expected the firmware ELF" "$tmp/err" || { echo "FAIL: --elf missing: $(cat "$tmp/err")"; fail=1; }
 expect 2 "plan of a directory" -- "$edgemem" plan "$tmp"
