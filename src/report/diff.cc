@@ -42,10 +42,13 @@ std::map<std::string, double> regions(const LinkerMap& m) {
   for (const auto& r : m.regions) out[r.name] += static_cast<double>(r.used);
   return out;
 }
+// GNU ld lists an output section that received nothing, at size 0; armlink,
+// IAR and an ELF leave it out. Empty is absent on every side, so a section
+// that emptied is [gone] whichever linker wrote the maps.
 std::map<std::string, double> sections(const LinkerMap& m) {
   std::map<std::string, double> out;
   for (const auto& s : m.sections)
-    if (s.kind != SectionKind::debug) out[s.name] += static_cast<double>(s.size);
+    if (s.kind != SectionKind::debug && s.size > 0) out[s.name] += static_cast<double>(s.size);
   return out;
 }
 std::map<std::string, double> objects(const LinkerMap& m) {

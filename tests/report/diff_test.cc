@@ -36,6 +36,24 @@ TEST(Diff, TwoBuildsOfTheSameFirmware) {
     for (const auto& r : g.rows) EXPECT_EQ(r.delta(), 0) << g.title << " " << r.name;
 }
 
+// GNU ld lists an output section that received nothing at size 0; one that
+// emptied between two builds is gone, as it is in maps of linkers that omit it.
+TEST(Diff, AGnuSectionThatEmptiedIsGone) {
+  auto image = [](uint64_t exidx) {
+    LinkerMap m;
+    m.sections = {{".text", 0x08000000, 100, std::nullopt, SectionKind::code, 0},
+                  {".ARM.exidx", 0x08000064, exidx, std::nullopt, SectionKind::rodata, 0},
+                  {".empty_in_both", 0x08000064, 0, std::nullopt, SectionKind::rodata, 0}};
+    return m;
+  };
+  auto groups = diff_maps(image(8), image(0));
+  ASSERT_NE(row(groups, "sections", ".ARM.exidx"), nullptr);
+  EXPECT_TRUE(row(groups, "sections", ".ARM.exidx")->removed);
+  EXPECT_EQ(row(groups, "sections", ".ARM.exidx")->delta(), -8);
+  EXPECT_TRUE(row(diff_maps(image(0), image(8)), "sections", ".ARM.exidx")->added);
+  EXPECT_EQ(row(groups, "sections", ".empty_in_both"), nullptr);
+}
+
 // Symbols that share a name (file-local statics) are rows of their own by
 // object: in review one row per name kept the largest, and a.o's buf
 // growing by 50 B, or two bufs swapping sizes, showed no change.
