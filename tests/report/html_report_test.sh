@@ -153,5 +153,31 @@ if len(labels) != 10 or len(set(labels)) != len(labels):
     print("FAIL: report-ort: the layout legend's sites do not read apart: %r" % labels); sys.exit(1)
 PY
 
+# An arena freed out of order: at the peak 100 B below its top are in no
+# block. The flame graph of the peak is as wide as the peak, those bytes a
+# frame of their own (it drew only the blocks, 150 B of 250).
+cat >"$tmp/out_of_order.log" <<'LOG'
+[MEM][1] POOL name=arena kind=arena size=1024
+[MEM][2] INFER begin 1
+[MEM][3] ALLOC size=100 align=4 offset=0 site=a.cc:1 pool=arena
+[MEM][4] ALLOC size=100 align=4 offset=100 site=b.cc:2 pool=arena
+[MEM][5] FREE offset=0 pool=arena
+[MEM][6] ALLOC size=50 align=4 offset=200 site=c.cc:3 pool=arena
+[MEM][7] INFER end 1
+LOG
+"$edgemem" analyze "$tmp/out_of_order.log" --html "$out/report-out-of-order.html" >/dev/null 2>"$tmp/ooo.err" ||
+  { echo "FAIL: analyze --html of the out-of-order arena exit $?"; cat "$tmp/ooo.err"; fail=1; }
+render report-out-of-order
+python3 - "$tmp/report-out-of-order.dom" <<'PY' || fail=1
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'id="flame-peak"[^>]*data-bytes="(\d+)"', dom)
+if not m or m.group(1) != "250":
+    print("FAIL: report-out-of-order: the flame graph of the peak is %s B wide, the peak 250 B" % (m and m.group(1))); sys.exit(1)
+part = dom[dom.find('id="flame-peak"'):]
+if "(below an arena&#39;s top" not in part[:part.find("</figure>")] and "(below an arena's top" not in part[:part.find("</figure>")]:
+    print("FAIL: report-out-of-order: no frame for the bytes below the arena's top"); sys.exit(1)
+PY
+
 [ "$fail" = 0 ] && echo "ok: HTML reports render in chromium (screenshots in $out)"
 exit "$fail"

@@ -1,5 +1,5 @@
 // Flame graphs (d3-flame-graph) of what is live at one moment: the root is
-// the moment, then one frame per pool, then the site's frames (a site may be
+// the moment, then one frame per pool (none for an entry of no pool), then the site's frames (a site may be
 // a call stack, frames joined by ";" from the root), widths in bytes. Labels
 // are d3 text nodes; the library's HTML tooltip is not installed.
 EM.flameGraph = function (figure, entries, rootName) {
@@ -24,7 +24,7 @@ EM.flameGraph = function (figure, entries, rootName) {
   };
   const root = node(rootName);
   for (const e of entries) {
-    const path = [root, child(root, "pool " + e.pool)];
+    const path = e.pool == null ? [root] : [root, child(root, "pool " + e.pool)];
     for (const frame of e.site.split(";")) path.push(child(path[path.length - 1], frame));
     for (const n of path) {
       n.value += e.bytes;
@@ -32,6 +32,7 @@ EM.flameGraph = function (figure, entries, rootName) {
     }
   }
   figure.dataset.frames = frames;
+  figure.dataset.bytes = root.value;
   const chart = flamegraph.default()
     .width(1080)
     .cellHeight(20)

@@ -140,7 +140,12 @@ EM.pages.analyze = function (doc) {
   a.layout.sites = a.layout.site_stacks.map((ids) => ids.map((i) => a.layout.site_frames[i]).join(";"));
   EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
   EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end");
-  EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak,
+  // Bytes below an arena's top that no block held at the peak (freed out of
+  // order, padding, lost) are part of it: their own frame, so the graph is as
+  // wide as the peak. The peak's holders name them; no pool or stack does.
+  const belowTop = a.peak.live_at_peak.filter((h) => h.count === 0 && h.site.startsWith("(below an arena's top"))
+    .map((h) => ({ pool: null, site: h.site, bytes: h.bytes, count: 0 }));
+  EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak.concat(belowTop),
                 "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")");
 
   // Sites: the leaking groups first (a group may be a site or, for unnamed
