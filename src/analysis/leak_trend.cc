@@ -1,6 +1,7 @@
 #include "leak_trend.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -32,7 +33,7 @@ double student_t_upper_tail(double t, unsigned df) {
 
 namespace {
 
-double median(std::vector<double> v) {
+double median(std::vector<double>& v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
@@ -43,11 +44,12 @@ bool LeakTrend::add(uint64_t used_bytes) {
   window_min_ = in_window_ == 0 ? used_bytes : std::min(window_min_, used_bytes);
   if (++in_window_ < kWindow) return false;
   in_window_ = 0;
-  at_top_ = !floors_.empty() && window_min_ > highest_;
   if (!floors_.empty()) highest_ = std::max(highest_, floors_.back());
+  at_top_ = !floors_.empty() && window_min_ > highest_;
   floors_.push_back(window_min_);
   if (floors_.size() > kKept) floors_.pop_front();
   if (floors_.size() < kWindows) return false;
+  step_variance_.reset();
   estimate_ = fit(kWindows);
   // A leak too slow to stand out of the walk in 80 inferences, over longer spans.
   for (size_t n = 2 * kWindows; at_top_ && !estimate_->confirmed && n <= std::min(kLongestFit, floors_.size()); n *= 2) {
@@ -75,22 +77,57 @@ double LeakTrend::slope_of(size_t first, size_t n) const {
   return sxy / sxx;
 }
 
-double LeakTrend::walk_spread(size_t n) const {
-  // The floor's recent steps, a few wild ones clipped (a floor that jumps for
-  // one window and comes back, or steps up once, is no walk), through what a
-  // least-squares slope over n points of a walk with such independent steps
-  // spreads by.
-  std::vector<double> steps;
-  for (size_t i = floors_.size() > kStepsMeasured ? floors_.size() - kStepsMeasured : 1; i < floors_.size(); ++i)
-    steps.push_back(static_cast<double>(floors_[i]) - static_cast<double>(floors_[i - 1]));
-  const double mid = median(steps);
-  std::vector<double> deviation;
-  for (double s : steps) deviation.push_back(std::abs(s - mid));
-  const double usual = 1.4826 * median(deviation);  // the standard deviation, were the steps normal
-  double mean = 0, variance = 0;
-  auto clipped = [&](double s) { return usual > 0 ? std::clamp(s, mid - 5 * usual, mid + 5 * usual) : s; };
-  for (double s : steps) mean += clipped(s) / static_cast<double>(steps.size());
-  for (double s : steps) variance += (clipped(s) - mean) * (clipped(s) - mean) / static_cast<double>(steps.size() - 1);
+double LeakTrend::step_variance() {
+  if (step_variance_) return *step_variance_;
+  steps_.clear();
+  auto floor = floors_.end() - static_cast<std::ptrdiff_t>(std::min(floors_.size(), kStepsMeasured + 1));
+  for (double previous = static_cast<double>(*floor); ++floor != floors_.end();) {
+    steps_.push_back(static_cast<double>(*floor) - previous);
+    previous = static_cast<double>(*floor);
+  }
+  // A few wild steps are clipped: a floor that steps up once (a large block
+  // kept from then on) is no walk. Where "wild" begins is 5 standard
+  // deviations from the steps' median, were they normal: from their median
+  // deviation, or their mean one when most steps are the same. It is
+  // measured every kClipRefreshed windows (two selections of 256 values; a
+  // leak's every window needs the variance).
+  if (!clip_ || ++clip_age_ >= kClipRefreshed) {
+    scratch_.assign(steps_.begin(), steps_.end());
+    const double mid = median(scratch_);
+    for (size_t i = 0; i < steps_.size(); ++i) scratch_[i] = std::abs(steps_[i] - mid);
+    double usual = 1.4826 * median(scratch_);
+    if (usual == 0) {
+      for (double d : scratch_) usual += 1.2533 * d / static_cast<double>(scratch_.size());
+    }
+    clip_ = {mid - 5 * usual, mid + 5 * usual};
+    clip_age_ = 0;
+  }
+  double mean = 0;
+  for (double& s : steps_) {
+    if (clip_->second > clip_->first) s = std::clamp(s, clip_->first, clip_->second);
+    mean += s / static_cast<double>(steps_.size());
+  }
+  // Their long-run variance (Bartlett weights over kLags lags): what a sum of
+  // many of them spreads by, per step. A walk's independent steps keep their
+  // variance; the steps of floors that only wobble about a level (one window
+  // up, the next down) cancel, so temporaries are left to the t-test and a
+  // slow leak above them is still confirmed.
+  // (A fit needs kWindows floors, so there are always more than kLags steps.)
+  const size_t count = steps_.size();
+  for (double& s : steps_) s -= mean;
+  std::array<double, kLags + 1> covariance{};
+  for (size_t i = 0; i < kLags; ++i)
+    for (size_t k = 0; k <= i; ++k) covariance[k] += steps_[i] * steps_[i - k];
+  for (size_t i = kLags; i < count; ++i)
+    for (size_t k = 0; k <= kLags; ++k) covariance[k] += steps_[i] * steps_[i - k];
+  double variance = 0;
+  for (size_t k = 0; k <= kLags; ++k)
+    variance += (k == 0 ? 1 : 2 * (1 - static_cast<double>(k) / (kLags + 1))) * covariance[k] / static_cast<double>(count);
+  step_variance_ = std::max(variance, 0.0);
+  return *step_variance_;
+}
+
+double LeakTrend::walk_spread(size_t n) {
   // The slope is sum_i w_i floor_i; floor_i is the first floor plus steps
   // 1..i, so step j weighs the sum of w_i for i >= j.
   const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
@@ -101,7 +138,7 @@ double LeakTrend::walk_spread(size_t n) const {
     weight += (static_cast<double>(j) - mean_x) / sxx;
     weights += weight * weight;
   }
-  return std::sqrt(variance * weights);
+  return std::sqrt(step_variance() * weights);
 }
 
 bool LeakTrend::drifts(size_t first, size_t n) const {
@@ -114,7 +151,7 @@ bool LeakTrend::drifts(size_t first, size_t n) const {
   return mean > 0 && student_t_upper_tail(t, static_cast<unsigned>(n - 2)) < kConfirmP;
 }
 
-TrendEstimate LeakTrend::fit(size_t n) const {
+TrendEstimate LeakTrend::fit(size_t n) {
   const size_t first = floors_.size() - n;
   const double slope = slope_of(first, n);
   const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
@@ -133,9 +170,10 @@ TrendEstimate LeakTrend::fit(size_t n) const {
   e.bytes_per_inference = slope / kWindow;
   e.p_value = slope == 0 ? 1 : student_t_upper_tail(t, static_cast<unsigned>(n - 2));
   e.inferences = kWindow * n;
-  // The walk is judged last: only a slope that passed the rest needs it.
+  // The walk is judged last, its spread after the cheaper drift test: only a
+  // slope that passed the rest needs them.
   e.confirmed = slope > 0 && at_top_ && e.p_value < kConfirmP &&
-                (slope > kWalkSpreads * walk_spread(n) || drifts(first, n));
+                (drifts(first, n) || slope > kWalkSpreads * walk_spread(n));
   return e;
 }
 

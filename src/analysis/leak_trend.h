@@ -11,12 +11,15 @@
 // that happens to run for 80 inferences passes the t-test. So a confirmed
 // slope must also be one a random walk of this pool's own steps would rarely
 // make, and a slow leak that such a walk hides over 80 inferences is looked
-// for again over 160, 320 and 640.
+// for again over spans twice as long, up to 5,120 inferences.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "edgemem/analysis_result.h"
 
@@ -26,7 +29,7 @@ class LeakTrend {
  public:
   static constexpr uint64_t kWindow = 8;     // inferences per floor
   static constexpr size_t kWindows = 10;     // floors in the shortest fit: 80 inferences
-  static constexpr size_t kLongestFit = 80;  // floors in the longest: 640 inferences
+  static constexpr size_t kLongestFit = 640;  // floors in the longest: 5,120 inferences
   // One false confirmation in a million fits of a flat floor; a soak of a
   // million inferences runs 125,000 fits.
   static constexpr double kConfirmP = 1e-6;
@@ -41,23 +44,30 @@ class LeakTrend {
   std::optional<TrendEstimate> estimate() const { return estimate_; }
 
  private:
-  TrendEstimate fit(size_t floors) const;
-  // How far the slope of `floors` floors of a walk like this pool's past one spreads.
-  double walk_spread(size_t floors) const;
+  TrendEstimate fit(size_t floors);
+  // How far the slope of `floors` floors of a walk with this pool's steps spreads.
+  double walk_spread(size_t floors);
+  double step_variance();
   double slope_of(size_t first, size_t floors) const;
   // The fit's own steps: their mean is above zero (Student's t, one-sided),
   // for a walk whose steps changed since (a leak that set in takes over the floor).
   bool drifts(size_t first, size_t floors) const;
 
   static constexpr size_t kStepsMeasured = 256;  // the latest steps, for the walk's spread
-  static constexpr size_t kKept = kStepsMeasured + 1;  // floors
-  static_assert(kKept >= kLongestFit);
+  static constexpr size_t kLags = 8;             // of their long-run variance
+  static constexpr size_t kKept = std::max(kStepsMeasured + 1, kLongestFit);  // floors
+  static_assert(kWindows > kLags + 1);
   uint64_t window_min_ = 0, in_window_ = 0;
   std::deque<uint64_t> floors_;
   // The newest floor is higher than every earlier floor of the run: a leak
   // keeps setting floors the run has never seen, a bounded walk does not.
   bool at_top_ = false;
   uint64_t highest_ = 0;  // of the floors before the newest
+  std::optional<double> step_variance_;  // measured once a window, when a fit needs it
+  static constexpr size_t kClipRefreshed = 8;
+  std::optional<std::pair<double, double>> clip_;  // the range of steps that are not wild
+  size_t clip_age_ = 0;  // measures of the variance since the range was
+  std::vector<double> steps_, scratch_;
   std::optional<TrendEstimate> estimate_;
 };
 
