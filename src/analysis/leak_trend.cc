@@ -57,24 +57,31 @@ bool LeakTrend::add(uint64_t used_bytes) {
     // One step up (a large block kept from then on) is no trend: both halves must climb.
     const double quarter = e.bytes_per_inference * kWindow / 4;
     const size_t first = floors_.size() - n;
-    if (e.confirmed && slope_of(first, n / 2) >= quarter && slope_of(first + n / 2, n / 2) >= quarter) estimate_ = e;
+    if (e.confirmed && line_of(first, n / 2).slope >= quarter && line_of(first + n / 2, n / 2).slope >= quarter)
+      estimate_ = e;
   }
   return true;
 }
 
-double LeakTrend::slope_of(size_t first, size_t n) const {
+LeakTrend::Line LeakTrend::line_of(size_t first, size_t n) const {
   // Least squares of floor against window index, centred to keep precision
   // with floors of megabytes.
   const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
   const double base = static_cast<double>(floors_[first]);
-  double mean_y = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < n; ++i) mean_y += (static_cast<double>(floors_[first + i]) - base) / count;
+  auto y = [&](size_t i) { return static_cast<double>(floors_[first + i]) - base; };
+  double mean_y = 0, sxx = 0, sxy = 0, sse = 0;
+  for (size_t i = 0; i < n; ++i) mean_y += y(i) / count;
   for (size_t i = 0; i < n; ++i) {
     const double dx = static_cast<double>(i) - mean_x;
     sxx += dx * dx;
-    sxy += dx * (static_cast<double>(floors_[first + i]) - base - mean_y);
+    sxy += dx * (y(i) - mean_y);
   }
-  return sxy / sxx;
+  const double slope = sxy / sxx;
+  for (size_t i = 0; i < n; ++i) {
+    const double r = y(i) - mean_y - slope * (static_cast<double>(i) - mean_x);
+    sse += r * r;
+  }
+  return {slope, std::sqrt(sse / (count - 2) / sxx)};
 }
 
 double LeakTrend::step_variance() {
@@ -153,18 +160,7 @@ bool LeakTrend::drifts(size_t first, size_t n) const {
 
 TrendEstimate LeakTrend::fit(size_t n) {
   const size_t first = floors_.size() - n;
-  const double slope = slope_of(first, n);
-  const double count = static_cast<double>(n), mean_x = (count - 1) / 2;
-  const double base = static_cast<double>(floors_[first]);
-  double mean_y = 0, sxx = 0, sse = 0;
-  for (size_t i = 0; i < n; ++i) mean_y += (static_cast<double>(floors_[first + i]) - base) / count;
-  for (size_t i = 0; i < n; ++i) {
-    const double dx = static_cast<double>(i) - mean_x;
-    const double r = static_cast<double>(floors_[first + i]) - base - mean_y - slope * dx;
-    sxx += dx * dx;
-    sse += r * r;
-  }
-  const double se = std::sqrt(sse / (count - 2) / sxx);
+  const auto [slope, se] = line_of(first, n);
   const double t = se > 0 ? slope / se : slope > 0 ? INFINITY : slope < 0 ? -INFINITY : 0;
   TrendEstimate e;
   e.bytes_per_inference = slope / kWindow;

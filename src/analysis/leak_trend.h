@@ -48,7 +48,11 @@ class LeakTrend {
   // How far the slope of `floors` floors of a walk with this pool's steps spreads.
   double walk_spread(size_t floors);
   double step_variance();
-  double slope_of(size_t first, size_t floors) const;
+  struct Line {
+    double slope;     // bytes per window
+    double slope_se;  // its standard error
+  };
+  Line line_of(size_t first, size_t floors) const;
   // The fit's own steps: their mean is above zero (Student's t, one-sided),
   // for a walk whose steps changed since (a leak that set in takes over the floor).
   bool drifts(size_t first, size_t floors) const;

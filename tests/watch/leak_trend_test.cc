@@ -45,6 +45,20 @@ TEST(LeakTrend, TemporariesAboveAFlatFloorAreNotALeak) {
   }
 }
 
+// One inference of a working set that wanders: 9 random slots filled (with
+// 16 + random() % `sizes` bytes) or freed.
+void wander(std::vector<uint64_t>& slot, std::mt19937& random, uint64_t sizes, uint64_t& used) {
+  for (int k = 0; k < 9; ++k) {
+    uint64_t& s = slot[random() % slot.size()];
+    if (s) {
+      used -= s;
+      s = 0;
+    } else {
+      used += s = 16 + random() % sizes;
+    }
+  }
+}
+
 // A working set that wanders: each inference frees or fills 9 random
 // slots of 256 (bench/trace_writer.cc's device), so usage is a slow,
 // bounded random walk and neighbouring floors are not independent. A run
@@ -58,16 +72,7 @@ TEST(LeakTrend, AWanderingWorkingSetIsNotALeak) {
   std::vector<uint64_t> slot(256, 0);
   uint64_t used = 0;
   for (int i = 0; i < 300000; ++i) {
-    for (int k = 0; k < 9; ++k) {
-      uint64_t& s = slot[random() % slot.size()];
-      if (s) {
-        used -= s;
-        s = 0;
-      } else {
-        s = 16 + random() % 1008;
-        used += s;
-      }
-    }
+    wander(slot, random, 1008, used);
     trend.add(used);
     if (auto e = trend.estimate()) {
       ASSERT_FALSE(e->confirmed) << "at inference " << i << ": " << e->bytes_per_inference << " B, p " << e->p_value;
@@ -110,15 +115,7 @@ TEST(LeakTrend, ALeakInAWanderingWorkingSetIsFoundOverALongerSpan) {
     std::optional<TrendEstimate> found;
     int at = 0;
     for (int i = 1; i <= 21000 && !found; ++i) {
-      for (int k = 0; k < 9; ++k) {
-        uint64_t& s = slot[random() % slot.size()];
-        if (s) {
-          used -= s;
-          s = 0;
-        } else {
-          used += s = 16 + random() % 1009;
-        }
-      }
+      wander(slot, random, 1009, used);
       if (i > 20000) leaked += 644;
       trend.add(used + leaked);
       if (auto e = trend.estimate(); e && e->confirmed) found = e, at = i;
