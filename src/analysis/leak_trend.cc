@@ -92,8 +92,8 @@ double LeakTrend::step_variance() {
     steps_.push_back(static_cast<double>(*floor) - previous);
     previous = static_cast<double>(*floor);
   }
-  // A few wild steps are clipped: a floor that steps up once (a large block
-  // kept from then on) is no walk. Where "wild" begins is 5 standard
+  // One or two wild steps are clipped: a floor that steps up once (a large
+  // block kept from then on), or dips and comes back, is no walk. Where "wild" begins is 5 standard
   // deviations from the steps' median, were they normal: from their median
   // deviation, or their mean one when most steps are the same. It is
   // measured every kClipRefreshed windows (two selections of 256 values; a
@@ -109,9 +109,14 @@ double LeakTrend::step_variance() {
     clip_ = {mid - 5 * usual, mid + 5 * usual};
     clip_age_ = 0;
   }
+  // More wild steps than one jump and its return are the walk's own (a walk
+  // of heavy-tailed block sizes): kept whole.
+  size_t wild = 0;
+  for (double s : steps_) wild += s < clip_->first || s > clip_->second;
+  const bool clip = clip_->second > clip_->first && wild <= 2;
   double mean = 0;
   for (double& s : steps_) {
-    if (clip_->second > clip_->first) s = std::clamp(s, clip_->first, clip_->second);
+    if (clip) s = std::clamp(s, clip_->first, clip_->second);
     mean += s / static_cast<double>(steps_.size());
   }
   // Their long-run variance (Bartlett weights over kLags lags): what a sum of

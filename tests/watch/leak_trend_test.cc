@@ -2,6 +2,8 @@
 // one-sided t-test, so temporaries that outlive an inference do not trip it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <random>
 #include <vector>
@@ -191,6 +193,34 @@ TEST(LeakTrend, AWildStepOnAFlatFloorDoesNotHideALeak) {
   }
   EXPECT_GT(at, 20000);
   EXPECT_LE(at - 20000, 100);
+}
+
+// 256 slots, 3 filled or freed per inference with Pareto sizes (alpha 1.1,
+// 128 B to 4 MiB): a few huge blocks come and stay a while, and those steps
+// are the walk. Clipping every such step as wild made it narrow, and this
+// run said "leak" at inference 20,576. (Other seeds still raise one in the
+// first 100 inferences, climbing from empty: docs/watch.md.)
+TEST(LeakTrend, AWalkOfHeavyTailedBlockSizesIsNotALeak) {
+  LeakTrend trend;
+  std::mt19937 random(15);
+  std::vector<uint64_t> slot(256);
+  uint64_t used = 0;
+  for (int i = 1; i <= 100000; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      uint64_t& s = slot[random() % slot.size()];
+      if (s) {
+        used -= s;
+        s = 0;
+      } else {
+        const double u = random() / 4294967296.0;
+        used += s = 64 + static_cast<uint64_t>(std::min(64 / std::pow(1 - u, 1 / 1.1), 4194304.0));
+      }
+    }
+    trend.add(used);
+    if (auto e = trend.estimate()) {
+      ASSERT_FALSE(e->confirmed) << "at inference " << i << " over " << e->inferences;
+    }
+  }
 }
 
 TEST(LeakTrend, AFloorThatStepsUpOnceIsNotConfirmed) {
