@@ -86,18 +86,27 @@ LeakTrend::Line LeakTrend::line_of(size_t first, size_t n) const {
 
 double LeakTrend::step_variance() {
   if (step_variance_) return *step_variance_;
+  // Early in a run, the steps before the shortest fit's own: among a few
+  // dozen steps, a leak's own, read as the walk's, would widen the walk it is
+  // tested against. Among kStepsMeasured they weigh little, and leaving them
+  // out there let a walk's own burst of steps pass for a leak.
+  const size_t all = std::min(floors_.size(), kStepsMeasured + 1) - 1;
+  const bool before_fit = all >= kLongRun + (kWindows - 1) && all < kStepsMeasured;
+  const size_t count = before_fit ? all - (kWindows - 1) : all;
   steps_.clear();
-  auto floor = floors_.end() - static_cast<std::ptrdiff_t>(std::min(floors_.size(), kStepsMeasured + 1));
-  for (double previous = static_cast<double>(*floor); ++floor != floors_.end();) {
-    steps_.push_back(static_cast<double>(*floor) - previous);
+  auto floor = floors_.end() - static_cast<std::ptrdiff_t>(all + 1);
+  for (double previous = static_cast<double>(*floor); steps_.size() < count;) {
+    steps_.push_back(static_cast<double>(*++floor) - previous);
     previous = static_cast<double>(*floor);
   }
-  // One or two wild steps are clipped: a floor that steps up once (a large
-  // block kept from then on), or dips and comes back, is no walk. Where "wild" begins is 5 standard
-  // deviations from the steps' median, were they normal: from their median
-  // deviation, or their mean one when most steps are the same. It is
-  // measured every kClipRefreshed windows (two selections of 256 values; a
-  // leak's every window needs the variance).
+  // One or two wild steps count as none (the steps' median): a floor that
+  // steps up once (a large block kept from then on), or dips and comes back,
+  // is no walk. More are the walk's own (blocks of heavy-tailed sizes that
+  // come and go) and are kept. Wild is beyond 5 standard deviations from the
+  // median, were the steps normal: from their median deviation, or their
+  // mean one when most steps are the same. The range is measured every
+  // kClipRefreshed windows (two selections of up to 256 values; a leak's
+  // every window needs the variance).
   if (!clip_ || ++clip_age_ >= kClipRefreshed) {
     scratch_.assign(steps_.begin(), steps_.end());
     const double mid = median(scratch_);
@@ -106,32 +115,32 @@ double LeakTrend::step_variance() {
     if (usual == 0) {
       for (double d : scratch_) usual += 1.2533 * d / static_cast<double>(scratch_.size());
     }
-    clip_ = {mid - 5 * usual, mid + 5 * usual};
+    clip_ = {mid, 5 * usual};
     clip_age_ = 0;
   }
-  // More wild steps than one jump and its return are the walk's own (a walk
-  // of heavy-tailed block sizes): kept whole.
-  size_t wild = 0;
-  for (double s : steps_) wild += s < clip_->first || s > clip_->second;
-  const bool clip = clip_->second > clip_->first && wild <= 2;
+  const auto [mid, reach] = *clip_;
+  auto wild = [&](double s) { return reach > 0 && std::abs(s - mid) > reach; };
+  const bool tame = std::count_if(steps_.begin(), steps_.end(), wild) <= 2;
   double mean = 0;
   for (double& s : steps_) {
-    if (clip) s = std::clamp(s, clip_->first, clip_->second);
-    mean += s / static_cast<double>(steps_.size());
+    if (tame && wild(s)) s = mid;
+    mean += s / static_cast<double>(count);
+  }
+  for (double& s : steps_) s -= mean;
+  std::array<double, kLags + 1> covariance{};
+  for (size_t i = 0; i < count; ++i)
+    for (size_t k = 0; k <= std::min(i, kLags); ++k) covariance[k] += steps_[i] * steps_[i - k];
+  // Few steps: their plain variance. Bartlett weights over 8 lags read from a
+  // few dozen steps make a walk look narrow (early false alerts).
+  if (count < kLongRun) {
+    step_variance_ = covariance[0] / static_cast<double>(count - 1);
+    return *step_variance_;
   }
   // Their long-run variance (Bartlett weights over kLags lags): what a sum of
   // many of them spreads by, per step. A walk's independent steps keep their
   // variance; the steps of floors that only wobble about a level (one window
   // up, the next down) cancel, so temporaries are left to the t-test and a
   // slow leak above them is still confirmed.
-  // (A fit needs kWindows floors, so there are always more than kLags steps.)
-  const size_t count = steps_.size();
-  for (double& s : steps_) s -= mean;
-  std::array<double, kLags + 1> covariance{};
-  for (size_t i = 0; i < kLags; ++i)
-    for (size_t k = 0; k <= i; ++k) covariance[k] += steps_[i] * steps_[i - k];
-  for (size_t i = kLags; i < count; ++i)
-    for (size_t k = 0; k <= kLags; ++k) covariance[k] += steps_[i] * steps_[i - k];
   double variance = 0;
   for (size_t k = 0; k <= kLags; ++k)
     variance += (k == 0 ? 1 : 2 * (1 - static_cast<double>(k) / (kLags + 1))) * covariance[k] / static_cast<double>(count);

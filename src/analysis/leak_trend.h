@@ -59,8 +59,9 @@ class LeakTrend {
 
   static constexpr size_t kStepsMeasured = 256;  // the latest steps, for the walk's spread
   static constexpr size_t kLags = 8;             // of their long-run variance
+  static constexpr size_t kLongRun = 64;         // steps it needs; fewer give their plain variance
   static constexpr size_t kKept = std::max(kStepsMeasured + 1, kLongestFit);  // floors
-  static_assert(kWindows > kLags + 1);
+  static_assert(kStepsMeasured >= kLongRun + kWindows - 1);
   uint64_t window_min_ = 0, in_window_ = 0;
   std::deque<uint64_t> floors_;
   // The newest floor is higher than every earlier floor of the run: a leak
@@ -69,7 +70,7 @@ class LeakTrend {
   uint64_t highest_ = 0;  // of the floors before the newest
   std::optional<double> step_variance_;  // measured once a window, when a fit needs it
   static constexpr size_t kClipRefreshed = 8;
-  std::optional<std::pair<double, double>> clip_;  // the range of steps that are not wild
+  std::optional<std::pair<double, double>> clip_;  // the steps' median, and how far from it a step is wild
   size_t clip_age_ = 0;  // measures of the variance since the range was
   std::vector<double> steps_, scratch_;
   std::optional<TrendEstimate> estimate_;

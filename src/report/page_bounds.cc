@@ -1,5 +1,6 @@
 #include "report/page_bounds.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -29,20 +30,40 @@ void bound_persistent(json& a) {
 
 // The rows past kPeakHolders become one summed row, as the analysis's own
 // (its last row past listed::kPeakHolders), which is summed in with the
-// sites it stands for: the table still adds up to the peak.
+// sites it stands for: the table still adds up to the peak. The bytes
+// below an arena's top in no block are no site: kept by name, as the
+// analysis keeps them, and drawn by the page's flame graph of the peak.
 void bound_peak_holders(json& holders) {
-  if (holders.size() <= kPeakHolders) return;
-  uint64_t bytes = 0, count = 0, sites = holders.size() - kPeakHolders;
-  for (size_t i = kPeakHolders; i < holders.size(); ++i) {
-    bytes += holders[i]["bytes"].get<uint64_t>();
-    count += holders[i]["count"].get<uint64_t>();
-  }
   size_t others = 0;
-  if (holders.size() == listed::kPeakHolders + 1 &&
-      std::sscanf(holders.back()["site"].get_ref<const std::string&>().c_str(), "(%zu other sites)", &others) == 1)
-    sites += others - 1;
-  holders.erase(holders.begin() + kPeakHolders, holders.end());
-  holders.push_back({{"site", fmt::format("({} other sites)", sites)}, {"bytes", bytes}, {"count", count}});
+  const bool summed = holders.size() == listed::kPeakHolders + 1 &&
+                      std::sscanf(holders.back()["site"].get_ref<const std::string&>().c_str(), "(%zu other sites)",
+                                  &others) == 1;
+  json below;
+  for (auto h = holders.begin(); h != holders.end(); ++h)
+    if ((*h)["site"] == kBelowArenaTop) {
+      below = std::move(*h);
+      holders.erase(h);
+      break;
+    }
+  const size_t keep = kPeakHolders - (below.is_null() ? 0 : 1);
+  bool rest = summed;
+  if (holders.size() > keep) {
+    uint64_t bytes = 0, count = 0, sites = holders.size() - keep;
+    for (size_t i = keep; i < holders.size(); ++i) {
+      bytes += holders[i]["bytes"].get<uint64_t>();
+      count += holders[i]["count"].get<uint64_t>();
+    }
+    if (summed) sites += others - 1;
+    holders.erase(holders.begin() + static_cast<std::ptrdiff_t>(keep), holders.end());
+    holders.push_back({{"site", fmt::format("({} other sites)", sites)}, {"bytes", bytes}, {"count", count}});
+    rest = true;
+  }
+  if (below.is_null()) return;
+  // Back in its place by bytes, before the summed row.
+  const uint64_t bytes = below["bytes"].get<uint64_t>();
+  auto at = std::find_if(holders.begin(), holders.end() - (rest ? 1 : 0),
+                         [&](const json& h) { return h["bytes"].get<uint64_t>() < bytes; });
+  holders.insert(at, std::move(below));
 }
 
 // The layout's site names, one per distinct stack, repeat their outer

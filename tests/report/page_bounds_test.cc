@@ -3,6 +3,8 @@
 // the frame table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -59,6 +61,30 @@ TEST(PageBounds, TheAnalysissSummedPeakRowCountsItsSites) {
   uint64_t rest = 0;
   for (size_t i = page_bounds::kPeakHolders; i < listed::kPeakHolders; ++i) rest += 2000 - i;
   EXPECT_EQ(holders.back(), json({{"site", "(1600 other sites)"}, {"bytes", rest + 7000}, {"count", 900 + 900}}));
+}
+
+// The bytes below an arena's top in no block are no site: never summed into
+// "(N other sites)", where the page's flame graph of the peak could not
+// find them (it came out 100 B narrower than the peak) and they were
+// counted as one more site.
+TEST(PageBounds, TheBytesBelowAnArenasTopStayARowOfTheirOwn) {
+  json a = document(1);
+  json& holders = a["peak"]["live_at_peak"];
+  const json row = {{"site", std::string(kBelowArenaTop)}, {"bytes", 10}, {"count", 0}};
+  holders.insert(holders.begin() + 140, row);
+  uint64_t total = 0;
+  for (const json& h : holders) total += h["bytes"].get<uint64_t>();
+  page_bounds::bound_analysis(a);
+  ASSERT_EQ(holders.size(), page_bounds::kPeakHolders + 1);
+  uint64_t kept = 0;
+  for (const json& h : holders) kept += h["bytes"].get<uint64_t>();
+  EXPECT_EQ(kept, total);
+  // 150 sites of 150..1 bytes and the 10 B row: 99 sites are named, 51 summed.
+  EXPECT_EQ(holders.back(), json({{"site", "(51 other sites)"}, {"bytes", 51 * 52 / 2}, {"count", 51}}));
+  auto below = std::find_if(holders.begin(), holders.end(), [](const json& h) { return h["site"] == kBelowArenaTop; });
+  ASSERT_NE(below, holders.end());
+  EXPECT_EQ((*below)["bytes"], 10);
+  EXPECT_EQ(below - holders.begin(), 99);  // after the 99 named sites of 150..52 B, before the summed row
 }
 
 TEST(PageBounds, AFewPeakHoldersAreSentAsTheyAre) {
