@@ -91,8 +91,8 @@ double LeakTrend::step_variance() {
   // tested against. Among kStepsMeasured they weigh little, and leaving them
   // out there let a walk's own burst of steps pass for a leak.
   const size_t all = std::min(floors_.size(), kStepsMeasured + 1) - 1;
-  const bool before_fit = all >= kLongRun + (kWindows - 1) && all < kStepsMeasured;
-  const size_t count = before_fit ? all - (kWindows - 1) : all;
+  const bool long_run = all >= kLongRun + (kWindows - 1);
+  const size_t count = long_run && all < kStepsMeasured ? all - (kWindows - 1) : all;
   steps_.clear();
   auto floor = floors_.end() - static_cast<std::ptrdiff_t>(all + 1);
   for (double previous = static_cast<double>(*floor); steps_.size() < count;) {
@@ -104,8 +104,8 @@ double LeakTrend::step_variance() {
   // is no walk. More are the walk's own (blocks of heavy-tailed sizes that
   // come and go) and are kept. Wild is beyond 5 standard deviations from the
   // median, were the steps normal: from their median deviation, or their
-  // mean one when most steps are the same. The range is measured every
-  // kClipRefreshed windows (two selections of up to 256 values; a leak's
+  // mean one when most steps are the same. The range is measured anew every
+  // kClipRefreshed measures (two selections of up to 256 values; a leak's
   // every window needs the variance).
   if (!clip_ || ++clip_age_ >= kClipRefreshed) {
     scratch_.assign(steps_.begin(), steps_.end());
@@ -132,7 +132,7 @@ double LeakTrend::step_variance() {
     for (size_t k = 0; k <= std::min(i, kLags); ++k) covariance[k] += steps_[i] * steps_[i - k];
   // Few steps: their plain variance. Bartlett weights over 8 lags read from a
   // few dozen steps make a walk look narrow (early false alerts).
-  if (count < kLongRun) {
+  if (!long_run) {
     step_variance_ = covariance[0] / static_cast<double>(count - 1);
     return *step_variance_;
   }

@@ -59,7 +59,7 @@ class LeakTrend {
 
   static constexpr size_t kStepsMeasured = 256;  // the latest steps, for the walk's spread
   static constexpr size_t kLags = 8;             // of their long-run variance
-  static constexpr size_t kLongRun = 64;         // steps it needs; fewer give their plain variance
+  static constexpr size_t kLongRun = 64;         // steps it needs besides the fit's; fewer: their plain variance
   static constexpr size_t kKept = std::max(kStepsMeasured + 1, kLongestFit);  // floors
   static_assert(kStepsMeasured >= kLongRun + kWindows - 1);
   uint64_t window_min_ = 0, in_window_ = 0;
