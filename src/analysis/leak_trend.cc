@@ -118,7 +118,7 @@ double LeakTrend::step_variance() {
     clip_ = {mid, 5 * usual};
     clip_age_ = 0;
   }
-  const auto [mid, reach] = *clip_;
+  const double mid = clip_->first, reach = clip_->second;
   auto wild = [&](double s) { return reach > 0 && std::abs(s - mid) > reach; };
   const bool tame = std::count_if(steps_.begin(), steps_.end(), wild) <= 2;
   double mean = 0;
