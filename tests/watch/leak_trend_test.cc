@@ -47,18 +47,40 @@ TEST(LeakTrend, TemporariesAboveAFlatFloorAreNotALeak) {
   }
 }
 
-// One inference of a working set that wanders: 9 random slots filled (with
-// 16 + random() % `sizes` bytes) or freed.
-void wander(std::vector<uint64_t>& slot, std::mt19937& random, uint64_t sizes, uint64_t& used) {
-  for (int k = 0; k < 9; ++k) {
+// One inference of a working set that wanders: `moves` random slots filled
+// (with size(random) bytes) or freed.
+template <class Size>
+void wander(std::vector<uint64_t>& slot, std::mt19937& random, int moves, Size size, uint64_t& used) {
+  for (int k = 0; k < moves; ++k) {
     uint64_t& s = slot[random() % slot.size()];
     if (s) {
       used -= s;
       s = 0;
     } else {
-      used += s = 16 + random() % sizes;
+      used += s = size(random);
     }
   }
+}
+auto between(uint64_t low, uint64_t count) {
+  return [=](std::mt19937& random) { return low + random() % count; };
+}
+
+// tests/watch/soak_trace.h's heap (0-4 buffers of 800-3,200 B held across
+// inference ends) with `leak` B more kept every inference from `leak_from`
+// on: the first inference (up to `until`) at which a leak is confirmed, or 0.
+int confirmed_above_temporaries(uint32_t seed, int leak_from, uint64_t leak, int until) {
+  LeakTrend trend;
+  std::mt19937 random(seed);
+  uint64_t held[4] = {}, leaked = 0;
+  for (int i = 1; i <= until; ++i) {
+    uint64_t& b = held[random() % 4];
+    if (b) b = 0;
+    else if (random() % 2) b = 800 + random() % 2401;
+    if (i >= leak_from) leaked += leak;
+    trend.add(24576 + held[0] + held[1] + held[2] + held[3] + leaked);
+    if (auto e = trend.estimate(); e && e->confirmed) return i;
+  }
+  return 0;
 }
 
 // A working set that wanders: each inference frees or fills 9 random
@@ -74,7 +96,7 @@ TEST(LeakTrend, AWanderingWorkingSetIsNotALeak) {
   std::vector<uint64_t> slot(256, 0);
   uint64_t used = 0;
   for (int i = 0; i < 300000; ++i) {
-    wander(slot, random, 1008, used);
+    wander(slot, random, 9, between(16, 1008), used);
     trend.add(used);
     if (auto e = trend.estimate()) {
       ASSERT_FALSE(e->confirmed) << "at inference " << i << ": " << e->bytes_per_inference << " B, p " << e->p_value;
@@ -117,7 +139,7 @@ TEST(LeakTrend, ALeakInAWanderingWorkingSetIsFoundOverALongerSpan) {
     std::optional<TrendEstimate> found;
     int at = 0;
     for (int i = 1; i <= 21000 && !found; ++i) {
-      wander(slot, random, 1009, used);
+      wander(slot, random, 9, between(16, 1009), used);
       if (i > 20000) leaked += 644;
       trend.add(used + leaked);
       if (auto e = trend.estimate(); e && e->confirmed) found = e, at = i;
@@ -149,18 +171,7 @@ TEST(LeakTrend, OneStepUpIsNotATrendOverALongerSpanEither) {
 // 40,000 inferences). Their long-run variance is near zero: found.
 TEST(LeakTrend, ASlowLeakUnderTemporariesIsFound) {
   for (uint32_t seed = 1; seed <= 8; ++seed) {
-    LeakTrend trend;
-    std::mt19937 random(seed);
-    uint64_t held[4] = {}, leaked = 0;
-    int at = 0;
-    for (int i = 1; i <= 12000 && !at; ++i) {
-      uint64_t& b = held[random() % 4];
-      if (b) b = 0;
-      else if (random() % 2) b = 800 + random() % 2401;
-      if (i > 2000) leaked += 64;
-      trend.add(24576 + held[0] + held[1] + held[2] + held[3] + leaked);
-      if (auto e = trend.estimate(); e && e->confirmed) at = i;
-    }
+    const int at = confirmed_above_temporaries(seed, 2001, 64, 12000);
     EXPECT_GT(at, 2000) << "seed " << seed;
     EXPECT_LE(at - 2000, 2000) << "seed " << seed;
   }
@@ -206,16 +217,10 @@ TEST(LeakTrend, AWalkOfHeavyTailedBlockSizesIsNotALeak) {
   std::vector<uint64_t> slot(256);
   uint64_t used = 0;
   for (int i = 1; i <= 100000; ++i) {
-    for (int k = 0; k < 3; ++k) {
-      uint64_t& s = slot[random() % slot.size()];
-      if (s) {
-        used -= s;
-        s = 0;
-      } else {
-        const double u = random() / 4294967296.0;
-        used += s = 64 + static_cast<uint64_t>(std::min(64 / std::pow(1 - u, 1 / 1.1), 4194304.0));
-      }
-    }
+    wander(slot, random, 3, [](std::mt19937& r) {
+      const double u = r() / 4294967296.0;
+      return 64 + static_cast<uint64_t>(std::min(64 / std::pow(1 - u, 1 / 1.1), 4194304.0));
+    }, used);
     trend.add(used);
     if (auto e = trend.estimate()) {
       ASSERT_FALSE(e->confirmed) << "at inference " << i << " over " << e->inferences;
@@ -230,18 +235,7 @@ TEST(LeakTrend, AWalkOfHeavyTailedBlockSizesIsNotALeak) {
 // a few dozen steps make too narrow.
 TEST(LeakTrend, EarlyInAWatchALeakIsFoundAndAWalkIsNot) {
   for (uint32_t seed = 1; seed <= 10; ++seed) {
-    LeakTrend trend;
-    std::mt19937 random(seed);
-    uint64_t held[4] = {}, leaked = 0;
-    int at = 0;
-    for (int i = 1; i <= 2000 && !at; ++i) {
-      uint64_t& b = held[random() % 4];
-      if (b) b = 0;
-      else if (random() % 2) b = 800 + random() % 2401;
-      if (i >= 401) leaked += 644;
-      trend.add(24576 + held[0] + held[1] + held[2] + held[3] + leaked);
-      if (auto e = trend.estimate(); e && e->confirmed) at = i;
-    }
+    const int at = confirmed_above_temporaries(seed, 401, 644, 2000);
     EXPECT_GE(at, 401) << "seed " << seed;
     EXPECT_LE(at - 401, 100) << "seed " << seed;
   }
@@ -258,15 +252,7 @@ TEST(LeakTrend, EarlyInAWatchALeakIsFoundAndAWalkIsNot) {
     for (auto& s : slot)
       if (random() % 2) used += s = 16 + random() % 497;
     for (int i = 1; i <= 1000; ++i) {
-      for (int k = 0; k < 3; ++k) {
-        uint64_t& s = slot[random() % slot.size()];
-        if (s) {
-          used -= s;
-          s = 0;
-        } else {
-          used += s = 16 + random() % 497;
-        }
-      }
+      wander(slot, random, 3, between(16, 497), used);
       trend.add(used);
       if (auto e = trend.estimate(); e && e->confirmed) {
         ++alerts;
