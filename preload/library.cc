@@ -70,7 +70,9 @@ extern "C" {
 
 void* dlopen(const char* file, int mode) {
   if (!real.dlopen) resolve_real_functions();
+  dlopens_running.fetch_add(1, std::memory_order_relaxed);
   void* handle = real.dlopen(file, mode);
+  dlopens_running.fetch_sub(1, std::memory_order_relaxed);
   if (handle) {
     record_modules();
     if (recording_enabled && attached()) patch_loaded_objects();

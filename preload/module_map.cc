@@ -31,6 +31,24 @@ Known known[kMaxModules];
 size_t known_count = 0;
 pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 char exe_path[4096];
+// The loader's counts of objects added and removed, as of the last scan.
+struct LoadCounts {
+  unsigned long long adds = 0, subs = 0;
+  bool operator==(const LoadCounts&) const = default;
+};
+LoadCounts scanned_counts;
+
+int read_load_counts(dl_phdr_info* info, size_t size, void* data) {
+  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+    *static_cast<LoadCounts*>(data) = {info->dlpi_adds, info->dlpi_subs};
+  return 1;  // every object carries the same counts: the first is enough
+}
+
+LoadCounts load_counts() {
+  LoadCounts c;
+  dl_iterate_phdr(read_load_counts, &c);
+  return c;
+}
 
 void add_exec_range(uintptr_t lo, uintptr_t hi) {
   size_t n = exec_count.load(std::memory_order_relaxed);
@@ -112,6 +130,7 @@ void scan_modules(ModuleSink& sink) {
     exe_path[n > 0 ? n : 0] = 0;
   }
   for (size_t i = 0; i < known_count; ++i) known[i].seen = false;
+  scanned_counts = load_counts();
   ScanContext ctx{&sink};
   dl_iterate_phdr(visit, &ctx);
   size_t kept = 0;
@@ -121,6 +140,13 @@ void scan_modules(ModuleSink& sink) {
   }
   known_count = kept;
   pthread_mutex_unlock(&lock);
+}
+
+bool modules_added_since_scan() {
+  pthread_mutex_lock(&lock);
+  const bool changed = !(load_counts() == scanned_counts);
+  pthread_mutex_unlock(&lock);
+  return changed;
 }
 
 void forget_reported_modules() {

@@ -31,6 +31,9 @@ struct ModuleSink {
 
 // Reports objects not reported before and those that went away.
 void scan_modules(ModuleSink& sink);
+// Whether the loader added or removed an object since the last scan (cheap:
+// one step of dl_iterate_phdr).
+bool modules_added_since_scan();
 // Every module must be reported again (a forked child's new file).
 void forget_reported_modules();
 

@@ -110,7 +110,7 @@ class ChunkSink final : public ModuleSink {
     if (!make_room(text + 64)) return;
     size_t n = 0;
     buf[n++] = e2::kModule;
-    n += e2::put_varint(buf + n, seq_delta(take_seq()));
+    n += e2::put_varint(buf + n, seq_delta(next_seq()));
     n += e2::put_varint(buf + n, m.bias);
     n += e2::put_varint(buf + n, m.start);
     n += e2::put_varint(buf + n, m.end);
@@ -127,7 +127,7 @@ class ChunkSink final : public ModuleSink {
     if (!make_room(sizeof buf)) return;
     size_t n = 0;
     buf[n++] = e2::kModuleGone;
-    n += e2::put_varint(buf + n, seq_delta(take_seq()));
+    n += e2::put_varint(buf + n, seq_delta(next_seq()));
     n += e2::put_varint(buf + n, start);
     write_record(buf, n);
   }
@@ -387,7 +387,16 @@ Busy::~Busy() {
   if (entered_) self.busy = false;
 }
 
-uint64_t take_seq() { return next_seq(); }
+std::atomic<int> dlopens_running{0};
+
+uint64_t take_seq() {
+  // An object dlopen is loading is in the loader's list before its
+  // constructors run, and they may allocate: its MODULE record goes first,
+  // so their frames are named (dlopen returns only after they ran).
+  if (dlopens_running.load(std::memory_order_relaxed) > 0) [[unlikely]]
+    if (modules_added_since_scan()) record_module_changes();
+  return next_seq();
+}
 
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align) {
   uint32_t node = current_stack_node();

@@ -50,7 +50,11 @@ bool ensure_ready();
 // In a forked child, at once: forgets the forking thread's chunk (the
 // parent's, and not mapped in the child: chunks are MADV_DONTFORK).
 void forget_chunk_after_fork();
+// A record's place in the global order.
 uint64_t take_seq();
+// Threads inside dlopen: while any is, take_seq() first records objects
+// loaded since the last scan.
+extern std::atomic<int> dlopens_running;
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align);
 void record_free(uint8_t pool, uint64_t seq, const void* address);
 void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t align);
