@@ -14,6 +14,9 @@ namespace edgemem {
 struct AnalyzerOptions {
   std::optional<double> clock_hz;  // turns cycle timestamps into seconds
   uint64_t default_pool_size = 0;  // --arena-size: for pools the trace does not size
+  // watch --warm-up: inference ends left out of the leak trend (a cache
+  // filling at start climbs as a leak does until it stops).
+  uint64_t warm_up_inferences = 0;
 };
 
 // One pool as an inference left it.

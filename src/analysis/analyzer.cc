@@ -20,7 +20,7 @@
 namespace edgemem {
 
 struct Analyzer::Impl {
-  Impl(TraceContext& c, AnalyzerOptions o) : context(c), options(o), tracker(c) {}
+  Impl(TraceContext& c, AnalyzerOptions o) : context(c), options(o), tracker(c), watermark(o.warm_up_inferences) {}
 
   TraceContext& context;
   AnalyzerOptions options;

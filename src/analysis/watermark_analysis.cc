@@ -57,7 +57,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     f.last = usage;
     f.last_peak = pools[i].inference_peak;
     f.series.add(tracker.device_inference().value_or(0), usage);
-    if (f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
+    if (tracker.completed() > warm_up_ && f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
   }
 }
 

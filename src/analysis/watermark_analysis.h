@@ -14,6 +14,8 @@ namespace edgemem {
 
 class WatermarkAnalysis {
  public:
+  // `warm_up`: inference ends the leak trend leaves out, from the first.
+  explicit WatermarkAnalysis(uint64_t warm_up = 0) : warm_up_(warm_up) {}
   void inference_begin(uint64_t time, uint64_t usage);
   void usage_changed(uint64_t usage) {
     if (usage > inference_peak_) inference_peak_ = usage;
@@ -37,6 +39,7 @@ class WatermarkAnalysis {
     uint64_t trend_at = 0;  // the device's number of the inference the trend's latest fit ended at
   };
   std::vector<Fit> pools_;
+  uint64_t warm_up_;
   uint64_t inference_peak_ = 0;
   uint64_t peaks_ = 0, peak_max_ = 0, peak_max_index_ = 0, peak_min_ = UINT64_MAX;
   double peak_sum_ = 0;

@@ -28,6 +28,7 @@ struct WatchArgs {
   std::string interval = "1s", for_duration, on_alert, device;
   std::string metrics_listen, metrics_file, otlp;
   std::optional<uint64_t> until;
+  uint64_t warm_up = 0;
 };
 
 std::vector<TrendView> trend_views(const watch::AlertEngine& engine) {
@@ -70,6 +71,7 @@ int run_watch(const WatchArgs& args) {
         return fail(fmt::format("{} {}", option, path), fmt::format("cannot be written: {}", why));
   auto options = trace_session_options(a);
   if (!options) return 2;
+  options->analyzer.warm_up_inferences = args.warm_up;
 
   std::unique_ptr<watch::LiveSource> source;
   try {
@@ -107,7 +109,7 @@ int run_watch(const WatchArgs& args) {
     };
     handlers.tick = [&](const TraceRun& run, const watch::AlertEngine& engine) {
       std::vector<TrendView> trends = trend_views(engine);
-      display.status(watch_status_line({&run.input, &run.result, trends, engine.raised()}));
+      display.status(watch_status_line({&run.input, &run.result, trends, engine.raised(), args.warm_up}));
       metrics->publish(run, trends, [&](const std::string& problem) { display.message("edgemem: " + problem); });
     };
     outcome = watcher.run(*source, limits, handlers, [] { return interrupted() != 0; });
@@ -168,6 +170,8 @@ void add_watch_command(CLI::App& app) {
   cmd->add_option("--interval", args->interval, "Time between status lines (500ms, 1s, 1m)")->capture_default_str();
   whole_number_from_one(cmd->add_option("--until", args->until, "Stop once this many inferences have been seen"));
   cmd->add_option("--for", args->for_duration, "Stop after this long (30s, 10m, 12h, 2d)");
+  cmd->add_option("--warm-up", args->warm_up,
+                  "Leave the first N inferences out of the leak trend (a cache or pool that fills at start)");
   cmd->add_option("--on-alert", args->on_alert,
                   "Shell command run for each alert: EDGEMEM_ALERT, EDGEMEM_POOL, EDGEMEM_VALUE, EDGEMEM_INFERENCE, "
                   "EDGEMEM_MESSAGE, EDGEMEM_DEVICE, EDGEMEM_SOURCE in its environment, the alert line on stdin");

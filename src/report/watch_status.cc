@@ -36,7 +36,10 @@ std::string watch_status_line(const WatchStatus& status) {
     trend += fmt::format("{}{} {:+.0f} B/inf ({}{})", trend.empty() ? "leak " : ", ", t.pool, t.bytes_per_inference, p,
                          t.confirmed ? ", confirmed" : "");
   }
-  parts.push_back(trend.empty() ? (status.trends.empty() ? "leak: too few inferences" : "leak: none") : trend);
+  if (!trend.empty()) parts.push_back(trend);
+  else if (!status.trends.empty()) parts.push_back("leak: none");
+  else if (status.warm_up && r.inferences <= status.warm_up) parts.push_back(fmt::format("leak: warm-up to {}", units::grouped(status.warm_up)));
+  else parts.push_back("leak: too few inferences");
   if (const auto& fc = r.exhaustion_forecast) {
     if (fc->already_exhausted)
       parts.push_back(fmt::format("{} exhausted", fc->pool));

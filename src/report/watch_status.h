@@ -23,6 +23,7 @@ struct WatchStatus {
   const AnalysisResult* result = nullptr;
   std::vector<TrendView> trends;
   uint64_t alerts = 0;
+  uint64_t warm_up = 0;  // inferences the leak trend leaves out (watch --warm-up)
 };
 
 // "1,234 inferences | arena 12,480 B of 40,960 B, peak 20,112 B | leak arena +644 B/inf (p=3e-09) | ..."

@@ -16,10 +16,11 @@ struct Seen {
 };
 
 // Feeds the log in 4 KiB pieces, as a live stream arrives, taking the alerts after each.
-Seen watch_log(const std::string& log) {
+Seen watch_log(const std::string& log, uint64_t warm_up = 0) {
   TraceContext context;
   AnalyzerOptions options;
   options.default_pool_size = 16 << 20;
+  options.warm_up_inferences = warm_up;
   Analyzer analyzer(context, options);
   AlertEngine engine;
   analyzer.add_observer(engine);
@@ -53,6 +54,26 @@ TEST(AlertEngine, ACleanSoakOf100000InferencesWithNoisyTemporariesRaisesNothing)
   Seen seen = watch_log(test::soak_log(100000, std::nullopt, 11));
   EXPECT_EQ(seen.inferences, 100000u);
   for (const Alert& a : seen.alerts) ADD_FAILURE() << a.message;
+}
+
+// A cache that fills over its first 200 inferences climbs as a leak does:
+// left out with --warm-up, it raises nothing, and a leak after it is still
+// confirmed as soon as without a warm-up.
+TEST(AlertEngine, AWarmUpLeftOutRaisesNothingAndALeakAfterItIsStillConfirmed) {
+  Seen climbing = watch_log(test::soak_log(3000, std::nullopt, 5, 200));
+  ASSERT_EQ(climbing.alerts.size(), 1u) << "the warm-up, watched from the start";
+  EXPECT_EQ(climbing.alerts[0].kind, AlertKind::leak);
+  EXPECT_LE(climbing.alerts[0].inference, 200u);
+
+  Seen warmed = watch_log(test::soak_log(3000, std::nullopt, 5, 200), 200);
+  EXPECT_EQ(warmed.inferences, 3000u);
+  for (const Alert& a : warmed.alerts) ADD_FAILURE() << a.message;
+
+  Seen leaking = watch_log(test::soak_log(3000, 1001, 5, 200), 200);
+  ASSERT_EQ(leaking.alerts.size(), 1u);
+  EXPECT_EQ(leaking.alerts[0].kind, AlertKind::leak);
+  EXPECT_GE(leaking.alerts[0].inference, 1001u);
+  EXPECT_LE(leaking.alerts[0].inference, 1100u);
 }
 
 TraceRun run_with(const std::function<void(AnalysisResult&, DecodeStats&)>& fill) {

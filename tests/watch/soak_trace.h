@@ -2,7 +2,9 @@
 // holds 0 to 4 audio buffers of 800-3,200 B across inference ends (so usage
 // at the end markers swings by kilobytes with no leak at all), a scratch
 // buffer comes and goes inside every inference, and optionally a 644 B block
-// (seed 001's LSTM state cache) is kept from inference `leak_from` on.
+// (seed 001's LSTM state cache) is kept from inference `leak_from` on. A
+// cache that warms up keeps a 256 B entry from each of the first `warm_up`
+// inferences, below the leak's offsets (the heap's usage is its top).
 #pragma once
 
 #include <array>
@@ -15,7 +17,8 @@
 
 namespace edgemem::test {
 
-inline std::string soak_log(uint64_t inferences, std::optional<uint64_t> leak_from, uint32_t seed = 1) {
+inline std::string soak_log(uint64_t inferences, std::optional<uint64_t> leak_from, uint32_t seed = 1,
+                            uint64_t warm_up = 0) {
   std::mt19937 random(seed);
   std::string log;
   uint64_t t = 0, leak_offset = 1 << 20;
@@ -34,6 +37,7 @@ inline std::string soak_log(uint64_t inferences, std::optional<uint64_t> leak_fr
       held[slot] = 800 + random() % 2401;
       line(fmt::format("ALLOC size={} align=8 offset={} site=frontend.cc:57", held[slot], offset));
     }
+    if (i <= warm_up) line(fmt::format("ALLOC size=256 align=8 offset={} site=cache.cc:31", (512 << 10) + i * 256));
     if (leak_from && i >= *leak_from) {
       line(fmt::format("ALLOC size=644 align=4 offset={} site=lstm.cc:88", leak_offset));
       leak_offset += 644;

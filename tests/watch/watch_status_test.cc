@@ -42,6 +42,12 @@ TEST(WatchStatus, SaysWhatIsNotKnownYet) {
             "0 inferences | leak: too few inferences | frag unjudged | 0 failed | 0 dropped | heap 100 B, peak 100 B");
   EXPECT_EQ(watch_status_line({&input, &r, {{"heap", -2, 0.9, false}}, 0}),
             "0 inferences | leak: none | frag unjudged | 0 failed | 0 dropped | heap 100 B, peak 100 B");
+  r.inferences = 150;
+  EXPECT_EQ(watch_status_line({&input, &r, {}, 0, 200}),
+            "150 inferences | leak: warm-up to 200 | frag unjudged | 0 failed | 0 dropped | heap 100 B, peak 100 B");
+  r.inferences = 201;
+  EXPECT_EQ(watch_status_line({&input, &r, {}, 0, 200}),
+            "201 inferences | leak: too few inferences | frag unjudged | 0 failed | 0 dropped | heap 100 B, peak 100 B");
 }
 
 }  // namespace
