@@ -75,6 +75,9 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   std::string input_object, input_name;
   uint64_t input_start = 0, input_end = 0;
   size_t symbols_before_input = 0;
+  // The contribution the current output section's last input section went
+  // to (index + 1; 0: none yet).
+  size_t last_contribution = 0;
   bool saw_memory = false, saw_script = false, saw_output = false;
 
   auto close_symbol = [&](uint64_t end) {
@@ -96,7 +99,59 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       }
     input_name.clear();
   };
+  // An input section ends where the next one (or *fill*, or its output
+  // section) begins. Newer ld lists a merged input section (SHF_MERGE:
+  // .rodata.*.str1.1, .cst8) at its size before merging, at the address of
+  // the next one, when its bytes went into the merged block: it holds none.
+  auto trim_previous = [&](uint64_t at) {
+    if (!last_contribution || at < input_start || at >= input_end) return;
+    map.contributions[last_contribution - 1].size -= input_end - at;
+    input_end = at;
+  };
+  auto contribution = [&](std::string_view section, std::string_view object) -> MapContribution& {
+    uint64_t key = std::hash<std::string_view>{}(section) * 0x9e3779b97f4a7c15ull ^ std::hash<std::string_view>{}(object);
+    if (2 * (contrib_used + 1) > contrib.size()) {  // grow at half full
+      std::vector<std::pair<uint64_t, size_t>> bigger(contrib.size() * 2);
+      for (const auto& e : contrib)
+        if (e.second) {
+          size_t i = e.first & (bigger.size() - 1);
+          while (bigger[i].second) i = (i + 1) & (bigger.size() - 1);
+          bigger[i] = e;
+        }
+      contrib.swap(bigger);
+    }
+    size_t slot = key & (contrib.size() - 1);
+    for (; contrib[slot].second; slot = (slot + 1) & (contrib.size() - 1)) {
+      const MapContribution& c = map.contributions[contrib[slot].second - 1];
+      if (contrib[slot].first == key && c.object == object && c.section == section) break;
+    }
+    if (!contrib[slot].second) {
+      map.contributions.push_back({std::string(section), std::string(object), 0});
+      contrib[slot] = {key, map.contributions.size()};
+      ++contrib_used;
+    }
+    last_contribution = contrib[slot].second;
+    return map.contributions[last_contribution - 1];
+  };
+  // "0x208d ... 0xf (size before relaxing)": newer ld gives the first
+  // merged input section the whole merged block, every object's strings,
+  // and keeps its own size before merging beside it. The block is no one
+  // object's: it is listed under a name of its own.
+  auto merged_block = [&](uint64_t before) {
+    if (!last_contribution || input_name.empty() || before >= input_end - input_start) return;
+    const size_t dot = input_name.rfind('.');
+    const std::string_view kind = dot == std::string::npos || dot == 0 ? "" : std::string_view(input_name).substr(0, dot);
+    const bool strings = kind.size() > 4 && kind.substr(kind.rfind('.')).starts_with(".str");
+    if (!strings && !std::string_view(input_name).substr(input_name.rfind('.')).starts_with(".cst")) return;
+    const uint64_t size = input_end - input_start;
+    map.contributions[last_contribution - 1].size -= size;
+    const std::string section = map.contributions[last_contribution - 1].section;
+    input_object = strings ? "(strings merged by ld)" : "(constants merged by ld)";
+    contribution(section, input_object).size += size;
+    input_name = input_name.substr(0, input_name.find('.', 1) + 1) + input_object;
+  };
   auto start_output = [&](std::string name, const std::vector<std::string_view>& w, size_t at) {
+    last_contribution = 0;
     MapSection s;
     s.name = std::move(name);
     if (w.size() > at + 1) {
@@ -120,6 +175,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       return;
     }
     if (!current) return;
+    trim_previous(address);
     close_symbol(address);
     close_input();
     if (name == "*fill*") {
@@ -129,28 +185,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // The object is the rest of the line (a path may hold blanks).
     if (w.size() <= at + 2) return;
     std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
-    uint64_t key = std::hash<std::string_view>{}(current->name) * 0x9e3779b97f4a7c15ull ^ std::hash<std::string_view>{}(object);
-    if (2 * (contrib_used + 1) > contrib.size()) {  // grow at half full
-      std::vector<std::pair<uint64_t, size_t>> bigger(contrib.size() * 2);
-      for (const auto& e : contrib)
-        if (e.second) {
-          size_t i = e.first & (bigger.size() - 1);
-          while (bigger[i].second) i = (i + 1) & (bigger.size() - 1);
-          bigger[i] = e;
-        }
-      contrib.swap(bigger);
-    }
-    size_t slot = key & (contrib.size() - 1);
-    for (; contrib[slot].second; slot = (slot + 1) & (contrib.size() - 1)) {
-      const MapContribution& c = map.contributions[contrib[slot].second - 1];
-      if (contrib[slot].first == key && c.object == object && c.section == current->name) break;
-    }
-    if (!contrib[slot].second) {
-      map.contributions.push_back({current->name, std::string(object), 0});
-      contrib[slot] = {key, map.contributions.size()};
-      ++contrib_used;
-    }
-    map.contributions[contrib[slot].second - 1].size += size;
+    contribution(current->name, object).size += size;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;
@@ -204,6 +239,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       bool section_like = name.starts_with(".") || (w.size() >= 3 && w[1].starts_with("0x") && w[2].starts_with("0x"));
       if (name.starts_with("OUTPUT(")) saw_output = true;
       if ((!section_like && w.size() > 1) || name == "LOAD" || name.starts_with("OUTPUT(")) continue;
+      if (current) trim_previous(current->address + current->size);
       close_symbol(input_end);
       close_input();
       if (w.size() == 1) pending_output = std::string(name);
@@ -214,6 +250,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // Indented: an input section, *fill*, a symbol, an assignment or a pattern.
     if (w[0].starts_with("0x")) {
       uint64_t address = 0;
+      if (w.size() == 4 && w[1] == "(size" && w[3] == "relaxing)") {
+        if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
+        continue;
+      }
       // Two numbers are a wrapped section's address and size, never a symbol.
       if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
           !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
@@ -229,6 +269,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     }
     input_line(w[0], w, 1);
   }
+  if (current) trim_previous(current->address + current->size);
   close_symbol(input_end);
   close_input();
 

@@ -3,6 +3,10 @@
 // edgemem: what each file states, or binutils on the ELF it was linked with.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "static/elf_image.h"
@@ -34,6 +38,44 @@ TEST(RealworldGnuMap, ZephyrSectionsWithoutADotAreReadWithTheirWrappedNumbers) {
   EXPECT_EQ(threads->size, 0u);
   // The wrapped "ADDRESS SIZE" line is no symbol named "0x0" of a gigabyte.
   for (const auto& s : m.symbols) EXPECT_FALSE(s.name.starts_with("0x")) << s.name << " " << s.size;
+}
+
+// Each output section holds its input sections and *fill*, and nothing
+// twice: the file's own section sizes are the truth. ld 2.41 and later list
+// a merged input section (.rodata.*.str1.1) at its size before merging, at
+// the address of the next one, and give the first the whole merged block
+// (ESP-IDF, pico-sdk, WCH, Zephyr maps below once summed up to twice their
+// section); older ld lists what each kept (the nRF map's .text).
+TEST(RealworldGnuMap, InputSectionsAndFillAddUpToTheirOutputSection) {
+  // Bytes the script writes itself (LONG(), BYTE()), and two output sections
+  // of one name (ESP-IDF bootloaders' .iram.text), which contributions do not tell apart.
+  const std::set<std::string> written_by_script = {".mcuboot_header", ".metadata", ".copy.table", ".zero.table",
+                                                   ".gnu.sgstubs", ".iram.text"};
+  int maps = 0, merged_blocks = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(EDGEMEM_TEST_DATA_DIR)) {
+    if (entry.path().extension() != ".map") continue;
+    std::string error;
+    auto m = parse_gnu_map(test::read_file(entry.path().string()), error);
+    if (!m) continue;  // another linker's
+    ++maps;
+    std::map<std::string, uint64_t> held, size;
+    for (const auto& c : m->contributions) {
+      held[c.section] += c.size;
+      merged_blocks += c.object == "(strings merged by ld)";
+    }
+    for (const auto& s : m->sections) {
+      if (s.kind == SectionKind::debug) continue;
+      held[s.name] += s.fill;
+      size[s.name] += s.size;
+    }
+    for (const auto& [name, bytes] : size) {
+      if (bytes && !written_by_script.contains(name)) {
+        EXPECT_EQ(held[name], bytes) << entry.path().filename() << " " << name;
+      }
+    }
+  }
+  EXPECT_GE(maps, 25);
+  EXPECT_GE(merged_blocks, 13);
 }
 
 TEST(RealworldGnuMap, EveryAllocatedSectionOfTheElfIsInTheMapAndNothingElseIs) {
