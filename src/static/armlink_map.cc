@@ -9,6 +9,7 @@
 // RW initialisers, which is what its "Total ROM Size" counts.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -46,9 +47,14 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
     uint64_t first[kMapCategories] = {};
     bool seen[kMapCategories] = {};
     uint64_t load_base = 0;
+    uint64_t exec_base = 0, size = 0;
+    std::optional<uint64_t> compressed;  // its RW initialisers' stored size
+    size_t load_region = 0;              // index into map.regions
+    bool load_given = false;  // the older layout gives an execution region's base only
   };
   std::map<std::string, RegionSums> sums;
   std::vector<std::string> region_order;
+  size_t load_region = 0;      // index into map.regions of the current load region
   std::string region;          // current execution region
   size_t region_index = 0;     // its MapRegion
   // PAD counts as armlink's totals count it: with the entry before it
@@ -126,6 +132,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
         field(line, "Max:", max);
         bool packed = field(line, "COMPRESSED[", compressed);
         map.regions.push_back({std::string(w[2]), base, max, "load", packed ? compressed : size, RegionKind::flash});
+        load_region = map.regions.size() - 1;
         region.clear();
         continue;
       }
@@ -133,7 +140,7 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
         close_region();
         if (!field(line, "Exec base:", base)) field(line, "Base:", base);
         uint64_t load = base;
-        field(line, "Load base:", load);
+        const bool load_given = field(line, "Load base:", load);
         field(line, "Size:", size);
         field(line, "Max:", max);
         region = std::string(w[2]);
@@ -141,7 +148,13 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
         region_size = size;
         region_listed = 0;
         region_order.push_back(region);
-        sums[region].load_base = load;
+        RegionSums& r = sums[region];
+        r.load_base = load;
+        r.exec_base = base;
+        r.size = size;
+        r.load_region = load_region;
+        r.load_given = load_given;
+        if (field(line, "COMPRESSED[", compressed)) r.compressed = compressed;
         map.regions.push_back({region, base, max, "exec", size, RegionKind::other});
         region_index = map.regions.size() - 1;
         continue;
@@ -247,6 +260,27 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       s.section = fmt::format("{}:{}", region_order[it->region], kMapCategoryName[it->category]);
   }
   for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
+  // What each execution region stores in its load region: all of it when it
+  // runs in place, its initialisers (as compressed) when copied, nothing for
+  // zero-initialised data. Between them, in load address order, alignment.
+  std::map<size_t, std::vector<std::pair<uint64_t, uint64_t>>> stored;  // load region -> (load base, bytes)
+  std::set<size_t> unknown;  // load regions holding an execution region of unknown load address
+  for (const std::string& name : region_order) {
+    const RegionSums& r = sums[name];
+    if (!r.load_given) unknown.insert(r.load_region);
+    const uint64_t bytes = r.compressed                    ? *r.compressed
+                           : r.load_base == r.exec_base ? r.size
+                                                          : r.bytes[kCode] + r.bytes[kRoData] + r.bytes[kRwData];
+    if (bytes) stored[r.load_region].push_back({r.load_base, bytes});
+  }
+  for (auto& [index, extents] : stored) {
+    if (unknown.contains(index)) continue;
+    std::sort(extents.begin(), extents.end());
+    for (size_t i = 1; i < extents.size(); ++i) {
+      const uint64_t end = extents[i - 1].first + extents[i - 1].second;
+      if (extents[i].first > end) map.load_gaps += extents[i].first - end;
+    }
+  }
   return map;
 }
 

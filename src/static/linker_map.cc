@@ -29,7 +29,8 @@ void check_stated_totals(LinkerMap& map) {
     check("RO Data", t.ro_data);
     check("RW Data", t.rw_data);
     check("ZI Data", t.zi_data);
-    check("Total ROM Size", used_in(map, RegionKind::flash));  // compressed RW counts as armlink stores it
+    // Compressed RW counts as armlink stores it; the gaps between execution regions armlink leaves out.
+    check("Total ROM Size", used_in(map, RegionKind::flash) - std::min(map.load_gaps, used_in(map, RegionKind::flash)));
   } else if (map.toolchain == "IAR ILINK") {
     check("readonly code", t.code);
     check("readonly data", t.ro_data);

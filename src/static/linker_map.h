@@ -77,6 +77,10 @@ struct LinkerMap {
   MapTotals totals;                            // summed from the map's own entries
   std::map<std::string, uint64_t> stated;      // totals the file prints, by its own label
   std::vector<SelfCheck> self_check;           // stated totals that disagree with ours (empty: all agree)
+  // armlink: bytes between execution regions inside a load region (an RW
+  // region's initialisers aligned after the code), in the load region's
+  // size but not in armlink's "Total ROM Size".
+  uint64_t load_gaps = 0;
 };
 
 // Detects the toolchain and parses; nullopt with a one-line reason ("line N:
