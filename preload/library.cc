@@ -12,6 +12,7 @@
 #include "attached_blocks.h"
 #include "got_patcher.h"
 #include "real_functions.h"
+#include "stack_walk.h"
 #include "thread_recorder.h"
 #include "trace_file.h"
 
@@ -26,6 +27,7 @@ bool start_recording() {
   Busy busy;
   if (!open_trace_file()) return false;
   tracking_attached_blocks = attached();
+  prepare_unwinder();
   recording_enabled = true;
   ensure_ready();  // this thread's records and the module map, before main
   // Injected into a running process: its calls are bound to libc already.

@@ -1,6 +1,8 @@
 #include "stack_walk.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <sys/auxv.h>
 
 #define UNW_LOCAL_ONLY
@@ -80,6 +82,19 @@ size_t without_startup(const uintptr_t* frames, size_t n) {
 }
 
 }  // namespace
+
+void prepare_unwinder() {
+  int held[3], count = 0;
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) < 0) {
+      const int placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (placeholder < 0) break;
+      held[count++] = placeholder;
+    }
+  void* ip[2];
+  unw_backtrace(ip, 2);
+  while (count > 0) close(held[--count]);
+}
 
 StackBounds current_stack_bounds() {
   StackBounds b{};

@@ -26,6 +26,11 @@ StackBounds current_stack_bounds();
 // libunwind unwinds from the DWARF CFI instead.
 size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds);
 
+// Sets libunwind up now, once, before the program runs: it opens a pipe of
+// its own (to test addresses), which must not take the number of a closed
+// stdin, stdout or stderr (a program started with `<&-` would read it).
+void prepare_unwinder();
+
 }  // namespace edgemem::preload
 
 #pragma GCC visibility pop

@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -32,6 +34,9 @@ struct File {
   int fd = -1;
   bool pending_open = false;  // forked child: open FILE.PID on first use
   char base_path[4096] = {};
+  char path[4200] = {};  // the file this process records into
+  dev_t dev = 0;         // and its identity: the program may close the
+  ino_t ino = 0;         // descriptor, or open one of its own files on its number
   std::atomic<uint64_t> next_chunk{0};
   std::atomic<uint64_t> bytes{0};
   alignas(64) std::atomic<uint32_t> generation{1};
@@ -65,14 +70,54 @@ void complain(const char* what) {
 
 // The first process takes PATH; a forked child or an exec'd program takes
 // PATH.PID (PATH.PID.N if an earlier image of the same pid has it).
-int create_file(const char* base) {
-  int fd = open(base, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+int create_file(const char* base, char (&path)[4200]) {
+  snprintf(path, sizeof path, "%s", base);
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   for (int n = 0; fd < 0 && errno == EEXIST && n < 10; ++n) {
-    char path[4200];
     if (n == 0) snprintf(path, sizeof path, "%s.%d", base, static_cast<int>(getpid()));
     else snprintf(path, sizeof path, "%s.%d.%d", base, static_cast<int>(getpid()), n);
     fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   }
+  return fd;
+}
+
+// Out of the way of the program: open() hands out the lowest free number,
+// so a low one would be the program's next file after it closed ours (or
+// its stdin, when started with it closed). Near the top of its limit.
+int out_of_the_way(int fd) {
+  rlimit limit{};
+  int floor = 512;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur > 64)
+    floor = static_cast<int>(limit.rlim_cur > 1024 + 64 ? 1024 : limit.rlim_cur - 64);
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  if (high < 0) return fd;
+  close(fd);
+  return high;
+}
+
+bool is_ours(int fd) {
+  struct stat st {};
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file.dev && st.st_ino == file.ino;
+}
+
+// The descriptor to grow and map the file through, under file.grow: the
+// program may have closed ours (daemons close every descriptor) or put a
+// file of its own on its number, which must never be written. Opened again
+// by path then; -1 if that fails too.
+int usable_fd() {
+  if (is_ours(file.fd)) return file.fd;
+  int fd = open(file.path, O_RDWR | O_CLOEXEC);
+  if (fd >= 0 && !is_ours(fd)) {
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
+    file.fd = -1;
+    return -1;
+  }
+  fd = out_of_the_way(fd);
+  flock(fd, LOCK_SH);  // closing the old descriptor let go of it
+  file.fd = fd;
   return fd;
 }
 
@@ -87,12 +132,16 @@ bool write_header(int fd) {
 }
 
 bool open_locked() {
-  int fd = create_file(file.base_path);
-  if (fd < 0 || !write_header(fd)) {
+  int fd = create_file(file.base_path, file.path);
+  struct stat st {};
+  if (fd < 0 || !write_header(fd) || fstat(fd, &st) != 0) {
     complain("cannot create the recording");
     if (fd >= 0) close(fd);
     return false;
   }
+  file.dev = st.st_dev;
+  file.ino = st.st_ino;
+  fd = out_of_the_way(fd);
   // Held while the process lives: `edgemem record` packs the file only
   // once no process writes it (src/record/trace_packer.h).
   flock(fd, LOCK_SH);
@@ -125,7 +174,7 @@ void after_fork_child() {
   // The parent's descriptor and chunks stay the parent's.
   forget_chunk_after_fork();
   program_markers = true;  // the probe does not follow a fork
-  if (file.fd >= 0) close(file.fd);
+  if (is_ours(file.fd)) close(file.fd);  // a descriptor the program reused is the program's
   file.fd = -1;
   file.pending_open = true;
   edgemem_record_seq.store(0);
@@ -156,22 +205,25 @@ uint8_t* claim_chunk(uint32_t slot, uint64_t base_seq) {
   uint64_t k = file.next_chunk.fetch_add(1);
   if (k >= kClosed) return nullptr;
   uint64_t offset = e2::kHeaderBytes + k * e2::kChunkBytes, end = offset + e2::kChunkBytes;
-  if (end > file.bytes.load(std::memory_order_acquire)) {
-    pthread_mutex_lock(&file.grow);
+  // Under the lock, with the descriptor checked: a chunk claim is a few
+  // thousand records apart, and a write through a descriptor that is no
+  // longer ours would land in the program's file.
+  pthread_mutex_lock(&file.grow);
+  const int fd = usable_fd();
+  bool ok = fd >= 0;
+  if (ok && end > file.bytes.load(std::memory_order_acquire)) {
     uint64_t now = file.bytes.load();
-    bool ok = true;
-    if (end > now) {
-      uint64_t grown = now + kGrowBytes > end ? now + kGrowBytes : end;
-      ok = ftruncate(file.fd, static_cast<off_t>(grown)) == 0;
-      if (ok) file.bytes.store(grown, std::memory_order_release);
-    }
-    pthread_mutex_unlock(&file.grow);
-    if (!ok) {
-      complain("cannot grow the recording");
-      return nullptr;
-    }
+    uint64_t grown = now + kGrowBytes > end ? now + kGrowBytes : end;
+    ok = ftruncate(fd, static_cast<off_t>(grown)) == 0;
+    if (ok) file.bytes.store(grown, std::memory_order_release);
   }
-  void* m = real.mmap(nullptr, e2::kChunkBytes, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, static_cast<off_t>(offset));
+  void* m = ok ? real.mmap(nullptr, e2::kChunkBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset))
+               : MAP_FAILED;
+  pthread_mutex_unlock(&file.grow);
+  if (!ok) {
+    complain(fd < 0 ? "cannot open the recording again after the program closed it" : "cannot grow the recording");
+    return nullptr;
+  }
   if (m == MAP_FAILED) {
     complain("cannot map a chunk of the recording");
     return nullptr;
@@ -208,7 +260,8 @@ void close_trace_file() {
   if (file.fd < 0) return;
   pthread_mutex_lock(&file.grow);
   uint64_t claimed = file.next_chunk.fetch_add(kClosed);
-  if (claimed < kClosed && ftruncate(file.fd, static_cast<off_t>(e2::kHeaderBytes + claimed * e2::kChunkBytes)) == 0)
+  const int fd = usable_fd();
+  if (claimed < kClosed && fd >= 0 && ftruncate(fd, static_cast<off_t>(e2::kHeaderBytes + claimed * e2::kChunkBytes)) == 0)
     file.bytes.store(e2::kHeaderBytes + claimed * e2::kChunkBytes);
   pthread_mutex_unlock(&file.grow);
 }

@@ -1,3 +1,5 @@
+#include <fcntl.h>
+
 #include <csignal>
 #include <system_error>
 
@@ -38,6 +40,12 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Started with stdin, stdout or stderr closed: hold the number with
+  // /dev/null, closed again on exec, so no file edgemem opens lands there
+  // (to be read as the recorded program's stdin, or written by a stray
+  // print) and a program it runs finds it closed, as it would without edgemem.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR | O_CLOEXEC) != fd) break;
   // A reader that closes the pipe early (| head) makes writes fail; the
   // write error is caught below instead of the signal ending the process.
   std::signal(SIGPIPE, SIG_IGN);

@@ -571,6 +571,42 @@ TEST(Record, AnAllocationInADlopenedLibraryIsNamedWithItsInlinedFrame) {
   EXPECT_EQ(in_constructor, 1);
 }
 
+// A program that closes every descriptor and opens its own files on the
+// freed numbers: the recorder opens its file again and writes through
+// nothing of the program's (it once truncated the program's file, and
+// kept 4 % of the allocations while saying no data was lost).
+TEST(Record, AProgramClosingEveryDescriptorLosesNoRecordAndKeepsItsFiles) {
+  fs::path out = scratch("closes.emt");
+  fs::path data = scratch("closes-data");
+  fs::create_directories(data);
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_closes_descriptors " + data.string()) +
+                  " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_EQ(c.out.find("recording stopped"), std::string::npos) << c.out;
+  for (int i = 0; i < 4; ++i) {
+    std::string bytes = read_file((data / fmt::format("data{}", i)).string());
+    EXPECT_EQ(bytes, std::string(256 * 1024, 'U')) << "data" << i;
+  }
+  auto d = decode_file(out);
+  uint64_t allocs = 0, frees = 0;
+  for (const Event& e : d->events) {
+    if (e.kind == EventKind::alloc && (e.size == 32 || e.size == 48)) ++allocs;
+    if (e.kind == EventKind::free) ++frees;
+  }
+  EXPECT_EQ(allocs, 1000u + 100000u);
+  EXPECT_GE(frees, 99000u);
+  EXPECT_EQ(d->stats.dropped_records, 0u);
+}
+
+// Started with stdin closed, the program finds it closed: the recorder's
+// file and libunwind's pipe take other numbers.
+TEST(Record, AProgramStartedWithStdinClosedFindsItClosed) {
+  fs::path out = scratch("stdin-closed.emt");
+  Command c = run(record(out, "cat") + " <&- 2>&1");
+  EXPECT_NE(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("cat: -: Bad file descriptor"), std::string::npos) << c.out;
+}
+
 // Attach: gdb injects the recorder into the running loop, whose calls are
 // bound to libc already; from then on its leak is recorded at its site.
 // The gdb attach was refused here (it then falls back to eBPF): the target is ended.
