@@ -32,6 +32,9 @@ struct TraceContext {
   TimeBase time_base = TimeBase::sequence;
   // Names the trace gives its threads (emt v2 THREAD records), by Event::thread.
   std::unordered_map<uint32_t, std::string> thread_names;
+  // Set by a decoder that learns its source is a 32-bit device (an emt v1
+  // header): no block of it can be over 1 GiB or past 4 GiB.
+  unsigned address_bits = 64;
 };
 
 // The first thing the decoder could not make sense of, for the one-line error.

@@ -148,6 +148,17 @@ struct Analyzer::Impl {
     return !null_in_heap(e.pool, e.old_address) && release(e.pool, e.old_address, e.time, e.thread, freed, true);
   }
 
+  // An allocation that returned NULL (a wrapper logging what malloc gave):
+  // the request failed; malloc(0) may return NULL and made nothing.
+  void allocation_returned_null(const Event& e) {
+    if (e.size > 0) {
+      ++counts.failed;
+      hear_partner(e.pool, e.time);
+      fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+    }
+    sampled(e);
+  }
+
   // A realloc that returned NULL: realloc(p, 0) freed p; for a size, in a
   // heap (where 0 is NULL, not an arena's first byte), it failed and left p.
   void realloc_returned_null(const Event& e) {
@@ -241,6 +252,10 @@ struct Analyzer::Impl {
     }
     switch (e.kind) {
       case EventKind::alloc:
+        if (null_in_heap(e.pool, e.address)) [[unlikely]] {
+          allocation_returned_null(e);
+          break;
+        }
         ++counts.allocs;
         allocate(e, thread_clock);
         sampled(e);

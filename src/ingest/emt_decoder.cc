@@ -235,6 +235,7 @@ void EmtDecoder::complete() {
       if (v[0] < 1 || v[0] > emt2::kVersion3)
         return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
       tick_hz_ = v[1];
+      if (v[0] == 1) context_.address_bits = 32;  // version 1 is the device library's (target/)
       if (v[0] >= emt2::kVersion) {
         v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes, name_frames_);
         record_.clear();

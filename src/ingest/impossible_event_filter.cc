@@ -13,7 +13,7 @@ const PoolInfo* ImpossibleEventFilter::declared_pool(PoolId id) const {
 ImpossibleEventFilter::Problem ImpossibleEventFilter::placement(const Event& e) const {
   const PoolInfo* pool = declared_pool(e.pool);
   uint64_t base = pool && pool->kind == PoolKind::arena ? pool->base : 0;
-  uint64_t end_of_space = address_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << address_bits_);
+  uint64_t end_of_space = bits() >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits());
   if (e.address > end_of_space - base || e.size > end_of_space - base - e.address) return Problem::past_address_space;
   // A bump allocator that does not check its bounds really does hand out
   // blocks larger than its arena, or past its end after one overflow
@@ -39,7 +39,7 @@ std::string ImpossibleEventFilter::why(Problem problem, const Event& e) const {
       const PoolInfo* pool = declared_pool(e.pool);
       uint64_t base = pool && pool->kind == PoolKind::arena ? pool->base : 0;
       return fmt::format("a block of {} B at 0x{:x} runs past the {}-bit address space", e.size, base + e.address,
-                         address_bits_);
+                         bits());
     }
     case Problem::outside_heap: {
       const PoolInfo& pool = *declared_pool(e.pool);
@@ -65,7 +65,7 @@ void ImpossibleEventFilter::reject(const Event& event) {
 
 FilteredDecoder::FilteredDecoder(TraceContext& context, EventSink& sink, unsigned address_bits,
                                  const std::function<std::unique_ptr<Decoder>(EventSink&)>& make_inner)
-    : context_(context), filter_(context.pools, sink, address_bits), inner_(make_inner(filter_)) {}
+    : context_(context), filter_(context, sink, address_bits), inner_(make_inner(filter_)) {}
 
 void FilteredDecoder::finish() {
   inner_->finish();

@@ -8,6 +8,7 @@
 // an overflow, and reporting it is the overflow analysis' job.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -23,8 +24,8 @@ class ImpossibleEventFilter final : public EventSink {
   static constexpr uint64_t kAbsurdSize = uint64_t{1} << 40;
   static constexpr uint64_t kAbsurdSize32 = uint64_t{1} << 30;
 
-  ImpossibleEventFilter(const PoolTable& pools, EventSink& next, unsigned address_bits)
-      : pools_(pools), next_(next), address_bits_(address_bits) {}
+  ImpossibleEventFilter(const TraceContext& context, EventSink& next, unsigned address_bits)
+      : context_(context), pools_(context.pools), next_(next), address_bits_(address_bits) {}
   // Inline, and no string unless an event is rejected: every event of every
   // decoder passes here.
   void on_event(const Event& event) override {
@@ -42,10 +43,14 @@ class ImpossibleEventFilter final : public EventSink {
     // A failed request of any size is a finding (malloc((size_t)-1) is a real
     // bug), never corruption; only blocks said to exist are checked.
     if (e.kind != EventKind::alloc && e.kind != EventKind::realloc) return Problem::none;
-    if (address_bits_ <= 32 && e.size > kAbsurdSize32) return Problem::over_1gib_on_32_bit;
+    // NULL from a heap's allocator: a failed request, the analyses' to judge.
+    if (e.address == 0 && e.pool < pools_.size() && pools_.at(e.pool).kind == PoolKind::heap) [[unlikely]]
+      return Problem::none;
+    if (bits() <= 32 && e.size > kAbsurdSize32) return Problem::over_1gib_on_32_bit;
     if (e.size > kAbsurdSize) return Problem::over_1tib;
     return placement(e);
   }
+  unsigned bits() const { return std::min(address_bits_, context_.address_bits); }
   // Whether the block lies where its pool and the address space allow.
   Problem placement(const Event& e) const;
   // The declared pool an event names, or null.
@@ -53,6 +58,7 @@ class ImpossibleEventFilter final : public EventSink {
   std::string why(Problem problem, const Event& e) const;
   void reject(const Event& e);
 
+  const TraceContext& context_;
   const PoolTable& pools_;
   EventSink& next_;
   unsigned address_bits_;

@@ -231,6 +231,8 @@ TEST(HonestFindings, NullInAHeapIsNoBlockAndNoLostData) {
   log("REALLOC old=0x6000 size=0 addr=0");
   log("REALLOC old=0x1000 size=4096 addr=0 site=g.c:3");
   log("ALLOC size=8 addr=0x7000 site=z.c:1");
+  log("ALLOC size=5000 addr=0 site=w.c:2");  // a wrapper logging what a failed malloc returned
+  log("ALLOC size=0 addr=0");                // malloc(0) may return NULL: nothing made, nothing failed
   for (Format format : {Format::log, Format::seedbin}) {
     SCOPED_TRACE(format == Format::log ? "log" : "seedbin");
     std::string bin;
@@ -240,6 +242,8 @@ TEST(HonestFindings, NullInAHeapIsNoBlockAndNoLostData) {
     c1(bin, 0x6000, 0, 0);
     c1(bin, 0x1000, 0, 4096);
     a2(bin, 8, 0x7000);
+    a2(bin, 5000, 0);
+    a2(bin, 0, 0);
     auto run = analyse(format, format == Format::log ? log.text : bin);
     const AnalysisResult& r = run->result;
     ASSERT_EQ(r.pools.size(), 1u);
@@ -247,10 +251,35 @@ TEST(HonestFindings, NullInAHeapIsNoBlockAndNoLostData) {
     EXPECT_EQ(r.pools[0].final_bytes, 108u);
     EXPECT_EQ(r.pools[0].peak_bytes, 164u);
     EXPECT_EQ(r.counts.unknown_frees, 0u);
-    EXPECT_EQ(r.counts.failed, 1u);
+    EXPECT_EQ(r.counts.failed, 2u);
     EXPECT_EQ(r.counts.frees, 0u);
     EXPECT_EQ(data_loss_check(run->stats, r.counts).status, CheckStatus::clean);
   }
+}
+
+// The same in a heap declared with its base: address 0 lies outside it, and
+// was taken for corruption ("impossible event"), the failed realloc's block
+// freed and its later free a double free; a failed malloc's 6,000 B a block.
+TEST(HonestFindings, NullInADeclaredHeapIsAFailedRequestNotCorruption) {
+  MemLog log;
+  log("POOL name=heap kind=heap base=0x1000 size=4096");
+  log("ALLOC size=200 addr=0x1100 pool=heap site=b.c:1");
+  log("REALLOC old=0x1100 size=300 addr=0 pool=heap site=b.c:1");
+  log("ALLOC size=6000 addr=0 pool=heap site=c.c:4");
+  log("ALLOC size=50 addr=0x1400 pool=heap site=c.c:1");
+  log("FREE addr=0x1100 pool=heap");
+  log("ALLOC size=64 addr=0x1100 pool=heap site=d.c:1");
+  log("REALLOC old=0x1100 size=0 addr=0 pool=heap");
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(run->stats.impossible_events, 0u);
+  EXPECT_EQ(r.counts.failed, 2u);
+  EXPECT_EQ(r.counts.unknown_frees, 0u);
+  ASSERT_EQ(r.pools.size(), 1u);
+  EXPECT_EQ(r.pools[0].live_count, 1u);
+  EXPECT_EQ(r.pools[0].final_bytes, 50u);
+  EXPECT_EQ(r.pools[0].peak_bytes, 250u);
+  EXPECT_EQ(data_loss_check(run->stats, r.counts).status, CheckStatus::clean);
 }
 
 // An arena's offset 0 is its first block, not NULL: a free there with

@@ -33,10 +33,11 @@ TEST(Emt, DecodesTheDocumentedExample) {
 
 // The fixed-width records the device writes on its hot path.
 TEST(Emt, FixedWidthAllocAndFree) {
+  // 644 B at 0x20000000 (in a heap, address 0 would be NULL: a failed request).
   std::string s = std::string("\x7E" "emt!" "\x00", 6) +
-                  std::string("\x20\x05\x00\x04\x00\x00\x00\x00\x84\x02\x00\x00\x74\x00\x20\x00", 16) +
+                  std::string("\x20\x05\x00\x04\x00\x00\x00\x20\x84\x02\x00\x00\x74\x00\x20\x00", 16) +
                   std::string("\x03\x01\x07" "model.c", 10) +  // a STRING between events
-                  std::string("\x21\x03\x00\x00\x00\x00\x00\x74\x00\x20\x00", 11);
+                  std::string("\x21\x03\x00\x00\x00\x00\x20\x74\x00\x20\x00", 11);
   auto run = analyse(Format::emt, s);
   EXPECT_EQ(run->stats.corrupt_bytes, 0u);
   EXPECT_EQ(run->result.counts.allocs, 1u);
@@ -44,6 +45,19 @@ TEST(Emt, FixedWidthAllocAndFree) {
   EXPECT_EQ(run->result.counts.unknown_frees, 0u);
   EXPECT_EQ(run->result.peak.bytes, 644u);
   EXPECT_EQ(run->result.sizes.aligned_requests, 1u);
+}
+
+// Version 1 is the device library's: a 32-bit target, where a block over
+// 1 GiB is damaged input (bytes lost over a TCP reconnect), not a 2.5 GB
+// "overflow" of a 16 KB arena, as seed binary records are judged.
+TEST(Emt, ABlockOverOneGibFromADeviceIsImpossible) {
+  std::string s = std::string("\x7E" "emt!" "\x00", 6) + std::string("\x01\x01\x00", 3) +  // HEADER v1
+                  std::string("\x20\x05\x00\x04\x29\x02\x00\x21\x51\x1C\x58\x95\x00\x00\x00\x00", 16) +
+                  std::string("\x20\x05\x00\x04\x00\x00\x00\x20\x84\x02\x00\x00\x00\x00\x00\x00", 16);
+  auto run = analyse(Format::emt, s);
+  EXPECT_EQ(run->stats.impossible_events, 1u);
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+  EXPECT_EQ(run->result.peak.bytes, 644u);
 }
 
 TEST(Emt, ChunkBoundariesDoNotMatter) {
