@@ -1,6 +1,7 @@
 #include "textlog_decoder.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "textlog_escape.h"
@@ -293,9 +294,33 @@ uint64_t TextLogDecoder::unwrap(uint64_t raw) {
   return last_time_;
 }
 
+namespace {
+
+// A line's end as a console leaves it: carriage returns (a Windows terminal
+// logs "\r\r\n"), blanks, and terminal colour codes (ESP-IDF's log macros
+// close every line with ESC[0m) belong to no record's last value.
+std::string_view without_trailing_noise(std::string_view text) {
+  while (!text.empty()) {
+    const char c = text.back();
+    if (c == '\r' || c == ' ' || c == '\t') {
+      text.remove_suffix(1);
+      continue;
+    }
+    // An ANSI control sequence: ESC [ digits and ';' and a final byte.
+    if (c < '@' || c > '~') return text;
+    size_t i = text.size() - 1;
+    while (i > 0 && (std::isdigit(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == ';')) --i;
+    if (i < 2 || text[i - 1] != '[' || text[i - 2] != '\x1b') return text;
+    text.remove_suffix(text.size() - (i - 2));
+  }
+  return text;
+}
+
+}  // namespace
+
 void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   ++line_no_;
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  text = without_trailing_noise(text);
   size_t tag = text.starts_with(kTag) ? 0 : text.find(kTag);
   if (tag == std::string_view::npos) return plain_line(text);
   const char* end = text.data() + text.size();

@@ -59,6 +59,22 @@ TEST(TextLog, SkipsAndCountsNoiseHandlesCrlfAndPrefixes) {
   EXPECT_EQ(d->context.pools.at(d->sink.events[0].pool).kind, PoolKind::heap);
 }
 
+// ESP-IDF's log macros colour each line and close it with ESC[0m; a Windows
+// terminal logs "\r\r\n". Both ends once made the last value of the record
+// unreadable ("expected a number after 'addr='") and the line was dropped.
+TEST(TextLog, ColourCodesAndCarriageReturnsAtALinesEndAreNoPartOfItsLastValue) {
+  auto d = decode("\x1b[0;32mI (123) app: [MEM][100] ALLOC size=64 addr=0x3ffb1000\x1b[0m\r\n"
+                  "\x1b[0;32mI (124) app: [MEM][200] ALLOC size=32 addr=0x3ffb2000 site=main.c:5\x1b[0m\r\n"
+                  "[MEM][300] FREE addr=0x3ffb1000 \r\r\n"
+                  "[MEM][400] INFER end\r\r\n");
+  EXPECT_EQ(d->stats.malformed_lines, 0u);
+  ASSERT_EQ(d->sink.events.size(), 4u);
+  EXPECT_EQ(d->sink.events[0].address, 0x3ffb1000u);
+  EXPECT_EQ(d->context.sites.name(d->sink.events[1].site), "main.c:5");
+  EXPECT_EQ(d->sink.events[2].kind, EventKind::free);
+  EXPECT_EQ(d->sink.events[3].kind, EventKind::inference_end);
+}
+
 TEST(TextLog, TruncatedLastLineIsCountedNotEmitted) {
   auto d = decode("[MEM][1] ALLOC size=16 offset=0\n[MEM][2] ALLOC size=12");
   EXPECT_EQ(d->sink.events.size(), 1u);

@@ -57,7 +57,7 @@ std::string random_line(std::mt19937& rng) {
                                                   "arena0", "heap", "arena", "a=b", "-4"};
   static const std::vector<std::string> words = {"begin", "end", "ok", "corrupt", "7", "x", "layer3"};
   static const std::vector<std::string> blanks = {" ", " ", "\t", "  "};
-  static const std::vector<std::string> endings = {"\n", "\n", "\r\n", "\r\r\n"};
+  static const std::vector<std::string> endings = {"\n", "\n", "\r\n", "\r\r\n", "\x1b[0m\r\n", " \x1b[0;32m\x1b[0m\n"};
   std::string line = pick(rng, prefixes);
   if (rng() % 10 == 0) {
     line += pick(rng, words);  // a plain line: console output or a marker

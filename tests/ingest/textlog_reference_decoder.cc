@@ -114,7 +114,23 @@ uint64_t ReferenceTextLogDecoder::unwrap(uint64_t raw) {
 
 void ReferenceTextLogDecoder::line(std::string_view text, uint64_t offset) {
   ++line_no_;
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  // What a console leaves at a line's end: CRs, blanks, colour codes (ESC [ n;m m).
+  for (bool trimmed = true; trimmed && !text.empty();) {
+    trimmed = false;
+    if (text.back() == '\r' || text.back() == ' ' || text.back() == '\t') {
+      text.remove_suffix(1);
+      trimmed = true;
+      continue;
+    }
+    size_t esc = text.rfind('\x1b');
+    if (esc == std::string_view::npos || esc + 2 >= text.size() || text[esc + 1] != '[') break;
+    std::string_view params = text.substr(esc + 2, text.size() - esc - 3);
+    const char final_byte = text.back();
+    if (final_byte >= '@' && final_byte <= '~' && params.find_first_not_of("0123456789;") == std::string_view::npos) {
+      text = text.substr(0, esc);
+      trimmed = true;
+    }
+  }
   size_t tag = text.find(kTag);
   if (tag == std::string_view::npos) return plain_line(text);
   std::string_view rest = text.substr(tag + kTag.size());
