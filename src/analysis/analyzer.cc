@@ -41,6 +41,7 @@ struct Analyzer::Impl {
   std::vector<InferenceObserver*> observers;
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
+  bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
   // Largest free blocks told by summary records, measured once the device's
   // run of summaries is over: the two ends of a shared arena report the same
@@ -176,6 +177,17 @@ struct Analyzer::Impl {
     leaks.tick();
   }
 
+  // `begun`: its begin marker was seen (some firmware marks only the end).
+  void end_inference(uint64_t time, uint64_t number, bool begun) {
+    if (!begun) begin_inference(number, failed_at_end, true);
+    tracker.end_inference();
+    timeline.inference_end(time, *tracker.device_inference(), begun);
+    watermark.inference_end(time, tracker);
+    leaks.inference_end(tracker.completed(), *tracker.device_inference());
+    tell_observers(time);
+    failed_at_end = counts.failed;
+  }
+
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
     if (tracker.inference() == 0) leaks.first_inference_begins();
     tracker.begin_inference(number, by_its_end);
@@ -295,21 +307,16 @@ struct Analyzer::Impl {
         sampled(e);
         break;
       case EventKind::inference_begin:
+        // Firmware that marks only the begins: each one ends the inference before it.
+        if (tracker.in_inference() && !ends_seen) end_inference(e.time, e.size, true);
         begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, tracker.total_usage());
         timeline.inference_begin(e.time, *tracker.device_inference());
         break;
-      case EventKind::inference_end: {
-        bool begun = tracker.in_inference();
-        if (!begun) begin_inference(e.size, failed_at_end, true);  // some firmware marks only the end
-        tracker.end_inference();
-        timeline.inference_end(e.time, *tracker.device_inference(), begun);
-        watermark.inference_end(e.time, tracker);
-        leaks.inference_end(tracker.completed(), *tracker.device_inference());
-        tell_observers(e.time);
-        failed_at_end = counts.failed;
+      case EventKind::inference_end:
+        ends_seen = true;
+        end_inference(e.time, e.size, tracker.in_inference());
         break;
-      }
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);

@@ -595,6 +595,31 @@ TEST(HonestFindings, ACaptureCutAfterTheLastEndMarkerKeepsThePerInferenceRate) {
   EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 644.0);
 }
 
+// Firmware that marks only where each inference begins: every begin ends
+// the inference before it. Read as no inference at all, the trace had no
+// leak ("[OK]") and the leaking site was a working set.
+TEST(HonestFindings, BeginMarkersAloneEndTheInferenceBeforeThem) {
+  auto trace = [](bool ends) {
+    MemLog log;
+    for (int i = 1; i <= 100; ++i) {
+      log("INFER begin {}", i);
+      log("ALLOC size=256 addr={} site=conv.c:7", 0x20000000);
+      log("ALLOC size=48 addr={} site=leak.c:1", 0x20010000 + i * 64);
+      log("FREE addr={}", 0x20000000);
+      if (ends) log("INFER end {}", i);
+    }
+    return log.text;
+  };
+  auto both = analyse(Format::log, trace(true));
+  auto begins = analyse(Format::log, trace(false));
+  ASSERT_EQ(both->result.leaks.size(), 1u);
+  ASSERT_EQ(begins->result.leaks.size(), 1u);
+  EXPECT_EQ(begins->result.leaks[0].site, "leak.c:1");
+  EXPECT_EQ(begins->result.inferences, 99u);  // the last is still running when the trace ends
+  EXPECT_DOUBLE_EQ(*begins->result.leaks[0].bytes_per_inference, 48.0);
+  EXPECT_DOUBLE_EQ(*both->result.leaks[0].bytes_per_inference, 48.0);
+}
+
 // node's teardown allocates after the last inference ended and exits without
 // freeing: grown at no inference's end, so not a leak per inference.
 TEST(HonestFindings, BlocksMadeAfterTheLastInferenceEndedAreNotALeak) {
