@@ -88,10 +88,27 @@ bool within(const MapRegion& r, uint64_t address) { return address >= r.origin &
 // of the image. Elsewhere a fill-only section reserves flash and counts.
 uint64_t image_bytes(const LinkerMap& map, const MapRegion& region, EspLayout esp) {
   if (esp != EspLayout::windows_only) return region.used;
-  uint64_t placeholders = 0;
-  for (const MapSection& s : map.sections)
-    if (s.size && s.fill >= s.size && within(region, s.address)) placeholders += s.size;
-  return region.used - std::min(region.used, placeholders);
+  // Addresses of the region's use that only placeholders cover: an ESP32-S3's
+  // .ext_ram.dummy (external RAM's window over the same addresses) reaches
+  // over the rodata too, and those bytes are the image's.
+  const uint64_t end = region.origin + region.used;
+  std::vector<std::pair<uint64_t, int>> edges;  // address, +1/-1 placeholder, +2/-2 real section
+  for (const MapSection& s : map.sections) {
+    if (!s.size || s.kind == SectionKind::debug || !within(region, s.address) || s.address >= end) continue;
+    const int weight = s.fill >= s.size ? 1 : 2;
+    edges.push_back({s.address, weight});
+    edges.push_back({std::min(s.address + s.size, end), -weight});
+  }
+  std::sort(edges.begin(), edges.end());
+  uint64_t only_placeholders = 0, at = 0;
+  int placeholders = 0, real = 0;
+  for (const auto& [address, step] : edges) {
+    if (placeholders > 0 && real == 0) only_placeholders += address - at;
+    at = address;
+    if (step == 1 || step == -1) placeholders += step;
+    else real += step / 2;
+  }
+  return region.used - std::min(region.used, only_placeholders);
 }
 
 }  // namespace

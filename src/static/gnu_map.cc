@@ -298,14 +298,54 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
     return found;
   };
+  auto overlap = [](const MapRegion& a, const MapRegion& b) {
+    return a.length && b.length && a.origin < b.origin + b.length && b.origin < a.origin + a.length;
+  };
+  for (MapRegion& r : map.regions) {
+    bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
+    r.kind = writable ? RegionKind::ram : RegionKind::flash;
+    // AVR's linker scripts declare EEPROM, fuse, lock and signature bytes
+    // "rw !x" like its SRAM: only the name says they are not RAM.
+    static const std::set<std::string_view> avr_non_volatile = {"fuse", "lock", "signature", "user_signatures"};
+    if (writable && (has(r.name, {"eeprom"}) || avr_non_volatile.count(r.name))) r.kind = RegionKind::other;
+    // Zephyr's IDT_LIST holds the interrupt tables its build reads and drops
+    // from the image, at a made-up address; ESP-IDF's extern_ram_seg is the
+    // window of external PSRAM (over the same addresses as the rodata
+    // window on an ESP32-S2/S3), not the chip's RAM.
+    if (r.name == "IDT_LIST" || r.name == "extern_ram_seg") r.kind = RegionKind::other;
+  }
+  // A region without attributes over the addresses of one that has them is
+  // another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
+  // ld assigns it no section, and its bytes are not the chip's twice.
+  std::vector<bool> alias(map.regions.size(), false);
+  for (size_t i = 0; i < map.regions.size(); ++i)
+    for (const MapRegion& other : map.regions)
+      if (map.regions[i].attributes.empty() && !other.attributes.empty() && overlap(map.regions[i], other)) {
+        alias[i] = true;
+        map.regions[i].kind = RegionKind::other;
+      }
+  // The region a section's kind is read from: not an alias, a pseudo-region
+  // or external memory, where the same addresses have a region of their own.
+  auto kind_region_at = [&](uint64_t at) -> const MapRegion* {
+    const MapRegion* found = nullptr;
+    for (const MapRegion& r : map.regions)
+      if (r.length && at >= r.origin && at - r.origin < r.length && r.kind != RegionKind::other) found = &r;
+    return found ? found : sized_region_at(at);
+  };
   for (MapSection& s : map.sections) {
     bool elsewhere = s.load_address && *s.load_address != s.address;
-    s.kind = classify(s.name, elsewhere, s.address, sized_region_at(s.address));
+    s.kind = classify(s.name, elsewhere, s.address, kind_region_at(s.address));
     if (s.size == 0) continue;
+    // A placeholder (ESP-IDF's .ext_ram.dummy) at addresses two regions
+    // share reserves them in the one that is not flash: no image bytes.
+    size_t holding = 0;
+    for (const MapRegion& r : map.regions) holding += r.length && s.address >= r.origin && s.address - r.origin < r.length;
     // Region usage: the extent of every section that occupies the region,
     // at its run address, and at its load address when that differs and the
     // section has contents to load.
-    for (MapRegion& r : map.regions) {
+    for (size_t i = 0; i < map.regions.size(); ++i) {
+      MapRegion& r = map.regions[i];
+      if (alias[i] || (s.kind == SectionKind::other && holding > 1 && r.kind == RegionKind::flash)) continue;
       // A region of length 0 still holds what ld put at its origin when no
       // other region does: a failed link (LENGTH = 0) has bytes there, and
       // that is an overflow.
@@ -317,14 +357,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       claim(s.address);
       if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address);
     }
-  }
-  for (MapRegion& r : map.regions) {
-    bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
-    r.kind = writable ? RegionKind::ram : RegionKind::flash;
-    // AVR's linker scripts declare EEPROM, fuse, lock and signature bytes
-    // "rw !x" like its SRAM: only the name says they are not RAM.
-    static const std::set<std::string_view> avr_non_volatile = {"fuse", "lock", "signature", "user_signatures"};
-    if (writable && (has(r.name, {"eeprom"}) || avr_non_volatile.count(r.name))) r.kind = RegionKind::other;
   }
   // Each address once: sections a script lays over each other (nRF's
   // .heap and .stack_dummy, both COPY at one address) share their bytes.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "plan/fit.h"
 #include "test_support.h"
 
@@ -236,6 +238,69 @@ TEST(Fit, AMapWithoutTheChipsCapacityIsSaidToBeOne) {
   r = fit(budget_of(1000), 2704, *zephyr, std::nullopt);
   EXPECT_EQ(r.flash[0].bytes, 32u + 28 + 29324);  // mcuboot_hdr, metadata, ROM
   EXPECT_EQ(r.flash_capacity, 4u * 1024 * 1024);
+}
+
+// An ESP32's external RAM window (extern_ram_seg) is no RAM of the chip:
+// the arena's block is its internal DRAM, less the statics there
+// (c0ldf1recsgo/hello-world-esp32-tflite, SPIRAM off in its sdkconfig). The
+// image as the committed hello_world.bin's segments hold it: 416,020 B.
+TEST(Fit, AnEsp32sExternalRamWindowIsNotTheChipsRam) {
+  std::string error;
+  auto map = parse_linker_map(read_file(test::realworld("map/c0ld_hello_world_esp32.map")), error);
+  ASSERT_TRUE(map) << error;
+  EXPECT_EQ(test::map_region(*map, "extern_ram_seg")->kind, RegionKind::other);
+  Mcu esp32{"ESP32", "", "", 4u * 1024 * 1024, 520u * 1024, 160u * 1024};
+  FitResult r = fit(budget_of(1152), 2640, *map, esp32);
+  EXPECT_EQ(r.model_symbol, "g_sine_model_data");
+  EXPECT_NEAR(static_cast<double>(r.flash[0].bytes), 416020.0, 16.0);
+  // The statics beside the arena in DRAM (dram0_0_seg's use less the 2 KiB arena array).
+  const uint64_t dram_statics = test::map_region(*map, "dram0_0_seg")->used - r.declared_arena;
+  EXPECT_EQ(r.arena_block_free, 160u * 1024 - dram_statics);
+
+  // ESP-IDF 5's ESP32-S3 layout (an app's map, numbers as linked): the
+  // external RAM window starts where the rodata window does, and its
+  // placeholder .ext_ram.dummy reaches over the rodata. The image's drom
+  // segment is .flash.appdesc + .flash.rodata, 80,536 B, as the app's .bin
+  // holds it; the placeholders are none of it.
+  LinkerMap s3;
+  s3.regions = {{"drom0_0_seg", 0x3c000020, 0x1ffffe0, "r", 0, RegionKind::flash},
+                {"iram0_2_seg", 0x42000020, 0x7fffe0, "xr", 0, RegionKind::flash},
+                {"dram0_0_seg", 0x3fc88000, 0x53700, "rw", 0, RegionKind::ram},
+                {"extern_ram_seg", 0x3c000020, 0x1ffffe0, "xrw", 0, RegionKind::ram}};
+  std::string text = "Memory Configuration\n\nName Origin Length Attributes\n";
+  for (const MapRegion& reg : s3.regions)
+    text += fmt::format("{} 0x{:x} 0x{:x} {}\n", reg.name, reg.origin, reg.length, reg.attributes);
+  text += "\nLinker script and memory map\n\n"
+          ".flash_rodata_dummy\n                0x3c000020    0x30000\n *fill*         0x3c000020    0x30000 \n"
+          ".flash.appdesc  0x3c030020      0x100\n .rodata_desc   0x3c030020      0x100 app_desc.o\n"
+          ".flash.rodata   0x3c030120    0x13998\n .rodata        0x3c030120    0x13998 main.o\n"
+          ".flash.text     0x42000020    0x29f94\n .text          0x42000020    0x29f94 main.o\n"
+          ".ext_ram.dummy  0x3c000020    0x4ffe0\n *fill*         0x3c000020    0x4ffe0 \n"
+          "OUTPUT(app.elf elf32-xtensa-le)\n";
+  auto parsed = parse_linker_map(text, error);
+  ASSERT_TRUE(parsed) << error;
+  EXPECT_EQ(test::map_region(*parsed, "drom0_0_seg")->used, 0x30000u + 0x100 + 0x13998);  // as ld counts it
+  r = fit(budget_of(1000), 2704, *parsed, esp32);
+  EXPECT_EQ(r.flash[0].bytes, 80536u + 0x29f94);
+  EXPECT_EQ(r.ram[0].bytes, 0u);  // no statics in external RAM's placeholder
+}
+
+// Zephyr names devicetree memory regions without attributes over the RAM
+// (SRAM1 = RAM on the nRF5340's network core), and IDT_LIST holds tables
+// its build drops: neither is the chip's memory. The image is the committed
+// zephyr.bin, 184,348 B (MpDev89/NORAB106_BT_HeartRate, hci_rpmsg); SRAM1
+// once counted as 64 KiB more flash, holding 48,728 B.
+TEST(Fit, ZephyrsAliasRegionsAndIdtListAreNotMemoryOfTheChip) {
+  std::string error;
+  auto map = parse_linker_map(read_file(test::realworld("map/mpdev_hci_rpmsg_nrf5340_net.map")), error);
+  ASSERT_TRUE(map) << error;
+  EXPECT_EQ(test::map_region(*map, "SRAM1")->kind, RegionKind::other);
+  EXPECT_EQ(test::map_region(*map, "SRAM1")->used, 0u);
+  EXPECT_EQ(test::map_region(*map, "IDT_LIST")->kind, RegionKind::other);
+  FitResult r = fit(budget_of(1000), 2704, *map, std::nullopt);
+  EXPECT_EQ(r.flash[0].bytes, 184348u);
+  EXPECT_EQ(r.flash_capacity, 256u * 1024);
+  EXPECT_EQ(r.ram_capacity, 64u * 1024);
 }
 
 TEST(McuTable, HasTheCommonChipsAndRejectsBadTables) {
