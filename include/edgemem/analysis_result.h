@@ -194,6 +194,9 @@ struct Overflow {
   uint64_t over_by = 0, available = 0;
   std::string site, pool;
 };
+// The site of an overflow summary records showed: the pool's use ran past
+// its end (`size` is that use, from offset 0); no request is named.
+inline constexpr std::string_view kSummaryOverflowSite = "(summary records: the pool's use)";
 
 struct GuardFailure {
   uint64_t time = 0;

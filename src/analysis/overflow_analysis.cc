@@ -32,6 +32,35 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
   overflows_.push_back({o, pool, b.site});
 }
 
+void OverflowAnalysis::summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t shared_usage,
+                                  uint64_t time) {
+  if (extents_.size() <= pool) extents_.resize(pool + 1, Extent::none);
+  if (info.size == 0) {
+    extents_[pool] = Extent::unknown;
+    return;
+  }
+  extents_[pool] = Extent::known;
+  const uint64_t room = info.size > shared_usage ? info.size - shared_usage : 0;
+  if (peak_bytes <= room) return;
+  // One finding per pool, at its furthest: the records tell the pool's use, not which request ran past.
+  if (summary_overflow_.size() <= pool) summary_overflow_.resize(pool + 1, SIZE_MAX);
+  size_t& kept = summary_overflow_[pool];
+  if (kept == SIZE_MAX) {
+    ++overflow_count_;
+    if (overflows_.size() >= kKept) return;
+    kept = overflows_.size();
+    overflows_.push_back({Overflow{}, pool, kUnknownSite});
+  }
+  Overflow& o = overflows_[kept].o;
+  if (peak_bytes - room <= o.over_by) return;
+  o.time = time;
+  o.size = peak_bytes;  // the pool's use from its start
+  o.arena_size = info.size;
+  o.over_by = peak_bytes - room;
+  o.available = room;
+  o.site = kSummaryOverflowSite;
+}
+
 void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference) {
   ++guard_checks_;
   if (!corrupt) return;
@@ -42,7 +71,7 @@ void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId si
 void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) {
   for (auto& f : overflows_) {
     f.o.pool = context.pools.at(f.pool).name;
-    f.o.site = std::string(context.sites.name(f.site));
+    if (f.o.site != kSummaryOverflowSite) f.o.site = std::string(context.sites.name(f.site));
     out.overflows.push_back(f.o);
   }
   for (auto& g : guards_) {

@@ -11,8 +11,12 @@ namespace edgemem {
 
 class OverflowAnalysis {
  public:
+
   // `shared_usage`: bytes the pool's partner (other end of the arena) holds.
   void allocated(PoolId pool, const PoolInfo& info, const Block& block, uint64_t shared_usage);
+  // A summary record's peak: past the pool's end (less what its partner
+  // holds) is an overflow, counted each time the peak reaches further.
+  void summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t shared_usage, uint64_t time);
   void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference);
   void finish(const TraceContext& context, AnalysisResult& out);
 
@@ -32,6 +36,7 @@ class OverflowAnalysis {
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
   enum class Extent : uint8_t { none, known, unknown };
   std::vector<Extent> extents_;  // per pool that had allocations: could its end be checked?
+  std::vector<size_t> summary_overflow_;  // per pool: its summary records' overflow in overflows_ (SIZE_MAX: none)
 };
 
 }  // namespace edgemem

@@ -285,6 +285,10 @@ class Evaluator {
     }
     if (b.contains("max_leaked_bytes")) {
       uint64_t max = size(b, "max_leaked_bytes", "leak"), total = 0;
+      // Summary records tell a pool's use, not its blocks: nothing is known leaked by site.
+      if (t.counts.summaries > 0 && t.counts.allocs + t.counts.reallocs == 0)
+        throw BudgetError("leak.max_leaked_bytes: the trace holds summary records only, which carry no blocks, so "
+                          "no bytes leaked by site are known; limit leak.max_bytes_per_inference instead");
       for (const auto& l : t.leaks) total += l.bytes;
       add("leak.max_leaked_bytes", total <= max,
           fmt::format("{} leaked at {} site(s){}, limit {}", units::bytes(total), t.leaks.size(),

@@ -118,10 +118,15 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& o : r.overflows) {
     if (problems >= 3 && &o != &r.overflows.front()) break;
     ++problems;
-    line(out, "[OVERFLOW]",
-         fmt::format("{} requested {} at offset {} of {} '{}' ({}): only {} left, {} past the end",
-                     shown_site(o.site), bytes(o.size), grouped(o.offset), bytes(o.arena_size), o.pool, "time " + grouped(o.time),
-                     bytes(o.available), bytes(o.over_by)));
+    if (o.site == kSummaryOverflowSite) {
+      line(out, "[OVERFLOW]", fmt::format("'{}' used {} of its {} (summary records, time {}): {} past the end", o.pool,
+                                          bytes(o.size), bytes(o.arena_size), grouped(o.time), bytes(o.over_by)));
+    } else {
+      line(out, "[OVERFLOW]",
+           fmt::format("{} requested {} at offset {} of {} '{}' ({}): only {} left, {} past the end",
+                       shown_site(o.site), bytes(o.size), grouped(o.offset), bytes(o.arena_size), o.pool,
+                       "time " + grouped(o.time), bytes(o.available), bytes(o.over_by)));
+    }
     if (&o == &r.overflows.front())
       more(out, "-> writes past the arena corrupt what the linker placed after it; enlarge the arena or split the buffer");
   }

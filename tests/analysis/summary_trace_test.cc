@@ -6,7 +6,10 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "edgemem/report.h"
+#include "report/budget.h"
 #include "test_support.h"
 #include "watch/alert_engine.h"
 
@@ -121,6 +124,41 @@ TEST(SummaryTrace, WhatNeedsSitesOrBlocksIsNotChecked) {
   EXPECT_NE(text.find("[NOT CHECKED] leak: summary records carry no sites or blocks"), std::string::npos) << text;
   EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 644.0 B per inference (linear; summary records name no site)"),
             std::string::npos) << text;
+}
+
+// Summary records that show a pool's use past its end are an overflow
+// (the report once said "[NOT CHECKED] overflow: no allocations" beside a
+// margin of -12 %), one per pool at its furthest; and a budget on bytes
+// leaked by site cannot hold where no block is known (it once passed with
+// "0 B leaked").
+TEST(SummaryTrace, UsePastThePoolsEndIsAnOverflowAndLeakedBytesAreNotKnown) {
+  auto run = analyse(Format::emt, leaking_summaries(50));
+  EXPECT_EQ(run->result.checks.overflow.status, CheckStatus::clean);
+  run = analyse(Format::emt, leaking_summaries(130));
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.checks.overflow.status, CheckStatus::found);
+  ASSERT_EQ(r.overflow_count, 2u);  // the leaking tail, and the scratch at the head it ran into
+  const Overflow* tail = nullptr;
+  for (const Overflow& o : r.overflows)
+    if (o.pool == "arena.persistent") tail = &o;
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->site, kSummaryOverflowSite);
+  EXPECT_EQ(tail->over_by, kOpData + kLeak * 130 - kArena);
+  InputSummary input;
+  input.format = "emt";
+  input.stats = run->stats;
+  EXPECT_NE(text_report(input, r).find("[OVERFLOW]    'arena.persistent' used 83,816 B of its 81,920 B (summary records"),
+            std::string::npos)
+      << text_report(input, r);
+
+  BudgetInputs in{nullptr, nullptr, &r, nullptr};
+  std::string error;
+  EXPECT_TRUE(evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_leaked_bytes": 0}})"), in, error).empty());
+  EXPECT_NE(error.find("summary records only"), std::string::npos) << error;
+  error.clear();
+  auto out = evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), in, error);
+  ASSERT_EQ(out.size(), 1u) << error;
+  EXPECT_FALSE(out[0].ok);
 }
 
 TEST(SummaryTrace, InferenceRecordsCarryTheSummariesNumbersAndTheLeakAlertFires) {
