@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "edgemem/emt_v2.h"
 #include "real_functions.h"
 #include "recorded_call.h"
@@ -39,9 +41,14 @@ Mapping mappings[kSlots];
 size_t mapping_count = 0;
 pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 
+// Looked up once; threads that race here find the same value. (No function
+// static with a dynamic initialiser in the recorder: its guard would need
+// libstdc++, whose start-up allocates 72,704 B in every recorded program.)
 uintptr_t page_size() {
-  static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));  // 16 KiB on some arm64 kernels
-  return size;
+  static std::atomic<uintptr_t> size{0};
+  uintptr_t s = size.load(std::memory_order_relaxed);
+  if (!s) size.store(s = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)), std::memory_order_relaxed);  // 16 KiB on some arm64 kernels
+  return s;
 }
 
 uintptr_t page_end(uintptr_t start, size_t length) {
@@ -193,8 +200,11 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
 void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off64_t offset) {
   if (sizeof(off_t) == sizeof(off64_t) || anonymous(flags))  // an anonymous mapping has no offset
     return mmap(addr, length, prot, flags, fd, static_cast<off_t>(offset));
-  static auto* real64 = reinterpret_cast<void* (*)(void*, size_t, int, int, int, off64_t)>(next_symbol("mmap64"));
-  return real64(addr, length, prot, flags, fd, offset);
+  using Mmap64 = void* (*)(void*, size_t, int, int, int, off64_t);
+  static std::atomic<Mmap64> real64{nullptr};
+  Mmap64 call = real64.load(std::memory_order_relaxed);
+  if (!call) real64.store(call = reinterpret_cast<Mmap64>(next_symbol("mmap64")), std::memory_order_relaxed);
+  return call(addr, length, prot, flags, fd, offset);
 }
 
 int munmap(void* addr, size_t length) {

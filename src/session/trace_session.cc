@@ -168,7 +168,11 @@ struct TraceSession::Impl {
     TraceRun run{{name, std::string(decoder->format_name()), decoder->stats(), context.time_base}, analyzer.finish()};
     stamp(run.input.stats);
     const DecodeStats& s = run.input.stats;
-    if (s.events == 0) {
+    // A whole recording (it names its threads) of a program that allocated
+    // nothing (/bin/true) is an answer, not a wrong input.
+    const bool empty_recording = s.events == 0 && !s.first_problem && s.truncated_bytes == 0 && !context.thread_names.empty();
+    if (empty_recording) out.notes.push_back(fmt::format("{}: the recording holds no allocation: the program made none", name));
+    if (s.events == 0 && !empty_recording) {
       if (s.first_problem)
         out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded", where(name, *s.first_problem),
                                         s.first_problem->what, run.input.format));
