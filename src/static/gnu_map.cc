@@ -78,7 +78,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // The contribution the current output section's last input section went
   // to (index + 1; 0: none yet).
   size_t last_contribution = 0;
-  bool saw_memory = false, saw_script = false, saw_output = false;
+  bool saw_memory = false, saw_script = false, saw_output = false, saw_discarded = false;
 
   auto close_symbol = [&](uint64_t end) {
     if (!map.symbols.empty() && map.symbols.back().size == 0 && end > map.symbols.back().address)
@@ -196,7 +196,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   TextLines lines(text);
   std::string_view line;
   while (lines.next(line)) {
-    if (line == "Discarded input sections") { part = Part::discarded; continue; }
+    if (line == "Discarded input sections") { part = Part::discarded; saw_discarded = true; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
     map_words(line, w);
@@ -275,6 +275,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
 
   if (lines.number() == 0) {
     error = "empty: expected a GNU ld map (link with -Wl,-Map=FILE)";
+    return std::nullopt;
+  }
+  // ld writes "Archive member included ..." and "Discarded input sections"
+  // before its Memory Configuration: a map that has them and not that was cut.
+  if ((!saw_memory || !saw_script) && (saw_discarded || text.starts_with("Archive member included"))) {
+    error = fmt::format("line {}: the map ends before ld's \"{}\" part: it is cut short (copied while the link still "
+                        "wrote it?); link again or use the whole file",
+                        lines.number(), saw_memory ? "Linker script and memory map" : "Memory Configuration");
     return std::nullopt;
   }
   if (!saw_memory || !saw_script) {

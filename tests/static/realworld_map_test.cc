@@ -341,6 +341,17 @@ TEST(GnuMapRegions, AMapCutShortIsRefusedNotUnderCounted) {
     EXPECT_FALSE(parse_gnu_map(whole.substr(0, cut), error));
     EXPECT_NE(error.find("the map ends before ld's OUTPUT(...) line"), std::string::npos) << error;
   }
+  // Cut before its Memory Configuration, after the archive members and
+  // discarded sections ld lists first: also cut, not "not a map".
+  const size_t memory = whole.find("Memory Configuration");
+  ASSERT_NE(memory, std::string::npos);
+  for (size_t cut : {whole.find("Discarded input sections") + 30, memory}) {
+    SCOPED_TRACE(cut);
+    error.clear();
+    EXPECT_FALSE(parse_gnu_map(whole.substr(0, cut), error));
+    EXPECT_NE(error.find("the map ends before ld's \"Memory Configuration\" part: it is cut short"), std::string::npos)
+        << error;
+  }
 }
 
 TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
