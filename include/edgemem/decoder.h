@@ -68,6 +68,7 @@ struct DecodeStats {
   // Text-log stamps that went back (not a 32-bit counter's wrap): a device
   // that restarted, or a corrupt stamp. Later times continue from the last.
   uint64_t time_went_back = 0;
+  uint64_t device_restarts = 0;  // emt: a HEADER after events, the device booted again
   uint64_t time_went_back_line = 0;  // the first of them (not the first problem: a malformed line after it must be named)
   // Objects of a recorded process whose file on disk is not the build that
   // ran (its GNU build ID differs): their frames are named by offset.

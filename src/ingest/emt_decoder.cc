@@ -215,6 +215,24 @@ void EmtDecoder::emit(Event& e, uint64_t dt) {
   ++stats_.events;
 }
 
+// The device library writes its HEADER once per boot: after events, the
+// device started again. Its RAM was set up anew, so every block of the
+// previous boot is gone (a RESET of each pool), and its clock began again
+// at the SYNC just read: time goes on from where the previous boot left it.
+void EmtDecoder::restarted() {
+  epoch_ = before_sync_;
+  time_ = epoch_ + last_sync_low_;
+  ++stats_.device_restarts;
+  for (size_t i = 0; i < context_.pools.size(); ++i) {
+    Event e;
+    e.kind = EventKind::arena_reset;
+    e.pool = static_cast<PoolId>(i);
+    e.time = time_;
+    ++stats_.events;
+    sink_.on_event(e);
+  }
+}
+
 void EmtDecoder::complete() {
   const auto& v = values_;
   state_ = State::tag;
@@ -222,6 +240,7 @@ void EmtDecoder::complete() {
   switch (tag_) {
     case kSyncTag: {
       uint64_t now = v[0];
+      before_sync_ = time_;
       // The device clock is 32 bits; keep time monotonic across wraps.
       if (now < last_sync_low_ && last_sync_low_ - now > 0x80000000u) epoch_ += 0x100000000ull;
       last_sync_low_ = static_cast<uint32_t>(now);
@@ -236,6 +255,7 @@ void EmtDecoder::complete() {
         return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
       tick_hz_ = v[1];
       if (v[0] == 1) context_.address_bits = 32;  // version 1 is the device library's (target/)
+      if (v[0] == 1 && stats_.events > 0) restarted();
       if (v[0] >= emt2::kVersion) {
         v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes, name_frames_);
         record_.clear();

@@ -59,6 +59,7 @@ class EmtDecoder final : public Decoder {
   // The record cannot be emt: count its first byte as corrupt and look for
   // the next SYNC in the bytes after it.
   void reject(std::string what);
+  void restarted();
   SiteId site(uint64_t value);
   PoolId pool(uint64_t device_id);
   void emit(Event& e, uint64_t dt);
@@ -91,6 +92,7 @@ class EmtDecoder final : public Decoder {
   uint64_t time_ = 0;
   uint32_t last_sync_low_ = 0;
   uint64_t epoch_ = 0;
+  uint64_t before_sync_ = 0;  // the time before the latest SYNC
   uint64_t tick_hz_ = 0;
   std::unordered_map<uint64_t, PoolId> pools_;       // device pool id -> PoolTable id
   std::unordered_map<uint64_t, std::string> files_;  // string id -> text

@@ -90,6 +90,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"strings_dropped", s.strings_dropped},
                 {"markers_dropped", s.markers_dropped},
                 {"time_went_back", s.time_went_back},
+                {"device_restarts", s.device_restarts},
                 {"modules_changed", s.modules_changed},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"packets", s.packets}};

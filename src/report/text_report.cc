@@ -358,6 +358,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; at most 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
   if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
+  if (s.device_restarts)
+    line(out, "Input", fmt::format("the device started again {} time{} (a second HEADER): every pool was reset there, "
+                                   "and time continues from the boot before",
+                                   grouped(s.device_restarts), s.device_restarts == 1 ? "" : "s"));
   if (s.time_went_back)
     line(out, "Input", fmt::format("the stamps went back {} time{}, first at line {} (a restart or a corrupt stamp): "
                                    "later times continue from the last one",

@@ -60,6 +60,29 @@ TEST(Emt, ABlockOverOneGibFromADeviceIsImpossible) {
   EXPECT_EQ(run->result.peak.bytes, 644u);
 }
 
+// A board that reboots mid-capture: the device library writes SYNC and
+// HEADER again at each boot. The second boot's blocks at the first boot's
+// addresses were "allocations over a live block" (data lost) and its time
+// went back; each pool is reset there and time continues.
+TEST(Emt, ADeviceThatStartsAgainResetsItsPoolsAndItsTimeGoesOn) {
+  auto boot = [](uint8_t sync_time) {
+    std::string b = std::string("\x7E" "emt!", 5) + static_cast<char>(sync_time) + std::string("\x01\x01\x00", 3);
+    b += std::string("\x02\x00\x00\x80\x80\x80\x80\x02\x80\x20\x08\x04heap\x00", 17);  // heap at 0x20000000, 4 KiB
+    b += std::string("\x20\x05\x00\x08\x00\x00\x00\x20\x40\x00\x00\x00\x00\x00\x00\x00", 16);  // 64 B at 0x20000000
+    return b;
+  };
+  auto run = analyse(Format::emt, boot(100) + boot(40));
+  EXPECT_EQ(run->stats.device_restarts, 1u);
+  EXPECT_EQ(run->stats.time_went_back, 0u);
+  EXPECT_EQ(run->result.counts.replaced_blocks, 0u);
+  EXPECT_EQ(run->result.counts.resets, 1u);
+  ASSERT_EQ(run->result.pools.size(), 1u);
+  EXPECT_EQ(run->result.pools[0].live_count, 1u);
+  EXPECT_EQ(run->result.pools[0].final_bytes, 64u);
+  EXPECT_EQ(data_loss_check(run->stats, run->result.counts).status, CheckStatus::clean);
+  EXPECT_EQ(run->result.peak.bytes, 64u);
+}
+
 TEST(Emt, ChunkBoundariesDoNotMatter) {
   for (size_t chunk : {1u, 2u, 3u, 7u}) {
     auto run = analyse(Format::emt, kExample, {}, chunk);
