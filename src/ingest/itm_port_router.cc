@@ -128,9 +128,17 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       break;
     case ItmPacketKind::global_timestamp1:
       if (!itm_clock()) return;
-      global_low_ = p.value;
-      // Absolute, but never before the records already given a time.
-      if (!seen_local_) time_ = std::max(time_, (time_ & ~uint64_t{0x3ffffff}) | global_low_);
+      {
+        // Bits 25:0 of the global clock. Lower than the last ones: they
+        // wrapped, and the high bits went up by one (a GTS2 that follows
+        // says so too; a probe that sends no GTS2 says nothing else).
+        uint64_t high = time_ & ~uint64_t{0x3ffffff};
+        if (global_seen_ && p.value < global_low_) high += 0x4000000;
+        global_seen_ = true;
+        global_low_ = p.value;
+        // Absolute, but never before the records already given a time.
+        if (!seen_local_) time_ = std::max(time_, high | global_low_);
+      }
       break;
     case ItmPacketKind::global_timestamp2:
       if (!itm_clock()) return;

@@ -52,6 +52,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   bool line_is_word_ = true;  // the open port-0 line has no blank and opens with no '[': a marker, ended by other packets
   uint64_t time_ = 0;
   uint64_t global_low_ = 0;
+  bool global_seen_ = false;  // a GTS1 came: the next one lower than it wrapped
   bool seen_local_ = false;
   // Which clock events carry, fixed by what comes first: ITM timestamps
   // before any event, or the payload's own clock (emt deltas, [MEM] stamps)

@@ -238,6 +238,28 @@ TEST(ItmEvents, TimestampsAfterTheFirstSeedRecordsTakeOverTheClock) {
   EXPECT_EQ(run->context.time_base, TimeBase::cycles);
 }
 
+// A probe that sends GTS1 and no GTS2 (bits 25:0 of the global clock only):
+// when those bits wrap, the high bits went up by one. The clock once stalled
+// there until the low bits passed their old value (a 1,000,000-cycle loop
+// read as 49,405 cycles per inference).
+TEST(ItmEvents, GlobalTimestampBitsThatWrapWithoutGts2CarryIntoTheHighBits) {
+  auto gts1 = [](uint64_t v, bool wrap) {
+    std::string p("\x94");
+    p += static_cast<char>((v & 0x7f) | 0x80);
+    p += static_cast<char>(((v >> 7) & 0x7f) | 0x80);
+    p += static_cast<char>(((v >> 14) & 0x7f) | 0x80);
+    p += static_cast<char>(((v >> 21) & 0x1f) | (wrap ? 0x40 : 0));
+    return p;
+  };
+  std::string a, b;
+  a += '\xA2'; be32(a, 32); be32(a, 0x20000000);
+  b += '\xA2'; be32(b, 64); be32(b, 0x20000040);
+  std::string stream = gts1(0x3FFFFF0, false) + stim(1, a) + gts1(0x10, true) + stim(1, b);
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->result.counts.allocs, 2u);
+  EXPECT_EQ(run->result.peak.time, 0x4000010u);
+}
+
 // [MEM] lines carry their own stamps: once used, they stay the clock.
 TEST(ItmEvents, TimestampsAfterStampedLinesDoNotSwitchTheClock) {
   std::string stream = stim(0, "[MEM][500] ALLOC size=16 offset=0 site=a.c:1\n");
