@@ -5,6 +5,7 @@
 // and cuts the file to its chunks at exit. A SIGKILL or _exit skips the
 // last step; the reader then skips the zero-filled chunks nobody claimed.
 #include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 
 #include <atomic>
@@ -80,6 +81,16 @@ void* dlopen(const char* file, int mode) {
     if (recording_enabled && attached()) patch_loaded_objects();
   }
   return handle;
+}
+
+// Only to know which threads hold the loader's lock (stack_walk.h).
+int dl_iterate_phdr(int (*callback)(dl_phdr_info*, size_t, void*), void* data) {
+  if (!real.dl_iterate_phdr) resolve_real_functions();
+  const bool outer = !listing_objects;
+  listing_objects = true;
+  const int result = real.dl_iterate_phdr(callback, data);
+  if (outer) listing_objects = false;
+  return result;
 }
 
 int dlclose(void* handle) {

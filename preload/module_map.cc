@@ -36,7 +36,10 @@ struct LoadCounts {
   unsigned long long adds = 0, subs = 0;
   bool operator==(const LoadCounts&) const = default;
 };
-LoadCounts scanned_counts;
+// Read without the lock: the check runs inside allocations, and a thread
+// allocating in its own dl_iterate_phdr callback holds the loader's lock
+// while it waits for ours (a deadlock with a thread scanning).
+std::atomic<unsigned long long> scanned_adds{0}, scanned_subs{0};
 
 int read_load_counts(dl_phdr_info* info, size_t size, void* data) {
   if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
@@ -123,14 +126,18 @@ int visit(dl_phdr_info* info, size_t, void* data) {
 
 AddressRange libc_range, cxx_range, self_range;
 
-void scan_modules(ModuleSink& sink) {
-  pthread_mutex_lock(&lock);
+namespace {
+
+// Under `lock`.
+void scan_locked(ModuleSink& sink) {
   if (!exe_path[0]) {
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     exe_path[n > 0 ? n : 0] = 0;
   }
   for (size_t i = 0; i < known_count; ++i) known[i].seen = false;
-  scanned_counts = load_counts();
+  const LoadCounts counts = load_counts();
+  scanned_adds.store(counts.adds, std::memory_order_relaxed);
+  scanned_subs.store(counts.subs, std::memory_order_relaxed);
   ScanContext ctx{&sink};
   dl_iterate_phdr(visit, &ctx);
   size_t kept = 0;
@@ -139,14 +146,26 @@ void scan_modules(ModuleSink& sink) {
     else sink.gone(known[i].start);
   }
   known_count = kept;
+}
+
+}  // namespace
+
+void scan_modules(ModuleSink& sink) {
+  pthread_mutex_lock(&lock);
+  scan_locked(sink);
+  pthread_mutex_unlock(&lock);
+}
+
+void scan_modules_unless_busy(ModuleSink& sink) {
+  if (pthread_mutex_trylock(&lock) != 0) return;  // another thread scans: it records them
+  scan_locked(sink);
   pthread_mutex_unlock(&lock);
 }
 
 bool modules_added_since_scan() {
-  pthread_mutex_lock(&lock);
-  const bool changed = !(load_counts() == scanned_counts);
-  pthread_mutex_unlock(&lock);
-  return changed;
+  const LoadCounts now = load_counts();
+  return now.adds != scanned_adds.load(std::memory_order_relaxed) ||
+         now.subs != scanned_subs.load(std::memory_order_relaxed);
 }
 
 void forget_reported_modules() {

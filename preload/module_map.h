@@ -31,6 +31,9 @@ struct ModuleSink {
 
 // Reports objects not reported before and those that went away.
 void scan_modules(ModuleSink& sink);
+// The same, unless another thread is scanning (from inside an allocation:
+// never waits for the lock).
+void scan_modules_unless_busy(ModuleSink& sink);
 // Whether the loader added or removed an object since the last scan (cheap:
 // one step of dl_iterate_phdr).
 bool modules_added_since_scan();

@@ -73,6 +73,7 @@ void resolve_real_functions() {
   find(found.mremap, "mremap");
   find(found.dlopen, "dlopen");
   find(found.dlclose, "dlclose");
+  find(found.dl_iterate_phdr, "dl_iterate_phdr");
   find(found.prctl, "prctl");
   find(found.pthread_setname_np, "pthread_setname_np");
   real = found;

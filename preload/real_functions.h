@@ -30,6 +30,7 @@ struct RealFunctions {
   void* (*mremap)(void*, size_t, size_t, int, ...);
   void* (*dlopen)(const char*, int);
   int (*dlclose)(void*);
+  int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info*, size_t, void*), void*);
   int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
   int (*pthread_setname_np)(pthread_t, const char*);
 };

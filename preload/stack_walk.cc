@@ -110,11 +110,13 @@ StackBounds current_stack_bounds() {
   return b;
 }
 
+__thread bool listing_objects = false;
+
 __attribute__((noinline)) size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds) {
-  if (!force_libunwind()) {
+  if (!force_libunwind() || listing_objects) {
     bool complete = false;
     size_t n = frame_pointer_walk(frames, max, bounds, complete);
-    if (complete && n > 0) return without_startup(frames, n);
+    if ((complete && n > 0) || listing_objects) return without_startup(frames, n);
   }
   return without_startup(frames, libunwind_walk(frames, max));
 }

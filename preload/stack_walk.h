@@ -26,6 +26,12 @@ StackBounds current_stack_bounds();
 // libunwind unwinds from the DWARF CFI instead.
 size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds);
 
+// Set while this thread is inside dl_iterate_phdr, which holds the loader's
+// lock: libunwind takes a lock of its own and then the loader's, so another
+// thread unwinding would wait for this one while this one waits for it. An
+// allocation in a dl_iterate_phdr callback is walked by frame pointers only.
+extern __thread bool listing_objects __attribute__((tls_model("initial-exec")));
+
 // Sets libunwind up now, once, before the program runs: it opens a pipe of
 // its own (to test addresses), which must not take the number of a closed
 // stdin, stdout or stderr (a program started with `<&-` would read it).

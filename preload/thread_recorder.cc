@@ -394,7 +394,10 @@ uint64_t take_seq() {
   // constructors run, and they may allocate: its MODULE record goes first,
   // so their frames are named (dlopen returns only after they ran).
   if (dlopens_running.load(std::memory_order_relaxed) > 0) [[unlikely]]
-    if (modules_added_since_scan()) record_module_changes();
+    if (modules_added_since_scan()) {
+      ChunkSink sink;
+      scan_modules_unless_busy(sink);
+    }
   return next_seq();
 }
 

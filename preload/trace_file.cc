@@ -166,6 +166,7 @@ void after_fork_parent() {
   unlock_modules_after_fork();
 }
 void after_fork_child() {
+  dlopens_running.store(0, std::memory_order_relaxed);  // the threads inside a dlopen are the parent's
   track_blocks_made_after_fork();
   unlock_attached_blocks_after_fork();
   forget_mappings_after_fork();

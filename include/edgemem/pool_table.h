@@ -38,6 +38,10 @@ struct PoolInfo {
   // (TFLite Micro's tensors inside its arena head); they spend nothing, so
   // no usage, peak or finding counts them. Set by name: kTensorPlacementPool.
   bool placement = false;
+  // Named by an event before any declaration (an emt stream joined after its
+  // POOL records): "heap" is a guess, and address 0 may be an arena's first
+  // offset, so it is not read as NULL.
+  bool kind_guessed = false;
 };
 
 // The pool a TFLite Micro capture records its tensor placement in
@@ -52,6 +56,7 @@ class PoolTable {
 
   // Returns the pool with this name, creating it with `kind` if new.
   PoolId intern(std::string_view name, PoolKind kind);
+  void mark_kind_guessed(PoolId id) { pools_.at(id).kind_guessed = true; }
   // Declares (or re-declares) geometry; a later declaration wins.
   PoolId declare(const PoolInfo& info);
   const PoolInfo& at(PoolId id) const { return pools_.at(id); }

@@ -267,7 +267,7 @@ struct Analyzer::Impl {
     }
     switch (e.kind) {
       case EventKind::alloc:
-        if (null_in_heap(e.pool, e.address)) [[unlikely]] {
+        if (null_in_heap(e.pool, e.address) && !pool_info(e.pool).kind_guessed) [[unlikely]] {
           allocation_returned_null(e);
           break;
         }

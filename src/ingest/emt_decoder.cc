@@ -203,6 +203,7 @@ SiteId EmtDecoder::site(uint64_t value) {
 PoolId EmtDecoder::pool(uint64_t device_id) {
   if (auto it = pools_.find(device_id); it != pools_.end()) return it->second;
   PoolId id = context_.pools.intern(fmt::format("pool{}", device_id), PoolKind::heap);
+  if (!context_.pools.at(id).declared) context_.pools.mark_kind_guessed(id);
   // The map is bounded like the table it points into.
   if (pools_.size() < PoolTable::kMaxPools) pools_.emplace(device_id, id);
   return id;

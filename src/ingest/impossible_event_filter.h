@@ -44,7 +44,8 @@ class ImpossibleEventFilter final : public EventSink {
     // bug), never corruption; only blocks said to exist are checked.
     if (e.kind != EventKind::alloc && e.kind != EventKind::realloc) return Problem::none;
     // NULL from a heap's allocator: a failed request, the analyses' to judge.
-    if (e.address == 0 && e.pool < pools_.size() && pools_.at(e.pool).kind == PoolKind::heap) [[unlikely]]
+    if (e.address == 0 && e.pool < pools_.size() && pools_.at(e.pool).kind == PoolKind::heap &&
+        !pools_.at(e.pool).kind_guessed) [[unlikely]]
       return Problem::none;
     if (bits() <= 32 && e.size > kAbsurdSize32) return Problem::over_1gib_on_32_bit;
     if (e.size > kAbsurdSize) return Problem::over_1tib;

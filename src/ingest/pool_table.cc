@@ -26,6 +26,7 @@ PoolId PoolTable::declare(const PoolInfo& info) {
   pools_[id].shared_by = shared_by;
   pools_[id].declared = true;
   pools_[id].placement = info.name == kTensorPlacementPool;
+  pools_[id].kind_guessed = false;
   if (info.shares && *info.shares < pools_.size() && *info.shares != id) pools_[*info.shares].shared_by = id;
   return id;
 }

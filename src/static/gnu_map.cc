@@ -139,10 +139,13 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // object's: it is listed under a name of its own.
   auto merged_block = [&](uint64_t before) {
     if (!last_contribution || input_name.empty() || before >= input_end - input_start) return;
-    const size_t dot = input_name.rfind('.');
-    const std::string_view kind = dot == std::string::npos || dot == 0 ? "" : std::string_view(input_name).substr(0, dot);
-    const bool strings = kind.size() > 4 && kind.substr(kind.rfind('.')).starts_with(".str");
-    if (!strings && !std::string_view(input_name).substr(input_name.rfind('.')).starts_with(".cst")) return;
+    const std::string_view name(input_name);
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot == 0) return;  // COMMON and other names without a suffix
+    const std::string_view kind = name.substr(0, dot);       // ".rodata.f.str1" of ".rodata.f.str1.1"
+    const size_t kind_dot = kind.rfind('.');
+    const bool strings = kind_dot != std::string_view::npos && kind.substr(kind_dot).starts_with(".str");
+    if (!strings && !name.substr(dot).starts_with(".cst")) return;
     const uint64_t size = input_end - input_start;
     map.contributions[last_contribution - 1].size -= size;
     const std::string section = map.contributions[last_contribution - 1].section;
@@ -306,8 +309,8 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
     return found;
   };
-  auto overlap = [](const MapRegion& a, const MapRegion& b) {
-    return a.length && b.length && a.origin < b.origin + b.length && b.origin < a.origin + a.length;
+  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
+    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
   };
   for (MapRegion& r : map.regions) {
     bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
@@ -322,13 +325,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // window on an ESP32-S2/S3), not the chip's RAM.
     if (r.name == "IDT_LIST" || r.name == "extern_ram_seg") r.kind = RegionKind::other;
   }
-  // A region without attributes over the addresses of one that has them is
+  // A region without attributes within the addresses of one that has them is
   // another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
-  // ld assigns it no section, and its bytes are not the chip's twice.
+  // ld assigns it no section, and its bytes are not the chip's twice. (One
+  // that reaches past them holds bytes of its own.)
   std::vector<bool> alias(map.regions.size(), false);
   for (size_t i = 0; i < map.regions.size(); ++i)
     for (const MapRegion& other : map.regions)
-      if (map.regions[i].attributes.empty() && !other.attributes.empty() && overlap(map.regions[i], other)) {
+      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) {
         alias[i] = true;
         map.regions[i].kind = RegionKind::other;
       }

@@ -209,7 +209,7 @@ TEST(ItmEvents, OverflowDropsTheHalfBuiltRecordAndIsReported) {
 // decoder waits for the next SYNC instead of reading a shifted record.
 TEST(ItmEvents, OverflowInAnEmtStreamSkipsToTheNextSync) {
   std::string sync("\x7E" "emt!" "\x00", 6);
-  std::string alloc("\x20\x05\x00\x04\x00\x00\x00\x20\x84\x02\x00\x00\x00\x00\x00\x00", 16);  // 644 B at 0x20000000
+  std::string alloc("\x20\x05\x00\x04\x00\x00\x00\x00\x84\x02\x00\x00\x00\x00\x00\x00", 16);
   std::string stream = stim(1, sync + alloc.substr(0, 8));
   stream += '\x70';  // overflow: the rest of the ALLOC32 was dropped
   stream += stim(1, alloc.substr(0, 8) + sync + alloc);  // a shifted record, then SYNC and a whole one

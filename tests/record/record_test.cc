@@ -629,6 +629,18 @@ TEST(Record, AProgramStartedWithStdinClosedFindsItClosed) {
   EXPECT_NE(c.out.find("cat: -: Bad file descriptor"), std::string::npos) << c.out;
 }
 
+// While a dlopen runs, the recorder looks for objects the loader added;
+// it must never wait for its own lock from inside an allocation, where a
+// thread in a dl_iterate_phdr callback holds the loader's lock (a review
+// found this hung every run within a second).
+TEST(Record, DlopenWhileOtherThreadsListTheObjectsDoesNotHang) {
+  fs::path out = scratch("dlopen-iterating.emt");
+  Command c = run("timeout 60 " + record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_dlopen_while_iterating " +
+                                             EDGEMEM_RECORD_PLUGIN + " 500") + " 2>&1");
+  EXPECT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("done"), std::string::npos) << c.out;
+}
+
 // Attach: gdb injects the recorder into the running loop, whose calls are
 // bound to libc already; from then on its leak is recorded at its site.
 // The gdb attach was refused here (it then falls back to eBPF): the target is ended.
