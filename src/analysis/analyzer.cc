@@ -206,9 +206,7 @@ struct Analyzer::Impl {
     // while they held at least what they hold now.
     watermark.usage_changed(others + peak_bytes);
     peak.summarized(others + peak_bytes, e.time, tracker.device_inference());
-    auto partner = context.pools.partner(e.pool);
-    overflow.summarized(e.pool, info, peak_bytes, partner && *partner != e.pool ? tracker.pool(*partner).usage() : 0,
-                        e.time);
+    overflow.summarized(e.pool, info, peak_bytes, e.time);
     if (e.align) {
       counts.failed += e.align;
       fragmentation.failed_in_summary(e.align);

@@ -32,15 +32,14 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
   overflows_.push_back({o, pool, b.site});
 }
 
-void OverflowAnalysis::summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t shared_usage,
-                                  uint64_t time) {
+void OverflowAnalysis::summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t time) {
   if (extents_.size() <= pool) extents_.resize(pool + 1, Extent::none);
   if (info.size == 0) {
     extents_[pool] = Extent::unknown;
     return;
   }
   extents_[pool] = Extent::known;
-  const uint64_t room = info.size > shared_usage ? info.size - shared_usage : 0;
+  const uint64_t room = info.size;
   if (peak_bytes <= room) return;
   // One finding per pool, at its furthest: the records tell the pool's use, not which request ran past.
   if (summary_overflow_.size() <= pool) summary_overflow_.resize(pool + 1, SIZE_MAX);

@@ -14,9 +14,10 @@ class OverflowAnalysis {
 
   // `shared_usage`: bytes the pool's partner (other end of the arena) holds.
   void allocated(PoolId pool, const PoolInfo& info, const Block& block, uint64_t shared_usage);
-  // A summary record's peak: past the pool's end (less what its partner
-  // holds) is an overflow, counted each time the peak reaches further.
-  void summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t shared_usage, uint64_t time);
+  // A summary record's peak past the pool's end is an overflow: one per
+  // pool, at its furthest. (Against what a shared arena's other end holds
+  // it is not judged: the records do not say what both held at one moment.)
+  void summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t time);
   void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference);
   void finish(const TraceContext& context, AnalysisResult& out);
 

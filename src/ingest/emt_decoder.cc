@@ -229,8 +229,7 @@ void EmtDecoder::restarted() {
     e.kind = EventKind::arena_reset;
     e.pool = static_cast<PoolId>(i);
     e.time = time_;
-    ++stats_.events;
-    sink_.on_event(e);
+    sink_.on_event(e);  // not a record of the input: input.events does not count it
   }
 }
 

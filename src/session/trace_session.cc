@@ -170,7 +170,8 @@ struct TraceSession::Impl {
     const DecodeStats& s = run.input.stats;
     // A whole recording (it names its threads) of a program that allocated
     // nothing (/bin/true) is an answer, not a wrong input.
-    const bool empty_recording = s.events == 0 && !s.first_problem && s.truncated_bytes == 0 && !context.thread_names.empty();
+    const bool empty_recording = s.events == 0 && !s.first_problem && s.truncated_bytes == 0 && s.dropped_records == 0 &&
+                                 !context.thread_names.empty();
     if (empty_recording) out.notes.push_back(fmt::format("{}: the recording holds no allocation: the program made none", name));
     if (s.events == 0 && !empty_recording) {
       if (s.first_problem)

@@ -137,7 +137,7 @@ TEST(SummaryTrace, UsePastThePoolsEndIsAnOverflowAndLeakedBytesAreNotKnown) {
   run = analyse(Format::emt, leaking_summaries(130));
   const AnalysisResult& r = run->result;
   EXPECT_EQ(r.checks.overflow.status, CheckStatus::found);
-  ASSERT_EQ(r.overflow_count, 2u);  // the leaking tail, and the scratch at the head it ran into
+  ASSERT_EQ(r.overflow_count, 1u);  // the leaking tail (where it met the head's scratch, the records cannot say)
   const Overflow* tail = nullptr;
   for (const Overflow& o : r.overflows)
     if (o.pool == "arena.persistent") tail = &o;

@@ -354,6 +354,42 @@ TEST(GnuMapRegions, AMapCutShortIsRefusedNotUnderCounted) {
   }
 }
 
+// Made by hand after a review: merged strings in a small map (the first
+// input holds the block, the second was merged away, a COMMON input with a
+// size before relaxing, which once aborted the parser), and a region without
+// attributes that reaches past the attributed one it overlaps: the bytes
+// past it are its own (they once were in no region).
+TEST(GnuMapRegions, MergedInputsCommonAndAPartlyOverlappingRegion) {
+  const std::string map =
+      "Memory Configuration\n\nName             Origin             Length             Attributes\n"
+      "FLASH            0x0000000008000000 0x0000000000010000 xr\n"
+      "RAM              0x0000000020000000 0x0000000000001000 xrw\n"
+      "SRAM2            0x0000000020000800 0x0000000000001000\n"
+      "*default*        0x0000000000000000 0xffffffffffffffff\n\n"
+      "Linker script and memory map\n\n"
+      ".rodata         0x0000000008000100       0x40\n"
+      " .rodata.str1.1\n                0x0000000008000100       0x30 a.o\n"
+      "                                         0x10 (size before relaxing)\n"
+      " .rodata.str1.1\n                0x0000000008000130       0x20 b.o\n"
+      " .rodata        0x0000000008000130       0x10 b.o\n\n"
+      ".bss            0x0000000020000020       0x40\n"
+      " COMMON         0x0000000020000020       0x40 b.o\n"
+      "                                         0x10 (size before relaxing)\n"
+      ".sram2          0x0000000020001000      0x200\n"
+      " .sram2         0x0000000020001000      0x200 b.o\n"
+      "OUTPUT(fw.elf elf32-littlearm)\n";
+  std::string error;
+  auto m = parse_gnu_map(map, error);
+  ASSERT_TRUE(m) << error;
+  std::map<std::pair<std::string, std::string>, uint64_t> held;
+  for (const auto& c : m->contributions) held[{c.section, c.object}] += c.size;
+  EXPECT_EQ((held[{".rodata", "(strings merged by ld)"}]), 0x30u);
+  EXPECT_EQ((held[{".rodata", "b.o"}]), 0x10u);
+  EXPECT_EQ((held[{".rodata", "a.o"}]), 0u);
+  EXPECT_EQ((held[{".bss", "b.o"}]), 0x40u);
+  EXPECT_EQ(test::map_region(*m, "SRAM2")->used, 0x1200u - 0x800u);  // its extent, to the end of .sram2
+}
+
 TEST(GnuMapRegions, AZeroLengthRegionHoldingBytesOverflows) {
   const std::string map =
       "Memory Configuration\n\n"
