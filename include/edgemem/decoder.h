@@ -35,6 +35,9 @@ struct TraceContext {
   // Set by a decoder that learns its source is a 32-bit device (an emt v1
   // header): no block of it can be over 1 GiB or past 4 GiB.
   unsigned address_bits = 64;
+  // Boots of the device after the first (an emt v1 HEADER after events):
+  // the analyses judge growth within the latest boot.
+  uint64_t device_restarts = 0;
 };
 
 // The first thing the decoder could not make sense of, for the one-line error.

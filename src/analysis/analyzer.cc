@@ -42,6 +42,7 @@ struct Analyzer::Impl {
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
+  uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
   // Largest free blocks told by summary records, measured once the device's
   // run of summaries is over: the two ends of a shared arena report the same
@@ -321,6 +322,10 @@ struct Analyzer::Impl {
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
+        if (context.device_restarts != restarts_seen) [[unlikely]] {  // the first reset of a new boot
+          restarts_seen = context.device_restarts;
+          leaks.device_restarted();
+        }
             tracker.pool(e.pool).live.for_each([&](const Block& b) {
           leaks.removed(b);
           layout.closed(e.pool, b, e.time);

@@ -77,6 +77,22 @@ void LeakAnalysis::first_inference_begins() {
   }
 }
 
+void LeakAnalysis::device_restarted() {
+  // Called at the first of the boot's resets, which then free every block:
+  // the records start from empty, the live counts fall to 0 as they do.
+  for (Group& g : groups_) {
+    Group fresh;
+    fresh.live = g.live;
+    fresh.live_bytes = g.live_bytes;
+    fresh.window_min = g.live;
+    fresh.allocs = g.allocs;
+    fresh.frees = g.frees;
+    fresh.key = g.key;
+    fresh.minima = std::move(g.minima);  // one per window of event time, as windows_ counts them
+    g = std::move(fresh);
+  }
+}
+
 void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
   completed_ = completed;
   for (size_t id : touched_) {

@@ -95,6 +95,10 @@ class LeakAnalysis {
   void first_inference_begins();
   // `completed`: inferences completed so far; `device`: the device's number for this one.
   void inference_end(uint64_t completed, uint64_t device);
+  // The device booted again (its pools were reset): a leak is judged within
+  // the latest boot, as each boot leaks again from empty. What the groups
+  // allocated and freed over the whole capture stays counted.
+  void device_restarted();
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
 
  private:

@@ -224,6 +224,7 @@ void EmtDecoder::restarted() {
   epoch_ = before_sync_;
   time_ = epoch_ + last_sync_low_;
   ++stats_.device_restarts;
+  ++context_.device_restarts;  // before the resets: the analyses see a new boot
   for (size_t i = 0; i < context_.pools.size(); ++i) {
     Event e;
     e.kind = EventKind::arena_reset;

@@ -84,6 +84,29 @@ TEST(Emt, ADeviceThatStartsAgainResetsItsPoolsAndItsTimeGoesOn) {
   EXPECT_EQ(run->result.peak.bytes, 64u);
 }
 
+// A board that leaks until it reboots: each boot leaks 32 B per inference
+// from empty. Judged as one run, no boot passed the first one's height and
+// the capture read "no leak"; the leak is judged within the latest boot.
+TEST(Emt, ALeakThatEachBootRepeatsIsFound) {
+  auto boot = [] {
+    std::string b = std::string("\x7E" "emt!" "\x00", 6) + std::string("\x01\x01\x00", 3);
+    b += std::string("\x02\x00\x00\x80\x80\x80\x80\x02\x80\x80\x04\x08\x04heap\x00", 18);  // 64 KiB at 0x20000000
+    for (uint32_t i = 1; i <= 100; ++i) {
+      b += std::string("\x14\x01", 2) + static_cast<char>(i);                                     // INFER begin i
+      std::string alloc("\x20\x01\x00\x08\x00\x00\x00\x20\x20\x00\x00\x00\x00\x00\x00\x00", 16);  // 32 B
+      const uint32_t at = 0x20008000 + 32 * i;
+      for (int k = 0; k < 4; ++k) alloc[4 + k] = static_cast<char>(at >> (8 * k));
+      b += alloc + std::string("\x15\x01", 2) + static_cast<char>(i);                              // INFER end i
+    }
+    return b;
+  };
+  auto run = analyse(Format::emt, boot() + boot() + boot());
+  EXPECT_EQ(run->stats.device_restarts, 2u);
+  ASSERT_EQ(run->result.leaks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 32.0);
+  EXPECT_EQ(run->result.leaks[0].bytes, 100u * 32);
+}
+
 TEST(Emt, ChunkBoundariesDoNotMatter) {
   for (size_t chunk : {1u, 2u, 3u, 7u}) {
     auto run = analyse(Format::emt, kExample, {}, chunk);
