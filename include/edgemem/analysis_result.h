@@ -347,6 +347,24 @@ struct InferenceMarks {
   uint64_t dropped = 0;              // total - spans.size()
 };
 
+// A device that booted again inside one capture (emt: a second HEADER):
+// what it was doing and holding when it went down, the first clue to why.
+struct Restart {
+  uint64_t time = 0;
+  // The inference running when it went down, which never ended; unset when
+  // it went down between inferences (or the firmware marks only begins,
+  // whose last inference may have finished: `after_inference` says which).
+  std::optional<uint64_t> during_inference;
+  std::optional<uint64_t> after_inference;  // the last inference that ended (or began, marked by begins only)
+  uint64_t bytes_in_use = 0;  // every pool's usage summed, just before the reset
+};
+
+struct Restarts {
+  static constexpr size_t kKept = 256;  // the first ones; a board rebooting every 6 h keeps two months
+  std::vector<Restart> kept;
+  uint64_t total = 0;
+};
+
 struct EventCounts {
   uint64_t allocs = 0, frees = 0, reallocs = 0, failed = 0, marks = 0, counters = 0, resets = 0;
   uint64_t unknown_frees = 0;  // free of an address that is not live
@@ -388,6 +406,7 @@ struct AnalysisResult {
   Checks checks;
   std::vector<PoolTimeline> timelines;  // in PoolTable order, pools that saw an event
   InferenceMarks inference_marks;
+  Restarts restarts;
   ThreadsResult threads;
   TemporaryResult temporaries;
 };

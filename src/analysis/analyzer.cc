@@ -1,6 +1,7 @@
 #include "edgemem/analyzer.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -43,6 +44,8 @@ struct Analyzer::Impl {
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
+  Restarts restarts;
+  uint64_t ended_by_restart = 0;  // inferences ended by a restart before any end marker came
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
   // Largest free blocks told by summary records, measured once the device's
   // run of summaries is over: the two ends of a shared arena report the same
@@ -176,6 +179,44 @@ struct Analyzer::Impl {
     }
     sampled(e);
     leaks.tick();
+  }
+
+  // Called before the new boot's resets, while the pools still hold what
+  // the device held when it went down.
+  void restarted(uint64_t time) {
+    Restart r;
+    r.time = time;
+    r.bytes_in_use = tracker.total_usage();
+    if (tracker.in_inference()) {
+      r.during_inference = tracker.device_inference();
+      if (ends_seen) {
+        tracker.abandon_inference();
+      } else {
+        // No end marker yet: firmware that marks only begins (its last
+        // inference ended by the restart at the latest), or one that went
+        // down in its first inference. Ended here; snapshot() takes it
+        // back if end markers come later.
+        end_inference(time, 0, true);
+        ++ended_by_restart;
+      }
+    } else {
+      r.after_inference = tracker.device_inference();
+    }
+    if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(r);
+    ++restarts.total;
+    leaks.device_restarted();
+  }
+
+  // Restarts inside an inference, once the whole trace tells whether the
+  // firmware marks ends: without end markers the inference may have finished.
+  void judge_restarts(AnalysisResult& out) {
+    out.restarts = restarts;
+    if (ends_seen) {
+      out.inferences -= ended_by_restart;
+      return;
+    }
+    for (Restart& r : out.restarts.kept)
+      if (r.during_inference) r.after_inference = std::exchange(r.during_inference, std::nullopt);
   }
 
   // `begun`: its begin marker was seen (some firmware marks only the end).
@@ -324,9 +365,9 @@ struct Analyzer::Impl {
         pool_info(e.pool);
         if (context.device_restarts != restarts_seen) [[unlikely]] {  // the first reset of a new boot
           restarts_seen = context.device_restarts;
-          leaks.device_restarted();
+          restarted(e.time);
         }
-            tracker.pool(e.pool).live.for_each([&](const Block& b) {
+        tracker.pool(e.pool).live.for_each([&](const Block& b) {
           leaks.removed(b);
           layout.closed(e.pool, b, e.time);
           threads.dropped(b);
@@ -361,6 +402,7 @@ struct Analyzer::Impl {
     AnalysisResult out;
     out.counts = counts;
     out.inferences = tracker.completed();
+    judge_restarts(out);
     leaks.finish(tracker, context, out);
     threads.finish(context, out);
     temporaries.finish(tracker, context, out);
@@ -451,6 +493,10 @@ struct Analyzer::Impl {
     for (auto& w : out.watermarks)
       for (auto& point : w.series) ++point.first;
     for (auto& span : out.inference_marks.spans) ++span.number;
+    for (auto& r : out.restarts.kept) {
+      shift(r.during_inference);
+      shift(r.after_inference);
+    }
   }
 
   void judge_lifo(AnalysisResult& out) {

@@ -139,6 +139,8 @@ class PoolTracker {
     in_inference_ = false;
     ++completed_;
   }
+  // The device went down inside the inference: it never completed.
+  void abandon_inference() { in_inference_ = false; }
   uint32_t inference() const { return inference_; }  // inferences begun so far
   // Some marker carried a number. If none did, device_inference() counted
   // from 0 and reports shift it to count from 1.

@@ -247,6 +247,12 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& s3 : r.inference_marks.spans)
     spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)}});
   j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans}};
+  json restarts = json::array();
+  for (const Restart& x : r.restarts.kept)
+    restarts.push_back({{"time", x.time}, {"during_inference", count_or_null(x.during_inference)},
+                        {"after_inference", count_or_null(x.after_inference)}, {"bytes_in_use", x.bytes_in_use}});
+  j["restarts"] = {{"total", r.restarts.total}, {"dropped", r.restarts.total - r.restarts.kept.size()},
+                   {"kept", restarts}};
   j["threads"] = threads_json(r.threads);
   j["cross_thread_frees"] = cross_thread_frees_json(r.threads);
   j["temporary_allocations"] = temporaries_json(r.temporaries);

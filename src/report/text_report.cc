@@ -358,10 +358,23 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; at most 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
   if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
-  if (s.device_restarts)
-    line(out, "Input", fmt::format("the device started again {} time{} (a second HEADER): every pool was reset there, "
+  if (s.device_restarts) {
+    // What the device was doing when it went down: the first clue to why.
+    std::string when;
+    const size_t shown = std::min<size_t>(r.restarts.kept.size(), 3);
+    for (size_t i = 0; i < shown; ++i) {
+      const Restart& x = r.restarts.kept[i];
+      when += i ? "; " : ": ";
+      if (x.during_inference) when += fmt::format("during inference {} (it never ended)", grouped(*x.during_inference));
+      else if (x.after_inference) when += fmt::format("after inference {}", grouped(*x.after_inference));
+      else when += "before the first inference";
+      when += fmt::format(" with {} in use", bytes(x.bytes_in_use));
+    }
+    if (r.restarts.total > shown) when += fmt::format("; {} more", grouped(r.restarts.total - shown));
+    line(out, "Input", fmt::format("the device started again {} time{} (a second HEADER){}; every pool was reset there, "
                                    "and time continues from the boot before",
-                                   grouped(s.device_restarts), s.device_restarts == 1 ? "" : "s"));
+                                   grouped(s.device_restarts), s.device_restarts == 1 ? "" : "s", when));
+  }
   if (s.time_went_back)
     line(out, "Input", fmt::format("the stamps went back {} time{}, first at line {} (a restart or a corrupt stamp): "
                                    "later times continue from the last one",

@@ -107,6 +107,48 @@ TEST(Emt, ALeakThatEachBootRepeatsIsFound) {
   EXPECT_EQ(run->result.leaks[0].bytes, 100u * 32);
 }
 
+// A board that went down inside its 5th inference: the report says so, with
+// what it held, and that inference is not counted as one that completed.
+TEST(Emt, ARestartSaysWhatTheDeviceWasDoing) {
+  auto boot = [](int inferences, bool ends_last) {
+    std::string b = std::string("\x7E" "emt!" "\x00", 6) + std::string("\x01\x01\x00", 3);
+    b += std::string("\x02\x00\x00\x80\x80\x80\x80\x02\x80\x80\x04\x08\x04heap\x00", 18);  // 64 KiB at 0x20000000
+    for (int i = 1; i <= inferences; ++i) {
+      b += std::string("\x14\x01", 2) + static_cast<char>(i);                                     // INFER begin i
+      std::string alloc("\x20\x01\x00\x08\x00\x00\x00\x20\x20\x00\x00\x00\x00\x00\x00\x00", 16);  // 32 B
+      const uint32_t at = 0x20008000 + 32 * i;
+      for (int k = 0; k < 4; ++k) alloc[4 + k] = static_cast<char>(at >> (8 * k));
+      b += alloc;
+      if (i < inferences || ends_last) b += std::string("\x15\x01", 2) + static_cast<char>(i);  // INFER end i
+    }
+    return b;
+  };
+  auto run = analyse(Format::emt, boot(5, false) + boot(3, true) + boot(2, true));
+  ASSERT_EQ(run->result.restarts.total, 2u);
+  ASSERT_EQ(run->result.restarts.kept.size(), 2u);
+  EXPECT_EQ(run->result.restarts.kept[0].during_inference, 5u);
+  EXPECT_EQ(run->result.restarts.kept[0].after_inference, std::nullopt);
+  EXPECT_EQ(run->result.restarts.kept[0].bytes_in_use, 5u * 32);
+  EXPECT_EQ(run->result.restarts.kept[1].during_inference, std::nullopt);
+  EXPECT_EQ(run->result.restarts.kept[1].after_inference, 3u);
+  EXPECT_EQ(run->result.restarts.kept[1].bytes_in_use, 3u * 32);
+  EXPECT_EQ(run->result.inferences, 4u + 3 + 2);
+
+  // Died in its first inference, before any end marker: taken back once ends come.
+  auto first = analyse(Format::emt, boot(1, false) + boot(2, true));
+  ASSERT_EQ(first->result.restarts.kept.size(), 1u);
+  EXPECT_EQ(first->result.restarts.kept[0].during_inference, 1u);
+  EXPECT_EQ(first->result.inferences, 2u);
+
+  // Firmware that marks only begins: the last inference may have finished.
+  std::string begins_only = boot(3, false);
+  for (size_t at; (at = begins_only.find(std::string("\x15\x01", 2))) != std::string::npos;) begins_only.erase(at, 3);
+  auto begins = analyse(Format::emt, begins_only + begins_only);
+  ASSERT_EQ(begins->result.restarts.kept.size(), 1u);
+  EXPECT_EQ(begins->result.restarts.kept[0].during_inference, std::nullopt);
+  EXPECT_EQ(begins->result.restarts.kept[0].after_inference, 3u);
+}
+
 TEST(Emt, ChunkBoundariesDoNotMatter) {
   for (size_t chunk : {1u, 2u, 3u, 7u}) {
     auto run = analyse(Format::emt, kExample, {}, chunk);
