@@ -52,6 +52,7 @@ static struct {
   uint8_t pools;
   uint8_t files_used;
   uint32_t dropped;
+  uint32_t dropped_told; /* of `dropped`, what DROP records that were sent carried */
   const char *files[EM_MAX_FILES];
   char pool_kind[EM_MAX_POOLS]; /* 'h' or 'a' per pool, for the text output */
   const char *pool_name[EM_MAX_POOLS];
@@ -73,11 +74,18 @@ static uint32_t em_irq_save(void) {
   return primask;
 }
 static void em_irq_restore(uint32_t primask) { __asm volatile("msr primask, %0" ::"r"(primask) : "memory"); }
+#define EM_HAS_ITM (__ARM_ARCH >= 7) /* ARMv6-M has no ITM: its registers would fault */
 #else /* host build (tests, benchmarks): single-threaded */
 #define EM_HAS_DWT 0
+#define EM_HAS_ITM 0
 static uint32_t em_irq_save(void) { return 0; }
 static void em_irq_restore(uint32_t primask) { (void)primask; }
 #endif
+
+/* The ring's bytes are plain memory and its head and tail volatile, which
+ * the compiler may reorder: a byte must be written before head says it is
+ * there, and read before tail gives its slot back. */
+#define EM_COMPILER_BARRIER() __asm volatile("" ::: "memory")
 
 __attribute__((weak)) uint32_t em_now(void) {
 #if EM_HAS_DWT
@@ -100,6 +108,8 @@ __attribute__((weak)) uint32_t em_now(void) {
 /* ---- transports -------------------------------------------------------- */
 
 void em_ring_init(em_ring *ring, uint8_t *storage, uint32_t size) {
+  /* Positions are masked with size - 1: use the largest power of two that fits. */
+  while (size & (size - 1)) size &= size - 1;
   ring->size = size;
   ring->head = ring->tail = ring->dropped = 0;
   ring->data = storage;
@@ -115,17 +125,31 @@ static int ring_put(em_ring *r, const uint8_t *p, uint32_t n) {
     memcpy(r->data + at, p, first);
     memcpy(r->data, p + first, n - first);
   }
+  EM_COMPILER_BARRIER();
   r->head += n;
   return 1;
 }
 
+/* The reader may be interrupted by a writer: the bytes are copied out first
+ * and their slots given back once, after them. */
 uint32_t em_ring_read(em_ring *r, uint8_t *out, uint32_t max) {
-  uint32_t n = 0;
-  while (n < max && r->tail != r->head) out[n++] = r->data[r->tail++ & (r->size - 1)];
+  uint32_t n = 0, tail = r->tail, head = r->head;
+  EM_COMPILER_BARRIER();
+  while (n < max && tail != head) out[n++] = r->data[tail++ & (r->size - 1)];
+  EM_COMPILER_BARRIER();
+  r->tail = tail;
   return n;
 }
 
-static void itm_send(const uint8_t *p, uint32_t n) {
+/* Polls of a full stimulus FIFO before a record is given up as dropped: a
+ * trace port that does not drain (no SWO clock, probe gone) must not hang
+ * the device with interrupts masked. */
+#ifndef EM_ITM_MAX_POLLS
+#define EM_ITM_MAX_POLLS 100000u
+#endif
+
+/* Returns 0 when the record could not go out (counted as dropped). */
+static int itm_send(const uint8_t *p, uint32_t n) {
   if (em.cfg.itm_framed) {
     /* The bytes a SWO probe records: stimulus packets for port 1. */
     uint8_t pkt[5];
@@ -137,31 +161,40 @@ static void itm_send(const uint8_t *p, uint32_t n) {
       p += k;
       n -= k;
     }
-    return;
+    return 1;
   }
-#ifdef EM_REG
-  /* ITM enabled (TCR.ITMENA) and port 1 enabled (TER bit 1)? */
-  if (!(EM_REG(0xE0000E80u) & 1u) || !(EM_REG(0xE0000E00u) & 2u)) return;
+#if EM_HAS_ITM
+  /* ITM enabled (TCR.ITMENA) and port 1 enabled (TER bit 1)? If not (a
+   * probe enables it after boot), the record is lost: say so. */
+  if (!(EM_REG(0xE0000E80u) & 1u) || !(EM_REG(0xE0000E00u) & 2u)) return 0;
   volatile uint32_t *port = (volatile uint32_t *)(0xE0000000u + 4u * 1u);
-  while (n >= 4) {
-    uint32_t word;
-    memcpy(&word, p, 4);
-    while ((*port & 1u) == 0) { /* FIFO full */ }
-    *port = word;
-    p += 4;
-    n -= 4;
+  while (n) {
+    uint32_t polls = 0;
+    while ((*port & 1u) == 0) /* FIFO full */
+      if (++polls == EM_ITM_MAX_POLLS) return 0;
+    if (n >= 4) {
+      uint32_t word;
+      memcpy(&word, p, 4);
+      *port = word;
+      p += 4;
+      n -= 4;
+    } else {
+      *(volatile uint8_t *)port = *p++;
+      --n;
+    }
   }
-  while (n--) {
-    while ((*port & 1u) == 0) { }
-    *(volatile uint8_t *)port = *p++;
-  }
+  return 1;
+#else
+  (void)p;
+  (void)n;
+  return 0;
 #endif
 }
 
 static int transmit(const uint8_t *p, uint32_t n) {
   if (em.cfg.ring) return ring_put(em.cfg.ring, p, n);
-  if (em.cfg.itm) itm_send(p, n);
-  else if (em.cfg.write) em.cfg.write(p, n);
+  if (em.cfg.itm) return itm_send(p, n);
+  if (em.cfg.write) em.cfg.write(p, n);
   return 1;
 }
 
@@ -195,6 +228,7 @@ typedef struct {
   int direct;     /* buf points into the ring: closing only advances head */
   uint32_t now, primask;
   int synced;
+  uint32_t dropped_told; /* em.dropped as the record's DROP tells it */
   uint8_t local[EM_MAX_RECORD + 16];
 } record_t;
 
@@ -215,12 +249,15 @@ static uint8_t *open_record(record_t *r, uint8_t tag, int timed) {
     }
   }
   r->synced = em.need_sync || em.until_sync == 0;
+  r->dropped_told = em.dropped_told;
   if (r->synced) {
     n = sync_record(r->buf, r->now);
     em.last_time = r->now;
-    if (em.need_sync && em.dropped) {
+    /* DROP counts the records lost since the last DROP that went out. */
+    if (em.dropped != em.dropped_told) {
       r->buf[n++] = TAG_DROP;
-      n += put_varint(r->buf + n, em.dropped);
+      n += put_varint(r->buf + n, em.dropped - em.dropped_told);
+      r->dropped_told = em.dropped;
     }
   }
   r->buf[n++] = tag;
@@ -232,6 +269,7 @@ static void close_record(record_t *r, const uint8_t *end, int timed) {
   uint32_t n = (uint32_t)(end - r->buf);
   int sent;
   if (r->direct) {
+    EM_COMPILER_BARRIER();
     em.cfg.ring->head += n;
     sent = 1;
   } else {
@@ -241,6 +279,7 @@ static void close_record(record_t *r, const uint8_t *end, int timed) {
     if (timed) em.last_time = r->now;
     em.until_sync = (uint16_t)(r->synced ? EM_SYNC_EVERY : em.until_sync - 1);
     em.need_sync = 0;
+    em.dropped_told = r->dropped_told;
   } else {
     ++em.dropped;
     if (em.cfg.ring) ++em.cfg.ring->dropped;
@@ -272,13 +311,15 @@ static uint8_t *u32(uint8_t *p, uint32_t value) {
 static inline int fast_record(uint8_t tag, uint8_t pool, uint32_t align, uint32_t address, uint32_t size,
                               uint32_t site) {
   em_ring *ring = em.cfg.ring;
-  if (!ring || em.until_sync == 0) return 0; /* a drop also zeroes until_sync */
+  if (!ring) return 0;
   uint32_t primask = em_irq_save();
   /* The clock is read before the ring, so nothing computed from the ring
    * has to survive the call in a spilled register. */
   uint32_t now = EM_NOW();
   uint32_t head = ring->head, at = head & (ring->size - 1);
-  if (ring->size - (head - ring->tail) < 24 || ring->size - at < 24) {
+  /* A SYNC due (a drop also zeroes until_sync) is tested with interrupts
+   * masked: an interrupt's record can take it to 0 just before. */
+  if (em.until_sync == 0 || ring->size - (head - ring->tail) < 24 || ring->size - at < 24) {
     em_irq_restore(primask);
     return 0;
   }
@@ -295,6 +336,7 @@ static inline int fast_record(uint8_t tag, uint8_t pool, uint32_t align, uint32_
   p = u32(p, (uint32_t)address);
   if (tag == TAG_ALLOC32) p = u32(p, size);
   p = u32(p, site);
+  EM_COMPILER_BARRIER();
   ring->head = head + (uint32_t)(p - start);
   em.last_time = now;
   --em.until_sync;
@@ -337,8 +379,11 @@ static uint32_t put_site(char *out, em_site site) {
   return n + put_dec(out + n, line);
 }
 
+/* The longest line holds two strings of at most 96 characters (a site's
+ * file and a pool name, or a pool and the pool it shares) and under 110
+ * more: REALLOC with a site and a pool is 285. */
 typedef struct {
-  char text[200];
+  char text[320];
   uint32_t n;
 } line_t;
 
@@ -511,6 +556,9 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
 
 em_site em_site_here(const char *file, uint32_t line) {
   uint32_t id = 0;
+  /* Masked: an interrupt registering another file between the lookup and
+   * the insert would take the same slot. */
+  uint32_t primask = em_irq_save();
   for (uint32_t i = 0; i < em.files_used; ++i)
     if (em.files[i] == file) id = i + 1;
   if (!id && em.files_used < EM_MAX_FILES) {
@@ -527,6 +575,7 @@ em_site em_site_here(const char *file, uint32_t line) {
       close_record(&r, p + len, 0);
     }
   }
+  em_irq_restore(primask);
   return ((id << 20) | (line & 0xFFFFFu)) << 1;
 }
 

@@ -1,7 +1,5 @@
 #include "edgemem_arena.h"
 
-static uint32_t align_up(uint32_t v, uint32_t a) { return a ? (v + a - 1) / a * a : v; }
-
 /* Summary mode: both ends' used bytes and the one gap between them, the
  * largest (and only reusable) free block of either end. */
 #if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE && defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
@@ -14,21 +12,27 @@ static void levels(const em_arena *a) {
 #define levels(a) ((void)(a))
 #endif
 
+/* Alignments are powers of two; 0 means the arena's default of 16. */
+static uintptr_t align_of(uint32_t align) { return align ? align : 16u; }
+
 void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size) {
-  a->base = memory;
-  a->size = size;
+  /* TFLite Micro aligns the arena's start (MicroAllocator::Create): then an
+   * offset aligned to 16 is an address aligned to 16. */
+  uint32_t pad = (uint32_t)((16u - ((uintptr_t)memory & 15u)) & 15u);
+  a->base = memory + pad;
+  a->size = size > pad ? size - pad : 0;
   a->head = a->tail = 0;
   a->depth = 0;
+  a->untracked = 0;
   a->freed_top = 0;
 #if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE
-  static char tail_name[32];
   uint32_t n = 0;
-  while (name[n] && n < 20) { tail_name[n] = name[n]; ++n; }
+  while (name[n] && n < 20) { a->tail_name[n] = name[n]; ++n; }
   const char *suffix = ".persistent";
-  for (uint32_t i = 0; suffix[i]; ++i) tail_name[n++] = suffix[i];
-  tail_name[n] = 0;
-  a->head_pool = em_pool(name, EM_POOL_ARENA, (uintptr_t)memory, size, 16);
-  a->tail_pool = em_pool_shared(tail_name, EM_POOL_ARENA, (uintptr_t)memory, size, 16, a->head_pool);
+  for (uint32_t i = 0; suffix[i]; ++i) a->tail_name[n++] = suffix[i];
+  a->tail_name[n] = 0;
+  a->head_pool = em_pool(name, EM_POOL_ARENA, (uintptr_t)a->base, a->size, 16);
+  a->tail_pool = em_pool_shared(a->tail_name, EM_POOL_ARENA, (uintptr_t)a->base, a->size, 16, a->head_pool);
   em_guard_fill(memory + size, EM_GUARD_BYTES);
   levels(a);
 #else
@@ -36,35 +40,46 @@ void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size
 #endif
 }
 
+/* As SingleArenaBufferAllocator::AllocatePersistentBuffer: the block ends
+ * at the tail and its start is aligned down, so the padding lies between it
+ * and the block after it. Compared as addresses, which cannot wrap. */
 void *em_arena_persistent(em_arena *a, uint32_t size, uint32_t align, uint32_t site) {
-  uint32_t need = align_up(size, align ? align : 16);
-  if (a->head + a->tail + need > a->size) {
+  uintptr_t low = (uintptr_t)a->base + a->head, top = (uintptr_t)a->base + a->size - a->tail;
+  uintptr_t at = size <= top - low ? (top - size) & ~(align_of(align) - 1u) : 0;
+  if (size > top - low || at < low) {
     em_alloc_failed(a->tail_pool, size, align, site);
     return 0;
   }
-  uint32_t from_end = a->tail;
-  a->tail += need;
-  em_alloc(a->tail_pool, from_end, size, align, site);
+  a->tail = (uint32_t)((uintptr_t)a->base + a->size - at);
+  /* Offsets from the arena end to the block's upper end: the pool grows upward. */
+  em_alloc(a->tail_pool, a->tail - size, size, align, site);
   levels(a);
-  return a->base + a->size - a->tail;
+  return (void *)at;
 }
 
+/* As AllocateTemp: the start is aligned up from the head. */
 void *em_arena_temp(em_arena *a, uint32_t size, uint32_t align, uint32_t site) {
-  uint32_t start = align_up(a->head, align ? align : 16);
-  if (start + size + a->tail > a->size) {
+  uintptr_t mask = align_of(align) - 1u, top = (uintptr_t)a->base + a->size - a->tail;
+  uintptr_t at = ((uintptr_t)a->base + a->head + mask) & ~mask;
+  if (at > top || size > top - at) {
     em_alloc_failed(a->head_pool, size, align, site);
     return 0;
   }
-  if (a->depth < 32) a->stack[a->depth++] = start;
+  uint32_t start = (uint32_t)(at - (uintptr_t)a->base);
+  /* Past 32 live blocks the stack cannot follow them: the head then stays
+   * up until em_arena_reset_temp, so no live block is handed out again. */
+  if (a->depth < 32 && !a->untracked) a->stack[a->depth++] = start;
+  else ++a->untracked;
   a->head = start + size;
   em_alloc(a->head_pool, start, size, align, site);
   levels(a);
-  return a->base + start;
+  return (void *)at;
 }
 
 void em_arena_free_temp(em_arena *a, void *p, uint32_t site) {
   uint32_t offset = (uint32_t)((uint8_t *)p - a->base);
   em_free(a->head_pool, offset, site);
+  if (a->untracked) return; /* blocks above the stack may still be live */
   /* Mark it; pop every freed block from the top of the stack. */
   for (uint32_t i = 0; i < a->depth; ++i)
     if (a->stack[i] == offset) a->freed_top |= 1u << i;
@@ -78,6 +93,7 @@ void em_arena_free_temp(em_arena *a, void *p, uint32_t site) {
 void em_arena_reset_temp(em_arena *a) {
   a->head = 0;
   a->depth = 0;
+  a->untracked = 0;
   a->freed_top = 0;
   em_arena_reset(a->head_pool);
   levels(a);

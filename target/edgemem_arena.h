@@ -7,7 +7,11 @@
  * grow upward in their own pool.
  *
  * Head blocks may also be freed one by one; the head is a stack, so only
- * the top block (and any freed blocks directly below it) is reclaimed. */
+ * the top block (and any freed blocks directly below it) is reclaimed.
+ * em_arena_reset_temp releases every head block; TFLite Micro's
+ * ResetTempAllocations keeps its resizable head buffer (the plan and scratch
+ * buffers), so a port that maps it here records that buffer as released —
+ * record TFLite Micro itself with tools/tflm_oracle/capture_probe.cc. */
 #ifndef EDGEMEM_ARENA_H
 #define EDGEMEM_ARENA_H
 
@@ -27,9 +31,13 @@ typedef struct {
   uint8_t head_pool, tail_pool;
   uint32_t freed_top; /* head offsets of blocks freed out of order (bitmask of the last 32 blocks) */
   uint32_t stack[32], depth; /* head block offsets, for LIFO frees */
+  uint32_t untracked; /* live head blocks past the stack's 32: frees reclaim nothing until a reset */
+  char tail_name[32]; /* "<name>.persistent": the text output names pools by pointer */
 } em_arena;
 
-/* `memory` must hold size + EM_GUARD_BYTES bytes. */
+/* `memory` must hold size + EM_GUARD_BYTES bytes. An unaligned start is
+ * rounded up to 16 bytes (the arena then has that much less), as TFLite
+ * Micro does with its arena. Alignments must be powers of two (0: 16). */
 void em_arena_init(em_arena *arena, const char *name, uint8_t *memory, uint32_t size);
 void *em_arena_persistent(em_arena *arena, uint32_t size, uint32_t align, uint32_t site);
 void *em_arena_temp(em_arena *arena, uint32_t size, uint32_t align, uint32_t site);

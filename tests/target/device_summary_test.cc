@@ -1,0 +1,65 @@
+// The device library in summary mode (-DEDGEMEM_SUMMARY=1), built for the
+// host: per-pool numbers must follow what the allocators did.
+#include <cstdlib>
+
+#include "target/device_capture.h"
+
+extern "C" {
+uint8_t em_freertos_pool;
+#include "edgemem_freertos.h"
+
+void em_malloc_wrap_pool(uint8_t pool);
+void* __wrap_malloc(size_t size);
+void* __wrap_realloc(void* p, size_t size);
+void* __real_malloc(size_t size) { return std::malloc(size); }
+void __real_free(void* p) { std::free(p); }
+void* __real_calloc(size_t n, size_t size) { return std::calloc(n, size); }
+void* __real_realloc(void* p, size_t size) {
+  if (size == 0) {
+    std::free(p);
+    return nullptr;
+  }
+  return std::realloc(p, size);
+}
+}
+
+namespace edgemem::test {
+namespace {
+
+// heap_4 as FreeRTOS V11.2+ calls the hooks: the same block size on both sides.
+TEST(DeviceSummary, AFreeRtosHeapThatFreesEverythingDoesNotLeak) {
+  DeviceCapture device;
+  em_freertos_pool = em_pool("freertos", EM_POOL_HEAP, 0x20000000u, 16384, 8);
+  for (uint32_t i = 1; i <= 5; ++i) {
+    em_inference_begin(i);
+    traceMALLOC(reinterpret_cast<void*>(0x20000100u), 24);
+    traceMALLOC(reinterpret_cast<void*>(0x20000200u), 112);
+    traceFREE(reinterpret_cast<void*>(0x20000100u), 24);
+    traceFREE(reinterpret_cast<void*>(0x20000200u), 112);
+    em_inference_end(i);
+  }
+  auto run = device.analyse();
+  EXPECT_EQ(run->result.counts.summaries, 5u);
+  EXPECT_TRUE(run->result.leaks.empty());
+  EXPECT_DOUBLE_EQ(run->result.leak_rate_bytes_per_inference, 0.0);
+  ASSERT_EQ(run->result.pools.size(), 1u);
+  EXPECT_EQ(run->result.pools[0].final_bytes, 0u);
+  EXPECT_EQ(run->result.pools[0].peak_bytes, 136u);
+}
+
+TEST(DeviceSummary, ReallocToZeroLowersTheHeapsUsedBytes) {
+  DeviceCapture device;
+  em_malloc_wrap_pool(em_pool("heap", EM_POOL_HEAP, 0, 0, 8));
+  em_inference_begin(1);
+  void* p = __wrap_malloc(200);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(__wrap_realloc(p, 0), nullptr);
+  em_inference_end(1);
+  auto run = device.analyse();
+  ASSERT_EQ(run->result.pools.size(), 1u);
+  EXPECT_GE(run->result.pools[0].peak_bytes, 200u);
+  EXPECT_EQ(run->result.pools[0].final_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace edgemem::test

@@ -1,0 +1,50 @@
+// The device library's [MEM] text lines (-DEDGEMEM_TEXT=1), built for the
+// host and read back by edgemem's text-log decoder.
+#include <string>
+
+#include "target/device_capture.h"
+
+extern "C" {
+#include "edgemem_arena.h"
+}
+
+namespace edgemem::test {
+namespace {
+
+alignas(16) uint8_t memory_a[512 + EM_GUARD_BYTES], memory_b[512 + EM_GUARD_BYTES];
+
+// Each arena's tail pool keeps its own name: with one shared buffer, the
+// first arena's records were named after the second.
+TEST(DeviceText, EachArenasTailPoolKeepsItsName) {
+  DeviceCapture device;
+  em_arena a, b;
+  em_arena_init(&a, "model_a", memory_a, 512);
+  em_arena_init(&b, "model_b", memory_b, 512);
+  ASSERT_NE(em_arena_persistent(&a, 100, 4, 0), nullptr);
+  ASSERT_NE(em_arena_persistent(&b, 40, 4, 0), nullptr);
+  const std::string& text = device.drain();
+  EXPECT_NE(text.find("size=100 align=4 offset=0 pool=model_a.persistent"), std::string::npos) << text;
+  auto run = analyse(Format::log, text);
+  const PoolSummary* tail_a = pool_named(run->result, "model_a.persistent");
+  const PoolSummary* tail_b = pool_named(run->result, "model_b.persistent");
+  ASSERT_TRUE(tail_a && tail_b);
+  EXPECT_EQ(tail_a->peak_bytes, 100u);
+  EXPECT_EQ(tail_b->peak_bytes, 40u);
+}
+
+// Two strings of the longest kept (96 characters) in one line: the line
+// is whole (its buffer overflowed at 200 characters; the ASan build shows it).
+TEST(DeviceText, TheLongestLineFitsItsBuffer) {
+  DeviceCapture device;
+  const std::string pool_name(96, 'p'), file(96, 'f');
+  uint8_t pool = em_pool(pool_name.c_str(), EM_POOL_HEAP, 0x20000000u, 4096, 8);
+  em_realloc(pool, 0xFFFFFFFFu, 0xFFFFFFF0u, 0xFFFFFFFFu, em_site_here(file.c_str(), 0xFFFFF));
+  const std::string& text = device.drain();
+  const std::string want = " site=" + file + ":1048575 pool=" + pool_name + "\n";
+  ASSERT_GE(text.size(), want.size());
+  EXPECT_EQ(text.substr(text.size() - want.size()), want);
+  EXPECT_NE(text.find("REALLOC old=4294967295 size=4294967295 addr=0xfffffff0"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace edgemem::test
