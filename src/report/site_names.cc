@@ -139,6 +139,15 @@ bool runtime_frame(std::string_view f) {
   return function == "malloc" || function == "calloc" || function == "realloc";
 }
 
+// A frame that is only an address or a module offset (a library without
+// symbols), or the "..." an exporter left for frames it cut, tells the
+// reader nothing the frames around it do not.
+bool unnamed_frame(std::string_view f) {
+  return f == "..." || f.starts_with("0x") || (f.find("+0x") != std::string_view::npos && f.find_first_of(" (") == std::string_view::npos);
+}
+
+bool uninformative_frame(std::string_view f) { return runtime_frame(f) || unnamed_frame(f); }
+
 std::vector<std::string> readable_frames(std::string_view site) {
   std::vector<std::string> frames;
   for (size_t start = 0;;) {
@@ -163,12 +172,12 @@ std::string shown_site(std::string_view site, size_t width) {
   while (first > 0 && used + 1 + frames[first - 1].size() <= width) used += 1 + frames[--first].size();
   if (first == 0) return join(0, frames.size());
   bool own = false;
-  for (size_t i = first; i < frames.size() && !own; ++i) own = !runtime_frame(frames[i]);
+  for (size_t i = first; i < frames.size() && !own; ++i) own = !uninformative_frame(frames[i]);
   if (own) return "...;" + join(first, frames.size());
-  // Only the runtime fits: the program's innermost frame leads, then as many
-  // of the innermost as still fit.
+  // Only the runtime, or addresses without names, fit: the program's
+  // innermost named frame leads, then as many of the innermost as still fit.
   size_t caller = first;
-  while (caller > 0 && runtime_frame(frames[caller - 1])) --caller;
+  while (caller > 0 && uninformative_frame(frames[caller - 1])) --caller;
   if (caller == 0) return "...;" + join(first, frames.size());
   --caller;
   used = frames[caller].size() + frames.back().size();

@@ -88,9 +88,9 @@ std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? p
 std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   std::string out;
   const DecodeStats& s = in.stats;
-  out += fmt::format("edgemem: {} ({}{}, {} events, {} inferences)\n\n", in.path, in.format,
+  out += fmt::format("edgemem: {} ({}{}, {} event{}, {} inference{})\n\n", in.path, in.format,
                      s.compression.empty() ? "" : fmt::format(" in {}, {} compressed", s.compression, bytes(s.compressed_bytes)),
-                     grouped(s.events), grouped(r.inferences));
+                     grouped(s.events), s.events == 1 ? "" : "s", grouped(r.inferences), r.inferences == 1 ? "" : "s");
 
   // Lost data comes before any verdict: it can hide a leak or fake one.
   const Check loss = data_loss_check(s, r.counts);

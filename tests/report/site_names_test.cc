@@ -80,7 +80,8 @@ TEST(SiteNames, ALongStackShowsItsInnermostFramesThatFit) {
                                    "libelf.so.1+0x13990");
   EXPECT_EQ(shown_site(site, 1000), "main;CLI::App::parse;edgemem::cli::run_analyze;edgemem::DwarfCuIndex::line "
                                     "(dwarf_cu_index.cc:88);dwfl_module_getsrc;elf_compress;libelf.so.1+0x13990");
-  EXPECT_EQ(shown_site(site, 5), "...;libelf.so.1+0x13990") << "at least the innermost frame";
+  EXPECT_EQ(shown_site(site, 5), "...;elf_compress;libelf.so.1+0x13990")
+      << "at least the innermost frame, and a named one when that is an address";
 }
 
 // Two vectors leaked by two functions: the allocator's inlined frames alone
@@ -97,6 +98,19 @@ TEST(SiteNames, TheProgramsInnermostFrameIsShownWhenOnlyTheRuntimesWouldFit) {
   EXPECT_EQ(shown_site(weights), "...;load_weights (vec.cc:5);...;std::__new_allocator::allocate (new_allocator.h:137)");
   std::vector<std::string> rows = shown_sites({weights, biases});
   EXPECT_EQ(rows[1], "...;load_biases (vec.cc:9);...;std::__new_allocator::allocate (new_allocator.h:137)");
+}
+
+// ONNX Runtime's library has no symbols: its offsets alone filled the line
+// and the binding frame that says which call made the block was cut.
+TEST(SiteNames, TheInnermostNamedFrameLeadsWhenOnlyAddressesWouldFit) {
+  const std::string run = "Napi::InstanceWrap<InferenceSessionWrap>::InstanceMethodCallbackWrapper(napi_env__*, "
+                          "napi_callback_info__*);InferenceSessionWrap::Run(Napi::CallbackInfo const&);...;"
+                          "libonnxruntime.so.1+0x14f294f;libonnxruntime.so.1+0x14f276b;libonnxruntime.so.1+0x14080b9;"
+                          "libonnxruntime.so.1+0x1407b94";
+  EXPECT_EQ(shown_site(run), "...;InferenceSessionWrap::Run;...;libonnxruntime.so.1+0x14080b9;"
+                             "libonnxruntime.so.1+0x1407b94");
+  EXPECT_EQ(shown_site("libfoo.so+0x10;0x7fb74643ac5f;libfoo.so+0x20", 20), "...;libfoo.so+0x20")
+      << "nothing named: the innermost";
 }
 
 TEST(SiteNames, RowsThatWouldReadAlikeAreWidenedUntilTheyDiffer) {
