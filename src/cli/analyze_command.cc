@@ -183,10 +183,9 @@ void add_analyze_command(CLI::App& app) {
                   "Also write Prometheus text metrics (docs/metrics.md) to this file, atomically: batch jobs");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
-  exit_code_help(*cmd,
-                 "a --fail-on rule holds (leak, overflow, ...) or the --model plan differs from the capture; 130 when "
-                 "interrupted (partial report printed)",
-                 "edgemem analyze --fail-on leak,overflow trace.emt || echo 'leak or overflow'");
+  exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...) or the --model plan differs from the capture",
+                 "edgemem analyze --fail-on leak,overflow trace.emt || echo 'leak or overflow'",
+                 "  130/143  interrupted by Ctrl-C / SIGTERM: the report of what was read is printed\n");
   cmd->callback([args] { throw CLI::RuntimeError(run_analyze(*args)); });
 }
 

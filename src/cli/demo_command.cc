@@ -29,6 +29,8 @@ void add_demo_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("demo", "Analyse the bundled inference trace");
   cmd->add_flag("--json", *json, "Print JSON instead of the summary");
   cmd->add_option("--html", *html, "Where to write the HTML report")->capture_default_str();
+  exit_code_help(*cmd, "(not used: the bundled trace's findings are the demonstration)",
+                 "edgemem demo --html /tmp/report.html && xdg-open /tmp/report.html");
   cmd->callback([json, html] {
     std::filesystem::path installed = installed_traces();
     std::filesystem::path source = std::filesystem::path(EDGEMEM_SOURCE_DIR) / "examples/traces";

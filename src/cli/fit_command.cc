@@ -108,7 +108,9 @@ void add_fit_command(CLI::App& app) {
   cmd->add_flag("--list-mcus", args->list, "List the MCU table");
   cmd->add_flag("--json", args->json, "Print the edgemem.fit/2 JSON document");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (flash and RAM against the chip)");
-  exit_code_help(*cmd, "the model does not fit (flash, RAM or one contiguous block for the arena)",
+  exit_code_help(*cmd,
+                 "the model does not fit (flash, RAM or one contiguous block for the arena), fits only once the "
+                 "declared arena is enlarged, or TFLite Micro cannot run it",
                  "edgemem fit model.tflite --mcu nrf52840 --map fw.map || echo 'does not fit'");
   cmd->callback([args] { throw CLI::RuntimeError(run_fit(*args)); });
 }

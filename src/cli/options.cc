@@ -49,10 +49,10 @@ CLI::Option* whole_number_from_one(CLI::Option* option) {
       "N>=1"));
 }
 
-void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example) {
-  cmd.footer(fmt::format("Exit codes:\n  0  nothing against you\n  1  {}\n  2  bad usage or input it cannot read\n"
+void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example, const std::string& more) {
+  cmd.footer(fmt::format("Exit codes:\n  0  nothing against you\n  1  {}\n  2  bad usage or input it cannot read\n{}"
                          "Example:\n  {}",
-                         finding, example));
+                         finding, more, example));
 }
 
 }  // namespace edgemem::cli

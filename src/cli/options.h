@@ -25,6 +25,7 @@ CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string
 CLI::Option* whole_number_from_one(CLI::Option* option);
 
 // "Exit codes: 0 ..., 1 `finding`, 2 ..." and an example, after the options.
-void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example);
+// `more`: further exit codes, one "  N  meaning\n" line each.
+void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example, const std::string& more = "");
 
 }  // namespace edgemem::cli

@@ -60,7 +60,7 @@ void add_plan_command(CLI::App& app) {
   add_size_option(*cmd, "--declared", args->declared, "The kTensorArenaSize the firmware declares, to compare");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (both plans over the operators, the arena in parts)");
   cmd->add_flag("--reorder", args->reorder, "Search the operator order with the lowest peak (Liberis & Lane)");
-  exit_code_help(*cmd, "the --declared arena is shorter than the recommended one",
+  exit_code_help(*cmd, "the --declared arena is shorter than the recommended one, or TFLite Micro cannot run the model",
                  "edgemem plan --declared 64K model.tflite || echo 'kTensorArenaSize is too small'");
   cmd->callback([args] { throw CLI::RuntimeError(run_plan(*args)); });
 }
