@@ -53,6 +53,7 @@ static struct {
   uint8_t files_used;
   uint32_t dropped;
   uint32_t dropped_told; /* of `dropped`, what DROP records that were sent carried */
+  uint8_t itm_stalled; /* the stimulus FIFO stayed full: poll once per word until it drains */
   const char *files[EM_MAX_FILES];
   char pool_kind[EM_MAX_POOLS]; /* 'h' or 'a' per pool, for the text output */
   const char *pool_name[EM_MAX_POOLS];
@@ -168,10 +169,14 @@ static int itm_send(const uint8_t *p, uint32_t n) {
    * probe enables it after boot), the record is lost: say so. */
   if (!(EM_REG(0xE0000E80u) & 1u) || !(EM_REG(0xE0000E00u) & 2u)) return 0;
   volatile uint32_t *port = (volatile uint32_t *)(0xE0000000u + 4u * 1u);
+  const uint32_t limit = em.itm_stalled ? 1u : EM_ITM_MAX_POLLS;
   while (n) {
     uint32_t polls = 0;
     while ((*port & 1u) == 0) /* FIFO full */
-      if (++polls == EM_ITM_MAX_POLLS) return 0;
+      if (++polls >= limit) {
+        em.itm_stalled = 1; /* the next records do not wait again */
+        return 0;
+      }
     if (n >= 4) {
       uint32_t word;
       memcpy(&word, p, 4);
@@ -183,6 +188,7 @@ static int itm_send(const uint8_t *p, uint32_t n) {
       --n;
     }
   }
+  em.itm_stalled = 0;
   return 1;
 #else
   (void)p;
