@@ -505,7 +505,11 @@ void em_init(const em_config *config) {
     static const uint8_t itm_sync[6] = {0, 0, 0, 0, 0, 0x80};
     em.cfg.write(itm_sync, sizeof itm_sync);
   }
-  if (!EM_TEXT) {
+  if (EM_TEXT) {
+    line_t l; /* one per boot: a second one tells the host the device started again */
+    line_start(&l, "BOOT");
+    line_end(&l);
+  } else {
     record_t r;
     em.need_sync = 1;
     uint8_t *p = open_record(&r, TAG_HEADER, 0);

@@ -294,6 +294,31 @@ uint64_t TextLogDecoder::unwrap(uint64_t raw) {
   return last_time_;
 }
 
+// The device library writes "BOOT" once per boot (em_init). After records,
+// the device started again, as a second emt HEADER says: its RAM was set
+// up anew, so every pool is reset, and its clock began again: time goes on
+// from where the previous boot left it, without counting as going back.
+void TextLogDecoder::boot(uint64_t raw) {
+  context_.time_base = TimeBase::cycles;
+  if (stats_.events == 0 && context_.pools.size() == 0) {
+    if (!has_external_time_) unwrap(raw);
+    return;
+  }
+  if (!has_external_time_) {
+    if (raw + epoch_ < last_time_) epoch_ = last_time_ - raw;
+    last_time_ = raw + epoch_;
+  }
+  ++stats_.device_restarts;
+  ++context_.device_restarts;  // before the resets: the analyses see a new boot
+  for (size_t i = 0; i < context_.pools.size(); ++i) {
+    Event e;
+    e.kind = EventKind::arena_reset;
+    e.pool = static_cast<PoolId>(i);
+    e.time = has_external_time_ ? external_time_ : last_time_;
+    sink_.on_event(e);  // not a record of the input: input.events does not count it
+  }
+}
+
 namespace {
 
 // A line's end as a console leaves it: carriage returns (a Windows terminal
@@ -331,6 +356,12 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
     stats_.note_problem(offset, line_no_, "expected [MEM][<cycles>] with a number in the second bracket");
     return;
   }
+  std::string_view body(close + 1, static_cast<size_t>(end - close - 1));
+  // BOOT, then the end or a blank (fields a newer library may add are ignored).
+  if (const size_t verb = body.find_first_not_of(" \t"); verb != std::string_view::npos &&
+                                                         body.substr(verb).starts_with("BOOT") &&
+                                                         (body.size() == verb + 4 || is_blank(body[verb + 4])))
+    return boot(time);
   // The line's own stamp is the device clock unless the transport (ITM
   // timestamps) supplies one.
   time = has_external_time_ ? external_time_ : unwrap(time);
@@ -541,7 +572,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     case Verb::unknown:
       stats_.note_problem(offset, line_no_,
                           "unknown [MEM] verb '" + std::string(verb) +
-                              "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER or POOL)");
+                              "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER, POOL or BOOT)");
       return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style

@@ -39,6 +39,7 @@ class TextLogDecoder final : public Decoder {
   void plain_line(std::string_view text);
   bool record(std::string_view body, uint64_t time, uint64_t offset);
   uint64_t unwrap(uint64_t raw);
+  void boot(uint64_t raw);
   // SiteTable::intern through a small cache: a log repeats a few hundred
   // site texts millions of times, and looking each up in the table was
   // about 8 % of the text decoder's time.

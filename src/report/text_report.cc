@@ -371,7 +371,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       when += fmt::format(" with {} in use", bytes(x.bytes_in_use));
     }
     if (r.restarts.total > shown) when += fmt::format("; {} more", grouped(r.restarts.total - shown));
-    line(out, "Input", fmt::format("the device started again {} time{} (a second HEADER){}; every pool was reset there, "
+    line(out, "Input", fmt::format("the device started again {} time{} (its capture library began anew: a second emt "
+                                   "HEADER or [MEM] BOOT line){}; every pool was reset there, "
                                    "and time continues from the boot before",
                                    grouped(s.device_restarts), s.device_restarts == 1 ? "" : "s", when));
   }

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "ingest/textlog_decoder.h"
@@ -120,6 +122,30 @@ TEST(TextLog, StampsThatGoBackAreCountedAndTimeContinues) {
   EXPECT_EQ(d->stats.time_went_back, 2u);
   EXPECT_EQ(d->stats.time_went_back_line, 3u);
   EXPECT_FALSE(d->stats.first_problem);  // not a problem of a line: a malformed one after it is the first named
+}
+
+// The device library's BOOT line: the first starts the capture; one after
+// records is a restart (pools reset, time goes on, not "went back"), and
+// the analysis says which inference it went down in.
+TEST(TextLog, ABootLineAfterRecordsIsARestart) {
+  const std::string boot = "[MEM][5] BOOT\n[MEM][9] POOL name=heap kind=heap base=0x20000000 size=4096\n";
+  const std::string run = "[MEM][20] INFER begin 1\n[MEM][30] ALLOC size=64 addr=0x20000100 pool=heap\n"
+                          "[MEM][40] INFER end 1\n[MEM][50] INFER begin 2\n[MEM][60] ALLOC size=64 addr=0x20000200 pool=heap\n";
+  auto d = decode(boot + run + boot + run);
+  EXPECT_EQ(d->stats.device_restarts, 1u);
+  EXPECT_EQ(d->stats.time_went_back, 0u);
+  EXPECT_EQ(d->stats.malformed_lines, 0u);
+  std::vector<uint64_t> times;
+  for (const Event& e : d->sink.events) times.push_back(e.time);
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  auto r = analyse(Format::log, boot + run + boot + run);
+  EXPECT_EQ(r->result.counts.replaced_blocks, 0u);  // the second boot's blocks at the first one's addresses
+  ASSERT_EQ(r->result.restarts.kept.size(), 1u);
+  EXPECT_EQ(r->result.restarts.kept[0].during_inference, 2u);
+  EXPECT_EQ(r->result.restarts.kept[0].bytes_in_use, 128u);
+  EXPECT_EQ(r->result.inferences, 2u);
+  ASSERT_EQ(r->result.pools.size(), 1u);
+  EXPECT_EQ(r->result.pools[0].final_bytes, 128u);
 }
 
 TEST(TextLog, ChunkBoundariesDoNotChangeTheResult) {

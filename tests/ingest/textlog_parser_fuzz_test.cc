@@ -48,7 +48,7 @@ std::string random_line(std::mt19937& rng) {
                                                   "18446744073709551616", "12a", "0x0x5", "+3", "7 ", "0xg"};
   static const std::vector<std::string> closes = {"]", "]", "]", "] ", "", "]]"};
   static const std::vector<std::string> verbs = {"ALLOC", "FREE", "REALLOC", "ALLOC_FAIL", "INFER", "RESET", "GUARD",
-                                                 "MARK", "COUNTER", "POOL", "alloc", "FROB", "=ALLOC", "ALLOC=1", ""};
+                                                 "MARK", "COUNTER", "POOL", "BOOT", "BOOTX", "alloc", "FROB", "=ALLOC", "ALLOC=1", ""};
   static const std::vector<std::string> keys = {"size", "offset", "addr", "ptr", "old", "align", "thread", "tid",
                                                 "base", "value", "site", "pool", "name", "kind", "shares", "x",
                                                 "", "sizes", "SIZE"};
@@ -93,6 +93,7 @@ void expect_same(const Outcome& fast, const Outcome& slow, const std::string& te
   EXPECT_EQ(a.markers_dropped, b.markers_dropped);
   EXPECT_EQ(a.time_went_back, b.time_went_back);
   EXPECT_EQ(a.time_went_back_line, b.time_went_back_line);
+  EXPECT_EQ(a.device_restarts, b.device_restarts);
   ASSERT_EQ(a.first_problem.has_value(), b.first_problem.has_value());
   if (a.first_problem) {
     EXPECT_EQ(a.first_problem->offset, b.first_problem->offset);

@@ -141,11 +141,41 @@ void ReferenceTextLogDecoder::line(std::string_view text, uint64_t offset) {
     stats_.note_problem(offset, line_no_, "expected [MEM][<cycles>] with a number in the second bracket");
     return;
   }
+  std::string_view body = rest.substr(close + 1);
+  size_t verb = 0;
+  while (verb < body.size() && (body[verb] == ' ' || body[verb] == '\t')) ++verb;
+  if (body.compare(verb, 4, "BOOT") == 0 && (body.size() == verb + 4 || body[verb + 4] == ' ' || body[verb + 4] == '\t'))
+    return boot(time);
   // The line's own stamp is the device clock unless the transport (ITM
   // timestamps) supplies one.
   time = has_external_time_ ? external_time_ : unwrap(time);
   context_.time_base = TimeBase::cycles;
-  if (!record(rest.substr(close + 1), time, offset)) ++stats_.malformed_lines;
+  if (!record(body, time, offset)) ++stats_.malformed_lines;
+}
+
+// A BOOT after anything else: the device started again; pools reset, time
+// continues without going back.
+void ReferenceTextLogDecoder::boot(uint64_t raw) {
+  context_.time_base = TimeBase::cycles;
+  const bool first = stats_.events == 0 && context_.pools.size() == 0;
+  if (has_external_time_) {
+    if (first) return;
+  } else if (first) {
+    unwrap(raw);
+    return;
+  } else {
+    epoch_ = std::max(epoch_, last_time_ - std::min(raw, last_time_));
+    last_time_ = raw + epoch_;
+  }
+  ++stats_.device_restarts;
+  ++context_.device_restarts;
+  for (size_t i = 0; i < context_.pools.size(); ++i) {
+    Event e;
+    e.kind = EventKind::arena_reset;
+    e.pool = static_cast<PoolId>(i);
+    e.time = has_external_time_ ? external_time_ : last_time_;
+    sink_.on_event(e);
+  }
 }
 
 void ReferenceTextLogDecoder::plain_line(std::string_view text) {
@@ -283,7 +313,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
   } else {
     stats_.note_problem(offset, line_no_,
                         "unknown [MEM] verb '" + std::string(verb) +
-                            "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER or POOL)");
+                            "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER, POOL or BOOT)");
     return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style

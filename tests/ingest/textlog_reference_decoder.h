@@ -28,6 +28,7 @@ class ReferenceTextLogDecoder final : public Decoder {
   void plain_line(std::string_view text);
   bool record(std::string_view body, uint64_t time, uint64_t offset);
   uint64_t unwrap(uint64_t raw);
+  void boot(uint64_t raw);
 
   TraceContext& context_;
   EventSink& sink_;

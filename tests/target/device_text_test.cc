@@ -46,5 +46,26 @@ TEST(DeviceText, TheLongestLineFitsItsBuffer) {
   EXPECT_NE(text.find("REALLOC old=4294967295 size=4294967295 addr=0xfffffff0"), std::string::npos) << text;
 }
 
+// A board that reboots: each em_init writes BOOT, and the host resets the
+// pools there instead of reading the second boot's blocks as lost frees.
+TEST(DeviceText, ARebootIsSeenAsOne) {
+  DeviceCapture device;
+  for (int boot = 0; boot < 2; ++boot) {
+    if (boot) {
+      em_config c{};
+      c.ring = &device.ring();
+      em_init(&c);
+    }
+    uint8_t pool = em_pool("heap", EM_POOL_HEAP, 0x20000000u, 4096, 8);
+    em_inference_begin(1);
+    em_alloc(pool, 0x20000100u, 64, 8, 0);
+  }
+  auto run = device.analyse(Format::log);
+  EXPECT_EQ(run->stats.device_restarts, 1u);
+  EXPECT_EQ(run->result.counts.replaced_blocks, 0u);
+  ASSERT_EQ(run->result.restarts.kept.size(), 1u);
+  EXPECT_EQ(run->result.restarts.kept[0].bytes_in_use, 64u);
+}
+
 }  // namespace
 }  // namespace edgemem::test
