@@ -197,6 +197,9 @@ struct Overflow {
 // The site of an overflow summary records showed: the pool's use ran past
 // its end (`size` is that use, from offset 0); no request is named.
 inline constexpr std::string_view kSummaryOverflowSite = "(summary records: the pool's use)";
+// The site of an overflow found by a heap's live bytes past its size (its
+// base unknown, its blocks cannot be placed).
+inline constexpr std::string_view kUsageOverflowSite = "(the pool's live bytes)";
 
 struct GuardFailure {
   uint64_t time = 0;

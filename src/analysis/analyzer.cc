@@ -100,7 +100,7 @@ struct Analyzer::Impl {
     if (two_ended) [[unlikely]] reserve(e.pool, *partner, e.time);
     fragmentation.allocated(e.pool, info, b);
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
-    overflow.allocated(e.pool, info, b, other_end);
+    overflow.allocated(e.pool, info, b, other_end, tracker.pool(e.pool).usage());
     if (partner) [[unlikely]] {
       PoolState& p = tracker.pool(e.pool);
       p.shared_peak = std::max(p.shared_peak, p.usage() + other_end);

@@ -1,6 +1,7 @@
 #include "overflow_analysis.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace edgemem {
 
@@ -8,11 +9,18 @@ namespace {
 constexpr size_t kKept = 100;  // records kept; counts are always exact
 }
 
-void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b, uint64_t shared_usage) {
+void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b, uint64_t shared_usage,
+                                 uint64_t usage) {
   if (extents_.size() <= pool) extents_.resize(pool + 1, Extent::none);
-  // A heap's end is known only with its base: its addresses are absolute.
-  if (info.size == 0 || (info.kind == PoolKind::heap && info.base == 0)) {
+  if (info.size == 0) {
     extents_[pool] = Extent::unknown;
+    return;
+  }
+  // A heap's end is known only with its base: its addresses are absolute.
+  if (info.kind == PoolKind::heap && info.base == 0) {
+    if (extents_[pool] != Extent::known) extents_[pool] = Extent::usage_only;
+    if (usage > info.size) [[unlikely]]
+      used_past_size(pool, info, usage, b.time, kUsageOverflowSite);
     return;
   }
   extents_[pool] = Extent::known;
@@ -39,11 +47,15 @@ void OverflowAnalysis::summarized(PoolId pool, const PoolInfo& info, uint64_t pe
     return;
   }
   extents_[pool] = Extent::known;
+  if (peak_bytes > info.size) used_past_size(pool, info, peak_bytes, time, kSummaryOverflowSite);
+}
+
+void OverflowAnalysis::used_past_size(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time,
+                                      std::string_view marker) {
   const uint64_t room = info.size;
-  if (peak_bytes <= room) return;
-  // One finding per pool, at its furthest: the records tell the pool's use, not which request ran past.
-  if (summary_overflow_.size() <= pool) summary_overflow_.resize(pool + 1, SIZE_MAX);
-  size_t& kept = summary_overflow_[pool];
+  // One finding per pool, at its furthest: the use is known, not which request ran past.
+  if (usage_overflow_.size() <= pool) usage_overflow_.resize(pool + 1, SIZE_MAX);
+  size_t& kept = usage_overflow_[pool];
   if (kept == SIZE_MAX) {
     ++overflow_count_;
     if (overflows_.size() >= kKept) return;
@@ -51,13 +63,13 @@ void OverflowAnalysis::summarized(PoolId pool, const PoolInfo& info, uint64_t pe
     overflows_.push_back({Overflow{}, pool, kUnknownSite});
   }
   Overflow& o = overflows_[kept].o;
-  if (peak_bytes - room <= o.over_by) return;
+  if (used - room <= o.over_by) return;
   o.time = time;
-  o.size = peak_bytes;  // the pool's use from its start
+  o.size = used;  // the pool's use from its start
   o.arena_size = info.size;
-  o.over_by = peak_bytes - room;
+  o.over_by = used - room;
   o.available = room;
-  o.site = kSummaryOverflowSite;
+  o.site = std::string(marker);
 }
 
 void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference) {
@@ -70,7 +82,8 @@ void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId si
 void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) {
   for (auto& f : overflows_) {
     f.o.pool = context.pools.at(f.pool).name;
-    if (f.o.site != kSummaryOverflowSite) f.o.site = std::string(context.sites.name(f.site));
+    if (f.o.site != kSummaryOverflowSite && f.o.site != kUsageOverflowSite)
+      f.o.site = std::string(context.sites.name(f.site));
     out.overflows.push_back(f.o);
   }
   for (auto& g : guards_) {
@@ -82,18 +95,23 @@ void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
   out.guard_failure_count = guard_failures_;
   out.guard_checks = guard_checks_;
 
-  std::string known, unknown;
+  std::string known, by_usage, unknown;
   for (size_t i = 0; i < extents_.size(); ++i) {
-    std::string& list = extents_[i] == Extent::known ? known : unknown;
+    std::string& list = extents_[i] == Extent::known ? known : extents_[i] == Extent::usage_only ? by_usage : unknown;
     if (extents_[i] != Extent::none)
       list += fmt::format("{}'{}'", list.empty() ? "" : ", ", context.pools.at(static_cast<PoolId>(i)).name);
   }
   Check& o = out.checks.overflow;
   if (overflow_count_) o.status = CheckStatus::found;
-  else if (!known.empty()) o.status = CheckStatus::clean;
+  else if (!known.empty() || !by_usage.empty()) o.status = CheckStatus::clean;
+  std::vector<std::string> why;
   if (!unknown.empty())
-    o.reason = fmt::format("size of {} unknown: declare its base and size (POOL name= base= size=), "
-                           "or for an arena pass --arena-size N", unknown);
+    why.push_back(fmt::format("size of {} unknown: declare its base and size (POOL name= base= size=), "
+                              "or for an arena pass --arena-size N", unknown));
+  if (!by_usage.empty())
+    why.push_back(fmt::format("base of {} unknown: only its live bytes are checked against its size, not where "
+                              "each block lies (declare POOL name= base= size=)", by_usage));
+  if (!why.empty()) o.reason = fmt::format("{}", fmt::join(why, "; "));
   else if (known.empty())
     o.reason = "no allocations";
 

@@ -12,8 +12,11 @@ namespace edgemem {
 class OverflowAnalysis {
  public:
 
-  // `shared_usage`: bytes the pool's partner (other end of the arena) holds.
-  void allocated(PoolId pool, const PoolInfo& info, const Block& block, uint64_t shared_usage);
+  // `shared_usage`: bytes the pool's partner (other end of the arena) holds;
+  // `usage`: the pool's own, with the block. A heap of known size whose base
+  // is not known cannot place its blocks: its live bytes past its size are
+  // the overflow then.
+  void allocated(PoolId pool, const PoolInfo& info, const Block& block, uint64_t shared_usage, uint64_t usage);
   // A summary record's peak past the pool's end is an overflow: one per
   // pool, at its furthest. (Against what a shared arena's other end holds
   // it is not judged: the records do not say what both held at one moment.)
@@ -32,12 +35,15 @@ class OverflowAnalysis {
     PoolId pool;
     SiteId site;
   };
+  // A pool's use past its size, one finding per pool at its furthest; `marker`
+  // says what measured it (kSummaryOverflowSite, kUsageOverflowSite).
+  void used_past_size(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time, std::string_view marker);
   std::vector<Found> overflows_;
   std::vector<Guard> guards_;
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
-  enum class Extent : uint8_t { none, known, unknown };
+  enum class Extent : uint8_t { none, known, usage_only, unknown };
   std::vector<Extent> extents_;  // per pool that had allocations: could its end be checked?
-  std::vector<size_t> summary_overflow_;  // per pool: its summary records' overflow in overflows_ (SIZE_MAX: none)
+  std::vector<size_t> usage_overflow_;  // per pool: its use-past-size overflow in overflows_ (SIZE_MAX: none)
 };
 
 }  // namespace edgemem

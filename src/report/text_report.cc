@@ -121,6 +121,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (o.site == kSummaryOverflowSite) {
       line(out, "[OVERFLOW]", fmt::format("'{}' used {} of its {} (summary records, time {}): {} past the end", o.pool,
                                           bytes(o.size), bytes(o.arena_size), grouped(o.time), bytes(o.over_by)));
+    } else if (o.site == kUsageOverflowSite) {
+      line(out, "[OVERFLOW]", fmt::format("'{}' held {} live in its {} (time {}): {} more than it has; its size is "
+                                          "larger than stated, or frees were lost",
+                                          o.pool, bytes(o.size), bytes(o.arena_size), grouped(o.time),
+                                          bytes(o.over_by)));
     } else {
       line(out, "[OVERFLOW]",
            fmt::format("{} requested {} at offset {} of {} '{}' ({}): only {} left, {} past the end",
@@ -128,8 +133,16 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                        "time " + grouped(o.time), bytes(o.available), bytes(o.over_by)));
     }
     if (&o == &r.overflows.front())
-      more(out, "-> writes past the arena corrupt what the linker placed after it; enlarge the arena or split the buffer");
+      more(out, o.site == kUsageOverflowSite
+                    ? "-> give the pool its real size (POOL size=, or --arena-size), or look for the frees the trace lost"
+                    : "-> writes past the arena corrupt what the linker placed after it; enlarge the arena or split the "
+                      "buffer");
   }
+  // A found check's limits go under its own finding.
+  auto found_note = [&](const char* name, const Check& c) {
+    if (c.status == CheckStatus::found && !c.reason.empty()) more(out, fmt::format("({}: {})", name, c.reason));
+  };
+  found_note("overflow", r.checks.overflow);
   if (r.overflow_count > r.overflows.size())
     more(out, fmt::format("({} overflows in all)", grouped(r.overflow_count)));
   if (r.guard_failure_count) {
@@ -138,8 +151,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     std::string when = g.inference ? fmt::format("inference {}", grouped(*g.inference)) : fmt::format("time {}", grouped(g.time));
     line(out, "[GUARD]", fmt::format("sentinel corrupted in {} of {} checks, first at {} (pool '{}')",
                                      grouped(r.guard_failure_count), grouped(r.guard_checks), when, g.pool));
-    more(out, "-> something wrote past its buffer; check the allocations just before that inference");
+    more(out, fmt::format("-> something wrote past its buffer; check the allocations just before that {}",
+                          g.inference ? "inference" : "time"));
   }
+  found_note("guard failure", r.checks.guards);
 
   const FragmentationResult& f = r.fragmentation;
   bool fragmentation_failure_shown = false;
@@ -163,6 +178,18 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocation{}{}", grouped(f.alloc_failures),
                                             f.alloc_failures == 1 ? "" : "s", rate));
   }
+  // Fragmentation found by a failure alone (no [FRAGMENT] line below): its notes go here.
+  const bool fragment_line = f.band && *f.band != Band::healthy;
+  auto fragmentation_notes = [&] {
+    if (r.checks.fragmentation.status != CheckStatus::found) return;
+    found_note("fragmentation problem", r.checks.fragmentation);
+    for (const auto& p : f.pools)
+      if (!p.known_extent)
+        more(out, fmt::format("'{}' fragmentation over the span its blocks touched: {} at worst, {} at the end "
+                              "(not judged)",
+                              p.pool, pct(p.max_rate), pct(p.final_rate)));
+  };
+  if (!fragment_line) fragmentation_notes();
 
   const bool marked = r.inferences > 0 || !r.inference_marks.spans.empty();
   std::vector<std::string_view> leak_sites;
@@ -178,7 +205,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     more(out, fmt::format("{} live in {}{}; pool '{}'; this group over the whole trace: {} allocations, {} frees", bytes(l.bytes),
                           blocks, hint, l.pool, grouped(l.allocs), grouped(l.frees)));
   }
-  if (r.leaks.size() > 5) more(out, fmt::format("(and {} more leaking groups)", r.leaks.size() - 5));
+  if (r.leaks.size() > 5)
+    more(out, fmt::format("(and {} more leaking group{})", r.leaks.size() - 5, r.leaks.size() == 6 ? "" : "s"));
   // A device in summary mode sends no blocks: a pool's steady growth is the finding.
   if (r.leaks.empty() && r.counts.summaries > 0) {
     for (const auto& w : r.watermarks) {
@@ -228,8 +256,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (w.shape == Shape::stair)
       more(out, fmt::format("   '{}' rises in steps: {} steps of {:.0f} B every {:.0f} inferences", w.pool,
                             w.stairs.steps, w.stairs.step_bytes, w.stairs.period_inferences));
+  found_note("leak", r.checks.leaks);
 
-  if (f.band && *f.band != Band::healthy) {
+  if (fragment_line) {
     ++problems;
     line(out, "[FRAGMENT]", fmt::format("{} at worst, {} at the end, {} failed allocation{}: {} "
                                         "(healthy < 10%, warning 10-25%, danger > 25%)",
@@ -239,6 +268,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     for (const auto& p : f.pools)
       if (p.known_extent && p.final_rate > 0)
         more(out, fmt::format("'{}': {} free, largest block {}", p.pool, bytes(p.total_free), bytes(p.largest_free)));
+    fragmentation_notes();
   }
   if (r.lifo.violations) {
     ++problems;
@@ -248,6 +278,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                     bytes(r.lifo.final_stranded_bytes)));
     more(out, "-> free arena buffers in reverse order of allocation; counts can balance while the water mark stays up");
   }
+  found_note("LIFO violation", r.checks.lifo);
 
   // Every check is found (above), clean or not checked, and says which.
   const std::pair<const char*, const Check*> checks[] = {{"leak", &r.checks.leaks},
@@ -256,20 +287,24 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                                          {"fragmentation problem", &r.checks.fragmentation},
                                                          {"LIFO violation", &r.checks.lifo}};
   std::vector<std::string> clean, clean_notes;
+  // Pools of unknown extent: measured, not judged; said beside the fragmentation check's own line.
+  std::vector<std::string> span_notes;
+  for (const auto& p : f.pools)
+    if (!p.known_extent)
+      span_notes.push_back(fmt::format("'{}' fragmentation over the span its blocks touched: {} at worst, {} at the "
+                                       "end (not judged)",
+                                       p.pool, pct(p.max_rate), pct(p.final_rate)));
   for (const auto& [name, c] : checks) {
+    const bool spans = c == &r.checks.fragmentation;
     if (c->status == CheckStatus::not_checked) {
       line(out, "[NOT CHECKED]", fmt::format("{}: {}", name, c->reason));
+      if (spans) for (const auto& n : span_notes) more(out, n);
     } else if (c->status == CheckStatus::clean) {
       clean.emplace_back(name);
       if (!c->reason.empty()) clean_notes.push_back(fmt::format("({}: {})", name, c->reason));
-    } else if (!c->reason.empty()) {
-      more(out, fmt::format("({}: {})", name, c->reason));
+      if (spans) clean_notes.insert(clean_notes.end(), span_notes.begin(), span_notes.end());
     }
   }
-  for (const auto& p : f.pools)
-    if (!p.known_extent)
-      more(out, fmt::format("'{}' fragmentation over the span its blocks touched: {} at worst, {} at the end (not judged)",
-                            p.pool, pct(p.max_rate), pct(p.final_rate)));
   if (!clean.empty()) {
     std::string names = clean.back();
     if (clean.size() > 1) {
