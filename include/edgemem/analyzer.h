@@ -26,6 +26,7 @@ struct PoolInferenceUsage {
   uint64_t peak_bytes = 0;  // highest usage between the begin and end markers
   uint64_t live_blocks = 0;
   std::optional<double> fragmentation_rate;  // 1 - largest free / total free; unset until measured
+  bool known_extent = false;  // the pool's extent is known, so its rate is judged (bands, alerts)
   // The floor trend `watch` alerts on and `analyze` judges summary-mode pools by; unset until 10 windows.
   std::optional<TrendEstimate> leak_trend;
 };

@@ -282,7 +282,8 @@ struct Analyzer::Impl {
       if (context.pools.at(id).placement) continue;
       PoolState& state = tracker.pool(id);
       r.pools.push_back({context.pools.at(id).name, state.usage(), std::max(state.inference_peak, state.usage()),
-                         state.live.size(), fragmentation.rate_now(id), watermark.trend(id)});
+                         state.live.size(), fragmentation.rate_now(id), fragmentation.known_extent(id),
+                         watermark.trend(id)});
     }
     for (InferenceObserver* o : observers) o->on_inference(r);
   }

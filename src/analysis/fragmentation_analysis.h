@@ -38,6 +38,8 @@ class FragmentationAnalysis {
   void failed_in_summary(uint64_t count) { failure_count_ += count; }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);
+  // The pool's extent is known: its rates are judged (FragmentationResult's known_extent).
+  bool known_extent(PoolId pool) const { return pool < pools_.size() && pools_[pool].fixed; }
   // Leaves the analysis as it was, so it can be called mid-trace.
   void finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out);
 

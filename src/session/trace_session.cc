@@ -162,10 +162,14 @@ struct TraceSession::Impl {
       out.notes.push_back(refusal);
       return out;
     }
+    // Reading stopped mid-record (Ctrl-C, watch --until or --for): that last
+    // record was cut by the stop, not lost by the device or the file.
+    const uint64_t truncated_before_end = decoder->stats().truncated_bytes;
     decoder->finish();
     if (symbolizer) symbolizer->symbolize(context.sites);
     analyzer.set_trace_clock(decoder->clock_hz());
     TraceRun run{{name, std::string(decoder->format_name()), decoder->stats(), context.time_base}, analyzer.finish()};
+    if (stopped) run.input.stats.truncated_bytes = truncated_before_end;
     stamp(run.input.stats);
     const DecodeStats& s = run.input.stats;
     // A whole recording (it names its threads) of a program that allocated

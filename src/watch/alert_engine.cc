@@ -45,6 +45,9 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
   ++inferences_;
   for (const PoolInferenceUsage& p : record.pools) {
     if (!p.fragmentation_rate) continue;
+    // Known from the inference itself: a status tick may come only after
+    // many inferences (a file already written, a bulk pipe).
+    if (p.known_extent && !known_extent_.contains(p.pool)) known_extent_.insert(std::string(p.pool));
     auto f = fragmentation_.find(p.pool);
     if (f == fragmentation_.end()) f = fragmentation_.emplace(std::string(p.pool), FragmentationFloor{}).first;
     FragmentationFloor& floor = f->second;
@@ -110,8 +113,13 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
   stats.truncated_bytes = 0;
   if (stats.compression_cut) stats.compression_problem.clear();
   Check loss = data_loss_check(stats, r.counts);
-  if (loss.status == CheckStatus::found)
-    raise(AlertKind::data_loss, "", 1, fmt::format("trace data lost: {}; findings may be missing or wrong", loss.reason));
+  if (loss.status == CheckStatus::found) {
+    // A count, as the other alerts give: records and ITM packets lost, else the bytes that could not be read.
+    const uint64_t lost = stats.dropped_records + stats.overflows;
+    const uint64_t value = lost ? lost : stats.corrupt_bytes + stats.truncated_bytes + stats.malformed_lines;
+    raise(AlertKind::data_loss, "", static_cast<double>(value ? value : 1),
+          fmt::format("trace data lost: {}; findings may be missing or wrong", loss.reason));
+  }
 }
 
 std::vector<Alert> AlertEngine::take() { return std::exchange(pending_, {}); }

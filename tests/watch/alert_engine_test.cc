@@ -82,13 +82,33 @@ TraceRun run_with(const std::function<void(AnalysisResult&, DecodeStats&)>& fill
   return run;
 }
 
-// Inference ends with the heap fragmented by `rate`.
-void heap_fragmented(AlertEngine& engine, double rate, int inferences) {
+// Inference ends with the heap fragmented by `rate`; `known`: the records
+// say the heap's extent is known (otherwise only a snapshot tells).
+void heap_fragmented(AlertEngine& engine, double rate, int inferences, bool known = false) {
   for (int i = 0; i < inferences; ++i) {
     InferenceRecord r;
-    r.pools.push_back({"heap", 4096, 4096, 3, rate, std::nullopt});
+    r.pools.push_back({"heap", 4096, 4096, 3, rate, known, std::nullopt});
     engine.on_inference(r);
   }
+}
+
+// A file already written, or a bulk pipe, gives many inferences before the
+// first status tick: each band is still raised at the inference end that
+// shows it, with that window's floor (both bands came at the first tick,
+// the warning with the danger band's value).
+TEST(AlertEngine, FragmentationIsJudgedAtTheInferenceThatShowsItBeforeAnyStatusTick) {
+  AlertEngine engine;
+  heap_fragmented(engine, 0.05, 16, true);
+  heap_fragmented(engine, 0.12, 8, true);
+  std::vector<Alert> warning = engine.take();
+  ASSERT_EQ(warning.size(), 1u);
+  EXPECT_EQ(warning[0].inference, 24u);
+  EXPECT_DOUBLE_EQ(warning[0].value, 0.12);
+  heap_fragmented(engine, 0.29, 16, true);
+  std::vector<Alert> danger = engine.take();
+  ASSERT_EQ(danger.size(), 1u);
+  EXPECT_EQ(danger[0].inference, 32u);
+  EXPECT_NE(danger[0].message.find("danger band"), std::string::npos);
 }
 
 TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
@@ -114,6 +134,7 @@ TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
   EXPECT_NE(alerts[3].message.find("warning band"), std::string::npos) << alerts[3].message;
   EXPECT_NE(alerts[4].message.find("danger band"), std::string::npos);
   EXPECT_NE(alerts[5].message.find("5 records lost before they were written"), std::string::npos) << alerts[5].message;
+  EXPECT_DOUBLE_EQ(alerts[5].value, 5.0);  // the count, as EDGEMEM_VALUE gives it
   engine.on_snapshot(run);
   EXPECT_TRUE(engine.take().empty());
   EXPECT_TRUE(engine.fired());

@@ -104,6 +104,8 @@ TEST(Watcher, UntilStopsAtTheFirstReadThatReachesIt) {
   EXPECT_GE(out.run->result.inferences, 30u);
   EXPECT_LE(out.run->result.inferences, 31u);
   EXPECT_NE(notes.back().find("(--until 30)"), std::string::npos) << notes.back();
+  // The watch cut the stream in a record (200-byte reads): not data lost.
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 0u);
 }
 
 TEST(Watcher, StopsWhenAskedAndReportsWhatWasSeen) {
