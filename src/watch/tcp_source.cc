@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -25,19 +27,31 @@ using Clock = std::chrono::steady_clock;
 
 constexpr milliseconds kFirstBackoff{100}, kMaxBackoff{5000};
 
+// A connect the peer never answers (a host that drops SYNs, a full
+// backlog) is given up after this, so --for, status lines and metrics go on.
+constexpr milliseconds kConnectTimeout{5000};
+
 class TcpSource final : public LiveSource {
  public:
   TcpSource(std::string host, std::string port) : host_(std::move(host)), port_(std::move(port)) {}
-  ~TcpSource() override { disconnect(); }
+  ~TcpSource() override {
+    disconnect();
+    abandon_attempt();
+  }
 
   SourceRead read(std::span<uint8_t> buffer, milliseconds timeout) override {
     SourceRead out;
     auto deadline = Clock::now() + timeout;
+    // Connecting never blocks longer than the caller's wait: a pending
+    // connect is polled across reads.
     while (fd_ < 0) {
-      if (Clock::now() >= next_attempt_) connect(out);
+      if (pending_ < 0 && Clock::now() >= next_attempt_) start_attempt(out);
+      if (pending_ >= 0) finish_attempt(out, deadline);
       if (fd_ >= 0) break;
-      auto wake = std::min(next_attempt_, deadline);
-      if (wake > Clock::now()) std::this_thread::sleep_for(wake - Clock::now());
+      if (pending_ < 0) {
+        auto wake = std::min(next_attempt_, deadline);
+        if (wake > Clock::now()) std::this_thread::sleep_for(wake - Clock::now());
+      }
       if (Clock::now() >= deadline) return out;
     }
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
@@ -49,7 +63,7 @@ class TcpSource final : public LiveSource {
       out.bytes = static_cast<size_t>(n);
       return out;
     }
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return out;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return out;
     out.notes.push_back(fmt::format("{}: {} after {} bytes; reconnecting", name(),
                                     n == 0 ? "connection closed" : std::string("read failed: ") + std::strerror(errno),
                                     received_));
@@ -62,35 +76,91 @@ class TcpSource final : public LiveSource {
  private:
   std::string name() const { return fmt::format("tcp://{}:{}", host_, port_); }
 
-  void connect(SourceRead& out) {
+  // Resolves the host and starts a non-blocking connect to its first address.
+  void start_attempt(SourceRead& out) {
+    addresses_.clear();
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    int rc = ::getaddrinfo(host_.c_str(), port_.c_str(), &hints, &found);
-    std::string why = rc ? ::gai_strerror(rc) : "";
-    for (addrinfo* a = found; a && fd_ < 0; a = a->ai_next) {
-      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (int rc = ::getaddrinfo(host_.c_str(), port_.c_str(), &hints, &found); rc != 0) return failed(out, ::gai_strerror(rc));
+    for (addrinfo* a = found; a; a = a->ai_next) {
+      Address addr;
+      addr.family = a->ai_family;
+      addr.protocol = a->ai_protocol;
+      std::memcpy(&addr.storage, a->ai_addr, a->ai_addrlen);
+      addr.length = a->ai_addrlen;
+      addresses_.push_back(addr);
+    }
+    ::freeaddrinfo(found);
+    next_address_ = 0;
+    try_next_address(out, "no address");
+  }
+
+  // Starts a connect to the next address, or gives the attempt up with `why`.
+  void try_next_address(SourceRead& out, const std::string& why) {
+    while (next_address_ < addresses_.size()) {
+      const Address& a = addresses_[next_address_++];
+      int fd = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, a.protocol);
       if (fd < 0) continue;
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        fd_ = fd;
-      } else {
-        why = std::strerror(errno);
-        ::close(fd);
+      if (::connect(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length) == 0) {
+        connected(out, fd);
+        return;
       }
+      if (errno == EINPROGRESS) {
+        pending_ = fd;
+        pending_since_ = Clock::now();
+        return;
+      }
+      last_error_ = std::strerror(errno);
+      ::close(fd);
     }
-    if (found) ::freeaddrinfo(found);
-    if (fd_ >= 0) {
-      out.notes.push_back(fmt::format("{}: connected", name()));
-      failing_ = false;
-      return;
+    failed(out, last_error_.empty() ? why : last_error_);
+  }
+
+  // Waits (until `deadline` at most) for the pending connect to be answered.
+  void finish_attempt(SourceRead& out, Clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<milliseconds>(std::min(deadline, pending_since_ + kConnectTimeout) -
+                                                         Clock::now());
+    pollfd p{pending_, POLLOUT, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+    if (ready == 0) {
+      if (Clock::now() < pending_since_ + kConnectTimeout) return;  // still waiting: asked again at the next read
+      abandon_attempt();
+      last_error_ = fmt::format("no answer within {} s", kConnectTimeout.count() / 1000);
+      return try_next_address(out, last_error_);
     }
+    if (ready < 0) return;  // a signal: the caller decides whether to stop
+    int error = 0;
+    socklen_t size = sizeof error;
+    if (::getsockopt(pending_, SOL_SOCKET, SO_ERROR, &error, &size) < 0) error = errno;
+    const int fd = std::exchange(pending_, -1);
+    if (error == 0) return connected(out, fd);
+    ::close(fd);
+    last_error_ = std::strerror(error);
+    try_next_address(out, last_error_);
+  }
+
+  void connected(SourceRead& out, int fd) {
+    fd_ = fd;
+    last_error_.clear();
+    out.notes.push_back(fmt::format("{}: connected", name()));
+    failing_ = false;
+  }
+
+  void failed(SourceRead& out, const std::string& why) {
     // Said once per outage, not at every retry.
-    if (!failing_) out.notes.push_back(fmt::format("{}: {}; retrying every {} s at most", name(), why,
-                                                   kMaxBackoff.count() / 1000));
+    if (!failing_)
+      out.notes.push_back(fmt::format("{}: {}; retrying every {} s at most", name(), why, kMaxBackoff.count() / 1000));
     failing_ = true;
+    last_error_.clear();
     next_attempt_ = Clock::now() + backoff_;
     backoff_ = std::min(backoff_ * 2, kMaxBackoff);
+  }
+
+  void abandon_attempt() {
+    if (pending_ >= 0) ::close(pending_);
+    pending_ = -1;
   }
 
   void disconnect() {
@@ -98,8 +168,18 @@ class TcpSource final : public LiveSource {
     fd_ = -1;
   }
 
+  struct Address {
+    int family = 0, protocol = 0;
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+  };
   std::string host_, port_;
   int fd_ = -1;
+  int pending_ = -1;  // a connect under way
+  Clock::time_point pending_since_{};
+  std::vector<Address> addresses_;
+  size_t next_address_ = 0;
+  std::string last_error_;
   bool failing_ = false;
   uint64_t received_ = 0;
   milliseconds backoff_ = kFirstBackoff;

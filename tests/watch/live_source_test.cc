@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -217,6 +218,35 @@ TEST(TcpSource, ConnectsOnceTheServerIsUpAndReconnectsAfterItHangsUp) {
   first.join();
   EXPECT_EQ(d.bytes, "[MEM] one\n[MEM] two\n");
   EXPECT_TRUE(any_note(d, "connection closed after 10 bytes; reconnecting"));
+}
+
+// A listener whose backlog is full drops new SYNs: a blocking connect hung
+// for the kernel's two minutes of retries, and --for, the status line and
+// the metrics stopped with it. Every read now returns within its wait.
+TEST(TcpSource, AConnectNobodyAnswersNeverHoldsAReadPastItsWait) {
+  Server server;
+  ::listen(server.fd, 0);
+  std::vector<int> queued;  // fill the accept queue (Linux takes backlog + 1)
+  for (int i = 0; i < 3; ++i) {
+    int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(server.port);
+    ::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    queued.push_back(c);
+  }
+  std::this_thread::sleep_for(100ms);
+  auto source = connect_tcp("127.0.0.1", std::to_string(server.port));
+  std::vector<uint8_t> buffer(64);
+  std::chrono::milliseconds longest{0};
+  for (int i = 0; i < 10; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    source->read(buffer, 50ms);
+    longest = std::max(longest, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start));
+  }
+  EXPECT_LT(longest, 1000ms);
+  for (int c : queued) ::close(c);
 }
 
 TEST(OpenLiveSource, RefusesATcpAddressWithoutAPort) {
