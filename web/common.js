@@ -7,10 +7,19 @@ const EM = (function () {
   "use strict";
   const grouped = (n) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   const bytes = (n) => grouped(n) + " B";
+  // n / unit with `digits` decimals, a tie rounded to even as the text
+  // reports' fmt does (toFixed rounds 211.25 up to 211.3; fmt gives 211.2).
+  const ratio = (n, unit, digits) => {
+    const scale = 10 ** digits, scaled = n * scale;
+    let q = Math.floor(scaled / unit);
+    const twice = 2 * (scaled - q * unit);
+    if (twice > unit || (twice === unit && q % 2 === 1)) q += 1;
+    return (q / scale).toFixed(digits);
+  };
   const bytesHuman = (n) => {
-    if (n >= 1024 * 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 3).toFixed(2) + " GiB)";
-    if (n >= 1024 * 1024) return bytes(n) + " (" + (n / 1024 ** 2).toFixed(2) + " MiB)";
-    if (n >= 10 * 1024) return bytes(n) + " (" + (n / 1024).toFixed(1) + " KiB)";
+    if (n >= 1024 * 1024 * 1024) return bytes(n) + " (" + ratio(n, 1024 ** 3, 2) + " GiB)";
+    if (n >= 1024 * 1024) return bytes(n) + " (" + ratio(n, 1024 ** 2, 2) + " MiB)";
+    if (n >= 10 * 1024) return bytes(n) + " (" + ratio(n, 1024, 1) + " KiB)";
     return bytes(n);
   };
   const percent = (fraction) => (fraction * 100).toFixed(1) + " %";

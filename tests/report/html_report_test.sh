@@ -70,7 +70,33 @@ for p in pools:
     check(part.count("'%s'" % p) == 2, "pool '%s' is not a line in both memory-over-time charts" % p)
 # The stair-step: one more leaked block every inference, fitted at 644 B per inference.
 check("fitted slope +644 B/inference" in dom, "no per-inference chart with the fitted slope +644 B/inference")
+# The forecast line is drawn at the forecast's own rate (it was drawn to the
+# arena's size, 40,960 B, where the forecast ends at 32,296 + 8,432 B: 666.5 B a step).
+fc = doc["exhaustion_forecast"]
+check("forecast to exhaustion +%s B/inference" % f"{round(fc['bytes_per_inference']):,}" in dom,
+      "the forecast line is not labelled with the forecast's rate %r" % fc["bytes_per_inference"])
 sys.exit(0 if ok else 1)
+PY
+
+# A device in summary mode names no sites or blocks: the page says so
+# instead of "Nothing was live." beside a pool holding 32,296 B.
+"$edgemem" analyze "$(dirname "$0")/../../fuzz/corpus/emt/kws_leak_summary.emt" --html "$out/report-summary.html" \
+  >/dev/null 2>"$tmp/summary.err"
+[ $? -le 1 ] || { echo "FAIL: analyze --html of a summary capture"; cat "$tmp/summary.err"; fail=1; }
+render report-summary
+for want in "Summary records name no sites or blocks" "Summary records give no request sizes" \
+            "Summary records name no sites."; do
+  grep -qF "$want" "$tmp/report-summary.dom" || { echo "FAIL: report-summary: '$want' is not on the page"; fail=1; }
+done
+python3 - "$tmp/report-summary.dom" <<'PY' || fail=1
+import sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+for flame in ("flame-end", "flame-peak"):
+    part = dom[dom.find('id="' + flame + '"'):]
+    part = part[:part.find("</figure>")]
+    if "Nothing was live" in part or "Summary records name no sites or blocks" not in part:
+        print("FAIL: report-summary: %s does not say that summary records name no sites" % flame)
+        sys.exit(1)
 PY
 
 # Site names that are markup: one that would create elements, one that would

@@ -2,11 +2,12 @@
 // the moment, then one frame per pool (none for an entry of no pool), then the site's frames (a site may be
 // a call stack, frames joined by ";" from the root), widths in bytes. Labels
 // are d3 text nodes; the library's HTML tooltip is not installed.
-EM.flameGraph = function (figure, entries, rootName) {
+// `empty`: what to say when there are no entries (by default, that nothing was live).
+EM.flameGraph = function (figure, entries, rootName, empty) {
   "use strict";
   const { note, bytesHuman, grouped } = EM;
   if (!entries.length) {
-    note(figure, "Nothing was live.");
+    note(figure, empty || "Nothing was live.");
     figure.dataset.frames = 0;
     return;
   }

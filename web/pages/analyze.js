@@ -7,7 +7,7 @@ EM.pages.analyze = function (doc) {
   const a = doc.analysis;
 
   const { grouped, bytes, bytesHuman, el, note } = EM;
-  const rateBytes = (per) => (per < 1 ? per.toFixed(2) + " B" : bytes(per));
+  const rateBytes = (per) => (Math.abs(per) < 1 ? per.toFixed(2) + " B" : bytes(per));
   // Byte and count axes label whole numbers only; uPlot may split a small range into halves.
   const axisGrouped = (u, splits) => splits.map((v) => (v == null || !Number.isInteger(v) ? "" : grouped(v)));
 
@@ -53,10 +53,15 @@ EM.pages.analyze = function (doc) {
     }
     if (ahead != null) {
       data.push(fc);
-      series.push({ label: "forecast to exhaustion", stroke: "#e08a00", dash: [2, 4], spanGaps: true, width: 2,
+      series.push({ label: "forecast to exhaustion +" + rateBytes(forecast.bytes_per_inference) + "/inference",
+                    stroke: "#e08a00", dash: [2, 4], spanGaps: true, width: 2,
                     value: (u, v) => (v == null ? "--" : bytes(v)) });
-      // The forecast ends at the pool size, one point past the measured ones.
-      for (const column of data) column.push(column === data[0] ? ahead : column === fc ? pool.size : null);
+      // At the forecast's own rate, one point past the measured ones: where the
+      // end-of-inference usage stands when the pool can no longer hold an
+      // inference's peak (below the size by the inference's temporaries and
+      // what a shared arena's other end holds).
+      const atEnd = ys[last] + forecast.inferences * forecast.bytes_per_inference;
+      for (const column of data) column.push(column === data[0] ? ahead : column === fc ? atEnd : null);
     }
     // A pool size far above the usage would flatten the curve to its floor;
     // then the title names the size instead of drawing it.
@@ -73,8 +78,9 @@ EM.pages.analyze = function (doc) {
       axes: [{ label: "inference" }, { values: axisGrouped, size: 70, label: "bytes in use" }] }, data, box);
     if (forecast && forecast.pool === w.pool) {
       if (forecast.already_exhausted) note(box, "'" + w.pool + "' is already exhausted.");
-      else note(box, "'" + w.pool + "' runs out in " + grouped(forecast.inferences) + " more inferences (" +
-                bytes(forecast.remaining_bytes) + " left)" + (ahead == null ? ", beyond this chart." : "."));
+      else note(box, "'" + w.pool + "' runs out in " + grouped(forecast.inferences) + " more inferences at " +
+                rateBytes(forecast.bytes_per_inference) + "/inference (" + bytes(forecast.remaining_bytes) + " left)" +
+                (ahead == null ? ", beyond this chart." : "."));
     }
   }
 
@@ -82,7 +88,11 @@ EM.pages.analyze = function (doc) {
   // warning 10-25 %, danger > 25 %.
   const frag = document.getElementById("fragmentation");
   const curves = a.fragmentation.pools.filter((p) => p.curve.length);
-  if (!curves.length) note(frag, "No fragmentation curve: no pool had free space between blocks.");
+  const blocks = a.counts.allocs + a.counts.reallocs > 0;
+  // A device in summary mode sends its pools' numbers, no blocks or sites.
+  const summariesOnly = a.counts.summaries > 0 && !blocks;
+  if (!curves.length) note(frag, "No fragmentation curve: " + (blocks || summariesOnly
+    ? "no pool had free space between blocks." : "the trace holds no allocation."));
   else {
     const joined = uPlot.join(curves.map((p) => [p.curve.map((c) => c[0]), p.curve.map((c) => c[1] * 100)]));
     const top = Math.max(30, ...curves.map((p) => p.max_rate * 100 * 1.1));
@@ -117,7 +127,7 @@ EM.pages.analyze = function (doc) {
   // Request sizes, one bar per histogram bucket.
   const sizes = document.getElementById("sizes");
   const hist = a.sizes.histogram.filter((b) => b.count);
-  if (!hist.length) note(sizes, "No allocation requests.");
+  if (!hist.length) note(sizes, summariesOnly ? "Summary records give no request sizes." : "No allocation requests.");
   else {
     const labels = hist.map((b) => (b.min === b.max ? grouped(b.min) : grouped(b.min) + "-" + grouped(b.max)));
     const box = el("div");
@@ -139,14 +149,16 @@ EM.pages.analyze = function (doc) {
   // The page sends the layout's site names as frame indices (src/report/page_bounds.cc).
   a.layout.sites = a.layout.site_stacks.map((ids) => ids.map((i) => a.layout.site_frames[i]).join(";"));
   EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
-  EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end");
+  const noSites = summariesOnly ? "Summary records name no sites or blocks: what held the memory is not known." : null;
+  EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end", noSites);
   // Bytes below an arena's top that no block held at the peak (freed out of
   // order, padding, lost) are part of it: their own frame, so the graph is as
   // wide as the peak. The peak's holders name them; no pool or stack does.
   const belowTop = a.peak.live_at_peak.filter((h) => h.count === 0 && h.site.startsWith("(below an arena's top"))
     .map((h) => ({ pool: null, site: h.site, bytes: h.bytes, count: 0 }));
   EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak.concat(belowTop),
-                "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")");
+                "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")",
+                noSites);
 
   // Sites: the leaking groups first (a group may be a site or, for unnamed
   // sites, a block size), then every site by live bytes.
@@ -169,6 +181,7 @@ EM.pages.analyze = function (doc) {
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
+  if (summariesOnly) document.getElementById("sites").after(el("p", "note", "Summary records name no sites."));
   const omitted = a.sites_omitted;  // the analysis lists the first 1,000 sites and sums the rest
   if (omitted && omitted.count) {
     const tr = el("tr", "omitted");
