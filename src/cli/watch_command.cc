@@ -130,6 +130,7 @@ int run_watch(const WatchArgs& args) {
          hook->wait_all(kHookGrace, [signals_at_end] { return interrupt_count() > signals_at_end; }))
       fmt::print(stderr, "edgemem: {}\n", failed);
   };
+  if (std::string failed = metrics->finish(); !failed.empty()) fmt::print(stderr, "edgemem: {}\n", failed);
   if (!outcome.run) {
     list_alerts(watcher.alerts().history());
     wait_for_hooks();

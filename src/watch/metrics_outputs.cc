@@ -43,4 +43,10 @@ void MetricsOutputs::publish(const TraceRun& run, const std::vector<TrendView>& 
   }
 }
 
+std::string MetricsOutputs::finish() {
+  if (!otlp_) return {};
+  std::string error = otlp_->close();
+  return !error.empty() && error != otlp_error_ ? "--otlp " + error : "";
+}
+
 }  // namespace edgemem::watch

@@ -31,6 +31,9 @@ class MetricsOutputs {
   // Publishes the run; `problem` receives each new failure ("--metrics-file PATH: ...").
   void publish(const TraceRun& run, const std::vector<TrendView>& trends,
                const std::function<void(const std::string&)>& problem);
+  // At the end: the last OTLP push is sent (waited for, 5 s at most each for
+  // the one under way and the last); a failure not said yet is returned.
+  std::string finish();
 
  private:
   MetricsTargets targets_;

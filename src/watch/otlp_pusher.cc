@@ -37,10 +37,14 @@ struct OtlpPusher::Impl {
       lock.unlock();
       auto result = client.Post(path, body, "application/json");
       // httplib names its errors in one word ("Connection"): say it as a sentence.
+      const httplib::Error why = result.error();
       std::string failure = !result ? fmt::format("{}{}: {}", base, path,
-                                                  result.error() == httplib::Error::Connection
+                                                  why == httplib::Error::Connection
                                                       ? std::string("cannot connect (is the OTLP collector listening?)")
-                                                      : "failed: " + httplib::to_string(result.error()))
+                                                  : why == httplib::Error::Read || why == httplib::Error::Write ||
+                                                          why == httplib::Error::ConnectionTimeout
+                                                      ? std::string("no answer within 5 s (is the OTLP collector up?)")
+                                                      : "failed: " + httplib::to_string(why))
                             : result->status / 100 != 2
                                 ? fmt::format("{}{}: HTTP {} {}", base, path, result->status, result->body.substr(0, 200))
                                 : "";
@@ -64,13 +68,17 @@ OtlpPusher::OtlpPusher(const std::string& url) : impl_(std::make_unique<Impl>())
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
 }
 
-OtlpPusher::~OtlpPusher() {
+OtlpPusher::~OtlpPusher() { close(); }
+
+std::string OtlpPusher::close() {
+  if (!impl_->thread.joinable()) return {};
   {
     std::lock_guard lock(impl_->mutex);
     impl_->closing = true;
   }
   impl_->wake.notify_one();
   impl_->thread.join();
+  return take_error();
 }
 
 void OtlpPusher::push(std::string json_body) {

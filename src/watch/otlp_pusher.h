@@ -14,10 +14,13 @@ class OtlpPusher {
   // URL: http(s)://HOST[:PORT][/PATH]; without a path, /v1/metrics.
   // Throws std::invalid_argument with a one-line reason for a malformed URL.
   explicit OtlpPusher(const std::string& url);
-  ~OtlpPusher();  // sends what is pending (waits up to the 5 s timeout)
+  ~OtlpPusher();  // as close()
   void push(std::string json_body);
-  // The last failure (HTTP status or connection error), once; empty when none since the last call.
+  // The last failure (HTTP status, connection error, no answer), once; empty when none since the last call.
   std::string take_error();
+  // Sends what is pending and stops: waits for the push under way and the
+  // last one, each up to the 5 s timeout; returns the failure not yet taken.
+  std::string close();
 
  private:
   struct Impl;
