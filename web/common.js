@@ -7,6 +7,8 @@ const EM = (function () {
   "use strict";
   const grouped = (n) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   const bytes = (n) => grouped(n) + " B";
+  // "1 block", "2 blocks": a count and its noun, grouped as the text reports do.
+  const counted = (n, noun) => grouped(n) + " " + noun + (Math.round(n) === 1 ? "" : "s");
   // n / unit with `digits` decimals, a tie rounded to even as the text
   // reports' fmt does (toFixed rounds 211.25 up to 211.3; fmt gives 211.2).
   const ratio = (n, unit, digits) => {
@@ -64,5 +66,5 @@ const EM = (function () {
     document.getElementById("subtitle").textContent = subtitle;
   };
 
-  return { pages: {}, grouped, bytes, bytesHuman, percent, el, note, findings, setTitle };
+  return { pages: {}, grouped, counted, bytes, bytesHuman, percent, el, note, findings, setTitle };
 })();

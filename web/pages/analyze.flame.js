@@ -40,7 +40,7 @@ EM.flameGraph = function (figure, entries, rootName, empty) {
     .minFrameSize(1)
     .transitionDuration(0)
     .sort(true)
-    .label((d) => d.data.name + ": " + bytesHuman(d.data.value) + " in " + grouped(d.data.blocks) + " blocks");
+    .label((d) => d.data.name + ": " + bytesHuman(d.data.value) + " in " + EM.counted(d.data.blocks, "block"));
   const box = document.createElement("div");
   figure.append(box);
   d3.select(box).datum(root).call(chart);

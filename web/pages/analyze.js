@@ -13,7 +13,7 @@ EM.pages.analyze = function (doc) {
 
   // Header and the findings, in the text report's order (worst first).
   EM.setTitle("edgemem: " + a.input.path,
-              a.input.format + ", " + grouped(a.input.events) + " events, " + grouped(a.inferences) + " inferences");
+              a.input.format + ", " + EM.counted(a.input.events, "event") + ", " + EM.counted(a.inferences, "inference"));
   EM.findings(doc.summary, document.getElementById("verdicts"), document.getElementById("facts"));
 
   const chartSize = { width: 560, height: 260 };
@@ -215,7 +215,7 @@ EM.pages.analyze = function (doc) {
       return String(tid) + (t && t.name ? " '" + t.name + "'" : "");
     };
     note(threads, x.count
-      ? grouped(x.count) + " blocks (" + bytes(x.bytes) + ") made on one thread were freed on another" +
+      ? EM.counted(x.count, "block") + " (" + bytes(x.bytes) + ") made on one thread " + (x.count === 1 ? "was" : "were") + " freed on another" +
         (x.pairs.length ? "; most: " + grouped(x.pairs[0].count) + " made on " + name(x.pairs[0].from_tid) +
                           ", freed on " + name(x.pairs[0].to_tid) : "") + "."
       : "Every block was freed by the thread that made it.");

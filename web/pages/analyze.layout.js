@@ -52,7 +52,7 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     const swatch = el("i", "swatch");
     swatch.style.background = colour.get(s);
     item.append(swatch, el("span", "site", label.get(s)),
-                el("span", "count", " " + grouped(blocksOf.get(s)) + " blocks"));
+                el("span", "count", " " + EM.counted(blocksOf.get(s), "block")));
     legend.append(item);
   });
   if (ranked.length > palette.length) {
@@ -60,7 +60,7 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     const item = el("li");
     const swatch = el("i", "swatch");
     swatch.style.background = other;
-    item.append(swatch, el("span", null, (ranked.length - palette.length) + " other sites, " + grouped(rest) + " blocks"));
+    item.append(swatch, el("span", null, (ranked.length - palette.length) + " other sites, " + EM.counted(rest, "block")));
     legend.append(item);
   }
   figure.append(legend);
