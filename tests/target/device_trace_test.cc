@@ -19,7 +19,10 @@ void* __wrap_realloc(void* p, size_t size);
 // frees p and returns NULL as newlib's does.
 void* __real_malloc(size_t size) { return std::malloc(size); }
 void __real_free(void* p) { std::free(p); }
-void* __real_calloc(size_t n, size_t size) { return std::calloc(n, size); }
+void* __real_calloc(size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) return nullptr;  // as glibc's (ASan's calloc aborts instead)
+  return std::calloc(n, size);
+}
 void* __real_realloc(void* p, size_t size) {
   if (size == 0) {
     std::free(p);
