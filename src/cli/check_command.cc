@@ -1,6 +1,7 @@
 // edgemem check --budget FILE: memory budgets for CI. Reads what the budget
 // needs (map, ELF, stack files, trace, model), evaluates every limit and
 // exits 1 with one line per broken budget.
+#include <optional>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
@@ -46,8 +47,16 @@ int run_check(CheckArgs args) {
   };
   std::vector<OpenObject> open_objects;
   std::string last_key, repeated;
-  auto watch_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  // A budget is a few levels deep; a document nested thousands deep is not
+  // one, and building it recursively overflowed the stack (SIGSEGV).
+  constexpr int kMaxDepth = 64;
+  std::optional<size_t> too_deep;
+  auto watch_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
+    if (depth > kMaxDepth) {
+      if (!too_deep) too_deep = static_cast<size_t>(depth);
+      return false;  // dropped: nothing that deep is built
+    }
     if (event == E::object_start)
       open_objects.push_back({(open_objects.size() == 1 && names::match(last_key, {"sections", "symbols"})) ||
                                   (open_objects.size() == 2 && names::match(last_key, {"roots"})),
@@ -68,6 +77,10 @@ int run_check(CheckArgs args) {
   } catch (const nlohmann::json::parse_error& e) {
     return fail(args.budget, fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte));
   }
+  if (too_deep)
+    return fail(args.budget, fmt::format("nested more than {} levels deep: not a budget (edgemem.budget/1 is a few "
+                                         "levels of objects)",
+                                         kMaxDepth));
   if (!repeated.empty())
     return fail(args.budget, fmt::format("one object has the key {} (keys match in any case): give each once, or one "
                                          "of the limits would be dropped unsaid", repeated));

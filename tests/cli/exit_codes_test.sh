@@ -158,6 +158,12 @@ expect 2 "check: max_percent of a region without a length" -- "$edgemem" check -
   --map "$src/tests/data/realworld/iar/jagaldol_runningalarm_stm32_ewarm9.30.1.map" <<<'{"regions": {"A0": {"max_percent": 0}}}'
 expect 2 "check: --map and --elf together" -- "$edgemem" check --budget /dev/stdin --map "$map" --elf /nonexistent.elf \
   <<<'{"regions": {"RAM": {"max_percent": 90}}}'
+# JSON nested 150,000 deep: the parser's document was copied recursively and
+# overflowed the stack (SIGSEGV, found by fuzzing).
+python3 -c "import sys; sys.stdout.write('['*150000+']'*150000)" >"$tmp/deep.json"
+expect 2 "check: a budget nested 150,000 deep" -- "$edgemem" check --budget "$tmp/deep.json" --map "$map"
+grep -q "nested more than 64 levels deep" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+  { echo "FAIL: a deeply nested budget is not refused in one line"; cat "$tmp/err"; fail=1; }
 # edgemem stack: the corpus' own build, and a directory with nothing in it.
 su=$corpus/su
 mkdir -p "$tmp/o2" && cp "$su"/own_O2_* "$tmp/o2/"
