@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "static/dwarf_cu_index.h"
+#include "static/elf_image.h"
 
 namespace edgemem {
 
@@ -36,6 +37,14 @@ std::unique_ptr<ElfSymbolizer> ElfSymbolizer::open(const std::string& path, std:
   }
   if (std::filesystem::is_directory(path, ec)) {
     error = "a directory, not an ELF file";
+    return nullptr;
+  }
+  // libdwfl takes an ELF cut short (its header alone) and names nothing:
+  // the same check `map --elf` makes, with its reason.
+  std::string cut;
+  if (!read_elf_image(path, cut)) {
+    const std::string prefix = path + ": ";
+    error = cut.starts_with(prefix) ? cut.substr(prefix.size()) : cut;
     return nullptr;
   }
   auto impl = std::make_unique<Impl>();

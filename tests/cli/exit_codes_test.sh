@@ -158,6 +158,12 @@ expect 2 "check: max_percent of a region without a length" -- "$edgemem" check -
   --map "$src/tests/data/realworld/iar/jagaldol_runningalarm_stm32_ewarm9.30.1.map" <<<'{"regions": {"A0": {"max_percent": 0}}}'
 expect 2 "check: --map and --elf together" -- "$edgemem" check --budget /dev/stdin --map "$map" --elf /nonexistent.elf \
   <<<'{"regions": {"RAM": {"max_percent": 90}}}'
+# An ELF cut to its header: libdwfl took it and named nothing (exit 0, sites
+# left as addresses); refused as `map --elf` refuses it (found by fuzzing).
+head -c 64 "$src/examples/traces/kws_leak.elf" >"$tmp/cut.elf"
+expect 2 "analyze --elf of an ELF cut short" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --elf "$tmp/cut.elf"
+grep -q "the ELF is cut short" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+  { echo "FAIL: a cut ELF is not refused in one line"; cat "$tmp/err"; fail=1; }
 # JSON nested 150,000 deep: the parser's document was copied recursively and
 # overflowed the stack (SIGSEGV, found by fuzzing).
 python3 -c "import sys; sys.stdout.write('['*150000+']'*150000)" >"$tmp/deep.json"
