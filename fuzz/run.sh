@@ -11,7 +11,7 @@ seconds=${2:-60}
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz
 # target:inputs for the smoke run (rates differ by two orders of magnitude)
-for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 sniff:5000 tflite:200000 linker_map:30000 stack:20000 bpftrace:20000 compressed:3000; do
+for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 sniff:5000 tflite:200000 linker_map:30000 stack:20000 bpftrace:20000 compressed:3000 budget:20000 elf:2000; do
   target=${spec%%:*}
   runs=${spec##*:}
   corpus=fuzz/corpus/$target
@@ -26,7 +26,9 @@ for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 
     echo "fuzz_$target: $runs inputs, seed 1"
   fi
   log=$(mktemp)
-  if ! (cd "$work" && "$root/build/fuzz/fuzz/fuzz_$target" "${args[@]}" -max_len=8192 -print_final_stats=1 . >"$log" 2>&1); then
+  max_len=8192
+  [ "$target" = elf ] && max_len=16384  # the seed ELF whole, so its symbols and DWARF are reached
+  if ! (cd "$work" && "$root/build/fuzz/fuzz/fuzz_$target" "${args[@]}" -max_len=$max_len -print_final_stats=1 . >"$log" 2>&1); then
     cat "$log"
     echo "fuzz_$target FAILED; reproducer saved in $work"
     exit 1

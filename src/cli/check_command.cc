@@ -36,54 +36,10 @@ struct CheckArgs {
 int run_check(CheckArgs args) {
   auto text = read_whole_file(args.budget);
   if (!text) return fail(args.budget, cannot_open(args.budget));
-  nlohmann::json budget;
-  // A key given twice in one object: JSON keeps the last and drops a limit
-  // unsaid. Keys match in any case, so two spellings are one key too —
-  // except section, symbol and stack root names, which the linker tells
-  // apart by case.
-  struct OpenObject {
-    bool by_case;  // its keys are section, symbol or root names
-    std::vector<std::string> keys;
-  };
-  std::vector<OpenObject> open_objects;
-  std::string last_key, repeated;
-  // A budget is a few levels deep; a document nested thousands deep is not
-  // one, and building it recursively overflowed the stack (SIGSEGV).
-  constexpr int kMaxDepth = 64;
-  std::optional<size_t> too_deep;
-  auto watch_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (depth > kMaxDepth) {
-      if (!too_deep) too_deep = static_cast<size_t>(depth);
-      return false;  // dropped: nothing that deep is built
-    }
-    if (event == E::object_start)
-      open_objects.push_back({(open_objects.size() == 1 && names::match(last_key, {"sections", "symbols"})) ||
-                                  (open_objects.size() == 2 && names::match(last_key, {"roots"})),
-                              {}});
-    if (event == E::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == E::key && !open_objects.empty()) {
-      last_key = parsed.get<std::string>();
-      OpenObject& o = open_objects.back();
-      for (const std::string& k : o.keys)
-        if (repeated.empty() && (o.by_case ? k == last_key : names::match(last_key, {k}).has_value()))
-          repeated = k == last_key ? fmt::format("\"{}\" twice", k) : fmt::format("\"{}\" and \"{}\"", k, last_key);
-      o.keys.push_back(last_key);
-    }
-    return true;
-  };
-  try {
-    budget = nlohmann::json::parse(*text, watch_keys);
-  } catch (const nlohmann::json::parse_error& e) {
-    return fail(args.budget, fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte));
-  }
-  if (too_deep)
-    return fail(args.budget, fmt::format("nested more than {} levels deep: not a budget (edgemem.budget/1 is a few "
-                                         "levels of objects)",
-                                         kMaxDepth));
-  if (!repeated.empty())
-    return fail(args.budget, fmt::format("one object has the key {} (keys match in any case): give each once, or one "
-                                         "of the limits would be dropped unsaid", repeated));
+  std::string why;
+  std::optional<nlohmann::json> parsed = parse_budget(*text, why);
+  if (!parsed) return fail(args.budget, why);
+  nlohmann::json budget = std::move(*parsed);
   // Inputs named in the budget are relative to it; the command line wins.
   // Keys match in any case, as every budget key does.
   auto member = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {

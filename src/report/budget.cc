@@ -339,6 +339,59 @@ std::string_view to_string(BudgetUnit unit) {
   return "bytes";
 }
 
+std::optional<nlohmann::json> parse_budget(std::string_view text, std::string& error) {
+  struct OpenObject {
+    bool by_case;  // its keys are section, symbol or root names
+    std::vector<std::string> keys;
+  };
+  std::vector<OpenObject> open_objects;
+  std::string last_key, repeated;
+  // A budget is a few levels deep; a document nested thousands deep is not
+  // one, and building it recursively overflowed the stack (SIGSEGV).
+  constexpr int kMaxDepth = 64;
+  bool too_deep = false;
+  auto watch_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (depth > kMaxDepth) {
+      too_deep = true;
+      return false;  // dropped: nothing that deep is built
+    }
+    if (event == E::object_start)
+      open_objects.push_back({(open_objects.size() == 1 && names::match(last_key, {"sections", "symbols"})) ||
+                                  (open_objects.size() == 2 && names::match(last_key, {"roots"})),
+                              {}});
+    if (event == E::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == E::key && !open_objects.empty()) {
+      last_key = parsed.get<std::string>();
+      OpenObject& o = open_objects.back();
+      for (const std::string& k : o.keys)
+        if (repeated.empty() && (o.by_case ? k == last_key : names::match(last_key, {k}).has_value()))
+          repeated = k == last_key ? fmt::format("\"{}\" twice", k) : fmt::format("\"{}\" and \"{}\"", k, last_key);
+      o.keys.push_back(last_key);
+    }
+    return true;
+  };
+  nlohmann::json budget;
+  try {
+    budget = nlohmann::json::parse(text, watch_keys);
+  } catch (const nlohmann::json::parse_error& e) {
+    error = fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte);
+    return std::nullopt;
+  }
+  if (too_deep) {
+    error = fmt::format("nested more than {} levels deep: not a budget (edgemem.budget/1 is a few levels of objects)",
+                        kMaxDepth);
+    return std::nullopt;
+  }
+  if (!repeated.empty()) {
+    error = fmt::format("one object has the key {} (keys match in any case): give each once, or one of the limits "
+                        "would be dropped unsaid",
+                        repeated);
+    return std::nullopt;
+  }
+  return budget;
+}
+
 std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs& in, std::string& error) {
   json budget = given;  // keys are respelled in place as they match
   try {

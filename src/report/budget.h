@@ -5,7 +5,9 @@
 // budget file format is in docs/check.md (schema edgemem.budget/1).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +38,13 @@ struct BudgetOutcome {
   BudgetUnit unit = BudgetUnit::bytes;
   nlohmann::json measured, limit;  // integers for bytes and counts, 0..1 for fractions, a band's name
 };
+
+// Reads a budget's JSON text. Refused, with one line in `error`: text that
+// is no JSON (with its offset), nesting past 64 levels, and a key given
+// twice in one object (JSON would keep the last and drop a limit unsaid;
+// keys match in any case, except section, symbol and stack root names,
+// which the linker tells apart by case).
+std::optional<nlohmann::json> parse_budget(std::string_view text, std::string& error);
 
 // Evaluates every limit in `budget`. Keys and region names match in any
 // case; byte limits may be sizes as the command line takes them ("64K").
