@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "device_restart.h"
 #include "edgemem/emt_v2.h"
 
 namespace edgemem {
@@ -223,15 +224,7 @@ void EmtDecoder::emit(Event& e, uint64_t dt) {
 void EmtDecoder::restarted() {
   epoch_ = before_sync_;
   time_ = epoch_ + last_sync_low_;
-  ++stats_.device_restarts;
-  ++context_.device_restarts;  // before the resets: the analyses see a new boot
-  for (size_t i = 0; i < context_.pools.size(); ++i) {
-    Event e;
-    e.kind = EventKind::arena_reset;
-    e.pool = static_cast<PoolId>(i);
-    e.time = time_;
-    sink_.on_event(e);  // not a record of the input: input.events does not count it
-  }
+  device_restarted(context_, stats_, sink_, time_);
 }
 
 void EmtDecoder::complete() {

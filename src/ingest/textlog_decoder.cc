@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "device_restart.h"
 #include "textlog_escape.h"
 
 namespace edgemem {
@@ -308,15 +309,7 @@ void TextLogDecoder::boot(uint64_t raw) {
     if (raw + epoch_ < last_time_) epoch_ = last_time_ - raw;
     last_time_ = raw + epoch_;
   }
-  ++stats_.device_restarts;
-  ++context_.device_restarts;  // before the resets: the analyses see a new boot
-  for (size_t i = 0; i < context_.pools.size(); ++i) {
-    Event e;
-    e.kind = EventKind::arena_reset;
-    e.pool = static_cast<PoolId>(i);
-    e.time = has_external_time_ ? external_time_ : last_time_;
-    sink_.on_event(e);  // not a record of the input: input.events does not count it
-  }
+  device_restarted(context_, stats_, sink_, has_external_time_ ? external_time_ : last_time_);
 }
 
 namespace {
