@@ -68,14 +68,16 @@ static struct {
 
 #if defined(__ARM_ARCH) && defined(__ARM_ARCH_PROFILE) && (__ARM_ARCH_PROFILE == 'M')
 #define EM_REG(addr) (*(volatile uint32_t *)(addr))
-#define EM_HAS_DWT (__ARM_ARCH >= 7) /* ARMv6-M (Cortex-M0/M0+) has no CYCCNT */
+/* Mainline cores (ARMv7-M, ARMv8-M Mainline: Thumb-2) have ITM and CYCCNT;
+ * ARMv6-M (M0/M0+) and ARMv8-M Baseline (M23) have neither. */
+#define EM_HAS_DWT (__ARM_ARCH_ISA_THUMB == 2)
 static uint32_t em_irq_save(void) {
   uint32_t primask;
   __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
   return primask;
 }
 static void em_irq_restore(uint32_t primask) { __asm volatile("msr primask, %0" ::"r"(primask) : "memory"); }
-#define EM_HAS_ITM (__ARM_ARCH >= 7) /* ARMv6-M has no ITM: its registers would fault */
+#define EM_HAS_ITM (__ARM_ARCH_ISA_THUMB == 2) /* elsewhere its registers would fault */
 #else /* host build (tests, benchmarks): single-threaded */
 #define EM_HAS_DWT 0
 #define EM_HAS_ITM 0
@@ -169,11 +171,15 @@ static int itm_send(const uint8_t *p, uint32_t n) {
    * probe enables it after boot), the record is lost: say so. */
   if (!(EM_REG(0xE0000E80u) & 1u) || !(EM_REG(0xE0000E00u) & 2u)) return 0;
   volatile uint32_t *port = (volatile uint32_t *)(0xE0000000u + 4u * 1u);
-  const uint32_t limit = em.itm_stalled ? 1u : EM_ITM_MAX_POLLS;
+  /* After a stall a record is tried only if the port takes a word at once;
+   * once it does, the whole record goes out with the full wait per word
+   * (the FIFO holds a word or two: a record never fits without waiting). */
+  if (em.itm_stalled && (*port & 1u) == 0) return 0;
+  em.itm_stalled = 0;
   while (n) {
     uint32_t polls = 0;
     while ((*port & 1u) == 0) /* FIFO full */
-      if (++polls >= limit) {
+      if (++polls == EM_ITM_MAX_POLLS) {
         em.itm_stalled = 1; /* the next records do not wait again */
         return 0;
       }
@@ -188,7 +194,6 @@ static int itm_send(const uint8_t *p, uint32_t n) {
       --n;
     }
   }
-  em.itm_stalled = 0;
   return 1;
 #else
   (void)p;

@@ -19,8 +19,9 @@ void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size
   /* TFLite Micro aligns the arena's start (MicroAllocator::Create): then an
    * offset aligned to 16 is an address aligned to 16. */
   uint32_t pad = (uint32_t)((16u - ((uintptr_t)memory & 15u)) & 15u);
+  if (pad > size) pad = size = 0; /* no room even for the padding: an empty arena */
   a->base = memory + pad;
-  a->size = size > pad ? size - pad : 0;
+  a->size = size - pad;
   a->head = a->tail = 0;
   a->depth = 0;
   a->untracked = 0;
@@ -33,7 +34,7 @@ void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size
   a->tail_name[n] = 0;
   a->head_pool = em_pool(name, EM_POOL_ARENA, (uintptr_t)a->base, a->size, 16);
   a->tail_pool = em_pool_shared(a->tail_name, EM_POOL_ARENA, (uintptr_t)a->base, a->size, 16, a->head_pool);
-  em_guard_fill(memory + size, EM_GUARD_BYTES);
+  em_guard_fill(a->base + a->size, EM_GUARD_BYTES); /* memory + size: where the caller left room */
   levels(a);
 #else
   (void)name;
@@ -59,12 +60,14 @@ void *em_arena_persistent(em_arena *a, uint32_t size, uint32_t align, uint32_t s
 
 /* As AllocateTemp: the start is aligned up from the head. */
 void *em_arena_temp(em_arena *a, uint32_t size, uint32_t align, uint32_t site) {
-  uintptr_t mask = align_of(align) - 1u, top = (uintptr_t)a->base + a->size - a->tail;
-  uintptr_t at = ((uintptr_t)a->base + a->head + mask) & ~mask;
-  if (at > top || size > top - at) {
+  uintptr_t mask = align_of(align) - 1u, low = (uintptr_t)a->base + a->head;
+  uintptr_t top = (uintptr_t)a->base + a->size - a->tail, pad = (0u - low) & mask;
+  /* Differences from `low`, which cannot wrap: low <= top always. */
+  if (pad > top - low || size > top - low - pad) {
     em_alloc_failed(a->head_pool, size, align, site);
     return 0;
   }
+  uintptr_t at = low + pad;
   uint32_t start = (uint32_t)(at - (uintptr_t)a->base);
   /* Past 32 live blocks the stack cannot follow them: the head then stays
    * up until em_arena_reset_temp, so no live block is handed out again. */

@@ -17,6 +17,8 @@
  * heap's used bytes. Wrap those entry points too where the program uses them. */
 #include "edgemem.h"
 
+#include <stdint.h>
+
 #if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE
 
 #if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
@@ -33,12 +35,20 @@ void *__real_realloc(void *p, size_t size);
 
 static uint8_t heap_pool;
 
+/* A request as the 32-bit record holds it: past 4 GiB (a 64-bit host), the largest. */
+static uint32_t request32(size_t size) {
+#if SIZE_MAX > 0xFFFFFFFFu
+  if (size > 0xFFFFFFFFu) return 0xFFFFFFFFu;
+#endif
+  return (uint32_t)size;
+}
+
 void em_malloc_wrap_pool(uint8_t pool) { heap_pool = pool; }
 
 void *__wrap_malloc(size_t size) {
   void *p = __real_malloc(size);
   if (p) em_alloc(heap_pool, (uintptr_t)p, BLOCK_SIZE(p, size), 8, EM_SITE_CALLER());
-  else em_alloc_failed(heap_pool, (uint32_t)size, 8, EM_SITE_CALLER());
+  else em_alloc_failed(heap_pool, request32(size), 8, EM_SITE_CALLER());
   return p;
 }
 
@@ -76,7 +86,7 @@ void *__wrap_realloc(void *old, size_t size) {
     if (old) em_free(heap_pool, (uintptr_t)old, EM_SITE_CALLER());
   }
 #endif
-  else em_alloc_failed(heap_pool, (uint32_t)size, 8, EM_SITE_CALLER());
+  else em_alloc_failed(heap_pool, request32(size), 8, EM_SITE_CALLER());
   return p;
 }
 

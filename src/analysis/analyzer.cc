@@ -45,7 +45,6 @@ struct Analyzer::Impl {
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   Restarts restarts;
-  uint64_t ended_by_restart = 0;  // inferences ended by a restart before any end marker came
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
   // Largest free blocks told by summary records, measured once the device's
   // run of summaries is over: the two ends of a shared arena report the same
@@ -188,17 +187,11 @@ struct Analyzer::Impl {
     r.time = time;
     r.bytes_in_use = tracker.total_usage();
     if (tracker.in_inference()) {
+      // Never ended, so not counted as completed. Without end markers so far
+      // (firmware that marks only begins, or one that went down in its first
+      // inference) it is left as the last inference of a trace is: open.
       r.during_inference = tracker.device_inference();
-      if (ends_seen) {
-        tracker.abandon_inference();
-      } else {
-        // No end marker yet: firmware that marks only begins (its last
-        // inference ended by the restart at the latest), or one that went
-        // down in its first inference. Ended here; snapshot() takes it
-        // back if end markers come later.
-        end_inference(time, 0, true);
-        ++ended_by_restart;
-      }
+      tracker.abandon_inference();
     } else {
       r.after_inference = tracker.device_inference();
     }
@@ -211,10 +204,7 @@ struct Analyzer::Impl {
   // firmware marks ends: without end markers the inference may have finished.
   void judge_restarts(AnalysisResult& out) {
     out.restarts = restarts;
-    if (ends_seen) {
-      out.inferences -= ended_by_restart;
-      return;
-    }
+    if (ends_seen) return;
     for (Restart& r : out.restarts.kept)
       if (r.during_inference) r.after_inference = std::exchange(r.during_inference, std::nullopt);
   }

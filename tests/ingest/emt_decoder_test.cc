@@ -134,11 +134,16 @@ TEST(Emt, ARestartSaysWhatTheDeviceWasDoing) {
   EXPECT_EQ(run->result.restarts.kept[1].bytes_in_use, 3u * 32);
   EXPECT_EQ(run->result.inferences, 4u + 3 + 2);
 
-  // Died in its first inference, before any end marker: taken back once ends come.
+  // Died in its first inference, before any end marker: never ended, in
+  // any series (it was ended at the restart, and only its count taken back).
   auto first = analyse(Format::emt, boot(1, false) + boot(2, true));
   ASSERT_EQ(first->result.restarts.kept.size(), 1u);
   EXPECT_EQ(first->result.restarts.kept[0].during_inference, 1u);
   EXPECT_EQ(first->result.inferences, 2u);
+  ASSERT_EQ(first->result.inference_marks.spans.size(), 3u);
+  EXPECT_EQ(first->result.inference_marks.spans[0].end_time, std::nullopt);
+  ASSERT_EQ(first->result.watermarks.size(), 1u);
+  EXPECT_EQ(first->result.watermarks[0].series.size(), 2u);
 
   // Firmware that marks only begins: the last inference may have finished.
   std::string begins_only = boot(3, false);

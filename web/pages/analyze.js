@@ -91,7 +91,8 @@ EM.pages.analyze = function (doc) {
   const blocks = a.counts.allocs + a.counts.reallocs > 0;
   // A device in summary mode sends its pools' numbers, no blocks or sites.
   const summariesOnly = a.counts.summaries > 0 && !blocks;
-  if (!curves.length) note(frag, "No fragmentation curve: " + (blocks || summariesOnly
+  if (!curves.length) note(frag, "No fragmentation curve: " + (summariesOnly
+    ? "the summary records gave no largest free block, or no pool size." : blocks
     ? "no pool had free space between blocks." : "the trace holds no allocation."));
   else {
     const joined = uPlot.join(curves.map((p) => [p.curve.map((c) => c[0]), p.curve.map((c) => c[1] * 100)]));
