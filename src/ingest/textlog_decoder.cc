@@ -351,9 +351,11 @@ void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   }
   std::string_view body(close + 1, static_cast<size_t>(end - close - 1));
   // BOOT, then the end or a blank (fields a newer library may add are ignored).
-  if (const size_t verb = body.find_first_not_of(" \t"); verb != std::string_view::npos &&
-                                                         body.substr(verb).starts_with("BOOT") &&
-                                                         (body.size() == verb + 4 || is_blank(body[verb + 4])))
+  // Tested by its first letter before anything else: this runs on every line.
+  size_t verb = 0;
+  while (verb < body.size() && is_blank(body[verb])) ++verb;
+  if (verb + 4 <= body.size() && body[verb] == 'B' && body.compare(verb, 4, "BOOT") == 0 &&
+      (body.size() == verb + 4 || is_blank(body[verb + 4])))
     return boot(time);
   // The line's own stamp is the device clock unless the transport (ITM
   // timestamps) supplies one.
