@@ -151,12 +151,22 @@ EM.pages.analyze = function (doc) {
   a.layout.sites = a.layout.site_stacks.map((ids) => ids.map((i) => a.layout.site_frames[i]).join(";"));
   EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
   const noSites = summariesOnly ? "Summary records name no sites or blocks: what held the memory is not known." : null;
-  EM.flameGraph(document.getElementById("flame-end"), a.layout.live_at_end, "live at the end", noSites);
-  // Bytes below an arena's top that no block held at the peak (freed out of
-  // order, padding, lost) are part of it: their own frame, so the graph is as
-  // wide as the peak. The peak's holders name them; no pool or stack does.
+  // Bytes below an arena's top that no block held (freed out of order,
+  // padding, lost) are part of its usage: their own frame, so each graph is
+  // as wide as the usage the pool rows give. The peak's holders name them;
+  // at the end they are an arena's usage less its live blocks.
   const belowTop = a.peak.live_at_peak.filter((h) => h.count === 0 && h.site.startsWith("(below an arena's top"))
     .map((h) => ({ pool: null, site: h.site, bytes: h.bytes, count: 0 }));
+  const belowLabel = belowTop.length ? belowTop[0].site : "(below an arena's top, in no block: freed out of order, padding or lost)";
+  let belowAtEnd = 0;
+  if (!summariesOnly)
+    for (const p of a.pools.filter((q) => q.kind === "arena")) {
+      const held = a.layout.live_at_end.filter((e) => e.pool === p.name).reduce((sum, e) => sum + e.bytes, 0);
+      belowAtEnd += Math.max(0, p.final_bytes - held);
+    }
+  const endEntries = belowAtEnd ? a.layout.live_at_end.concat([{ pool: null, site: belowLabel, bytes: belowAtEnd, count: 0 }])
+                                : a.layout.live_at_end;
+  EM.flameGraph(document.getElementById("flame-end"), endEntries, "live at the end", noSites);
   EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak.concat(belowTop),
                 "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")",
                 noSites);
