@@ -3,24 +3,11 @@
 #include <cstdlib>
 
 #include "target/device_capture.h"
+#include "target/fake_c_library.h"
 
 extern "C" {
 uint8_t em_freertos_pool;
 #include "edgemem_freertos.h"
-
-void em_malloc_wrap_pool(uint8_t pool);
-void* __wrap_malloc(size_t size);
-void* __wrap_realloc(void* p, size_t size);
-void* __real_malloc(size_t size) { return std::malloc(size); }
-void __real_free(void* p) { std::free(p); }
-void* __real_calloc(size_t n, size_t size) { return std::calloc(n, size); }
-void* __real_realloc(void* p, size_t size) {
-  if (size == 0) {
-    std::free(p);
-    return nullptr;
-  }
-  return std::realloc(p, size);
-}
 }
 
 namespace edgemem::test {

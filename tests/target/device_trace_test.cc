@@ -4,32 +4,11 @@
 #include <cstring>
 
 #include "target/device_capture.h"
+#include "target/fake_c_library.h"
 
 extern "C" {
 #include "edgemem_arena.h"
 #include "edgemem_ort.h"
-
-void em_malloc_wrap_pool(uint8_t pool);
-void* __wrap_malloc(size_t size);
-void __wrap_free(void* p);
-void* __wrap_calloc(size_t n, size_t size);
-void* __wrap_realloc(void* p, size_t size);
-
-// The C library behind the --wrap functions: glibc's, whose realloc(p, 0)
-// frees p and returns NULL as newlib's does.
-void* __real_malloc(size_t size) { return std::malloc(size); }
-void __real_free(void* p) { std::free(p); }
-void* __real_calloc(size_t n, size_t size) {
-  if (size && n > SIZE_MAX / size) return nullptr;  // as glibc's (ASan's calloc aborts instead)
-  return std::calloc(n, size);
-}
-void* __real_realloc(void* p, size_t size) {
-  if (size == 0) {
-    std::free(p);
-    return nullptr;
-  }
-  return std::realloc(p, size);
-}
 }
 
 namespace edgemem::test {
