@@ -1,11 +1,14 @@
 #include "edgemem/pool_table.h"
 
+#include "printable_name.h"
+
 namespace edgemem {
 
 std::string_view to_string(PoolKind kind) { return kind == PoolKind::arena ? "arena" : "heap"; }
 
 PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
   if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+  if (!is_printable_name(name)) return intern(printable_name(name), kind);
   if (pools_.size() >= kMaxPools && name != "(other pools)") {
     ++dropped_;
     return intern("(other pools)", kind);
@@ -20,9 +23,11 @@ PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
 PoolId PoolTable::declare(const PoolInfo& info) {
   PoolId id = intern(info.name, info.kind);
   // Geometry declared for a name that landed in "(other pools)" is not that pool's.
-  if (pools_[id].name != info.name) return id;
+  const std::string name = pools_[id].name;
+  if (name != info.name && name != printable_name(info.name)) return id;
   std::optional<PoolId> shared_by = pools_[id].shared_by;
   pools_[id] = info;
+  pools_[id].name = name;
   pools_[id].shared_by = shared_by;
   pools_[id].declared = true;
   pools_[id].placement = info.name == kTensorPlacementPool;

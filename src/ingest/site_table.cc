@@ -1,5 +1,7 @@
 #include "edgemem/site_table.h"
 
+#include "printable_name.h"
+
 namespace edgemem {
 
 SiteTable::SiteTable() { names_.emplace_back("?"); }
@@ -7,6 +9,7 @@ SiteTable::SiteTable() { names_.emplace_back("?"); }
 SiteId SiteTable::intern(std::string_view text) {
   if (text.empty()) return kUnknownSite;
   if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+  if (!is_printable_name(text)) return intern(printable_name(text));
   if (names_.size() >= kMaxSites) {
     ++dropped_;
     if (overflow_ == kUnknownSite) {  // the one name allowed past the cap
@@ -39,7 +42,7 @@ void SiteTable::rename(SiteId id, std::string_view text) {
   if (id == kUnknownSite || id >= names_.size()) return;
   unnamed_.erase(id);
   ids_.erase(names_[id]);
-  names_[id] = std::string(text);
+  names_[id] = printable_name(text);
   ids_.emplace(names_[id], id);
 }
 
@@ -48,6 +51,7 @@ std::string_view SiteTable::name(SiteId id) const {
     // Not entered in ids_: nothing interns a recorded stack by its text, and
     // a second copy of every name of a large recording costs hundreds of MB.
     names_[id] = it->second.namer->name(it->second.key);
+    if (!is_printable_name(names_[id])) names_[id] = printable_name(names_[id]);
     unnamed_.erase(it);
   }
   return id < names_.size() ? std::string_view(names_[id]) : std::string_view("?");
