@@ -86,6 +86,14 @@ inline const MapRegion* map_region(const LinkerMap& m, const std::string& name) 
   return nullptr;
 }
 
+// Bytes used over every region of this kind.
+inline uint64_t region_used(const LinkerMap& m, RegionKind kind) {
+  uint64_t sum = 0;
+  for (const auto& r : m.regions)
+    if (r.kind == kind) sum += r.used;
+  return sum;
+}
+
 // A [MEM] text log, a line per call, 100 cycles apart: log("ALLOC size={} align=4 offset={} site=x.cc:1", n, at).
 struct MemLog {
   std::string text;

@@ -11,13 +11,7 @@ namespace {
 
 using edgemem::test::corpus;
 using edgemem::test::read_file;
-
-uint64_t used(const LinkerMap& m, RegionKind kind) {
-  uint64_t sum = 0;
-  for (const auto& r : m.regions)
-    if (r.kind == kind) sum += r.used;
-  return sum;
-}
+using edgemem::test::region_used;
 
 struct Armlink {
   const char* file;
@@ -42,8 +36,8 @@ TEST(ArmlinkMap, TotalsEqualGrandTotalsOfEveryCorpusMap) {
     EXPECT_EQ(m.stated["Total RO Size"], c.total_ro);
     EXPECT_EQ(m.stated["Code"], c.code);
     // Flash is what the load regions hold, compressed RW included.
-    EXPECT_EQ(used(m, RegionKind::flash), c.total_rom);
-    EXPECT_EQ(used(m, RegionKind::ram), c.total_rw);
+    EXPECT_EQ(region_used(m, RegionKind::flash), c.total_rom);
+    EXPECT_EQ(region_used(m, RegionKind::ram), c.total_rw);
     EXPECT_FALSE(m.symbols.empty());
     EXPECT_FALSE(m.contributions.empty());
   }
@@ -92,8 +86,8 @@ TEST(IarMap, TotalsEqualTheBytesOfMemoryLines) {
     EXPECT_EQ(m.totals.ro_data, c.ro);
     EXPECT_EQ(m.totals.rw_data + m.totals.zi_data, c.rw);
     EXPECT_EQ(m.stated["readonly code"], c.code);  // "3'292" and "1 156" both read
-    EXPECT_EQ(used(m, RegionKind::flash), c.code + c.ro);
-    EXPECT_EQ(used(m, RegionKind::ram), c.rw);
+    EXPECT_EQ(region_used(m, RegionKind::flash), c.code + c.ro);
+    EXPECT_EQ(region_used(m, RegionKind::ram), c.rw);
     EXPECT_FALSE(m.symbols.empty());
   }
 }

@@ -31,6 +31,7 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using edgemem::test::region_used;
 
 const std::string kRoot = std::string(EDGEMEM_TEST_DATA_DIR) + "/realworld";
 
@@ -64,13 +65,6 @@ std::string want_of(const json& v) {
     return out;
   }
   return v.is_string() ? v.get<std::string>() : std::to_string(v.get<uint64_t>());
-}
-
-uint64_t region_used(const LinkerMap& m, RegionKind kind) {
-  uint64_t sum = 0;
-  for (const auto& r : m.regions)
-    if (r.kind == kind) sum += r.used;
-  return sum;
 }
 
 // Sizes summed over every output section of that name (GNU ld may list one twice).

@@ -10,12 +10,7 @@
 namespace edgemem {
 namespace {
 
-uint64_t used(const LinkerMap& m, RegionKind kind) {
-  uint64_t sum = 0;
-  for (const auto& r : m.regions)
-    if (r.kind == kind) sum += r.used;
-  return sum;
-}
+using edgemem::test::region_used;
 
 // EWSTM8 3.11 (atomthreads on an STM8L152): the read-only placement is
 // listed as one group "P3-P5" and its selectors are named
@@ -27,8 +22,8 @@ TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
   LinkerMap m = test::linker_map(test::realworld("iar/wathui99_fptlab_stm8l152_ewstm8_3.11.1.map"));
   // The map: 7 591 + 510 bytes of readonly memory, 1 815 of readwrite; GNU
   // size on the .out linked with it: text 8101, bss 1815.
-  EXPECT_EQ(used(m, RegionKind::flash), 7591u + 510u);
-  EXPECT_EQ(used(m, RegionKind::ram), 1815u);
+  EXPECT_EQ(region_used(m, RegionKind::flash), 7591u + 510u);
+  EXPECT_EQ(region_used(m, RegionKind::ram), 1815u);
   for (const auto& r : m.regions) EXPECT_EQ(overflow_bytes(r), 0u) << r.name;
 
   const MapRegion* ro = test::map_region(m, "P3-P5");
@@ -73,7 +68,7 @@ TEST(RealworldIarMap, AGroupOfPlacementsIsOneRegionOverTheirRange) {
   EXPECT_EQ(ram->used, 7888u);
   EXPECT_EQ(test::map_region(m, "P3"), nullptr);
   // The map: 21'671 + 3'311 bytes of readonly memory.
-  EXPECT_EQ(used(m, RegionKind::flash), 21671u + 3311u);
+  EXPECT_EQ(region_used(m, RegionKind::flash), 21671u + 3311u);
 }
 
 }  // namespace
