@@ -112,6 +112,17 @@ int run_analyze(const AnalyzeArgs& args) {
     return fail("--model", "needs the capture as a file, not stdin: save it first (edgemem analyze FILE --model M)");
   if (args.model.empty() && args.target != "cortex-m")
     return fail("--target", "sizes the structs of a --model plan: give --model MODEL.tflite, or leave --target out");
+  if (std::string clash = clashing_outputs({args.path, args.elf, args.model},
+                                            {{"--html", args.html},
+                                             {"--perfetto", args.perfetto},
+                                             {"--chrome-json", args.chrome_json},
+                                             {"--folded", args.folded},
+                                             {"--folded-peak", args.folded_peak},
+                                             {"--speedscope", args.speedscope},
+                                             {"--textlog", args.textlog},
+                                             {"--metrics-file", args.metrics_file}});
+      !clash.empty())
+    return fail(clash);
   // A text log that cannot be opened is said at once; the report and the
   // other exports are still written (exit 2 at the end), as for the others.
   TextLogFile textlog;

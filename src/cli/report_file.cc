@@ -23,6 +23,38 @@ std::string cannot_write_later(const std::string& path) {
   return {};
 }
 
+namespace {
+
+// Whether two paths name one file: the same file if both exist (links,
+// "./x" and "x"), else the same path once made absolute and normal.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
+  const auto normal = [](const std::string& p) {
+    std::error_code e;
+    return std::filesystem::weakly_canonical(std::filesystem::absolute(p, e), e).lexically_normal();
+  };
+  return normal(a) == normal(b);
+}
+
+}  // namespace
+
+std::string clashing_outputs(const std::vector<std::string>& inputs, const OutputFiles& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [option, path] = outputs[i];
+    if (path.empty() || path == "-") continue;
+    for (const std::string& input : inputs)
+      if (!input.empty() && input != "-" && same_file(path, input))
+        return fmt::format("{} {}: is an input; writing it would destroy what is read (name another file)", option,
+                           path);
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].second.empty() && same_file(path, outputs[j].second))
+        return fmt::format("{} {}: is also {}'s file; one would overwrite the other (name another file)", option,
+                           path, outputs[j].first);
+  }
+  return {};
+}
+
 bool write_report_file(const std::string& path, const std::string& text, const std::string& option,
                        const std::string& what) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -64,6 +64,9 @@ int run_watch(const WatchArgs& args) {
     limits.duration = watch::parse_duration(args.for_duration);
     if (!limits.duration) return fail("--for " + args.for_duration, "expected a duration such as 30s, 10m, 12h, 2d");
   }
+  if (std::string clash = clashing_outputs({a.path, a.elf}, {{"--html", a.html}, {"--metrics-file", args.metrics_file}});
+      !clash.empty())
+    return fail(clash);
   // A soak run must not find out after 12 hours that its report cannot be written.
   for (const auto& [option, path] : {std::pair{"--html", a.html}, std::pair{"--metrics-file", args.metrics_file}})
     if (!path.empty())

@@ -42,6 +42,15 @@ expect 1 "--fail-on fragmentation=danger breaks" -- "$edgemem" analyze --fail-on
 expect 0 "--fail-on guard holds" -- "$edgemem" analyze --fail-on guard "$src/examples/traces/kws_fragment.log"
 expect 0 "stdin" -- sh -c "\"$edgemem\" analyze - <\"$src/examples/traces/kws_fragment.log\""
 grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: stdin analysis lost the failed allocation"; fail=1; }
+# An output that is the input, or two outputs on one file, are refused before anything is read or written.
+cp "$src/examples/traces/kws_fragment.log" "$tmp/in.log"
+expect 2 "--textlog onto its own input" -- "$edgemem" analyze "$tmp/in.log" --textlog "$tmp/./in.log"
+cmp -s "$tmp/in.log" "$src/examples/traces/kws_fragment.log" || { echo "FAIL: --textlog onto the input changed it"; fail=1; }
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "is an input" "$tmp/err" || { echo "FAIL: the clash is not one line"; fail=1; }
+expect 2 "two exports onto one file" -- "$edgemem" analyze "$tmp/in.log" --perfetto "$tmp/x" --chrome-json "$tmp/x"
+[ ! -e "$tmp/x" ] || { echo "FAIL: a refused run wrote an export"; fail=1; }
+expect 2 "watch --html onto its source" -- "$edgemem" watch "$tmp/in.log" --until 1 --html "$tmp/in.log"
+cmp -s "$tmp/in.log" "$src/examples/traces/kws_fragment.log" || { echo "FAIL: watch --html onto the input changed it"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
