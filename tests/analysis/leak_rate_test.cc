@@ -343,6 +343,8 @@ TEST(LeakRate, TheCRuntimeIsToldByWholeFunctionNamesNotPartsOfThem) {
       {"main%20(c.c:62);plugin_tls_block;__tls_get_addr%20(tls_get_addr.S:55);tls_get_addr_tail%20(dl-tls.c:961);"
        "allocate_and_init%20(dl-tls.c:750)",
        true},
+      // libstdc++'s emergency exception pool in a program that links libstdc++ statically.
+      {"_start;__libc_start_main_impl;call_init;_GLOBAL__sub_I_eh_alloc.cc;pool%20(eh_alloc.cc:123)", true},
   };
   std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
   uint64_t t = 1, at = 0x100000;
@@ -366,6 +368,38 @@ TEST(LeakRate, TheCRuntimeIsToldByWholeFunctionNamesNotPartsOfThem) {
     EXPECT_EQ(leaked, !kept) << site << "\n" << text_of(*run);
     EXPECT_EQ(runtime, kept) << site;
   }
+}
+
+// A FILE fopen'd per inference and never closed leaks its FILE and its
+// stdio buffer: the buffer is not filed as the standard streams' while the
+// program holds FILEs of its own (found by an audit: 200 x 4 KiB of leaked
+// buffers were "kept by the C runtime", the leak read 94,400 B of 917,696).
+TEST(LeakRate, TheBufferOfAFileNeverClosedIsTheProgramsLeak) {
+  const std::string file = "main;peek;fopen;__fopen_internal", buffer = "main;peek;fgetc;_IO_doallocbuf;_IO_file_doallocate";
+  const std::string out = "main;puts;_IO_file_doallocate";
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
+  uint64_t t = 1, at = 0x100000;
+  log += fmt::format("[MEM][{}] ALLOC size=1024 addr=0x{:x} site={}\n", t++, at += 0x2000, out);
+  for (int i = 1; i <= 20; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    log += fmt::format("[MEM][{}] ALLOC size=472 addr=0x{:x} site={}\n", t++, at += 0x2000, file);
+    log += fmt::format("[MEM][{}] ALLOC size=4096 addr=0x{:x} site={}\n", t++, at += 0x2000, buffer);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  uint64_t leaked = 0;
+  for (const SiteLeak& l : r.leaks) leaked += l.bytes;
+  EXPECT_EQ(leaked, 20u * (472 + 4096)) << text_of(*run);
+  for (const PersistentBlock& p : r.persistent) EXPECT_NE(p.reason, LiveReason::kept_by_c_runtime) << p.site;
+
+  // Once every FILE is closed, the stdout buffer is the C runtime's again.
+  std::string closed = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=268435456\n";
+  closed += fmt::format("[MEM][1] ALLOC size=1024 addr=0x200000 site={}\n", out);
+  closed += fmt::format("[MEM][2] ALLOC size=472 addr=0x300000 site={}\n[MEM][3] FREE addr=0x300000\n", file);
+  auto run2 = analyse(Format::log, closed);
+  ASSERT_EQ(run2->result.persistent.size(), 1u) << text_of(*run2);
+  EXPECT_EQ(run2->result.persistent[0].reason, LiveReason::kept_by_c_runtime);
 }
 
 }  // namespace
