@@ -379,6 +379,10 @@ struct EventCounts {
 struct AnalysisResult {
   EventCounts counts;
   uint64_t inferences = 0;
+  // Begins from one thread while another thread's inference was open: the
+  // inferences overlap, and the per-inference numbers take them as one
+  // sequence (0 without end markers, where a begin ends the one before).
+  uint64_t overlapping_inferences = 0;
   uint64_t peak_bytes = 0;
   std::vector<SiteLeak> leaks;
   std::vector<PersistentBlock> persistent;

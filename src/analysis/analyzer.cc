@@ -43,6 +43,8 @@ struct Analyzer::Impl {
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
+  uint32_t begun_by = 0;   // the thread that began the open inference
+  uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   Restarts restarts;
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
@@ -342,6 +344,8 @@ struct Analyzer::Impl {
         break;
       case EventKind::inference_begin:
         // Firmware that marks only the begins: each one ends the inference before it.
+        if (tracker.in_inference() && e.thread != begun_by) ++begins_of_other_threads;
+        begun_by = e.thread;
         if (tracker.in_inference() && !ends_seen) end_inference(e.time, e.size, true);
         begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, tracker.total_usage());
@@ -393,6 +397,7 @@ struct Analyzer::Impl {
     AnalysisResult out;
     out.counts = counts;
     out.inferences = tracker.completed();
+    out.overlapping_inferences = ends_seen ? begins_of_other_threads : 0;
     judge_restarts(out);
     leaks.finish(tracker, context, out);
     threads.finish(context, out);

@@ -108,6 +108,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
         {"problem", s.compression_problem.empty() ? json(nullptr) : json(s.compression_problem)},
         {"unread_compressed_bytes", s.compressed_bytes_unread}};
   j["inferences"] = r.inferences;
+  j["overlapping_inferences"] = r.overlapping_inferences;
   j["peak_bytes"] = r.peak_bytes;
 
   j["leaks"] = json::array();

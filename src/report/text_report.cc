@@ -411,6 +411,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                    "and time continues from the boot before",
                                    grouped(s.device_restarts), s.device_restarts == 1 ? "" : "s", when));
   }
+  if (r.overlapping_inferences)
+    line(out, "Inferences", fmt::format("{} began on one thread while another thread's was open: inferences ran at once "
+                                        "on several threads, and the per-inference numbers (leak per inference, peaks, "
+                                        "forecast) take their markers as one sequence; mark one thread's inferences",
+                                        grouped(r.overlapping_inferences)));
   if (s.time_went_back)
     line(out, "Input", fmt::format("the stamps went back {} time{}, first at line {} (a restart or a corrupt stamp): "
                                    "later times continue from the last one",

@@ -185,5 +185,29 @@ TEST(Temporaries, ATextLogsReallocAndThreadsFollowTheSameRule) {
   EXPECT_EQ(thread(r, 8).freed_by_others_bytes, 64u);
 }
 
+// Two threads running inferences at once (an --inference-fn both threads
+// call): their markers interleave, and the report says the per-inference
+// numbers mix them. A frame begun on one thread and ended on another, or
+// firmware that marks only begins, is one sequence, not an overlap.
+TEST(ThreadSplit, InferencesThatOverlapOnTwoThreadsAreSaid) {
+  const std::string overlapping =
+      "[MEM][10] INFER begin 1 thread=1\n[MEM][20] INFER begin 7 thread=2\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n"
+      "[MEM][30] INFER end 1 thread=1\n[MEM][40] INFER end 7 thread=2\n[MEM][50] INFER begin 2 thread=1\n"
+      "[MEM][55] INFER begin 8 thread=2\n[MEM][60] INFER end 8 thread=2\n";
+  auto run = analyse(Format::log, overlapping);
+  EXPECT_EQ(run->result.overlapping_inferences, 2u);
+  EXPECT_NE(text_of(*run).find("Inferences    2 began on one thread while another thread's was open"), std::string::npos)
+      << text_of(*run);
+
+  const std::string handed_on =
+      "[MEM][10] INFER begin 1 thread=1\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n[MEM][30] INFER end 1 thread=2\n"
+      "[MEM][50] INFER begin 2 thread=1\n[MEM][60] INFER end 2 thread=2\n";
+  EXPECT_EQ(analyse(Format::log, handed_on)->result.overlapping_inferences, 0u);
+  const std::string begins_only =
+      "[MEM][10] INFER begin 1 thread=1\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n[MEM][30] INFER begin 2 thread=2\n"
+      "[MEM][50] INFER begin 3 thread=1\n";
+  EXPECT_EQ(analyse(Format::log, begins_only)->result.overlapping_inferences, 0u);
+}
+
 }  // namespace
 }  // namespace edgemem::test
