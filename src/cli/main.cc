@@ -1,6 +1,10 @@
 #include <fcntl.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <new>
 #include <system_error>
 
 #include <CLI/CLI.hpp>
@@ -84,17 +88,32 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "edgemem: {}\n", typo);
     return 2;
   }
+  int rc = 0;
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();
+    rc = e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     // Usage errors exit 2 as the rest of edgemem's bad input does.
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    rc = app.exit(e) == 0 ? 0 : 2;
   } catch (const std::system_error& e) {
     if (e.code() == std::errc::broken_pipe) return 128 + SIGPIPE;  // what the shell reports for | head
-    throw;
+    // A print to a full disk (stdout on /dev/full) throws from fmt.
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "edgemem: out of memory: the input is larger than this machine can hold (a device file such "
+                       "as /dev/zero, or a file that is not what the command reads)\n");
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "edgemem: {}\n", e.what());
+    return 2;
   }
-  return 0;
+  // The report on stdout is the answer: a full disk or a closed pipe must not pass as success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    if (errno == EPIPE) return 128 + SIGPIPE;
+    fmt::print(stderr, "edgemem: cannot write the report to stdout: {}\n", std::strerror(errno ? errno : EIO));
+    return 2;
+  }
+  return rc;
 }

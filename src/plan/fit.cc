@@ -20,6 +20,9 @@ std::optional<std::vector<Mcu>> parse_mcu_table(const std::string& json, std::st
     error = fmt::format("offset {}: not valid JSON ({}); expected a JSON object with an \"mcus\" array",
                         e.byte ? e.byte - 1 : 0, e.what());
     return std::nullopt;
+  } catch (const nlohmann::json::out_of_range&) {  // 1e400: a number no double holds
+    error = "a number too large for any size (over 1.8e308); expected a JSON object with an \"mcus\" array";
+    return std::nullopt;
   }
   if (!doc.is_object() || !doc.contains("mcus") || !doc["mcus"].is_array()) {
     error = "expected a JSON object with an \"mcus\" array";

@@ -377,6 +377,9 @@ std::optional<nlohmann::json> parse_budget(std::string_view text, std::string& e
   } catch (const nlohmann::json::parse_error& e) {
     error = fmt::format("offset {}: expected a JSON budget (edgemem.budget/1)", e.byte);
     return std::nullopt;
+  } catch (const nlohmann::json::out_of_range&) {  // 1e400: a number no double holds
+    error = "a number too large for any limit (over 1.8e308): expected a JSON budget (edgemem.budget/1)";
+    return std::nullopt;
   }
   if (too_deep) {
     error = fmt::format("nested more than {} levels deep: not a budget (edgemem.budget/1 is a few levels of objects)",

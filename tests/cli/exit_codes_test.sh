@@ -51,6 +51,15 @@ expect 2 "two exports onto one file" -- "$edgemem" analyze "$tmp/in.log" --perfe
 [ ! -e "$tmp/x" ] || { echo "FAIL: a refused run wrote an export"; fail=1; }
 expect 2 "watch --html onto its source" -- "$edgemem" watch "$tmp/in.log" --until 1 --html "$tmp/in.log"
 cmp -s "$tmp/in.log" "$src/examples/traces/kws_fragment.log" || { echo "FAIL: watch --html onto the input changed it"; fail=1; }
+# A report that cannot be written to stdout is no success, and no abort.
+if [ -w /dev/full ]; then
+  expect 2 "text report to a full disk" -- sh -c "\"$edgemem\" analyze \"$tmp/in.log\" >/dev/full"
+  grep -q "cannot write the report to stdout" "$tmp/err" || { echo "FAIL: a full stdout is not said"; cat "$tmp/err"; fail=1; }
+  expect 2 "JSON to a full disk" -- sh -c "\"$edgemem\" analyze --json \"$tmp/in.log\" >/dev/full"
+fi
+printf '{"schema":"edgemem.budget/1","regions":{"RAM":{"max_percent":1e400}}}' >"$tmp/huge.json"
+expect 2 "a budget number past any double" -- "$edgemem" check --budget "$tmp/huge.json" --map "$corpus/map/own_cm4_O2.map"
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "huge.json" "$tmp/err" || { echo "FAIL: 1e400 is not one line naming the file"; cat "$tmp/err"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
