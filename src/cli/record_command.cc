@@ -40,7 +40,11 @@ std::string output_problem(const std::string& output) {
   std::error_code ec;
   if (fs::is_directory(output, ec))
     return fmt::format("{} is a directory; give a file in it, e.g. -o {}", output, (fs::path(output) / "run.emt").string());
-  if (access(output.c_str(), W_OK) == 0) return {};  // an existing file it may write (or /dev/null)
+  if (fs::exists(output, ec) && !fs::is_regular_file(output, ec))
+    return fmt::format("{} is not a regular file (a device or pipe): the recording is written by a rename over it; "
+                       "give a file",
+                       output);
+  if (access(output.c_str(), W_OK) == 0) return {};  // an existing file it may write
   fs::path folder = fs::path(output).parent_path();
   if (folder.empty()) folder = ".";
   if (!fs::is_directory(folder, ec)) return fmt::format("cannot write {}: there is no directory {}", output, folder.string());

@@ -60,6 +60,14 @@ fi
 printf '{"schema":"edgemem.budget/1","regions":{"RAM":{"max_percent":1e400}}}' >"$tmp/huge.json"
 expect 2 "a budget number past any double" -- "$edgemem" check --budget "$tmp/huge.json" --map "$corpus/map/own_cm4_O2.map"
 [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "huge.json" "$tmp/err" || { echo "FAIL: 1e400 is not one line naming the file"; cat "$tmp/err"; fail=1; }
+# --metrics-file is written by a rename: a FIFO or device is refused, not replaced; a link keeps pointing at the new file.
+mkfifo "$tmp/fifo"
+expect 2 "--metrics-file onto a FIFO" -- "$edgemem" analyze "$tmp/in.log" --metrics-file "$tmp/fifo"
+[ -p "$tmp/fifo" ] || { echo "FAIL: --metrics-file replaced a FIFO"; fail=1; }
+expect 2 "record -o onto a FIFO" -- "$edgemem" record -o "$tmp/fifo" -- true
+touch "$tmp/real.prom" && ln -s real.prom "$tmp/link.prom"
+expect 0 "--metrics-file through a link" -- "$edgemem" analyze "$tmp/in.log" --metrics-file "$tmp/link.prom"
+[ -L "$tmp/link.prom" ] && grep -q "edgemem_inferences_total" "$tmp/real.prom" || { echo "FAIL: the link was replaced"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
