@@ -72,6 +72,7 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error,
 }
 
 int run_diff(const DiffArgs& args) {
+  if (std::string clash = clashing_outputs({args.before, args.after}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   std::string error;
   bool a_elf = false, b_elf = false;
   auto a = read_image(args.before, error, a_elf);

@@ -24,6 +24,7 @@ struct FitArgs {
 };
 
 int run_fit(const FitArgs& args) {
+  if (std::string clash = clashing_outputs({args.model, args.map, args.mcu_table}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   std::string error;
   std::vector<plan::Mcu> mcus = plan::builtin_mcus();
   if (!args.mcu_table.empty()) {

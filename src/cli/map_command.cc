@@ -22,6 +22,7 @@ struct MapArgs {
 };
 
 int run_map(MapArgs args) {
+  if (std::string clash = clashing_outputs({args.map, args.elf}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   std::string error;
   if (args.map.empty() && args.elf.empty()) return fail("map", "give a map file, --elf FW.elf, or both");
   std::optional<std::string> text;

@@ -25,6 +25,7 @@ struct PlanArgs {
 };
 
 int run_plan(const PlanArgs& args) {
+  if (std::string clash = clashing_outputs({args.model}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   auto file = read_whole_file(args.model);
   if (!file) return fail(args.model, cannot_open(args.model));
   std::string error;

@@ -22,6 +22,7 @@ struct StackArgs {
 };
 
 int run_stack(const StackArgs& args) {
+  if (std::string clash = clashing_outputs(args.paths, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   std::string error;
   auto report = analyze_stack(args.paths, args.fpu, error);
   if (!report) {

@@ -68,6 +68,9 @@ expect 2 "record -o onto a FIFO" -- "$edgemem" record -o "$tmp/fifo" -- true
 touch "$tmp/real.prom" && ln -s real.prom "$tmp/link.prom"
 expect 0 "--metrics-file through a link" -- "$edgemem" analyze "$tmp/in.log" --metrics-file "$tmp/link.prom"
 [ -L "$tmp/link.prom" ] && grep -q "edgemem_inferences_total" "$tmp/real.prom" || { echo "FAIL: the link was replaced"; fail=1; }
+cp "$corpus/map/own_cm4_O2.map" "$tmp/a.map"
+expect 2 "map --html onto its map" -- "$edgemem" map "$tmp/a.map" --html "$tmp/a.map"
+cmp -s "$tmp/a.map" "$corpus/map/own_cm4_O2.map" || { echo "FAIL: map --html onto the map changed it"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
