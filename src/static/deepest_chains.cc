@@ -1,7 +1,6 @@
 #include "static/deepest_chains.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace edgemem {
 
@@ -11,9 +10,11 @@ DeepestChains::DeepestChains(std::vector<uint64_t> frame, std::vector<std::vecto
   memo_.resize(frame_.size());
   exit_.resize(frame_.size());
   on_path_.resize(frame_.size());
+  for (uint32_t id = 0; id < members_.size(); ++id) find_exits(id);
 }
 
-// Tarjan's strongly connected components.
+// Tarjan's strongly connected components, with its own stack of calls
+// (a chain 50,000 calls deep overflowed the machine's).
 void DeepestChains::find_cycles() {
   const uint32_t n = static_cast<uint32_t>(frame_.size());
   constexpr uint32_t unseen = UINT32_MAX;
@@ -21,18 +22,7 @@ void DeepestChains::find_cycles() {
   std::vector<bool> on_open(n);
   cycle_.assign(n, 0);
   uint32_t next = 0;
-  std::function<void(uint32_t)> visit = [&](uint32_t v) {
-    index[v] = low[v] = next++;
-    open.push_back(v);
-    on_open[v] = true;
-    for (uint32_t c : callees_[v]) {
-      if (index[c] == unseen) {
-        visit(c);
-        low[v] = std::min(low[v], low[c]);
-      } else if (on_open[c]) {
-        low[v] = std::min(low[v], index[c]);
-      }
-    }
+  auto close = [&](uint32_t v) {
     if (low[v] != index[v]) return;
     const uint32_t id = static_cast<uint32_t>(members_.size());
     members_.emplace_back();
@@ -49,8 +39,34 @@ void DeepestChains::find_cycles() {
     bool self_call = std::find(callees_[v].begin(), callees_[v].end(), v) != callees_[v].end();
     cyclic_.push_back(members_[id].size() > 1 || self_call);
   };
-  for (uint32_t v = 0; v < n; ++v)
-    if (index[v] == unseen) visit(v);
+  struct Visit {
+    uint32_t v;
+    size_t callee = 0;  // the next of v's callees to look at
+  };
+  std::vector<Visit> calls;
+  auto enter = [&](uint32_t v) {
+    index[v] = low[v] = next++;
+    open.push_back(v);
+    on_open[v] = true;
+    calls.push_back({v});
+  };
+  for (uint32_t root = 0; root < n; ++root) {
+    if (index[root] != unseen) continue;
+    enter(root);
+    while (!calls.empty()) {
+      Visit& top = calls.back();
+      const uint32_t v = top.v;
+      if (top.callee < callees_[v].size()) {
+        const uint32_t c = callees_[v][top.callee++];
+        if (index[c] == unseen) enter(c);  // `top` may move: not used after this
+        else if (on_open[c]) low[v] = std::min(low[v], index[c]);
+        continue;
+      }
+      calls.pop_back();
+      close(v);
+      if (!calls.empty()) low[calls.back().v] = std::min(low[calls.back().v], low[v]);
+    }
+  }
   max_exit_.assign(members_.size(), 0);
   exits_found_.assign(members_.size(), false);
 }
@@ -85,15 +101,22 @@ const Chain& DeepestChains::from(uint32_t function) {
 
   Chain chain;
   chain.bytes = best_bytes_;
-  chain.path = best_path_;
+  chain.own = best_path_;
+  chain.next = best_exit_;
   chain.complete = steps_ <= kSearchLimit;
-  if (best_exit_) {
-    const Chain& rest = *memo_[*best_exit_];
-    chain.path.insert(chain.path.end(), rest.path.begin(), rest.path.end());
-    chain.complete = chain.complete && rest.complete;
-  }
+  if (best_exit_) chain.complete = chain.complete && memo_[*best_exit_]->complete;
   memo_[function] = std::move(chain);
   return *memo_[function];
+}
+
+std::vector<uint32_t> DeepestChains::path(uint32_t function) {
+  std::vector<uint32_t> out;
+  for (std::optional<uint32_t> f = function; f;) {
+    const Chain& c = from(*f);
+    out.insert(out.end(), c.own.begin(), c.own.end());
+    f = c.next;
+  }
+  return out;
 }
 
 void DeepestChains::search(uint32_t v, uint64_t bytes) {

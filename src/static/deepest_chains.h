@@ -15,15 +15,22 @@ namespace edgemem {
 
 struct Chain {
   uint64_t bytes = 0;
-  std::vector<uint32_t> path;  // the function first
-  bool complete = true;        // false: a cycle had too many paths to search them all
+  std::vector<uint32_t> own;      // the function first, within its cycle
+  std::optional<uint32_t> next;   // the function the chain leaves the cycle by: its chain follows
+  bool complete = true;           // false: a cycle had too many paths to search them all
 };
 
 class DeepestChains {
  public:
   // callees[n]: the functions n calls, by index (calls to itself allowed).
+  // Every chain is found here, callees' cycles first, so no search waits on
+  // another: a call graph thousands of calls deep needs no deep recursion.
   DeepestChains(std::vector<uint64_t> frame, std::vector<std::vector<uint32_t>> callees);
   const Chain& from(uint32_t function);
+  // The whole chain from `function`, the function first.
+  std::vector<uint32_t> path(uint32_t function);
+  // Cycles in the order found: each one's calls out of it go to cycles before it.
+  uint32_t cycles() const { return static_cast<uint32_t>(members_.size()); }
   // Functions that can call themselves again, directly or through others.
   bool in_cycle(uint32_t function) const { return cyclic_[cycle_[function]]; }
   uint32_t cycle(uint32_t function) const { return cycle_[function]; }

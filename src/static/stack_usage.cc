@@ -305,31 +305,26 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
   }
   DeepestChains chains(std::move(frame), callees);
 
-  // A root's reasons: those of every function it can reach, and each cycle's.
-  std::map<uint32_t, std::set<std::string>> cycle_reasons;
-  std::function<const std::set<std::string>&(uint32_t)> reasons = [&](uint32_t v) -> const std::set<std::string>& {
-    const uint32_t id = chains.cycle(v);
-    if (auto it = cycle_reasons.find(id); it != cycle_reasons.end()) return it->second;
-    std::set<std::string> out;
+  // A root's reasons: those of every function it can reach, and each
+  // cycle's; found for every cycle, callees' cycles first (no recursion).
+  std::vector<std::set<std::string>> cycle_reasons(chains.cycles());
+  for (uint32_t id = 0; id < chains.cycles(); ++id) {
+    std::set<std::string>& out = cycle_reasons[id];
     std::vector<std::string> members;
     for (uint32_t w : chains.members(id)) {
       members.push_back(nodes.at(*titles[w]).fn.name);
       out.insert(local[w].begin(), local[w].end());
       for (uint32_t c : callees[w])
-        if (chains.cycle(c) != id) {
-          const std::set<std::string>& below = reasons(c);
-          out.insert(below.begin(), below.end());
-        }
+        if (chains.cycle(c) != id) out.insert(cycle_reasons[chains.cycle(c)].begin(), cycle_reasons[chains.cycle(c)].end());
     }
-    if (chains.in_cycle(v)) {
+    if (chains.in_cycle(chains.members(id).front())) {
       std::sort(members.begin(), members.end());
       std::string names;
       for (size_t k = 0; k < members.size() && k < 4; ++k) names += (k ? ", " : "") + members[k];
       if (members.size() > 4) names += fmt::format(" and {} more", members.size() - 4);
       out.insert("recursion: " + names);
     }
-    return cycle_reasons.emplace(id, std::move(out)).first->second;
-  };
+  }
 
   for (const auto& [title, n] : nodes) {
     if (n.has_frame) report.functions.push_back(n.fn);
@@ -344,11 +339,11 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     root.stated_bytes = n.stated_depth;
     const Chain& chain = chains.from(v);
     root.worst_case_bytes = chain.bytes;
-    for (uint32_t f : chain.path) {
+    for (uint32_t f : chains.path(v)) {
       root.path.push_back(nodes.at(*titles[f]).fn.name);
       root.path_frame_bytes.push_back(nodes.at(*titles[f]).fn.frame_bytes);
     }
-    std::set<std::string> why = reasons(v);
+    std::set<std::string> why = cycle_reasons[chains.cycle(v)];
     if (!n.has_frame) why.insert("no stack info: " + n.fn.name);
     if (!chain.complete)
       why.insert(fmt::format("recursion: more than {} calls deep in cycles; the bound is the deepest found",

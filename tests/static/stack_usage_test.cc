@@ -196,6 +196,38 @@ TEST(Stack, EveryRootIntoALoopGetsItsDeepestChainWhicheverIsWalkedFirst) {
   EXPECT_EQ(r.interrupts.thread_bytes, 1640u);
 }
 
+// A call chain 60,000 functions deep, with a loop and an unknown callee at
+// its bottom: no recursion as deep as the graph (50,000 overflowed the
+// stack, exit 139), and the bottom's reasons reach the root.
+TEST(Stack, AChainTensOfThousandsDeepIsWalkedWithoutRecursion) {
+  std::map<std::string, CallNode> g;
+  constexpr int kDepth = 60000;
+  for (int i = 0; i < kDepth; ++i) {
+    CallNode& n = g[fmt::format("f{}", i)];
+    n.fn.name = fmt::format("f{}", i);
+    n.fn.frame_bytes = 8;
+    n.fn.qualifier = "static";
+    n.has_frame = true;
+    n.callees = {i + 1 < kDepth ? fmt::format("f{}", i + 1) : std::string("loop_a")};
+  }
+  for (auto [name, next] : {std::pair{"loop_a", "loop_b"}, std::pair{"loop_b", "loop_a"}}) {
+    CallNode& n = g[name];
+    n.fn.name = name;
+    n.fn.frame_bytes = 16;
+    n.fn.qualifier = "static";
+    n.has_frame = true;
+    n.callees = {next, "mystery"};
+  }
+  StackReport r = worst_case_stacks(g, false);
+  ASSERT_TRUE(root(r, "f0"));
+  EXPECT_EQ(root(r, "f0")->worst_case_bytes, 8u * kDepth + 32);
+  EXPECT_EQ(root(r, "f0")->path.size(), size_t{kDepth} + 2);
+  EXPECT_EQ(root(r, "f0")->path.back(), "loop_b");
+  const auto& why = root(r, "f0")->reasons;
+  EXPECT_NE(std::find(why.begin(), why.end(), "no stack info: mystery"), why.end());
+  EXPECT_NE(std::find(why.begin(), why.end(), "recursion: loop_a, loop_b"), why.end());
+}
+
 // Below a loop, a memoised result must not bring back a function already on
 // the path: x > a > b > a is not a chain.
 TEST(Stack, NoFunctionAppearsTwiceOnAPath) {
