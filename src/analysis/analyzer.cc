@@ -248,7 +248,7 @@ struct Analyzer::Impl {
       summary_failures[e.pool] += e.align;
     }
     if (info.size > 0 && e.old_address != kUnknownLargestFree) pending_levels.push_back({e.pool, e.time, e.old_address});
-    sampled(e);
+    timeline.summary(e.pool, e.time, e.size, peak_bytes);
   }
 
   // Free bytes are the pool's size less what both ends of a shared arena use.

@@ -30,11 +30,21 @@ void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, bool begun)
   open_kept_ = false;
 }
 
+void TimelineAnalysis::summary(PoolId pool, uint64_t time, uint64_t used, uint64_t peak) {
+  if (pool >= pools_.size()) pools_.resize(size_t{pool} + 1, PoolSeries(kSeriesPoints));
+  if (pool >= summarized_.size()) summarized_.resize(size_t{pool} + 1);
+  summarized_[pool] = true;
+  if (peak > used) pools_[pool].add(time, {peak, 0});
+  pools_[pool].add(time, {used, 0});
+}
+
 void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) const {
   for (size_t i = 0; i < pools_.size(); ++i) {
     const PoolSeries& p = pools_[i];
     if (p.added() == 0) continue;
-    out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.added(), p.points(0), p.points(1)});
+    const bool blocks_known = i >= summarized_.size() || !summarized_[i];
+    out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.added(), p.points(0),
+                             blocks_known ? p.points(1) : std::vector<std::pair<uint64_t, uint64_t>>{}});
   }
   out.inference_marks.spans = spans_;
   out.inference_marks.total = total_;

@@ -23,6 +23,10 @@ class TimelineAnalysis {
     if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1, PoolSeries(kSeriesPoints));
     pools_[pool].add(time, {state.usage(), state.live.size()});
   }
+  // A summary record (device summary mode): the pool's peak since its
+  // previous record, then its usage, both at the record's time; the pool's
+  // live blocks are not told, so it gets no live-block series.
+  void summary(PoolId pool, uint64_t time, uint64_t used, uint64_t peak);
   void inference_begin(uint64_t time, uint64_t number);
   // `begun`: the inference had a begin marker; otherwise it is a span of its end only.
   void inference_end(uint64_t time, uint64_t number, bool begun);
@@ -35,6 +39,7 @@ class TimelineAnalysis {
   void add_span(InferenceSpan span);
 
   std::vector<PoolSeries> pools_;
+  std::vector<bool> summarized_;  // by pool: told by summary records, not blocks
   std::vector<InferenceSpan> spans_;
   uint64_t total_ = 0;
   uint64_t stride_ = 1;      // every stride-th inference is kept

@@ -78,7 +78,7 @@ std::string chrome_trace_json(const InputSummary& input, const AnalysisResult& r
     w.process(pid, "pool " + t.pool->name, pid);
     if (t.timeline) {
       w.counter(pid, "used bytes", "bytes", t.timeline->used_bytes);
-      w.counter(pid, "live blocks", "blocks", t.timeline->live_blocks);
+      if (!t.timeline->live_blocks.empty()) w.counter(pid, "live blocks", "blocks", t.timeline->live_blocks);
     }
     if (t.fragmentation) w.counter(pid, "fragmentation rate", "rate", t.fragmentation->curve);
     for (const TimelineMark& m : t.marks) w.instant(pid, m.time, m.name, args_of(m.args));

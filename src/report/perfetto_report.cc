@@ -141,8 +141,10 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
     if (t.timeline) {
       uint64_t used = w.counter_track(name + " used bytes", group, pp::CounterDescriptor::UNIT_SIZE_BYTES);
       for (const auto& [time, v] : t.timeline->used_bytes) w.counter(used, time, v);
-      uint64_t live = w.counter_track(name + " live blocks", group, pp::CounterDescriptor::UNIT_COUNT);
-      for (const auto& [time, v] : t.timeline->live_blocks) w.counter(live, time, v);
+      if (!t.timeline->live_blocks.empty()) {  // a pool in summary mode tells no blocks
+        uint64_t live = w.counter_track(name + " live blocks", group, pp::CounterDescriptor::UNIT_COUNT);
+        for (const auto& [time, v] : t.timeline->live_blocks) w.counter(live, time, v);
+      }
     }
     if (t.fragmentation) {
       uint64_t rate = w.counter_track(name + " fragmentation rate", group, pp::CounterDescriptor::UNIT_UNSPECIFIED,

@@ -109,6 +109,25 @@ TEST(SummaryTrace, TheLeakSlopeAndForecastComeFromThePoolsUsage) {
   EXPECT_EQ(r.timelines[1].used_bytes.back().second, kOpData + kLeak * 50);
 }
 
+// The timelines the exports and the page draw: the head's 2 KiB of
+// temporaries (its peak, with 0 B in use at each record) and no live-block
+// count, which summaries do not tell (an audit found the head's counter
+// flat at 0 beside a 2,048 B peak, and "0 live blocks" under 32 KiB in use).
+TEST(SummaryTrace, TimelinesCarryEachRecordsPeakAndNoBlockCount) {
+  auto run = analyse(Format::emt, leaking_summaries(50));
+  ASSERT_EQ(run->result.timelines.size(), 2u);
+  for (const PoolTimeline& t : run->result.timelines) {
+    uint64_t top = 0;
+    for (const auto& [time, used] : t.used_bytes) top = std::max(top, used);
+    const auto pool = std::find_if(run->result.pools.begin(), run->result.pools.end(),
+                                   [&](const PoolSummary& p) { return p.name == t.pool; });
+    ASSERT_NE(pool, run->result.pools.end());
+    EXPECT_EQ(top, pool->peak_bytes) << t.pool;
+    EXPECT_TRUE(t.live_blocks.empty()) << t.pool;
+  }
+  EXPECT_EQ(run->result.timelines[0].used_bytes.back().second, 0u);  // the head's usage after the peak
+}
+
 TEST(SummaryTrace, WhatNeedsSitesOrBlocksIsNotChecked) {
   auto run = analyse(Format::emt, leaking_summaries(50));
   const AnalysisResult& r = run->result;

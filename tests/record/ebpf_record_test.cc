@@ -733,7 +733,8 @@ TEST(EbpfRecord, WithoutRootTheEbpfPathSaysSoInOneLine) {
   pid_t recorder = fork();
   if (recorder == 0) {
     if (geteuid() == 0 && setuid(65534) != 0) _exit(126);
-    std::string line = fmt::format("{} record --via ebpf --pid {} -o /dev/null >{} 2>&1", EDGEMEM_BINARY, getppid(), log.string());
+    std::string line = fmt::format("{} record --via ebpf --pid {} -o {} >{} 2>&1", EDGEMEM_BINARY, getppid(),
+                                   (log.parent_path() / "unprivileged.emt").string(), log.string());
     execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -43,7 +43,8 @@ EM.timelineCharts = function (figure, a) {
       hooks: { drawClear: [track] } }, joined, box);
   };
   chart("used_bytes", "bytes in use", bytes);
-  chart("live_blocks", "live blocks", grouped);
+  // Summary records count no blocks: those pools have no live-block line.
+  if (lines.some((t) => t.live_blocks.length)) chart("live_blocks", "live blocks", grouped);
   const m = a.inference_marks;
   note(figure, (spans.length ? "Top track: inferences" + (m.dropped ? " (" + grouped(m.spans.length) + " of " + grouped(m.total) +
                  ", evenly spread)" : "") + ". " : "") +
