@@ -20,7 +20,7 @@ void append_thread(const Event& e, std::string& out) {
 
 }  // namespace
 
-void TextLogWriter::declare(PoolId pool, const TraceContext& context, std::string& out) {
+void TextLogWriter::declare(PoolId pool, uint64_t time, const TraceContext& context, std::string& out) {
   const PoolInfo& info = context.pools.at(pool);
   // Only what the trace stated: a size edgemem assumed (--arena-size) is not
   // the device's, and the decoder needs a size in a POOL line.
@@ -29,8 +29,8 @@ void TextLogWriter::declare(PoolId pool, const TraceContext& context, std::strin
   Declared& d = declared_[pool];
   if (d.written && d.kind == info.kind && d.base == info.base && d.size == info.size) return;
   d = {true, info.kind, info.base, info.size};
-  fmt::format_to(std::back_inserter(out), "[MEM][0] POOL name={} kind={} size={} base=0x{:x}", textlog_escape(info.name),
-                 to_string(info.kind), info.size, info.base);
+  fmt::format_to(std::back_inserter(out), "[MEM][{}] POOL name={} kind={} size={} base=0x{:x}", time,
+                 textlog_escape(info.name), to_string(info.kind), info.size, info.base);
   if (info.shares) fmt::format_to(std::back_inserter(out), " shares={}", textlog_escape(context.pools.at(*info.shares).name));
   out += '\n';
 }
@@ -43,8 +43,8 @@ void TextLogWriter::write(const Event& e, const TraceContext& context, std::stri
   // Pools the trace declared are written in the trace's own order (reports
   // list pools in that order), as soon as they exist; then any re-declaration.
   for (; pools_checked_ < context.pools.size(); ++pools_checked_)
-    declare(static_cast<PoolId>(pools_checked_), context, out);
-  if (pooled) declare(e.pool, context, out);
+    declare(static_cast<PoolId>(pools_checked_), e.time, context, out);
+  if (pooled) declare(e.pool, e.time, context, out);
   const PoolInfo* pool = pooled ? &context.pools.at(e.pool) : nullptr;
   std::string pool_name = pool ? textlog_escape(pool->name) : std::string();
   switch (e.kind) {

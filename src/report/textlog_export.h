@@ -24,7 +24,8 @@ class TextLogWriter {
   uint64_t summaries_left_out() const { return summaries_left_out_; }
 
  private:
-  void declare(PoolId pool, const TraceContext& context, std::string& out);
+  // `time`: of the event it comes before (a pool declared mid-trace must not send the log's time back to 0).
+  void declare(PoolId pool, uint64_t time, const TraceContext& context, std::string& out);
 
   struct Declared {
     bool written = false;
