@@ -1,6 +1,9 @@
 #include "cli/textlog_file.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -21,14 +24,25 @@ void cannot_write(const std::string& path, int error) {
 }  // namespace
 
 bool TextLogFile::open(const std::string& path) {
-  path_ = path;
-  file_ = std::fopen(path.c_str(), "wb");
+  namespace fs = std::filesystem;
+  path_ = writing_ = path;
+  std::error_code ec;
+  if (!fs::exists(path, ec) || fs::is_regular_file(path, ec))
+    writing_ = fmt::format("{}.partial.{}", fs::is_symlink(path, ec) ? fs::weakly_canonical(path, ec).string() : path,
+                           ::getpid());
+  file_ = std::fopen(writing_.c_str(), "wb");
   if (!file_) cannot_write(path, errno);
   return file_ != nullptr;
 }
 
 TextLogFile::~TextLogFile() {
+  if (file_) discard();
+}
+
+void TextLogFile::discard() {
   if (file_) std::fclose(file_);
+  file_ = nullptr;
+  if (writing_ != path_) std::remove(writing_.c_str());
 }
 
 void TextLogFile::on_event(const Event& event, const TraceContext& context) {
@@ -46,7 +60,10 @@ bool TextLogFile::close() {
   flush();
   if (std::fclose(file_) != 0 && !error_) error_ = errno ? errno : EIO;
   file_ = nullptr;
+  const std::string target = writing_ == path_ ? path_ : writing_.substr(0, writing_.rfind(".partial."));
+  if (!error_ && writing_ != path_ && std::rename(writing_.c_str(), target.c_str()) != 0) error_ = errno;
   if (error_) {
+    if (writing_ != path_) std::remove(writing_.c_str());
     cannot_write(path_, error_);
     return false;
   }

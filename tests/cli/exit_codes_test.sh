@@ -71,6 +71,9 @@ expect 0 "--metrics-file through a link" -- "$edgemem" analyze "$tmp/in.log" --m
 cp "$corpus/map/own_cm4_O2.map" "$tmp/a.map"
 expect 2 "map --html onto its map" -- "$edgemem" map "$tmp/a.map" --html "$tmp/a.map"
 cmp -s "$tmp/a.map" "$corpus/map/own_cm4_O2.map" || { echo "FAIL: map --html onto the map changed it"; fail=1; }
+echo keep >"$tmp/old.log"
+expect 2 "a trace that cannot be read" -- "$edgemem" analyze "$tmp/nope.log" --textlog "$tmp/old.log"
+[ "$(cat "$tmp/old.log")" = keep ] && ! ls "$tmp"/old.log.partial.* >/dev/null 2>&1 || { echo "FAIL: a failed run changed an earlier --textlog file"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
