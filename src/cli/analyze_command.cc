@@ -148,8 +148,10 @@ int run_analyze(const AnalyzeArgs& args) {
     if (run && !args.json) fmt::print("interrupted after {}: partial report\n\n", read);
   }
   if (!run) return interrupted() ? 128 + interrupted() : 2;
+  // A capture the model cannot be compared with (cut short, another model)
+  // still gets its report; the comparison's error makes the exit 2.
   std::optional<plan::PlanVsCapture> compared;
-  if (!args.model.empty() && !(compared = compare_with_model(args))) return 2;
+  const bool compare_failed = !args.model.empty() && !(compared = compare_with_model(args));
   if (args.json) {
     fmt::print("{}\n", compared ? analyze_json_with_capture(run->input, run->result, *compared, args.model)
                                 : json_report(run->input, run->result));
@@ -169,7 +171,7 @@ int run_analyze(const AnalyzeArgs& args) {
   // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).
   auto broken = broken_rules(rules, run->result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
-  if (!written) return 2;
+  if (!written || compare_failed) return 2;
   if (interrupted()) return 128 + interrupted();  // the shell's code for a run cut short
   return broken.empty() && (!compared || compared->matches()) ? 0 : 1;
 }

@@ -83,6 +83,7 @@ expect 1 "an x86-64 TFLite Micro capture beside the Cortex-M plan" -- "$edgemem"
   "$captures/mlperftiny_kws_ref_model.emt" --model "$src/tests/data/corpus/tflite/mlperftiny_kws_ref_model.tflite"
 expect 2 "--model with a trace that is no TFLite Micro capture" -- "$edgemem" analyze \
   "$src/examples/traces/kws_leak.emt" --model "$src/tests/data/corpus/tflite/tflm_hello_world_int8.tflite"
+grep -q "^Peak" "$tmp/out" || { echo "FAIL: a capture --model cannot compare lost its report"; fail=1; }
 # edgemem plan: a model, its JSON, and damaged input.
 model=$corpus/tflite/mlperftiny_vww_96_int8.tflite
 expect 0 "plan" -- "$edgemem" plan "$model"
