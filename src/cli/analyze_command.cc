@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -48,7 +49,10 @@ void add_trace_options(CLI::App& cmd, AnalyzeArgs& args) {
             // A zero or negative clock would turn every time into nonsense (or a division by zero).
             char* end = nullptr;
             double hz = std::strtod(text.c_str(), &end);
-            return *end == '\0' && hz > 0 ? std::string() : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
+            // inf (or 1e400, which strtod makes inf) would turn every time into 0.
+            return *end == '\0' && hz > 0 && std::isfinite(hz)
+                       ? std::string()
+                       : "expected the CPU clock in Hz above 0, as 80000000 or 80e6";
           },
           "HZ"));
   // IDs 0 (null) and 0x70-0x7F (reserved) carry no trace source.

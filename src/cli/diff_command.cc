@@ -119,7 +119,7 @@ void add_diff_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("diff", "What grew: two maps/ELFs (regions, sections, objects, symbols) or two traces");
   cmd->add_option("before", args->before, "Map, ELF or trace before")->required();
   cmd->add_option("after", args->after, "Map, ELF or trace after")->required();
-  cmd->add_option("--top", args->top, "Rows per group")->capture_default_str();
+  whole_number(cmd->add_option("--top", args->top, "Rows per group"))->capture_default_str();
   add_name_option(*cmd, "--format", args->format, "Two traces' format: auto | log | seedbin | itm | tpiu | emt",
                   "--format", {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (what grew, with bars) to this file");

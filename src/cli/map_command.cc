@@ -76,7 +76,7 @@ void add_map_command(CLI::App& app) {
   cmd->add_option("--elf", args->elf, "The linked ELF: sections and symbols as size -A and nm -S see them");
   cmd->add_flag("--json", args->json, "Print the edgemem.map/2 JSON document");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (region bars, treemap, symbols) to this file");
-  cmd->add_option("--top", args->top, "Symbols to list")->capture_default_str();
+  whole_number(cmd->add_option("--top", args->top, "Symbols to list"))->capture_default_str();
   exit_code_help(*cmd, "the map and the ELF are not from the same link, a region overflowed, or the map's own totals "
                  "disagree with its sections (SELF-CHECK FAILED)",
                  "edgemem map fw.map --elf fw.elf || echo 'stale map'");

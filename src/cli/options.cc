@@ -38,16 +38,24 @@ CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string
   return cmd.add_option(name, value, help)->transform(one_of)->capture_default_str();
 }
 
-CLI::Option* whole_number_from_one(CLI::Option* option) {
+namespace {
+
+// Digits only, up to 19 of them (under 2^63): CLI11 reads "-1" into an unsigned option as 2^64 - 1.
+CLI::Option* whole_number_from(CLI::Option* option, bool zero) {
   return option->check(CLI::Validator(
-      [](std::string& text) -> std::string {
+      [zero](std::string& text) -> std::string {
         if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos ||
-            text.find_first_not_of('0') == std::string::npos)
-          return "expected a whole number from 1, got " + text;
+            (!zero && text.find_first_not_of('0') == std::string::npos))
+          return fmt::format("expected a whole number from {}, got {}", zero ? 0 : 1, text);
         return {};
       },
-      "N>=1"));
+      zero ? "N>=0" : "N>=1"));
 }
+
+}  // namespace
+
+CLI::Option* whole_number_from_one(CLI::Option* option) { return whole_number_from(option, false); }
+CLI::Option* whole_number(CLI::Option* option) { return whole_number_from(option, true); }
 
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example, const std::string& more) {
   cmd.footer(fmt::format("Exit codes:\n  0  nothing against you\n  1  {}\n  2  bad usage or input it cannot read\n{}"

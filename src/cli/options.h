@@ -23,6 +23,8 @@ CLI::Option* add_name_option(CLI::App& cmd, const std::string& name, std::string
 // Accepts a whole number from 1 (a count, a process id): 0 and negative
 // numbers are refused with one plain line, not a range of doubles.
 CLI::Option* whole_number_from_one(CLI::Option* option);
+// The same from 0.
+CLI::Option* whole_number(CLI::Option* option);
 
 // "Exit codes: 0 ..., 1 `finding`, 2 ..." and an example, after the options.
 // `more`: further exit codes, one "  N  meaning\n" line each.

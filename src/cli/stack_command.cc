@@ -45,7 +45,7 @@ void add_stack_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print the edgemem.stack/1 JSON document");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (each root's worst path as a call tree) to this file");
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B instead of 32 B)");
-  cmd->add_option("--top", args->top, "Heaviest frames to list")->capture_default_str();
+  whole_number(cmd->add_option("--top", args->top, "Heaviest frames to list"))->capture_default_str();
   exit_code_help(*cmd, "(not used: stack states no limit; put one in a budget and run edgemem check)",
                  "edgemem stack build/ --json > stack.json");
   cmd->callback([args] { throw CLI::RuntimeError(run_stack(*args)); });

@@ -174,8 +174,8 @@ void add_watch_command(CLI::App& app) {
   cmd->add_option("--interval", args->interval, "Time between status lines (500ms, 1s, 1m)")->capture_default_str();
   whole_number_from_one(cmd->add_option("--until", args->until, "Stop once this many inferences have been seen"));
   cmd->add_option("--for", args->for_duration, "Stop after this long (30s, 10m, 12h, 2d)");
-  cmd->add_option("--warm-up", args->warm_up,
-                  "Leave the first N inferences out of the leak trend (a cache or pool that fills at start)");
+  whole_number(cmd->add_option("--warm-up", args->warm_up,
+                               "Leave the first N inferences out of the leak trend (a cache or pool that fills at start)"));
   cmd->add_option("--on-alert", args->on_alert,
                   "Shell command run for each alert: EDGEMEM_ALERT, EDGEMEM_POOL, EDGEMEM_VALUE, EDGEMEM_INFERENCE, "
                   "EDGEMEM_MESSAGE, EDGEMEM_DEVICE, EDGEMEM_SOURCE in its environment, the alert line on stdin");

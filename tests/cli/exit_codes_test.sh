@@ -74,6 +74,8 @@ cmp -s "$tmp/a.map" "$corpus/map/own_cm4_O2.map" || { echo "FAIL: map --html ont
 echo keep >"$tmp/old.log"
 expect 2 "a trace that cannot be read" -- "$edgemem" analyze "$tmp/nope.log" --textlog "$tmp/old.log"
 [ "$(cat "$tmp/old.log")" = keep ] && ! ls "$tmp"/old.log.partial.* >/dev/null 2>&1 || { echo "FAIL: a failed run changed an earlier --textlog file"; fail=1; }
+expect 2 "--top -1 (CLI11 read it as 2^64 - 1)" -- "$edgemem" map "$corpus/map/own_cm4_O2.map" --top -1
+expect 2 "--clock-hz inf" -- "$edgemem" analyze "$tmp/in.log" --clock-hz inf
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
