@@ -31,11 +31,37 @@ std::string peak_root(const AnalysisResult& result) {
 
 }  // namespace
 
+namespace {
+
+// Bytes of the UTF-8 white space at text[i] other than ASCII's (U+00A0,
+// U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), or 0:
+// flamegraph.pl splits a line at any white space, so "layer<NBSP>12 10"
+// read as a two-count line.
+size_t unicode_space(std::string_view t, size_t i) {
+  auto b = [&](size_t k) { return i + k < t.size() ? static_cast<unsigned char>(t[i + k]) : 0u; };
+  if (b(0) == 0xC2 && b(1) == 0xA0) return 2;
+  if (b(0) == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;
+  if (b(0) == 0xE2 && b(1) == 0x80 && (b(2) <= 0x8A || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF) && b(2) >= 0x80)
+    return 3;
+  if (b(0) == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;
+  if (b(0) == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;
+  return 0;
+}
+
+}  // namespace
+
 std::string folded_frame(std::string_view text) {
   std::string out;
-  for (char c : text) {
-    auto u = static_cast<unsigned char>(c);
-    out += u <= ' ' || u == 0x7f || c == ';' ? '_' : c;
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto u = static_cast<unsigned char>(text[i]);
+    if (u >= 0xC2) {
+      if (size_t n = unicode_space(text, i); n > 0) {
+        out += '_';
+        i += n - 1;
+        continue;
+      }
+    }
+    out += u <= ' ' || u == 0x7f || text[i] == ';' ? '_' : text[i];
   }
   return out.empty() ? "?" : out;
 }

@@ -1,5 +1,6 @@
 #include "trace_clock.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -21,10 +22,13 @@ TraceClock::TraceClock(const InputSummary& input, const AnalysisResult& result) 
 }
 
 uint64_t TraceClock::ns(uint64_t time) const {
-  if (hz_ <= 0) return time;
+  // Perfetto's trace processor reads timestamps as int64: past 2^63 - 1 ns
+  // (292 years; a slow clock and a huge cycle count) they would read
+  // negative, so they hold at the top.
+  constexpr uint64_t kTop = INT64_MAX;
+  if (hz_ <= 0) return std::min(time, kTop);
   long double ns = static_cast<long double>(time) * 1e9L / static_cast<long double>(hz_);
-  // A slow clock and a huge cycle count could pass 2^64 ns (585 years): hold at the top.
-  if (ns >= 18446744073709551615.0L) return UINT64_MAX;
+  if (ns >= static_cast<long double>(kTop)) return kTop;
   return static_cast<uint64_t>(ns + 0.5L);
 }
 

@@ -77,6 +77,10 @@ TEST(FoldedExport, StacksAreSplitAtSemicolonsAndFramesLoseWhitespace) {
   r.leaks.push_back(leak("main;run model;lstm\n88", "arena 0", 100, 2));
   r.persistent.push_back(persistent(";init;", "heap", 12));
   EXPECT_EQ(folded_stacks(r, LiveSet::at_end), "arena_0;main;run_model;lstm_88 744\nheap;?;init;? 12\n");
+  // Unicode white space too: flamegraph.pl read "layer<NBSP>12 10" as a line of two counts.
+  AnalysisResult u;
+  u.leaks.push_back(leak("main;layer\xC2\xA0" "12;x\xE2\x80\x83y\xE3\x80\x80z;caf\xC3\xA9", "heap", 10, 1));
+  EXPECT_EQ(folded_stacks(u, LiveSet::at_end), "heap;main;layer_12;x_y_z;caf\xC3\xA9 10\n");
   // The peak is of all pools together: one root unless a single pool was used.
   r.peak.live_at_peak.push_back({"a.cc:1", 10, 1});
   r.pools.push_back(pool("heap", 10));

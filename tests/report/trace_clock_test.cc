@@ -22,6 +22,10 @@ TEST(TraceClock, NamesTheClockInTheUnitThatFitsIt) {
   EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, none).ns(1234), 1234u);
   EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, [] { AnalysisResult r; r.clock_hz = 1000; return r; }()).ns(3),
             3'000'000u);
+  // Perfetto reads timestamps as int64: 1e10 cycles at 1 Hz is 1e19 ns, past 2^63.
+  auto slow = [] { AnalysisResult r; r.clock_hz = 1; return r; }();
+  EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, slow).ns(10'000'000'000u), uint64_t{INT64_MAX});
+  EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, none).ns(UINT64_MAX), uint64_t{INT64_MAX});
 }
 
 }  // namespace
