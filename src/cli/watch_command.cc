@@ -62,7 +62,7 @@ int run_watch(const WatchArgs& args) {
   watch::WatchLimits limits{*interval, args.until, std::nullopt};
   if (!args.for_duration.empty()) {
     limits.duration = watch::parse_duration(args.for_duration);
-    if (!limits.duration) return fail("--for " + args.for_duration, "expected a duration such as 30s, 10m, 12h, 2d");
+    if (!limits.duration) return fail("--for " + args.for_duration, "expected a duration such as 30s, 10m, 12h, 2d (up to 3650d)");
   }
   if (std::string clash = clashing_outputs({a.path, a.elf}, {{"--html", a.html}, {"--metrics-file", args.metrics_file}});
       !clash.empty())

@@ -108,7 +108,8 @@ std::optional<milliseconds> parse_duration(std::string_view text) {
               : unit == "h"               ? value * 3600e3
               : unit == "d"               ? value * 86400e3
                                           : -1;
-  if (ms < 1) return std::nullopt;
+  // Past ten years the clock arithmetic (ns in 64 bits) is near overflow: 1e20 d read as a negative time.
+  if (ms < 1 || ms > 3650 * 86400e3) return std::nullopt;
   return milliseconds(static_cast<int64_t>(ms));
 }
 

@@ -46,7 +46,7 @@ class Watcher {
 };
 
 // "500ms", "10s", "5m", "2h", "1d", or plain seconds ("1.5"); unset when
-// the text is none of these or not above zero.
+// the text is none of these, not above zero, or over ten years (3650d).
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 }  // namespace edgemem::watch

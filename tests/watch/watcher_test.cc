@@ -130,6 +130,9 @@ TEST(ParseDuration, UnitsAndRefusals) {
   EXPECT_FALSE(parse_duration("0s"));
   EXPECT_FALSE(parse_duration("-1s"));
   EXPECT_FALSE(parse_duration("10 s"));
+  EXPECT_EQ(parse_duration("3650d"), 3650 * 24h);
+  EXPECT_FALSE(parse_duration("3651d"));
+  EXPECT_FALSE(parse_duration("99999999999999999999d"));  // once a negative time: the watch stopped at once
 }
 
 }  // namespace
