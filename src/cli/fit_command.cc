@@ -35,7 +35,7 @@ int run_fit(const FitArgs& args) {
     mcus = std::move(*table);
   }
   if (args.list) {
-    fmt::print("{}", mcu_list_text(mcus));
+    fmt::print("{}", args.json ? mcu_list_json(mcus) : mcu_list_text(mcus));
     return 0;
   }
   if (args.model.empty()) return fail("fit", "needs MODEL (edgemem fit MODEL.tflite --mcu NAME [--map FW.map]), or --list-mcus");
@@ -106,7 +106,7 @@ void add_fit_command(CLI::App& app) {
   add_name_option(*cmd, "--target", args->target, "Struct sizes of the runtime: cortex-m | x86-64", "--target",
                   {"cortex-m", "x86-64"});
   cmd->add_option("--mcu-table", args->mcu_table, "Use this MCU table (JSON, as data/mcus.json)");
-  cmd->add_flag("--list-mcus", args->list, "List the MCU table");
+  cmd->add_flag("--list-mcus", args->list, "List the MCU table (with --json, in the form --mcu-table reads)");
   cmd->add_flag("--json", args->json, "Print the edgemem.fit/2 JSON document");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (flash and RAM against the chip)");
   exit_code_help(*cmd,

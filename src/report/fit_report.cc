@@ -34,6 +34,18 @@ nlohmann::json optional_string(const std::string& s) { return s.empty() ? nlohma
 
 }  // namespace
 
+std::string mcu_list_json(const std::vector<plan::Mcu>& mcus) {
+  nlohmann::json j = {{"mcus", nlohmann::json::array()}};
+  for (const auto& m : mcus)
+    j["mcus"].push_back({{"name", m.name},
+                         {"core", m.core},
+                         {"ram", m.ram},
+                         {"flash", m.flash},
+                         {"largest_ram_block", m.largest_ram_block},
+                         {"note", m.note}});
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 std::string mcu_list_text(const std::vector<plan::Mcu>& mcus) {
   std::string out;
   for (const auto& m : mcus)

@@ -36,6 +36,8 @@ std::string fit_text(const FitReport& r);
 std::string fit_share(uint64_t need, uint64_t capacity);
 // `fit --list-mcus`: one line per MCU of the table.
 std::string mcu_list_text(const std::vector<plan::Mcu>& mcus);
+// The table as `fit --mcu-table` reads it: {"mcus": [{name, core, ram, flash, largest_ram_block, note}]}.
+std::string mcu_list_json(const std::vector<plan::Mcu>& mcus);
 std::string fit_json(const FitReport& r);
 
 // The self-contained HTML page (web/pages/fit.js): the verdict, then flash

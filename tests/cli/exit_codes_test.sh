@@ -76,6 +76,10 @@ expect 2 "a trace that cannot be read" -- "$edgemem" analyze "$tmp/nope.log" --t
 [ "$(cat "$tmp/old.log")" = keep ] && ! ls "$tmp"/old.log.partial.* >/dev/null 2>&1 || { echo "FAIL: a failed run changed an earlier --textlog file"; fail=1; }
 expect 2 "--top -1 (CLI11 read it as 2^64 - 1)" -- "$edgemem" map "$corpus/map/own_cm4_O2.map" --top -1
 expect 2 "--clock-hz inf" -- "$edgemem" analyze "$tmp/in.log" --clock-hz inf
+expect 0 "fit --list-mcus --json" -- "$edgemem" fit --list-mcus --json
+cp "$tmp/out" "$tmp/mcus.json"
+expect 0 "that list read back as --mcu-table" -- "$edgemem" fit --list-mcus --mcu-table "$tmp/mcus.json"
+"$edgemem" fit --list-mcus >"$tmp/builtin.txt" && cmp -s "$tmp/out" "$tmp/builtin.txt" || { echo "FAIL: --list-mcus --json does not read back as the built-in table"; fail=1; }
 expect 0 "json" -- "$edgemem" analyze --json "$src/examples/traces/kws_fragment.log"
 grep -q '"schema": "edgemem.analyze/1"' "$tmp/out" || { echo "FAIL: no schema in JSON"; fail=1; }
 captures="$src/tests/data/tflm_captures"
