@@ -17,6 +17,8 @@ struct InputSummary {
   std::string format;
   DecodeStats stats;
   TimeBase time_base = TimeBase::sequence;
+  // analyze stopped by SIGINT/SIGTERM before the input's end: the report covers what came before.
+  bool interrupted = false;
 };
 
 // `edgemem analyze --json`, schema "edgemem.analyze/1" (docs/json-schema.md).

@@ -152,6 +152,7 @@ int run_analyze(const AnalyzeArgs& args) {
     if (run && !args.json) fmt::print("interrupted after {}: partial report\n\n", read);
   }
   if (!run) return interrupted() ? 128 + interrupted() : 2;
+  run->input.interrupted = interrupted() != 0;
   // A capture the model cannot be compared with (cut short, another model)
   // still gets its report; the comparison's error makes the exit 2.
   std::optional<plan::PlanVsCapture> compared;

@@ -93,6 +93,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"device_restarts", s.device_restarts},
                 {"modules_changed", s.modules_changed},
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
+                {"interrupted", in.interrupted},
                 {"packets", s.packets}};
   j["input"]["first_problem"] = nullptr;
   if (s.first_problem)

@@ -38,8 +38,8 @@ run INT 130
 grep -q "^interrupted after $size bytes: partial report" "$tmp/out" || { echo "FAIL: the report does not say it is partial"; fail=1; }
 grep -q "ALLOC FAIL" "$tmp/out" || { echo "FAIL: SIGINT: no report of what was decoded"; cat "$tmp/out"; fail=1; }
 run TERM 143 --json
-python3 -c "import json, sys; sys.exit(json.load(open('$tmp/out'))['schema'] != 'edgemem.analyze/1')" ||
-  { echo "FAIL: SIGTERM: the JSON report is not printed whole"; fail=1; }
+python3 -c "import json, sys; d = json.load(open('$tmp/out')); sys.exit(d['schema'] != 'edgemem.analyze/1' or d['input']['interrupted'] is not True)" ||
+  { echo "FAIL: SIGTERM: the JSON report is not printed whole, or does not say it was interrupted"; fail=1; }
 
 # A gzip capture stopped half-way: the stream is unfinished because reading
 # stopped, so no "ends early" (that is for a file cut off).
