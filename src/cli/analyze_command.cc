@@ -135,9 +135,8 @@ int run_analyze(const AnalyzeArgs& args) {
   auto run = textlog_open
                  ? run_trace(args, [&](const Event& e, const TraceContext& c) { textlog.on_event(e, c); })
                  : run_trace(args);
-  // Closed before the report, so its size and warnings are said whatever the report does;
-  // a trace that could not be read leaves an earlier file there as it was.
-  if (!run && textlog_open) textlog.discard();
+  // Closed before the report, so its size and warnings are said whatever the
+  // report does; a trace that could not be read leaves an earlier file as it was.
   bool textlog_written = args.textlog.empty() || (run && textlog_open && textlog.close());
   if (interrupted()) {
     // Ctrl-C on a long or live capture: report what was decoded so far.

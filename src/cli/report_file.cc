@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "report/units.h"
+#include "watch/atomic_file.h"
 
 namespace edgemem::cli {
 
@@ -40,15 +41,17 @@ bool same_file(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string clashing_outputs(const std::vector<std::string>& inputs, const OutputFiles& outputs) {
+  // Devices, FIFOs and /dev/stdout take any number of writes (--folded /dev/stdout --folded-peak /dev/stdout).
+  auto file = [](const std::string& path) { return !path.empty() && path != "-" && !watch::is_special_file(path); };
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];
-    if (path.empty() || path == "-") continue;
+    if (!file(path)) continue;
     for (const std::string& input : inputs)
       if (!input.empty() && input != "-" && same_file(path, input))
         return fmt::format("{} {}: is an input; writing it would destroy what is read (name another file)", option,
                            path);
     for (size_t j = 0; j < i; ++j)
-      if (!outputs[j].second.empty() && same_file(path, outputs[j].second))
+      if (file(outputs[j].second) && same_file(path, outputs[j].second))
         return fmt::format("{} {}: is also {}'s file; one would overwrite the other (name another file)", option,
                            path, outputs[j].first);
   }

@@ -24,25 +24,31 @@ void cannot_write(const std::string& path, int error) {
 }  // namespace
 
 bool TextLogFile::open(const std::string& path) {
-  namespace fs = std::filesystem;
-  path_ = writing_ = path;
+  path_ = path;
+  // Checked now, so a log that cannot be written is said before the trace is read.
+  const bool exists = ::access(path.c_str(), F_OK) == 0;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  if (exists ? ::access(path.c_str(), W_OK) != 0 : ::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0) {
+    cannot_write(path, errno);
+    return false;
+  }
   std::error_code ec;
-  if (!fs::exists(path, ec) || fs::is_regular_file(path, ec))
-    writing_ = fmt::format("{}.partial.{}", fs::is_symlink(path, ec) ? fs::weakly_canonical(path, ec).string() : path,
-                           ::getpid());
-  file_ = std::fopen(writing_.c_str(), "wb");
-  if (!file_) cannot_write(path, errno);
+  if (std::filesystem::is_directory(path, ec)) {
+    cannot_write(path, EISDIR);
+    return false;
+  }
+  return true;
+}
+
+bool TextLogFile::start() {
+  if (file_ || error_) return file_ != nullptr;
+  file_ = std::fopen(path_.c_str(), "wb");
+  if (!file_) error_ = errno ? errno : EIO;
   return file_ != nullptr;
 }
 
 TextLogFile::~TextLogFile() {
-  if (file_) discard();
-}
-
-void TextLogFile::discard() {
   if (file_) std::fclose(file_);
-  file_ = nullptr;
-  if (writing_ != path_) std::remove(writing_.c_str());
 }
 
 void TextLogFile::on_event(const Event& event, const TraceContext& context) {
@@ -51,19 +57,17 @@ void TextLogFile::on_event(const Event& event, const TraceContext& context) {
 }
 
 void TextLogFile::flush() {
-  if (!error_ && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) error_ = errno ? errno : EIO;
+  if (start() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() && !error_)
+    error_ = errno ? errno : EIO;
   written_ += buffer_.size();
   buffer_.clear();
 }
 
 bool TextLogFile::close() {
-  flush();
-  if (std::fclose(file_) != 0 && !error_) error_ = errno ? errno : EIO;
+  flush();  // opens the file even for a trace without events
+  if (file_ && std::fclose(file_) != 0 && !error_) error_ = errno ? errno : EIO;
   file_ = nullptr;
-  const std::string target = writing_ == path_ ? path_ : writing_.substr(0, writing_.rfind(".partial."));
-  if (!error_ && writing_ != path_ && std::rename(writing_.c_str(), target.c_str()) != 0) error_ = errno;
   if (error_) {
-    if (writing_ != path_) std::remove(writing_.c_str());
     cannot_write(path_, error_);
     return false;
   }

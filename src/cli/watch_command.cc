@@ -13,6 +13,7 @@
 #include "cli/status_display.h"
 #include "report/watch_status.h"
 #include "watch/alert_hook.h"
+#include "watch/atomic_file.h"
 #include "watch/metrics_outputs.h"
 #include "watch/watcher.h"
 
@@ -72,6 +73,8 @@ int run_watch(const WatchArgs& args) {
     if (!path.empty())
       if (std::string why = cannot_write_later(path); !why.empty())
         return fail(fmt::format("{} {}", option, path), fmt::format("cannot be written: {}", why));
+  if (!args.metrics_file.empty())
+    if (std::string why = watch::target_problem(args.metrics_file); !why.empty()) return fail("--metrics-file " + why);
   auto options = trace_session_options(a);
   if (!options) return 2;
   options->analyzer.warm_up_inferences = args.warm_up;
