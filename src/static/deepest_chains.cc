@@ -119,30 +119,74 @@ std::vector<uint32_t> DeepestChains::path(uint32_t function) {
   return out;
 }
 
-void DeepestChains::search(uint32_t v, uint64_t bytes) {
-  if (++steps_ > kSearchLimit) return;
-  // Stop in v, leaving the cycle by v's heaviest call out (or by none).
-  if (uint64_t here = bytes + exit_[v].bytes; !found_ || here > best_bytes_) {
-    found_ = true;
-    best_bytes_ = here;
-    best_path_ = path_;
-    best_exit_ = exit_[v].callee;
-  }
-  const uint32_t id = cycle_[v];
-  for (uint32_t c : callees_[v]) {
-    if (cycle_[c] != id || on_path_[c]) continue;
-    // Nothing longer is left to find than every frame not yet on the path
-    // plus the heaviest way out.
-    if (bytes + left_ + max_exit_[id] <= best_bytes_) return;
-    on_path_[c] = true;
-    path_.push_back(c);
-    left_ -= frame_[c];
-    search(c, bytes + frame_[c]);
-    left_ += frame_[c];
+// Depth first over the cycle's paths from path_'s one function, with its
+// own stack (a cycle of 100,000 functions is as deep).
+void DeepestChains::search(uint32_t start, uint64_t start_bytes) {
+  struct Step {
+    uint32_t v;
+    uint64_t bytes;    // the path's frames up to v
+    size_t callee = 0;  // the next of v's callees to try
+  };
+  std::vector<Step> steps;
+  // The best path is path_'s first `best_length` functions until path_ is cut below that.
+  size_t best_length = 0;
+  bool best_pending = false;
+  auto enter = [&](uint32_t v, uint64_t bytes) {
+    if (++steps_ > kSearchLimit) return false;
+    // Stop in v, leaving the cycle by v's heaviest call out (or by none).
+    if (uint64_t here = bytes + exit_[v].bytes; !found_ || here > best_bytes_) {
+      found_ = true;
+      best_bytes_ = here;
+      best_length = path_.size();
+      best_pending = true;
+      best_exit_ = exit_[v].callee;
+    }
+    steps.push_back({v, bytes});
+    return true;
+  };
+  auto leave = [&] {  // the last function on the path
+    const uint32_t v = path_.back();
+    if (best_pending && path_.size() == best_length) {
+      best_path_ = path_;
+      best_pending = false;
+    }
+    left_ += frame_[v];
     path_.pop_back();
-    on_path_[c] = false;
-    if (steps_ > kSearchLimit) return;
+    on_path_[v] = false;
+  };
+  if (enter(start, start_bytes)) {
+    const uint32_t id = cycle_[start];
+    while (!steps.empty()) {
+      Step& s = steps.back();
+      const std::vector<uint32_t>& callees = callees_[s.v];
+      bool deeper = false, cut = false;
+      while (s.callee < callees.size()) {
+        const uint32_t c = callees[s.callee++];
+        if (cycle_[c] != id || on_path_[c]) continue;
+        // Nothing longer is left to find than every frame not yet on the
+        // path plus the heaviest way out.
+        if (s.bytes + left_ + max_exit_[id] <= best_bytes_) break;
+        on_path_[c] = true;
+        path_.push_back(c);
+        left_ -= frame_[c];
+        const uint64_t bytes = s.bytes + frame_[c];  // `s` may move in enter()
+        if (!enter(c, bytes)) {
+          leave();
+          cut = true;
+        } else {
+          deeper = true;
+        }
+        break;
+      }
+      if (cut) break;
+      if (deeper) continue;
+      steps.pop_back();
+      if (!steps.empty()) leave();  // the start is the caller's to take off
+    }
+    // Cut at the search limit: take the rest of the path off, as returning would.
+    while (path_.size() > 1) leave();
   }
+  if (best_pending) best_path_.assign(path_.begin(), path_.begin() + static_cast<std::ptrdiff_t>(best_length));
 }
 
 }  // namespace edgemem

@@ -228,6 +228,31 @@ TEST(Stack, AChainTensOfThousandsDeepIsWalkedWithoutRecursion) {
   EXPECT_NE(std::find(why.begin(), why.end(), "recursion: loop_a, loop_b"), why.end());
 }
 
+// A loop of 100,000 functions: its path-by-path search is as deep, and
+// needs its own stack too (a ring this size crashed with SIGSEGV).
+TEST(Stack, ALoopOfAHundredThousandFunctionsIsSearchedWithoutRecursion) {
+  std::map<std::string, CallNode> g;
+  constexpr int kRing = 100000;
+  for (int i = 0; i < kRing; ++i) {
+    CallNode& n = g[fmt::format("r{}", i)];
+    n.fn.name = fmt::format("r{}", i);
+    n.fn.frame_bytes = 4;
+    n.fn.qualifier = "static";
+    n.has_frame = true;
+    n.callees = {fmt::format("r{}", (i + 1) % kRing)};
+  }
+  g["main"].fn.name = "main";
+  g["main"].fn.frame_bytes = 16;
+  g["main"].fn.qualifier = "static";
+  g["main"].has_frame = true;
+  g["main"].callees = {"r0"};
+  StackReport r = worst_case_stacks(g, false);
+  ASSERT_TRUE(root(r, "main"));
+  EXPECT_EQ(root(r, "main")->worst_case_bytes, 16u + 4u * kRing);
+  EXPECT_EQ(root(r, "main")->path.size(), size_t{kRing} + 1);
+  EXPECT_TRUE(root(r, "main")->unbounded);
+}
+
 // Below a loop, a memoised result must not bring back a function already on
 // the path: x > a > b > a is not a chain.
 TEST(Stack, NoFunctionAppearsTwiceOnAPath) {
