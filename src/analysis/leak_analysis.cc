@@ -202,13 +202,14 @@ bool makes_file(std::string_view f) {
   return std::find(std::begin(kFunctions), std::end(kFunctions), f) != std::end(kFunctions);
 }
 
-// Whether a frame of `site` is one of `wanted`'s functions.
-template <typename Predicate>
-bool has_frame(std::string_view site, Predicate wanted) {
+// Calls `visit` with each frame's function, outermost first, until it
+// returns true; whether it did.
+template <typename Visit>
+bool any_function(std::string_view site, Visit visit) {
   for (size_t start = 0; start < site.size();) {
     size_t end = site.find(';', start);
     if (end == std::string_view::npos) end = site.size();
-    if (wanted(frame_function(site.substr(start, end - start)))) return true;
+    if (visit(frame_function(site.substr(start, end - start)))) return true;
     start = end + 1;
   }
   return false;
@@ -238,16 +239,13 @@ bool kept_by_c_runtime(std::string_view site, bool files_open) {
       (innermost.starts_with("libstdc++.so") || innermost.find("(eh_alloc.cc:") != std::string_view::npos))
     return true;
   // The same pool when libstdc++ is linked statically: its static constructor.
-  if (has_frame(site, [](std::string_view f) { return f == "_GLOBAL__sub_I_eh_alloc.cc"; })) return true;
+  if (any_function(site, [](std::string_view f) { return f == "_GLOBAL__sub_I_eh_alloc.cc"; })) return true;
   bool kept = false;
-  for (size_t start = 0; start < site.size();) {
-    size_t end = site.find(';', start);
-    if (end == std::string_view::npos) end = site.size();
-    const std::string_view function = frame_function(site.substr(start, end - start));
+  any_function(site, [&](std::string_view function) {
     if (calls_program_code(function)) kept = false;  // a constructor or destructor runs inward of here
     else if (runtime_function(function)) kept = !(files_open && function == "_IO_file_doallocate");
-    start = end + 1;
-  }
+    return false;
+  });
   return kept;
 }
 
@@ -306,9 +304,10 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       add_share(g.threads, b.thread, b.size);
     });
   }
-  bool files_open = false;
-  for (const auto& [key, g] : live)
-    if (!files_open && std::get<1>(key) != kUnknownSite) files_open = has_frame(context.sites.name(std::get<1>(key)), makes_file);
+  const bool files_open = std::any_of(live.begin(), live.end(), [&](const auto& group) {
+    const SiteId site = std::get<1>(group.first);
+    return site != kUnknownSite && any_function(context.sites.name(site), makes_file);
+  });
   for (auto& [key, g] : live) {
     auto [pid, site, size] = key;
     std::string name(context.sites.name(site));

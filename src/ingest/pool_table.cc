@@ -24,7 +24,7 @@ PoolId PoolTable::declare(const PoolInfo& info) {
   PoolId id = intern(info.name, info.kind);
   // Geometry declared for a name that landed in "(other pools)" is not that pool's.
   const std::string name = pools_[id].name;
-  if (name != info.name && name != printable_name(info.name)) return id;
+  if (name != printable_name(info.name)) return id;
   std::optional<PoolId> shared_by = pools_[id].shared_by;
   pools_[id] = info;
   pools_[id].name = name;

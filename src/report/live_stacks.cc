@@ -29,10 +29,6 @@ std::string peak_root(const AnalysisResult& result) {
   return only ? only->name : "all pools";
 }
 
-}  // namespace
-
-namespace {
-
 // Bytes of the UTF-8 white space at text[i] other than ASCII's (U+00A0,
 // U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000), or 0:
 // flamegraph.pl splits a line at any white space, so "layer<NBSP>12 10"

@@ -166,16 +166,18 @@ TEST(Stack, InterruptHandlersStackOnTopOfThreadCode) {
   EXPECT_NE(error.find("Static Call Graph"), std::string::npos);
 }
 
+void add_node(std::map<std::string, CallNode>& g, const std::string& name, uint64_t bytes, std::vector<std::string> callees) {
+  CallNode& n = g[name];
+  n.fn.name = name;
+  n.fn.frame_bytes = bytes;
+  n.fn.qualifier = "static";
+  n.has_frame = true;
+  n.callees = std::move(callees);
+}
+
 std::map<std::string, CallNode> graph(std::initializer_list<std::tuple<std::string, uint64_t, std::vector<std::string>>> fns) {
   std::map<std::string, CallNode> g;
-  for (const auto& [name, bytes, callees] : fns) {
-    CallNode& n = g[name];
-    n.fn.name = name;
-    n.fn.frame_bytes = bytes;
-    n.fn.qualifier = "static";
-    n.has_frame = true;
-    n.callees = callees;
-  }
+  for (const auto& [name, bytes, callees] : fns) add_node(g, name, bytes, callees);
   return g;
 }
 
@@ -202,22 +204,10 @@ TEST(Stack, EveryRootIntoALoopGetsItsDeepestChainWhicheverIsWalkedFirst) {
 TEST(Stack, AChainTensOfThousandsDeepIsWalkedWithoutRecursion) {
   std::map<std::string, CallNode> g;
   constexpr int kDepth = 60000;
-  for (int i = 0; i < kDepth; ++i) {
-    CallNode& n = g[fmt::format("f{}", i)];
-    n.fn.name = fmt::format("f{}", i);
-    n.fn.frame_bytes = 8;
-    n.fn.qualifier = "static";
-    n.has_frame = true;
-    n.callees = {i + 1 < kDepth ? fmt::format("f{}", i + 1) : std::string("loop_a")};
-  }
-  for (auto [name, next] : {std::pair{"loop_a", "loop_b"}, std::pair{"loop_b", "loop_a"}}) {
-    CallNode& n = g[name];
-    n.fn.name = name;
-    n.fn.frame_bytes = 16;
-    n.fn.qualifier = "static";
-    n.has_frame = true;
-    n.callees = {next, "mystery"};
-  }
+  for (int i = 0; i < kDepth; ++i)
+    add_node(g, fmt::format("f{}", i), 8, {i + 1 < kDepth ? fmt::format("f{}", i + 1) : std::string("loop_a")});
+  add_node(g, "loop_a", 16, {"loop_b", "mystery"});
+  add_node(g, "loop_b", 16, {"loop_a", "mystery"});
   StackReport r = worst_case_stacks(g, false);
   ASSERT_TRUE(root(r, "f0"));
   EXPECT_EQ(root(r, "f0")->worst_case_bytes, 8u * kDepth + 32);
@@ -233,19 +223,8 @@ TEST(Stack, AChainTensOfThousandsDeepIsWalkedWithoutRecursion) {
 TEST(Stack, ALoopOfAHundredThousandFunctionsIsSearchedWithoutRecursion) {
   std::map<std::string, CallNode> g;
   constexpr int kRing = 100000;
-  for (int i = 0; i < kRing; ++i) {
-    CallNode& n = g[fmt::format("r{}", i)];
-    n.fn.name = fmt::format("r{}", i);
-    n.fn.frame_bytes = 4;
-    n.fn.qualifier = "static";
-    n.has_frame = true;
-    n.callees = {fmt::format("r{}", (i + 1) % kRing)};
-  }
-  g["main"].fn.name = "main";
-  g["main"].fn.frame_bytes = 16;
-  g["main"].fn.qualifier = "static";
-  g["main"].has_frame = true;
-  g["main"].callees = {"r0"};
+  for (int i = 0; i < kRing; ++i) add_node(g, fmt::format("r{}", i), 4, {fmt::format("r{}", (i + 1) % kRing)});
+  add_node(g, "main", 16, {"r0"});
   StackReport r = worst_case_stacks(g, false);
   ASSERT_TRUE(root(r, "main"));
   EXPECT_EQ(root(r, "main")->worst_case_bytes, 16u + 4u * kRing);
