@@ -62,7 +62,9 @@ struct PlanReport {
   // The recommendation adds the 16 B an unaligned array loses: a declared
   // arena short of it by no more than that runs when it is 16-byte aligned.
   bool declared_short() const {
-    return !unrunnable() && declared && *declared + budget.alignment_bytes < budget.recommended_bytes;
+    // declared + alignment < recommended, without the sum wrapping for a declared size near 2^64.
+    return !unrunnable() && declared && budget.recommended_bytes > budget.alignment_bytes &&
+           *declared < budget.recommended_bytes - budget.alignment_bytes;
   }
   bool declared_needs_alignment() const {
     return !unrunnable() && declared && !declared_short() && *declared < budget.recommended_bytes;

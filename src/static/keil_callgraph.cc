@@ -99,12 +99,22 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
 
   TextLines lines(html);
   std::string_view line;
+  bool too_deep = false;
+  // A depth or frame beyond any stack is damage: refused, so no sum can wrap.
+  auto bytes_after = [&](std::string_view s, std::string_view key, bool& found) {
+    uint64_t v = number_after(s, key, found);
+    if (found && v >= kMaxStackBytes && !too_deep) {
+      error = fmt::format("line {}: {} {} bytes: expected less than 4 GiB (the report is damaged)", lines.number(), key, v);
+      too_deep = true;
+    }
+    return v;
+  };
   while (lines.next(line)) {
 
     // "<H3>Maximum Stack Usage =   96 bytes + Unknown(...)</H3>", the chain on a later line.
     if (line.find("Maximum Stack Usage =") != std::string_view::npos) {
       bool found = false;
-      uint64_t v = number_after(line, "Maximum Stack Usage =", found);
+      uint64_t v = bytes_after(line, "Maximum Stack Usage =", found);
       if (found) max_bytes = v;
       size_t u = line.find("Unknown(");
       if (u != std::string_view::npos) unknown = std::string(line.substr(u + 8, line.find(')', u) - u - 8));
@@ -129,7 +139,7 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
       current->fn.name = unescape(line.substr(name_start + 4, name_end - name_start - 4));
       std::string_view rest = line.substr(name_end);
       bool found = false;
-      uint64_t frame = number_after(rest, "Stack size", found);
+      uint64_t frame = bytes_after(rest, "Stack size", found);
       current->has_frame = found;
       current->fn.frame_bytes = frame;
       current->fn.qualifier = found ? "static" : "unknown";
@@ -152,7 +162,7 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
     if (!current) continue;
     if (line.find("Max Depth =") != std::string_view::npos) {
       bool found = false;
-      uint64_t v = number_after(line, "Max Depth =", found);
+      uint64_t v = bytes_after(line, "Max Depth =", found);
       if (found) current->stated_depth = v;
     }
     if (line.find("[Calls]") != std::string_view::npos) list = List::calls;
@@ -162,6 +172,7 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
     if (list == List::calls && line.find("href=\"#[") != std::string_view::npos)
       current->callees.push_back(anchor(line, "href="));
   }
+  if (too_deep) return std::nullopt;
   if (graph.empty()) {
     error = "no function entries found in the Keil call graph report";
     return std::nullopt;

@@ -174,6 +174,12 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
         if (parts.size() > 2) {
           uint64_t bytes = 0;
           std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), bytes);
+          if (bytes >= kMaxStackBytes) {
+            error = fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)",
+                                p.string(), std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'),
+                                parts[2].substr(0, parts[2].find(' ')), parts[0]);
+            return std::nullopt;
+          }
           size_t q = parts[2].find('('), e = parts[2].find(')');
           std::string qualifier = q != std::string::npos && e != std::string::npos ? parts[2].substr(q + 1, e - q - 1) : "";
           // The same global defined twice (two builds in one tree; GCC
@@ -216,6 +222,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
           std::from_chars(line.data() + t1 + 1, line.data() + t2, f.frame_bytes).ec != std::errc()) {
         error = fmt::format("{}: line {}: expected \"file:line:col:function<TAB>bytes<TAB>qualifier\" (a GCC -fstack-usage file)",
                             p.string(), line_no);
+        return std::nullopt;
+      }
+      if (f.frame_bytes >= kMaxStackBytes) {
+        error = fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)",
+                            p.string(), line_no, f.frame_bytes, f.name);
         return std::nullopt;
       }
       f.qualifier = line.substr(t2 + 1);

@@ -13,6 +13,10 @@
 
 namespace edgemem {
 
+// No stack is 4 GiB deep: a larger frame or depth in a file is damage, and
+// refusing it keeps every sum of a million frames far from wrapping.
+inline constexpr uint64_t kMaxStackBytes = uint64_t{1} << 32;
+
 struct StackFunction {
   std::string name;       // as GCC names it (clones keep their suffix)
   std::string file;       // file:line:column

@@ -231,6 +231,9 @@ grep -q '"verdict": "declared_enough_if_aligned"' "$tmp/out" || { echo "FAIL: 15
 expect 0 "plan: declared 64K is enough" -- "$edgemem" plan --declared 64K "$kws"
 grep -q "declared 65,536 B (64.0 KiB): enough" "$tmp/out" || { echo "FAIL: 64K is not 65,536 B"; fail=1; }
 expect 0 "plan: declared 0x10000" -- "$edgemem" plan --declared 0x10000 "$kws"
+# declared + the alignment allowance wrapped near 2^64 and read as short.
+expect 0 "plan: a declared size near 2^64 is enough" -- "$edgemem" plan --json --declared 0xFFFFFFFFFFFFFFF0 "$kws"
+grep -q '"verdict": "declared_enough"' "$tmp/out" || { echo "FAIL: a declared size near 2^64 is not enough"; fail=1; }
 expect 2 "plan: a negative size" -- "$edgemem" plan --declared -5 "$kws"
 grep -q "'-5' is not a size" "$tmp/err" || { echo "FAIL: -5 is not refused as a size"; fail=1; }
 expect 2 "plan: a zero size" -- "$edgemem" plan --declared 0 "$kws"

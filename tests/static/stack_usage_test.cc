@@ -411,6 +411,43 @@ TEST(Stack, ACallGraphCutBetweenLinesOrEmptyIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+// Sums of frames near 2^64 wrapped to a few bytes: such a frame is damage.
+TEST(Stack, AFrameOfFourGibibytesOrMoreIsRefusedNotSummed) {
+  auto dir = fresh_dir("huge_frame");
+  std::string huge_su = kMainSu;
+  huge_su.replace(huge_su.find("904"), 3, "18446744073709551600");
+  write_unit(dir, "m", kMainCi, huge_su);
+  std::string error;
+  EXPECT_FALSE(analyze_stack({(dir / "m.su").string()}, false, error));
+  EXPECT_NE(error.find("m.su: line 1: a frame of 18446744073709551600 bytes for deep: expected less than 4 GiB"),
+            std::string::npos) << error;
+  std::string huge_ci = kMainCi;
+  huge_ci.replace(huge_ci.find("32 bytes"), 2, "4294967296");
+  write_unit(dir, "m", huge_ci, kMainSu);
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
+  EXPECT_NE(error.find("m.ci: line 3: a frame of 4294967296 bytes for main: expected less than 4 GiB"), std::string::npos)
+      << error;
+  // One byte less is a frame (absurd, but summed without wrapping).
+  huge_ci = kMainCi;
+  huge_ci.replace(huge_ci.find("32 bytes"), 2, "4294967295");
+  write_unit(dir, "m", huge_ci, kMainSu);
+  auto r = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(root(*r, "main")->worst_case_bytes, 4294967295u);
+  std::filesystem::remove_all(dir);
+
+  std::ifstream in(test::corpus("stack_keil/badshun_minirtos_ac5_5.06u7.htm"), std::ios::binary);
+  std::string keil((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = keil.find("Stack size ");
+  ASSERT_NE(at, std::string::npos);
+  const size_t digits = at + 11, end = keil.find(' ', digits);
+  keil.replace(digits, end - digits, "18446744073709551615");
+  const size_t line = static_cast<size_t>(std::count(keil.begin(), keil.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1;
+  EXPECT_FALSE(parse_keil_callgraph(keil, false, error));
+  EXPECT_EQ(error, fmt::format("line {}: Stack size 18446744073709551615 bytes: expected less than 4 GiB (the report is "
+                               "damaged)", line));
+}
+
 TEST(Stack, AFunctionThatOnlyCallsItselfIsARoot) {
   auto g = graph({{"walk", 48, {"walk", "leaf"}}, {"leaf", 16, {}}});
   StackReport r = worst_case_stacks(g, false);
