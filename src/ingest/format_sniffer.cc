@@ -64,14 +64,21 @@ Evidence emt_evidence(std::span<const uint8_t> head) {
   return {true, {}};
 }
 
-Evidence log_evidence(std::span<const uint8_t> head) {
-  std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
-  if (text.find("[MEM][") == std::string_view::npos) return {false, "log: no [MEM] lines"};
-  // Serial terminals add colour escapes (ESC); anything else below 0x20 is binary.
+// Serial terminals add colour escapes (ESC); anything else below 0x20 is binary.
+bool mostly_text(std::span<const uint8_t> head) {
   size_t binary = static_cast<size_t>(std::count_if(head.begin(), head.end(), [](uint8_t b) {
     return b < 0x20 && b != '\n' && b != '\r' && b != '\t' && b != 0x1b;
   }));
-  if (share(binary, head.size()) > 0.05) return {false, "log: [MEM] found inside binary data"};
+  return share(binary, head.size()) <= 0.05;
+}
+
+Evidence log_evidence(std::span<const uint8_t> head) {
+  std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+  const bool is_text = mostly_text(head);
+  if (text.find("[MEM][") == std::string_view::npos)
+    return {false, is_text ? fmt::format("log: text, but no [MEM] lines in its first {} bytes", head.size())
+                           : "log: no [MEM] lines"};
+  if (!is_text) return {false, "log: [MEM] found inside binary data"};
   return {true, {}};
 }
 
@@ -181,7 +188,9 @@ SniffVerdict sniff_trace(std::span<const uint8_t> head) {
   if (!v.format && !tpiu_synced) attempt(Format::tpiu, tpiu_evidence(head));
   if (v.format) return v;
   v.looks_like = fmt::format("not a trace edgemem can read (tried {})", fmt::join(tried, "; "));
-  v.instead = "force a decoder with --format";
+  // A device's boot messages can fill the window the format is judged on.
+  v.instead = mostly_text(head) ? "if its [MEM] lines come later, run with --format log; else force a decoder with --format"
+                                : "force a decoder with --format";
   return v;
 }
 

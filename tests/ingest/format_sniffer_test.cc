@@ -123,6 +123,21 @@ TEST(Sniffer, RandomBytesAndPlainTextAreRefusedNotGuessed) {
   EXPECT_FALSE(sniff_trace(bytes(std::string(4096, '\0'))).format);
 }
 
+// Boot messages can fill the window the format is judged on: the refusal
+// says what to run when the [MEM] lines come later.
+TEST(Sniffer, TextWithoutMemLinesInTheWindowPointsToFormatLog) {
+  std::string boot;
+  while (boot.size() < 64 * 1024) boot += "boot: init subsystem ok\n";
+  boot.resize(64 * 1024);
+  SniffVerdict v = sniff_trace(bytes(boot));
+  EXPECT_FALSE(v.format);
+  EXPECT_NE(v.refusal("F").find("log: text, but no [MEM] lines in its first 65536 bytes"), std::string::npos)
+      << v.refusal("F");
+  EXPECT_TRUE(v.refusal("F").ends_with("; if its [MEM] lines come later, run with --format log; else force a decoder "
+                                       "with --format"))
+      << v.refusal("F");
+}
+
 // A packed recording damaged near its start: the decoder keeps what came
 // before the damage and reports it; the sniffer no longer refused it as
 // "most bytes are not emt records". A SYNC further in is not enough.
