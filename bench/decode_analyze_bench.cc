@@ -105,6 +105,31 @@ void BM_GapIndexSlots(benchmark::State& state) {
 }
 BENCHMARK(BM_GapIndexSlots)->Unit(benchmark::kMillisecond);
 
+// A fragmented heap served from its top (glibc's top chunk, newlib's
+// wilderness): 20,000 small holes no request fits, and the largest gap
+// shrinking on every allocation. It once rescanned every chunk per
+// allocation (0.85 M lines/s end to end against ~5 M on other traces).
+void BM_GapIndexFragmentedTop(benchmark::State& state) {
+  uint64_t ops = 0;
+  for (auto _ : state) {
+    edgemem::GapIndex gaps;
+    gaps.extend(0, uint64_t{1} << 30);
+    for (uint64_t i = 0; i < 20000; ++i) gaps.occupy(i * 64, 48);
+    uint64_t top = 20000 * 64;
+    std::vector<uint64_t> live;
+    for (int i = 0; i < 1'000'000; ++i) {
+      gaps.occupy(top, 64);
+      live.push_back(top);
+      top += 64;
+      if (live.size() > 1000) gaps.release(live[live.size() - 1001], 64);
+      benchmark::DoNotOptimize(gaps.largest_free());
+    }
+    ops += 1'000'000;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(ops));
+}
+BENCHMARK(BM_GapIndexFragmentedTop)->Unit(benchmark::kMillisecond);
+
 // A TFLite-Micro-style arena: the same temporaries at the same offsets in
 // every inference, persistent blocks below them. Guards the arena top
 // tracking, which once went quadratic on exactly this pattern.

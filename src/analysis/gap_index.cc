@@ -56,9 +56,19 @@ GapIndex::Pos GapIndex::next(Pos p) const {
   return {p.chunk + 1, 0};
 }
 
-void GapIndex::rescan(Chunk& c) {
+void GapIndex::rescan(size_t chunk) {
+  Chunk& c = chunks_[chunk];
+  const uint64_t old = c.largest;
   c.largest = 0;
   for (size_t i = 0; i < c.size(); ++i) c.largest = std::max(c.largest, c.gap(i));
+  chunk_largest(chunk, old, c.largest);
+}
+
+void GapIndex::chunk_largest(size_t chunk, uint64_t old, uint64_t largest) {
+  if (groups_.empty()) return;  // rebuilt when next asked
+  Group& g = groups_[chunk / kGroup];
+  if (largest >= g.largest) g.largest = largest;
+  else if (old >= g.largest) g.valid = false;
 }
 
 GapIndex::Pos GapIndex::erase(Pos p) {
@@ -69,10 +79,11 @@ GapIndex::Pos GapIndex::erase(Pos p) {
   if (c.gaps.empty()) {
     chunks_.erase(chunks_.begin() + static_cast<long>(p.chunk));
     last_end_.erase(last_end_.begin() + static_cast<long>(p.chunk));
+    regroup();
     return {p.chunk, 0};
   }
   last_end_[p.chunk] = c.gaps.back().end;
-  if (size == c.largest) rescan(c);
+  if (size == c.largest) rescan(p.chunk);
   if (p.index == c.size()) return {p.chunk + 1, 0};
   return p;
 }
@@ -81,22 +92,27 @@ void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
   if (chunks_.empty()) {
     chunks_.push_back({{{end, start}}, end - start});
     last_end_.push_back(end);
+    regroup();
   } else {
     if (p.chunk == chunks_.size()) p = {p.chunk - 1, chunks_.back().size()};  // append to the last chunk
     Chunk& c = chunks_[p.chunk];
     c.gaps.insert(c.gaps.begin() + static_cast<long>(p.index), Gap{end, start});
-    c.largest = std::max(c.largest, end - start);
+    if (end - start > c.largest) {
+      chunk_largest(p.chunk, c.largest, end - start);
+      c.largest = end - start;
+    }
     last_end_[p.chunk] = c.gaps.back().end;
     if (c.size() > 2 * kChunk) {  // split in halves
       Chunk upper;
       upper.gaps.assign(c.gaps.begin() + kChunk, c.gaps.end());
       c.gaps.resize(kChunk);
-      rescan(c);
-      rescan(upper);
-      last_end_[p.chunk] = c.gaps.back().end;
-      uint64_t upper_last = upper.gaps.back().end;
+      const uint64_t upper_last = upper.gaps.back().end;
       chunks_.insert(chunks_.begin() + static_cast<long>(p.chunk) + 1, std::move(upper));
       last_end_.insert(last_end_.begin() + static_cast<long>(p.chunk) + 1, upper_last);
+      regroup();
+      rescan(p.chunk);
+      rescan(p.chunk + 1);
+      last_end_[p.chunk] = chunks_[p.chunk].gaps.back().end;
     }
   }
   if (largest_valid_) largest_ = std::max(largest_, end - start);
@@ -106,10 +122,13 @@ void GapIndex::resized(Pos p, uint64_t old_size) {
   Chunk& c = chunks_[p.chunk];
   uint64_t size = c.gap(p.index);
   if (size > old_size) {
-    c.largest = std::max(c.largest, size);
+    if (size > c.largest) {
+      chunk_largest(p.chunk, c.largest, size);
+      c.largest = size;
+    }
     if (largest_valid_) largest_ = std::max(largest_, size);
   } else {
-    if (old_size == c.largest) rescan(c);
+    if (old_size == c.largest) rescan(p.chunk);
     if (old_size >= largest_) largest_valid_ = false;
   }
 }
@@ -174,6 +193,7 @@ void GapIndex::release(uint64_t address, uint64_t size) {
 void GapIndex::reset() {
   chunks_.clear();
   last_end_.clear();
+  regroup();
   total_ = 0;
   largest_ = 0;
   largest_valid_ = true;
@@ -182,8 +202,17 @@ void GapIndex::reset() {
 
 uint64_t GapIndex::largest_free() {
   if (!largest_valid_) {
+    if (groups_.empty()) groups_.assign((chunks_.size() + kGroup - 1) / kGroup, Group{0, false});
     largest_ = 0;
-    for (const Chunk& c : chunks_) largest_ = std::max(largest_, c.largest);
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (!groups_[g].valid) {
+        const size_t first = g * kGroup, last = std::min(first + kGroup, chunks_.size());
+        groups_[g].largest = 0;
+        for (size_t c = first; c < last; ++c) groups_[g].largest = std::max(groups_[g].largest, chunks_[c].largest);
+        groups_[g].valid = true;
+      }
+      largest_ = std::max(largest_, groups_[g].largest);
+    }
     largest_valid_ = true;
   }
   return largest_;

@@ -4,7 +4,10 @@
 // Gaps live in sorted chunks of at most 2*kChunk entries (end, start), each
 // chunk knowing its largest gap. A lookup is two binary searches (chunk
 // ends, then the chunk); chunks are small so a split or merge moves half a
-// KiB and a shrunk maximum rescans a few cache lines.
+// KiB and a shrunk maximum rescans a few cache lines. Runs of kGroup chunks
+// keep their largest gap too, so the largest gap of a pool whose biggest
+// gap shrinks on every allocation (a fragmented heap served from its top)
+// is found in a few dozen steps instead of one per chunk.
 #pragma once
 
 #include <cstddef>
@@ -54,10 +57,20 @@ class GapIndex {
   Pos erase(Pos p);             // returns the position of the following gap
   void insert(Pos p, uint64_t end, uint64_t start);  // before p (p may be the end)
   void resized(Pos p, uint64_t old_size);
-  void rescan(Chunk& c);
+  void rescan(size_t chunk);
+  // Chunk `chunk`'s largest gap is now `largest`, was `old`.
+  void chunk_largest(size_t chunk, uint64_t old, uint64_t largest);
+  // Chunks were inserted or erased: every group's members moved.
+  void regroup() { groups_.clear(); }
 
   std::vector<Chunk> chunks_;
   std::vector<uint64_t> last_end_;  // per chunk, for the top-level search
+  static constexpr size_t kGroup = 32;
+  struct Group {
+    uint64_t largest = 0;
+    bool valid = true;
+  };
+  std::vector<Group> groups_;  // chunks [g*kGroup, (g+1)*kGroup); empty: to be rebuilt
   uint64_t total_ = 0;
   uint64_t largest_ = 0;
   bool largest_valid_ = true;  // the largest gap stays known unless it shrinks

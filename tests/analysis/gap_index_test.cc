@@ -168,5 +168,48 @@ TEST(GapIndex, AgreesWithAnIntervalMapOnArbitraryOperationSequences) {
   }
 }
 
+// A fragmented heap served from its top: thousands of small holes (over a
+// hundred chunks, several groups of them) and the largest gap shrinking on
+// almost every allocation, the case that once rescanned every chunk.
+TEST(GapIndex, TheLargestGapShrinkingAmongThousandsOfHolesAgreesWithTheModel) {
+  std::mt19937_64 rng(11);
+  GapIndex g;
+  ReferenceGaps ref;
+  g.extend(0, 1 << 22);
+  ref.extend(0, 1 << 22);
+  for (uint64_t i = 0; i < 2500; ++i) {
+    g.occupy(i * 32, 16);
+    ref.occupy(i * 32, 16);
+  }
+  uint64_t top = 2500 * 32;
+  std::vector<std::pair<uint64_t, uint64_t>> made;
+  for (int step = 0; step < 3000; ++step) {
+    const uint64_t op = rng() % 100;
+    if (op < 55) {
+      const uint64_t size = 1 + rng() % 64;
+      g.occupy(top, size);
+      ref.occupy(top, size);
+      made.emplace_back(top, size);
+      top += size + rng() % 3;  // now and then a hole of a byte or two
+    } else if (op < 80 && !made.empty()) {
+      const size_t k = rng() % made.size();
+      g.release(made[k].first, made[k].second);
+      ref.release(made[k].first, made[k].second);
+      made.erase(made.begin() + static_cast<long>(k));
+    } else {
+      const uint64_t hole = rng() % 2500 * 32 + 16;
+      if (rng() % 2) {
+        g.occupy(hole, 16);
+        ref.occupy(hole, 16);
+      } else {
+        g.release(hole, 16);
+        ref.release(hole, 16);
+      }
+    }
+    ASSERT_EQ(g.total_free(), ref.total()) << "step " << step;
+    ASSERT_EQ(g.largest_free(), ref.largest()) << "step " << step;
+  }
+}
+
 }  // namespace
 }  // namespace edgemem
