@@ -47,88 +47,108 @@ size_t bound(const std::vector<T>& v, uint64_t x, bool after, Key key) {
 
 GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
   size_t c = bound(last_end_, x, !inclusive, [](uint64_t end) { return end; });
-  if (c == chunks_.size()) return {c, 0};
-  return {c, bound(chunks_[c].gaps, x, !inclusive, [](const Gap& g) { return g.end; })};
+  if (c == order_.size()) return {c, 0};
+  return {c, bound(at(c).gaps, x, !inclusive, [](const Gap& g) { return g.end; })};
 }
 
 GapIndex::Pos GapIndex::next(Pos p) const {
-  if (++p.index < chunks_[p.chunk].size()) return p;
+  if (++p.index < at(p.chunk).size()) return p;
   return {p.chunk + 1, 0};
 }
 
-void GapIndex::rescan(size_t chunk) {
-  Chunk& c = chunks_[chunk];
+uint32_t GapIndex::new_chunk() {
+  if (!free_ids_.empty()) {
+    const uint32_t id = free_ids_.back();
+    free_ids_.pop_back();
+    return id;
+  }
+  chunks_.emplace_back();
+  if (!groups_.empty() && chunks_.size() > groups_.size() * kGroup) groups_.push_back({0, true});
+  return static_cast<uint32_t>(chunks_.size() - 1);
+}
+
+void GapIndex::rescan(uint32_t id) {
+  Chunk& c = chunks_[id];
   const uint64_t old = c.largest;
   c.largest = 0;
   for (size_t i = 0; i < c.size(); ++i) c.largest = std::max(c.largest, c.gap(i));
-  chunk_largest(chunk, old, c.largest);
+  chunk_largest(id, old, c.largest);
 }
 
-void GapIndex::chunk_largest(size_t chunk, uint64_t old, uint64_t largest) {
-  if (groups_.empty()) return;  // rebuilt when next asked
-  Group& g = groups_[chunk / kGroup];
+void GapIndex::chunk_largest(uint32_t id, uint64_t old, uint64_t largest) {
+  if (groups_.empty()) return;  // built when first asked
+  Group& g = groups_[id / kGroup];
   if (largest >= g.largest) g.largest = largest;
   else if (old >= g.largest) g.valid = false;
 }
 
 GapIndex::Pos GapIndex::erase(Pos p) {
-  Chunk& c = chunks_[p.chunk];
+  const uint32_t id = order_[p.chunk];
+  Chunk& c = chunks_[id];
   uint64_t size = c.gap(p.index);
   c.gaps.erase(c.gaps.begin() + static_cast<long>(p.index));
   if (size >= largest_) largest_valid_ = false;
   if (c.gaps.empty()) {
-    chunks_.erase(chunks_.begin() + static_cast<long>(p.chunk));
+    chunk_largest(id, c.largest, 0);
+    c.largest = 0;
+    free_ids_.push_back(id);
+    order_.erase(order_.begin() + static_cast<long>(p.chunk));
     last_end_.erase(last_end_.begin() + static_cast<long>(p.chunk));
-    regroup();
     return {p.chunk, 0};
   }
   last_end_[p.chunk] = c.gaps.back().end;
-  if (size == c.largest) rescan(p.chunk);
+  if (size == c.largest) rescan(id);
   if (p.index == c.size()) return {p.chunk + 1, 0};
   return p;
 }
 
 void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
-  if (chunks_.empty()) {
-    chunks_.push_back({{{end, start}}, end - start});
+  if (order_.empty()) {
+    const uint32_t id = new_chunk();
+    chunks_[id].gaps.push_back({end, start});
+    chunk_largest(id, 0, end - start);
+    chunks_[id].largest = end - start;
+    order_.push_back(id);
     last_end_.push_back(end);
-    regroup();
   } else {
-    if (p.chunk == chunks_.size()) p = {p.chunk - 1, chunks_.back().size()};  // append to the last chunk
-    Chunk& c = chunks_[p.chunk];
-    c.gaps.insert(c.gaps.begin() + static_cast<long>(p.index), Gap{end, start});
-    if (end - start > c.largest) {
-      chunk_largest(p.chunk, c.largest, end - start);
-      c.largest = end - start;
+    if (p.chunk == order_.size()) p = {p.chunk - 1, at(p.chunk - 1).size()};  // append to the last chunk
+    const uint32_t id = order_[p.chunk];
+    {
+      Chunk& c = chunks_[id];
+      c.gaps.insert(c.gaps.begin() + static_cast<long>(p.index), Gap{end, start});
+      if (end - start > c.largest) {
+        chunk_largest(id, c.largest, end - start);
+        c.largest = end - start;
+      }
+      last_end_[p.chunk] = c.gaps.back().end;
     }
-    last_end_[p.chunk] = c.gaps.back().end;
-    if (c.size() > 2 * kChunk) {  // split in halves
-      Chunk upper;
-      upper.gaps.assign(c.gaps.begin() + kChunk, c.gaps.end());
+    if (chunks_[id].size() > 2 * kChunk) {  // split in halves; new_chunk() may move chunks_
+      const uint32_t upper = new_chunk();
+      Chunk& c = chunks_[id];
+      chunks_[upper].gaps.assign(c.gaps.begin() + kChunk, c.gaps.end());
       c.gaps.resize(kChunk);
-      const uint64_t upper_last = upper.gaps.back().end;
-      chunks_.insert(chunks_.begin() + static_cast<long>(p.chunk) + 1, std::move(upper));
-      last_end_.insert(last_end_.begin() + static_cast<long>(p.chunk) + 1, upper_last);
-      regroup();
-      rescan(p.chunk);
-      rescan(p.chunk + 1);
-      last_end_[p.chunk] = chunks_[p.chunk].gaps.back().end;
+      order_.insert(order_.begin() + static_cast<long>(p.chunk) + 1, upper);
+      last_end_.insert(last_end_.begin() + static_cast<long>(p.chunk) + 1, chunks_[upper].gaps.back().end);
+      last_end_[p.chunk] = c.gaps.back().end;
+      rescan(upper);
+      rescan(id);
     }
   }
   if (largest_valid_) largest_ = std::max(largest_, end - start);
 }
 
 void GapIndex::resized(Pos p, uint64_t old_size) {
-  Chunk& c = chunks_[p.chunk];
+  const uint32_t id = order_[p.chunk];
+  Chunk& c = chunks_[id];
   uint64_t size = c.gap(p.index);
   if (size > old_size) {
     if (size > c.largest) {
-      chunk_largest(p.chunk, c.largest, size);
+      chunk_largest(id, c.largest, size);
       c.largest = size;
     }
     if (largest_valid_) largest_ = std::max(largest_, size);
   } else {
-    if (old_size == c.largest) rescan(p.chunk);
+    if (old_size == c.largest) rescan(id);
     if (old_size >= largest_) largest_valid_ = false;
   }
 }
@@ -192,8 +212,10 @@ void GapIndex::release(uint64_t address, uint64_t size) {
 
 void GapIndex::reset() {
   chunks_.clear();
+  free_ids_.clear();
+  order_.clear();
   last_end_.clear();
-  regroup();
+  groups_.clear();
   total_ = 0;
   largest_ = 0;
   largest_valid_ = true;
@@ -202,7 +224,7 @@ void GapIndex::reset() {
 
 uint64_t GapIndex::largest_free() {
   if (!largest_valid_) {
-    if (groups_.empty()) groups_.assign((chunks_.size() + kGroup - 1) / kGroup, Group{0, false});
+    if (groups_.empty()) groups_.assign(std::max<size_t>(1, (chunks_.size() + kGroup - 1) / kGroup), Group{0, false});
     largest_ = 0;
     for (size_t g = 0; g < groups_.size(); ++g) {
       if (!groups_[g].valid) {

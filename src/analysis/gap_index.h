@@ -4,10 +4,12 @@
 // Gaps live in sorted chunks of at most 2*kChunk entries (end, start), each
 // chunk knowing its largest gap. A lookup is two binary searches (chunk
 // ends, then the chunk); chunks are small so a split or merge moves half a
-// KiB and a shrunk maximum rescans a few cache lines. Runs of kGroup chunks
-// keep their largest gap too, so the largest gap of a pool whose biggest
-// gap shrinks on every allocation (a fragmented heap served from its top)
-// is found in a few dozen steps instead of one per chunk.
+// KiB and a shrunk maximum rescans a few cache lines. A chunk keeps its id
+// while chunks split and empty around it (their address order is a separate
+// list of ids), so runs of kGroup ids can keep their largest gap: a pool
+// whose largest gap shrinks on every allocation (a fragmented heap served
+// from its top) finds the next largest in a few dozen steps, not one per
+// chunk.
 #pragma once
 
 #include <cstddef>
@@ -43,34 +45,37 @@ class GapIndex {
     uint64_t gap(size_t i) const { return gaps[i].end - gaps[i].start; }
   };
   struct Pos {
-    size_t chunk, index;
+    size_t chunk, index;  // chunk: place in address order (order_), not id
   };
   static constexpr size_t kChunk = 16;
 
   void add_gap(uint64_t start, uint64_t end);
   void remove_range(uint64_t start, uint64_t end);
   Pos first_ending_after(uint64_t x, bool inclusive) const;  // end > x (or >= x)
-  bool valid(Pos p) const { return p.chunk < chunks_.size(); }
-  uint64_t& start_at(Pos p) { return chunks_[p.chunk].gaps[p.index].start; }
-  uint64_t end_at(Pos p) const { return chunks_[p.chunk].gaps[p.index].end; }
+  bool valid(Pos p) const { return p.chunk < order_.size(); }
+  Chunk& at(size_t place) { return chunks_[order_[place]]; }
+  const Chunk& at(size_t place) const { return chunks_[order_[place]]; }
+  uint64_t& start_at(Pos p) { return at(p.chunk).gaps[p.index].start; }
+  uint64_t end_at(Pos p) const { return at(p.chunk).gaps[p.index].end; }
   Pos next(Pos p) const;
   Pos erase(Pos p);             // returns the position of the following gap
   void insert(Pos p, uint64_t end, uint64_t start);  // before p (p may be the end)
   void resized(Pos p, uint64_t old_size);
-  void rescan(size_t chunk);
-  // Chunk `chunk`'s largest gap is now `largest`, was `old`.
-  void chunk_largest(size_t chunk, uint64_t old, uint64_t largest);
-  // Chunks were inserted or erased: every group's members moved.
-  void regroup() { groups_.clear(); }
+  uint32_t new_chunk();  // an id with no gaps
+  void rescan(uint32_t id);
+  // Chunk `id`'s largest gap is now `largest`, was `old`.
+  void chunk_largest(uint32_t id, uint64_t old, uint64_t largest);
 
-  std::vector<Chunk> chunks_;
-  std::vector<uint64_t> last_end_;  // per chunk, for the top-level search
+  std::vector<Chunk> chunks_;       // by id
+  std::vector<uint32_t> free_ids_;  // chunks emptied, for reuse
+  std::vector<uint32_t> order_;     // chunk ids by address
+  std::vector<uint64_t> last_end_;  // beside order_, for the top-level search
   static constexpr size_t kGroup = 32;
   struct Group {
     uint64_t largest = 0;
     bool valid = true;
   };
-  std::vector<Group> groups_;  // chunks [g*kGroup, (g+1)*kGroup); empty: to be rebuilt
+  std::vector<Group> groups_;  // ids [g*kGroup, (g+1)*kGroup); empty until the largest is first searched for
   uint64_t total_ = 0;
   uint64_t largest_ = 0;
   bool largest_valid_ = true;  // the largest gap stays known unless it shrinks
