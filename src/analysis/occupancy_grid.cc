@@ -43,7 +43,10 @@ void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
   }
   uint64_t first = a.first;
   if (!a.used || new_lo < a.first) first = new_lo;
-  else if (new_hi - a.first >= cells) first = new_hi - cells + 1;
+  // Sliding forward (time goes on): half a window ahead, not one cell, so
+  // the cells move once per half window instead of once per new cell.
+  // Only lo..hi hold anything, so where the window starts changes no cell.
+  else if (new_hi - a.first >= cells) first = std::min(new_lo, new_hi + 1 - cells / 2);
   if (a.used && first != a.first) remap(time_axis, first, 0);
   a.first = first;
   a.lo = new_lo;
