@@ -55,6 +55,7 @@ void OccupancyGrid::ensure(bool time_axis, uint64_t lo, uint64_t hi) {
 }
 
 void OccupancyGrid::remap(bool time_axis, uint64_t first, unsigned coarser) {
+  fold();
   std::vector<double> out(cells_.size(), 0.0);
   const Axis& a = time_axis ? time_ : address_;
   for (uint32_t t = 0; t < kTimes; ++t)
@@ -92,16 +93,43 @@ void OccupancyGrid::cover(uint64_t address, uint64_t last_address, uint64_t from
     ensure(true, from, last_time);
     ensure(false, address, last_address);
   }
-  for (uint64_t t = from >> time_.shift; t <= last_time >> time_.shift; ++t) {
-    double time_units = static_cast<double>(overlap(from, last_time, t, time_.step)) * density;
-    for (uint64_t x = address >> address_.shift; x <= last_address >> address_.shift; ++x)
-      cells_[(t - time_.first) * kAddresses + (x - address_.first)] +=
+  const uint64_t first_t = from >> time_.shift, last_t = last_time >> time_.shift;
+  const uint64_t first_x = address >> address_.shift, last_x = last_address >> address_.shift;
+  auto add_row = [&](uint64_t t, double time_units, std::vector<double>& to) {
+    for (uint64_t x = first_x; x <= last_x; ++x)
+      to[(t - time_.first) * kAddresses + (x - address_.first)] +=
           time_units * static_cast<double>(overlap(address, last_address, x, address_.step));
+  };
+  add_row(first_t, static_cast<double>(overlap(from, last_time, first_t, time_.step)) * density, cells_);
+  if (last_t == first_t) return;
+  add_row(last_t, static_cast<double>(overlap(from, last_time, last_t, time_.step)) * density, cells_);
+  if (last_t == first_t + 1) return;
+  // The whole time cells between: the same amount each, as a step up and
+  // a step down (summed into the cells by fold()), not a row at a time.
+  if (steps_.empty()) steps_.assign(cells_.size(), 0.0);
+  const double full = static_cast<double>(time_.step) * density;
+  add_row(first_t + 1, full, steps_);
+  add_row(last_t, -full, steps_);
+  stepped_ = true;
+}
+
+void OccupancyGrid::fold() const {
+  if (!stepped_) return;
+  for (uint32_t x = 0; x < kAddresses; ++x) {
+    double run = 0;
+    for (uint32_t t = 0; t < kTimes; ++t) {
+      double& step = steps_[size_t{t} * kAddresses + x];
+      run += step;
+      step = 0;
+      cells_[size_t{t} * kAddresses + x] += run;
+    }
   }
+  stepped_ = false;
 }
 
 void OccupancyGrid::merge(const OccupancyGrid& other) {
   if (!other.time_.used) return;
+  other.fold();
   const Axis &ot = other.time_, &oa = other.address_;
   for (uint64_t t = ot.lo; t <= ot.hi; ++t)
     for (uint64_t x = oa.lo; x <= oa.hi; ++x) {
@@ -116,6 +144,7 @@ void OccupancyGrid::merge(const OccupancyGrid& other) {
 LayoutRaster OccupancyGrid::raster(uint64_t origin) const {
   LayoutRaster r;
   if (!time_.used) return r;
+  fold();
   r.time0 = time_.lo * time_.step;
   r.time_step = time_.step;
   r.offset0 = static_cast<int64_t>(address_.lo * address_.step - origin);

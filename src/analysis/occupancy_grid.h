@@ -74,9 +74,17 @@ class OccupancyGrid {
   // Moves every cell to the window given by the new first cells, each cell
   // index shifted right by `coarser` (the step multiplied by 2^coarser).
   void remap(bool time_axis, uint64_t first, unsigned coarser);
+  // Adds the pending steps into the cells: a long-lived block covers its
+  // whole time cells by two steps, so a block costs its address cells, not
+  // its address cells times its time cells.
+  void fold() const;
 
   Axis time_, address_;
-  std::vector<double> cells_;  // [time cell][address cell]
+  // Cells and pending steps are one value, folded when read: mutable, so
+  // reading a grid stays const.
+  mutable std::vector<double> cells_;  // [time cell][address cell]
+  mutable std::vector<double> steps_;  // [time cell][address cell]: a running sum down each column adds to cells_; empty until needed
+  mutable bool stepped_ = false;
 };
 
 }  // namespace edgemem
