@@ -63,7 +63,13 @@ uint32_t GapIndex::new_chunk() {
     return id;
   }
   chunks_.emplace_back();
-  if (!groups_.empty() && chunks_.size() > groups_.size() * kGroup) groups_.push_back({0, true});
+  // A new group holds only empty chunks and groups: its largest is 0.
+  size_t n = chunks_.size();
+  for (std::vector<Group>& level : levels_) {
+    n = (n + kGroup - 1) / kGroup;
+    if (level.size() < n) level.push_back({0, true});
+  }
+  if (!levels_.empty() && levels_.back().size() > kGroup) levels_.clear();  // a level more: built when next asked
   return static_cast<uint32_t>(chunks_.size() - 1);
 }
 
@@ -76,10 +82,30 @@ void GapIndex::rescan(uint32_t id) {
 }
 
 void GapIndex::chunk_largest(uint32_t id, uint64_t old, uint64_t largest) {
-  if (groups_.empty()) return;  // built when first asked
-  Group& g = groups_[id / kGroup];
-  if (largest >= g.largest) g.largest = largest;
-  else if (old >= g.largest) g.valid = false;
+  size_t i = id;
+  for (std::vector<Group>& level : levels_) {
+    i /= kGroup;
+    Group& g = level[i];
+    if (!g.valid) return;  // nor is any group above it
+    if (largest >= g.largest) g.largest = largest;  // raised: its parent may be too
+    else if (old >= g.largest) g.valid = false;     // its largest shrank: so may its parent's
+    else return;                                    // its largest stands, and so every one above
+  }
+}
+
+uint64_t GapIndex::group_largest(size_t level, size_t group) {
+  Group& g = levels_[level][group];
+  if (g.valid) return g.largest;
+  const size_t first = group * kGroup;
+  uint64_t largest = 0;
+  if (level == 0) {
+    for (size_t c = first; c < std::min(first + kGroup, chunks_.size()); ++c) largest = std::max(largest, chunks_[c].largest);
+  } else {
+    for (size_t c = first; c < std::min(first + kGroup, levels_[level - 1].size()); ++c)
+      largest = std::max(largest, group_largest(level - 1, c));
+  }
+  g = {largest, true};  // nothing above grew a vector: `g` still stands
+  return largest;
 }
 
 GapIndex::Pos GapIndex::erase(Pos p) {
@@ -215,7 +241,7 @@ void GapIndex::reset() {
   free_ids_.clear();
   order_.clear();
   last_end_.clear();
-  groups_.clear();
+  levels_.clear();
   total_ = 0;
   largest_ = 0;
   largest_valid_ = true;
@@ -224,17 +250,15 @@ void GapIndex::reset() {
 
 uint64_t GapIndex::largest_free() {
   if (!largest_valid_) {
-    if (groups_.empty()) groups_.assign(std::max<size_t>(1, (chunks_.size() + kGroup - 1) / kGroup), Group{0, false});
-    largest_ = 0;
-    for (size_t g = 0; g < groups_.size(); ++g) {
-      if (!groups_[g].valid) {
-        const size_t first = g * kGroup, last = std::min(first + kGroup, chunks_.size());
-        groups_[g].largest = 0;
-        for (size_t c = first; c < last; ++c) groups_[g].largest = std::max(groups_[g].largest, chunks_[c].largest);
-        groups_[g].valid = true;
-      }
-      largest_ = std::max(largest_, groups_[g].largest);
+    if (levels_.empty()) {
+      size_t n = chunks_.size();
+      do {
+        n = std::max<size_t>(1, (n + kGroup - 1) / kGroup);
+        levels_.emplace_back(n, Group{0, false});
+      } while (n > kGroup);
     }
+    largest_ = 0;
+    for (size_t g = 0; g < levels_.back().size(); ++g) largest_ = std::max(largest_, group_largest(levels_.size() - 1, g));
     largest_valid_ = true;
   }
   return largest_;

@@ -65,17 +65,21 @@ class GapIndex {
   void rescan(uint32_t id);
   // Chunk `id`'s largest gap is now `largest`, was `old`.
   void chunk_largest(uint32_t id, uint64_t old, uint64_t largest);
+  // The largest gap under group `group` of `level`, computed if not known.
+  uint64_t group_largest(size_t level, size_t group);
 
   std::vector<Chunk> chunks_;       // by id
   std::vector<uint32_t> free_ids_;  // chunks emptied, for reuse
   std::vector<uint32_t> order_;     // chunk ids by address
   std::vector<uint64_t> last_end_;  // beside order_, for the top-level search
+  // Level 0 groups kGroup chunk ids, level 1 kGroup level-0 groups, up to
+  // a level of at most kGroup groups. A group not valid has no ancestor valid.
   static constexpr size_t kGroup = 32;
   struct Group {
     uint64_t largest = 0;
     bool valid = true;
   };
-  std::vector<Group> groups_;  // ids [g*kGroup, (g+1)*kGroup); empty until the largest is first searched for
+  std::vector<std::vector<Group>> levels_;  // empty until the largest is first searched for
   uint64_t total_ = 0;
   uint64_t largest_ = 0;
   bool largest_valid_ = true;  // the largest gap stays known unless it shrinks
