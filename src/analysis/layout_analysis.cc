@@ -231,27 +231,46 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
   }
   r.live_at_peak = named(at_peak, context);
 
-  // Live blocks first, by the area they cover, then the closed ones by their sample key.
-  std::vector<Kept> live;
+  // Live blocks first, by the area they cover, then the closed ones by their
+  // sample key. A leaking process can end with millions of live blocks: they
+  // are ranked as 24-byte entries and only the kept ones are sorted, the
+  // rest going to the rasters as they are.
+  struct LiveEntry {
+    double score;
+    PoolId pool;
+    const Block* block;
+  };
+  std::vector<LiveEntry> live;
   for (size_t i = 0; i < tracker.pools().size(); ++i)
-    tracker.pool(static_cast<PoolId>(i)).live.for_each([&](const Block& b) {
-      live.push_back({area(b, end_), std::max(end_, b.time), true, static_cast<PoolId>(i), b});
-    });
+    tracker.pool(static_cast<PoolId>(i)).live.for_each(
+        [&](const Block& b) { live.push_back({area(b, end_), static_cast<PoolId>(i), &b}); });
+  // Larger area first; equal areas by pool, time and address, so which are kept never depends on the order.
+  auto ranked_before = [](const LiveEntry& a, const LiveEntry& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.pool != b.pool) return a.pool < b.pool;
+    return a.block->time != b.block->time ? a.block->time < b.block->time : a.block->address < b.block->address;
+  };
+  const size_t live_kept = std::min(live.size(), cap_);
+  if (live_kept < live.size())
+    std::nth_element(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(live_kept), live.end(), ranked_before);
+  std::vector<Kept> live_drawn;
+  live_drawn.reserve(live_kept);
+  for (size_t i = 0; i < live_kept; ++i)
+    live_drawn.push_back({live[i].score, std::max(end_, live[i].block->time), true, live[i].pool, *live[i].block});
   std::vector<Kept> closed;  // in the heap's order, as the sort below has always received them
   closed.reserve(closed_.size());
   for (const Ranked& r : closed_) closed.push_back(kept_[r.slot]);
   auto by_area = [](const Kept& a, const Kept& b) { return a.score > b.score; };
-  std::sort(live.begin(), live.end(), by_area);
   std::sort(closed.begin(), closed.end(), by_area);
-  size_t live_kept = std::min(live.size(), cap_);
   size_t closed_kept = std::min(closed.size(), cap_ - live_kept);
 
   std::vector<PoolState> pools = pools_;
-  for (size_t i = live_kept; i < live.size(); ++i) rasterise(pools, live[i]);
+  for (size_t i = live_kept; i < live.size(); ++i)
+    rasterise(pools, live[i].pool, *live[i].block, std::max(end_, live[i].block->time), true);
   for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(pools, closed[i]);
 
   std::vector<const Kept*> drawn;
-  for (size_t i = 0; i < live_kept; ++i) drawn.push_back(&live[i]);
+  for (const Kept& k : live_drawn) drawn.push_back(&k);
   for (size_t i = 0; i < closed_kept; ++i) drawn.push_back(&closed[i]);
   std::sort(drawn.begin(), drawn.end(), [](const Kept* a, const Kept* b) {
     if (a->pool != b->pool) return a->pool < b->pool;
