@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include "edgemem/analyzer.h"
+#include "edgemem/site_table.h"
 
 namespace edgemem {
 
 Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   std::string lost;
-  auto add = [&](uint64_t n, const char* what) {
+  auto add = [&](uint64_t n, std::string_view what) {
     if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
   };
   add(s.overflows, "ITM overflow packets (the device dropped trace data)");
@@ -19,7 +20,9 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");
   add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");
-  add(s.sites_dropped, "events whose call site did not fit the site table (counted under '(other sites)')");
+  add(s.sites_dropped, fmt::format("events whose call site, marker or counter name did not fit the site table of {} "
+                                   "names (counted under '(other sites)')",
+                                   SiteTable::kMaxSites));
   add(s.pools_dropped, "events whose pool did not fit the pool table (counted under '(other pools)')");
   add(s.strings_dropped, "emt STRING records past the string table's cap (their sites lose the file name)");
   if (!s.compression_problem.empty())
