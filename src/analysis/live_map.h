@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <cstdlib>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 #include "edgemem/event.h"
 
@@ -26,7 +29,7 @@ static_assert(sizeof(Block) == 48, "a block is a live-map slot's payload: keep i
 
 class LiveMap {
  public:
-  LiveMap() { slots_.resize(16); }
+  LiveMap() : slots_(16) {}
 
   Block* find(uint64_t address) {
     for (size_t i = slot(address);; i = (i + 1) & mask()) {
@@ -85,7 +88,7 @@ class LiveMap {
   }
 
   void clear() {
-    slots_.assign(16, Slot{});
+    slots_ = Slots(16);
     mask_ = 15;
     count_ = 0;
   }
@@ -96,22 +99,49 @@ class LiveMap {
     Block block;
     bool used = false;
   };
+  // An empty slot is all zero bytes, so a table comes from calloc: a large
+  // one is fresh pages the kernel zeroes as they are first touched, not a
+  // memset of the whole table at each doubling (a million live blocks grew
+  // tables of 117 MB by zeroing them), and may be backed by huge pages.
+  static_assert(std::is_trivially_copyable_v<Slot>);
+  class Slots {
+   public:
+    explicit Slots(size_t n) : data_(static_cast<Slot*>(std::calloc(n, sizeof(Slot)))), size_(n) {
+      if (!data_) throw std::bad_alloc();
+      advise_huge_pages(data_, n * sizeof(Slot));
+    }
+    Slots(Slots&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    Slots& operator=(Slots&& o) noexcept {
+      std::swap(data_, o.data_);
+      std::swap(size_, o.size_);
+      return *this;
+    }
+    ~Slots() { std::free(data_); }
+    Slot& operator[](size_t i) { return data_[i]; }
+    const Slot& operator[](size_t i) const { return data_[i]; }
+    size_t size() const { return size_; }
+    const Slot* begin() const { return data_; }
+    const Slot* end() const { return data_ + size_; }
+
+   private:
+    Slot* data_;
+    size_t size_;
+  };
+  static void advise_huge_pages(void* data, size_t bytes);
   // Kept, not computed: slots_.size() divides by the slot's size.
   size_t mask() const { return mask_; }
   size_t slot(uint64_t address) const {
     return static_cast<size_t>((address * 0x9E3779B97F4A7C15ull) >> 32) & mask();
   }
   void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.resize(old.size() * 2);
+    const Slots old = std::exchange(slots_, Slots(slots_.size() * 2));
     mask_ = slots_.size() - 1;
     count_ = 0;
     for (const Slot& s : old)
       if (s.used) put(s.block, nullptr);
   }
 
-  std::vector<Slot> slots_;
+  Slots slots_;
   size_t mask_ = 15;
   size_t count_ = 0;
 };
