@@ -83,13 +83,25 @@ void GapIndex::rescan(uint32_t id) {
 
 void GapIndex::chunk_largest(uint32_t id, uint64_t old, uint64_t largest) {
   size_t i = id;
+  bool shrank = false;
   for (std::vector<Group>& level : levels_) {
     i /= kGroup;
     Group& g = level[i];
     if (!g.valid) return;  // nor is any group above it
-    if (largest >= g.largest) g.largest = largest;  // raised: its parent may be too
-    else if (old >= g.largest) g.valid = false;     // its largest shrank: so may its parent's
-    else return;                                    // its largest stands, and so every one above
+    if (shrank) {
+      // Every group above one not valid is not valid either, or a later
+      // raise stopping at that one would leave a stale maximum above it.
+      g.valid = false;
+      continue;
+    }
+    if (largest >= g.largest) {
+      g.largest = largest;  // raised: its parent may be too
+    } else if (old >= g.largest) {
+      g.valid = false;  // its largest may have shrunk
+      shrank = true;
+    } else {
+      return;  // its largest stands, and so every one above
+    }
   }
 }
 

@@ -115,9 +115,12 @@ void OccupancyGrid::cover(uint64_t address, uint64_t last_address, uint64_t from
 
 void OccupancyGrid::fold() const {
   if (!stepped_) return;
+  // Every step lies at or before the last used row; past it a sum of steps
+  // up and down could leave a rounding residue in a cell nothing covers.
+  const uint64_t rows = time_.hi - time_.first + 1;
   for (uint32_t x = 0; x < kAddresses; ++x) {
     double run = 0;
-    for (uint32_t t = 0; t < kTimes; ++t) {
+    for (uint32_t t = 0; t < rows; ++t) {
       double& step = steps_[size_t{t} * kAddresses + x];
       run += step;
       step = 0;

@@ -173,7 +173,9 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
         }
         if (parts.size() > 2) {
           uint64_t bytes = 0;
-          std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), bytes);
+          // Out of range (20 digits and more) is too large as well, not 0.
+          if (std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), bytes).ec == std::errc::result_out_of_range)
+            bytes = UINT64_MAX;
           if (bytes >= kMaxStackBytes) {
             error = fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)",
                                 p.string(), std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'),

@@ -202,6 +202,12 @@ class MapGaps {
   }
   uint64_t largest() const { return sizes_.empty() ? 0 : *sizes_.rbegin(); }
   uint64_t total() const { return total_; }
+  // The first gap starting at or after x, else the first one; {0, 0} if none.
+  std::pair<uint64_t, uint64_t> gap_from(uint64_t x) const {
+    if (gaps_.empty()) return {0, 0};
+    auto it = gaps_.lower_bound(x);
+    return *(it == gaps_.end() ? gaps_.begin() : it);
+  }
 
  private:
   void add(uint64_t start, uint64_t end) {
@@ -292,6 +298,68 @@ TEST(GapIndex, TheLargestGapAmongFortyThousandHolesAgreesWithTheMapModel) {
     ASSERT_EQ(g.total_free(), map.total()) << step;
     ASSERT_EQ(g.largest_free(), map.largest()) << step;
   });
+}
+
+// Phases of tiny holes, large frees and occupations (chunks empty and
+// their ids come back), whole gaps taken, combs, and a heap served from its
+// top, against the map model after every step. Thousands of chunks, two levels of groups.
+TEST(GapIndex, PhasesOfHolesLargeFreesAndTopAllocationsAgreeWithTheMapModel) {
+  for (uint64_t seed : {2u, 7u}) {
+    std::mt19937_64 rng(seed);
+    const uint64_t span = 1 << 22;
+    GapIndex g;
+    g.extend(0, span);
+    MapGaps map(span);
+    Both<GapIndex, MapGaps> both{g, map};
+    uint64_t top = 0, phase = 0;
+    for (int step = 0; step < 120000; ++step) {
+      if (step % 20000 == 0) phase = rng() % 5;
+      const uint64_t r = rng(), a = rng() % span;
+      if (phase == 0) {  // tiny holes
+        if (r % 4) both.occupy(a, 1 + rng() % 16);
+        else both.release(a, 1 + rng() % 64);
+      } else if (phase == 1) {  // large frees and occupations
+        const uint64_t size = 1 + rng() % (span / 8);
+        if (r % 2) both.occupy(a, std::min(size, span - a));
+        else both.release(a, std::min(size, span - a));
+      } else if (phase == 3) {  // a whole gap taken, or its first half
+        const auto [start, end] = map.gap_from(a);
+        if (end > start) both.occupy(start, r % 2 ? end - start : (end - start) / 2 + 1);
+      } else if (phase == 4) {  // a comb of 1-byte blocks, now and then freed with its teeth
+        const uint64_t at = std::min(a, span - 4096);
+        for (uint64_t k = 0; k < 8; ++k) both.occupy(at + 3 * k, 1);
+        if (r % 7 == 0) both.release(at, rng() % 4096);
+      } else {  // served from a top that moves up, freeing now and then behind it
+        const uint64_t size = 1 + rng() % 32;
+        if (top + size > span) top = 0;
+        if (r % 5) {
+          both.occupy(top, size);
+          top += size + (r % 3 == 0 ? 1 + rng() % 4 : 0);
+        } else {
+          both.release(a, std::min<uint64_t>(1 + rng() % 8, span - a));
+        }
+      }
+      ASSERT_EQ(g.total_free(), map.total()) << "seed " << seed << " step " << step;
+      ASSERT_EQ(g.largest_free(), map.largest()) << "seed " << seed << " step " << step;
+    }
+  }
+}
+
+// Found in review: a group invalidated under a parent whose maximum came
+// from another child left the parent valid; a gap that then grew in that
+// group stopped at it, and the next search took the parent's stale 103.
+TEST(GapIndex, AGapGrowingUnderAGroupAlreadyInvalidIsFoundAtTheTop) {
+  GapIndex g;
+  g.extend(0, 160000);
+  for (uint64_t i = 0; i < 40000; ++i) g.occupy(4 * i + 3, 1);  // 40,000 gaps of 3 bytes: two levels of groups
+  EXPECT_EQ(g.largest_free(), 3u);
+  g.release(0, 100);
+  g.release(3000, 50);
+  EXPECT_EQ(g.largest_free(), 103u);
+  g.occupy(3010, 1);     // 51 -> 40: its group is no longer known, the parent's 103 is another child's
+  g.release(3000, 300);  // 303, under that group
+  g.occupy(3000, 1);     // 302: the largest shrank, searched again
+  EXPECT_EQ(g.largest_free(), 302u);
 }
 
 }  // namespace

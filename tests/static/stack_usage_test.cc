@@ -427,6 +427,12 @@ TEST(Stack, AFrameOfFourGibibytesOrMoreIsRefusedNotSummed) {
   EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
   EXPECT_NE(error.find("m.ci: line 3: a frame of 4294967296 bytes for main: expected less than 4 GiB"), std::string::npos)
       << error;
+  // Past 2^64 it is not 0 bytes either.
+  huge_ci = kMainCi;
+  huge_ci.replace(huge_ci.find("32 bytes"), 2, "99999999999999999999");
+  write_unit(dir, "m", huge_ci, kMainSu);
+  EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
+  EXPECT_NE(error.find("m.ci: line 3: a frame of 99999999999999999999 bytes for main"), std::string::npos) << error;
   // One byte less is a frame (absurd, but summed without wrapping).
   huge_ci = kMainCi;
   huge_ci.replace(huge_ci.find("32 bytes"), 2, "4294967295");
@@ -445,6 +451,10 @@ TEST(Stack, AFrameOfFourGibibytesOrMoreIsRefusedNotSummed) {
   const size_t line = static_cast<size_t>(std::count(keil.begin(), keil.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1;
   EXPECT_FALSE(parse_keil_callgraph(keil, false, error));
   EXPECT_EQ(error, fmt::format("line {}: Stack size 18446744073709551615 bytes: expected less than 4 GiB (the report is "
+                               "damaged)", line));
+  keil.replace(digits, 20, "1844674407370955161600000");  // past 2^64: not "unknown", refused as well
+  EXPECT_FALSE(parse_keil_callgraph(keil, false, error));
+  EXPECT_EQ(error, fmt::format("line {}: Stack size 2^64 or more bytes: expected less than 4 GiB (the report is "
                                "damaged)", line));
 }
 
