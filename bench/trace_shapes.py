@@ -61,17 +61,31 @@ def rsize(r):
     return r.choice((16, 24, 32, 48, 64, 96, 128, 200, 256, 512, 1024, 4096))
 
 
+def alloc_random(o, h, live, r, site, sites):
+    """One block of a random size, kept in `live`, from one of `sites` lines of `site`."""
+    a = h.alloc(s := rsize(r)); live.append(a)
+    o.e(f"ALLOC addr={hex(a)} size={s} site={site}:{r.randrange(sites)}")
+
+
+def take_random(live, r):
+    """Removes and returns a random entry of `live` (swapped with the last)."""
+    i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
+    return live.pop()
+
+
+def free_random(o, h, live, r):
+    a = take_random(live, r); h.free(a); o.e(f"FREE addr={hex(a)}")
+
+
 # ---------------------------------------------------------------- shapes
 def baseline(o, n, r):
     """steady churn, ~1000 live blocks, 100 sites"""
     pool_decl(o); h = SizeClassHeap(); live = []
     while o.n < n:
         if len(live) < 1000 or r.random() < 0.5:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+            alloc_random(o, h, live, r, "m.c", 100)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def many_live(o, n, r, target=300000):
@@ -79,11 +93,9 @@ def many_live(o, n, r, target=300000):
     pool_decl(o); h = SizeClassHeap(); live = []
     while o.n < n:
         if len(live) < target or r.random() < 0.5:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+            alloc_random(o, h, live, r, "m.c", 100)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def many_sites(o, n, r):
@@ -95,8 +107,7 @@ def many_sites(o, n, r):
             k = r.randrange(50000)
             o.e(f"ALLOC addr={hex(a)} size={s} site=f{k}%20(src/mod{k % 97}.cc:{k});main%20(main.cc:1)")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def many_threads(o, n, r):
@@ -107,8 +118,7 @@ def many_threads(o, n, r):
             a = h.alloc(s := rsize(r)); live.append((a, t := r.randrange(5000)))
             o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)} thread={t}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a, t = live.pop(); h.free(a)
+            a, t = take_random(live, r); h.free(a)
             if r.random() < 0.3: t = r.randrange(5000)
             o.e(f"FREE addr={hex(a)} thread={t}")
 
@@ -155,8 +165,7 @@ def many_pools(o, n, r):
             a = h.alloc(s := r.choice((16, 32, 64, 128))); live.append(a)
             o.e(f"ALLOC addr={hex(a)} size={s} pool=p{p} site=m.c:{r.randrange(100)}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)} pool=p{p}")
+            a = take_random(live, r); h.free(a); o.e(f"FREE addr={hex(a)} pool=p{p}")
 
 
 def arenas_reset(o, n, r):
@@ -220,8 +229,7 @@ def realloc_chains(o, n, r):
             b = h.alloc(ns); h.free(a); live[i] = [b, ns]
             o.e(f"REALLOC old={hex(a)} size={ns} addr={hex(b)}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a, s = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            a, s = take_random(live, r); h.free(a); o.e(f"FREE addr={hex(a)}")
 
 
 def realloc_inplace(o, n, r):
@@ -243,11 +251,9 @@ def unknown_frees(o, n, r):
         if x < 0.5:
             o.e(f"FREE addr={hex(0x60000000 + 16 * r.randrange(10_000_000))}")
         elif len(live) < 1000 or x < 0.75:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+            alloc_random(o, h, live, r, "m.c", 100)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def midgap(o, n, r):
@@ -260,8 +266,7 @@ def midgap(o, n, r):
             a = h.alloc(s); live.append(a)
             o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def midgap_split(o, n, r):
@@ -282,8 +287,7 @@ def midgap_split(o, n, r):
             live.append(x)
             o.e(f"ALLOC addr={hex(x)} size={s} site=m.c:{r.randrange(100)}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            o.e(f"FREE addr={hex(live.pop())}")
+            o.e(f"FREE addr={hex(take_random(live, r))}")
 
 
 def spread64(o, n, r):
@@ -296,8 +300,7 @@ def spread64(o, n, r):
             k = r.randrange(len(hs)); a = hs[k].alloc(s := rsize(r)); live.append((k, a))
             o.e(f"ALLOC addr={hex(a)} size={s} pool=malloc site=m.c:{r.randrange(100)} thread={r.randrange(8)}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            k, a = live.pop(); hs[k].free(a); o.e(f"FREE addr={hex(a)} pool=malloc")
+            k, a = take_random(live, r); hs[k].free(a); o.e(f"FREE addr={hex(a)} pool=malloc")
 
 
 def spread64_decl(o, n, r):
@@ -310,8 +313,7 @@ def spread64_decl(o, n, r):
             k = r.randrange(len(hs)); a = hs[k].alloc(s := rsize(r)); live.append((k, a))
             o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            k, a = live.pop(); hs[k].free(a); o.e(f"FREE addr={hex(a)}")
+            k, a = take_random(live, r); hs[k].free(a); o.e(f"FREE addr={hex(a)}")
 
 
 def longlived_short(o, n, r):
@@ -329,11 +331,9 @@ def leak_growing(o, n, r):
     pool_decl(o); h = SizeClassHeap(); live = []
     while o.n < n:
         if not live or r.random() < 0.667:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=leak.c:{r.randrange(200)}")
+            alloc_random(o, h, live, r, "leak.c", 200)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def pure_growth(o, n, r):
@@ -352,11 +352,9 @@ def failed_allocs(o, n, r):
         if x < 0.5:
             o.e(f"ALLOC_FAIL size={r.randrange(1, 1 << 20)} align=8 site=f.c:{r.randrange(5000)}")
         elif len(live) < 1000 or x < 0.75:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+            alloc_random(o, h, live, r, "m.c", 100)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def frag_shrink(o, n, r):
@@ -444,11 +442,9 @@ def marks_counters(o, n, r):
         elif x < 0.5:
             o.e(f"COUNTER name=c{r.randrange(20000)} value={r.randrange(1 << 20)}")
         elif len(live) < 500 or x < 0.75:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+            alloc_random(o, h, live, r, "m.c", 100)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 def boots(o, n, r):
@@ -458,8 +454,7 @@ def boots(o, n, r):
         o.e("BOOT"); pool_decl(o); h = SizeClassHeap(); live = []
         for _ in range(200):
             if len(live) < 50 or r.random() < 0.5:
-                a = h.alloc(s := rsize(r)); live.append(a)
-                o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+                alloc_random(o, h, live, r, "m.c", 100)
             else:
                 a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
         o.t = 0  # clock restarts with the device
@@ -471,11 +466,9 @@ def timeback(o, n, r):
     while o.n < n:
         if r.random() < 0.01: o.t = max(0, o.t - 100000)
         if len(live) < 1000 or r.random() < 0.5:
-            a = h.alloc(s := rsize(r)); live.append(a)
-            o.e(f"ALLOC addr={hex(a)} size={s} site=m.c:{r.randrange(100)}")
+            alloc_random(o, h, live, r, "m.c", 100)
         else:
-            i = r.randrange(len(live)); live[i], live[-1] = live[-1], live[i]
-            a = live.pop(); h.free(a); o.e(f"FREE addr={hex(a)}")
+            free_random(o, h, live, r)
 
 
 SHAPES = {k: v for k, v in globals().items() if callable(v) and v.__doc__ and k not in ('Out', 'SizeClassHeap')}
