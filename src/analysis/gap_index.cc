@@ -1,6 +1,7 @@
 #include "gap_index.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace edgemem {
 
@@ -74,14 +75,14 @@ uint32_t GapIndex::new_chunk() {
 }
 
 void GapIndex::rescan(uint32_t id) {
-  Chunk& c = chunks_[id];
-  const uint64_t old = c.largest;
-  c.largest = 0;
-  for (size_t i = 0; i < c.size(); ++i) c.largest = std::max(c.largest, c.gap(i));
-  chunk_largest(id, old, c.largest);
+  const Chunk& c = chunks_[id];
+  uint64_t largest = 0;
+  for (size_t i = 0; i < c.size(); ++i) largest = std::max(largest, c.gap(i));
+  set_largest(id, largest);
 }
 
-void GapIndex::chunk_largest(uint32_t id, uint64_t old, uint64_t largest) {
+void GapIndex::set_largest(uint32_t id, uint64_t largest) {
+  const uint64_t old = std::exchange(chunks_[id].largest, largest);
   size_t i = id;
   bool shrank = false;
   for (std::vector<Group>& level : levels_) {
@@ -127,8 +128,7 @@ GapIndex::Pos GapIndex::erase(Pos p) {
   c.gaps.erase(c.gaps.begin() + static_cast<long>(p.index));
   if (size >= largest_) largest_valid_ = false;
   if (c.gaps.empty()) {
-    chunk_largest(id, c.largest, 0);
-    c.largest = 0;
+    set_largest(id, 0);
     free_ids_.push_back(id);
     order_.erase(order_.begin() + static_cast<long>(p.chunk));
     last_end_.erase(last_end_.begin() + static_cast<long>(p.chunk));
@@ -144,8 +144,7 @@ void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
   if (order_.empty()) {
     const uint32_t id = new_chunk();
     chunks_[id].gaps.push_back({end, start});
-    chunk_largest(id, 0, end - start);
-    chunks_[id].largest = end - start;
+    set_largest(id, end - start);
     order_.push_back(id);
     last_end_.push_back(end);
   } else {
@@ -154,10 +153,7 @@ void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
     {
       Chunk& c = chunks_[id];
       c.gaps.insert(c.gaps.begin() + static_cast<long>(p.index), Gap{end, start});
-      if (end - start > c.largest) {
-        chunk_largest(id, c.largest, end - start);
-        c.largest = end - start;
-      }
+      if (end - start > c.largest) set_largest(id, end - start);
       last_end_[p.chunk] = c.gaps.back().end;
     }
     if (chunks_[id].size() > 2 * kChunk) {  // split in halves; new_chunk() may move chunks_
@@ -180,10 +176,7 @@ void GapIndex::resized(Pos p, uint64_t old_size) {
   Chunk& c = chunks_[id];
   uint64_t size = c.gap(p.index);
   if (size > old_size) {
-    if (size > c.largest) {
-      chunk_largest(id, c.largest, size);
-      c.largest = size;
-    }
+    if (size > c.largest) set_largest(id, size);
     if (largest_valid_) largest_ = std::max(largest_, size);
   } else {
     if (old_size == c.largest) rescan(id);

@@ -63,8 +63,8 @@ class GapIndex {
   void resized(Pos p, uint64_t old_size);
   uint32_t new_chunk();  // an id with no gaps
   void rescan(uint32_t id);
-  // Chunk `id`'s largest gap is now `largest`, was `old`.
-  void chunk_largest(uint32_t id, uint64_t old, uint64_t largest);
+  // Chunk `id`'s largest gap is now `largest`; the groups above it follow.
+  void set_largest(uint32_t id, uint64_t largest);
   // The largest gap under group `group` of `level`, computed if not known.
   uint64_t group_largest(size_t level, size_t group);
 

@@ -56,7 +56,7 @@ std::string anchor(std::string_view line, std::string_view attr) {
 }
 
 // `past_2_64`: the digits are more than 64 bits hold (the result is then UINT64_MAX).
-uint64_t number_after(std::string_view s, std::string_view key, bool& found, bool* past_2_64 = nullptr) {
+uint64_t number_after(std::string_view s, std::string_view key, bool& found, bool& past_2_64) {
   found = false;
   size_t at = s.find(key);
   if (at == std::string_view::npos) return 0;
@@ -65,7 +65,7 @@ uint64_t number_after(std::string_view s, std::string_view key, bool& found, boo
   uint64_t v = 0;
   auto [end, ec] = std::from_chars(s.data() + at, s.data() + s.size(), v);
   found = (ec == std::errc() || ec == std::errc::result_out_of_range) && end != s.data() + at;
-  if (past_2_64) *past_2_64 = ec == std::errc::result_out_of_range;
+  past_2_64 = ec == std::errc::result_out_of_range;
   return ec == std::errc::result_out_of_range ? UINT64_MAX : v;  // too large for any stack, not unknown
 }
 
@@ -105,7 +105,7 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
   // A depth or frame beyond any stack is damage: refused, so no sum can wrap.
   auto bytes_after = [&](std::string_view s, std::string_view key, bool& found) {
     bool past_2_64 = false;
-    uint64_t v = number_after(s, key, found, &past_2_64);
+    uint64_t v = number_after(s, key, found, past_2_64);
     if (found && v >= kMaxStackBytes && !too_deep) {
       error = fmt::format("line {}: {} {} bytes: expected less than 4 GiB (the report is damaged)", lines.number(), key,
                           past_2_64 ? std::string("2^64 or more") : std::to_string(v));

@@ -50,6 +50,12 @@ bool split_location(std::string_view s, std::string& location, std::string& name
   return false;
 }
 
+// The refusal of a frame no stack could hold (kMaxStackBytes), in .su and .ci alike.
+std::string frame_too_large(const fs::path& p, size_t line, std::string_view bytes, std::string_view function) {
+  return fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)", p.string(),
+                     line, bytes, function);
+}
+
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -177,9 +183,8 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
           if (std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), bytes).ec == std::errc::result_out_of_range)
             bytes = UINT64_MAX;
           if (bytes >= kMaxStackBytes) {
-            error = fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)",
-                                p.string(), std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'),
-                                parts[2].substr(0, parts[2].find(' ')), parts[0]);
+            error = frame_too_large(p, static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n')),
+                                    parts[2].substr(0, parts[2].find(' ')), parts[0]);
             return std::nullopt;
           }
           size_t q = parts[2].find('('), e = parts[2].find(')');
@@ -227,8 +232,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
         return std::nullopt;
       }
       if (f.frame_bytes >= kMaxStackBytes) {
-        error = fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)",
-                            p.string(), line_no, f.frame_bytes, f.name);
+        error = frame_too_large(p, line_no, std::to_string(f.frame_bytes), f.name);
         return std::nullopt;
       }
       f.qualifier = line.substr(t2 + 1);
