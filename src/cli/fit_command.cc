@@ -4,6 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <set>
+#include <string>
+#include <utility>
+
 #include "cli/commands.h"
 #include "cli/input_stream.h"
 #include "cli/kind_hint.h"
@@ -12,19 +16,22 @@
 #include "plan/fit.h"
 #include "report/fit_report.h"
 #include "report/names.h"
+#include "report/units.h"
+#include "static/elf_image.h"
 
 namespace edgemem::cli {
 namespace {
 
 struct FitArgs {
-  std::string model, map, mcu, mcu_table, html;
+  std::string model, map, elf, mcu, mcu_table, html;
   uint64_t ram = 0, flash = 0;
   std::string target = "cortex-m";
   bool json = false, list = false;
 };
 
 int run_fit(const FitArgs& args) {
-  if (std::string clash = clashing_outputs({args.model, args.map, args.mcu_table}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
+  if (std::string clash = clashing_outputs({args.model, args.map, args.elf, args.mcu_table}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
+  if (!args.elf.empty() && args.map.empty()) return fail("fit", "--elf goes with --map FW.map: the ELF does not know the chip's regions");
   std::string error;
   std::vector<plan::Mcu> mcus = plan::builtin_mcus();
   if (!args.mcu_table.empty()) {
@@ -79,6 +86,23 @@ int run_fit(const FitArgs& args) {
     if (!map_text) return fail(args.map, cannot_open(args.map));
     auto map = parse_linker_map(*map_text, error);
     if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "map"));
+    if (!args.elf.empty()) {
+      auto elf = read_elf_image(args.elf, error);
+      if (!elf) return fail(error);
+      classify_by_elf(*map, *elf);  // sizes the map only bounds, from the ELF's symbol table
+      // Statics the map does not list (all of them, after LTO): the arena
+      // and the weights array may be among them.
+      std::set<std::pair<std::string, uint64_t>> listed;
+      for (const MapSymbol& s : map->symbols) listed.insert({s.name, s.address & ~uint64_t{1}});
+      for (MapSymbol& s : to_linker_map(*elf).symbols)
+        if (!listed.count({s.name, s.address})) map->symbols.push_back(std::move(s));
+    }
+    // The declared arena's size decides the verdict: a bound is no size.
+    if (const MapSymbol* arena = largest_symbol_with_role(*map, "tensor arena"); arena && arena->size_is_upper_bound)
+      return fail(args.map, fmt::format("the map gives the declared arena {} as at most {}: ld lists where it starts, "
+                                        "not where it ends (an LTO build, or no -fdata-sections); give the ELF too: "
+                                        "--elf FW.elf",
+                                        arena->name, units::bytes(arena->size)));
     if (!chip)
       if (auto why = plan::map_capacity_unknown(*map))
         return fail(args.map, *why + ", so the chip's capacity is not known: name it with --mcu NAME (edgemem fit "
@@ -100,6 +124,7 @@ void add_fit_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("fit", "Does the model, with its tensor arena, fit beside the firmware on the chip?");
   cmd->add_option("model", args->model, "The .tflite model");
   cmd->add_option("--map", args->map, "The firmware's linker map (GNU ld, armlink or IAR); without it only the model is counted");
+  cmd->add_option("--elf", args->elf, "The firmware's ELF, beside --map: symbol sizes the map cannot give (LTO builds)");
   cmd->add_option("--mcu", args->mcu, "A chip from the built-in table (--list-mcus, any case); default: the map's regions");
   add_size_option(*cmd, "--ram", args->ram, "RAM (with --flash, instead of or over --mcu)");
   add_size_option(*cmd, "--flash", args->flash, "Flash");

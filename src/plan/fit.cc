@@ -168,7 +168,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     r.model_symbol = weights->name;
     r.model_symbol_named_as_weights = named_as_weights(*weights);
   } else {
-    r.flash.push_back({"model weights (.tflite, not linked in the map)", model_bytes});
+    r.flash.push_back({"model weights (.tflite, not found in the map)", model_bytes});
   }
 
   if (arena) {

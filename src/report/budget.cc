@@ -22,6 +22,14 @@ struct BudgetError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A symbol the map gives only an upper bound for cannot be judged against
+// a limit it exceeds; the ELF's symbol table has its size.
+std::string only_bounded(const std::string& rule, const std::string& name, uint64_t bound) {
+  return fmt::format("{}: the map gives {} as at most {}: ld lists where it starts, not where it ends (an LTO build, "
+                     "or no -ffunction-sections/-fdata-sections); check with --elf FW.elf instead of --map",
+                     rule, name, units::bytes(bound));
+}
+
 // A limit that may have a fraction: a percent, a rate.
 double real(const json& limits, const char* key, const std::string& rule) {
   const json& v = limits.at(key);
@@ -152,17 +160,20 @@ class Evaluator {
       std::string rule = std::string(kind) + "." + name;
       only_keys(limits, rule, {"max_bytes"});
       uint64_t bytes = 0;
-      bool found = false;
+      bool found = false, at_most = false;
       if (std::string(kind) == "sections") {
         for (const MapSection& s : map.sections)
           if (s.name == name) bytes += s.size, found = true;
       } else {
         for (const MapSymbol& s : map.symbols)
-          if (s.name == name) bytes = std::max(bytes, s.size), found = true;
+          if (s.name == name) bytes = std::max(bytes, s.size), found = true, at_most |= s.size_is_upper_bound;
       }
       if (!found) throw BudgetError(fmt::format("{}: not in the map", rule));
       uint64_t max = size(limits, "max_bytes", rule);
-      add(rule + ".max_bytes", bytes <= max, fmt::format("{} is {}, limit {}", name, units::bytes(bytes), units::bytes(max)),
+      // A bound within the limit holds; one past it says nothing.
+      if (at_most && bytes > max) throw BudgetError(only_bounded(rule, name, bytes));
+      add(rule + ".max_bytes", bytes <= max,
+          fmt::format("{} is {}{}, limit {}", name, at_most ? "at most " : "", units::bytes(bytes), units::bytes(max)),
           BudgetUnit::bytes, bytes, max);
     }
   }
@@ -253,8 +264,10 @@ class Evaluator {
           by_percent && !by_bytes ? json(min_pct / 100) : json(min_bytes));
       checked = true;
     } else if (in_.arena && in_.map) {
-      if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena"))
+      if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena")) {
+        if (declared->size_is_upper_bound) throw BudgetError(only_bounded("arena", declared->name, declared->size));
         judge(declared->name, declared->size, plan::declared_arena_need(*in_.arena, *declared), "needed (model)");
+      }
     }
     if (in_.trace)
       for (const PoolSummary& p : in_.trace->pools)

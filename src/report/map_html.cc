@@ -166,8 +166,8 @@ json image_tree(const LinkerMap& map) {
 }
 
 json symbol_json(const LinkerMap& map, const MapSymbol& s) {
-  return {{"name", s.name}, {"bytes", s.size}, {"role", symbol_role(s, section_kind(map, s.section))},
-          {"section", s.section}, {"object", s.object}};
+  return {{"name", s.name}, {"bytes", s.size}, {"at_most", s.size_is_upper_bound},
+          {"role", symbol_role(s, section_kind(map, s.section))}, {"section", s.section}, {"object", s.object}};
 }
 
 // What someone fitting a model looks for first: the arena `fit` and `check`
@@ -182,15 +182,17 @@ json highlights(const LinkerMap& map) {
   h["stack"] = stack ? json{{"name", stack->first}, {"bytes", stack->second}} : json(nullptr);
   std::vector<const MapSymbol*> weights;
   uint64_t weight_bytes = 0;
+  bool at_most = false;
   for (const MapSymbol& s : map.symbols)
     if (symbol_role(s, section_kind(map, s.section)) == "model weights") {
       weights.push_back(&s);
       weight_bytes += s.size;
+      at_most |= s.size_is_upper_bound;
     }
   std::stable_sort(weights.begin(), weights.end(), [](auto* a, auto* b) { return a->size > b->size; });
   json largest = json::array();
   for (size_t i = 0; i < weights.size() && i < 5; ++i) largest.push_back(symbol_json(map, *weights[i]));
-  h["model weights"] = {{"count", weights.size()}, {"bytes", weight_bytes}, {"largest", std::move(largest)}};
+  h["model weights"] = {{"count", weights.size()}, {"bytes", weight_bytes}, {"at_most", at_most}, {"largest", std::move(largest)}};
   return h;
 }
 

@@ -95,8 +95,8 @@ std::string map_text(const MapReport& r) {
   out += "\nlargest symbols\n";
   auto symbols = by_size(map);
   for (size_t i = 0; i < symbols.size() && i < r.top; ++i)
-    out += fmt::format("{:>14}  {:<13} {}  ({})\n", bytes(symbols[i]->size), role(map, *symbols[i]), symbols[i]->name,
-                       symbols[i]->section);
+    out += fmt::format("{:>14}  {:<13} {}  ({})\n", (symbols[i]->size_is_upper_bound ? "≤ " : "") + bytes(symbols[i]->size),
+                       role(map, *symbols[i]), symbols[i]->name, symbols[i]->section);
   return out;
 }
 
@@ -127,6 +127,7 @@ std::string map_json(const MapReport& r) {
   for (const auto* s : by_size(map))
     j["symbols"].push_back({{"name", s->name},
                             {"section", s->section.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->section)}, {"address", s->address}, {"size_bytes", s->size},
+                            {"size_is_upper_bound", s->size_is_upper_bound},
                             {"object", s->object.empty() ? nlohmann::json(nullptr) : nlohmann::json(s->object)},
                             {"role", role_id(role(map, *s))}});
   j["discarded_bytes"] = map.discarded_bytes;

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -146,6 +148,19 @@ void classify_by_elf(LinkerMap& map, const ElfImage& elf) {
     for (const ElfSection& e : elf.sections)
       if (e.name == s.name && e.address == s.address) s.kind = elf_section_kind(e);
     add_to_totals(map.totals, s.kind, s.size);
+  }
+  // A size the map could only bound is the ELF's own (nm -S) when the ELF
+  // has the symbol at the same address.
+  std::unordered_multimap<std::string_view, const ElfSymbol*> by_name;
+  for (const ElfSymbol& e : elf.symbols) by_name.emplace(e.name, &e);
+  for (MapSymbol& s : map.symbols) {
+    if (!s.size_is_upper_bound) continue;
+    for (auto [it, end] = by_name.equal_range(s.name); it != end; ++it)
+      if (it->second->address == (s.address & ~uint64_t{1}) && it->second->size) {
+        s.size = it->second->size;
+        s.size_is_upper_bound = false;
+        break;
+      }
   }
 }
 

@@ -21,6 +21,26 @@ bool has(std::string_view name, std::initializer_list<std::string_view> parts) {
   return false;
 }
 
+// The largest alignment gap between a region's last section and one that
+// ld placed past the region's end after it overflowed.
+constexpr uint64_t kSpillAlignment = 4096;
+
+// Input sections of one function or object each (-ffunction-sections,
+// -fdata-sections): `.bss.tensor_arena` holds tensor_arena and nothing else.
+constexpr std::string_view kOneSymbolPrefixes[] = {".text.", ".rodata.", ".data.", ".bss.", ".sbss.", ".sdata.", ".noinit."};
+
+// Whether an input section holds one function or object. GCC's own groups
+// (`.text.startup` for main and constructors at -O2, `.text.unlikely`,
+// `.text.hot`, `.text.exit`) hold as many as the object has.
+bool one_symbol_section(std::string_view name) {
+  for (std::string_view prefix : kOneSymbolPrefixes)
+    if (name.starts_with(prefix) && name.size() > prefix.size()) {
+      const std::string_view rest = name.substr(prefix.size());
+      return prefix != ".text." || (rest != "startup" && rest != "unlikely" && rest != "hot" && rest != "exit");
+    }
+  return false;
+}
+
 // ld prints no section flags, so the kind comes from where the section
 // runs: a writable region holds data (copied from flash when its load
 // address differs, or loaded by a ROM bootloader as on ESP32), an
@@ -87,11 +107,17 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // ld lists global symbols only; a static object built with -ffunction-
   // or -fdata-sections is still named by its input section (.bss.tensor_arena).
   auto close_input = [&]() {
-    if (!current || input_name.empty() || map.symbols.size() != symbols_before_input || input_end <= input_start) {
+    const size_t listed = map.symbols.size() - symbols_before_input;
+    if (current && !input_name.empty() && listed &&
+        !(listed == 1 && map.symbols.back().address == input_start && one_symbol_section(input_name)) &&
+        input_name != "COMMON") {  // COMMON holds globals only, each listed
+      for (size_t i = symbols_before_input; i < map.symbols.size(); ++i) map.symbols[i].size_is_upper_bound = true;
+    }
+    if (!current || input_name.empty() || listed || input_end <= input_start) {
       input_name.clear();
       return;
     }
-    for (std::string_view prefix : {".text.", ".rodata.", ".data.", ".bss.", ".sbss.", ".sdata.", ".noinit."})
+    for (std::string_view prefix : kOneSymbolPrefixes)
       if (input_name.starts_with(prefix) && input_name.size() > prefix.size()) {
         map.symbols.push_back({input_name.substr(prefix.size()), current->name, input_object, input_start,
                                input_end - input_start});
@@ -363,13 +389,25 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       // that is an overflow.
       auto claim = [&](uint64_t at) {
         bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
-        if (inside) r.used = std::max(r.used, at + s.size - r.origin);
+        // A failed link goes on placing what did not fit past the region's
+        // end, where no region is: ld counts it to the region (its "overflowed
+        // by"), as long as it follows the region's last section.
+        const uint64_t extent = r.origin + r.used;
+        bool spilled = r.length && r.used >= r.length && at >= extent && at - extent <= kSpillAlignment &&
+                       !sized_region_at(at);
+        if (inside || spilled) r.used = std::max(r.used, at + s.size - r.origin);
       };
       if (s.kind == SectionKind::debug) continue;
       claim(s.address);
       if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address);
     }
   }
+  // LTO lists a symbol per object in .debug_info (`lfs.c.c392b76d`): they
+  // take no memory and name nothing in the image.
+  std::set<std::string_view> debug_sections;
+  for (const MapSection& s : map.sections)
+    if (s.kind == SectionKind::debug) debug_sections.insert(s.name);
+  std::erase_if(map.symbols, [&](const MapSymbol& s) { return debug_sections.count(s.section) != 0; });
   // Each address once: sections a script lays over each other (nRF's
   // .heap and .stack_dummy, both COPY at one address) share their bytes.
   std::vector<const MapSection*> by_address;

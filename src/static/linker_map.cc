@@ -50,6 +50,14 @@ std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& er
                         "armlink maps, not XLINK's segment lists", line);
     return std::nullopt;
   }
+  // LLVM's lld (`ld.lld -Map`, Rust's embedded targets) writes one table
+  // headed "VMA LMA Size Align Out In Symbol" and no MEMORY regions.
+  if (const std::vector<std::string_view> first = map_words(head.substr(0, head.find('\n')));
+      first.size() == 7 && first[0] == "VMA" && first[1] == "LMA" && first[6] == "Symbol") {
+    error = "line 1: an LLVM lld map (\"VMA LMA Size Align Out In Symbol\"): edgemem reads GNU ld, armlink and IAR "
+            "maps; read the linked image instead: edgemem map --elf FW.elf";
+    return std::nullopt;
+  }
   std::optional<LinkerMap> map;
   if (head.find("IAR ELF Linker") != std::string_view::npos) map = parse_iar_map(text, error);
   else if (head.find("Tool: armlink") != std::string_view::npos ||

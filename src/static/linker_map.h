@@ -53,6 +53,11 @@ struct MapContribution {
 struct MapSymbol {
   std::string name, section, object;
   uint64_t address = 0, size = 0;
+  // The map gives where the symbol starts, not where it ends: its size runs
+  // to the next symbol listed, and may hold statics ld does not list (an
+  // input section of several functions or objects: no -ffunction-sections
+  // or -fdata-sections, or LTO). At most `size`; the ELF has the exact one.
+  bool size_is_upper_bound = false;
 };
 
 // Image totals in the categories armlink and IAR print.

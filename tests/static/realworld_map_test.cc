@@ -312,6 +312,20 @@ TEST(RealworldIarMap, AnXlinkMapIsRefusedByName) {
   EXPECT_TRUE(error.starts_with("line 3: ")) << error;  // "#      IAR Universal Linker V6.4.6.89"
 }
 
+// An lld map (the head of one ld.lld 14 wrote for a Cortex-M4 build) was
+// reported as a GNU ld map missing its "Memory Configuration" at its last
+// line; it is named, with the command that reads the same image.
+TEST(LldMap, IsRefusedByNameWithTheElfCommand) {
+  std::string error;
+  EXPECT_FALSE(parse_linker_map("     VMA      LMA     Size Align Out     In      Symbol\n"
+                                "       0        0        0     1 _estack = ORIGIN ( RAM ) + LENGTH ( RAM )\n"
+                                " 8000000  8000000       40     4 .isr_vector\n"
+                                " 8000000  8000000       40     4         startup.o:(.isr_vector)\n",
+                                error));
+  EXPECT_TRUE(error.starts_with("line 1: an LLVM lld map")) << error;
+  EXPECT_NE(error.find("edgemem map --elf FW.elf"), std::string::npos) << error;
+}
+
 // ld accepts LENGTH = 0 and fails the link when something lands there; a
 // region used past its length is an overflow whatever its length.
 // armlink closes its map with the image totals and ILINK with "Errors:":

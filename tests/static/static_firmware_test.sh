@@ -80,4 +80,71 @@ PY
     done
   fi
 done
+
+# Builds whose map cannot give every symbol's size: LTO (one input section
+# for the whole program, statics unlisted) and no -ffunction-sections or
+# -fdata-sections. A size the map states must equal nm -S; one it can only
+# bound ("at most") must be at least nm -S; --elf makes them exact; symbols
+# LTO lists in .debug_info are no symbols of the image.
+for variant in lto nosections; do
+  out=$tmp/$variant
+  mkdir -p "$out"
+  flags="-O2 -flto"
+  [ "$variant" = nosections ] && flags=-O2
+  (cd "$out" && arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 $flags -g \
+     -nostartfiles -specs=nano.specs -T "$src/own_link.ld" -Wl,-Map=fw.map \
+     -Wl,--print-memory-usage -o fw.elf "$src/own_app.c" "$src/own_startup.c" >ld.txt)
+  for region in FLASH RAM; do
+    want=$(awk -v r="$region:" '$1 == r { print $2 }' "$out/ld.txt")
+    got=$("$edgemem" map --json "$out/fw.map" | python3 -c "
+import json, sys
+print(next(r['used_bytes'] for r in json.load(sys.stdin)['regions'] if r['name'] == '$region'))")
+    check "$variant $region used = ld --print-memory-usage" "$got" "$want"
+  done
+  arm-none-eabi-nm -S "$out/fw.elf" >"$out/nm.txt"
+  for elf in "" "--elf $out/fw.elf"; do
+    # shellcheck disable=SC2086
+    "$edgemem" map --json "$out/fw.map" $elf >"$out/map.json"
+    verdict=$(python3 - "$out/map.json" "$out/nm.txt" "$elf" <<'PY'
+import json, sys
+nm = {}
+for line in open(sys.argv[2]):
+    w = line.split()
+    if len(w) == 4: nm.setdefault(w[3], []).append((int(w[0], 16) & ~1, int(w[1], 16)))
+bad, bounded = [], 0
+for s in json.load(open(sys.argv[1]))['symbols']:
+    if s['section'] and s['section'].startswith('.debug'): bad.append(f"{s['name']} listed in {s['section']}")
+    sizes = [size for addr, size in nm.get(s['name'], []) if addr == s['address'] & ~1]
+    if not sizes: continue
+    if s['size_is_upper_bound']:
+        bounded += 1
+        if s['size_bytes'] < sizes[0]: bad.append(f"{s['name']}: at most {s['size_bytes']} B, nm {sizes[0]} B")
+    elif s['size_bytes'] != sizes[0]: bad.append(f"{s['name']}: {s['size_bytes']} B, nm {sizes[0]} B")
+if sys.argv[3] and bounded: bad.append(f"{bounded} sizes still bounds with --elf")
+if not sys.argv[3] and not bounded: bad.append("no size bounded: the build lists every symbol's end?")
+print('; '.join(bad) or 'agree')
+PY
+)
+    check "$variant map${elf:+ --elf} symbol sizes agree with nm -S" "$verdict" agree
+  done
+done
+
+# A link that overflowed: ld writes the map and places what did not fit
+# past the region's end. Its use is ld's, not what fits inside.
+out=$tmp/overflow
+mkdir -p "$out"
+sed 's/LENGTH = 256K/LENGTH = 2K/; s/LENGTH = 64K/LENGTH = 1K/' "$src/own_link.ld" >"$out/small.ld"
+(cd "$out" && ! arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -O2 \
+   -ffunction-sections -fdata-sections -nostartfiles -specs=nano.specs -T small.ld -Wl,--gc-sections \
+   -Wl,-Map=fw.map -Wl,--print-memory-usage -o fw.elf "$src/own_app.c" "$src/own_startup.c" >ld.txt 2>&1)
+"$edgemem" map --json "$out/fw.map" >"$out/map.json" && rc=0 || rc=$?
+check "overflowed link: map exits 1" "$rc" 1
+for region in FLASH RAM; do
+  want=$(awk -v r="$region:" '$1 == r { print $2 }' "$out/ld.txt")
+  got=$(python3 -c "
+import json
+print(next(r['used_bytes'] for r in json.load(open('$out/map.json'))['regions'] if r['name'] == '$region'))")
+  check "overflowed link: $region used = ld --print-memory-usage" "$got" "$want"
+done
+grep -q 'overflowed by' "$out/ld.txt" || { echo "FAIL: the small link did not overflow"; fail=1; }
 exit $fail

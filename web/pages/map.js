@@ -58,13 +58,15 @@ EM.pages.map = function (doc) {
     c.append(el("span", null, text));
     highlights.append(c);
   };
-  const where = (s) => bytes(s.bytes) + (s.section ? " in " + s.section : "") + (s.object ? " (" + s.object + ")" : "");
+  // "at most": the map lists where the symbol starts, not where it ends.
+  const size = (s) => (s.at_most ? "≤ " : "") + bytes(s.bytes);
+  const where = (s) => size(s) + (s.section ? " in " + s.section : "") + (s.object ? " (" + s.object + ")" : "");
   const arena = h["tensor arena"];
   if (arena) card("tensor arena", "Tensor arena", where(arena) + "; the one edgemem fit and check take as declared", arena.name);
   else card("tensor arena", "Tensor arena", "no symbol named like an arena");
   const w = h["model weights"];
-  if (w.count) card("model weights", "Model weights", w.count + " symbol" + (w.count === 1 ? "" : "s") + ", " + bytes(w.bytes) +
-                    "; largest " + bytes(w.largest[0].bytes), w.largest[0].name);
+  if (w.count) card("model weights", "Model weights", w.count + " symbol" + (w.count === 1 ? "" : "s") + ", " + size(w) +
+                    "; largest " + size(w.largest[0]), w.largest[0].name);
   else card("model weights", "Model weights", "no symbol named like weights (g_model, *_wt, *_bias)");
   if (h.stack) card("stack", "Stack", where(h.stack) + "; the main stack edgemem check budgets against", h.stack.name);
   if (h.heap) card("heap", "Heap", where(h.heap), h.heap.name);
@@ -168,7 +170,7 @@ EM.pages.map = function (doc) {
   const body = document.querySelector("#symbols tbody");
   for (const s of doc.symbols) {
     const tr = el("tr", roleColour[s.role] ? "role" : null);
-    tr.append(el("td", "num", bytes(s.bytes)), el("td", null, s.role), el("td", "name", s.name),
+    tr.append(el("td", "num", size(s)), el("td", null, s.role), el("td", "name", s.name),
               el("td", "name", s.section || ""), el("td", "name", s.object || ""));
     body.append(tr);
   }
