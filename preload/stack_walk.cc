@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "module_map.h"
+#include "trace_file.h"
 
 namespace edgemem::preload {
 namespace {
@@ -83,17 +84,27 @@ size_t without_startup(const uintptr_t* frames, size_t n) {
 
 }  // namespace
 
+// libunwind tests addresses by writing them into a pipe it opens on first
+// use, and drains it by reading; it keeps the pipe's numbers. At the lowest
+// free numbers (3 and 4) they are the ones a program's next files get once
+// it closes its descriptors (daemons do), and libunwind then read and wrote
+// the program's files (an audit: a read lost its first byte, a write gained
+// bytes of memory). Every free number below the recording's floor is held
+// while the pipe opens, so it lands just under the recording's file, out of
+// the program's way; stdin, stdout and stderr, if closed, stay closed.
 void prepare_unwinder() {
-  int held[3], count = 0;
-  for (int fd = 0; fd <= 2; ++fd)
-    if (fcntl(fd, F_GETFD) < 0) {
-      const int placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
-      if (placeholder < 0) break;
-      held[count++] = placeholder;
-    }
+  const int top = descriptor_floor() - 2;  // the pipe's two ends go here
+  const int placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  uint64_t held[1024 / 64] = {};
+  if (placeholder >= 0)
+    for (int fd = 0; fd < top && fd < 1024; ++fd)
+      if (fd != placeholder && fcntl(fd, F_GETFD) < 0 && dup3(placeholder, fd, O_CLOEXEC) == fd)
+        held[fd / 64] |= uint64_t{1} << (fd % 64);
   void* ip[2];
   unw_backtrace(ip, 2);
-  while (count > 0) close(held[--count]);
+  for (int fd = 0; fd < 1024; ++fd)
+    if (held[fd / 64] >> (fd % 64) & 1) close(fd);
+  if (placeholder >= 0) close(placeholder);
 }
 
 StackBounds current_stack_bounds() {

@@ -134,18 +134,72 @@ class ChunkSink final : public ModuleSink {
   static uint64_t seq_delta(uint64_t seq);
 };
 
-// Claims a chunk if the thread has none or it cannot hold `n` more bytes.
+// When the file can no longer be opened again or grow (a program that
+// closed every descriptor and then chroots or drops privileges, a file size
+// limit), the recording stops; what was written stays. The first thread
+// that stops writes a STOPPED record into the chunk it holds, and every
+// call not recorded from then on is counted in it, in place: the chunk
+// stays mapped for good, so the count reaches the file however the
+// process ends, and the reader says the recording is incomplete instead of
+// reading what it has as the whole run.
+struct StopNote {
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  uint8_t* count = nullptr;  // the STOPPED record's 9 count bytes, in a chunk kept mapped
+  uint64_t calls = 0;
+};
+StopNote stop_note;
+
+void write_stop_count(uint8_t* at, uint64_t calls) {
+  for (int i = 0; i < 8; ++i) at[i] = static_cast<uint8_t>(((calls >> (7 * i)) & 0x7f) | 0x80);
+  at[8] = static_cast<uint8_t>((calls >> 56) & 0x7f);
+}
+
+// One call (or record) this thread could not record.
+void note_unrecorded() {
+  pthread_mutex_lock(&stop_note.lock);
+  ++stop_note.calls;
+  if (stop_note.count) write_stop_count(stop_note.count, stop_note.calls);
+  pthread_mutex_unlock(&stop_note.lock);
+}
+
+void stop_recording_thread() {
+  self.stopped = true;
+  pthread_mutex_lock(&stop_note.lock);
+  if (!stop_note.count && self.chunk && self.used + e2::kStoppedBytes <= e2::kChunkPayloadBytes) {
+    uint8_t* at = self.chunk + e2::kChunkHeaderBytes + self.used;
+    at[0] = e2::kStopped;
+    write_stop_count(at + 1, stop_note.calls);
+    stop_note.count = at + 1;
+    self.used += e2::kStoppedBytes;
+    __atomic_store_n(reinterpret_cast<uint32_t*>(self.chunk + e2::kUsedAt), self.used, __ATOMIC_RELEASE);
+    self.chunk = nullptr;  // kept mapped: never released
+  }
+  pthread_mutex_unlock(&stop_note.lock);
+}
+
+// Claims a chunk if the thread has none or it cannot hold `n` more bytes
+// (and, after them, a STOPPED record).
 bool make_room(size_t n) {
-  if (self.chunk && self.used + n <= e2::kChunkPayloadBytes) return true;
-  if (self.stopped || n > e2::kChunkPayloadBytes) return false;
+  constexpr size_t kRoom = e2::kChunkPayloadBytes - e2::kStoppedBytes;
+  if (self.chunk && self.used + n <= kRoom) return true;
+  if (n > kRoom) return false;
+  if (self.stopped) {
+    note_unrecorded();
+    return false;
+  }
+  uint8_t* next = claim_chunk(self.slot, self.last_seq);
+  if (!next) {
+    stop_recording_thread();
+    note_unrecorded();
+    return false;
+  }
   release_chunk(self.chunk);
-  self.chunk = claim_chunk(self.slot, self.last_seq);
+  self.chunk = next;
   self.used = 0;
   self.last_address = 0;
   ++self.epoch;
   self.small_allocs = 0;
-  if (!self.chunk) self.stopped = true;
-  return self.chunk != nullptr;
+  return true;
 }
 
 void write_record(const uint8_t* bytes, size_t n) {
@@ -346,15 +400,25 @@ void write_process_records() {
 
 }  // namespace
 
-void forget_chunk_after_fork() { self.chunk = nullptr; }
+void forget_chunk_after_fork() {
+  self.chunk = nullptr;
+  // The parent's STOPPED record is in a mapping the child does not inherit.
+  stop_note.lock = PTHREAD_MUTEX_INITIALIZER;
+  stop_note.count = nullptr;
+  stop_note.calls = 0;
+}
 
 // Sets the thread up for the current generation (first record, after a
 // fork, after its exit destructor ran for an allocation in a later one).
 bool ensure_ready() {
   uint32_t g = generation();
   if (self.ready && self.generation == g) {
-    if (renames.load(std::memory_order_relaxed) != self.renames_seen && !self.stopped) write_name_if_renamed();
-    return !self.stopped;
+    if (self.stopped) [[unlikely]] {
+      note_unrecorded();
+      return false;
+    }
+    if (renames.load(std::memory_order_relaxed) != self.renames_seen) write_name_if_renamed();
+    return true;
   }
   if (self.ready) {
     // A forked child: the chunk and tree belong to the parent's recording.

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -62,6 +63,14 @@ alignas(64) __attribute__((visibility("default"))) std::atomic<uint64_t> edgemem
 namespace edgemem::preload {
 namespace {
 
+// The program's file size limit (RLIMIT_FSIZE): no file may be made or
+// truncated to a larger size without SIGXFSZ, which kills by default.
+uint64_t file_size_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  return limit.rlim_cur;
+}
+
 void complain(const char* what) {
   char line[512];
   int n = snprintf(line, sizeof line, "edgemem-preload: %s (%s); recording stopped\n", what, strerror(errno));
@@ -81,15 +90,22 @@ int create_file(const char* base, char (&path)[4200]) {
   return fd;
 }
 
+}  // namespace
+
+int descriptor_floor() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 512;
+  if (limit.rlim_cur <= 64) return static_cast<int>(limit.rlim_cur);  // no room: none is out of the way
+  return static_cast<int>(limit.rlim_cur > 1024 + 64 ? 1024 : limit.rlim_cur - 64);
+}
+
+namespace {
+
 // Out of the way of the program: open() hands out the lowest free number,
 // so a low one would be the program's next file after it closed ours (or
 // its stdin, when started with it closed). Near the top of its limit.
 int out_of_the_way(int fd) {
-  rlimit limit{};
-  int floor = 512;
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur > 64)
-    floor = static_cast<int>(limit.rlim_cur > 1024 + 64 ? 1024 : limit.rlim_cur - 64);
-  int high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, descriptor_floor());
   if (high < 0) return fd;
   close(fd);
   return high;
@@ -212,17 +228,27 @@ uint8_t* claim_chunk(uint32_t slot, uint64_t base_seq) {
   pthread_mutex_lock(&file.grow);
   const int fd = usable_fd();
   bool ok = fd >= 0;
+  bool over_limit = false;
   if (ok && end > file.bytes.load(std::memory_order_acquire)) {
     uint64_t now = file.bytes.load();
     uint64_t grown = now + kGrowBytes > end ? now + kGrowBytes : end;
-    ok = ftruncate(fd, static_cast<off_t>(grown)) == 0;
+    // Growing past the program's file size limit (RLIMIT_FSIZE) would kill
+    // it with SIGXFSZ: the recording stops there instead.
+    if (const uint64_t limit = file_size_limit(); grown > limit) {
+      grown = std::max(end, limit);
+      over_limit = end > limit;
+      if (over_limit) errno = EFBIG;
+    }
+    ok = !over_limit && ftruncate(fd, static_cast<off_t>(grown)) == 0;
     if (ok) file.bytes.store(grown, std::memory_order_release);
   }
   void* m = ok ? real.mmap(nullptr, e2::kChunkBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset))
                : MAP_FAILED;
   pthread_mutex_unlock(&file.grow);
   if (!ok) {
-    complain(fd < 0 ? "cannot open the recording again after the program closed it" : "cannot grow the recording");
+    complain(fd < 0        ? "cannot open the recording again after the program closed it"
+             : over_limit ? "the recording would pass the program's file size limit (ulimit -f)"
+                          : "cannot grow the recording");
     return nullptr;
   }
   if (m == MAP_FAILED) {
@@ -262,8 +288,11 @@ void close_trace_file() {
   pthread_mutex_lock(&file.grow);
   uint64_t claimed = file.next_chunk.fetch_add(kClosed);
   const int fd = usable_fd();
-  if (claimed < kClosed && fd >= 0 && ftruncate(fd, static_cast<off_t>(e2::kHeaderBytes + claimed * e2::kChunkBytes)) == 0)
-    file.bytes.store(e2::kHeaderBytes + claimed * e2::kChunkBytes);
+  // A truncate to a size past the file size limit raises SIGXFSZ even when
+  // it shrinks the file: then the file keeps its size.
+  const uint64_t size = e2::kHeaderBytes + claimed * e2::kChunkBytes;
+  if (claimed < kClosed && fd >= 0 && size <= file_size_limit() && ftruncate(fd, static_cast<off_t>(size)) == 0)
+    file.bytes.store(size);
   pthread_mutex_unlock(&file.grow);
 }
 

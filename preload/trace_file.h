@@ -15,6 +15,9 @@ namespace edgemem::preload {
 // Opens the file named by EDGEMEM_OUTPUT (set by `edgemem record`); false
 // when unset or when it cannot be created, and then nothing is recorded.
 bool open_trace_file();
+// The lowest descriptor number kept out of the program's way (1,024, or 64
+// below its limit); the limit itself when that leaves no room.
+int descriptor_floor();
 bool trace_file_open();
 
 // Maps a fresh chunk for thread `slot`; nullptr when the file cannot grow

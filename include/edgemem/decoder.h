@@ -56,6 +56,10 @@ struct DecodeStats {
   uint64_t truncated_bytes = 0;  // partial record at the end of the input
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
   uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
+  // A Linux recording the process could not finish (its file could not be
+  // opened again or grow): calls it made after that, not recorded.
+  bool recording_stopped = false;
+  uint64_t calls_not_recorded = 0;
   uint64_t syncs = 0;
   // Decoded records that cannot have happened (a block outside its declared
   // heap, past the address space, larger than the device can address):

@@ -33,6 +33,7 @@ inline constexpr uint8_t kChunkMagic[4] = {'C', 'H', 'K', '2'};
 inline constexpr size_t kMagicAt = 0, kSlotAt = 4, kIndexAt = 8, kUsedAt = 12, kBaseSeqAt = 16;
 inline constexpr size_t kChunkHeaderBytes = 24;
 inline constexpr size_t kChunkPayloadBytes = kChunkBytes - kChunkHeaderBytes;
+inline constexpr size_t kStoppedBytes = 10;  // a STOPPED record: tag + 9-byte count; every chunk keeps room for one
 
 // Pools of a recording.
 inline constexpr uint8_t kPoolMalloc = 0;  // malloc, new and friends
@@ -54,6 +55,10 @@ enum Tag : uint8_t {
   kWall = 0x37,       // dseq, CLOCK_REALTIME ns, CLOCK_MONOTONIC ns
   kInferBegin = 0x38, // dseq, inference index
   kInferEnd = 0x39,   // dseq, inference index
+  // The recording stopped: the file could not be opened again or grow. One
+  // field, the calls not recorded since, always 9 bytes long (a ULEB128 with
+  // padding continuation bits) so the process can update it in place.
+  kStopped = 0x3A,
   // Version 3 only. Compact malloc-pool records: flag bits in the tag say
   // which fields are present. kSeqGiven absent: dseq is 1. ALLOC with
   // kAddressGiven absent: the block is the one last freed with a size of the

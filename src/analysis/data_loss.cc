@@ -16,6 +16,11 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   add(s.dropped_records,
       "records lost before they were written (a device's trace buffer was full; in a Linux recording, records the "
       "process numbered and never wrote, or probe events the kernel dropped)");
+  if (s.recording_stopped)
+    lost += fmt::format("{}the recording stopped before the program ended ({} calls not recorded: the program closed "
+                        "the recording's file and it could not be opened again, after chroot or setuid, or it "
+                        "could not grow: a file size limit, a full disk)",
+                        lost.empty() ? "" : ", ", s.calls_not_recorded);
   add(s.corrupt_bytes, "corrupt bytes skipped");
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");

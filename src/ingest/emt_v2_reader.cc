@@ -53,6 +53,7 @@ bool shape_of(uint8_t tag, Shape& s) {
     case e2::kFree: s = {3, false, true}; return true;
     case e2::kAllocFail: s = {5, false, true}; return true;
     case e2::kNode: s = {3, false, false}; return true;
+    case e2::kStopped: s = {1, false, false}; return true;
     case e2::kModule: s = {4, true, true}; return true;
     case e2::kModuleGone: s = {2, false, true}; return true;
     case e2::kThread: s = {2, true, true}; return true;
@@ -374,6 +375,13 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
     // ALLOC and FREE addresses are zigzag deltas within the chunk.
     last_address_ += e2::unzigzag(r.v[1]);
     r.v[1] = last_address_;
+  }
+  if (r.tag == e2::kStopped) {
+    // The process could not go on recording: what follows in its run is
+    // missing, counted by the process itself (docs/formats/emt.md).
+    stats_.recording_stopped = true;
+    stats_.calls_not_recorded += r.v[0];
+    return true;
   }
   if (r.tag == e2::kNode) {
     // Nodes come before their first use in the same thread's chunks, so they

@@ -101,6 +101,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (s.dropped_records)
       more(out, "-> a device: drain its trace buffer more often or make it larger; a Linux recording: the process was "
                 "killed while writing, or the file is cut short");
+    if (s.recording_stopped)
+      more(out, "-> record again with the output on a path the program can still open (no chroot, no setuid "
+                "between), within its file size limit");
     if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))
       more(out, fmt::format("first problem at {}{}: {}", s.first_problem->line ? "line " : "offset ",
                             s.first_problem->line ? s.first_problem->line : s.first_problem->offset, s.first_problem->what));

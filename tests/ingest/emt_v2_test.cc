@@ -171,6 +171,22 @@ TEST(EmtV2, ASequenceNumberNeverWrittenIsCountedLost) {
   EXPECT_EQ(s.dropped_records, 3u);  // seq 1, 3 and 4 were taken and never written
 }
 
+// A process that could not go on recording counts its calls after that
+// into a STOPPED record, 9 bytes long whatever the count: 1,000 here.
+TEST(EmtV2, AStoppedRecordingSaysSoWithTheCallsNotRecorded) {
+  const std::string stopped("\x3A\xE8\x87\x80\x80\x80\x80\x80\x80\x00", 10);
+  static_assert(e2::kStoppedBytes == 10);
+  DecodeStats s;
+  auto events = decode(header_page() + chunk(1, 0, 0, kDocRecords + stopped), &s);
+  EXPECT_EQ(events.size(), 2u);
+  EXPECT_TRUE(s.recording_stopped);
+  EXPECT_EQ(s.calls_not_recorded, 1000u);
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+  DecodeStats whole;
+  decode(header_page() + chunk(1, 0, 0, kDocRecords), &whole);
+  EXPECT_FALSE(whole.recording_stopped);
+}
+
 TEST(EmtV2, ADamagedChunkIsSkippedAndNamed) {
   std::string bad = chunk(1, 0, 0, kDocRecords);
   bad[0] = 'X';

@@ -574,7 +574,8 @@ TEST(Record, AnAllocationInADlopenedLibraryIsNamedWithItsInlinedFrame) {
 // A program that closes every descriptor and opens its own files on the
 // freed numbers: the recorder opens its file again and writes through
 // nothing of the program's (it once truncated the program's file, and
-// kept 4 % of the allocations while saying no data was lost).
+// kept 4 % of the allocations while saying no data was lost), nor does
+// libunwind's pipe (it read, wrote and closed the program's files).
 TEST(Record, AProgramClosingEveryDescriptorLosesNoRecordAndKeepsItsFiles) {
   fs::path out = scratch("closes.emt");
   fs::path data = scratch("closes-data");
@@ -585,7 +586,7 @@ TEST(Record, AProgramClosingEveryDescriptorLosesNoRecordAndKeepsItsFiles) {
   EXPECT_EQ(c.out.find("recording stopped"), std::string::npos) << c.out;
   for (int i = 0; i < 4; ++i) {
     std::string bytes = read_file((data / fmt::format("data{}", i)).string());
-    EXPECT_EQ(bytes, std::string(256 * 1024, 'U')) << "data" << i;
+    EXPECT_EQ(bytes, std::string(256 * 1024, 'U') + 'V') << "data" << i;
   }
   auto d = decode_file(out);
   uint64_t allocs = 0, frees = 0;
@@ -596,6 +597,28 @@ TEST(Record, AProgramClosingEveryDescriptorLosesNoRecordAndKeepsItsFiles) {
   EXPECT_EQ(allocs, 1000u + 100000u);
   EXPECT_GE(frees, 99000u);
   EXPECT_EQ(d->stats.dropped_records, 0u);
+}
+
+// A program whose file size limit the recording would pass: growing the
+// file past it killed the program with SIGXFSZ (exit 153, where it exits 0
+// unrecorded). The recording now stops there, and counts every call it did
+// not record, so the reader says the run is incomplete: what was recorded
+// and what was not add up to the program's 4,000,000 calls. (A program that
+// closes its descriptors and then chroots or drops privileges stops the same
+// way: the file cannot be opened again.)
+TEST(Record, AFileSizeLimitStopsTheRecordingNotTheProgramAndTheRestIsCounted) {
+  fs::path out = scratch("fsize.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_file_size_limit") + " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("file size limit"), std::string::npos) << c.out;
+  auto d = decode_file(out);
+  EXPECT_TRUE(d->stats.recording_stopped);
+  EXPECT_GT(d->stats.calls_not_recorded, 0u);
+  uint64_t recorded = 0;
+  for (const Event& e : d->events) recorded += e.kind == EventKind::alloc || e.kind == EventKind::free;
+  EXPECT_EQ(recorded + d->stats.calls_not_recorded, 4000000u);
+  Command a = run(fmt::format("{} analyze {}", EDGEMEM_BINARY, out.string()));
+  EXPECT_NE(a.out.find("[DATA LOST]   the recording stopped before the program ended"), std::string::npos) << a.out;
 }
 
 // The recorder brings no C++ runtime into a C program: libstdc++'s start-up
