@@ -159,7 +159,10 @@ struct PoolWatermark {
 };
 
 struct AllocFailure {
-  uint64_t time = 0, size = 0, total_free = 0, largest_free = 0;
+  uint64_t time = 0, size = 0;
+  // The pool's free space then; unset in a pool of unknown extent, where
+  // free space beyond what its blocks touched is not seen.
+  std::optional<uint64_t> total_free, largest_free;
   std::optional<uint64_t> inference;  // the device's number; unset outside inferences
   std::string pool, site;
   bool fragmentation = false;  // enough memory was free, just not in one piece

@@ -42,6 +42,10 @@ struct PoolInfo {
   // POOL records): "heap" is a guess, and address 0 may be an arena's first
   // offset, so it is not read as NULL.
   bool kind_guessed = false;
+  // A heap's addresses are absolute: its extent is known only with its base,
+  // which may be 0 (`POOL ... base=0`). emt POOL records cannot say "no
+  // base", so there a heap's base 0 is taken as not known.
+  bool base_known = false;
 };
 
 // The pool a TFLite Micro capture records its tensor placement in

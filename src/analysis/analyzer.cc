@@ -85,7 +85,9 @@ struct Analyzer::Impl {
     Block old;
     const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), thread_clock, replaced, old);
     if (replaced) {
-      ++counts.replaced_blocks;
+      // A bump allocator hands the next block the offset of a 0-byte one:
+      // in an arena that is no lost free.
+      if (old.size != 0 || info.kind != PoolKind::arena) ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old, e.time);
       leaks.removed(old);
       layout.closed(e.pool, old, e.time);
@@ -102,6 +104,7 @@ struct Analyzer::Impl {
     fragmentation.allocated(e.pool, info, b);
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
     overflow.allocated(e.pool, info, b, other_end, tracker.pool(e.pool).usage());
+    if (info.kind == PoolKind::arena) lifo.allocated(tracker.pool(e.pool));
     if (partner) [[unlikely]] {
       PoolState& p = tracker.pool(e.pool);
       p.shared_peak = std::max(p.shared_peak, p.usage() + other_end);

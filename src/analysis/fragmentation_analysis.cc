@@ -12,7 +12,7 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
   if (!g.fixed && info.size > 0) {
     // Arena offsets start at 0; a heap with a known base starts there.
     uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
-    if (info.kind == PoolKind::arena || info.base != 0) {
+    if (info.kind == PoolKind::arena || info.base_known) {
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
     }
@@ -101,15 +101,17 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
   f.time = time;
   f.size = size;
   f.inference = inference;
-  f.total_free = g.gaps.total_free();
-  f.largest_free = g.gaps.largest_free();
   // Free space beyond the blocks seen is unknown in a pool of unknown extent.
-  f.fragmentation = g.fixed && f.total_free >= size && f.largest_free < size;
-  if (f.fragmentation) fragmentation_failure_ = true;
-  if (size > 0) {
-    double ratio = static_cast<double>(f.largest_free) / static_cast<double>(size);
-    min_ratio_ = min_ratio_ ? std::min(*min_ratio_, ratio) : ratio;
+  if (g.fixed) {
+    f.total_free = g.gaps.total_free();
+    f.largest_free = g.gaps.largest_free();
+    f.fragmentation = *f.total_free >= size && *f.largest_free < size;
+    if (size > 0) {
+      double ratio = static_cast<double>(*f.largest_free) / static_cast<double>(size);
+      min_ratio_ = min_ratio_ ? std::min(*min_ratio_, ratio) : ratio;
+    }
   }
+  if (f.fragmentation) fragmentation_failure_ = true;
   if (failures_.size() < 100) failures_.push_back({f, pool, site});
 }
 

@@ -295,7 +295,7 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
           low = UINT64_MAX;
           for (const Region& region : pools[id].regions) low = std::min(low, region.low);
         }
-        p.origin = info.base != 0 && info.base <= low ? info.base : low;
+        p.origin = info.base_known && info.base <= low ? info.base : low;
       }
       r.pools.push_back(std::move(p));
     }

@@ -3,6 +3,7 @@
 // though alloc and free counts balance (seed 001 §4.1, the "logical leak").
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "edgemem/analysis_result.h"
@@ -14,6 +15,12 @@ class LifoAnalysis {
  public:
   // Called after the tracker removed `freed` from an arena pool.
   void freed(PoolState& pool, const Block& freed);
+  // Called after the tracker added a block to an arena pool: alignment
+  // padding and blocks placed above gaps strand bytes below the top too.
+  void allocated(PoolState& pool) {
+    if (pool.usage() > pool.live_bytes) [[unlikely]]
+      max_stranded_ = std::max(max_stranded_, pool.usage() - pool.live_bytes);
+  }
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out);
 
  private:

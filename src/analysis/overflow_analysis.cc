@@ -17,7 +17,7 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
     return;
   }
   // A heap's end is known only with its base: its addresses are absolute.
-  if (info.kind == PoolKind::heap && info.base == 0) {
+  if (info.kind == PoolKind::heap && !info.base_known) {
     if (extents_[pool] != Extent::known) extents_[pool] = Extent::usage_only;
     if (usage > info.size) [[unlikely]]
       used_past_size(pool, info, usage, b.time, kUsageOverflowSite);

@@ -52,7 +52,10 @@ class TemporaryAnalysis {
     uint64_t count = 0, bytes = 0;
   };
 
-  DenseIndex threads_{4096};
+  // Threads past the cap share one row, and their runs break each other's:
+  // a program that starts a thread per request has its temporaries counted
+  // exactly for its first 65,536 threads (1.5 MiB of rows at most).
+  DenseIndex threads_{65536};
   std::vector<Last> last_;  // by thread index; the overflow index shares the last one
   uint32_t rows_ = 0;       // last_.size(), kept: size() divides by the row's size
   std::vector<Counts> sites_;  // by SiteId (SiteTable is bounded)

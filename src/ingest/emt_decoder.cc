@@ -261,6 +261,7 @@ void EmtDecoder::complete() {
       PoolInfo info;
       info.kind = v[1] == 1 ? PoolKind::arena : PoolKind::heap;
       info.base = v[2];
+      info.base_known = v[2] != 0;
       info.size = v[3];  // v[4], the alignment, is informational
       info.name = text_;
       if (uint64_t shares = v[5]) {  // device id + 1 of the pool sharing these bytes

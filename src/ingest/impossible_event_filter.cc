@@ -19,9 +19,9 @@ ImpossibleEventFilter::Problem ImpossibleEventFilter::placement(const Event& e) 
   // blocks larger than its arena, or past its end after one overflow
   // (tests/firmware: 4096 B in a 3392 B arena), so for arenas that is the
   // overflow analysis' finding, not corruption. malloc never returns an
-  // address outside its heap. A heap declared without a base (0) gives no
+  // address outside its heap. A heap declared without a base gives no
   // range to check.
-  if (pool && pool->kind == PoolKind::heap && pool->base != 0 && pool->size != 0 &&
+  if (pool && pool->kind == PoolKind::heap && pool->base_known && pool->size != 0 &&
       (e.address < pool->base || e.address - pool->base >= pool->size || e.size > pool->size))
     return Problem::outside_heap;
   return Problem::none;

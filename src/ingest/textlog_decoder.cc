@@ -445,6 +445,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
   std::string_view pool_name, word, word2, pool_kind, shares;
   std::string pool_storage, word_storage, shares_storage, site_storage;
   uint64_t pool_base = 0;
+  bool has_base = false;
   for (;;) {
     p = skip_blanks(p, end);
     if (p == end) break;
@@ -489,7 +490,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       case Key::old: e.old_address = number; has_old = true; break;
       case Key::align: e.align = static_cast<uint32_t>(number); break;
       case Key::thread: e.thread = static_cast<uint32_t>(number); break;
-      case Key::base: pool_base = number; break;
+      case Key::base: pool_base = number, has_base = true; break;
       default: break;  // unknown keys: newer firmware may add fields
     }
   }
@@ -559,6 +560,11 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       info.name = std::string(pool_name);
       info.kind = pool_kind == "heap" ? PoolKind::heap : PoolKind::arena;
       info.base = pool_base;
+      info.base_known = has_base;
+      // Before any addressed record, what the log declared is the best
+      // guess for records without one (an ALLOC_FAIL first went to a made-up
+      // arena beside the one heap the log declared).
+      if (!addressed_seen_) last_by_offset_ = info.kind == PoolKind::arena;
       info.size = e.size;
       if (!shares.empty()) info.shares = context_.pools.intern(shares, PoolKind::arena);
       context_.pools.declare(info);
@@ -573,7 +579,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style
   // the log has been using.
   bool by_offset = has_addr ? addr_is_offset : last_by_offset_;
-  if (has_addr) last_by_offset_ = addr_is_offset;
+  if (has_addr) last_by_offset_ = addr_is_offset, addressed_seen_ = true;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||
       e.kind == EventKind::arena_reset || e.kind == EventKind::guard_check)

@@ -65,6 +65,7 @@ class TextLogDecoder final : public Decoder {
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
   bool last_by_offset_ = true;
+  bool addressed_seen_ = false;  // a record with addr= or offset= came: its style wins over POOL lines
   // Open addressing by a hash of the text: (hash tag, id), id 0 = empty.
   // An entry is used only while the table still gives that id that name,
   // so the cache can never disagree with SiteTable::intern.

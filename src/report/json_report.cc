@@ -9,6 +9,7 @@ using nlohmann::json;
 namespace {
 
 json optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json optional(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 json text_or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 json count_or_null(const std::optional<uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -149,7 +150,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   json failures = json::array();
   for (const auto& x : f.failures)
     failures.push_back({{"time", x.time}, {"pool", x.pool}, {"site", x.site}, {"size", x.size},
-                        {"total_free", x.total_free}, {"largest_free", x.largest_free},
+                        {"total_free", optional(x.total_free)}, {"largest_free", optional(x.largest_free)},
                         {"inference", count_or_null(x.inference)}, {"fragmentation", x.fragmentation}});
   json frag_pools = json::array();
   for (const auto& p : f.pools)

@@ -167,8 +167,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     fragmentation_failure_shown = true;
     line(out, "[ALLOC FAIL]",
          fmt::format("{} request failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
-                     bytes(x.total_free), bytes(x.largest_free),
-                     pct(fragmentation_rate(x.total_free, x.largest_free))));
+                     bytes(*x.total_free), bytes(*x.largest_free),
+                     pct(fragmentation_rate(*x.total_free, *x.largest_free))));
     more(out, "-> reserve the largest shape once, or give variable-size buffers their own region");
     break;
   }

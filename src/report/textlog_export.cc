@@ -29,8 +29,10 @@ void TextLogWriter::declare(PoolId pool, uint64_t time, const TraceContext& cont
   Declared& d = declared_[pool];
   if (d.written && d.kind == info.kind && d.base == info.base && d.size == info.size) return;
   d = {true, info.kind, info.base, info.size};
-  fmt::format_to(std::back_inserter(out), "[MEM][{}] POOL name={} kind={} size={} base=0x{:x}", time,
-                 textlog_escape(info.name), to_string(info.kind), info.size, info.base);
+  fmt::format_to(std::back_inserter(out), "[MEM][{}] POOL name={} kind={} size={}", time, textlog_escape(info.name),
+                 to_string(info.kind), info.size);
+  // A heap's base is written only when known: base=0 declares one at 0.
+  if (info.base_known || info.kind == PoolKind::arena) fmt::format_to(std::back_inserter(out), " base=0x{:x}", info.base);
   if (info.shares) fmt::format_to(std::back_inserter(out), " shares={}", textlog_escape(context.pools.at(*info.shares).name));
   out += '\n';
 }

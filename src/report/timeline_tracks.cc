@@ -31,8 +31,9 @@ void add_leaks(const AnalysisResult& r, const std::string& pool, std::vector<Tim
 void add_failures(const AnalysisResult& r, const std::string& pool, std::vector<TimelineMark>& marks) {
   for (const AllocFailure& f : r.fragmentation.failures) {
     if (f.pool != pool) continue;
-    std::vector<MarkArg> args{{"size", f.size}, {"total_free", f.total_free}, {"largest_free", f.largest_free},
-                              {"site", f.site}, {"fragmentation", std::string(f.fragmentation ? "yes" : "no")}};
+    std::vector<MarkArg> args{{"size", f.size}};
+    if (f.total_free) args.insert(args.end(), {{"total_free", *f.total_free}, {"largest_free", *f.largest_free}});
+    args.insert(args.end(), {{"site", f.site}, {"fragmentation", std::string(f.fragmentation ? "yes" : "no")}});
     add_inference(args, f.inference);
     marks.push_back({f.time, fmt::format("alloc failed: {} B{}", f.size, f.fragmentation ? " (fragmentation)" : ""), args});
   }

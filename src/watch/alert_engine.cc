@@ -92,8 +92,11 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
   if (f.alloc_failures && !f.failures.empty()) {
     const AllocFailure& a = f.failures.front();
     raise(AlertKind::alloc_failure, a.pool, static_cast<double>(f.alloc_failures),
-          fmt::format("pool {}: a {} B request failed with {} B free, {} B in the largest block{}", a.pool, a.size,
-                      a.total_free, a.largest_free, a.fragmentation ? " (fragmentation)" : ""));
+          a.total_free ? fmt::format("pool {}: a {} B request failed with {} B free, {} B in the largest block{}", a.pool,
+                                     a.size, *a.total_free, *a.largest_free, a.fragmentation ? " (fragmentation)" : "")
+                       : fmt::format("pool {}: a {} B request failed (free space not known: the pool's extent is not "
+                                     "declared)",
+                                     a.pool, a.size));
   }
   // A device in summary mode tells how many requests each pool refused, not their sizes.
   for (const PoolSummary& p : r.pools)

@@ -433,6 +433,88 @@ TEST(HonestFindings, BandLimitsHoldExactlyAtTenAndTwentyFivePercent) {
   EXPECT_EQ(run->result.fragmentation.band, Band::warning);
 }
 
+// A heap declared at base 0 has a known extent like any other: base=0 was
+// read as "no base", and the overflow, the block outside the heap and the
+// fragmentation failure were all missed (found by an independent oracle).
+TEST(HonestFindings, AHeapDeclaredAtBaseZeroHasAKnownExtent) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] POOL name=heap kind=heap size=1000 base=0\n"
+                     "[MEM][2] ALLOC addr=100 size=100 site=a.c:1\n"
+                     "[MEM][3] ALLOC addr=300 size=100 site=a.c:2\n"
+                     "[MEM][4] ALLOC addr=900 size=200 site=a.c:3\n"
+                     "[MEM][5] ALLOC addr=5000 size=10 site=a.c:4\n"
+                     "[MEM][6] ALLOC_FAIL size=600 align=8 site=a.c:5\n");
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(run->stats.impossible_events, 1u);  // 5000 is outside [0, 1000)
+  ASSERT_EQ(r.overflows.size(), 1u);
+  EXPECT_EQ(r.overflows[0].offset, 900u);
+  EXPECT_EQ(r.overflows[0].over_by, 100u);
+  ASSERT_EQ(r.fragmentation.failures.size(), 1u);
+  EXPECT_TRUE(r.fragmentation.failures[0].fragmentation);
+  EXPECT_EQ(r.fragmentation.failures[0].total_free, 700u);  // [0,100) [200,300) [400,900)
+  EXPECT_EQ(r.fragmentation.failures[0].largest_free, 500u);
+  // Without base= the heap's placement stays unknown, as before.
+  auto unplaced = analyse(Format::log,
+                          "[MEM][1] POOL name=heap kind=heap size=1000\n"
+                          "[MEM][2] ALLOC addr=900 size=200 site=a.c:3\n");
+  EXPECT_TRUE(unplaced->result.overflows.empty());
+}
+
+// A failed request before any addressed record went to a made-up arena
+// beside the one heap the log declared, with 0 B free and 0 B in its
+// largest block: free space in a pool of unknown extent is not known (null),
+// never 0, and the request goes to the heap the log declared.
+TEST(HonestFindings, AFailureInAPoolOfUnknownExtentHasNoFreeSpaceNumbers) {
+  auto declared = analyse(Format::log,
+                          "[MEM][1] POOL name=heap kind=heap size=0x1000 base=0x1000\n"
+                          "[MEM][2] ALLOC_FAIL size=100 align=8 site=f.c:1\n"
+                          "[MEM][3] ALLOC addr=0x1000 size=64 site=m.c:1\n");
+  ASSERT_EQ(declared->result.fragmentation.failures.size(), 1u);
+  const AllocFailure& f = declared->result.fragmentation.failures[0];
+  EXPECT_EQ(f.pool, "heap");
+  EXPECT_EQ(f.total_free, 4096u);
+  EXPECT_EQ(declared->result.pools.size(), 1u);
+  auto unknown = analyse(Format::log,
+                         "[MEM][2] ALLOC_FAIL size=100 align=8 site=f.c:1\n"
+                         "[MEM][3] ALLOC addr=0x1000 size=64 site=m.c:1\n");
+  ASSERT_EQ(unknown->result.fragmentation.failures.size(), 1u);
+  EXPECT_FALSE(unknown->result.fragmentation.failures[0].total_free);
+  EXPECT_FALSE(unknown->result.fragmentation.failures[0].largest_free);
+  EXPECT_FALSE(unknown->result.fragmentation.failures[0].fragmentation);
+  EXPECT_FALSE(unknown->result.fragmentation.min_largest_to_request);
+}
+
+// Three numbers an independent oracle found wrong on small arenas and many
+// threads: the most an arena ever stranded read less than it stranded at
+// the end (padding and blocks placed above gaps were left out); a block at
+// the offset of a 0-byte block was a lost free; and temporaries of threads
+// past the 4,096th broke each other's runs.
+TEST(HonestFindings, ArenaStrandingZeroByteBlocksAndManyThreadsAreCountedExactly) {
+  auto lifo = analyse(Format::log,
+                      "[MEM][1] POOL name=a kind=arena size=0x100\n"
+                      "[MEM][2] ALLOC offset=0xf0 size=0x10 align=16 pool=a site=a.c:1\n"
+                      "[MEM][3] ALLOC offset=0 size=0x10 align=16 pool=a site=a.c:2\n");
+  EXPECT_EQ(lifo->result.lifo.final_stranded_bytes, 224u);
+  EXPECT_EQ(lifo->result.lifo.max_stranded_bytes, 240u);  // at time 2: top 256, 16 B live
+
+  auto zero = analyse(Format::log,
+                      "[MEM][1] POOL name=arena kind=arena size=256\n"
+                      "[MEM][2] ALLOC size=0 align=16 offset=0 site=z.c:1\n"
+                      "[MEM][3] ALLOC size=64 align=16 offset=0 site=a.c:1\n");
+  EXPECT_EQ(zero->result.counts.replaced_blocks, 0u);
+  auto heap_zero = analyse(Format::log,
+                           "[MEM][2] ALLOC size=0 addr=0x1000 site=z.c:1\n"
+                           "[MEM][3] ALLOC size=64 addr=0x1000 site=a.c:1\n");
+  EXPECT_EQ(heap_zero->result.counts.replaced_blocks, 1u);  // malloc(0) is a block of its own
+
+  MemLog many;
+  for (int t = 1; t <= 4096; ++t) many("ALLOC addr=0x{:x} size=16 site=keep.c:1 thread={}", 0x100000 + 16 * t, t);
+  many("ALLOC addr=0x1000 size=64 site=tmp.c:1 thread=5000");
+  many("ALLOC addr=0x2000 size=64 site=other.c:1 thread=5001");
+  many("FREE addr=0x1000 thread=5000");
+  EXPECT_EQ(analyse(Format::log, many.text)->result.temporaries.count, 1u);
+}
+
 TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
   MemLog log;
   log("POOL name=heap kind=heap base=0x20000000 size=65536");
