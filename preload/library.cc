@@ -12,6 +12,7 @@
 
 #include "attached_blocks.h"
 #include "got_patcher.h"
+#include "module_map.h"
 #include "real_functions.h"
 #include "stack_walk.h"
 #include "thread_recorder.h"
@@ -63,6 +64,7 @@ __attribute__((destructor)) void stop_recording() {
 }
 
 void record_modules() {
+  trust_loader();  // a dlopen or dlclose returned: the loader's lock is free
   Busy busy;
   if (busy.entered() && recording_enabled) record_module_changes();
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <type_traits>
 #include <cstring>
 
 namespace edgemem::preload {
@@ -23,12 +24,25 @@ struct Range {
 Range exec_ranges[kMaxModules * 2];
 std::atomic<size_t> exec_count{0};
 
+// As reported: a forked child reports it again from here, so the path and
+// the build ID are copies (a thread of the parent may have unloaded the
+// object since: the loader's memory for it is gone, and reading it crashed
+// the child). Trivial, so the table needs no constructor at start-up: a
+// dynamic one ran after the recorder's own constructor had filled it.
 struct Known {
   uint64_t start, end;
   bool seen;
+  uint64_t bias;
+  uint32_t path_at, path_size;  // in path_pool; path_size 0: not kept (the pool was full)
+  uint8_t build_id[kMaxBuildIdBytes];
+  uint8_t build_id_size;
 };
+static_assert(std::is_trivially_default_constructible_v<Known>);
 Known known[kMaxModules];
 size_t known_count = 0;
+// The paths of `known`, in its order (compacted with it).
+char path_pool[64 * 1024];
+size_t path_pool_used = 0;
 pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 char exe_path[4096];
 // The loader's counts of objects added and removed, as of the last scan.
@@ -115,9 +129,20 @@ int visit(dl_phdr_info* info, size_t, void* data) {
     }
   }
   if (known_count == kMaxModules) return 0;
-  known[known_count++] = {lo, hi, true};
+  // The path and the build ID point into the loader's and the object's own
+  // memory, valid while it is loaded (and in a forked child's copy).
   ModuleInfo module{info->dlpi_addr, lo, hi, path};
   module.build_id = build_id(info, module.build_id_size);
+  Known& k = known[known_count++];
+  k = {lo, hi, true, module.bias, 0, 0, {}, static_cast<uint8_t>(module.build_id_size)};
+  if (module.build_id) memcpy(k.build_id, module.build_id, module.build_id_size);
+  const size_t length = strlen(path);
+  if (length && length <= sizeof path_pool - path_pool_used) {
+    memcpy(path_pool + path_pool_used, path, length);
+    k.path_at = static_cast<uint32_t>(path_pool_used);
+    k.path_size = static_cast<uint32_t>(length);
+    path_pool_used += length;
+  }
   ctx->sink->loaded(module);
   return 0;
 }
@@ -128,8 +153,18 @@ AddressRange libc_range, cxx_range, self_range;
 
 namespace {
 
+// A forked child of a process with other threads may have inherited the
+// loader's lock held by one of them (inside dlopen or dl_iterate_phdr), and
+// no thread of the child will release it: dl_iterate_phdr (and libunwind,
+// which calls it) would wait forever (an audit: a program forking while a
+// thread dlopened hung after 4 forks). Until the child's own dlopen or
+// dlclose returns (then the lock was free), it reports the modules the
+// parent knew and its stacks are walked by frame pointers only.
+std::atomic<bool> loader_untrusted{false};
+
 // Under `lock`.
 void scan_locked(ModuleSink& sink) {
+  if (loader_untrusted.load(std::memory_order_relaxed)) return;
   if (!exe_path[0]) {
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     exe_path[n > 0 ? n : 0] = 0;
@@ -140,12 +175,20 @@ void scan_locked(ModuleSink& sink) {
   scanned_subs.store(counts.subs, std::memory_order_relaxed);
   ScanContext ctx{&sink};
   dl_iterate_phdr(visit, &ctx);
-  size_t kept = 0;
+  size_t kept = 0, pool_kept = 0;
   for (size_t i = 0; i < known_count; ++i) {
-    if (known[i].seen) known[kept++] = known[i];
-    else sink.gone(known[i].start);
+    if (!known[i].seen) {
+      sink.gone(known[i].start);
+      continue;
+    }
+    Known& k = known[kept++] = known[i];
+    // Paths lie in the pool in table order: each moves down, never over one still to move.
+    memmove(path_pool + pool_kept, path_pool + k.path_at, k.path_size);
+    k.path_at = static_cast<uint32_t>(pool_kept);
+    pool_kept += k.path_size;
   }
   known_count = kept;
+  path_pool_used = pool_kept;
 }
 
 }  // namespace
@@ -163,16 +206,37 @@ void scan_modules_unless_busy(ModuleSink& sink) {
 }
 
 bool modules_added_since_scan() {
+  if (loader_untrusted.load(std::memory_order_relaxed)) return false;
   const LoadCounts now = load_counts();
   return now.adds != scanned_adds.load(std::memory_order_relaxed) ||
          now.subs != scanned_subs.load(std::memory_order_relaxed);
 }
 
-void forget_reported_modules() {
+void report_all_modules(ModuleSink& sink) {
   pthread_mutex_lock(&lock);
-  known_count = 0;
+  if (loader_untrusted.load(std::memory_order_relaxed)) {
+    for (size_t i = 0; i < known_count; ++i) {
+      const Known& k = known[i];
+      if (!k.path_size || k.path_size >= 4096) continue;
+      char path[4096];
+      memcpy(path, path_pool + k.path_at, k.path_size);
+      path[k.path_size] = 0;
+      ModuleInfo module{k.bias, k.start, k.end, path};
+      module.build_id = k.build_id_size ? k.build_id : nullptr;
+      module.build_id_size = k.build_id_size;
+      sink.loaded(module);
+    }
+  } else {
+    known_count = 0;
+    path_pool_used = 0;
+    scan_locked(sink);
+  }
   pthread_mutex_unlock(&lock);
 }
+
+void distrust_loader_after_fork() { loader_untrusted.store(true, std::memory_order_relaxed); }
+void trust_loader() { loader_untrusted.store(false, std::memory_order_relaxed); }
+bool loader_trusted() { return !loader_untrusted.load(std::memory_order_relaxed); }
 
 void lock_modules_for_fork() { pthread_mutex_lock(&lock); }
 void unlock_modules_after_fork() { pthread_mutex_unlock(&lock); }

@@ -37,8 +37,15 @@ void scan_modules_unless_busy(ModuleSink& sink);
 // Whether the loader added or removed an object since the last scan (cheap:
 // one step of dl_iterate_phdr).
 bool modules_added_since_scan();
-// Every module must be reported again (a forked child's new file).
-void forget_reported_modules();
+// Reports every module again (a forked child's new file).
+void report_all_modules(ModuleSink& sink);
+// In a forked child the loader's lock may be held for good by a thread of
+// the parent: until trust_loader() (after the child's own dlopen or dlclose
+// returned), nothing calls dl_iterate_phdr and stacks are walked by frame
+// pointers only.
+void distrust_loader_after_fork();
+void trust_loader();
+bool loader_trusted();
 
 // Around fork(): the child must not inherit the table's lock held by a
 // thread that does not exist in it.

@@ -124,10 +124,13 @@ StackBounds current_stack_bounds() {
 __thread bool listing_objects = false;
 
 __attribute__((noinline)) size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds) {
-  if (!force_libunwind() || listing_objects) {
+  // libunwind calls dl_iterate_phdr: not while the loader's lock may be
+  // held (inside a callback of it, or a forked child's inherited one).
+  const bool loader_busy = listing_objects || !loader_trusted();
+  if (!force_libunwind() || loader_busy) {
     bool complete = false;
     size_t n = frame_pointer_walk(frames, max, bounds, complete);
-    if ((complete && n > 0) || listing_objects) return without_startup(frames, n);
+    if ((complete && n > 0) || loader_busy) return without_startup(frames, n);
   }
   return without_startup(frames, libunwind_walk(frames, max));
 }

@@ -147,7 +147,7 @@ struct StopNote {
   uint8_t* count = nullptr;  // the STOPPED record's 9 count bytes, in a chunk kept mapped
   uint64_t calls = 0;
 };
-StopNote stop_note;
+constinit StopNote stop_note;
 
 void write_stop_count(uint8_t* at, uint64_t calls) {
   for (int i = 0; i < 8; ++i) at[i] = static_cast<uint8_t>(((calls >> (7 * i)) & 0x7f) | 0x80);
@@ -393,9 +393,8 @@ void write_process_records() {
   uint64_t fields[] = {static_cast<uint64_t>(wall.tv_sec) * 1000000000ull + static_cast<uint64_t>(wall.tv_nsec),
                        static_cast<uint64_t>(mono.tv_sec) * 1000000000ull + static_cast<uint64_t>(mono.tv_nsec)};
   write_seq_record(e2::kWall, next_seq(), fields, 2);
-  forget_reported_modules();  // a forked child's file names every module again
   ChunkSink sink;
-  scan_modules(sink);
+  report_all_modules(sink);  // a forked child's file names every module again
 }
 
 }  // namespace

@@ -183,6 +183,7 @@ void after_fork_parent() {
 }
 void after_fork_child() {
   dlopens_running.store(0, std::memory_order_relaxed);  // the threads inside a dlopen are the parent's
+  distrust_loader_after_fork();
   track_blocks_made_after_fork();
   unlock_attached_blocks_after_fork();
   forget_mappings_after_fork();

@@ -1062,6 +1062,32 @@ TEST(Record, AChildThatOutlivesTheProgramDoesNotKeepItsRecordingFromBeingPacked)
   EXPECT_EQ(c.out.find("not packed"), std::string::npos) << c.out;
 }
 
+// Children forked while another thread loads a library: the child records
+// into its own file without asking the loader (whose lock it may have
+// inherited held), naming the modules its parent knew. It hung after a few
+// forks (heaptrack records no forked child, so it never meets this).
+TEST(Record, ChildrenForkedWhileAThreadLoadsALibraryDoNotHangAndAreNamed) {
+  fs::path dir = scratch("fork-loading");
+  fs::create_directories(dir);
+  fs::path out = dir / "f.emt";
+  Command c = run("timeout 120 " + record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_fork_while_loading") +
+                  " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("100 forks"), std::string::npos) << c.out;
+  int children = 0, named = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename() == "f.emt") continue;
+    ++children;
+    auto d = decode_file(entry.path());
+    for (const Event& e : d->events)
+      if (e.kind == EventKind::alloc && e.size == 100 &&
+          std::string(d->context.sites.name(e.site)).find("child_allocates") != std::string::npos)
+        ++named;
+  }
+  EXPECT_EQ(children, 100);
+  EXPECT_EQ(named, 100);
+}
+
 TEST(Record, TheExitStatusIsPassedThroughAndAMissingProgramIsNamed) {
   fs::path out = scratch("missing.emt");
   Command c = run(record(out, "/nonexistent/program") + " 2>&1");
