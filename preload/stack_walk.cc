@@ -96,10 +96,17 @@ void prepare_unwinder() {
   const int top = descriptor_floor() - 2;  // the pipe's two ends go here
   const int placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
   uint64_t held[1024 / 64] = {};
+  // F_DUPFD takes the lowest free number atomically: after an attach the
+  // program's other threads run on, and a number tested free then filled
+  // could have become a file of theirs in between.
   if (placeholder >= 0)
-    for (int fd = 0; fd < top && fd < 1024; ++fd)
-      if (fd != placeholder && fcntl(fd, F_GETFD) < 0 && dup3(placeholder, fd, O_CLOEXEC) == fd)
-        held[fd / 64] |= uint64_t{1} << (fd % 64);
+    for (int fd; (fd = fcntl(placeholder, F_DUPFD_CLOEXEC, 0)) >= 0;) {
+      if (fd >= top || fd >= 1024) {
+        close(fd);
+        break;
+      }
+      held[fd / 64] |= uint64_t{1} << (fd % 64);
+    }
   void* ip[2];
   unw_backtrace(ip, 2);
   for (int fd = 0; fd < 1024; ++fd)

@@ -156,6 +156,7 @@ void write_stop_count(uint8_t* at, uint64_t calls) {
 
 // One call (or record) this thread could not record.
 void note_unrecorded() {
+  if (trace_file_closed()) return;  // at exit, after the file was closed: not lost, never recorded
   pthread_mutex_lock(&stop_note.lock);
   ++stop_note.calls;
   if (stop_note.count) write_stop_count(stop_note.count, stop_note.calls);
@@ -189,6 +190,10 @@ bool make_room(size_t n) {
   }
   uint8_t* next = claim_chunk(self.slot, self.last_seq);
   if (!next) {
+    if (trace_file_closed()) {  // the process is exiting: what comes now was never to be recorded
+      self.stopped = true;
+      return false;
+    }
     stop_recording_thread();
     note_unrecorded();
     return false;

@@ -143,6 +143,10 @@ bool write_header(int fd) {
   n += e2::put_varint(page + n, e2::kVersion3);
   n += e2::put_varint(page + n, 0);  // Event time is the sequence number: no clock
   page[n++] = e2::kLayoutChunked;
+  if (e2::kHeaderBytes > file_size_limit()) {  // even the header would raise SIGXFSZ
+    errno = EFBIG;
+    return false;
+  }
   if (ftruncate(fd, static_cast<off_t>(e2::kHeaderBytes)) != 0) return false;
   return pwrite(fd, page, n, 0) == static_cast<ssize_t>(n);
 }
@@ -152,7 +156,10 @@ bool open_locked() {
   struct stat st {};
   if (fd < 0 || !write_header(fd) || fstat(fd, &st) != 0) {
     complain("cannot create the recording");
-    if (fd >= 0) close(fd);
+    if (fd >= 0) {
+      close(fd);
+      unlink(file.path);  // no empty file left for `record` to take for a recording
+    }
     return false;
   }
   file.dev = st.st_dev;
@@ -212,6 +219,7 @@ bool open_trace_file() {
 }
 
 bool trace_file_open() { return file.fd >= 0 || file.pending_open; }
+bool trace_file_closed() { return file.next_chunk.load(std::memory_order_relaxed) >= kClosed; }
 
 uint8_t* claim_chunk(uint32_t slot, uint64_t base_seq) {
   if (file.pending_open) {

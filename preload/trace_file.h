@@ -19,6 +19,9 @@ bool open_trace_file();
 // below its limit); the limit itself when that leaves no room.
 int descriptor_floor();
 bool trace_file_open();
+// Closed at exit (close_trace_file): no chunk is handed out any more, and
+// that is no failure of the recording.
+bool trace_file_closed();
 
 // Maps a fresh chunk for thread `slot`; nullptr when the file cannot grow
 // (the thread then stops recording and says so once on stderr).

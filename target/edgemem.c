@@ -544,8 +544,11 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
     line_start(&l, "POOL name=");
     l.n += put_str(l.text + l.n, name);
     l.n += put_str(l.text + l.n, kind == EM_POOL_ARENA ? " kind=arena" : " kind=heap");
-    l.n += put_str(l.text + l.n, " base=");
-    l.n += put_hex(l.text + l.n, (uint32_t)base);
+    /* A heap's base 0 is "not known", as in emt: base=0 would declare one at address 0. */
+    if (base || kind == EM_POOL_ARENA) {
+      l.n += put_str(l.text + l.n, " base=");
+      l.n += put_hex(l.text + l.n, (uint32_t)base);
+    }
     line_num(&l, " size=", size);
     if (partner < EM_MAX_POOLS && em.pool_name[partner]) {
       l.n += put_str(l.text + l.n, " shares=");

@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 #include <set>
-#include <string>
-#include <utility>
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
@@ -92,10 +90,11 @@ int run_fit(const FitArgs& args) {
       classify_by_elf(*map, *elf);  // sizes the map only bounds, from the ELF's symbol table
       // Statics the map does not list (all of them, after LTO): the arena
       // and the weights array may be among them.
-      std::set<std::pair<std::string, uint64_t>> listed;
-      for (const MapSymbol& s : map->symbols) listed.insert({s.name, s.address & ~uint64_t{1}});
+      // By address: the map's C++ names are demangled, the ELF's are not.
+      std::set<uint64_t> listed;
+      for (const MapSymbol& s : map->symbols) listed.insert(s.address & ~uint64_t{1});
       for (MapSymbol& s : to_linker_map(*elf).symbols)
-        if (!listed.count({s.name, s.address})) map->symbols.push_back(std::move(s));
+        if (!listed.count(s.address)) map->symbols.push_back(std::move(s));
     }
     // The declared arena's size decides the verdict: a bound is no size.
     if (const MapSymbol* arena = largest_symbol_with_role(*map, "tensor arena"); arena && arena->size_is_upper_bound)

@@ -1,6 +1,7 @@
 #include "record/ebpf_elf_functions.h"
 
-#include <cxxabi.h>
+#include "static/demangle.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -19,15 +20,6 @@
 namespace edgemem {
 
 namespace {
-
-std::string demangle(const std::string& name) {
-  if (!name.starts_with("_Z")) return name;
-  int status = 0;
-  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  std::string out = status == 0 && text ? text : name;
-  std::free(text);
-  return out;
-}
 
 // "ns::f(int)" -> "ns::f"; templates and operators keep their brackets.
 std::string_view without_parameters(std::string_view demangled) {

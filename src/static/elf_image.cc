@@ -1,5 +1,7 @@
 #include "static/elf_image.h"
 
+#include "static/demangle.h"
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -151,8 +153,15 @@ void classify_by_elf(LinkerMap& map, const ElfImage& elf) {
   }
   // A size the map could only bound is the ELF's own (nm -S) when the ELF
   // has the symbol at the same address.
+  // The map prints C++ names demangled (`app::tensor_arena`), the ELF
+  // keeps them mangled.
+  std::vector<std::string> demangled;
+  demangled.reserve(elf.symbols.size());
   std::unordered_multimap<std::string_view, const ElfSymbol*> by_name;
-  for (const ElfSymbol& e : elf.symbols) by_name.emplace(e.name, &e);
+  for (const ElfSymbol& e : elf.symbols) {
+    by_name.emplace(e.name, &e);
+    if (e.name.starts_with("_Z")) by_name.emplace(demangled.emplace_back(demangle(e.name)), &e);
+  }
   for (MapSymbol& s : map.symbols) {
     if (!s.size_is_upper_bound) continue;
     for (auto [it, end] = by_name.equal_range(s.name); it != end; ++it)

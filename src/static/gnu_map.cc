@@ -31,12 +31,17 @@ constexpr std::string_view kOneSymbolPrefixes[] = {".text.", ".rodata.", ".data.
 
 // Whether an input section holds one function or object. GCC's own groups
 // (`.text.startup` for main and constructors at -O2, `.text.unlikely`,
-// `.text.hot`, `.text.exit`) hold as many as the object has.
+// `.text.hot`, `.text.exit`; `.data.rel.ro`, `.data.rel.ro.local`,
+// `.data.rel.local` in PIC and C++ builds) hold as many as the object has.
 bool one_symbol_section(std::string_view name) {
   for (std::string_view prefix : kOneSymbolPrefixes)
     if (name.starts_with(prefix) && name.size() > prefix.size()) {
-      const std::string_view rest = name.substr(prefix.size());
-      return prefix != ".text." || (rest != "startup" && rest != "unlikely" && rest != "hot" && rest != "exit");
+      std::string_view rest = name.substr(prefix.size());
+      if (prefix == ".text.") return rest != "startup" && rest != "unlikely" && rest != "hot" && rest != "exit";
+      if (prefix == ".data.")
+        for (std::string_view group : {"rel.ro.local", "rel.ro", "rel.local", "rel"})
+          if (rest == group) return false;
+      return true;
     }
   return false;
 }
@@ -393,7 +398,9 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         // end, where no region is: ld counts it to the region (its "overflowed
         // by"), as long as it follows the region's last section.
         const uint64_t extent = r.origin + r.used;
-        bool spilled = r.length && r.used >= r.length && at >= extent && at - extent <= kSpillAlignment &&
+        // Only once a section crossed the end: a region filled exactly (a
+        // .heap to its end) may be followed by a section in no region.
+        bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
                        !sized_region_at(at);
         if (inside || spilled) r.used = std::max(r.used, at + s.size - r.origin);
       };

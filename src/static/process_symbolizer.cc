@@ -1,9 +1,9 @@
 #include "static/process_symbolizer.h"
 
+#include "static/demangle.h"
 #include "static/dwarf_cu_index.h"
 #include "static/symbol_index.h"
 
-#include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -23,15 +23,6 @@ constexpr size_t kMaxChangedModules = 16;
 std::string base_name(std::string_view path) {
   if (auto slash = path.rfind('/'); slash != std::string_view::npos) path.remove_prefix(slash + 1);
   return std::string(path);
-}
-
-std::string demangle(const char* name) {
-  int status = 0;
-  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || !text) return name;
-  std::string out(text);
-  std::free(text);
-  return out;
 }
 
 // The function a DIE (subprogram or inlined subroutine) stands for: its
