@@ -64,7 +64,6 @@ __attribute__((destructor)) void stop_recording() {
 }
 
 void record_modules() {
-  trust_loader();  // a dlopen or dlclose returned: the loader's lock is free
   Busy busy;
   if (busy.entered() && recording_enabled) record_module_changes();
 }
@@ -76,8 +75,14 @@ extern "C" {
 void* dlopen(const char* file, int mode) {
   if (!real.dlopen) resolve_real_functions();
   dlopens_running.fetch_add(1, std::memory_order_relaxed);
+  const size_t before = loaded_objects();
   void* handle = real.dlopen(file, mode);
   dlopens_running.fetch_sub(1, std::memory_order_relaxed);
+  // An object added to the list took the loader's write lock (the one
+  // dl_iterate_phdr waits for) and released it: a forked child may ask the
+  // loader again. A dlopen of what is loaded already, or a dlclose, says
+  // nothing about that lock.
+  if (handle && loaded_objects() > before) trust_loader();
   if (handle) {
     record_modules();
     if (recording_enabled && attached()) patch_loaded_objects();

@@ -157,9 +157,9 @@ namespace {
 // loader's lock held by one of them (inside dlopen or dl_iterate_phdr), and
 // no thread of the child will release it: dl_iterate_phdr (and libunwind,
 // which calls it) would wait forever (an audit: a program forking while a
-// thread dlopened hung after 4 forks). Until the child's own dlopen or
-// dlclose returns (then the lock was free), it reports the modules the
-// parent knew and its stacks are walked by frame pointers only.
+// thread dlopened hung after 4 forks). Until the child's own dlopen adds
+// an object (which takes and releases that lock), it reports the modules
+// the parent knew and its stacks are walked by frame pointers only.
 std::atomic<bool> loader_untrusted{false};
 
 // Under `lock`.
@@ -218,7 +218,7 @@ void report_all_modules(ModuleSink& sink) {
     for (size_t i = 0; i < known_count; ++i) {
       const Known& k = known[i];
       if (!k.path_size || k.path_size >= 4096) continue;
-      char path[4096];
+      static char path[4096];  // under `lock`; off the stack: this runs inside an allocation
       memcpy(path, path_pool + k.path_at, k.path_size);
       path[k.path_size] = 0;
       ModuleInfo module{k.bias, k.start, k.end, path};
@@ -232,6 +232,12 @@ void report_all_modules(ModuleSink& sink) {
     scan_locked(sink);
   }
   pthread_mutex_unlock(&lock);
+}
+
+size_t loaded_objects() {
+  size_t n = 0;
+  for (const link_map* m = _r_debug.r_map; m; m = m->l_next) ++n;  // a debugger's walk: no lock
+  return n;
 }
 
 void distrust_loader_after_fork() { loader_untrusted.store(true, std::memory_order_relaxed); }

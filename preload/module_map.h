@@ -40,10 +40,12 @@ bool modules_added_since_scan();
 // Reports every module again (a forked child's new file).
 void report_all_modules(ModuleSink& sink);
 // In a forked child the loader's lock may be held for good by a thread of
-// the parent: until trust_loader() (after the child's own dlopen or dlclose
-// returned), nothing calls dl_iterate_phdr and stacks are walked by frame
+// the parent: until trust_loader() (after the child's own dlopen added an
+// object), nothing calls dl_iterate_phdr and stacks are walked by frame
 // pointers only.
 void distrust_loader_after_fork();
+// Objects in the loader's list, counted without its lock.
+size_t loaded_objects();
 void trust_loader();
 bool loader_trusted();
 

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "edgemem/emt_v2.h"
 #include "module_map.h"
 #include "real_functions.h"
+#include "stack_walk.h"
 #include "thread_recorder.h"
 
 namespace edgemem::preload {
@@ -174,9 +176,33 @@ bool open_locked() {
   return true;
 }
 
+// Whether the calling thread is the process's only one (/proc/self/task
+// holds one entry besides . and ..), by raw system calls: a fork handler
+// must not allocate. False when it cannot tell.
+bool only_thread() {
+  const int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  alignas(8) char buf[512];
+  int tasks = 0;
+  for (long n; (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0 && tasks <= 1;)
+    for (long at = 0; at < n;) {
+      const char* name = buf + at + 19;  // linux_dirent64: d_ino 8, d_off 8, d_reclen 2, d_type 1, then d_name
+      const auto reclen = *reinterpret_cast<const unsigned short*>(buf + at + 16);
+      if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0) ++tasks;
+      at += reclen;
+    }
+  close(fd);
+  return tasks == 1;
+}
+bool single_threaded_at_fork = false;
+
 // Every lock of the recorder is taken around fork(), so the child finds
 // none held by a thread it does not have.
 void before_fork() {
+  // A process of one thread holds no loader lock while it forks: its
+  // child may ask the loader (and unwind with libunwind) from the start.
+  // Nor one forking from inside a dl_iterate_phdr callback of its own.
+  single_threaded_at_fork = !listing_objects && only_thread();
   lock_modules_for_fork();
   lock_mappings_for_fork();
   lock_attached_blocks_for_fork();
@@ -190,7 +216,7 @@ void after_fork_parent() {
 }
 void after_fork_child() {
   dlopens_running.store(0, std::memory_order_relaxed);  // the threads inside a dlopen are the parent's
-  distrust_loader_after_fork();
+  if (!single_threaded_at_fork) distrust_loader_after_fork();
   track_blocks_made_after_fork();
   unlock_attached_blocks_after_fork();
   forget_mappings_after_fork();

@@ -1088,6 +1088,29 @@ TEST(Record, ChildrenForkedWhileAThreadLoadsALibraryDoNotHangAndAreNamed) {
   EXPECT_EQ(named, 100);
 }
 
+// A process of one thread holds no loader lock while it forks: its children
+// unwind through libc's frames (no frame pointers there) as it does.
+TEST(Record, ChildrenOfAOneThreadProcessUnwindThroughLibc) {
+  fs::path dir = scratch("fork-single");
+  fs::create_directories(dir);
+  fs::path out = dir / "f.emt";
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_fork_single_thread") + " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  int children = 0, through_libc = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename() == "f.emt") continue;
+    ++children;
+    auto d = decode_file(entry.path());
+    for (const Event& e : d->events) {
+      const std::string site(d->context.sites.name(e.site));
+      if (e.kind == EventKind::alloc && site.find("main") != std::string::npos && site.find("fopen") != std::string::npos)
+        ++through_libc;
+    }
+  }
+  EXPECT_EQ(children, 2);
+  EXPECT_EQ(through_libc, 2);
+}
+
 TEST(Record, TheExitStatusIsPassedThroughAndAMissingProgramIsNamed) {
   fs::path out = scratch("missing.emt");
   Command c = run(record(out, "/nonexistent/program") + " 2>&1");
