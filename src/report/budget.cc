@@ -223,6 +223,13 @@ class Evaluator {
       std::string rule = "stack.roots." + name;
       if (!limit.is_number() && !limit.is_string()) throw BudgetError(rule + ": expected the root's stack size in bytes");
       auto it = std::find_if(st.roots.begin(), st.roots.end(), [&](const StackRoot& r) { return r.function == name; });
+      if (it == st.roots.end()) {
+        // "vInferenceTask" for GCC's C++ "void vInferenceTask(void*)", when one root has that bare name.
+        auto bare = [&](const StackRoot& r) { return bare_function_name(r.function) == name; };
+        it = std::find_if(st.roots.begin(), st.roots.end(), bare);
+        if (it != st.roots.end() && std::find_if(std::next(it), st.roots.end(), bare) != st.roots.end())
+          throw BudgetError(rule + ": more than one root is named so: give the whole name as edgemem stack prints it");
+      }
       if (it == st.roots.end()) throw BudgetError(rule + ": no such root in the stack analysis");
       uint64_t max = size(b["roots"], name.c_str(), "stack.roots");
       add(rule, it->worst_case_bytes <= max,

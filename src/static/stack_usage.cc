@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 using Node = CallNode;
 
-bool is_interrupt(const std::string& name) {
+bool is_interrupt(const std::string& full_name) {
+  const std::string_view name = bare_function_name(full_name);
   return name != "Reset_Handler" && (name.ends_with("_Handler") || name.ends_with("_IRQHandler") || name.ends_with("IRQHandler"));
 }
 
@@ -82,6 +83,13 @@ std::optional<std::string> vcg_field(std::string_view line, std::string_view key
 }
 
 }  // namespace
+
+std::string_view bare_function_name(std::string_view name) {
+  name = name.substr(0, name.find('('));
+  if (const size_t space = name.rfind(' '); space != std::string_view::npos) name.remove_prefix(space + 1);
+  if (const size_t scope = name.rfind("::"); scope != std::string_view::npos) name.remove_prefix(scope + 2);
+  return name;
+}
 
 std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error) {
   std::vector<fs::path> su, ci, htm;

@@ -74,6 +74,11 @@ struct CallNode {
 // interrupt budget on top (`fpu`: 104-byte frames), heaviest frames first.
 StackReport worst_case_stacks(const std::map<std::string, CallNode>& graph, bool fpu);
 
+// A function's bare name: GCC names C++ functions in .su and .ci files with
+// their return type and parameters ("void SysTick_Handler()", even for an
+// extern "C" one), C ones as is.
+std::string_view bare_function_name(std::string_view name);
+
 // Keil MDK's static call graph (.htm); nullopt with a reason if it is not one.
 std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu, std::string& error);
 

@@ -105,6 +105,34 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
   std::filesystem::remove_all(dir);
 }
 
+// g++ names every function with its return type and parameters, an
+// extern "C" interrupt handler too ("void SysTick_Handler()"): it was no
+// handler, and the main stack read 400 B for 552 B (an audit's build).
+TEST(Stack, CxxHandlersAreHandlersAndRootsAnswerToTheirBareNames) {
+  std::string error;
+  auto dir = std::filesystem::temp_directory_path() / "edgemem_cxx_su";
+  std::filesystem::create_directories(dir);
+  {  // the lines g++ 12 (-fstack-usage -fcallgraph-info=su,da) wrote for two extern "C" functions
+    std::ofstream(dir / "app.su") << "app.cpp:26:17:void SysTick_Handler()\t120\tstatic\n"
+                                     "app.cpp:27:17:void vInferenceTask(void*)\t400\tstatic\n";
+    std::ofstream(dir / "app.ci")
+        << "graph: { title: \"app.cpp\"\n"
+           "node: { title: \"SysTick_Handler\" label: \"void SysTick_Handler()\\napp.cpp:26:17\\n120 bytes (static)\\n0 "
+           "dynamic objects\" }\n"
+           "node: { title: \"vInferenceTask\" label: \"void vInferenceTask(void*)\\napp.cpp:27:17\\n400 bytes "
+           "(static)\\n0 dynamic objects\" }\n"
+           "}\n";
+  }
+  auto report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->interrupts.handlers, 1u);
+  EXPECT_EQ(report->interrupts.one_level_bytes, 400u + 120u + 32u);
+  EXPECT_EQ(bare_function_name("void SysTick_Handler()"), "SysTick_Handler");
+  EXPECT_EQ(bare_function_name("virtual int drv::uart::Sim::write(const uint8_t*, size_t)"), "write");
+  EXPECT_EQ(bare_function_name("SysTick_Handler"), "SysTick_Handler");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Stack, KeilReportsGiveKeilsOwnMaximumAndEveryStatedDepth) {
   struct Case {
     const char* file;
