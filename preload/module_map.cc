@@ -129,8 +129,8 @@ int visit(dl_phdr_info* info, size_t, void* data) {
     }
   }
   if (known_count == kMaxModules) return 0;
-  // The path and the build ID point into the loader's and the object's own
-  // memory, valid while it is loaded (and in a forked child's copy).
+  // The path and the build ID are the loader's and the object's own memory,
+  // valid while it is loaded: the table keeps copies for a forked child.
   ModuleInfo module{info->dlpi_addr, lo, hi, path};
   module.build_id = build_id(info, module.build_id_size);
   Known& k = known[known_count++];
