@@ -103,12 +103,12 @@ struct Analyzer::Impl {
     if (two_ended) [[unlikely]] reserve(e.pool, *partner, e.time);
     fragmentation.allocated(e.pool, info, b);
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
-    overflow.allocated(e.pool, info, b, other_end, tracker.pool(e.pool).usage());
-    if (info.kind == PoolKind::arena) lifo.allocated(tracker.pool(e.pool));
-    if (partner) [[unlikely]] {
-      PoolState& p = tracker.pool(e.pool);
-      p.shared_peak = std::max(p.shared_peak, p.usage() + other_end);
-    }
+    // An arena's usage is its top, from a lazily pruned heap: asked once.
+    PoolState& own = tracker.pool(e.pool);
+    const uint64_t usage = own.usage();
+    overflow.allocated(e.pool, info, b, other_end, usage);
+    if (info.kind == PoolKind::arena) lifo.allocated(usage, own.live_bytes);
+    if (partner) [[unlikely]] own.shared_peak = std::max(own.shared_peak, usage + other_end);
     sizes.allocated(b);
     usage_changed(e.time);
     if (two_ended) [[unlikely]] reserve(*partner, e.pool, e.time);

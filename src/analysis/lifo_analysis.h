@@ -15,11 +15,12 @@ class LifoAnalysis {
  public:
   // Called after the tracker removed `freed` from an arena pool.
   void freed(PoolState& pool, const Block& freed);
-  // Called after the tracker added a block to an arena pool: alignment
-  // padding and blocks placed above gaps strand bytes below the top too.
-  void allocated(PoolState& pool) {
-    if (pool.usage() > pool.live_bytes) [[unlikely]]
-      max_stranded_ = std::max(max_stranded_, pool.usage() - pool.live_bytes);
+  // Called after the tracker added a block to an arena pool, with its top
+  // and live bytes: alignment padding and blocks placed above gaps strand
+  // bytes below the top too.
+  void allocated(uint64_t top, uint64_t live_bytes) {
+    if (top > live_bytes) [[unlikely]]
+      max_stranded_ = std::max(max_stranded_, top - live_bytes);
   }
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out);
 

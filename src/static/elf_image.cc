@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -152,9 +153,11 @@ void classify_by_elf(LinkerMap& map, const ElfImage& elf) {
     add_to_totals(map.totals, s.kind, s.size);
   }
   // A size the map could only bound is the ELF's own (nm -S) when the ELF
-  // has the symbol at the same address.
-  // The map prints C++ names demangled (`app::tensor_arena`), the ELF
-  // keeps them mangled.
+  // has the symbol at the same address. The map prints C++ names demangled
+  // (`app::tensor_arena`), the ELF keeps them mangled: demangled only when
+  // some size is to be looked up.
+  if (std::none_of(map.symbols.begin(), map.symbols.end(), [](const MapSymbol& s) { return s.size_is_upper_bound; }))
+    return;
   std::vector<std::string> demangled;
   demangled.reserve(elf.symbols.size());
   std::unordered_multimap<std::string_view, const ElfSymbol*> by_name;
