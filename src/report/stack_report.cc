@@ -33,7 +33,10 @@ nlohmann::json optional_text(const std::string& s) { return s.empty() ? nlohmann
 
 std::vector<StackVerdict> stack_verdicts(const StackReport& r) {
   const InterruptBudget& irq = r.interrupts;
-  if (r.roots.empty()) return {{true, "no call graph", "", "frames only, no worst case (add -fcallgraph-info=su)"}};
+  if (r.roots.empty())
+    return {{true, "no call graph", "",
+             r.source == "Clang" ? "frames only, no worst case (Clang writes no call graph: GCC's -fcallgraph-info=su does)"
+                                 : "frames only, no worst case (add -fcallgraph-info=su)"}};
   MainStack m = main_stack(r);
   std::vector<StackVerdict> out;
   out.push_back({false, "main stack worst case", bytes(m.bytes),

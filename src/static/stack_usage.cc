@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "static/deepest_chains.h"
+#include "static/demangle.h"
 
 namespace edgemem {
 namespace {
@@ -33,19 +34,32 @@ bool gcc_qualifier(std::string_view q) {
   return q == "static" || q == "dynamic" || q == "dynamic,bounded";
 }
 
-// "path:line:col:name" where the path may hold ':' (Windows) and the name
-// too (C++): the location is the first ":digits:digits:".
-bool split_location(std::string_view s, std::string& location, std::string& name) {
+// GCC's "path:line:col:name", where the path may hold ':' (Windows) and the
+// name too (C++): the location is the first ":digits:digits:". Clang writes
+// "path:line:name" (no column; a name never starts with a digit): `clang`
+// is set when only that form fits.
+bool split_location(std::string_view s, std::string& location, std::string& name, bool& clang) {
+  auto digits_after = [&](size_t colon) {
+    size_t j = colon + 1;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    return j == colon + 1 || j >= s.size() || s[j] != ':' ? std::string_view::npos : j;  // the colon after them
+  };
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] != ':') continue;
-    size_t j = i + 1, k;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
-    if (j == i + 1 || j >= s.size() || s[j] != ':') continue;
-    k = j + 1;
-    while (k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]))) ++k;
-    if (k == j + 1 || k >= s.size() || s[k] != ':') continue;
+    const size_t j = digits_after(i), k = j == std::string_view::npos ? j : digits_after(j);
+    if (k == std::string_view::npos) continue;
     location = std::string(s.substr(0, k));
     name = std::string(s.substr(k + 1));
+    clang = false;
+    return true;
+  }
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != ':') continue;
+    const size_t j = digits_after(i);
+    if (j == std::string_view::npos || j + 1 >= s.size()) continue;
+    location = std::string(s.substr(0, j));
+    name = std::string(s.substr(j + 1));
+    clang = true;
     return true;
   }
   return false;
@@ -217,7 +231,8 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   }
   // .su files give frames for functions the .ci files do not describe;
   // without its .ci beside it, what a file's functions call is not known.
-  std::vector<StackFunction> su_functions;
+  std::vector<std::pair<StackFunction, std::string>> su_functions;  // and the .su file it is in
+  bool clang_lines = false, gcc_lines = false;
   std::set<std::string> no_graph;  // names of functions from such files
   const std::set<fs::path> ci_files(ci.begin(), ci.end());
   for (const fs::path& p : su) {
@@ -233,39 +248,45 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       if (line.empty()) continue;
       size_t t1 = line.find('\t'), t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
       StackFunction f;
-      if (t2 == std::string::npos || !split_location(std::string_view(line).substr(0, t1), f.file, f.name) ||
+      bool clang = false;
+      if (t2 == std::string::npos || !split_location(std::string_view(line).substr(0, t1), f.file, f.name, clang) ||
           std::from_chars(line.data() + t1 + 1, line.data() + t2, f.frame_bytes).ec != std::errc()) {
-        error = fmt::format("{}: line {}: expected \"file:line:col:function<TAB>bytes<TAB>qualifier\" (a GCC -fstack-usage file)",
+        error = fmt::format("{}: line {}: expected \"file:line:col:function<TAB>bytes<TAB>qualifier\" (a GCC "
+                            "-fstack-usage file) or \"file:line:function<TAB>...\" (Clang's)",
                             p.string(), line_no);
         return std::nullopt;
       }
+      // Clang names C++ functions mangled; GCC as they are written.
+      if (clang) f.name = demangle(f.name);
+      (clang ? clang_lines : gcc_lines) = true;
       if (f.frame_bytes >= kMaxStackBytes) {
         error = frame_too_large(p, line_no, std::to_string(f.frame_bytes), f.name);
         return std::nullopt;
       }
       f.qualifier = line.substr(t2 + 1);
       if (!gcc_qualifier(f.qualifier)) {
-        error = fmt::format("{}: line {}: expected static, dynamic or dynamic,bounded after the bytes, found \"{}\" (a GCC -fstack-usage file)",
+        error = fmt::format("{}: line {}: expected static, dynamic or dynamic,bounded after the bytes, found \"{}\" (a GCC or Clang -fstack-usage file)",
                             p.string(), line_no, f.qualifier);
         return std::nullopt;
       }
       if (!graphed && !ci.empty()) no_graph.insert(f.name);
-      su_functions.push_back(f);
+      su_functions.emplace_back(f, p.string());
     }
     // After the lines read as .su: a file of another kind is named as that first.
     if (cut_short(p, text, false)) return std::nullopt;
   }
-  for (const StackFunction& f : su_functions) {
+  std::map<std::string, std::set<std::string>> su_defined_in;  // name -> the .su files giving it a frame
+  for (const auto& [f, file] : su_functions) {
     // A .ci node already holds this function (clones: "f.constprop" vs "f.constprop.0").
     bool known = false;
     for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it)
-      if (nodes[it->second].has_frame) known = true;
+      if (!su_defined_in.contains(it->second) && nodes[it->second].has_frame) known = true;
     if (known) continue;
+    if (su_defined_in[f.name].insert(file).second && su_defined_in[f.name].size() == 1) by_name.emplace(f.name, f.name);
     Node& n = nodes[f.name];
     if (n.has_frame && n.fn.frame_bytes >= f.frame_bytes) continue;  // defined twice: the larger frame
     n.fn = f;
     n.has_frame = true;
-    by_name.emplace(f.name, f.name);
     if (no_graph.contains(f.name)) n.calls_unknown = true;
   }
   if (nodes.empty()) {
@@ -282,12 +303,18 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
 
   StackReport report = worst_case_stacks(nodes, fpu);
   report.files = su.size() + ci.size();
+  if (clang_lines) report.source = gcc_lines || !ci.empty() ? "GCC and Clang" : "Clang";
   for (const auto& [title, files] : defined_in)
     if (files.size() > 1)
       report.notes.push_back(fmt::format(
           "{} is defined in {} call graphs ({}): counted with the larger frame and the calls of each; if these are two "
           "builds, give one build's files",
           nodes.at(title).fn.name, files.size(), fmt::join(files, ", ")));
+  for (const auto& [name, files] : su_defined_in)
+    if (files.size() > 1)
+      report.notes.push_back(fmt::format("{} is defined in {} .su files ({}): counted with the larger frame; if these "
+                                         "are two programs or two builds, give one's files",
+                                         name, files.size(), fmt::join(files, ", ")));
   if (ci.empty()) {  // without a call graph every function would look like a root
     report.roots.clear();
     report.interrupts = InterruptBudget{0, 0, 0, report.interrupts.frame_bytes, 0};

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -102,6 +103,49 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
   }
   EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
   EXPECT_NE(error.find("1 .su/.ci file found, and no function in it"), std::string::npos) << error;
+  std::filesystem::remove_all(dir);
+}
+
+// Clang (14, -fstack-usage) writes "file:line:function" with no column, and
+// C++ names mangled; it writes no call graph. These are its lines for the
+// corpus' own firmware (Cortex-M4, -O2) and a C++ file, as it wrote them.
+TEST(Stack, ClangSuFilesGiveTheirFramesUnderReadableNames) {
+  std::string error;
+  auto dir = std::filesystem::temp_directory_path() / "edgemem_clang_su";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "own_app.su") << "/src/own_app.c:44:normalize_dynamic\t40\tdynamic\n"
+                                         "/src/own_app.c:76:main\t72\tstatic\n";
+    std::ofstream(dir / "a.su") << "a.cc:1:_ZN2ns1gEi\t4\tstatic\n"
+                                   "C:\\fw\\b.cc:3:cf\t4\tstatic\n"
+                                   "a.cc:5:main\t8\tstatic\n";  // a host program's, read first
+  }
+  auto report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->source, "Clang");
+  EXPECT_TRUE(report->roots.empty());
+  std::map<std::string, std::tuple<uint64_t, std::string, std::string>> got;
+  for (const auto& f : report->functions) got[f.name] = {f.frame_bytes, f.qualifier, f.file};
+  using T = std::tuple<uint64_t, std::string, std::string>;
+  EXPECT_EQ(got["normalize_dynamic"], T(40, "dynamic", "/src/own_app.c:44"));
+  EXPECT_EQ(got["main"], T(72, "static", "/src/own_app.c:76"));
+  EXPECT_EQ(got["ns::g(int)"], T(4, "static", "a.cc:1"));
+  EXPECT_EQ(got["cf"], T(4, "static", "C:\\fw\\b.cc:3"));
+  EXPECT_EQ(got.size(), 4u);
+  // Two mains: the larger frame, whichever file came first, and a note (the first one read used to win).
+  ASSERT_EQ(report->notes.size(), 1u);
+  EXPECT_NE(report->notes[0].find("main is defined in 2 .su files"), std::string::npos) << report->notes[0];
+  // GCC's form still wins where both could be read: the column is a column.
+  {
+    std::ofstream(dir / "a.su", std::ios::trunc) << "a.c:1:7:f\t16\tstatic\n";
+    std::filesystem::remove(dir / "own_app.su");
+  }
+  report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->source, "GCC");
+  ASSERT_EQ(report->functions.size(), 1u);
+  EXPECT_EQ(report->functions[0].name, "f");
+  EXPECT_EQ(report->functions[0].file, "a.c:1:7");
   std::filesystem::remove_all(dir);
 }
 

@@ -142,4 +142,22 @@ sed 's/LENGTH = 256K/LENGTH = 2K/; s/LENGTH = 64K/LENGTH = 1K/' "$src/own_link.l
 check "overflowed link: map exits 1" "$rc" 1
 region_use_is_lds "overflowed link:" "$out"
 grep -q 'overflowed by' "$out/ld.txt" || { echo "FAIL: the small link did not overflow"; fail=1; }
+
+# Clang's -fstack-usage files ("file:line:function", no column; no call
+# graph): every line Clang wrote is a function listed with its frame.
+out=$tmp/clang
+mkdir -p "$out"
+(cd "$out" && clang --target=arm-none-eabi -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -O2 -fstack-usage \
+   --sysroot=/usr/lib/arm-none-eabi -c "$src/own_app.c" "$src/own_startup.c")
+"$edgemem" stack --json "$out" >"$out/stack.json"
+verdict=$(python3 - "$out/stack.json" "$out"/*.su <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ours = sorted((f['name'], f['frame_bytes'], f['qualifier']) for f in d['functions'])
+clang = sorted((loc.rsplit(':', 1)[1], int(size), q) for path in sys.argv[2:]
+               for loc, size, q in (line.rstrip('\n').split('\t') for line in open(path)))
+print('agree' if ours == clang and d['source'] == 'Clang' and len(ours) > 5 else f"{d['source']}: {ours} != {clang}")
+PY
+)
+check "clang .su frames listed as Clang wrote them" "$verdict" agree
 exit $fail
