@@ -48,6 +48,10 @@ fs::path scratch(const std::string& name) {
 
 // Runs a shell command in the background, its output into `log`.
 pid_t start(const std::string& command, const fs::path& log) {
+  // There before the child's shell opens it: a test polling it under load
+  // read a file not yet made, failed at once, and left the program it
+  // attached to running (ctest then waited 30 min for its output to close).
+  std::ofstream{log};
   pid_t pid = fork();
   if (pid == 0) {
     std::string line = command + " >" + log.string() + " 2>&1";

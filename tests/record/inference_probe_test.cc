@@ -348,7 +348,8 @@ TEST(InferenceProbe, AttachingProbesTheCallsOfARunningProcess) {
   bool probing = false;
   for (int i = 0; i < 600 && !probing; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    probing = read_file(log.string()).find("probing the calls of infer_once") != std::string::npos;
+    // Not there until the recorder's shell opens it (as nobody: it cannot be made for it).
+    probing = fs::exists(log) && read_file(log.string()).find("probing the calls of infer_once") != std::string::npos;
   }
   write_text(go, "");
   int status = 0;
@@ -398,7 +399,8 @@ TEST(InferenceProbe, CtrlCDetachesTheProbeAndTheProcessRunsOn) {
   bool probing = false;
   for (int i = 0; i < 600 && !probing; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    probing = read_file(log.string()).find("probing the calls of infer_once") != std::string::npos;
+    // Not there until the recorder's shell opens it (as nobody: it cannot be made for it).
+    probing = fs::exists(log) && read_file(log.string()).find("probing the calls of infer_once") != std::string::npos;
   }
   kill(recorder, SIGINT);
   int recorder_status = 0;
