@@ -395,7 +395,7 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
   return true;
 }
 
-void EmtV2Reader::queue(Record r) {
+void EmtV2Reader::queue(Record&& r) {
   if (r.seq < next_seq_) {
     // Its place was given up (too many waiting, or a duplicate): late, not lost.
     apply(r);

@@ -95,7 +95,7 @@ class EmtV2Reader {
   bool parse_record(std::span<const uint8_t> bytes, size_t& at, uint32_t slot, uint64_t& seq);
   bool parse_small(std::span<const uint8_t> bytes, size_t& at, uint32_t slot, uint64_t& seq);
   void give_up(uint64_t offset, std::string what);
-  void queue(Record r);
+  void queue(Record&& r);
   void drain(bool all);
   void apply(const Record& r);
   SiteId site(uint32_t slot, uint64_t node);
