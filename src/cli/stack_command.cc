@@ -40,7 +40,7 @@ int run_stack(const StackArgs& args) {
 
 void add_stack_command(CLI::App& app) {
   auto args = std::make_shared<StackArgs>();
-  CLI::App* cmd = app.add_subcommand("stack", "Worst-case stack per root from GCC .su/.ci files or a Keil .htm call graph");
+  CLI::App* cmd = app.add_subcommand("stack", "Worst-case stack per root from GCC .su/.ci files or a Keil .htm call graph (Clang .su files: frames only)");
   cmd->add_option("paths", args->paths, "Directories (searched recursively), .su/.ci files, or a Keil .htm report")->required();
   cmd->add_flag("--json", args->json, "Print the edgemem.stack/1 JSON document");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (each root's worst path as a call tree) to this file");
