@@ -46,7 +46,9 @@ size_t bound(const std::vector<T>& v, uint64_t x, bool after, Key key) {
 
 }  // namespace
 
-GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
+// `inline` here and on erase() and resized(): called once or twice per
+// occupy and release, and left out of line in the unity build otherwise.
+inline GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
   size_t c = bound(last_end_, x, !inclusive, [](uint64_t end) { return end; });
   if (c == order_.size()) return {c, 0};
   return {c, bound(at(c).gaps, x, !inclusive, [](const Gap& g) { return g.end; })};
@@ -121,7 +123,7 @@ uint64_t GapIndex::group_largest(size_t level, size_t group) {
   return largest;
 }
 
-GapIndex::Pos GapIndex::erase(Pos p) {
+inline GapIndex::Pos GapIndex::erase(Pos p) {
   const uint32_t id = order_[p.chunk];
   Chunk& c = chunks_[id];
   uint64_t size = c.gap(p.index);
@@ -171,7 +173,7 @@ void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
   if (largest_valid_) largest_ = std::max(largest_, end - start);
 }
 
-void GapIndex::resized(Pos p, uint64_t old_size) {
+inline void GapIndex::resized(Pos p, uint64_t old_size) {
   const uint32_t id = order_[p.chunk];
   Chunk& c = chunks_[id];
   uint64_t size = c.gap(p.index);
