@@ -46,9 +46,9 @@ size_t bound(const std::vector<T>& v, uint64_t x, bool after, Key key) {
 
 }  // namespace
 
-// `inline` here and on erase() and resized(): called once or twice per
+// Forced inline here and on erase() and resized(): called once or twice per
 // occupy and release, and left out of line in the unity build otherwise.
-inline GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
+[[gnu::always_inline]] inline GapIndex::Pos GapIndex::first_ending_after(uint64_t x, bool inclusive) const {
   size_t c = bound(last_end_, x, !inclusive, [](uint64_t end) { return end; });
   if (c == order_.size()) return {c, 0};
   return {c, bound(at(c).gaps, x, !inclusive, [](const Gap& g) { return g.end; })};
@@ -66,6 +66,7 @@ uint32_t GapIndex::new_chunk() {
     return id;
   }
   chunks_.emplace_back();
+  tracked_ = tracked_ || chunks_.size() > kGroup;
   // A new group holds only empty chunks and groups: its largest is 0.
   size_t n = chunks_.size();
   for (std::vector<Group>& level : levels_) {
@@ -83,8 +84,27 @@ void GapIndex::rescan(uint32_t id) {
   set_largest(id, largest);
 }
 
+inline void GapIndex::shrank(uint32_t id, uint64_t size) {
+  Chunk& c = chunks_[id];
+  if (!tracked_) {
+    if (size >= c.largest) rescan(id);
+    return;
+  }
+  if (c.stale || size < c.largest) return;
+  c.stale = true;
+  size_t i = id;
+  for (std::vector<Group>& level : levels_) {
+    i /= kGroup;
+    if (!level[i].valid) return;  // nor is any group above it
+    level[i].valid = false;
+  }
+}
+
 void GapIndex::set_largest(uint32_t id, uint64_t largest) {
-  const uint64_t old = std::exchange(chunks_[id].largest, largest);
+  Chunk& c = chunks_[id];
+  // A stale chunk's groups are not valid: the walk below stops at once.
+  c.stale = false;
+  const uint64_t old = std::exchange(c.largest, largest);
   size_t i = id;
   bool shrank = false;
   for (std::vector<Group>& level : levels_) {
@@ -114,7 +134,10 @@ uint64_t GapIndex::group_largest(size_t level, size_t group) {
   const size_t first = group * kGroup;
   uint64_t largest = 0;
   if (level == 0) {
-    for (size_t c = first; c < std::min(first + kGroup, chunks_.size()); ++c) largest = std::max(largest, chunks_[c].largest);
+    for (size_t c = first; c < std::min(first + kGroup, chunks_.size()); ++c) {
+      if (chunks_[c].stale) rescan(static_cast<uint32_t>(c));
+      largest = std::max(largest, chunks_[c].largest);
+    }
   } else {
     for (size_t c = first; c < std::min(first + kGroup, levels_[level - 1].size()); ++c)
       largest = std::max(largest, group_largest(level - 1, c));
@@ -123,12 +146,12 @@ uint64_t GapIndex::group_largest(size_t level, size_t group) {
   return largest;
 }
 
-inline GapIndex::Pos GapIndex::erase(Pos p) {
+[[gnu::always_inline]] inline GapIndex::Pos GapIndex::erase(Pos p) {
   const uint32_t id = order_[p.chunk];
   Chunk& c = chunks_[id];
-  uint64_t size = c.gap(p.index);
+  const uint64_t size = c.gap(p.index);
+  if (may_be_largest(c.gaps[p.index].end, size)) largest_valid_ = false;
   c.gaps.erase(c.gaps.begin() + static_cast<long>(p.index));
-  if (size >= largest_) largest_valid_ = false;
   if (c.gaps.empty()) {
     set_largest(id, 0);
     free_ids_.push_back(id);
@@ -137,7 +160,7 @@ inline GapIndex::Pos GapIndex::erase(Pos p) {
     return {p.chunk, 0};
   }
   last_end_[p.chunk] = c.gaps.back().end;
-  if (size == c.largest) rescan(id);
+  shrank(id, size);
   if (p.index == c.size()) return {p.chunk + 1, 0};
   return p;
 }
@@ -170,19 +193,37 @@ void GapIndex::insert(Pos p, uint64_t end, uint64_t start) {
       rescan(id);
     }
   }
-  if (largest_valid_) largest_ = std::max(largest_, end - start);
+  grew(end, end - start);
 }
 
-inline void GapIndex::resized(Pos p, uint64_t old_size) {
+inline void GapIndex::grew(uint64_t end, uint64_t size) {
+  if (!largest_valid_) return;
+  if (!tracked_) {
+    largest_ = std::max(largest_, size);
+  } else if (end == largest_end_) {
+    largest_ = size;
+  } else if (size > largest_) {
+    second_ = largest_;
+    largest_ = size;
+    largest_end_ = end;
+  } else {
+    second_ = std::max(second_, size);
+  }
+}
+
+[[gnu::always_inline]] inline void GapIndex::resized(Pos p, uint64_t old_size) {
   const uint32_t id = order_[p.chunk];
   Chunk& c = chunks_[id];
   uint64_t size = c.gap(p.index);
   if (size > old_size) {
     if (size > c.largest) set_largest(id, size);
-    if (largest_valid_) largest_ = std::max(largest_, size);
+    grew(c.gaps[p.index].end, size);
   } else {
-    if (old_size == c.largest) rescan(id);
-    if (old_size >= largest_) largest_valid_ = false;
+    shrank(id, old_size);
+    if (may_be_largest(c.gaps[p.index].end, old_size)) {
+      if (largest_end_ && size >= second_) largest_ = size;  // still the largest
+      else largest_valid_ = false;
+    }
   }
 }
 
@@ -250,8 +291,9 @@ void GapIndex::reset() {
   last_end_.clear();
   levels_.clear();
   total_ = 0;
-  largest_ = 0;
+  largest_ = largest_end_ = second_ = 0;
   largest_valid_ = true;
+  tracked_ = false;
   if (!empty_extent()) add_gap(low_, high_);
 }
 
@@ -266,9 +308,41 @@ uint64_t GapIndex::largest_free() {
     }
     largest_ = 0;
     for (size_t g = 0; g < levels_.back().size(); ++g) largest_ = std::max(largest_, group_largest(levels_.size() - 1, g));
+    find_largest();
     largest_valid_ = true;
   }
   return largest_;
+}
+
+void GapIndex::find_largest() {
+  largest_end_ = 0;
+  if (!tracked_ || largest_ == 0) return;
+  // Down the groups to a chunk holding the largest (kGroup entries a level),
+  // every sibling passed on the way bounding the others.
+  second_ = 0;
+  size_t first = 0, count = levels_.back().size();
+  for (size_t level = levels_.size(); level-- > 0;) {
+    size_t at = first + count;
+    for (size_t g = first; g < first + count; ++g) {
+      const uint64_t l = levels_[level][g].largest;
+      if (l == largest_ && at == first + count) at = g;
+      else second_ = std::max(second_, l);
+    }
+    first = at * kGroup;
+    count = std::min(first + kGroup, level ? levels_[level - 1].size() : chunks_.size()) - first;
+  }
+  size_t id = first + count;
+  for (size_t c = first; c < first + count; ++c) {
+    if (chunks_[c].largest == largest_ && id == first + count) id = c;
+    else second_ = std::max(second_, chunks_[c].largest);
+  }
+  const Chunk& c = chunks_[id];
+  size_t at = c.size();
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.gap(i) == largest_ && at == c.size()) at = i;
+    else second_ = std::max(second_, c.gap(i));
+  }
+  largest_end_ = c.gaps[at].end;
 }
 
 }  // namespace edgemem

@@ -9,7 +9,9 @@
 // list of ids), so runs of kGroup ids can keep their largest gap: a pool
 // whose largest gap shrinks on every allocation (a fragmented heap served
 // from its top) finds the next largest in a few dozen steps, not one per
-// chunk.
+// chunk. Over one group of chunks the largest gap is also known by its end,
+// with a bound on the others: while it stays above that bound, shrinking it
+// needs no search at all.
 #pragma once
 
 #include <cstddef>
@@ -40,7 +42,8 @@ class GapIndex {
   };
   struct Chunk {
     std::vector<Gap> gaps;  // sorted by end
-    uint64_t largest = 0;
+    uint64_t largest = 0;  // when stale, only a bound: rescanned when a search needs it
+    bool stale = false;
     size_t size() const { return gaps.size(); }
     uint64_t gap(size_t i) const { return gaps[i].end - gaps[i].start; }
   };
@@ -61,12 +64,21 @@ class GapIndex {
   Pos erase(Pos p);             // returns the position of the following gap
   void insert(Pos p, uint64_t end, uint64_t start);  // before p (p may be the end)
   void resized(Pos p, uint64_t old_size);
+  // A gap ending at `end` is now `size` long (a new one, or one grown).
+  void grew(uint64_t end, uint64_t size);
   uint32_t new_chunk();  // an id with no gaps
   void rescan(uint32_t id);
   // Chunk `id`'s largest gap is now `largest`; the groups above it follow.
   void set_largest(uint32_t id, uint64_t largest);
+  // Chunk `id` lost or shrank a gap of `size`: if that was its largest, the
+  // chunk is stale and no group above it is known.
+  void shrank(uint32_t id, uint64_t size);
   // The largest gap under group `group` of `level`, computed if not known.
   uint64_t group_largest(size_t level, size_t group);
+  // After the groups are known: which gap is the largest, and the largest of the others.
+  void find_largest();
+  // The gap ending at `end`, of `size`, is or ties the largest.
+  bool may_be_largest(uint64_t end, uint64_t size) const { return largest_end_ ? end == largest_end_ : size >= largest_; }
 
   std::vector<Chunk> chunks_;       // by id
   std::vector<uint32_t> free_ids_;  // chunks emptied, for reuse
@@ -81,8 +93,16 @@ class GapIndex {
   };
   std::vector<std::vector<Group>> levels_;  // empty until the largest is first searched for
   uint64_t total_ = 0;
-  uint64_t largest_ = 0;
-  bool largest_valid_ = true;  // the largest gap stays known unless it shrinks
+  // The largest gap may be known by its end (a gap's end never moves while
+  // it lives; 0 when not known), with a bound on every other gap: it may
+  // shrink down to that bound and stay the largest, which a heap served from
+  // its top does on every allocation. Otherwise it is searched for when next asked.
+  uint64_t largest_ = 0, largest_end_ = 0, second_ = 0;
+  bool largest_valid_ = true;
+  // Over a group of chunks, the largest gap is tracked and chunks rescanned
+  // only when searched. Under it a search costs about what tracking would,
+  // and tracking measured slower on a small heap (more branches, mispredicted).
+  bool tracked_ = false;
   uint64_t low_ = 0, high_ = 0;
 };
 

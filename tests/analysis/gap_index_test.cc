@@ -345,6 +345,55 @@ TEST(GapIndex, PhasesOfHolesLargeFreesAndTopAllocationsAgreeWithTheMapModel) {
   }
 }
 
+// The largest asked only now and then, as an analysis may: what changed
+// in between (chunks left stale, the largest gap shrunk, grown, split or
+// taken whole) is settled at once. Few chunks, one level of groups and two.
+TEST(GapIndex, TheLargestAskedNowAndThenAgreesWithTheMapModel) {
+  for (uint64_t holes : {40u, 3000u, 40000u}) {
+    std::mt19937_64 rng(holes);
+    const uint64_t span = 1 << 22;
+    GapIndex g;
+    g.extend(0, span);
+    MapGaps map(span);
+    Both<GapIndex, MapGaps> both{g, map};
+    for (uint64_t i = 0; i < holes; ++i) both.occupy(i * 64, 40);
+    uint64_t top = holes * 64, ask_every = 1;
+    std::vector<std::pair<uint64_t, uint64_t>> made;
+    for (int step = 0; step < 30000; ++step) {
+      if (step % 3000 == 0) ask_every = 1 + rng() % 40;
+      const uint64_t op = rng() % 100;
+      if (op < 40) {  // from the top, now and then leaving a hole
+        const uint64_t size = 1 + rng() % 48;
+        if (top + size > span) top = holes * 64;
+        both.occupy(top, size);
+        made.emplace_back(top, size);
+        top += size + (rng() % 4 == 0 ? rng() % 24 : 0);
+      } else if (op < 70 && !made.empty()) {
+        const size_t k = rng() % made.size();
+        both.release(made[k].first, made[k].second);
+        made[k] = made.back();
+        made.pop_back();
+      } else if (op < 85) {  // a gap taken whole, from its start, or from inside
+        const auto [start, end] = map.gap_from(rng() % span);
+        if (end <= start) continue;
+        const uint64_t at = op % 3 == 0 ? start : start + rng() % (end - start);
+        both.occupy(at, op % 3 == 1 ? end - at : 1 + rng() % (end - at));
+      } else if (op < 95) {  // a hole filled or opened
+        const uint64_t hole = rng() % holes * 64 + 40;
+        if (rng() % 2) both.occupy(hole, 24);
+        else both.release(hole - rng() % 40, 24 + rng() % 80);
+      } else {  // a wide range freed or taken
+        const uint64_t a = rng() % span, size = std::min<uint64_t>(1 + rng() % 20000, span - a);
+        if (rng() % 2) both.occupy(a, size);
+        else both.release(a, size);
+      }
+      ASSERT_EQ(g.total_free(), map.total()) << "holes " << holes << " step " << step;
+      if (rng() % ask_every) continue;
+      ASSERT_EQ(g.largest_free(), map.largest()) << "holes " << holes << " step " << step;
+    }
+  }
+}
+
 // Found in review: a group invalidated under a parent whose maximum came
 // from another child left the parent valid; a gap that then grew in that
 // group stopped at it, and the next search took the parent's stale 103.
