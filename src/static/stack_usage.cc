@@ -282,7 +282,9 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it)
       if (!su_defined_in.contains(it->second) && nodes[it->second].has_frame) known = true;
     if (known) continue;
-    if (su_defined_in[f.name].insert(file).second && su_defined_in[f.name].size() == 1) by_name.emplace(f.name, f.name);
+    std::set<std::string>& files = su_defined_in[f.name];
+    if (files.empty()) by_name.emplace(f.name, f.name);
+    files.insert(file);
     Node& n = nodes[f.name];
     if (n.has_frame && n.fn.frame_bytes >= f.frame_bytes) continue;  // defined twice: the larger frame
     n.fn = f;

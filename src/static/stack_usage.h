@@ -76,7 +76,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& graph, bool
 
 // A function's bare name: GCC names C++ functions in .su and .ci files with
 // their return type and parameters ("void SysTick_Handler()", even for an
-// extern "C" one), C ones as is.
+// extern "C" one), C ones as is; Clang's, demangled, keep their parameters.
 std::string_view bare_function_name(std::string_view name);
 
 // Keil MDK's static call graph (.htm); nullopt with a reason if it is not one.
