@@ -8,7 +8,8 @@
 # (`edgemem watch tcp://127.0.0.1:PORT`), one inference per 10 ms of real time; QEMU
 # waits for the client before the firmware starts, so nothing is lost, and OUT
 # receives nothing. summary builds target/ with -DEDGEMEM_SUMMARY=1: into the ring go
-# only per-pool SUMMARY records at each inference end (docs/device.md). Environment: INFERENCES (default 50), ARENA_SIZE (default 40960).
+# only per-pool SUMMARY records at each inference end (docs/device.md). Environment: INFERENCES (default 50), ARENA_SIZE (default 40960),
+# CHECK=0 (records without check bytes, -DEDGEMEM_CHECK=0).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,6 +41,7 @@ cd "$here"
 arm-none-eabi-gcc -mcpu=cortex-m3 -mthumb -std=c99 -O2 -g -Wall -Wextra -Werror \
   -ffunction-sections -fdata-sections -fno-builtin-malloc -fno-builtin-free \
   -DEDGEMEM_ENABLE=1 -DEDGEMEM_NOW_ADDR=0x40028018u -DVARIANT=$v $tdef -I"$root/target" -I"$here" \
+  ${CHECK:+-DEDGEMEM_CHECK=$CHECK} \
   ${INFERENCES:+-DINFERENCES=$INFERENCES} ${ARENA_SIZE:+-DARENA_SIZE=$ARENA_SIZE} \
   startup.c semihost.c syscalls.c board.c model.c main.c \
   "$root"/target/edgemem.c "$root"/target/edgemem_arena.c "$root"/target/edgemem_malloc_wrap.c \

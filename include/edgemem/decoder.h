@@ -56,6 +56,13 @@ struct DecodeStats {
   uint64_t truncated_bytes = 0;  // partial record at the end of the input
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
   uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
+  // emt records whose check byte matched, and those whose did not (damaged
+  // in transit: skipped, with the bytes after them, to the next SYNC).
+  uint64_t checked_records = 0;
+  uint64_t failed_checks = 0;
+  // Events read from emt records without check bytes ("~emt!"): there a
+  // damaged record that still decodes goes unnoticed.
+  uint64_t unchecked_events = 0;
   // A Linux recording the process could not finish (its file could not be
   // opened again or grow): calls it made after that, not recorded.
   bool recording_stopped = false;

@@ -21,7 +21,12 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
                         "the recording's file and it could not be opened again, after chroot or setuid, or it "
                         "could not grow: a file size limit, a full disk)",
                         lost.empty() ? "" : ", ", s.calls_not_recorded);
-  add(s.corrupt_bytes, "corrupt bytes skipped");
+  if (s.corrupt_bytes)
+    lost += fmt::format("{}{} corrupt bytes skipped{}", lost.empty() ? "" : ", ", s.corrupt_bytes,
+                        s.failed_checks ? fmt::format(" ({} emt record{} failed {} check byte: damaged in transit)",
+                                                      s.failed_checks, s.failed_checks == 1 ? "" : "s",
+                                                      s.failed_checks == 1 ? "its" : "their")
+                                        : std::string());
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");
   add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");
@@ -36,6 +41,11 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   add(c.unknown_frees, "frees of blocks that were not live (allocations lost, or the program freed a block twice)");
   add(c.replaced_blocks, "allocations over a live block (frees lost)");
   if (lost.empty()) return {CheckStatus::clean, {}};
+  // Damage was seen; where records carry no check byte, more of it may
+  // have decoded as events.
+  if (s.unchecked_events && (s.corrupt_bytes || s.impossible_events))
+    lost += "; the emt records carry no check bytes, so damage that still decodes was read as it came (the device "
+            "library writes them unless built with -DEDGEMEM_CHECK=0)";
   return {CheckStatus::found, lost};
 }
 

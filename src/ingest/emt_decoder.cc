@@ -12,7 +12,14 @@ namespace {
 
 using F = EmtDecoder::Field;
 
+// "~emt!" opens records without check bytes, "~emt#" records that end
+// with one (the last byte of kSync is either).
 constexpr uint8_t kSync[] = {0x7E, 'e', 'm', 't', '!'};
+constexpr uint8_t kCheckedMark = '#';
+
+bool sync_byte_matches(uint8_t byte, size_t at) {
+  return byte == kSync[at] || (at == sizeof kSync - 1 && byte == kCheckedMark);
+}
 constexpr uint64_t kMaxText = 4096;  // longer than any name the device writes
 
 enum Tag : uint8_t {
@@ -90,12 +97,21 @@ void EmtDecoder::push(uint8_t byte, uint64_t offset) {
       record_.push_back(byte);
       field_byte(byte);
       return;
+    case State::check: {
+      uint8_t expected = 0;
+      for (uint8_t b : record_) expected ^= b;
+      record_.push_back(byte);
+      if (byte == expected) return complete();
+      ++stats_.failed_checks;
+      return reject(fmt::format("an emt record (tag 0x{:02X}) whose check byte is 0x{:02X}, not 0x{:02X}: damaged in "
+                                "transit", tag_, byte, expected));
+    }
     case State::chunked: v2_->push({&byte, 1}, offset); return;
   }
 }
 
 void EmtDecoder::hunt(uint8_t byte, uint64_t offset) {
-  if (byte == kSync[sync_match_]) {
+  if (sync_byte_matches(byte, sync_match_)) {
     if (++sync_match_ < sizeof kSync) return;
     // A whole SYNC marker: what was skipped before it was not emt.
     stats_.corrupt_bytes += skipped_;
@@ -103,12 +119,14 @@ void EmtDecoder::hunt(uint8_t byte, uint64_t offset) {
     sync_match_ = 0;
     start_record(kSyncTag, offset + 1 - sizeof kSync);
     record_.assign(kSync, kSync + sizeof kSync);
+    record_.back() = byte;
+    checked_ = byte == kCheckedMark;
     field_ = 1;  // the marker is the first field: the time follows
     next_field();
     return;
   }
   uint64_t from = offset - sync_match_;
-  if (!stats_.first_problem) stats_.note_problem(from, 0, "expected an emt SYNC record (7E 65 6D 74 21)");
+  if (!stats_.first_problem) stats_.note_problem(from, 0, "expected an emt SYNC record (7E 65 6D 74 21 or 23)");
   skipped_ += sync_match_;
   sync_match_ = 0;
   if (byte == kSync[0]) sync_match_ = 1;
@@ -148,8 +166,11 @@ void EmtDecoder::field_byte(uint8_t byte) {
       if (++position_ == 4) field_done(value_);
       return;
     case F::sync_magic:  // only reached through the tag byte 7E in a synced stream
-      if (byte != kSync[1 + position_]) return reject({});
-      if (++position_ == sizeof kSync - 1) field_done(0);
+      if (!sync_byte_matches(byte, 1 + position_)) return reject({});
+      if (++position_ == sizeof kSync - 1) {
+        checked_ = byte == kCheckedMark;
+        field_done(0);
+      }
       return;
     case F::text:
       if (text_length_known_) {
@@ -177,8 +198,9 @@ void EmtDecoder::field_byte(uint8_t byte) {
 void EmtDecoder::field_done(uint64_t value) {
   F kind = fields_[field_];
   if (kind != F::text && kind != F::sync_magic) values_[values_used_++] = value;
-  if (++field_ == fields_.size()) return complete();
-  next_field();
+  if (++field_ < fields_.size()) return next_field();
+  if (checked_) state_ = State::check;
+  else complete();
 }
 
 void EmtDecoder::reject(std::string what) {
@@ -215,6 +237,7 @@ void EmtDecoder::emit(Event& e, uint64_t dt) {
   e.time = time_;
   sink_.on_event(e);
   ++stats_.events;
+  if (!checked_) ++stats_.unchecked_events;
 }
 
 // The device library writes its HEADER once per boot: after events, the
@@ -230,6 +253,7 @@ void EmtDecoder::restarted() {
 void EmtDecoder::complete() {
   const auto& v = values_;
   state_ = State::tag;
+  if (checked_) ++stats_.checked_records;
   Event e;
   switch (tag_) {
     case kSyncTag: {
@@ -247,6 +271,9 @@ void EmtDecoder::complete() {
     case kHeader:
       if (v[0] < 1 || v[0] > emt2::kVersion3)
         return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
+      if (v[0] >= emt2::kVersion && checked_)
+        return reject(fmt::format("an emt version {} header after a SYNC with check bytes: a recording's never has them",
+                                  v[0]));
       tick_hz_ = v[1];
       if (v[0] == 1) context_.address_bits = 32;  // version 1 is the device library's (target/)
       if (v[0] == 1 && stats_.events > 0) restarted();
@@ -363,7 +390,7 @@ void EmtDecoder::complete() {
 
 void EmtDecoder::drop_partial() {
   if (state_ == State::chunked) return;  // v2 recordings are files, not ITM streams
-  if (state_ == State::field) stats_.corrupt_bytes += record_.size();
+  if (state_ == State::field || state_ == State::check) stats_.corrupt_bytes += record_.size();
   record_.clear();
   if (state_ != State::hunting) {
     state_ = State::hunting;
@@ -390,7 +417,7 @@ void EmtDecoder::finish() {
   if (state_ == State::hunting) {
     stats_.corrupt_bytes += skipped_;
     stats_.truncated_bytes += sync_match_;  // a SYNC may have been arriving
-  } else if (state_ == State::field) {
+  } else if (state_ == State::field || state_ == State::check) {
     stats_.truncated_bytes += record_.size();
   }
   skipped_ = 0;

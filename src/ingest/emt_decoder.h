@@ -1,6 +1,7 @@
 // Decoder for emt, edgemem's compact binary event stream written by the
 // device library (docs/formats/emt.md). Records are a tag byte and ULEB128
-// fields; a SYNC record ("~emt!" + absolute time) starts the stream, recurs
+// fields; a SYNC record ("~emt!" or, when every record ends with a check
+// byte, "~emt#"; then the absolute time) starts the stream, recurs
 // periodically and follows any loss, so after damage the decoder skips to
 // the next SYNC and goes on.
 //
@@ -46,8 +47,9 @@ class EmtDecoder final : public Decoder {
   enum class Field : uint8_t { varint, byte, u32, text, sync_magic };
 
  private:
+  // check: the record's fields are read, its check byte is next.
   // chunked: a version 2 header was read; the rest goes to the v2 reader.
-  enum class State : uint8_t { hunting, tag, field, chunked };
+  enum class State : uint8_t { hunting, tag, field, check, chunked };
 
   void push(uint8_t byte, uint64_t offset);
   void hunt(uint8_t byte, uint64_t offset);
@@ -71,7 +73,7 @@ class EmtDecoder final : public Decoder {
   uint64_t input_offset_ = 0;  // offset of the next byte fed
 
   // Hunting for SYNC.
-  size_t sync_match_ = 0;  // bytes of "~emt!" matched so far
+  size_t sync_match_ = 0;  // bytes of "~emt!" (or "~emt#") matched so far
   uint64_t skipped_ = 0;   // bytes given up since hunting began
 
   // The record being collected.
@@ -87,6 +89,9 @@ class EmtDecoder final : public Decoder {
   std::string text_;
   std::vector<uint8_t> record_;  // its bytes, replayed into the hunt if it is rejected
   uint64_t record_offset_ = 0;
+
+  // Whether records end with a check byte: set by each SYNC's marker.
+  bool checked_ = false;
 
   // Stream state, changed only by complete records.
   uint64_t time_ = 0;

@@ -52,6 +52,9 @@ void ItmDecoder::add_port_stats(DecodeStats& s) const {
   s.corrupt_bytes += port1_stats().corrupt_bytes;
   s.truncated_bytes += port1_stats().truncated_bytes;
   s.dropped_records += emt_.stats().dropped_records;
+  s.checked_records += emt_.stats().checked_records;
+  s.failed_checks += emt_.stats().failed_checks;
+  s.unchecked_events += emt_.stats().unchecked_events;
   s.malformed_lines += markers_.stats().malformed_lines;
   s.skipped_lines += markers_.stats().skipped_lines;
   s.markers_dropped += markers_.stats().markers_dropped;

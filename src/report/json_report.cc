@@ -85,6 +85,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"truncated_bytes", s.truncated_bytes},
                 {"overflow_packets", s.overflows},
                 {"dropped_records", s.dropped_records},
+                {"checked_records", s.checked_records},
+                {"failed_checks", s.failed_checks},
                 {"recording_stopped", s.recording_stopped},
                 {"calls_not_recorded", s.calls_not_recorded},
                 {"impossible_events", s.impossible_events},
