@@ -29,8 +29,8 @@
 /* Every emt record ends with a check byte, the XOR of its bytes, so the
  * host finds a record damaged on a UART or SWO line instead of reading a
  * flipped size as a 1 GB overflow. -DEDGEMEM_CHECK=0 leaves it out (a byte
- * and about 10 instructions per event) where no byte can be damaged: a
- * ring read by a debugger, semihosting. */
+ * and 8 to 11 instructions an event) where no byte can be damaged: a ring
+ * read by a debugger, semihosting. */
 #if !defined(EDGEMEM_CHECK) || EDGEMEM_CHECK
 #define EM_CHECK 1
 #else

@@ -171,6 +171,8 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   w.sample("edgemem_events_dropped_total", "reason=\"itm_overflow\"", d(s.overflows));
   w.family("edgemem_corrupt_bytes_total", "counter", "bytes", "Bytes skipped while resynchronising on corrupt input");
   w.sample("edgemem_corrupt_bytes_total", "", d(s.corrupt_bytes));
+  w.family("edgemem_damaged_records_total", "counter", "", "emt records whose check byte did not match: damaged in transit");
+  w.sample("edgemem_damaged_records_total", "", d(s.failed_checks));
 
   request_sizes(w, r.sizes);
   return w.finish();

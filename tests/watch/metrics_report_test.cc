@@ -21,6 +21,7 @@ struct Fixture {
     result.fragmentation.pools.push_back({"arena", true, 0.3, 0.125, 40000, 35000, {}});
     result.fragmentation.pools.push_back({"heap", false, 0.9, 0.9, 0, 0, {}});
     input.stats.dropped_records = 3;
+    input.stats.failed_checks = 2;
   }
   std::string render(MetricsFormat f, std::string device = "") {
     return metrics_report({&input, &result, std::move(device), {}}, f);
@@ -37,6 +38,7 @@ TEST(MetricsReport, PrometheusTextNamesCountersWithTotalAndHasNoUnitLines) {
   EXPECT_FALSE(has(t, "edgemem_pool_size_bytes{pool=\"heap\"}")) << "an unknown size is not 0";
   EXPECT_TRUE(has(t, "edgemem_leak_rate_bytes_per_inference 644\n"));
   EXPECT_TRUE(has(t, "edgemem_events_dropped_total{reason=\"device_buffer_full\"} 3\n"));
+  EXPECT_TRUE(has(t, "edgemem_damaged_records_total 2\n"));
   EXPECT_FALSE(has(t, "# UNIT"));
   EXPECT_FALSE(has(t, "# EOF"));
 }
