@@ -25,9 +25,18 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
   // Heap of unknown placement: its extent is what the blocks have touched
   // (or `size` bytes from the first block when only the size is known).
   uint64_t end = address + size;
-  if (info.size > 0 && g.gaps.empty_extent()) end = std::max(end, address + info.size);
-  g.gaps.extend(g.gaps.empty_extent() ? address : std::min(address, g.gaps.low()),
-                std::max(end, g.gaps.high()));
+  if (g.gaps.empty_extent()) {
+    if (info.size > 0) end = std::max(end, address + info.size);
+    g.gaps.extend(address, end);
+    return;
+  }
+  const uint64_t low = g.gaps.low(), high = g.gaps.high();
+  g.gaps.extend(std::min(address, low), std::max(end, high));
+  // Address space far from every block seen is not the pool's free memory:
+  // a Linux process's brk heap, thread arenas and mmap chunks lie terabytes
+  // apart, with libraries and stacks between. Such a stretch is left out.
+  if (address > high && address - high > kFarApart) g.gaps.occupy(high, address - high);
+  if (end < low && low - end > kFarApart) g.gaps.occupy(end, low - end);
 }
 
 void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b) {
@@ -170,7 +179,8 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
   if (!band) c.status = CheckStatus::not_checked;
   else c.status = *band == Band::healthy ? CheckStatus::clean : CheckStatus::found;
   if (!observed.empty())
-    c.reason = fmt::format("extent of {} unknown: rates are over the span its blocks touched and are not judged; "
+    c.reason = fmt::format("extent of {} unknown: rates are over the span its blocks touched (stretches over 16 MiB "
+                           "from any block left out) and are not judged; "
                            "declare its base and size (POOL name= base= size=), or for an arena pass --arena-size N", observed);
   else if (r.pools.empty() && !band)
     c.reason = "no allocations";

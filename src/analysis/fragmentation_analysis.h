@@ -67,6 +67,10 @@ class FragmentationAnalysis {
     }
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
+  // A pool of unknown extent grows to cover each block; a stretch more than
+  // this far from the blocks seen is taken for not the pool's (the layout's
+  // regions use the same 16 MiB).
+  static constexpr uint64_t kFarApart = uint64_t{16} << 20;
   void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);
 
   struct Failure {

@@ -169,6 +169,26 @@ TEST(HonestFindings, ABurstKeptToTheEndIsNotALeakButTheSameBlocksSpreadOverTheRu
   EXPECT_EQ(spread_run->result.leaks[0].count, 30u);
 }
 
+// A heap of unknown extent whose blocks lie in two places terabytes apart,
+// as a Linux process's brk heap and mmap chunks do: the addresses between
+// are not free heap. Free memory is what lies near the blocks, and the
+// largest free block is one of the gaps there, not the 45 TB between.
+TEST(HonestFindings, AddressesFarFromEveryBlockAreNotFreeMemory) {
+  std::string log =
+      "[MEM][1] ALLOC size=4096 addr=0x555555560000\n"
+      "[MEM][2] ALLOC size=4096 addr=0x555555562000\n"     // a 4 KiB gap before it
+      "[MEM][3] ALLOC size=65536 addr=0x7ffff7a00000\n"    // an mmap chunk, 45 TB up
+      "[MEM][4] ALLOC size=65536 addr=0x7ffff7a20000\n"    // 64 KiB after the first
+      "[MEM][5] FREE addr=0x7ffff7a00000\n";
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.fragmentation.pools.size(), 1u);
+  const PoolFragmentation& p = run->result.fragmentation.pools[0];
+  EXPECT_FALSE(p.known_extent);
+  EXPECT_EQ(p.total_free, 4096u + 65536u + 65536u);
+  EXPECT_EQ(p.largest_free, 2u * 65536u);  // the freed chunk and the gap after it
+  EXPECT_EQ(run->result.checks.fragmentation.status, CheckStatus::not_checked);
+}
+
 // Without inference markers there is no "inference 0" to name, and a heap of
 // unknown size is not judged over the span its addresses happen to cover.
 TEST(HonestFindings, NoInferenceNumberAndNoFragmentationVerdictThatTheTraceCannotGive) {
