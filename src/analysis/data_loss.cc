@@ -21,12 +21,17 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
                         "the recording's file and it could not be opened again, after chroot or setuid, or it "
                         "could not grow: a file size limit, a full disk)",
                         lost.empty() ? "" : ", ", s.calls_not_recorded);
-  if (s.corrupt_bytes)
-    lost += fmt::format("{}{} corrupt bytes skipped{}", lost.empty() ? "" : ", ", s.corrupt_bytes,
-                        s.failed_checks ? fmt::format(" ({} emt record{} failed {} check byte: damaged in transit)",
-                                                      s.failed_checks, s.failed_checks == 1 ? "" : "s",
-                                                      s.failed_checks == 1 ? "its" : "their")
-                                        : std::string());
+  // A failed record's bytes join the corrupt ones when the next SYNC ends
+  // the skip: a live watch can see the failure first.
+  if (s.corrupt_bytes || s.failed_checks) {
+    std::string failed = s.failed_checks ? fmt::format("{} emt record{} failed {} check byte: damaged in transit",
+                                                       s.failed_checks, s.failed_checks == 1 ? "" : "s",
+                                                       s.failed_checks == 1 ? "its" : "their")
+                                         : std::string();
+    lost += lost.empty() ? "" : ", ";
+    if (!s.corrupt_bytes) lost += failed;
+    else lost += fmt::format("{} corrupt bytes skipped{}", s.corrupt_bytes, failed.empty() ? "" : " (" + failed + ")");
+  }
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");
   add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");

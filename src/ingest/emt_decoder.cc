@@ -1,6 +1,7 @@
 #include "emt_decoder.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -146,6 +147,15 @@ void EmtDecoder::start_record(uint8_t tag, uint64_t offset) {
     reject(fmt::format("expected an emt record tag, found 0x{:02X}", tag));
     return;
   }
+  // After a SYNC without check bytes in a stream whose SYNCs had them, only
+  // a device started again with another build (a HEADER) makes sense: one
+  // flipped bit turns "#" into "!", and the SYNC's check byte would be read
+  // as a tag.
+  if (std::exchange(header_due_, false) && tag != kHeader) {
+    reject("an emt SYNC without check bytes, in a stream whose SYNCs have them, and no HEADER after it: its marker "
+           "is damaged");
+    return;
+  }
   next_field();
 }
 
@@ -265,6 +275,8 @@ void EmtDecoder::complete() {
       time_ = epoch_ + now;
       sync_offset_ = record_offset_;
       ++stats_.syncs;
+      header_due_ = !checked_ && seen_checked_;
+      seen_checked_ = seen_checked_ || checked_;
       context_.time_base = TimeBase::cycles;
       break;
     }
@@ -275,6 +287,7 @@ void EmtDecoder::complete() {
         return reject(fmt::format("an emt version {} header after a SYNC with check bytes: a recording's never has them",
                                   v[0]));
       tick_hz_ = v[1];
+      if (!checked_) seen_checked_ = false;  // a device started again without check bytes
       if (v[0] == 1) context_.address_bits = 32;  // version 1 is the device library's (target/)
       if (v[0] == 1 && stats_.events > 0) restarted();
       if (v[0] >= emt2::kVersion) {

@@ -92,6 +92,8 @@ class EmtDecoder final : public Decoder {
 
   // Whether records end with a check byte: set by each SYNC's marker.
   bool checked_ = false;
+  bool seen_checked_ = false;  // a SYNC with check bytes was read since the last HEADER without
+  bool header_due_ = false;    // a SYNC without them followed one: only a HEADER may come next
 
   // Stream state, changed only by complete records.
   uint64_t time_ = 0;

@@ -52,15 +52,15 @@ Evidence emt_evidence(std::span<const uint8_t> head) {
   emt.feed(head);
   emt.finish();
   const DecodeStats& s = emt.stats();
-  if (s.syncs == 0) return {false, "emt: no SYNC marker"};
   // A file that opens with SYNC is emt however damaged what follows (the
-  // decoder reports the damage and keeps what came before it); a SYNC
-  // further in may be chance.
+  // decoder reports the damage and keeps what came before it), even that
+  // SYNC's own time or check byte; a SYNC further in may be chance.
   // ("~emt!", or "~emt#" for records with check bytes.)
   static constexpr std::string_view kOpening = "~emt";
   const bool opens_with_sync = head.size() > kOpening.size() &&
                                std::equal(kOpening.begin(), kOpening.end(), head.begin()) &&
                                (head[kOpening.size()] == '!' || head[kOpening.size()] == '#');
+  if (s.syncs == 0 && !opens_with_sync) return {false, "emt: no SYNC marker"};
   if (!opens_with_sync && share(s.corrupt_bytes, s.bytes) > 0.1)
     return {false, "emt: SYNC found but most bytes are not emt records"};
   return {true, {}};

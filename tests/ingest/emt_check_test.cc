@@ -109,10 +109,57 @@ TEST(EmtCheck, DamageInAStreamWithoutCheckBytesIsSaidToGoUnseen) {
             "it came (the device library writes them unless built with -DEDGEMEM_CHECK=0)");
 }
 
-// Every single-byte change (three per byte) of a capture from the QEMU
+// One flipped bit turns the SYNC marker "#" into "!": the SYNC then reads
+// as one without check bytes, and its check byte (0x21 here, FREE32's tag)
+// as a record. A SYNC without them after SYNCs with them must be a device
+// started again (a HEADER follows); anything else is damage.
+TEST(EmtCheck, AFlippedSyncMarkerIsDamageNotARecord) {
+  std::string stream = kChecked + kChecked.substr(0, 7) + kChecked.substr(14);  // SYNC, POOL, STRING, events again
+  stream[61 + 4] = '!';  // the second SYNC's marker
+  DecodeStats stats;
+  auto events = events_of(stream, &stats);
+  EXPECT_GT(stats.corrupt_bytes, 0u);
+  EXPECT_EQ(events.size(), 3u) << "only the first part's events";
+  ASSERT_TRUE(stats.first_problem);
+  EXPECT_EQ(stats.first_problem->offset, 61u + 6u);
+  EXPECT_EQ(stats.first_problem->what,
+            "an emt SYNC without check bytes, in a stream whose SYNCs have them, and no HEADER after it: its marker "
+            "is damaged");
+
+  // A device started again with a build without check bytes: read as such.
+  std::string rebooted = kChecked + std::string("\x7E" "emt!" "\x00", 6) + std::string("\x01\x01\x00", 3) +
+                         std::string("\x14\x0A\x02", 3) + std::string("\x7E" "emt!" "\x64", 6) +
+                         std::string("\x15\x01\x02", 3);
+  auto run = analyse(Format::emt, rebooted);
+  EXPECT_EQ(run->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(run->stats.device_restarts, 1u);
+  EXPECT_EQ(run->stats.events, 5u);
+  EXPECT_EQ(run->stats.unchecked_events, 2u);
+}
+
+// A short capture whose opening SYNC is damaged (its check byte fails) is
+// still known for emt by its marker, and read with the damage reported.
+TEST(EmtCheck, AShortCaptureWithADamagedOpeningSyncIsStillEmt) {
+  std::string damaged = kChecked;
+  damaged[5] = '\x01';  // the SYNC's time
+  auto verdict = sniff_trace({reinterpret_cast<const uint8_t*>(damaged.data()), damaged.size()});
+  EXPECT_EQ(verdict.format, Format::emt);
+}
+
+// A live watch counts a failed check before the skipped bytes, which join
+// the corrupt ones at the next SYNC: the loss is said from the first.
+TEST(EmtCheck, AFailedCheckIsDataLostBeforeItsBytesAreCounted) {
+  DecodeStats stats;
+  stats.failed_checks = 1;
+  Check lost = data_loss_check(stats, {});
+  EXPECT_EQ(lost.status, CheckStatus::found);
+  EXPECT_EQ(lost.reason, "1 emt record failed its check byte: damaged in transit");
+}
+
+// Every single-byte change (four per byte) of a capture from the QEMU
 // firmware, which the device library writes with check bytes: each is
 // reported, and the decoder loses events but almost never invents or alters
-// one (4 in 20,529 here: a tag turned into a shorter record's, ALLOC32's
+// one (4 in 27,372 here: a tag turned into a shorter record's, ALLOC32's
 // 0x20 into FREE32's 0x21 or INFER's 0x14, or a varint's length bit
 // flipped, re-frames the bytes, and the new frame's check byte matches by
 // chance, 1 time in 256). The same changes of a capture without check bytes
@@ -130,7 +177,7 @@ TEST(EmtCheck, DamagedBytesLoseEventsInsteadOfInventingThem) {
     std::mt19937 random(7);
     size_t trials = 0, altered = 0;
     for (size_t at = 0; at < bytes.size(); ++at)
-      for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}, static_cast<uint8_t>(1 + random() % 255)}) {
+      for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x02}, uint8_t{0x80}, static_cast<uint8_t>(1 + random() % 255)}) {
         std::string damaged = bytes;
         damaged[at] = static_cast<char>(damaged[at] ^ mask);
         DecodeStats stats;
@@ -144,7 +191,7 @@ TEST(EmtCheck, DamagedBytesLoseEventsInsteadOfInventingThem) {
   uint64_t found = 0;
   double checked = altered_share(capture, truth, &found);
   EXPECT_LT(checked, 0.001) << "of single-byte changes altered or invented an event";
-  EXPECT_EQ(found, capture.size() * 3) << "single-byte changes were not reported as damage";
+  EXPECT_EQ(found, capture.size() * 4) << "single-byte changes were not reported as damage";
 
   const std::string v1 =
       read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/tflm_captures/mlperftiny_ad01_int8.emt");
@@ -154,7 +201,7 @@ TEST(EmtCheck, DamagedBytesLoseEventsInsteadOfInventingThem) {
   double unchecked = altered_share(v1, v1_truth, nullptr);
   EXPECT_GT(unchecked, 20 * checked);
   std::printf("altered by one damaged byte: %.5f with check bytes (%.0f of %zu), %.4f without\n", checked,
-              checked * static_cast<double>(capture.size() * 3), capture.size() * 3, unchecked);
+              checked * static_cast<double>(capture.size() * 4), capture.size() * 4, unchecked);
 }
 
 }  // namespace
