@@ -28,15 +28,68 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
   if (g.gaps.empty_extent()) {
     if (info.size > 0) end = std::max(end, address + info.size);
     g.gaps.extend(address, end);
+    g.regions = {{address, end}};
+    g.region_start = address;
+    g.region_end = end;
     return;
   }
-  const uint64_t low = g.gaps.low(), high = g.gaps.high();
-  g.gaps.extend(std::min(address, low), std::max(end, high));
+  if (address >= g.region_start && end <= g.region_end) return;
   // Address space far from every block seen is not the pool's free memory:
   // a Linux process's brk heap, thread arenas and mmap chunks lie terabytes
-  // apart, with libraries and stacks between. Such a stretch is left out.
-  if (address > high && address - high > kFarApart) g.gaps.occupy(high, address - high);
-  if (end < low && low - end > kFarApart) g.gaps.occupy(end, low - end);
+  // apart, with libraries and stacks between. The block joins the regions
+  // within kFarApart of it; the space it bridges becomes the pool's.
+  auto near = [&](const std::pair<const uint64_t, uint64_t>& r) {
+    if (r.second < address) return address - r.second <= kFarApart;
+    if (r.first > end) return r.first - end <= kFarApart;
+    return true;  // they touch or overlap
+  };
+  auto first = g.regions.upper_bound(address);
+  if (first != g.regions.begin() && near(*std::prev(first))) --first;
+  auto last = first;
+  while (last != g.regions.end() && near(*last)) ++last;
+  if (first == last && g.regions.size() >= kMaxRegions) {  // the nearest, below or above
+    auto above = g.regions.upper_bound(address);
+    first = above == g.regions.end() ||
+                    (above != g.regions.begin() && address - std::prev(above)->second < above->first - end)
+                ? std::prev(above)
+                : above;
+    last = std::next(first);
+  }
+  uint64_t low = address, high = end;
+  std::vector<std::pair<uint64_t, uint64_t>> joined;
+  for (auto r = first; r != last; ++r) {
+    low = std::min(low, r->first);
+    high = std::max(high, r->second);
+    joined.emplace_back(r->first, r->second);
+  }
+  joined.emplace_back(address, end);
+  std::sort(joined.begin(), joined.end());
+  g.regions.erase(first, last);
+  g.regions.emplace(low, high);
+  g.region_start = low;
+  g.region_end = high;
+
+  const uint64_t old_low = g.gaps.low(), old_high = g.gaps.high();
+  g.gaps.extend(std::min(low, old_low), std::max(high, old_high));
+  if (low > old_high) g.gaps.occupy(old_high, low - old_high);  // a region of its own, far above
+  if (high < old_low) g.gaps.occupy(high, old_low - high);      // or far below
+  // What the region now spans between its parts was held occupied (or was
+  // outside the extent, freed by extend): it is the pool's, free.
+  uint64_t at = low;
+  for (const auto& [from, to] : joined) {
+    if (from > at) g.gaps.release(at, from - at);
+    at = std::max(at, to);
+  }
+}
+
+// After a reset every byte of the extent is free: the space between the
+// regions is not the pool's again.
+void FragmentationAnalysis::exclude_between_regions(PoolGaps& g) {
+  uint64_t at = g.gaps.low();
+  for (const auto& [from, to] : g.regions) {
+    if (from > at) g.gaps.occupy(at, from - at);
+    at = std::max(at, to);
+  }
 }
 
 void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b) {
@@ -75,6 +128,7 @@ void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   PoolGaps& g = pools_[pool];
   g.gaps.reset();
   if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
+  if (!g.fixed) exclude_between_regions(g);
   g.changed_at = time;
 }
 

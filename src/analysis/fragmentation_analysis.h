@@ -5,6 +5,7 @@
 // and end values are its highest and last points.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -54,6 +55,11 @@ class FragmentationAnalysis {
     // When the gaps last changed (a free, a reset, an extent learnt) after
     // the latest point of the curve: the end state, not yet measured.
     std::optional<uint64_t> changed_at;
+    // Unknown extent: the blocks' address stretches, blocks less than
+    // kFarApart apart joined (order does not matter), each pair more than
+    // that apart. The space between them is not the pool's: held occupied.
+    std::map<uint64_t, uint64_t> regions;  // start -> end
+    uint64_t region_start = 0, region_end = 0;  // the last one a block fell in
     // Summary mode: the device's numbers stand in for the gaps.
     bool summary = false;
     uint64_t summary_total_free = 0, summary_largest_free = 0;
@@ -68,10 +74,13 @@ class FragmentationAnalysis {
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
   // A pool of unknown extent grows to cover each block; a stretch more than
-  // this far from the blocks seen is taken for not the pool's (the layout's
-  // regions use the same 16 MiB).
+  // this far from every block seen is taken for not the pool's (the
+  // layout's regions use the same 16 MiB). Past kMaxRegions, a block far
+  // from all joins the nearest, its stretch counted free (a bounded table).
   static constexpr uint64_t kFarApart = uint64_t{16} << 20;
+  static constexpr size_t kMaxRegions = 4096;
   void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);
+  void exclude_between_regions(PoolGaps& g);
 
   struct Failure {
     AllocFailure f;

@@ -189,6 +189,38 @@ TEST(HonestFindings, AddressesFarFromEveryBlockAreNotFreeMemory) {
   EXPECT_EQ(run->result.checks.fragmentation.status, CheckStatus::not_checked);
 }
 
+// The stretches a pool of unknown extent is measured over do not depend on
+// the order its blocks came in, nor on a reset: blocks 10 MiB apart are one
+// stretch whichever arrives first, and a restart does not give the space
+// between stretches back.
+TEST(HonestFindings, StretchesOfAHeapOfUnknownExtentDoNotDependOnOrder) {
+  auto measured = [](const std::vector<std::string>& allocs, const std::string& after) {
+    std::string log;
+    for (const std::string& a : allocs) log += a;
+    auto run = analyse(Format::log, log + after);
+    const PoolFragmentation& p = run->result.fragmentation.pools.at(0);
+    return std::pair{p.total_free, p.largest_free};
+  };
+  const std::string a = "[MEM][1] ALLOC size=4096 addr=0x10000000\n", b = "[MEM][2] ALLOC size=4096 addr=0x10a00000\n",
+                    c = "[MEM][3] ALLOC size=4096 addr=0x11400000\n";
+  const std::pair<uint64_t, uint64_t> chain{0x11401000 - 0x10000000 - 3 * 4096, 0x10a00000 - 0x10001000};
+  for (const auto& order : {std::vector{a, b, c}, std::vector{a, c, b}, std::vector{c, a, b}, std::vector{b, c, a}})
+    EXPECT_EQ(measured(order, ""), chain);
+
+  // Three brk blocks and an mmap chunk, the two first brk blocks freed.
+  const std::string brk = "[MEM][1] ALLOC size=4080 addr=0x555555560010\n[MEM][2] ALLOC size=4080 addr=0x555555561010\n"
+                          "[MEM][3] ALLOC size=4080 addr=0x555555562010\n",
+                    mmap = "[MEM][4] ALLOC size=200000 addr=0x7ffff7a00010\n",
+                    frees = "[MEM][5] FREE addr=0x555555560010\n[MEM][6] FREE addr=0x555555561010\n";
+  const std::pair<uint64_t, uint64_t> two_freed{8192, 8192};
+  EXPECT_EQ(measured({brk, mmap}, frees), two_freed);
+  EXPECT_EQ(measured({mmap, brk}, frees), two_freed);
+  // The device started again: its blocks are gone, the stretches stay.
+  const std::pair<uint64_t, uint64_t> after_boot{200000 + 3 * 4080 + 2 * 16 - 4096, 200000};
+  EXPECT_EQ(measured({brk, mmap}, frees + "[MEM][7] BOOT\n[MEM][8] ALLOC size=4096 addr=0x555555560010\n"),
+            after_boot);
+}
+
 // Without inference markers there is no "inference 0" to name, and a heap of
 // unknown size is not judged over the span its addresses happen to cover.
 TEST(HonestFindings, NoInferenceNumberAndNoFragmentationVerdictThatTheTraceCannotGive) {
