@@ -13,6 +13,10 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
     // Arena offsets start at 0; a heap with a known base starts there.
     uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
     if (info.kind == PoolKind::arena || info.base_known) {
+      // Declared after blocks were seen: what lay between their stretches
+      // was held for not the pool's, a guess the declaration replaces.
+      for_each_hole(g, [&](uint64_t from, uint64_t to) { g.gaps.release(from, to - from); });
+      g.regions.clear();
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
     }
@@ -34,10 +38,11 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
     return;
   }
   if (address >= g.region_start && end <= g.region_end) return;
-  // Address space far from every block seen is not the pool's free memory:
-  // a Linux process's brk heap, thread arenas and mmap chunks lie terabytes
-  // apart, with libraries and stacks between. The block joins the regions
-  // within kFarApart of it; the space it bridges becomes the pool's.
+  // A stretch of address space more than kFarApart wide between blocks is
+  // not the pool's free memory: a Linux process's brk heap, thread arenas
+  // and mmap chunks lie terabytes apart, with libraries and stacks between.
+  // The block joins the regions within kFarApart of it; the space it
+  // bridges becomes the pool's.
   auto near = [&](const std::pair<const uint64_t, uint64_t>& r) {
     if (r.second < address) return address - r.second <= kFarApart;
     if (r.first > end) return r.first - end <= kFarApart;
@@ -82,12 +87,11 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
   }
 }
 
-// After a reset every byte of the extent is free: the space between the
-// regions is not the pool's again.
-void FragmentationAnalysis::exclude_between_regions(PoolGaps& g) {
+template <typename Fn>
+void FragmentationAnalysis::for_each_hole(const PoolGaps& g, Fn fn) {
   uint64_t at = g.gaps.low();
   for (const auto& [from, to] : g.regions) {
-    if (from > at) g.gaps.occupy(at, from - at);
+    if (from > at) fn(at, from);
     at = std::max(at, to);
   }
 }
@@ -128,7 +132,9 @@ void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   PoolGaps& g = pools_[pool];
   g.gaps.reset();
   if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
-  if (!g.fixed) exclude_between_regions(g);
+  // Every byte of the extent is free again: the space between the regions
+  // is not the pool's.
+  if (!g.fixed) for_each_hole(g, [&](uint64_t from, uint64_t to) { g.gaps.occupy(from, to - from); });
   g.changed_at = time;
 }
 
@@ -234,7 +240,7 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
   else c.status = *band == Band::healthy ? CheckStatus::clean : CheckStatus::found;
   if (!observed.empty())
     c.reason = fmt::format("extent of {} unknown: rates are over the span its blocks touched (stretches over 16 MiB "
-                           "from any block left out) and are not judged; "
+                           "between blocks left out) and are not judged; "
                            "declare its base and size (POOL name= base= size=), or for an arena pass --arena-size N", observed);
   else if (r.pools.empty() && !band)
     c.reason = "no allocations";

@@ -73,14 +73,16 @@ class FragmentationAnalysis {
     }
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
-  // A pool of unknown extent grows to cover each block; a stretch more than
-  // this far from every block seen is taken for not the pool's (the
-  // layout's regions use the same 16 MiB). Past kMaxRegions, a block far
-  // from all joins the nearest, its stretch counted free (a bounded table).
+  // A pool of unknown extent grows to cover each block; a stretch wider
+  // than this between blocks is taken for not the pool's (the layout's
+  // regions use the same 16 MiB). Past kMaxRegions, a block far from all
+  // joins the nearest, the stretch between counted free (a bounded table).
   static constexpr uint64_t kFarApart = uint64_t{16} << 20;
   static constexpr size_t kMaxRegions = 4096;
   void cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size);
-  void exclude_between_regions(PoolGaps& g);
+  // Calls fn(from, to) for each stretch of the extent between regions.
+  template <typename Fn>
+  static void for_each_hole(const PoolGaps& g, Fn fn);
 
   struct Failure {
     AllocFailure f;

@@ -219,6 +219,13 @@ TEST(HonestFindings, StretchesOfAHeapOfUnknownExtentDoNotDependOnOrder) {
   const std::pair<uint64_t, uint64_t> after_boot{200000 + 3 * 4080 + 2 * 16 - 4096, 200000};
   EXPECT_EQ(measured({brk, mmap}, frees + "[MEM][7] BOOT\n[MEM][8] ALLOC size=4096 addr=0x555555560010\n"),
             after_boot);
+  // A size and base declared after the blocks: the stretch held apart
+  // between them is inside the pool, free.
+  const std::pair<uint64_t, uint64_t> declared{0x10001000 - 3 * 4096, 0x20000000 - 0x10003000};
+  EXPECT_EQ(measured({"[MEM][1] ALLOC size=4096 addr=0x10000000\n[MEM][2] ALLOC size=4096 addr=0x20000000\n"},
+                     "[MEM][3] POOL name=heap kind=heap base=0x10000000 size=0x10001000\n"
+                     "[MEM][4] ALLOC size=4096 addr=0x10002000\n"),
+            declared);
 }
 
 // Without inference markers there is no "inference 0" to name, and a heap of
