@@ -1,6 +1,7 @@
 #include "fragmentation_analysis.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -33,11 +34,9 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
     if (info.size > 0) end = std::max(end, address + info.size);
     g.gaps.extend(address, end);
     g.regions = {{address, end}};
-    g.region_start = address;
-    g.region_end = end;
+    g.region = g.regions.begin();
     return;
   }
-  if (address >= g.region_start && end <= g.region_end) return;
   // A stretch of address space more than kFarApart wide between blocks is
   // not the pool's free memory: a Linux process's brk heap, thread arenas
   // and mmap chunks lie terabytes apart, with libraries and stacks between.
@@ -48,10 +47,25 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
     if (r.first > end) return r.first - end <= kFarApart;
     return true;  // they touch or overlap
   };
+  // Most blocks fall in the last region, or grow it upward (a heap's top).
+  if (address >= g.region->first && near(*g.region)) {
+    if (end <= g.region->second) return;
+    const auto next = std::next(g.region);
+    if (next == g.regions.end() || !near(*next)) {
+      const uint64_t old_end = std::exchange(g.region->second, end);
+      if (end > g.gaps.high()) g.gaps.extend(g.gaps.low(), end);
+      if (address > old_end) g.gaps.release(old_end, address - old_end);  // held between regions, or just extended
+      return;
+    }
+  }
   auto first = g.regions.upper_bound(address);
   if (first != g.regions.begin() && near(*std::prev(first))) --first;
   auto last = first;
   while (last != g.regions.end() && near(*last)) ++last;
+  if (first != last && std::next(first) == last && address >= first->first && end <= first->second) {
+    g.region = first;  // inside another region (a Linux heap alternates between brk and mmap)
+    return;
+  }
   if (first == last && g.regions.size() >= kMaxRegions) {  // the nearest, below or above
     auto above = g.regions.upper_bound(address);
     first = above == g.regions.end() ||
@@ -61,19 +75,10 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
     last = std::next(first);
   }
   uint64_t low = address, high = end;
-  std::vector<std::pair<uint64_t, uint64_t>> joined;
   for (auto r = first; r != last; ++r) {
     low = std::min(low, r->first);
     high = std::max(high, r->second);
-    joined.emplace_back(r->first, r->second);
   }
-  joined.emplace_back(address, end);
-  std::sort(joined.begin(), joined.end());
-  g.regions.erase(first, last);
-  g.regions.emplace(low, high);
-  g.region_start = low;
-  g.region_end = high;
-
   const uint64_t old_low = g.gaps.low(), old_high = g.gaps.high();
   g.gaps.extend(std::min(low, old_low), std::max(high, old_high));
   if (low > old_high) g.gaps.occupy(old_high, low - old_high);  // a region of its own, far above
@@ -81,10 +86,21 @@ void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t ad
   // What the region now spans between its parts was held occupied (or was
   // outside the extent, freed by extend): it is the pool's, free.
   uint64_t at = low;
-  for (const auto& [from, to] : joined) {
+  auto part = [&](uint64_t from, uint64_t to) {
     if (from > at) g.gaps.release(at, from - at);
     at = std::max(at, to);
+  };
+  bool block_done = false;
+  for (auto r = first; r != last; ++r) {
+    if (!block_done && address < r->first) {
+      part(address, end);
+      block_done = true;
+    }
+    part(r->first, r->second);
   }
+  if (!block_done) part(address, end);
+  g.regions.erase(first, last);
+  g.region = g.regions.emplace(low, high).first;
 }
 
 template <typename Fn>

@@ -59,7 +59,7 @@ class FragmentationAnalysis {
     // kFarApart apart joined (order does not matter), each pair more than
     // that apart. The space between them is not the pool's: held occupied.
     std::map<uint64_t, uint64_t> regions;  // start -> end
-    uint64_t region_start = 0, region_end = 0;  // the last one a block fell in
+    std::map<uint64_t, uint64_t>::iterator region;  // the last one a block fell in
     // Summary mode: the device's numbers stand in for the gaps.
     bool summary = false;
     uint64_t summary_total_free = 0, summary_largest_free = 0;

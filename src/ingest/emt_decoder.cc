@@ -17,11 +17,11 @@ using F = EmtDecoder::Field;
 // with one (the last byte of kSync is either).
 constexpr uint8_t kSync[] = {0x7E, 'e', 'm', 't', '!'};
 constexpr uint8_t kCheckedMark = '#';
+constexpr uint64_t kMaxText = 4096;  // longer than any name the device writes
 
 bool sync_byte_matches(uint8_t byte, size_t at) {
   return byte == kSync[at] || (at == sizeof kSync - 1 && byte == kCheckedMark);
 }
-constexpr uint64_t kMaxText = 4096;  // longer than any name the device writes
 
 enum Tag : uint8_t {
   kHeader = 0x01, kPool = 0x02, kString = 0x03, kDrop = 0x04,
