@@ -2,13 +2,11 @@
 // inference runtimes map tensors and arenas directly. File mappings are not
 // memory the program allocates and are not recorded. Only mappings this
 // library saw are unmapped in the recording, by address range: a munmap (or
-// a MAP_FIXED mapping, or an mremap's destination) over any part of recorded
-// mappings frees each of them in the recording, and what is left of one
-// outside the range is recorded again as a mapping of its own, at the stack
-// of the call that cut it (a thread's stack ids are its own, so another
-// thread's mapping cannot keep its stack). Allocators that map twice what
-// they need and unmap the ends to align (jemalloc, mimalloc) leave exactly
-// the aligned middle.
+// a MAP_FIXED mapping, or an mremap's source or destination) over recorded
+// mappings frees those it covers and resizes those it covers in part (see
+// cut()). Allocators that map twice what they need and unmap the ends to
+// align (jemalloc, mimalloc, V8) leave exactly the aligned middle, at the
+// stack of the mmap that made it.
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -122,35 +120,57 @@ void record_mapping(uintptr_t start, size_t length) {
   if (remember(start, length)) record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
 }
 
-// What [start, end) takes from the recorded mappings: each one it touches
-// is freed in the recording, and its parts outside the range are recorded
-// as mappings again. The ones taken (at most `room` kept) go to `taken`, for
-// putting back when the call fails; returns how many there were.
+// What [start, end) takes from the recorded mappings: each one it covers
+// whole is freed in the recording. One it covers in part is resized there
+// (RESIZE): what is left of it is the same mapping, made at the same stack,
+// not a new one (a mapping trimmed to alignment is no temporary). Its head
+// stays the mapping; a tail left beside the head is recorded as a mapping of
+// its own, at the stack of the call that cut it (stack ids are per thread:
+// the mapping's may be another thread's). The ones taken (at most `room`
+// kept) go to `taken`, for putting back when the call fails; returns how
+// many there were.
 size_t cut(uintptr_t start, uintptr_t end, Mapping* taken, size_t room) {
   size_t n = 0;
   Mapping m;
   while (take_overlapping(start, end, m)) {
     if (n < room) taken[n] = m;
     ++n;
-    record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
     const uintptr_t m_end = m.start + m.length;
-    if (m.start < start) record_mapping(m.start, start - m.start);
-    if (m_end > end) record_mapping(end, m_end - end);
+    const bool head = m.start < start, tail = m_end > end;
+    if (!head && !tail) {
+      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
+      continue;
+    }
+    const Mapping kept = head ? Mapping{m.start, start - m.start} : Mapping{end, m_end - end};
+    if (remember(kept.start, kept.length))
+      record_resize(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start), reinterpret_cast<void*>(kept.start),
+                    kept.length);
+    else
+      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
+    if (head && tail) record_mapping(end, m_end - end);
   }
   return n;
 }
 
-// Undoes cut() after the call failed: the parts it recorded go, the
-// mappings come back whole.
+// Undoes cut() after the call failed: a tail it recorded apart goes, and
+// the mappings come back whole (the part it kept resized back).
 void put_back(uintptr_t start, uintptr_t end, const Mapping* taken, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const Mapping& m = taken[i];
     const uintptr_t m_end = m.start + m.length;
+    const bool head = m.start < start, tail = m_end > end;
     Mapping part;
-    if (m.start < start && take_overlapping(m.start, m.start + 1, part))
+    if (head && tail && take_overlapping(end, end + 1, part))
       record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start));
-    if (m_end > end && take_overlapping(end, end + 1, part))
-      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start));
+    const uintptr_t kept = head ? m.start : end;
+    if ((head || tail) && take_overlapping(kept, kept + 1, part)) {
+      if (remember(m.start, m.length))
+        record_resize(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start),
+                      reinterpret_cast<void*>(m.start), m.length);
+      else
+        record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start));
+      continue;
+    }
     record_mapping(m.start, m.length);
   }
 }

@@ -488,6 +488,11 @@ void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t ali
   write_seq_record(e2::kAllocFail, seq, fields, 4);
 }
 
+void record_resize(uint8_t pool, uint64_t seq, const void* old_address, const void* address, uint64_t size) {
+  uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(old_address), reinterpret_cast<uintptr_t>(address), size};
+  write_seq_record(e2::kResize, seq, fields, 4);
+}
+
 void record_inference(bool begin, uint64_t index) {
   if (!ensure_ready()) return;
   write_seq_record(begin ? e2::kInferBegin : e2::kInferEnd, next_seq(), &index, 1);

@@ -58,6 +58,7 @@ extern std::atomic<int> dlopens_running;
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align);
 void record_free(uint8_t pool, uint64_t seq, const void* address);
 void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t align);
+void record_resize(uint8_t pool, uint64_t seq, const void* old_address, const void* address, uint64_t size);
 void record_inference(bool begin, uint64_t index);
 // Module map after dlopen/dlclose.
 void record_module_changes();

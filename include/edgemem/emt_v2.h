@@ -59,6 +59,10 @@ enum Tag : uint8_t {
   // field, the calls not recorded since, always 9 bytes long (a ULEB128 with
   // padding continuation bits) so the process can update it in place.
   kStopped = 0x3A,
+  // A block kept in part: the one at `old address` now covers only [address,
+  // address + size), which lies inside it (a munmap of one end or the middle
+  // of a mapping). It keeps its stack; no stack node of its own.
+  kResize = 0x3B,  // dseq, pool, old address, address, size
   // Version 3 only. Compact malloc-pool records: flag bits in the tag say
   // which fields are present. kSeqGiven absent: dseq is 1. ALLOC with
   // kAddressGiven absent: the block is the one last freed with a size of the

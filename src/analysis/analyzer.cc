@@ -132,7 +132,11 @@ struct Analyzer::Impl {
   }
 
   // `zero_is_null`: address 0 with nothing there is NULL, not a lost allocation.
-  bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed, bool zero_is_null = false) {
+  // `resized`: the realloc that releases it. A block it resizes where it lies
+  // (the new one overlaps it: grown or shrunk in place, a mapping trimmed)
+  // was never given back, so it is no temporary.
+  bool release(PoolId pool, uint64_t address, uint64_t time, uint32_t thread, Block& freed, bool zero_is_null = false,
+               const Event* resized = nullptr) {
     const PoolInfo& info = pool_info(pool);
     if (!tracker.free(pool, address, freed)) {
       if (address != 0 || !zero_is_null) ++counts.unknown_frees;
@@ -142,7 +146,9 @@ struct Analyzer::Impl {
     leaks.removed(freed);
     layout.closed(pool, freed, time);
     threads.freed(thread, freed);
-    temporaries.freed(pool, thread, freed);
+    const bool in_place = resized && resized->address < freed.address + std::max<uint64_t>(freed.size, 1) &&
+                          freed.address < resized->address + std::max<uint64_t>(resized->size, 1);
+    if (!in_place) temporaries.freed(pool, thread, freed);
     if (info.kind == PoolKind::arena) lifo.freed(tracker.pool(pool), freed);
     tell_partner(pool, time);
     return true;
@@ -154,7 +160,8 @@ struct Analyzer::Impl {
   // The old block of a realloc, unless it was NULL (realloc(NULL, n) is
   // malloc; an arena's "old=0" with nothing there is taken for that too).
   bool release_old(const Event& e, Block& freed) {
-    return !null_in_heap(e.pool, e.old_address) && release(e.pool, e.old_address, e.time, e.thread, freed, true);
+    return !null_in_heap(e.pool, e.old_address) &&
+           release(e.pool, e.old_address, e.time, e.thread, freed, true, e.size ? &e : nullptr);
   }
 
   // An allocation that returned NULL (a wrapper logging what malloc gave):

@@ -340,7 +340,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       leak.count = g.count;
       if (g.min_size == g.max_size) {
         leak.block_size = g.min_size;
-        leak.type_hint = type_hint(g.min_size);
+        // A guess at a tensor's element type, for programs that mark
+        // inferences; in others (perl, a web server) it would mean nothing.
+        if (markers) leak.type_hint = type_hint(g.min_size);
       }
       leak.off_inference_thread = !g.clocked;
       if (markers && g.clocked && tracker.completed() > 0) {

@@ -54,6 +54,7 @@ bool shape_of(uint8_t tag, Shape& s) {
     case e2::kAllocFail: s = {5, false, true}; return true;
     case e2::kNode: s = {3, false, false}; return true;
     case e2::kStopped: s = {1, false, false}; return true;
+    case e2::kResize: s = {5, false, true}; return true;
     case e2::kModule: s = {4, true, true}; return true;
     case e2::kModuleGone: s = {2, false, true}; return true;
     case e2::kThread: s = {2, true, true}; return true;
@@ -465,6 +466,14 @@ void EmtV2Reader::apply(const Record& r) {
       e.kind = EventKind::free;
       e.pool = pool(r.v[0]);
       e.address = r.v[1];
+      break;
+    case e2::kResize:
+      // A block resized where it lies: a realloc that keeps its call site.
+      e.kind = EventKind::realloc;
+      e.pool = pool(r.v[0]);
+      e.old_address = r.v[1];
+      e.address = r.v[2];
+      e.size = r.v[3];
       break;
     case e2::kAllocFail:
       e.kind = EventKind::alloc_failed;

@@ -161,6 +161,11 @@ void EmtV2FileWriter::free(uint32_t tid, const std::string& thread_name, uint64_
   sequenced(thread(tid, thread_name), e2::kFree, {pool, address}, 1);
 }
 
+void EmtV2FileWriter::resize(uint32_t tid, const std::string& thread_name, uint64_t old_address, uint64_t address,
+                             uint64_t size, uint8_t pool) {
+  sequenced(thread(tid, thread_name), e2::kResize, {pool, old_address, address, size});
+}
+
 void EmtV2FileWriter::inference(uint32_t tid, const std::string& thread_name, bool begin, uint64_t index) {
   sequenced(thread(tid, thread_name), begin ? e2::kInferBegin : e2::kInferEnd, {index});
 }

@@ -41,6 +41,9 @@ class EmtV2FileWriter {
   void alloc_failed(uint32_t tid, const std::string& thread_name, uint64_t size, uint64_t align,
                     std::span<const uint64_t> stack, uint8_t pool = emt2::kPoolMalloc);
   void free(uint32_t tid, const std::string& thread_name, uint64_t address, uint8_t pool = emt2::kPoolMalloc);
+  // The block at old_address now covers [address, address + size) (a RESIZE record: a mapping trimmed).
+  void resize(uint32_t tid, const std::string& thread_name, uint64_t old_address, uint64_t address, uint64_t size,
+              uint8_t pool);
   void inference(uint32_t tid, const std::string& thread_name, bool begin, uint64_t index);
 
   // Events lost before they reached the writer: their sequence numbers are

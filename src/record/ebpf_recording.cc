@@ -193,9 +193,10 @@ void UprobeRecording::write(UprobeRecord& r) {
 
 // The preload's rules (preload/mmap_interposers.cc): only mappings the
 // recording saw made are unmapped, by address range: a munmap (a MAP_FIXED
-// mapping, an mremap's source or destination) over any part of recorded
-// mappings frees each in the recording and makes again what is left of it
-// outside the range, at the stack of the call that cut it.
+// mapping, an mremap's source or destination) frees the recorded mappings
+// it covers and resizes one it covers in part to its head (or its tail when
+// the head went); a tail left beside the head is made again, at the stack
+// of the call that cut it.
 void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
   using K = UprobeRecord::Kind;
   const uint8_t pool = emt2::kPoolMmap;
@@ -214,10 +215,17 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
     for (; it != mappings_.end() && it->first < end; ++it) taken.push_back(*it);
     for (auto [m_start, m_length] : taken) {
       mappings_.erase(m_start);
-      ++stats_.frees;
-      writer_.free(r.tid, name, m_start, pool);
-      if (m_start < start) make(m_start, start - m_start);
-      if (m_start + m_length > end) make(end, m_start + m_length - end);
+      const uint64_t m_end = m_start + m_length;
+      const bool head = m_start < start, tail = m_end > end;
+      if (!head && !tail) {
+        ++stats_.frees;
+        writer_.free(r.tid, name, m_start, pool);
+        continue;
+      }
+      const auto [kept, length] = head ? std::pair{m_start, start - m_start} : std::pair{end, m_end - end};
+      mappings_[kept] = length;
+      writer_.resize(r.tid, name, m_start, kept, length, pool);
+      if (head && tail) make(end, m_end - end);
     }
     return !taken.empty();
   };

@@ -187,6 +187,41 @@ TEST(EmtV2, AStoppedRecordingSaysSoWithTheCallsNotRecorded) {
   EXPECT_FALSE(whole.recording_stopped);
 }
 
+// RESIZE (a mapping trimmed by munmap): the rest of the block keeps its
+// stack, the trims are no temporaries, and its free afterwards finds it at
+// its new address (and, as nothing came between, is one).
+TEST(EmtV2, AResizedMappingKeepsItsSiteAndIsNoTemporary) {
+  std::string records = rec(e2::kThread, {1, 7}, "t", true) + rec(e2::kNode, {1, 0, 0x1234}) +
+                        rec(e2::kAlloc, {1, e2::kPoolMmap, zigzag(0x400000), 0x400000, 0, 1}) +  // seq 2, 4 MiB
+                        rec(e2::kResize, {1, e2::kPoolMmap, 0x400000, 0x400000, 0x300000}) +     // its tail went
+                        rec(e2::kResize, {1, e2::kPoolMmap, 0x400000, 0x600000, 0x100000});      // its head went
+  DecodeStats s;
+  auto events = decode(header_page() + chunk(1, 0, 0, records), &s);
+  EXPECT_EQ(s.corrupt_bytes, 0u);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[2].kind, EventKind::realloc);
+  EXPECT_EQ(events[2].old_address, 0x400000u);
+  EXPECT_EQ(events[2].address, 0x600000u);
+  EXPECT_EQ(events[2].size, 0x100000u);
+  EXPECT_EQ(events[2].site, kUnknownSite);
+
+  auto kept = analyse(Format::emt, header_page() + chunk(1, 0, 0, records));
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->result.temporaries.count, 0u);
+  ASSERT_EQ(kept->result.sites.size(), 1u);
+  EXPECT_EQ(kept->result.sites[0].site, "0x1234");
+  EXPECT_EQ(kept->result.sites[0].live_bytes, 0x100000u);
+  EXPECT_EQ(kept->result.peak_bytes, 0x400000u);
+
+  auto freed = analyse(Format::emt, header_page() + chunk(1, 0, 0, records + rec(e2::kFree, {1, e2::kPoolMmap,
+                                                                                       zigzag(0x600000 - 0x400000)})));
+  ASSERT_TRUE(freed);
+  EXPECT_EQ(freed->result.counts.unknown_frees, 0u);
+  EXPECT_EQ(freed->result.sites[0].live_bytes, 0u);
+  EXPECT_EQ(freed->result.temporaries.count, 1u);
+  EXPECT_EQ(freed->result.temporaries.bytes, 0x100000u);
+}
+
 TEST(EmtV2, ADamagedChunkIsSkippedAndNamed) {
   std::string bad = chunk(1, 0, 0, kDocRecords);
   bad[0] = 'X';

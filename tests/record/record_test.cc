@@ -1050,6 +1050,22 @@ TEST(Record, MappingsCutInPiecesLeaveWhatIsStillMapped) {
   EXPECT_EQ(pool->peak_bytes, 4u << 20);
   EXPECT_EQ(r.input.stats.dropped_records, 0u);
   EXPECT_EQ(r.result.counts.unknown_frees, 0u);
+  // What is left of a mapping is the mapping the program made, resized: the
+  // aligned 2 MiB stays at the mmap in map(), not at the munmap that
+  // trimmed it, and no trimmed mapping is a temporary. Each munmap was
+  // recorded as the free of the mapping and the making of its rest: 6
+  // temporaries of 4.4 MiB, the 2 MiB at unmap(). The two true temporaries are the
+  // mapping MREMAP_DONTUNMAP moved away and the one the file replaced.
+  EXPECT_EQ(r.result.temporaries.count, 2u);
+  EXPECT_EQ(r.result.temporaries.bytes, 2u * 64 * 1024);
+  uint64_t at_map = 0;
+  for (const SiteBalance& s : r.result.sites) {
+    std::string innermost = s.site.substr(s.site.rfind(';') + 1);  // "map", or "map (file:line)" with -g
+    std::string function = innermost.substr(0, innermost.find(' '));
+    if (function == "map") at_map += s.live_bytes;
+    EXPECT_FALSE(function == "unmap" && s.live_bytes > 0) << s.site;
+  }
+  EXPECT_EQ(at_map, 2097152u + 48 * 1024);
 }
 
 // A child forked as the program ends, which records nothing: the program's
