@@ -7,6 +7,13 @@
 // cut()). Allocators that map twice what they need and unmap the ends to
 // align (jemalloc, mimalloc, V8) leave exactly the aligned middle, at the
 // stack of the mmap that made it.
+//
+// A PROT_NONE mapping is address space set aside, not memory: V8 reserves
+// 512 MiB for its code this way and commits pages inside with mprotect,
+// glibc and jemalloc reserve and then map over it with MAP_FIXED. Such
+// reservations are followed (the table below) but not recorded; what an
+// mprotect makes accessible inside them is recorded as a mapping made
+// there, and what it makes PROT_NONE again is freed, as a munmap would.
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -34,6 +41,7 @@ constexpr size_t kSlots = 65536;
 struct Mapping {
   uintptr_t start;
   size_t length;  // as the program asked; the kernel's covers whole pages
+  bool reserved;  // PROT_NONE: followed, not in the recording
 };
 Mapping mappings[kSlots];
 size_t mapping_count = 0;
@@ -81,13 +89,13 @@ size_t first_ending_after(uintptr_t address) {
 
 // False when the table is full: the mapping is then not recorded at all
 // (recorded, its unmapping could not be followed).
-bool remember(uintptr_t start, size_t length) {
+bool remember(uintptr_t start, size_t length, bool reserved = false) {
   pthread_mutex_lock(&mappings_lock);
   size_t i = first_ending_after(start);
   const bool room = mapping_count < kSlots;
   if (room) {
     memmove(&mappings[i + 1], &mappings[i], (mapping_count - i) * sizeof(Mapping));
-    mappings[i] = {start, length};
+    mappings[i] = {start, length, reserved};
     ++mapping_count;
   }
   pthread_mutex_unlock(&mappings_lock);
@@ -108,47 +116,75 @@ bool take_overlapping(uintptr_t start, uintptr_t end, Mapping& out) {
   return found;
 }
 
-bool any_overlapping(uintptr_t start, uintptr_t end) {
+// A copy of the first mapping with a page in [start, end), left in the table.
+bool find_overlapping(uintptr_t start, uintptr_t end, Mapping& out) {
   pthread_mutex_lock(&mappings_lock);
   size_t i = first_ending_after(start);
   bool found = i < mapping_count && mappings[i].start < end;
+  if (found) out = mappings[i];
   pthread_mutex_unlock(&mappings_lock);
   return found;
+}
+
+bool any_overlapping(uintptr_t start, uintptr_t end) {
+  Mapping m;
+  return find_overlapping(start, end, m);
 }
 
 void record_mapping(uintptr_t start, size_t length) {
   if (remember(start, length)) record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
 }
 
-// What [start, end) takes from the recorded mappings: each one it covers
-// whole is freed in the recording. One it covers in part is resized there
-// (RESIZE): what is left of it is the same mapping, made at the same stack,
-// not a new one (a mapping trimmed to alignment is no temporary). Its head
-// stays the mapping; a tail left beside the head is recorded as a mapping of
-// its own, at the stack of the call that cut it (stack ids are per thread:
-// the mapping's may be another thread's). The ones taken (at most `room`
-// kept) go to `taken`, for putting back when the call fails; returns how
-// many there were.
-size_t cut(uintptr_t start, uintptr_t end, Mapping* taken, size_t room) {
+// A mapping the program made, reserved (PROT_NONE) or recorded.
+void add_mapping(uintptr_t start, size_t length, bool reserved) {
+  if (reserved) remember(start, length, true);
+  else record_mapping(start, length);
+}
+
+// What [start, end) takes from mapping m, already out of the table: all of
+// it is freed in the recording; part of it is resized there (RESIZE): what
+// is left is the same mapping, made at the same stack, not a new one (a
+// mapping trimmed to alignment is no temporary). Its head stays the
+// mapping; a tail left beside the head is recorded as a mapping of its own,
+// at the stack of the call that cut it (stack ids are per thread: the
+// mapping's may be another thread's). A reservation's parts stay in the
+// table, unrecorded.
+void cut_one(const Mapping& m, uintptr_t start, uintptr_t end) {
+  const uintptr_t m_end = m.start + m.length;
+  const bool head = m.start < start, tail = m_end > end;
+  if (m.reserved) {
+    if (head) remember(m.start, start - m.start, true);
+    if (tail) remember(end, m_end - end, true);
+    return;
+  }
+  if (!head && !tail) {
+    record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
+    return;
+  }
+  const Mapping kept = head ? Mapping{m.start, start - m.start, false} : Mapping{end, m_end - end, false};
+  if (remember(kept.start, kept.length))
+    record_resize(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start), reinterpret_cast<void*>(kept.start),
+                  kept.length);
+  else
+    record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
+  if (head && tail) record_mapping(end, m_end - end);
+}
+
+// What [start, end) takes from the mappings (cut_one). The ones taken (at
+// most `room` kept) go to `taken`, for putting back when the call fails;
+// returns how many there were. `all_reserved`: whether every one was a
+// reservation (an mremap's destination is what its source was).
+size_t cut(uintptr_t start, uintptr_t end, Mapping* taken, size_t room, bool* all_reserved = nullptr) {
   size_t n = 0;
+  bool reserved = true;
   Mapping m;
   while (take_overlapping(start, end, m)) {
     if (n < room) taken[n] = m;
     ++n;
-    const uintptr_t m_end = m.start + m.length;
-    const bool head = m.start < start, tail = m_end > end;
-    if (!head && !tail) {
-      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
-      continue;
-    }
-    const Mapping kept = head ? Mapping{m.start, start - m.start} : Mapping{end, m_end - end};
-    if (remember(kept.start, kept.length))
-      record_resize(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start), reinterpret_cast<void*>(kept.start),
-                    kept.length);
-    else
-      record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(m.start));
-    if (head && tail) record_mapping(end, m_end - end);
+    reserved = reserved && m.reserved;
+    cut_one(m, start, end);
   }
+  if (all_reserved) *all_reserved = n > 0 && reserved;
   return n;
 }
 
@@ -160,6 +196,12 @@ void put_back(uintptr_t start, uintptr_t end, const Mapping* taken, size_t n) {
     const uintptr_t m_end = m.start + m.length;
     const bool head = m.start < start, tail = m_end > end;
     Mapping part;
+    if (m.reserved) {
+      if (head) take_overlapping(m.start, m.start + 1, part);
+      if (tail) take_overlapping(end, end + 1, part);
+      remember(m.start, m.length, true);
+      continue;
+    }
     if (head && tail && take_overlapping(end, end + 1, part))
       record_free(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(part.start));
     const uintptr_t kept = head ? m.start : end;
@@ -172,6 +214,26 @@ void put_back(uintptr_t start, uintptr_t end, const Mapping* taken, size_t n) {
       continue;
     }
     record_mapping(m.start, m.length);
+  }
+}
+
+// After an mprotect of [start, end) succeeded: the parts of mappings whose
+// state it changed (reserved, or accessible) are cut out of them and made
+// again in the new state, a page made accessible recorded at the mprotect's
+// stack. A program changes its own pages' protection under its own lock,
+// so no other thread's call on these pages comes between the call and this.
+void reprotect(uintptr_t start, uintptr_t end, bool reserved) {
+  Mapping m;
+  uintptr_t at = start;
+  while (at < end && find_overlapping(at, end, m)) {
+    at = page_end(m.start, m.length);
+    if (m.reserved == reserved) continue;  // RW to RX, or PROT_NONE again: no change in what is memory
+    Mapping taken;
+    if (!take_overlapping(m.start, m.start + 1, taken)) continue;
+    const uintptr_t m_end = m.start + m.length;
+    const uintptr_t from = m.start > start ? m.start : start, to = m_end < end ? m_end : end;
+    cut_one(taken, from, to);
+    add_mapping(from, to - from, reserved);
   }
 }
 
@@ -210,7 +272,7 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
   // MAP_FIXED over recorded mappings replaces what it covers.
   const auto start = reinterpret_cast<uintptr_t>(p);
   cut(start, page_end(start, length), nullptr, 0);
-  record_mapping(start, length);
+  add_mapping(start, length, prot == PROT_NONE);
   return p;
 }
 
@@ -269,7 +331,8 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   // The range moved (or resized) leaves the recorded mappings before the
   // call; the rest of a mapping it was part of stays.
   Mapping taken[kPutBack];
-  size_t n = cut(from, from_end, taken, kPutBack);
+  bool reserved = false;
+  size_t n = cut(from, from_end, taken, kPutBack, &reserved);
   void* p = real.mremap(old, old_length, new_length, flags, wanted);
   if (p == MAP_FAILED) {
     put_back(from, from_end, taken, n < kPutBack ? n : kPutBack);
@@ -277,9 +340,23 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   }
   const auto to = reinterpret_cast<uintptr_t>(p);
   cut(to, page_end(to, new_length), nullptr, 0);  // MREMAP_FIXED replaces what was there
-  record_mapping(to, new_length);
-  if (flags & MREMAP_DONTUNMAP) record_mapping(from, old_length);  // still mapped, emptied
+  add_mapping(to, new_length, reserved);
+  if (flags & MREMAP_DONTUNMAP) add_mapping(from, old_length, reserved);  // still mapped, emptied
   return p;
+}
+
+int mprotect(void* addr, size_t length, int prot) {
+  if (!real.mprotect) resolve_real_functions();
+  if (!real.mprotect) return static_cast<int>(syscall(SYS_mprotect, addr, length, prot));  // resolving
+  Busy busy;
+  const auto start = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t end = page_end(start, length);
+  if (!busy.entered() || !recording() || !plausible_range(start, length) || !any_overlapping(start, end) ||
+      !ensure_ready())
+    return real.mprotect(addr, length, prot);
+  int result = real.mprotect(addr, length, prot);
+  if (result == 0) reprotect(start, end, prot == PROT_NONE);
+  return result;
 }
 
 }  // extern "C"

@@ -71,6 +71,7 @@ void resolve_real_functions() {
   find(found.mmap, "mmap");
   find(found.munmap, "munmap");
   find(found.mremap, "mremap");
+  find(found.mprotect, "mprotect");
   find(found.dlopen, "dlopen");
   find(found.dlclose, "dlclose");
   find(found.dl_iterate_phdr, "dl_iterate_phdr");

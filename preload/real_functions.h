@@ -28,6 +28,7 @@ struct RealFunctions {
   void* (*mmap)(void*, size_t, int, int, int, off_t);
   int (*munmap)(void*, size_t);
   void* (*mremap)(void*, size_t, size_t, int, ...);
+  int (*mprotect)(void*, size_t, int);
   void* (*dlopen)(const char*, int);
   int (*dlclose)(void*);
   int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info*, size_t, void*), void*);

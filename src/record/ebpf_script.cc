@@ -71,7 +71,7 @@ std::string bpftrace_script(const UprobeTargets& t) {
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "mmap") {
-      // Only anonymous mappings (MAP_ANONYMOUS): a mapped file is not memory the program allocates.
+      // Only anonymous mappings (MAP_ANONYMOUS) that can be used: a mapped file is not memory the program allocates.
       enter = "@size[tid] = arg1;";
       leave = fmt::format("printf(\"M %d %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], retval, cpu, {});", stack);
       maps.insert("@size");
@@ -101,7 +101,9 @@ std::string bpftrace_script(const UprobeTargets& t) {
           stack);
       maps.insert({"@size", "@old", "@entered"});
     }
-    const std::string anonymous = f == "mmap" ? fmt::format(" && (arg3 & {:#x})", MAP_ANONYMOUS) : "";
+    // PROT_NONE reserves address space, it is not memory (docs/record.md).
+    const std::string anonymous =
+        f == "mmap" ? fmt::format(" && (arg3 & {:#x}) && arg2 != {}", MAP_ANONYMOUS, PROT_NONE) : "";
     s += fmt::format("uprobe:{} /{} && {}{}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, anonymous,
                      k, enter);
     s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);
