@@ -116,17 +116,21 @@ int run_analyze(const AnalyzeArgs& args) {
     return fail("--model", "needs the capture as a file, not stdin: save it first (edgemem analyze FILE --model M)");
   if (args.model.empty() && args.target != "cortex-m")
     return fail("--target", "sizes the structs of a --model plan: give --model MODEL.tflite, or leave --target out");
-  if (std::string clash = clashing_outputs({args.path, args.elf, args.model},
-                                            {{"--html", args.html},
-                                             {"--perfetto", args.perfetto},
-                                             {"--chrome-json", args.chrome_json},
-                                             {"--folded", args.folded},
-                                             {"--folded-peak", args.folded_peak},
-                                             {"--speedscope", args.speedscope},
-                                             {"--textlog", args.textlog},
-                                             {"--metrics-file", args.metrics_file}});
-      !clash.empty())
+  const OutputFiles outputs = {{"--html", args.html},
+                               {"--perfetto", args.perfetto},
+                               {"--chrome-json", args.chrome_json},
+                               {"--folded", args.folded},
+                               {"--folded-peak", args.folded_peak},
+                               {"--speedscope", args.speedscope},
+                               {"--textlog", args.textlog},
+                               {"--metrics-file", args.metrics_file}};
+  // An output on standard output (`--folded - | flamegraph.pl`) moves the
+  // text summary to stderr; the JSON document has nowhere else to go.
+  if (std::string clash = clashing_outputs({args.path, args.elf, args.model}, outputs, args.json); !clash.empty())
     return fail(clash);
+  std::FILE* summary = stdout;
+  for (const auto& [option, path] : outputs)
+    if (!path.empty() && is_stdout(path)) summary = stderr;
   // A text log that cannot be opened is said at once; the report and the
   // other exports are still written (exit 2 at the end), as for the others.
   TextLogFile textlog;
@@ -148,7 +152,7 @@ int run_analyze(const AnalyzeArgs& args) {
     else if (run)
       read = fmt::format("{} bytes", run->input.stats.bytes);
     fmt::print(stderr, "edgemem: interrupted after {}; the report covers only what was decoded until then\n", read);
-    if (run && !args.json) fmt::print("interrupted after {}: partial report\n\n", read);
+    if (run && !args.json) fmt::print(summary, "interrupted after {}: partial report\n\n", read);
   }
   if (!run) return interrupted() ? 128 + interrupted() : 2;
   run->input.interrupted = interrupted() != 0;
@@ -160,16 +164,20 @@ int run_analyze(const AnalyzeArgs& args) {
     fmt::print("{}\n", compared ? analyze_json_with_capture(run->input, run->result, *compared, args.model)
                                 : json_report(run->input, run->result));
   } else {
-    fmt::print("{}", text_report(run->input, run->result));
-    if (compared) fmt::print("{}", plan_vs_capture_text(*compared, args.model));
+    fmt::print(summary, "{}", text_report(run->input, run->result));
+    if (compared) fmt::print(summary, "{}", plan_vs_capture_text(*compared, args.model));
   }
   bool written = args.html.empty() || write_report_file(args.html, html_report(run->input, run->result), "--html");
   written &= write_exports(args, *run) && textlog_written;
   if (!args.metrics_file.empty()) {
-    std::string error = watch::write_file_atomically(
-        args.metrics_file, metrics_report({&run->input, &run->result, "", {}}, MetricsFormat::prometheus));
-    if (!error.empty()) fmt::print(stderr, "edgemem: --metrics-file {}\n", error);
-    written = written && error.empty();
+    std::string metrics = metrics_report({&run->input, &run->result, "", {}}, MetricsFormat::prometheus);
+    if (is_stdout(args.metrics_file)) {
+      written &= write_report_file(args.metrics_file, metrics, "--metrics-file", "metrics");
+    } else {
+      std::string error = watch::write_file_atomically(args.metrics_file, metrics);
+      if (!error.empty()) fmt::print(stderr, "edgemem: --metrics-file {}\n", error);
+      written = written && error.empty();
+    }
   }
 
   // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).

@@ -1,8 +1,10 @@
 #include "cli/report_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -40,9 +42,30 @@ bool same_file(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::string clashing_outputs(const std::vector<std::string>& inputs, const OutputFiles& outputs) {
-  // Devices, FIFOs and /dev/stdout take any number of writes (--folded /dev/stdout --folded-peak /dev/stdout).
-  auto file = [](const std::string& path) { return !path.empty() && path != "-" && !watch::is_special_file(path); };
+bool is_stdout(const std::string& path) {
+  if (path == "-") return true;
+  struct stat named {}, out {}, null {};
+  if (path.empty() || ::stat(path.c_str(), &named) != 0 || ::fstat(STDOUT_FILENO, &out) != 0) return false;
+  if (named.st_dev != out.st_dev || named.st_ino != out.st_ino) return false;
+  return ::stat("/dev/null", &null) != 0 || named.st_dev != null.st_dev || named.st_ino != null.st_ino;
+}
+
+std::string clashing_outputs(const std::vector<std::string>& inputs, const OutputFiles& outputs,
+                             bool report_on_stdout) {
+  // Standard output takes one of them; opened by name, a file the shell
+  // redirected it to would be emptied under what was printed before.
+  const std::string* on_stdout = nullptr;
+  for (const auto& [option, path] : outputs) {
+    if (path.empty() || !is_stdout(path)) continue;
+    if (report_on_stdout)
+      return fmt::format("{} {}: is standard output, where the report goes (write it to a file)", option, path);
+    if (on_stdout)
+      return fmt::format("{} {}: is standard output, as {} is (write one of them to a file)", option, path,
+                         *on_stdout);
+    on_stdout = &option;
+  }
+  // Devices, FIFOs and /dev/stdout take any number of writes (--folded /dev/stderr --folded-peak /dev/stderr).
+  auto file = [](const std::string& path) { return !path.empty() && !is_stdout(path) && !watch::is_special_file(path); };
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& [option, path] = outputs[i];
     if (!file(path)) continue;
@@ -60,6 +83,13 @@ std::string clashing_outputs(const std::vector<std::string>& inputs, const Outpu
 
 bool write_report_file(const std::string& path, const std::string& text, const std::string& option,
                        const std::string& what) {
+  if (is_stdout(path)) {
+    const bool ok = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0;
+    if (!ok) fmt::print(stderr, "edgemem: standard output: cannot write: {} (pass {} PATH to write it to a file)\n",
+                        std::strerror(errno ? errno : EIO), option);
+    else fmt::print(stderr, "edgemem: {} written to standard output, {}\n", what, units::bytes_human(text.size()));
+    return ok;
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   int error = out ? 0 : errno;  // taken at once: later calls may overwrite errno
   if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/report_file.h"
 #include "report/units.h"
 
 namespace edgemem::cli {
@@ -25,6 +26,8 @@ void cannot_write(const std::string& path, int error) {
 
 bool TextLogFile::open(const std::string& path) {
   path_ = path;
+  to_stdout_ = is_stdout(path);
+  if (to_stdout_) return true;
   // Checked now, so a log that cannot be written is said before the trace is read.
   const bool exists = ::access(path.c_str(), F_OK) == 0;
   const std::string dir = std::filesystem::path(path).parent_path().string();
@@ -42,13 +45,13 @@ bool TextLogFile::open(const std::string& path) {
 
 bool TextLogFile::start() {
   if (file_ || error_) return file_ != nullptr;
-  file_ = std::fopen(path_.c_str(), "wb");
+  file_ = to_stdout_ ? stdout : std::fopen(path_.c_str(), "wb");
   if (!file_) error_ = errno ? errno : EIO;
   return file_ != nullptr;
 }
 
 TextLogFile::~TextLogFile() {
-  if (file_) std::fclose(file_);
+  if (file_ && !to_stdout_) std::fclose(file_);
 }
 
 void TextLogFile::on_event(const Event& event, const TraceContext& context) {
@@ -65,7 +68,7 @@ void TextLogFile::flush() {
 
 bool TextLogFile::close() {
   flush();  // opens the file even for a trace without events
-  if (file_ && std::fclose(file_) != 0 && !error_) error_ = errno ? errno : EIO;
+  if (file_ && (to_stdout_ ? std::fflush(file_) : std::fclose(file_)) != 0 && !error_) error_ = errno ? errno : EIO;
   file_ = nullptr;
   if (error_) {
     cannot_write(path_, error_);
@@ -73,7 +76,8 @@ bool TextLogFile::close() {
   }
   std::error_code ec;
   std::filesystem::path shown = std::filesystem::absolute(path_, ec);
-  fmt::print(stderr, "edgemem: text log written to {}, {}\n", ec ? path_ : shown.string(), units::bytes_human(written_));
+  fmt::print(stderr, "edgemem: text log written to {}, {}\n",
+             to_stdout_ ? "standard output" : ec ? path_ : shown.string(), units::bytes_human(written_));
   if (writer_.summaries_left_out())
     fmt::print(stderr,
                "edgemem: warning: {} pool summaries (emt SUMMARY: usage without blocks) have no [MEM] form and are "

@@ -29,6 +29,7 @@ class TextLogFile {
 
   std::string path_;
   std::FILE* file_ = nullptr;
+  bool to_stdout_ = false;  // "-" or another name of standard output: written there, not opened
   std::string buffer_;
   uint64_t written_ = 0;
   int error_ = 0;  // errno of the first failed open or write

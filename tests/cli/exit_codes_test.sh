@@ -52,6 +52,20 @@ expect 2 "two exports onto one file" -- "$edgemem" analyze "$tmp/in.log" --perfe
 expect 0 "two exports onto /dev/null (devices take any number)" -- "$edgemem" analyze "$tmp/in.log" --html /dev/null --perfetto /dev/null
 expect 2 "watch --html onto its source" -- "$edgemem" watch "$tmp/in.log" --until 1 --html "$tmp/in.log"
 cmp -s "$tmp/in.log" "$src/examples/traces/kws_fragment.log" || { echo "FAIL: watch --html onto the input changed it"; fail=1; }
+# "-", /dev/stdout or the file stdout goes to: the output alone on stdout,
+# the summary on stderr (a file named "-" was written, /dev/stdout mixed the
+# two, and a redirected file was emptied under the summary); two outputs
+# there, or one with --json, are refused.
+expect 0 "--textlog - writes to stdout" -- sh -c "cd \"$tmp\" && \"$edgemem\" analyze in.log --textlog -"
+[ ! -e "$tmp/-" ] && grep -q '^\[MEM\]' "$tmp/out" && ! grep -q "ALLOC FAIL" "$tmp/out" && grep -q "ALLOC FAIL" "$tmp/err" ||
+  { echo "FAIL: --textlog - is not the log alone on stdout"; fail=1; }
+expect 0 "--folded into the file stdout goes to" -- sh -c "\"$edgemem\" analyze \"$tmp/in.log\" --folded \"$tmp/f.txt\" >\"$tmp/f.txt\""
+grep -q "ALLOC FAIL" "$tmp/f.txt" && { echo "FAIL: the summary went into the folded stacks"; fail=1; }
+[ -s "$tmp/f.txt" ] && grep -q "ALLOC FAIL" "$tmp/err" || { echo "FAIL: folded stacks or summary lost"; fail=1; }
+expect 2 "two outputs on stdout" -- "$edgemem" analyze "$tmp/in.log" --folded - --textlog /dev/stdout
+[ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "standard output" "$tmp/err" || { echo "FAIL: two outputs on stdout not one line"; fail=1; }
+expect 2 "--json and an output on stdout" -- "$edgemem" analyze "$tmp/in.log" --json --perfetto -
+expect 2 "watch --html -" -- "$edgemem" watch "$tmp/in.log" --until 1 --html -
 # A report that cannot be written to stdout is no success, and no abort.
 if [ -w /dev/full ]; then
   expect 2 "text report to a full disk" -- sh -c "\"$edgemem\" analyze \"$tmp/in.log\" >/dev/full"
