@@ -229,6 +229,34 @@ int attach(const RecordArgs& args, const std::string& preload) {
   return record_with_ebpf(args);
 }
 
+// A wrapper (a shell script, pyenv's python3 shim) that execs the real
+// program leaves the output with the wrapper's few allocations and the
+// program's in FILE.PID: it is named, and analysed instead. Children's
+// recordings are counted, the largest named.
+void say_other_recordings(const RecordArgs& args, const RecordResult& r) {
+  if (r.exec_image && *r.exec_image != r.recordings.front())
+    fmt::print(stderr, "edgemem: {} ran another program in its place (exec), recorded in {}; {} holds only what ran "
+               "before\n", args.command[0], *r.exec_image, r.recordings.front());
+  else if (r.exec_image)
+    fmt::print(stderr, "edgemem: {} ran another program in its place (exec), recorded in {}\n", args.command[0],
+               *r.exec_image);
+  std::error_code ec;
+  size_t others = 0;
+  std::string largest;
+  uintmax_t largest_bytes = 0;
+  for (size_t i = 1; i < r.recordings.size(); ++i) {
+    if (r.recordings[i] == r.exec_image) continue;
+    ++others;
+    if (uintmax_t bytes = std::filesystem::file_size(r.recordings[i], ec); !ec && bytes >= largest_bytes) {
+      largest_bytes = bytes;
+      largest = r.recordings[i];
+    }
+  }
+  if (others)
+    fmt::print(stderr, "edgemem: {} more recording{} of processes it started or programs it ran before (FILE.PID), the "
+               "largest {} ({} B)\n", others, others == 1 ? "" : "s", largest, largest_bytes);
+}
+
 int run_record(const RecordArgs& args) {
   if (args.pid && !args.command.empty()) return fail("record", "give either --pid PID or -- PROG ARGS, not both");
   if (!args.pid && args.command.empty()) return fail("record", "nothing to record: give -- PROG ARGS or --pid PID");
@@ -259,7 +287,8 @@ int run_record(const RecordArgs& args) {
   for (const std::string& file : r.recordings) fmt::print(stderr, "edgemem: recording: {}\n", file);
   for (const std::string& note : r.notes) fmt::print(stderr, "edgemem: {}\n", note);
   if (!args.inference_fn.empty()) say_inferences(r.inferences, args.inference_fn);
-  fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", r.recordings.front());
+  say_other_recordings(args, r);
+  fmt::print(stderr, "edgemem: analyse it with: edgemem analyze {}\n", r.exec_image.value_or(r.recordings.front()));
   return r.exit_code;
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -55,6 +56,25 @@ bool is_pid_suffix(const std::string& suffix) {
   return dot == std::string::npos ? digits(suffix)
                                   : digits(std::string_view(suffix).substr(0, dot)) &&
                                         digits(std::string_view(suffix).substr(dot + 1));
+}
+
+// The recording of the last program process `pid` became by exec: the
+// preload names each image's FILE.PID, then FILE.PID.1, FILE.PID.2, ...
+std::optional<std::string> last_exec_image(const std::string& output, pid_t pid,
+                                           const std::vector<std::string>& children) {
+  const std::string own = fmt::format("{}.{}", output, pid);
+  std::optional<std::string> last;
+  long last_n = -1;
+  for (const std::string& file : children) {
+    long n = -1;
+    if (file == own) n = 0;
+    else if (file.starts_with(own + ".")) n = std::strtol(file.c_str() + own.size() + 1, nullptr, 10);
+    if (n > last_n) {
+      last_n = n;
+      last = file;
+    }
+  }
+  return last;
 }
 
 // The program being waited for, for the forwarding handler.
@@ -225,6 +245,7 @@ RecordResult run_recorded(const RecordRequest& request) {
   }
   std::sort(children.begin(), children.end());
   result.recordings.insert(result.recordings.end(), children.begin(), children.end());
+  if (!probe) result.exec_image = last_exec_image(output.string(), pid, children);
   // The program has ended (a forked child that outlives it keeps its file
   // locked and chunked): what it wrote is packed to a few bytes an event.
   for (const std::string& file : result.recordings) {

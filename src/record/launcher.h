@@ -32,6 +32,10 @@ struct RecordResult {
   // The recordings it left: the output, then FILE.PID ones of forked
   // children and exec'd programs.
   std::vector<std::string> recordings;
+  // When the program replaced itself by exec (a wrapper script, pyenv's
+  // python3 shim): the recording of the last program the process became,
+  // which is the run the user meant; the output holds what ran before.
+  std::optional<std::string> exec_image;
   // One line per recording left chunked (why), or packed (sizes).
   std::vector<std::string> notes;
   uint64_t inferences = 0;  // calls of inference_fn marked

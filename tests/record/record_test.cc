@@ -1095,6 +1095,25 @@ TEST(Record, ReservedAddressSpaceIsNotMemoryWhatIsCommittedInsideIs) {
   EXPECT_EQ(committed, 3u * 262144) << "pages made accessible are recorded at the mprotect's stack";
 }
 
+// A wrapper that execs the real program (a shell script, pyenv's python3
+// shim): the output holds the wrapper's few allocations, the program's are
+// in FILE.PID, and record names that one to analyse. It pointed at the
+// output: pyenv's python3 read as 264 allocations of bash.
+TEST(Record, AProgramRunByExecIsTheRecordingToAnalyse) {
+  fs::path out = scratch("exec-wrapper.emt");
+  Command c = run(record(out, fmt::format("sh -c 'echo wrapper $$; exec {} --inferences 20 --leak'",
+                                          EDGEMEM_INFERENCE_LOOP)) + " 2>&1");
+  ASSERT_EQ(c.status, 0) << c.out;
+  size_t at = c.out.find("wrapper ");
+  ASSERT_NE(at, std::string::npos) << c.out;
+  const std::string image = out.string() + "." + std::to_string(std::stoi(c.out.substr(at + 8)));
+  EXPECT_NE(c.out.find("ran another program in its place (exec), recorded in " + image), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("analyse it with: edgemem analyze " + image + "\n"), std::string::npos) << c.out;
+  TraceRun r = analyse_recording(image);
+  ASSERT_EQ(r.result.leaks.size(), 1u);
+  EXPECT_EQ(r.result.leaks[0].bytes, 20u * 128);
+}
+
 // A child forked as the program ends, which records nothing: the program's
 // own recording is packed, not left chunked as if a process still wrote it.
 TEST(Record, AChildThatOutlivesTheProgramDoesNotKeepItsRecordingFromBeingPacked) {
