@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 
 #include "edgemem/emt_v2.h"
 #include "real_functions.h"
@@ -46,6 +47,18 @@ struct Mapping {
 Mapping mappings[kSlots];
 size_t mapping_count = 0;
 pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
+// Held by a call that changes mappings (munmap, mremap, mprotect, MAP_FIXED)
+// from its look at the table to its last record: threads committing pages of
+// one reservation (V8's do) each take the reservation's entry out and put
+// pieces back, and without it saw one another's half-done edits (the table
+// lost its order, commits went unrecorded). Taken before mappings_lock.
+pthread_mutex_t edits_lock = PTHREAD_MUTEX_INITIALIZER;
+struct MappingEdit {
+  MappingEdit() { pthread_mutex_lock(&edits_lock); }
+  ~MappingEdit() { pthread_mutex_unlock(&edits_lock); }
+  MappingEdit(const MappingEdit&) = delete;
+  MappingEdit& operator=(const MappingEdit&) = delete;
+};
 
 // Looked up once; threads that race here find the same value. (No function
 // static with a dynamic initialiser in the recorder: its guard would need
@@ -87,11 +100,36 @@ size_t first_ending_after(uintptr_t address) {
   return low;
 }
 
+// Joins reservation [start, end) to a reservation it touches page for page,
+// as the kernel joins their areas: nothing recorded tells them apart, and a
+// page committed and given back a million times must not fill the table.
+// Under mappings_lock; false when it touches none. `i`: first_ending_after(start).
+bool join_reservation(size_t i, uintptr_t start, uintptr_t end) {
+  const bool before = i > 0 && mappings[i - 1].reserved && page_end(mappings[i - 1].start, mappings[i - 1].length) == start;
+  const bool after = i < mapping_count && mappings[i].reserved && mappings[i].start == end;
+  if (!before && !after) return false;
+  if (after) end = page_end(mappings[i].start, mappings[i].length);
+  if (before) {
+    mappings[i - 1].length = end - mappings[i - 1].start;
+    if (after) {
+      --mapping_count;
+      memmove(&mappings[i], &mappings[i + 1], (mapping_count - i) * sizeof(Mapping));
+    }
+  } else {
+    mappings[i] = {start, end - start, true};
+  }
+  return true;
+}
+
 // False when the table is full: the mapping is then not recorded at all
 // (recorded, its unmapping could not be followed).
 bool remember(uintptr_t start, size_t length, bool reserved = false) {
   pthread_mutex_lock(&mappings_lock);
   size_t i = first_ending_after(start);
+  if (reserved && join_reservation(i, start, page_end(start, length))) {
+    pthread_mutex_unlock(&mappings_lock);
+    return true;
+  }
   const bool room = mapping_count < kSlots;
   if (room) {
     memmove(&mappings[i + 1], &mappings[i], (mapping_count - i) * sizeof(Mapping));
@@ -196,10 +234,9 @@ void put_back(uintptr_t start, uintptr_t end, const Mapping* taken, size_t n) {
     const uintptr_t m_end = m.start + m.length;
     const bool head = m.start < start, tail = m_end > end;
     Mapping part;
-    if (m.reserved) {
-      if (head) take_overlapping(m.start, m.start + 1, part);
-      if (tail) take_overlapping(end, end + 1, part);
-      remember(m.start, m.length, true);
+    if (m.reserved) {  // the range cut out of it, which joins what cut() left
+      const uintptr_t from = head ? start : m.start, to = tail ? end : m_end;
+      remember(from, to - from, true);
       continue;
     }
     if (head && tail && take_overlapping(end, end + 1, part))
@@ -220,8 +257,7 @@ void put_back(uintptr_t start, uintptr_t end, const Mapping* taken, size_t n) {
 // After an mprotect of [start, end) succeeded: the parts of mappings whose
 // state it changed (reserved, or accessible) are cut out of them and made
 // again in the new state, a page made accessible recorded at the mprotect's
-// stack. A program changes its own pages' protection under its own lock,
-// so no other thread's call on these pages comes between the call and this.
+// stack. Under edits_lock.
 void reprotect(uintptr_t start, uintptr_t end, bool reserved) {
   Mapping m;
   uintptr_t at = start;
@@ -241,6 +277,8 @@ bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 
 }  // namespace
 
+void edgemem::preload::lock_mapping_edits_for_fork() { pthread_mutex_lock(&edits_lock); }
+void edgemem::preload::unlock_mapping_edits_after_fork() { pthread_mutex_unlock(&edits_lock); }
 void edgemem::preload::lock_mappings_for_fork() { pthread_mutex_lock(&mappings_lock); }
 void edgemem::preload::unlock_mappings_after_fork() { pthread_mutex_unlock(&mappings_lock); }
 void edgemem::preload::forget_mappings_after_fork() {
@@ -260,13 +298,16 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
   if (!anonymous(flags) && !over_recorded) return real.mmap(addr, length, prot, flags, fd, offset);
   Busy busy;
   if (!busy.entered() || !recording() || !ensure_ready()) return real.mmap(addr, length, prot, flags, fd, offset);
+  std::optional<MappingEdit> edit;
+  if (flags & MAP_FIXED) edit.emplace();  // a fresh mapping elsewhere changes none
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
   if (!anonymous(flags)) {
     if (p != MAP_FAILED) cut(wanted, page_end(wanted, length), nullptr, 0);
     return p;
   }
   if (p == MAP_FAILED) {
-    record_alloc_failed(e2::kPoolMmap, take_seq(), length, 0);
+    // Address space refused is not memory refused (V8 probes how much it can reserve).
+    if (prot != PROT_NONE) record_alloc_failed(e2::kPoolMmap, take_seq(), length, 0);
     return p;
   }
   // MAP_FIXED over recorded mappings replaces what it covers.
@@ -298,9 +339,9 @@ int munmap(void* addr, size_t length) {
   // Not over a recorded mapping (a file's, or a forked child's inherited
   // one): no file is opened for it. A call the kernel refuses at once
   // (unaligned, empty) changes nothing.
-  if (!busy.entered() || !recording() || !plausible_range(start, length) || !any_overlapping(start, end) ||
-      !ensure_ready())
-    return real.munmap(addr, length);
+  if (!busy.entered() || !recording() || !plausible_range(start, length)) return real.munmap(addr, length);
+  MappingEdit edit;
+  if (!any_overlapping(start, end) || !ensure_ready()) return real.munmap(addr, length);
   // Freed in the recording before the call, as any free: another thread may
   // be given the range as soon as it is unmapped.
   Mapping taken[kPutBack];
@@ -325,9 +366,10 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   Busy busy;
   const auto from = reinterpret_cast<uintptr_t>(old);
   const uintptr_t from_end = page_end(from, old_length);
-  if (!busy.entered() || !recording() || !plausible_range(from, old_length) || !any_overlapping(from, from_end) ||
-      !ensure_ready())
+  if (!busy.entered() || !recording() || !plausible_range(from, old_length))
     return real.mremap(old, old_length, new_length, flags, wanted);
+  MappingEdit edit;
+  if (!any_overlapping(from, from_end) || !ensure_ready()) return real.mremap(old, old_length, new_length, flags, wanted);
   // The range moved (or resized) leaves the recorded mappings before the
   // call; the rest of a mapping it was part of stays.
   Mapping taken[kPutBack];
@@ -351,9 +393,9 @@ int mprotect(void* addr, size_t length, int prot) {
   Busy busy;
   const auto start = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t end = page_end(start, length);
-  if (!busy.entered() || !recording() || !plausible_range(start, length) || !any_overlapping(start, end) ||
-      !ensure_ready())
-    return real.mprotect(addr, length, prot);
+  if (!busy.entered() || !recording() || !plausible_range(start, length)) return real.mprotect(addr, length, prot);
+  MappingEdit edit;
+  if (!any_overlapping(start, end) || !ensure_ready()) return real.mprotect(addr, length, prot);
   int result = real.mprotect(addr, length, prot);
   if (result == 0) reprotect(start, end, prot == PROT_NONE);
   return result;

@@ -203,6 +203,7 @@ void before_fork() {
   // child may ask the loader (and unwind with libunwind) from the start.
   // Nor one forking from inside a dl_iterate_phdr callback of its own.
   single_threaded_at_fork = !listing_objects && only_thread();
+  lock_mapping_edits_for_fork();
   lock_modules_for_fork();
   lock_mappings_for_fork();
   lock_attached_blocks_for_fork();
@@ -213,6 +214,7 @@ void after_fork_parent() {
   unlock_attached_blocks_after_fork();
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
+  unlock_mapping_edits_after_fork();
 }
 void after_fork_child() {
   dlopens_running.store(0, std::memory_order_relaxed);  // the threads inside a dlopen are the parent's
@@ -222,6 +224,7 @@ void after_fork_child() {
   forget_mappings_after_fork();
   unlock_mappings_after_fork();
   unlock_modules_after_fork();
+  unlock_mapping_edits_after_fork();
   // The parent's descriptor and chunks stay the parent's.
   forget_chunk_after_fork();
   program_markers = true;  // the probe does not follow a fork

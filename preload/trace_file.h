@@ -44,6 +44,9 @@ uint32_t generation();
 bool take_process_records();
 
 // The anonymous-mapping table's lock (mmap_interposers.cc), around fork().
+// A call changing mappings records while it holds its lock: taken before any other.
+void lock_mapping_edits_for_fork();
+void unlock_mapping_edits_after_fork();
 void lock_mappings_for_fork();
 void unlock_mappings_after_fork();
 // In a forked child, with the lock held: the parent's mappings are in the

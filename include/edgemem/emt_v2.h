@@ -59,9 +59,10 @@ enum Tag : uint8_t {
   // field, the calls not recorded since, always 9 bytes long (a ULEB128 with
   // padding continuation bits) so the process can update it in place.
   kStopped = 0x3A,
-  // A block kept in part: the one at `old address` now covers only [address,
-  // address + size), which lies inside it (a munmap of one end or the middle
-  // of a mapping). It keeps its stack; no stack node of its own.
+  // A block resized where it lies: the one at `old address` now covers
+  // [address, address + size), which overlaps it (the rest of a mapping a
+  // munmap or mprotect cut part of, or the whole put back after the call
+  // failed). It keeps its stack; no stack node of its own.
   kResize = 0x3B,  // dseq, pool, old address, address, size
   // Version 3 only. Compact malloc-pool records: flag bits in the tag say
   // which fields are present. kSeqGiven absent: dseq is 1. ALLOC with
