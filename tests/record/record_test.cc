@@ -1028,6 +1028,21 @@ TEST(Record, EachFailedNewIsOneFailedAllocation) {
   EXPECT_EQ(r.input.stats.dropped_records, 0u);
 }
 
+// One of tests/record/programs (which ends by printing "NAME-test: done"),
+// recorded and analysed; its mmap pool is `mmap_pool` (null if none).
+TraceRun recorded_program(const std::string& program, const std::string& name) {
+  fs::path out = scratch(name + ".emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/" + program));
+  EXPECT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find(name + "-test: done"), std::string::npos) << c.out;
+  return analyse_recording(out);
+}
+const PoolSummary* mmap_pool(const TraceRun& r) {
+  for (const PoolSummary& s : r.result.pools)
+    if (s.name == "mmap") return &s;
+  return nullptr;
+}
+
 // Mappings cut in pieces (tests/record/programs/mmap_pieces.c): the ends of
 // an over-sized mapping unmapped to align it, one munmap over two mappings,
 // a mapping unmapped middle, head and tail, mremap of a mapping's head, and
@@ -1036,14 +1051,8 @@ TEST(Record, EachFailedNewIsOneFailedAllocation) {
 // followed: phantom live bytes and a doubled peak (a false leak of 2 MiB per
 // aligned region of jemalloc or mimalloc).
 TEST(Record, MappingsCutInPiecesLeaveWhatIsStillMapped) {
-  fs::path out = scratch("mmap-pieces.emt");
-  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_mmap_pieces --file-over"));
-  ASSERT_EQ(c.status, 0) << c.out;
-  ASSERT_NE(c.out.find("mmap-pieces-test: done"), std::string::npos) << c.out;
-  TraceRun r = analyse_recording(out);
-  const PoolSummary* pool = nullptr;
-  for (const PoolSummary& s : r.result.pools)
-    if (s.name == "mmap") pool = &s;
+  TraceRun r = recorded_program("record_mmap_pieces --file-over", "mmap-pieces");
+  const PoolSummary* pool = mmap_pool(r);
   ASSERT_TRUE(pool);
   EXPECT_EQ(pool->final_bytes, 2097152u + (48 + 32) * 1024 + 2 * 64 * 1024);
   EXPECT_EQ(pool->live_count, 5u);
@@ -1074,15 +1083,9 @@ TEST(Record, MappingsCutInPiecesLeaveWhatIsStillMapped) {
 // is. Recorded as allocations, the reservations made node's peak 617 MB
 // for a script that used about 60 MB, and this program's 70 MiB.
 TEST(Record, ReservedAddressSpaceIsNotMemoryWhatIsCommittedInsideIs) {
-  fs::path out = scratch("mmap-reserve.emt");
-  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_mmap_reserve"));
-  ASSERT_EQ(c.status, 0) << c.out;
-  ASSERT_NE(c.out.find("mmap-reserve-test: done"), std::string::npos) << c.out;
+  TraceRun r = recorded_program("record_mmap_reserve", "mmap-reserve");
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  TraceRun r = analyse_recording(out);
-  const PoolSummary* pool = nullptr;
-  for (const PoolSummary& s : r.result.pools)
-    if (s.name == "mmap") pool = &s;
+  const PoolSummary* pool = mmap_pool(r);
   ASSERT_TRUE(pool);
   const uint64_t kept = 3 * 262144 + (1048576 - page) + 131072;
   EXPECT_EQ(pool->final_bytes, kept);
@@ -1102,15 +1105,9 @@ TEST(Record, ReservedAddressSpaceIsNotMemoryWhatIsCommittedInsideIs) {
 // and the table lost its order; after 65,536 give-backs the last mapping
 // was not recorded.
 TEST(Record, ThreadsCommittingOneReservationLoseNoPage) {
-  fs::path out = scratch("mmap-reserve-threads.emt");
-  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_mmap_reserve_threads"));
-  ASSERT_EQ(c.status, 0) << c.out;
-  ASSERT_NE(c.out.find("mmap-reserve-threads-test: done"), std::string::npos) << c.out;
+  TraceRun r = recorded_program("record_mmap_reserve_threads", "mmap-reserve-threads");
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  TraceRun r = analyse_recording(out);
-  const PoolSummary* pool = nullptr;
-  for (const PoolSummary& s : r.result.pools)
-    if (s.name == "mmap") pool = &s;
+  const PoolSummary* pool = mmap_pool(r);
   ASSERT_TRUE(pool);
   EXPECT_EQ(pool->final_bytes, 4000 * page + (1u << 20));
   EXPECT_EQ(pool->live_count, 4001u);
