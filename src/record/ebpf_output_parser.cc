@@ -85,7 +85,8 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
 //   P TID NSECS SIZE ALIGN RC PTR CPU     posix_memalign returned RC, PTR stored; stack follows
 //   R TID T0 NSECS OLD SIZE NEW CPU       realloc entered at T0, returned NEW; stack follows
 //   F TID NSECS PTR CPU                   free(PTR)
-//   M TID NSECS SIZE PTR CPU              an anonymous mmap returned PTR (MAP_FAILED: -1); stack follows
+//   M TID NSECS SIZE PTR PROT CPU         an anonymous mmap returned PTR (MAP_FAILED: -1); stack follows
+//   V TID NSECS PTR LEN PROT RC CPU       mprotect(PTR, LEN, PROT) returned RC; stack follows
 //   U TID T0 PTR LEN RC CPU               munmap(PTR, LEN) entered at T0 returned RC; stack follows
 //   X TID T0 NSECS OLD OLDLEN SIZE NEW FLAGS CPU  mremap entered at T0 returned NEW (-1: failed); stack follows
 //   B TID NSECS CPU / E TID NSECS CPU     the --inference-fn function entered / returned
@@ -154,10 +155,17 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     if (fresh) held_.push_back(rec(K::alloc, v[2], fresh, size, 0));
     else if (size) held_.push_back(rec(K::alloc_failed, v[2], 0, size, 0));
     expecting_stack_ = !held_.empty();
-  } else if (tag == "M" && v.size() == 4) {
+  } else if (tag == "M" && v.size() == 5) {
     bool failed = v[3] == UINT64_MAX;
     held_.push_back(rec(failed ? K::alloc_failed : K::alloc, v[1], failed ? 0 : v[3], v[2], 0));
     held_.back().mapping = true;
+    held_.back().reserved = v[4] == PROT_NONE;
+    expecting_stack_ = true;
+  } else if (tag == "V" && v.size() == 6) {
+    held_.push_back(rec(K::protect, v[1], v[2], v[3], 0));
+    held_.back().mapping = true;
+    held_.back().reserved = v[4] == PROT_NONE;
+    held_.back().result = static_cast<int64_t>(v[5]);
     expecting_stack_ = true;
   } else if (tag == "U" && v.size() == 5) {
     held_.push_back(rec(K::unmap, v[1], v[2], v[3], 0));

@@ -15,6 +15,7 @@ struct UprobeRecord {
   // remap_from / remap_to: mremap entered on `address` (`size` the old
   // length) / returned `address` (the old one if it failed), `old` the
   // mapping it was called on.
+  // protect: mprotect(address, size) returned `result`; `reserved`: to PROT_NONE.
   // heartbeat: only that `cpu`'s buffer has been read up to `time`.
   enum class Kind : uint8_t {
     alloc,
@@ -23,6 +24,7 @@ struct UprobeRecord {
     unmap,
     remap_from,
     remap_to,
+    protect,
     inference_enter,
     inference_leave,
     heartbeat
@@ -35,6 +37,7 @@ struct UprobeRecord {
   uint64_t address = 0, size = 0, align = 0;
   uint64_t old = 0;
   bool keeps_old = false;  // remap_to: MREMAP_DONTUNMAP left the old range mapped (emptied)
+  bool reserved = false;   // mmap or mprotect with PROT_NONE: address space, not memory
   int64_t result = 0;
   std::vector<uint64_t> stack;  // return addresses, innermost first
 };

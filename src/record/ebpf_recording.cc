@@ -185,6 +185,7 @@ void UprobeRecording::write(UprobeRecord& r) {
     case K::unmap:
     case K::remap_from:
     case K::remap_to:
+    case K::protect:
       break;  // mappings only
     case K::heartbeat:
       break;  // never queued (add())
@@ -196,45 +197,65 @@ void UprobeRecording::write(UprobeRecord& r) {
 // mapping, an mremap's source or destination) frees the recorded mappings
 // it covers and resizes one it covers in part to its head (or its tail when
 // the head went); a tail left beside the head is made again, at the stack
-// of the call that cut it.
+// of the call that cut it. PROT_NONE mappings are followed, not recorded;
+// what an mprotect makes accessible inside them is made at its stack, what
+// it makes PROT_NONE again is cut as by a munmap.
 void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
   using K = UprobeRecord::Kind;
   const uint8_t pool = emt2::kPoolMmap;
-  auto make = [&](uint64_t start, uint64_t length) {
+  auto make = [&](uint64_t start, uint64_t length, bool reserved) {
+    mappings_[start] = {length, reserved};
+    if (reserved) return;
     ++stats_.allocations;
-    mappings_[start] = length;
     writer_.alloc(r.tid, name, start, length, 0, r.stack, pool);
   };
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));  // the recorded program's: same kernel
   auto page_end = [](uint64_t start, uint64_t length) { return start + ((length + page - 1) & ~(page - 1)); };
-  // Returns whether [start, end) touched a recorded mapping.
-  auto cut = [&](uint64_t start, uint64_t end) {
-    auto it = mappings_.upper_bound(start);
-    if (it != mappings_.begin() && page_end(std::prev(it)->first, std::prev(it)->second) > start) --it;
-    std::vector<std::pair<uint64_t, uint64_t>> taken;
-    for (; it != mappings_.end() && it->first < end; ++it) taken.push_back(*it);
-    for (auto [m_start, m_length] : taken) {
-      mappings_.erase(m_start);
-      const uint64_t m_end = m_start + m_length;
-      const bool head = m_start < start, tail = m_end > end;
-      if (!head && !tail) {
-        ++stats_.frees;
-        writer_.free(r.tid, name, m_start, pool);
-        continue;
-      }
-      const auto [kept, length] = head ? std::pair{m_start, start - m_start} : std::pair{end, m_end - end};
-      mappings_[kept] = length;
-      writer_.resize(r.tid, name, m_start, kept, length, pool);
-      if (head && tail) make(end, m_end - end);
+  // What [start, end) takes from mapping m, already out of the table.
+  auto cut_one = [&](uint64_t m_start, const Mapping& m, uint64_t start, uint64_t end) {
+    const uint64_t m_end = m_start + m.length;
+    const bool head = m_start < start, tail = m_end > end;
+    if (m.reserved) {
+      if (head) mappings_[m_start] = {start - m_start, true};
+      if (tail) mappings_[end] = {m_end - end, true};
+      return;
     }
-    return !taken.empty();
+    if (!head && !tail) {
+      ++stats_.frees;
+      writer_.free(r.tid, name, m_start, pool);
+      return;
+    }
+    const auto [kept, length] = head ? std::pair{m_start, start - m_start} : std::pair{end, m_end - end};
+    mappings_[kept] = {length, false};
+    writer_.resize(r.tid, name, m_start, kept, length, pool);
+    if (head && tail) make(end, m_end - end, false);
+  };
+  // The mappings with a page in [start, end), in address order.
+  auto overlapping = [&](uint64_t start, uint64_t end) {
+    auto it = mappings_.upper_bound(start);
+    if (it != mappings_.begin() && page_end(std::prev(it)->first, std::prev(it)->second.length) > start) --it;
+    std::vector<std::pair<uint64_t, Mapping>> taken;
+    for (; it != mappings_.end() && it->first < end; ++it) taken.push_back(*it);
+    return taken;
+  };
+  // Returns whether [start, end) touched a mapping, and whether all it touched were reserved.
+  auto cut = [&](uint64_t start, uint64_t end) {
+    auto taken = overlapping(start, end);
+    bool reserved = true;
+    for (auto& [m_start, m] : taken) {
+      mappings_.erase(m_start);
+      reserved = reserved && m.reserved;
+      cut_one(m_start, m, start, end);
+    }
+    return std::pair{!taken.empty(), reserved};
   };
   switch (r.kind) {
     case K::alloc:
       cut(r.address, page_end(r.address, r.size));  // MAP_FIXED over recorded mappings replaces them
-      make(r.address, r.size);
+      make(r.address, r.size, r.reserved);
       break;
     case K::alloc_failed:
+      if (r.reserved) break;  // address space refused, not memory
       ++stats_.failed;
       writer_.alloc_failed(r.tid, name, r.size, 0, r.stack, pool);
       break;
@@ -242,15 +263,29 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
       if (r.result == 0 && r.address % page == 0 && r.size > 0) cut(r.address, page_end(r.address, r.size));
       break;
     case K::remap_from:
-      if (r.size > 0 && cut(r.address, page_end(r.address, r.size))) remapping_[r.address] = r.size;
+      if (r.size > 0)
+        if (auto [touched, reserved] = cut(r.address, page_end(r.address, r.size)); touched)
+          remapping_[r.address] = {r.size, reserved};
       break;
     case K::remap_to:
       if (auto from = remapping_.find(r.old); from != remapping_.end()) {
-        const uint64_t old_length = from->second;
+        const Mapping old = from->second;
         remapping_.erase(from);
         cut(r.address, page_end(r.address, r.size));  // MREMAP_FIXED replaces what was there
-        make(r.address, r.size);
-        if (r.keeps_old) make(r.old, old_length);  // MREMAP_DONTUNMAP: still mapped, emptied
+        make(r.address, r.size, old.reserved);
+        if (r.keeps_old) make(r.old, old.length, old.reserved);  // MREMAP_DONTUNMAP: still mapped, emptied
+      }
+      break;
+    case K::protect:
+      // The parts whose state it changed are cut out and made again in the new one.
+      if (r.result != 0 || r.address % page != 0 || r.size == 0) break;
+      for (auto& [m_start, m] : overlapping(r.address, page_end(r.address, r.size))) {
+        if (m.reserved == r.reserved) continue;
+        const uint64_t end = page_end(r.address, r.size), m_end = m_start + m.length;
+        const uint64_t from = std::max(m_start, r.address), to = std::min(m_end, end);
+        mappings_.erase(m_start);
+        cut_one(m_start, m, from, to);
+        make(from, to - from, r.reserved);
       }
       break;
     default:

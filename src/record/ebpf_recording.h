@@ -101,10 +101,15 @@ class UprobeRecording {
   std::map<std::string, Object> objects_;
   uint64_t last_refresh_ = 0;
   std::unordered_set<uint64_t> live_;
-  // Anonymous mappings recorded (start -> length), and the ranges an mremap
-  // in progress has freed (its return makes the new one).
-  std::map<uint64_t, uint64_t> mappings_;
-  std::unordered_map<uint64_t, uint64_t> remapping_;  // old address -> old length
+  // Anonymous mappings followed, recorded or PROT_NONE (start -> them),
+  // and the ranges an mremap in progress has freed (its return makes the
+  // new one).
+  struct Mapping {
+    uint64_t length = 0;
+    bool reserved = false;  // PROT_NONE: followed, not recorded
+  };
+  std::map<uint64_t, Mapping> mappings_;
+  std::unordered_map<uint64_t, Mapping> remapping_;  // old address -> old length, and whether all reserved
   std::unordered_map<uint32_t, int> depth_;     // --inference-fn calls in progress per thread
   std::unordered_map<uint32_t, uint64_t> index_;  // the inference each thread is in
   std::unordered_map<uint32_t, std::string> names_;

@@ -71,10 +71,17 @@ std::string bpftrace_script(const UprobeTargets& t) {
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "mmap") {
-      // Only anonymous mappings (MAP_ANONYMOUS) that can be used: a mapped file is not memory the program allocates.
-      enter = "@size[tid] = arg1;";
-      leave = fmt::format("printf(\"M %d %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], retval, cpu, {});", stack);
-      maps.insert("@size");
+      // Only anonymous mappings (MAP_ANONYMOUS): a mapped file is not memory the program allocates.
+      enter = "@size[tid] = arg1; @prot[tid] = arg2;";
+      leave = fmt::format("printf(\"M %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], retval, @prot[tid], cpu, {});",
+                          stack);
+      maps.insert({"@size", "@prot"});
+    } else if (f == "mprotect") {
+      enter = "@old[tid] = arg0; @size[tid] = arg1; @prot[tid] = arg2;";
+      leave = fmt::format("printf(\"V %d %llu %llu %llu %llu %d %d\\n%s\\n\", tid, nsecs, @old[tid], @size[tid], @prot[tid], "
+                          "(int32)retval, cpu, {});",
+                          stack);
+      maps.insert({"@size", "@old", "@prot"});
     } else if (f == "munmap") {
       enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
       leave = fmt::format("printf(\"U %d %llu %llu %llu %d %d\\n%s\\n\", tid, @entered[tid], @old[tid], @size[tid], (int32)retval, cpu, {});",
@@ -101,9 +108,7 @@ std::string bpftrace_script(const UprobeTargets& t) {
           stack);
       maps.insert({"@size", "@old", "@entered"});
     }
-    // PROT_NONE reserves address space, it is not memory (docs/record.md).
-    const std::string anonymous =
-        f == "mmap" ? fmt::format(" && (arg3 & {:#x}) && arg2 != {}", MAP_ANONYMOUS, PROT_NONE) : "";
+    const std::string anonymous = f == "mmap" ? fmt::format(" && (arg3 & {:#x})", MAP_ANONYMOUS) : "";
     s += fmt::format("uprobe:{} /{} && {}{}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, anonymous,
                      k, enter);
     s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);

@@ -35,7 +35,7 @@ inline const std::vector<std::string> kAllocationFunctions = {
 // (malloc's own large blocks) are not outermost and not recorded; calls the
 // C library makes for itself (thread stacks) are left out by the recorder,
 // which knows where the library is mapped.
-inline const std::vector<std::string> kMappingFunctions = {"mmap", "munmap", "mremap"};
+inline const std::vector<std::string> kMappingFunctions = {"mmap", "munmap", "mremap", "mprotect"};
 
 // libstdc++'s operator new (plain, array, aligned, nothrow), probed so that
 // the stack is taken on return to the caller of `new`: through malloc the

@@ -82,7 +82,7 @@ const SiteLeak* leak_at(const AnalysisResult& r, const std::string& innermost) {
 }
 
 // "A TID NSECS SIZE ALIGN PTR CPU" + stack, an F line, a realloc, mmap,
-// munmap and mremap, a CPU's heartbeat, bpftrace's loss and attach
+// munmap, mremap and mprotect, a CPU's heartbeat, bpftrace's loss and attach
 // notices: the same records whichever way the bytes are split.
 TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   const std::string text =
@@ -91,9 +91,10 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
       "F 41 2000 94700105673344 0\n"
       "R 41 3000 3100 4096 64 8192 1\n\n\t5620f256f1ae 0x5620f256f1ae ([unknown])\n\n"
       "P 42 4000 100 64 12 0 1\n\n\t5620f256f1e9 0x5620f256f1e9 ([unknown])\n\n"
-      "M 41 4100 65536 139637976727552 1\n\n\t5620f256f200 0x5620f256f200 ([unknown])\n\n"
+      "M 41 4100 65536 139637976727552 3 1\n\n\t5620f256f200 0x5620f256f200 ([unknown])\n\n"
       "U 41 4200 139637976727552 16384 -1 1\n\n\t5620f256f210 0x5620f256f210 ([unknown])\n\n"
       "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615 5 1\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
+      "V 41 4500 139637976727552 4096 0 0 1\n\n\t5620f256f230 0x5620f256f230 ([unknown])\n\n"
       "B 41 5000 1\nE 41 6000 1\nH 6100 3\nLost 7 events\nREADY 2\n__BPFTRACE_NOTIFY_PROBES_ATTACHED\n";
   auto parse = [&](size_t piece) {
     BpftraceOutputParser p;
@@ -108,7 +109,7 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   };
   std::vector<UprobeRecord> whole = parse(text.size());
   using K = UprobeRecord::Kind;
-  ASSERT_EQ(whole.size(), 12u);
+  ASSERT_EQ(whole.size(), 13u);
   EXPECT_EQ(whole[0].kind, K::alloc);
   EXPECT_EQ(whole[0].size, 128u);
   EXPECT_EQ(whole[0].address, 94700105673344u);  // the CPU is not read as the block
@@ -132,6 +133,7 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   EXPECT_TRUE(whole[5].mapping);
   EXPECT_EQ(whole[5].address, mapped);
   EXPECT_EQ(whole[5].size, 65536u);
+  EXPECT_FALSE(whole[5].reserved);  // PROT_READ | PROT_WRITE
   EXPECT_EQ(whole[6].kind, K::unmap);
   EXPECT_EQ(whole[6].size, 16384u);
   EXPECT_EQ(whole[6].result, -1);
@@ -146,12 +148,18 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   EXPECT_EQ(whole[8].size, 65536u);
   EXPECT_EQ(whole[8].old, mapped);
   EXPECT_FALSE(whole[8].keeps_old);  // MREMAP_DONTUNMAP (4) in its flags, but it failed
-  for (size_t i = 5; i <= 8; ++i) EXPECT_TRUE(whole[i].mapping) << i;
-  EXPECT_EQ(whole[9].kind, K::inference_enter);
-  EXPECT_EQ(whole[10].kind, K::inference_leave);
-  EXPECT_EQ(whole[11].kind, K::heartbeat);
-  EXPECT_EQ(whole[11].time, 6100u);
-  EXPECT_EQ(whole[11].cpu, 3);
+  // Its first page made PROT_NONE (a guard page).
+  EXPECT_EQ(whole[9].kind, K::protect);
+  EXPECT_EQ(whole[9].address, mapped);
+  EXPECT_EQ(whole[9].size, 4096u);
+  EXPECT_TRUE(whole[9].reserved);
+  EXPECT_EQ(whole[9].result, 0);
+  for (size_t i = 5; i <= 9; ++i) EXPECT_TRUE(whole[i].mapping) << i;
+  EXPECT_EQ(whole[10].kind, K::inference_enter);
+  EXPECT_EQ(whole[11].kind, K::inference_leave);
+  EXPECT_EQ(whole[12].kind, K::heartbeat);
+  EXPECT_EQ(whole[12].time, 6100u);
+  EXPECT_EQ(whole[12].cpu, 3);
   for (size_t piece : {1, 2, 3, 7, 13, 64}) {
     std::vector<UprobeRecord> split = parse(piece);
     ASSERT_EQ(split.size(), whole.size()) << piece;
@@ -163,6 +171,7 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
       EXPECT_EQ(split[i].size, whole[i].size) << piece;
       EXPECT_EQ(split[i].old, whole[i].old) << piece;
       EXPECT_EQ(split[i].result, whole[i].result) << piece;
+      EXPECT_EQ(split[i].reserved, whole[i].reserved) << piece;
       EXPECT_EQ(split[i].stack, whole[i].stack) << piece;
     }
   }
@@ -605,17 +614,18 @@ TEST(EbpfRecord, MappingsCutInPiecesLeaveWhatIsStillMapped) {
   EXPECT_EQ(pool->peak_bytes, 4u << 20);
 }
 
-// PROT_NONE reservations are not memory here either; mprotect is not probed,
-// so the pages committed inside a reservation and the guard page are not
-// seen (docs/record.md): the 1 MiB mapping whole and the 128 KiB mapped
-// with MAP_FIXED into a reservation.
+// PROT_NONE reservations are not memory here either, and what mprotect
+// commits inside them is, as the preload records it (record_test.cc): three
+// committed 256 KiB pages, the 1 MiB mapping less its guard page, the 128
+// KiB mapped with MAP_FIXED into a reservation.
 TEST(EbpfRecord, ReservedAddressSpaceIsNotMemory) {
   SKIP_WITHOUT_UPROBES();
   std::optional<PoolSummary> pool = ebpf_mmap_pool("record_mmap_reserve");
   ASSERT_TRUE(pool);
-  EXPECT_EQ(pool->final_bytes, 1048576u + 131072u);
-  EXPECT_EQ(pool->peak_bytes, 1048576u + 131072u);
-  EXPECT_EQ(pool->live_count, 2u);
+  const uint64_t kept = 3 * 262144 + (1048576 - static_cast<uint64_t>(sysconf(_SC_PAGESIZE))) + 131072;
+  EXPECT_EQ(pool->final_bytes, kept);
+  EXPECT_EQ(pool->peak_bytes, kept);
+  EXPECT_EQ(pool->live_count, 5u);
 }
 
 // Each call of the named function is an inference: 25 of them, 128 B each.
