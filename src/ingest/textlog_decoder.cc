@@ -376,16 +376,30 @@ SiteId TextLogDecoder::site(std::string_view text) {
   }
   SiteId id = context_.sites.intern(text);
   // The overflow site stands for many texts: never cached, so the table
-  // counts every dropped name. A full cache starts over.
+  // counts every dropped name. A full cache grows, or at its cap starts over.
   if (context_.sites.name(id) != text) return id;
   if (++sites_cached_ > site_cache_.size() / 2) {
-    site_cache_.fill({});
+    constexpr size_t kMaxCache = size_t{1} << 17;
+    std::vector<std::pair<uint32_t, SiteId>> old(site_cache_.size() < kMaxCache ? site_cache_.size() * 2 : site_cache_.size());
+    old.swap(site_cache_);
     sites_cached_ = 1;
-    for (slot = h & (site_cache_.size() - 1);; slot = (slot + 1) & (site_cache_.size() - 1))
-      if (site_cache_[slot].second == kUnknownSite) break;
+    if (site_cache_.size() > old.size())
+      for (auto [old_tag, cached] : old)
+        if (cached != kUnknownSite) {
+          const uint64_t hash = text_hash(context_.sites.name(cached));
+          site_cache_[cache_slot(hash)] = {old_tag, cached};
+          ++sites_cached_;
+        }
+    slot = cache_slot(h);
   }
   site_cache_[slot] = {tag, id};
   return id;
+}
+
+size_t TextLogDecoder::cache_slot(uint64_t hash) const {
+  size_t slot = hash & (site_cache_.size() - 1);
+  while (site_cache_[slot].second != kUnknownSite) slot = (slot + 1) & (site_cache_.size() - 1);
+  return slot;
 }
 
 PoolId TextLogDecoder::named_pool(std::string_view name, PoolKind kind) {

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ingest/textlog_decoder.h"
@@ -48,6 +49,28 @@ TEST(TextLog, ReadsTheSeedRecordsWithSiteAndPool) {
   EXPECT_EQ(d->sink.events[3].kind, EventKind::inference_begin);
   EXPECT_EQ(d->sink.events[3].size, 7u);
   EXPECT_EQ(d->sink.events[4].kind, EventKind::inference_end);
+}
+
+// More sites than the decoder's first site cache holds (2,048 before it
+// grows): every line still gets its own site's id, before and after the
+// cache doubles, whichever order the sites come back in.
+TEST(TextLog, ThousandsOfSitesKeepTheirIdsAsTheSiteCacheGrows) {
+  std::string text;
+  constexpr int kSites = 20000;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < kSites; ++i) {
+      const int site = pass == 0 ? i : (i * 7919) % kSites;  // a second pass in another order
+      text += fmt::format("[MEM][1] ALLOC size=8 addr={} site=f{}.c:{}\n", 0x1000 + 16 * (pass * kSites + i), site,
+                          site % 97);
+    }
+  auto d = decode(text);
+  ASSERT_EQ(d->sink.events.size(), 2u * kSites);
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < kSites; ++i) {
+      const int site = pass == 0 ? i : (i * 7919) % kSites;
+      ASSERT_EQ(d->context.sites.name(d->sink.events[pass * kSites + i].site), fmt::format("f{}.c:{}", site, site % 97))
+          << pass << " " << i;
+    }
 }
 
 TEST(TextLog, SkipsAndCountsNoiseHandlesCrlfAndPrefixes) {
