@@ -31,7 +31,7 @@ Parsed parse(std::string_view text, size_t piece) {
 bool same(const edgemem::UprobeRecord& a, const edgemem::UprobeRecord& b) {
   return a.kind == b.kind && a.tid == b.tid && a.cpu == b.cpu && a.time == b.time && a.address == b.address &&
          a.size == b.size && a.align == b.align && a.mapping == b.mapping && a.old == b.old && a.result == b.result &&
-         a.stack == b.stack;
+         a.keeps_old == b.keeps_old && a.reserved == b.reserved && a.stack == b.stack;
 }
 
 }  // namespace

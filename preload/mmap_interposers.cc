@@ -27,6 +27,8 @@
 #include "edgemem/emt_v2.h"
 #include "real_functions.h"
 #include "recorded_call.h"
+#include "stack_walk.h"
+#include "thread_recorder.h"
 #include "trace_file.h"
 
 using namespace edgemem::preload;
@@ -52,12 +54,34 @@ pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 // one reservation (V8's do) each take the reservation's entry out and put
 // pieces back, and without it saw one another's half-done edits (the table
 // lost its order, commits went unrecorded). Taken before mappings_lock.
+//
+// A thread in a dl_iterate_phdr callback (GOT hookers) holds the loader's
+// lock and may call mprotect, so the holder never asks the loader: the
+// thread is set up before (ensure_ready), a call that may make memory walks
+// its stack before (libunwind asks the loader), and under the lock the
+// thread counts as listing objects (frame pointers only, no module scan).
 pthread_mutex_t edits_lock = PTHREAD_MUTEX_INITIALIZER;
-struct MappingEdit {
-  MappingEdit() { pthread_mutex_lock(&edits_lock); }
-  ~MappingEdit() { pthread_mutex_unlock(&edits_lock); }
+__thread uint32_t edit_node = 0;  // the stack a mapping made under the lock is recorded at; 0: walk then
+__thread bool edit_node_walked = false;
+class MappingEdit {
+ public:
+  // `makes_memory`: the call may record a mapping (its stack is walked now).
+  explicit MappingEdit(bool makes_memory) : was_listing_(listing_objects) {
+    edit_node_walked = makes_memory;
+    if (makes_memory) edit_node = current_stack_node();
+    pthread_mutex_lock(&edits_lock);
+    listing_objects = true;
+  }
+  ~MappingEdit() {
+    listing_objects = was_listing_;
+    pthread_mutex_unlock(&edits_lock);
+    edit_node_walked = false;
+  }
   MappingEdit(const MappingEdit&) = delete;
   MappingEdit& operator=(const MappingEdit&) = delete;
+
+ private:
+  bool was_listing_;
 };
 
 // Looked up once; threads that race here find the same value. (No function
@@ -169,8 +193,29 @@ bool any_overlapping(uintptr_t start, uintptr_t end) {
   return find_overlapping(start, end, m);
 }
 
+bool any_reserved_overlapping(uintptr_t start, uintptr_t end) {
+  pthread_mutex_lock(&mappings_lock);
+  bool found = false;
+  for (size_t i = first_ending_after(start); i < mapping_count && mappings[i].start < end && !found; ++i)
+    found = mappings[i].reserved;
+  pthread_mutex_unlock(&mappings_lock);
+  return found;
+}
+
+// Before a call that may change mappings takes edits_lock: the thread set
+// up (its first record may scan the loader's list), unless it never
+// recorded and the range holds no mapping it could change, for which no
+// file is opened (a forked child's inherited mappings). Recorded threads
+// always go on to look under the lock: this look may miss an entry another
+// thread holds out of the table.
+bool ready_for_edit(uintptr_t start, uintptr_t end) {
+  return (thread_recording() || any_overlapping(start, end)) && ensure_ready();
+}
+
 void record_mapping(uintptr_t start, size_t length) {
-  if (remember(start, length)) record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
+  if (!remember(start, length)) return;
+  if (edit_node_walked) record_alloc_at(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, edit_node);
+  else record_alloc(e2::kPoolMmap, take_seq(), reinterpret_cast<void*>(start), length, 0);
 }
 
 // A mapping the program made, reserved (PROT_NONE) or recorded.
@@ -299,7 +344,7 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
   Busy busy;
   if (!busy.entered() || !recording() || !ensure_ready()) return real.mmap(addr, length, prot, flags, fd, offset);
   std::optional<MappingEdit> edit;
-  if (flags & MAP_FIXED) edit.emplace();  // a fresh mapping elsewhere changes none
+  if (flags & MAP_FIXED) edit.emplace(anonymous(flags) && prot != PROT_NONE);  // a fresh mapping elsewhere changes none
   void* p = real.mmap(addr, length, prot, flags, fd, offset);
   if (!anonymous(flags)) {
     if (p != MAP_FAILED) cut(wanted, page_end(wanted, length), nullptr, 0);
@@ -339,9 +384,10 @@ int munmap(void* addr, size_t length) {
   // Not over a recorded mapping (a file's, or a forked child's inherited
   // one): no file is opened for it. A call the kernel refuses at once
   // (unaligned, empty) changes nothing.
-  if (!busy.entered() || !recording() || !plausible_range(start, length)) return real.munmap(addr, length);
-  MappingEdit edit;
-  if (!any_overlapping(start, end) || !ensure_ready()) return real.munmap(addr, length);
+  if (!busy.entered() || !recording() || !plausible_range(start, length) || !ready_for_edit(start, end))
+    return real.munmap(addr, length);
+  MappingEdit edit(false);  // only the rare tail of a middle cut is made: walked by frame pointers
+  if (!any_overlapping(start, end)) return real.munmap(addr, length);
   // Freed in the recording before the call, as any free: another thread may
   // be given the range as soon as it is unmapped.
   Mapping taken[kPutBack];
@@ -366,10 +412,10 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   Busy busy;
   const auto from = reinterpret_cast<uintptr_t>(old);
   const uintptr_t from_end = page_end(from, old_length);
-  if (!busy.entered() || !recording() || !plausible_range(from, old_length))
+  if (!busy.entered() || !recording() || !plausible_range(from, old_length) || !ready_for_edit(from, from_end))
     return real.mremap(old, old_length, new_length, flags, wanted);
-  MappingEdit edit;
-  if (!any_overlapping(from, from_end) || !ensure_ready()) return real.mremap(old, old_length, new_length, flags, wanted);
+  MappingEdit edit(true);
+  if (!any_overlapping(from, from_end)) return real.mremap(old, old_length, new_length, flags, wanted);
   // The range moved (or resized) leaves the recorded mappings before the
   // call; the rest of a mapping it was part of stays.
   Mapping taken[kPutBack];
@@ -393,9 +439,11 @@ int mprotect(void* addr, size_t length, int prot) {
   Busy busy;
   const auto start = reinterpret_cast<uintptr_t>(addr);
   const uintptr_t end = page_end(start, length);
-  if (!busy.entered() || !recording() || !plausible_range(start, length)) return real.mprotect(addr, length, prot);
-  MappingEdit edit;
-  if (!any_overlapping(start, end) || !ensure_ready()) return real.mprotect(addr, length, prot);
+  if (!busy.entered() || !recording() || !plausible_range(start, length) || !ready_for_edit(start, end))
+    return real.mprotect(addr, length, prot);
+  // Committing walks the stack first; RW to RX and back (W^X) does not.
+  MappingEdit edit(prot != PROT_NONE && any_reserved_overlapping(start, end));
+  if (!any_overlapping(start, end)) return real.mprotect(addr, length, prot);
   int result = real.mprotect(addr, length, prot);
   if (result == 0) reprotect(start, end, prot == PROT_NONE);
   return result;

@@ -30,6 +30,8 @@ size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds);
 // lock: libunwind takes a lock of its own and then the loader's, so another
 // thread unwinding would wait for this one while this one waits for it. An
 // allocation in a dl_iterate_phdr callback is walked by frame pointers only.
+// Set too while the thread holds the mapping-edit lock (mmap_interposers.cc),
+// which a thread in a dl_iterate_phdr callback may be waiting for.
 extern __thread bool listing_objects __attribute__((tls_model("initial-exec")));
 
 // Sets libunwind up now, once, before the program runs: it opens a pipe of

@@ -342,7 +342,7 @@ uint32_t tree_node(uint32_t parent, uint64_t address) {
   }
 }
 
-uint32_t current_stack_node() {
+uint32_t stack_node_here() {
   uintptr_t frames[kMaxFrames];
   size_t n = capture_stack(frames, kMaxFrames, self.bounds);
   RecentTables* t = self.recent;
@@ -404,6 +404,10 @@ void write_process_records() {
 
 }  // namespace
 
+uint32_t current_stack_node() { return stack_node_here(); }
+
+bool thread_recording() { return self.ready && self.generation == generation(); }
+
 void forget_chunk_after_fork() {
   self.chunk = nullptr;
   // The parent's STOPPED record is in a mapping the child does not inherit.
@@ -461,12 +465,18 @@ uint64_t take_seq() {
   // An object dlopen is loading is in the loader's list before its
   // constructors run, and they may allocate: its MODULE record goes first,
   // so their frames are named (dlopen returns only after they ran).
-  if (dlopens_running.load(std::memory_order_relaxed) > 0) [[unlikely]]
+  // Not while the loader must not be asked (stack_walk.h, listing_objects).
+  if (dlopens_running.load(std::memory_order_relaxed) > 0 && !listing_objects) [[unlikely]]
     if (modules_added_since_scan()) {
       ChunkSink sink;
       scan_modules_unless_busy(sink);
     }
   return next_seq();
+}
+
+void record_alloc_at(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint32_t node) {
+  uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address), size, 0, node};
+  write_seq_record(e2::kAlloc, seq, fields, 5, 1);
 }
 
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align) {

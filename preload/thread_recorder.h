@@ -47,6 +47,8 @@ class Busy {
 // thread up writes records of its own, and a thread's records go to its
 // chunks in sequence order.
 bool ensure_ready();
+// Whether this thread is set up to record in this process (a cheap look; ensure_ready() sets it up).
+bool thread_recording();
 // In a forked child, at once: forgets the forking thread's chunk (the
 // parent's, and not mapped in the child: chunks are MADV_DONTFORK).
 void forget_chunk_after_fork();
@@ -56,6 +58,10 @@ uint64_t take_seq();
 // loaded since the last scan.
 extern std::atomic<int> dlopens_running;
 void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint64_t align);
+// The same at a stack walked before (current_stack_node()).
+void record_alloc_at(uint8_t pool, uint64_t seq, const void* address, uint64_t size, uint32_t node);
+// The calling stack's node in this thread's tree (NODE records as needed).
+uint32_t current_stack_node();
 void record_free(uint8_t pool, uint64_t seq, const void* address);
 void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t align);
 void record_resize(uint8_t pool, uint64_t seq, const void* old_address, const void* address, uint64_t size);

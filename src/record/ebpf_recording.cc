@@ -203,14 +203,32 @@ void UprobeRecording::write(UprobeRecord& r) {
 void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
   using K = UprobeRecord::Kind;
   const uint8_t pool = emt2::kPoolMmap;
-  auto make = [&](uint64_t start, uint64_t length, bool reserved) {
-    mappings_[start] = {length, reserved};
-    if (reserved) return;
-    ++stats_.allocations;
-    writer_.alloc(r.tid, name, start, length, 0, r.stack, pool);
-  };
   static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));  // the recorded program's: same kernel
   auto page_end = [](uint64_t start, uint64_t length) { return start + ((length + page - 1) & ~(page - 1)); };
+  // A reservation is joined to those it touches page for page, as the
+  // preload joins them (and the kernel their areas): a range committed
+  // again whole after page-by-page changes is one mapping, as there.
+  auto make = [&](uint64_t start, uint64_t length, bool reserved) {
+    if (!reserved) {
+      mappings_[start] = {length, false};
+      ++stats_.allocations;
+      writer_.alloc(r.tid, name, start, length, 0, r.stack, pool);
+      return;
+    }
+    uint64_t end = page_end(start, length);
+    if (auto next = mappings_.find(end); next != mappings_.end() && next->second.reserved) {
+      end = page_end(next->first, next->second.length);
+      mappings_.erase(next);
+    }
+    if (auto before = mappings_.lower_bound(start); before != mappings_.begin()) {
+      --before;
+      if (before->second.reserved && page_end(before->first, before->second.length) == start) {
+        before->second.length = end - before->first;
+        return;
+      }
+    }
+    mappings_[start] = {end - start, true};
+  };
   // What [start, end) takes from mapping m, already out of the table.
   auto cut_one = [&](uint64_t m_start, const Mapping& m, uint64_t start, uint64_t end) {
     const uint64_t m_end = m_start + m.length;

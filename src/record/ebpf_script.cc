@@ -72,13 +72,13 @@ std::string bpftrace_script(const UprobeTargets& t) {
       maps.insert({"@size", "@align"});
     } else if (f == "mmap") {
       // Only anonymous mappings (MAP_ANONYMOUS): a mapped file is not memory the program allocates.
-      enter = "@size[tid] = arg1; @prot[tid] = arg2;";
-      leave = fmt::format("printf(\"M %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], retval, @prot[tid], cpu, {});",
+      enter = "@size[tid] = arg1; @prot[tid] = (int32)arg2;";  // an int: the register's upper half is not its
+      leave = fmt::format("printf(\"M %d %llu %llu %llu %d %d\\n%s\\n\", tid, nsecs, @size[tid], retval, @prot[tid], cpu, {});",
                           stack);
       maps.insert({"@size", "@prot"});
     } else if (f == "mprotect") {
-      enter = "@old[tid] = arg0; @size[tid] = arg1; @prot[tid] = arg2;";
-      leave = fmt::format("printf(\"V %d %llu %llu %llu %llu %d %d\\n%s\\n\", tid, nsecs, @old[tid], @size[tid], @prot[tid], "
+      enter = "@old[tid] = arg0; @size[tid] = arg1; @prot[tid] = (int32)arg2;";
+      leave = fmt::format("printf(\"V %d %llu %llu %llu %d %d %d\\n%s\\n\", tid, nsecs, @old[tid], @size[tid], @prot[tid], "
                           "(int32)retval, cpu, {});",
                           stack);
       maps.insert({"@size", "@old", "@prot"});

@@ -8,8 +8,11 @@
  *   1 MiB reserved, 128 KiB of it mapped read-write with MAP_FIXED
  *                                                 (128 KiB stays)
  *   4 MiB reserved and unmapped again             (nothing)
+ *   64 pages reserved, each made read-write and PROT_NONE again in turn,
+ *     then all 64 made read-write by one mprotect (64 pages stay, one
+ *     mapping: the pieces given back are one reservation again)
  * Memory in the mmap pool at the end, and at its peak: 786,432 B + 1 MiB
- * - 1 page + 131,072 B. The reservations are address space, not memory:
+ * - 1 page + 131,072 B + 64 pages, in 6 mappings. The reservations are address space, not memory:
  * recorded as allocations they made a peak of 70 MiB. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -58,6 +61,13 @@ int main(void) {
 
   char* gone = map(NULL, 4 * MIB, PROT_NONE, 0);
   if (munmap(gone, 4 * MIB) != 0) return 1;
+
+  char* pieces = map(NULL, 64 * page, PROT_NONE, 0);
+  for (size_t i = 0; i < 64; ++i) {
+    protect(pieces + i * page, page, PROT_READ | PROT_WRITE);
+    protect(pieces + i * page, page, PROT_NONE);
+  }
+  protect(pieces, 64 * page, PROT_READ | PROT_WRITE);
   printf("mmap-reserve-test: done, page %zu\n", page);
   return 0;
 }
