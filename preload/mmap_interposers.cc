@@ -61,7 +61,9 @@ pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 // its stack before (libunwind asks the loader), and under the lock the
 // thread counts as listing objects (frame pointers only, no module scan).
 pthread_mutex_t edits_lock = PTHREAD_MUTEX_INITIALIZER;
-__thread uint32_t edit_node = 0;  // the stack a mapping made under the lock is recorded at; 0: walk then
+// The stack a mapping made under the lock is recorded at, when it was walked
+// before the lock (edit_node_walked); else walked there by frame pointers.
+__thread uint32_t edit_node = 0;
 __thread bool edit_node_walked = false;
 class MappingEdit {
  public:
