@@ -379,21 +379,26 @@ SiteId TextLogDecoder::site(std::string_view text) {
   // counts every dropped name. A full cache grows, or at its cap starts over.
   if (context_.sites.name(id) != text) return id;
   if (++sites_cached_ > site_cache_.size() / 2) {
-    constexpr size_t kMaxCache = size_t{1} << 17;
-    std::vector<std::pair<uint32_t, SiteId>> old(site_cache_.size() < kMaxCache ? site_cache_.size() * 2 : site_cache_.size());
-    old.swap(site_cache_);
-    sites_cached_ = 1;
-    if (site_cache_.size() > old.size())
-      for (auto [old_tag, cached] : old)
-        if (cached != kUnknownSite) {
-          const uint64_t hash = text_hash(context_.sites.name(cached));
-          site_cache_[cache_slot(hash)] = {old_tag, cached};
-          ++sites_cached_;
-        }
+    renew_site_cache();
+    ++sites_cached_;
     slot = cache_slot(h);
   }
   site_cache_[slot] = {tag, id};
   return id;
+}
+
+void TextLogDecoder::renew_site_cache() {
+  constexpr size_t kMaxCache = size_t{1} << 17;
+  std::vector<std::pair<uint32_t, SiteId>> old(site_cache_.size());
+  old.swap(site_cache_);
+  sites_cached_ = 0;
+  if (old.size() >= kMaxCache) return;  // at its cap: starts over
+  site_cache_.resize(old.size() * 2);
+  for (auto [old_tag, cached] : old)
+    if (cached != kUnknownSite) {
+      site_cache_[cache_slot(text_hash(context_.sites.name(cached)))] = {old_tag, cached};
+      ++sites_cached_;
+    }
 }
 
 size_t TextLogDecoder::cache_slot(uint64_t hash) const {

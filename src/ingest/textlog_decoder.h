@@ -75,6 +75,7 @@ class TextLogDecoder final : public Decoder {
   std::vector<std::pair<uint32_t, SiteId>> site_cache_ = std::vector<std::pair<uint32_t, SiteId>>(4096);
   size_t sites_cached_ = 0;
   size_t cache_slot(uint64_t hash) const;  // the first empty slot of the probe sequence
+  void renew_site_cache();                  // doubled, its entries kept; or emptied at its cap
   PoolId last_named_pool_ = 0;
   bool have_named_pool_ = false;
 };
