@@ -1,7 +1,11 @@
 // Runs bytes through a decoder and the analyzer, as `edgemem analyze` does.
 #pragma once
 
+#include <stdlib.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +48,33 @@ struct Recorder : EventSink {
   std::vector<Event> events;
   void on_event(const Event& e) override { events.push_back(e); }
 };
+
+// This test program's own directory for the files it writes: removed when
+// its tests all passed, kept and named on stderr when one failed. Unique per
+// run, so the release and sanitizer builds' tests never share one.
+inline std::filesystem::path scratch_dir(const std::string& prefix) {
+  struct RemoveWhenPassed : ::testing::Environment {
+    std::filesystem::path dir;
+    explicit RemoveWhenPassed(std::filesystem::path d) : dir(std::move(d)) {}
+    void TearDown() override {
+      if (!::testing::UnitTest::GetInstance()->Passed()) {
+        std::fprintf(stderr, "test files kept in %s\n", dir.c_str());
+        return;
+      }
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static std::map<std::string, std::filesystem::path> dirs;  // by prefix
+  auto [at, made] = dirs.try_emplace(prefix);
+  if (made) {
+    std::string name = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    if (!mkdtemp(name.data())) throw std::runtime_error("cannot make a scratch directory " + name);
+    ::testing::AddGlobalTestEnvironment(new RemoveWhenPassed(name));
+    at->second = name;
+  }
+  return at->second;
+}
 
 // A missing or unreadable test file is a broken checkout, not an empty
 // input: throw so the test fails naming the path instead of passing on "".

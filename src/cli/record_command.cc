@@ -179,10 +179,10 @@ int probe_attached(const RecordArgs& args, const InferenceProbe& probe) {
     usleep(100 * 1000);
   }
   bool ended = !process_running(args.pid);
+  const std::string gdb_said = last_gdb_line(probe);  // before the probe's files go
   ProbeOutcome p = finish_inference_probe(probe, args.output, ended);
   if (!p.error.empty()) fmt::print(stderr, "edgemem: {}\n", p.error);
-  if (!p.exit_code && !p.signal && !asked)
-    fmt::print(stderr, "edgemem: the gdb probe ended early (gdb: {})\n", last_gdb_line(probe));
+  if (!p.exit_code && !p.signal && !asked) fmt::print(stderr, "edgemem: the gdb probe ended early (gdb: {})\n", gdb_said);
   say_inferences(p.inferences, args.inference_fn);
   if (ended)
     for (const std::string& note : pack_recordings({args.output})) fmt::print(stderr, "edgemem: {}\n", note);

@@ -130,6 +130,10 @@ ProbeOutcome finish_inference_probe(const InferenceProbe& probe, const std::stri
   outcome.exit_code = marks->exit_code;
   outcome.signal = marks->signal;
   outcome.inferences = marks->inferences;
+  if (!merge && marks->inferences == 0) {
+    fs::remove_all(probe.dir, ec);  // no call was made: nothing to keep for later
+    return outcome;
+  }
   if (!merge) {
     outcome.error = fmt::format("the {} inference marks were not added to {}: they are in {}", marks->inferences,
                                 recording, probe.marks());

@@ -221,10 +221,11 @@ RecordResult run_recorded(const RecordRequest& request) {
   }
   if (probe) {
     // gdb's status is gdb's: the program's comes with the marks.
+    const std::string gdb_said = last_gdb_line(*probe);  // before the probe's files go
     ProbeOutcome p = finish_inference_probe(*probe, output.string(), fs::exists(output, ec));
     if (!p.exit_code && !p.signal) {
       result.error = fmt::format("gdb could not run {} with the --inference-fn probe (gdb: {})", request.command[0],
-                                 last_gdb_line(*probe));
+                                 gdb_said);
       result.exit_code = 2;
       if (!p.error.empty()) result.error += "; " + p.error;
       fs::remove_all(probe->dir, ec);

@@ -41,8 +41,7 @@ namespace fs = std::filesystem;
 const std::string kProgram = std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_leak_per_call";
 
 fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-ebpf-test-{}", getpid());
-  fs::create_directories(dir);
+  const fs::path dir = test::scratch_dir("edgemem-ebpf-test");
   return dir / name;
 }
 

@@ -67,8 +67,7 @@ std::string rec(uint8_t tag, std::initializer_list<uint64_t> fields, const std::
 }
 
 fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-v3-test-{}", getpid());
-  fs::create_directories(dir);
+  const fs::path dir = test::scratch_dir("edgemem-v3-test");
   return dir / name;
 }
 

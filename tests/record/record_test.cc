@@ -46,8 +46,7 @@ Command run(const std::string& command) {
 }
 
 fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / fmt::format("edgemem-record-test-{}", getpid());
-  fs::create_directories(dir);
+  const fs::path dir = test::scratch_dir("edgemem-record-test");
   return dir / name;
 }
 
