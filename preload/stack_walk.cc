@@ -28,6 +28,13 @@ bool force_libunwind() {
   return forced;
 }
 
+// A return into the executable's _start (its first instructions).
+bool in_program_entry(uintptr_t address) {
+  static uintptr_t entry = 0;
+  if (!entry) entry = getauxval(AT_ENTRY);
+  return address >= entry && address < entry + 64;
+}
+
 size_t frame_pointer_walk(uintptr_t* frames, size_t max, const StackBounds& b, bool& complete) {
   complete = false;
   auto fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
@@ -38,10 +45,6 @@ size_t frame_pointer_walk(uintptr_t* frames, size_t max, const StackBounds& b, b
     uintptr_t next = record[0], ret = record[1];
     if (!in_executable_code(ret)) return n;
     if (!in_this_library(ret)) frames[n++] = ret;
-    if (next == 0) {
-      complete = true;
-      return n;
-    }
     bool next_valid = next > fp && next + 16 <= b.hi && !(next & 7);
     if (in_runtime(ret)) {
       // libc and libstdc++ keep no frame pointers: past a return into them
@@ -51,6 +54,14 @@ size_t frame_pointer_walk(uintptr_t* frames, size_t max, const StackBounds& b, b
       // (main, a std::thread's function) is the end when its saved frame
       // pointer leads nowhere.
       complete = n > 1 && (!next_valid || !in_executable_code(reinterpret_cast<const uintptr_t*>(next)[1]));
+      return n;
+    }
+    if (next == 0) {
+      // The outermost frame only when it returns into the executable's
+      // _start. Elsewhere a null is a register of code built without frame
+      // pointers (Debian's git and python), which held 0 when it called:
+      // its callers are there, for the unwinder to find.
+      complete = in_program_entry(ret);
       return n;
     }
     if (!next_valid) return n;
@@ -76,9 +87,7 @@ size_t libunwind_walk(uintptr_t* frames, size_t max) {
 // stack string: the start-up frames outside the program (libc calling main
 // or a thread's function, the executable's _start) are dropped.
 size_t without_startup(const uintptr_t* frames, size_t n) {
-  static uintptr_t entry = 0;
-  if (!entry) entry = getauxval(AT_ENTRY);
-  while (n > 1 && (in_libc(frames[n - 1]) || (frames[n - 1] >= entry && frames[n - 1] < entry + 64))) --n;
+  while (n > 1 && (in_libc(frames[n - 1]) || in_program_entry(frames[n - 1]))) --n;
   return n;
 }
 

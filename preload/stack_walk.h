@@ -21,9 +21,10 @@ StackBounds current_stack_bounds();
 
 // Frame pointers first: each saved frame pointer must lie higher on this
 // thread's stack and each return address in executable code, until the
-// outermost frame (a null frame pointer, or a return into libc's start-up
-// or thread entry). When that fails (code built without frame pointers),
-// libunwind unwinds from the DWARF CFI instead.
+// outermost frame (a return into libc's start-up or thread entry, or a null
+// frame pointer returning into the executable's _start). When that fails
+// (code built without frame pointers, whose frame-pointer register may even
+// hold 0), libunwind unwinds from the DWARF CFI instead.
 size_t capture_stack(uintptr_t* frames, size_t max, const StackBounds& bounds);
 
 // Set while this thread is inside dl_iterate_phdr, which holds the loader's

@@ -1042,6 +1042,32 @@ const PoolSummary* mmap_pool(const TraceRun& r) {
   return nullptr;
 }
 
+// Code built without frame pointers uses the frame-pointer register for
+// anything, 0 included (tests/record/programs/null_frame_pointer.c): a null
+// saved frame pointer read there ended the walk as if at the outermost
+// frame, and Debian's git had 22 % of its allocations at one-frame stacks.
+TEST(Record, ANullFramePointerInTheMiddleOfTheStackIsNotItsEnd) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the test program zeroes %rbp: x86-64 only";
+#endif
+  TraceRun r = recorded_program("record_null_frame_pointer", "null-frame-pointer");
+  std::map<std::string, const SiteBalance*> by_innermost;
+  for (const SiteBalance& s : r.result.sites) by_innermost[s.site.substr(s.site.rfind(';') + 1)] = &s;
+  ASSERT_TRUE(by_innermost.count("call_with_null_fp")) << "no allocation at the program's own call";
+  const SiteBalance& direct = *by_innermost["call_with_null_fp"];
+  EXPECT_EQ(direct.live_bytes, 3u * 300);
+  EXPECT_TRUE(direct.site.starts_with("main (null_frame_pointer.c:")) << direct.site;
+  EXPECT_NE(direct.site.find(";from_program (null_frame_pointer.c:"), std::string::npos) << direct.site;
+  int copies = 0;
+  for (const SiteBalance& s : r.result.sites)
+    if (s.site.find("strdup") != std::string::npos) {
+      ++copies;
+      EXPECT_EQ(s.live_bytes, 5u * sizeof "a string strdup copies") << s.site;
+      EXPECT_NE(s.site.find(";through_libc (null_frame_pointer.c:"), std::string::npos) << s.site;
+    }
+  EXPECT_EQ(copies, 1);
+}
+
 // Mappings cut in pieces (tests/record/programs/mmap_pieces.c): the ends of
 // an over-sized mapping unmapped to align it, one munmap over two mappings,
 // a mapping unmapped middle, head and tail, mremap of a mapping's head, and
