@@ -233,7 +233,7 @@ struct Analyzer::Impl {
   }
 
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
-    if (tracker.inference() == 0) leaks.first_inference_begins();
+    if (tracker.inference() == 0) leaks.first_inference_begins(by_its_end);
     tracker.begin_inference(number, by_its_end);
     failed_at_begin = failed_before;
   }

@@ -68,8 +68,10 @@ bool LeakAnalysis::marks(uint32_t thread) const {
 
 void LeakAnalysis::marks_inferences(uint32_t thread) { clock_of(thread).marks = true; }
 
-void LeakAnalysis::first_inference_begins() {
+void LeakAnalysis::first_inference_begins(bool at_trace_start) {
   inferences_began_ = true;
+  began_at_start_ = at_trace_start;
+  if (at_trace_start) return;  // as the groups started: nothing live before it
   for (size_t i = 0; i < groups_.size(); ++i) pre_live_bytes_[i] = groups_[i].live_bytes;
   for (Group& g : groups_) {
     g.best_end_live = g.live;
@@ -290,7 +292,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           g.latest = std::max(g.latest, at);
         }
       }
-      if (markers && clocked && b.inference == 0) {
+      if (markers && clocked && b.inference == 0 && !began_at_start_) {
         g.pre_bytes += b.size;
         ++g.pre_count;
         return;

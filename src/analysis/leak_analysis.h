@@ -69,7 +69,7 @@ class LeakAnalysis {
   void removed(const Block& b) {
     // A block made before the first inference: what the inferences added
     // does not lose it (once markers began; without them every block is).
-    if (b.inference == 0 && inferences_began_) [[unlikely]]
+    if (b.inference == 0 && inferences_began_ && !began_at_start_) [[unlikely]]
       pre_live_bytes_[b.group] -= b.size;
     Group& g = touch(b.group);
     ++g.frees;
@@ -92,7 +92,10 @@ class LeakAnalysis {
     return static_cast<float>(t.events);
   }
   void marks_inferences(uint32_t thread);
-  void first_inference_begins();
+  // `at_trace_start`: the firmware marks only ends, and the first inference
+  // began where the trace does (docs/formats/textlog.md): nothing was made
+  // before it.
+  void first_inference_begins(bool at_trace_start);
   // `completed`: inferences completed so far; `device`: the device's number for this one.
   void inference_end(uint64_t completed, uint64_t device);
   // The device booted again (its pools were reset): a leak is judged within
@@ -191,6 +194,7 @@ class LeakAnalysis {
   // Per group: live bytes of blocks made before the first inference.
   std::vector<uint64_t> pre_live_bytes_;
   bool inferences_began_ = false;
+  bool began_at_start_ = false;  // first_inference_begins' at_trace_start
   uint64_t completed_ = 0;  // inference ends so far
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
