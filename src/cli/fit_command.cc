@@ -102,10 +102,15 @@ int run_fit(const FitArgs& args) {
                                         "not where it ends (an LTO build, or no -fdata-sections); give the ELF too: "
                                         "--elf FW.elf",
                                         arena->name, units::bytes(arena->size)));
-    if (!chip)
+    if (!chip) {
       if (auto why = plan::map_capacity_unknown(*map))
         return fail(args.map, *why + ", so the chip's capacity is not known: name it with --mcu NAME (edgemem fit "
                                      "--list-mcus) or --ram SIZE --flash SIZE");
+    } else if (auto why = plan::map_usage_unknown(*map)) {
+      return fail(args.map, *why + ", so what the firmware takes of the chip is not known: give the linker script a "
+                                   "MEMORY block (GNU ld lists only *default* without one), or leave out --map to "
+                                   "count the model alone");
+    }
     report.map = args.map;
     report.toolchain = map->toolchain;
     report.result = plan::fit(report.budget, model_bytes->size(), *map, chip);

@@ -121,6 +121,11 @@ std::optional<std::string> map_capacity_unknown(const LinkerMap& map) {
     return "the map's flash regions (irom/drom *_seg) are an ESP32's or ESP8266's windows of the flash cache (MiBs of "
            "addresses each, over one flash chip), not the chip's flash; the app must fit its partition (ESP-IDF's "
            "factory app partition is 1 MiB by default)";
+  return map_usage_unknown(map);
+}
+
+std::optional<std::string> map_usage_unknown(const LinkerMap& map) {
+  if (esp_layout(map) == EspLayout::windows_only) return std::nullopt;  // counted from its windows
   const bool flash = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) { return holds_image(r, EspLayout::none); });
   const bool ram = std::any_of(map.regions.begin(), map.regions.end(), [](const MapRegion& r) { return r.kind == RegionKind::ram; });
   if (!flash && !ram) return "the map names no flash and no RAM region";

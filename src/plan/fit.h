@@ -67,6 +67,9 @@ uint64_t declared_arena_need(const ArenaBudget& budget, const MapSymbol& arena);
 // flash or no RAM region; ESP-IDF's flash regions, which are windows of
 // the flash cache), or nullopt when they can.
 std::optional<std::string> map_capacity_unknown(const LinkerMap& map);
+// Why the map cannot tell what the firmware takes of flash or RAM (no flash
+// or no RAM region: sections outside regions would count 0 B), or nullopt.
+std::optional<std::string> map_usage_unknown(const LinkerMap& map);
 
 // `chip` empty: capacities come from the map's own regions.
 FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip);
