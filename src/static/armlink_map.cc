@@ -109,6 +109,8 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       size_t t = v + 1;
       std::string_view type = w[t];
       if ((type == "Thumb" || type == "ARM") && t + 1 < w.size() && w[t + 1] == "Code") ++t;
+      if (type == "Section" && w[0] == "STACK" && t + 2 < w.size() && w[t + 2].ends_with("(STACK)"))
+        map_decimal(w[t + 1], map.startup_stack_area);
       if (type != "Data" && type != "Thumb" && type != "ARM") continue;  // Number, Section: no storage
       if (t + 2 >= w.size() || !map_decimal(w[t + 1], size) || size == 0) continue;
       std::string name;

@@ -123,6 +123,11 @@ std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& 
     if (s.kind == SectionKind::bss && lower(s.name).find("stack") != std::string::npos &&
         lower(s.name).find("heap") == std::string::npos && s.size)
       return std::make_pair(s.name, s.size);
+  // The startup code's own reservation before any other stack-named array:
+  // an RTOS's task stacks (task1_stack) are not the main stack.
+  for (const MapSymbol& s : map.symbols)
+    if (s.name == "Stack_Mem" && s.size) return std::make_pair(s.name, s.size);
+  if (map.startup_stack_area) return std::make_pair(std::string("STACK"), map.startup_stack_area);
   const MapSymbol* best = largest_symbol_with_role(map, "stack");
   if (best && best->size) return std::make_pair(best->name, best->size);
   return std::nullopt;

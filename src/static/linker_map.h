@@ -86,6 +86,10 @@ struct LinkerMap {
   // region's initialisers aligned after the code), in the load region's
   // size but not in armlink's "Total ROM Size".
   uint64_t load_gaps = 0;
+  // armlink: the size of the startup file's STACK area (CMSIS startup code
+  // reserves the main stack there), listed even where its Stack_Mem symbol
+  // is not; 0 when none.
+  uint64_t startup_stack_area = 0;
 };
 
 // Detects the toolchain and parses; nullopt with a one-line reason ("line N:
@@ -111,9 +115,9 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section);
 // `fit`, `check` and the map page must all name the same one.
 const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role);
 
-// The main stack the image reserves: a stack section (.stack, armlink's
-// STACK) or the largest symbol named like a stack (Stack_Mem, IAR's CSTACK);
-// its name and size. `check` holds a stack budget against it; the map page
+// The main stack the image reserves: a stack section (.stack, IAR's
+// CSTACK), the startup code's Stack_Mem or armlink's STACK area, else the
+// largest symbol named like a stack; its name and size. `check` holds a stack budget against it; the map page
 // marks it.
 std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map);
 

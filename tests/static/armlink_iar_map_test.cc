@@ -72,6 +72,26 @@ struct Iar {
   uint64_t code, ro, rw;
 };
 
+// The main stack is the startup file's STACK area, as each map's own symbol
+// table lists it (__initial_sp at its end), not an RTOS task's stack array:
+// badshun's map exports no Stack_Mem, and its 512 B task1_stack was taken
+// for the main stack (a helper found it; the area is 1,024 B).
+TEST(ArmlinkMap, TheMainStackIsTheStartupFilesStackArea) {
+  struct Case {
+    const char* file;
+    uint64_t bytes;
+  };
+  for (const Case& c : {Case{"badshun_minirtos_ac5_5.06u7.map", 1024}, Case{"openbrightweb_stm32f103_ac5_5.06u5.map", 1024},
+                        Case{"bairu_nuedc2024h_mspm0g3507_ac6_6.22.map", 16384},
+                        Case{"stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.map", 1024}}) {
+    LinkerMap m = test::linker_map(corpus(std::string("map_armlink/") + c.file));
+    auto stack = reserved_stack(m);
+    ASSERT_TRUE(stack) << c.file;
+    EXPECT_EQ(stack->second, c.bytes) << c.file << ": " << stack->first;
+    EXPECT_TRUE(stack->first == "STACK" || stack->first == "Stack_Mem") << c.file << ": " << stack->first;
+  }
+}
+
 TEST(IarMap, TotalsEqualTheBytesOfMemoryLines) {
   const Iar cases[] = {
       {"iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map", 3292, 228, 8272},
