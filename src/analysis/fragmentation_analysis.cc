@@ -177,10 +177,10 @@ void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint
 void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time,
                                    SiteId site, std::optional<uint64_t> inference) {
   ++failure_count_;
-  if ((align & (align - 1)) != 0 || size >= (uint64_t{1} << 48) || (info.size > 0 && size > info.size))
-    ++unservable_count_;
+  const bool invalid = (align & (align - 1)) != 0 || size >= (uint64_t{1} << 48) || (info.size > 0 && size > info.size);
   const bool was_fixed = pool < pools_.size() && pools_[pool].fixed;
   PoolGaps& g = at(pool, info);
+  if (g.fixed && !invalid) ++judged_failures_;
   if (g.fixed && !was_fixed) g.changed_at = time;  // the pool's size became known: more free space
   AllocFailure f;
   f.time = time;
@@ -237,11 +237,12 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
   // The band is the worst of: the highest rate seen, a failure that enough
   // free memory could have served, and the failure rate. Pools of unknown
   // extent are not judged: free memory past what their blocks touched is
-  // not seen, so their rate could be anything.
+  // not seen, so their rate could be anything, and so could the reason a
+  // request failed there.
   std::optional<Band> band;
   if (r.max_rate) band = fragmentation_band(*r.max_rate);
   if (fragmentation_failure_) band = Band::danger;
-  const uint64_t servable = failure_count_ - unservable_count_;
+  const uint64_t servable = judged_failures_;
   if (inferences > 0) {
     r.failures_per_1000_inferences = 1000.0 * static_cast<double>(failure_count_) / static_cast<double>(inferences);
     double per = 1000.0 * static_cast<double>(servable) / static_cast<double>(inferences);

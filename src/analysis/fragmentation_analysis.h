@@ -36,7 +36,10 @@ class FragmentationAnalysis {
   // what both ends of it use) and whose allocator told its largest free block.
   void summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free);
   // Requests a summary record says were refused: counted, with no size or site.
-  void failed_in_summary(uint64_t count) { failure_count_ += count; }
+  void failed_in_summary(uint64_t count) {
+    failure_count_ += count;
+    judged_failures_ += count;  // the device's own pool: its numbers are known
+  }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);
   // The pool's extent is known: its rates are judged (FragmentationResult's known_extent).
@@ -92,7 +95,10 @@ class FragmentationAnalysis {
   std::vector<PoolGaps> pools_;
   std::vector<Failure> failures_;
   uint64_t failure_count_ = 0;
-  uint64_t unservable_count_ = 0;  // of them, requests no memory could serve
+  // Of them, valid requests in pools of known extent: the ones the band
+  // follows. Whether memory could have served one in a pool of unknown
+  // extent is not known, so it does not raise the band (it still counts).
+  uint64_t judged_failures_ = 0;
   std::optional<double> min_ratio_;
   bool fragmentation_failure_ = false;  // in a pool of known extent
 };

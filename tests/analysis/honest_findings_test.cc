@@ -931,6 +931,30 @@ TEST(HonestFindings, ARequestNoMemoryCouldServeIsAFailedAllocationButNotFragment
   EXPECT_NE(*possible.band, Band::healthy);
 }
 
+// In a heap whose extent is unknown, whether free memory could have served
+// a failed request is unknown too: it is counted, and judged no more than
+// the heap's rate is. A helper's trace (one 100,000 B failure in 20
+// inferences) read "danger" and tripped --fail-on fragmentation=danger
+// while its own failure said fragmentation: false.
+TEST(HonestFindings, AFailureInAHeapOfUnknownExtentDoesNotRaiseTheBand) {
+  auto fragmentation_with = [](bool declared) {
+    std::string log = declared ? "[MEM][0] POOL name=heap kind=heap base=0x1000 size=262144\n" : "";
+    for (int i = 1; i <= 20; ++i)
+      log += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=64 addr=0x1000 pool=heap site=h.c:4\n"
+                         "[MEM][{}] FREE addr=0x1000 pool=heap\n[MEM][{}] INFER end {}\n",
+                         10 * i, i, 10 * i + 1, 10 * i + 2, 10 * i + 3, i);
+    log += "[MEM][300] ALLOC_FAIL size=100000 align=0 pool=heap site=h.c:5\n";
+    return analyse(Format::log, log)->result.fragmentation;
+  };
+  FragmentationResult unknown = fragmentation_with(false);
+  EXPECT_EQ(unknown.alloc_failures, 1u);
+  EXPECT_FALSE(unknown.band) << static_cast<int>(*unknown.band);
+  FragmentationResult known = fragmentation_with(true);  // 100,000 B of 262,144 B could have been free
+  EXPECT_EQ(known.alloc_failures, 1u);
+  ASSERT_TRUE(known.band);
+  EXPECT_EQ(*known.band, Band::danger);  // 50 per 1000 inferences
+}
+
 TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
   auto peak_in_third = [](bool numbered) {
     std::string log;
