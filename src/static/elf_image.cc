@@ -88,10 +88,11 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
     headers.resize(std::max<size_t>(headers.size(), elf_ndxscn(scn) + 1));
     headers[elf_ndxscn(scn)] = sh;
     // `size -A` shows what BFD calls sections: not the symbol, string,
-    // relocation and group tables.
-    if (sh.sh_type == SHT_NULL || sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_REL ||
-        sh.sh_type == SHT_RELA || sh.sh_type == SHT_GROUP || sh.sh_type == SHT_DYNSYM)
-      continue;
+    // relocation and group tables, unless loaded with the image (a dynamic
+    // executable's .dynsym, .dynstr and .rela.dyn are in its text).
+    const bool table = sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_REL ||
+                       sh.sh_type == SHT_RELA || sh.sh_type == SHT_GROUP || sh.sh_type == SHT_DYNSYM;
+    if (sh.sh_type == SHT_NULL || (table && !(sh.sh_flags & SHF_ALLOC))) continue;
     const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
     ElfSection s{name ? name : "", sh.sh_addr, sh.sh_size, (sh.sh_flags & SHF_ALLOC) != 0,
                  (sh.sh_flags & SHF_WRITE) != 0, (sh.sh_flags & SHF_EXECINSTR) != 0, sh.sh_type == SHT_NOBITS};
