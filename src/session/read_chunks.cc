@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,10 @@ std::string read_chunks(const std::string& path, const std::function<void(std::s
                         const std::function<bool()>& stop, bool* stopped) {
   int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return fmt::format("cannot open ({})", std::strerror(errno));
+  if (struct stat st; fd != STDIN_FILENO && ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return "cannot open (a directory, expected a file)";  // as the other commands say it
+  }
   std::vector<uint8_t> buffer(1 << 20);
   std::string error;
   if (stopped) *stopped = false;

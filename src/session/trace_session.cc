@@ -48,6 +48,7 @@ struct TraceSession::Impl {
   std::string fatal;          // the ELF could not be read
   bool read_failed = false;
   std::vector<std::string> notes;
+  std::optional<Format> looks_like;  // --format forced, and the bytes show this other format
   // Whole-file compression, told from the first bytes: they are held in
   // `magic` until there are enough to tell.
   std::vector<uint8_t> magic;
@@ -123,9 +124,7 @@ struct TraceSession::Impl {
       SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
       if (verdict.format && *verdict.format != f &&
           !(f == Format::itm && *verdict.format == Format::tpiu) && !(f == Format::tpiu && *verdict.format == Format::itm))
-        notes.push_back(fmt::format("warning: {}: decoded as --format {} as asked, but its bytes look like {}; "
-                                    "without --format it would be read as {}",
-                                    name, to_string(f), to_string(*verdict.format), to_string(*verdict.format)));
+        looks_like = *verdict.format;
     }
     EventSink& sink = options.event_tap ? static_cast<EventSink&>(tapped) : analyzer;
     decoder = make_decoder(f, context, sink, options.decoder);
@@ -177,19 +176,27 @@ struct TraceSession::Impl {
     const bool empty_recording = s.events == 0 && !s.first_problem && s.truncated_bytes == 0 && s.dropped_records == 0 &&
                                  !context.thread_names.empty();
     if (empty_recording) out.notes.push_back(fmt::format("{}: the recording holds no allocation: the program made none", name));
+    // Decoded against what its bytes show: with nothing decoded that is the
+    // one error line's advice, else a warning beside the findings.
+    const std::string other =
+        looks_like ? fmt::format("; its bytes look like {}: leave out --format", to_string(*looks_like)) : "";
+    if (looks_like && (s.events > 0 || empty_recording))
+      out.notes.push_back(fmt::format("warning: {}: decoded as --format {} as asked, but its bytes look like {}; "
+                                      "without --format it would be read as {}",
+                                      name, run.input.format, to_string(*looks_like), to_string(*looks_like)));
     if (s.events == 0 && !empty_recording) {
       if (s.first_problem)
-        out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded", where(name, *s.first_problem),
-                                        s.first_problem->what, run.input.format));
+        out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded{}", where(name, *s.first_problem),
+                                        s.first_problem->what, run.input.format, other));
       else if (s.truncated_bytes > 0)
         out.notes.push_back(fmt::format("{}: the input ends inside its first record ({} bytes of it, cut off) and "
-                                        "holds no whole memory event (as --format {})", name, s.truncated_bytes,
-                                        run.input.format));
+                                        "holds no whole memory event (as --format {}){}", name, s.truncated_bytes,
+                                        run.input.format, other));
       else if (s.bytes == 0)
         out.notes.push_back(fmt::format("{}: empty input, expected a trace", name));
       else
         out.notes.push_back(fmt::format("{}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
-                                        "seed binary records, emt or ITM packets)", name, s.bytes, run.input.format));
+                                        "seed binary records, emt or ITM packets){}", name, s.bytes, run.input.format, other));
       return out;
     }
     if (s.first_problem && (s.corrupt_bytes || s.malformed_lines))

@@ -54,7 +54,7 @@ std::unique_ptr<LiveSource> open_live_source(const std::string& spec, unsigned b
     throw std::invalid_argument(
         fmt::format("{}: is a directory; expected a capture file, -, tcp://HOST:PORT or a serial device", spec));
   bool device = exists && S_ISCHR(st.st_mode);
-  if (device || baud) return open_serial(spec, baud ? baud : 115200);
+  if (device || baud) return open_serial(spec, baud);
   return follow_file(spec);
 }
 

@@ -38,7 +38,8 @@ std::unique_ptr<LiveSource> read_stdin();
 // "tcp://HOST:PORT": connects, and reconnects with a backoff (0.1 s doubling
 // to 5 s) whenever the server is not there or closes the connection.
 std::unique_ptr<LiveSource> connect_tcp(const std::string& host, const std::string& port);
-// A serial device in raw mode (no echo, no line editing, 8N1) at `baud`.
+// A serial device in raw mode (no echo, no line editing, 8N1) at `baud`
+// (0: 115200, not asked for).
 // Throws std::runtime_error naming the device when it cannot be opened or set up.
 std::unique_ptr<LiveSource> open_serial(const std::string& device, unsigned baud);
 

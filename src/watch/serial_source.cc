@@ -38,7 +38,8 @@ speed_t speed_of(unsigned baud) {
 
 class SerialSource final : public LiveSource {
  public:
-  SerialSource(const std::string& device, unsigned baud) : device_(device) {
+  SerialSource(const std::string& device, unsigned asked_baud) : device_(device) {
+    const unsigned baud = asked_baud ? asked_baud : 115200;
     speed_t speed = speed_of(baud);
     if (speed == B0)
       throw std::runtime_error(fmt::format("--baud {}: not a standard rate (expected 9600, 19200, 38400, 57600, 115200, "
@@ -49,8 +50,11 @@ class SerialSource final : public LiveSource {
     if (::tcgetattr(fd_, &t) != 0) {
       std::string why = std::strerror(errno);
       ::close(fd_);
-      throw std::runtime_error(fmt::format("{}: not a serial device ({}); for a file being written, leave out --baud",
-                                           device, why));
+      throw std::runtime_error(
+          asked_baud ? fmt::format("{}: not a serial device ({}); for a file being written, leave out --baud", device, why)
+                     : fmt::format("{}: a device that is not a serial port ({}); expected a capture file, -, "
+                                   "tcp://HOST:PORT or a serial device",
+                                   device, why));
     }
     ::cfmakeraw(&t);
     t.c_cflag |= CLOCAL | CREAD;

@@ -171,6 +171,8 @@ expect 2 "diff of a map cut short" -- "$edgemem" diff "$tmp/diff-cut.map" "$map"
 grep -q "diff-cut.map: line" "$tmp/err" || { echo "FAIL: diff does not give the cut map's reason"; cat "$tmp/err"; fail=1; }
 expect 2 "diff of a directory" -- "$edgemem" diff "$tmp" "$map"
 grep -q "a directory" "$tmp/err" || { echo "FAIL: diff does not say it was given a directory"; fail=1; }
+expect 2 "analyze of a directory" -- "$edgemem" analyze "$tmp"
+grep -q "cannot open (a directory, expected a file)" "$tmp/err" || { echo "FAIL: analyze does not say it was given a directory"; cat "$tmp/err"; fail=1; }
 expect 0 "diff two traces" -- "$edgemem" diff "$src/examples/traces/kws_fragment.log" "$src/examples/traces/kws_leak.emt"
 grep -q "leak rate" "$tmp/out" || { echo "FAIL: trace diff shows no leak rate"; fail=1; }
 # edgemem check: budgets that hold (0), one that breaks (1), a broken budget file (2).

@@ -80,6 +80,22 @@ TEST(TraceSession, AnInputCutInsideItsFirstRecordSaysSo) {
                           "whole memory event (as --format log)");
 }
 
+// A text log decoded as the format asked for, which its bytes are not: one
+// line, naming what it looks like (it was a warning line, then the error).
+TEST(TraceSession, AForcedFormatTheBytesAreNotIsOneLineSayingWhatTheyLookLike) {
+  TraceSessionOptions options;
+  options.format = Format::emt;
+  TraceSession session("t.log", options);
+  session.feed(bytes_of(leaking_log(5)));
+  TraceOutcome out = session.finish();
+  EXPECT_FALSE(out.run);
+  ASSERT_EQ(out.notes.size(), 1u);
+  EXPECT_EQ(out.notes[0].rfind("t.log: offset 0: ", 0), 0u) << out.notes[0];
+  EXPECT_TRUE(out.notes[0].ends_with("(as --format emt); no memory events decoded; its bytes look like log: leave out "
+                                     "--format"))
+      << out.notes[0];
+}
+
 // A followed file that starts over (truncated, rotated) cuts the record it
 // was in the middle of: counted as truncated, not glued to the new file's
 // first line (which was then lost as malformed; found in review).

@@ -271,5 +271,21 @@ TEST(SerialSource, RefusesARateNoUartUses) {
   EXPECT_THROW(open_serial("/dev/null", 12345), std::runtime_error);
 }
 
+// A character device that is no serial port: the advice about --baud only
+// when --baud was given (a helper was told to leave out what it never gave).
+TEST(SerialSource, ADeviceThatIsNoSerialPortIsNamedSo) {
+  auto said = [](unsigned baud) {
+    try {
+      open_live_source("/dev/null", baud);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(opened)");
+  };
+  EXPECT_EQ(said(0).find("--baud"), std::string::npos) << said(0);
+  EXPECT_NE(said(0).find("not a serial port"), std::string::npos) << said(0);
+  EXPECT_NE(said(115200).find("leave out --baud"), std::string::npos) << said(115200);
+}
+
 }  // namespace
 }  // namespace edgemem::watch
