@@ -149,6 +149,7 @@ struct SniffVerdict {
   std::string looks_like;  // "an ELF file, not a trace", "not a trace edgemem can read (tried ...)", ...
   std::string instead;     // what to run instead; "{file}" stands for the input's path
   bool other_kind = false;  // positively another kind of file (an ELF, a model, a map): more bytes change nothing
+  bool reads_compressed = false;  // other_kind, and what `instead` runs reads it compressed too
   // The one-line refusal: "PATH: LOOKS_LIKE; INSTEAD".
   std::string refusal(std::string_view path) const;
 };

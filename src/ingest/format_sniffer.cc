@@ -171,6 +171,7 @@ SniffVerdict sniff_trace(std::span<const uint8_t> head) {
     v.looks_like = std::move(other->looks_like);
     v.instead = std::move(other->instead);
     v.other_kind = true;
+    v.reads_compressed = other->reads_compressed;
     return v;
   }
   std::vector<std::string> tried;

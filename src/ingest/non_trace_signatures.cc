@@ -119,6 +119,12 @@ std::optional<NotATrace> recognise_non_trace(std::span<const uint8_t> head) {
                        std::string(kCaptureAdvice)};
   }
   auto lines = first_lines(text, 64);
+  // heaptrack's own recording: "v VERSION FILE_VERSION" (hex), then "X" and
+  // the command line it recorded.
+  if (lines.size() >= 2 && lines[0].starts_with("v ") && lines[1].starts_with("X ") &&
+      lines[0].find_first_not_of("0123456789abcdef ", 2) == std::string_view::npos)
+    return NotATrace{"a heaptrack recording, not a trace",
+                     "read it with `heaptrack_print {file}`, or record the program with `edgemem record -- PROG`", true};
   if (most_lines(lines, intel_hex_line))
     return NotATrace{"a firmware image (Intel HEX), not a trace", std::string(kCaptureAdvice)};
   if (auto map = linker_map(text)) return map;

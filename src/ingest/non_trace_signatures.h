@@ -14,6 +14,7 @@ namespace edgemem {
 struct NotATrace {
   std::string looks_like;  // "an ELF file, not a trace"
   std::string instead;     // "for its sections and symbols run `edgemem map --elf {file}`"
+  bool reads_compressed = false;  // what `instead` runs reads the file compressed as it is
 };
 
 std::optional<NotATrace> recognise_non_trace(std::span<const uint8_t> head);

@@ -80,12 +80,16 @@ struct TraceSession::Impl {
     unpack_damage_at = unpack->consumed();
     unpack_cut = cut;
   }
-  // What the bytes are instead of a trace, saying when they were decompressed first.
+  // What the bytes are instead of a trace, saying when they were decompressed
+  // first: a command for another kind of file then needs them decompressed
+  // (not the --format advice for bytes that are no known kind).
   void refuse(const SniffVerdict& verdict) {
     refusal = verdict.refusal(name);
-    if (compression)
-      refusal = fmt::format("{} (after {} decompression){}; decompress it first ({} -dc {} > FILE)", name,
-                            to_string(*compression), refusal.substr(name.size()), to_string(*compression), name);
+    if (compression) {
+      refusal = fmt::format("{} (after {} decompression){}", name, to_string(*compression), refusal.substr(name.size()));
+      if (verdict.other_kind && !verdict.reads_compressed)
+        refusal += fmt::format("; decompress it first ({} -dc {} > FILE)", to_string(*compression), name);
+    }
   }
   // Plain trace bytes: held back until the format is known, then decoded.
   void take(std::span<const uint8_t> bytes) {

@@ -84,6 +84,14 @@ TEST(Sniffer, ATfliteModelIsNotATrace) {
   EXPECT_FALSE(sniff_trace(bytes(real)).format);
 }
 
+// What heaptrack writes (heaptrack 1.4, v 10400 3; a helper gave edgemem
+// one after zstd): named, with the tool that reads it.
+TEST(Sniffer, AHeaptrackRecordingIsNotATrace) {
+  std::string recording = "v 10400 3\nX gzip -c data.txt\nI 1000 5e2938\ns d /usr/bin/gzip\n";
+  EXPECT_EQ(refusal(recording), "FILE: a heaptrack recording, not a trace; read it with `heaptrack_print FILE`, or "
+                                "record the program with `edgemem record -- PROG`");
+}
+
 TEST(Sniffer, FirmwareImagesAreNotTraces) {
   // ESP-IDF app image: E9, 5 segments, DIO, 4 MB @ 40 MHz, entry 0x40080ee4.
   std::string esp = std::string("\xE9\x05\x02\x20", 4) + le32(0x40080ee4) + std::string(16, '\0') + random_bytes(4096, 1);
