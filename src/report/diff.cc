@@ -117,12 +117,15 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
     Table table{
         {"peak_bytes", {d(r.peak_bytes), DiffUnit::bytes, "peak"}},
         {"leaked_bytes", {d(leaked), DiffUnit::bytes, "leaked"}},
-        {"leak_rate_bytes_per_inference", {r.leak_rate_bytes_per_inference, DiffUnit::bytes_per_inference, "leak rate"}},
         {"inferences", {d(r.inferences), DiffUnit::count, "inferences"}},
-        {"max_inference_peak_bytes", {d(r.peak.max_inference_peak), DiffUnit::bytes, "max inference peak"}},
         {"alloc_failures", {d(r.fragmentation.alloc_failures), DiffUnit::count, "failed allocations"}},
         {"overflows", {d(r.overflow_count), DiffUnit::count, "overflows"}},
         {"lifo_stranded_bytes", {d(r.lifo.max_stranded_bytes), DiffUnit::bytes, "stranded arena bytes (LIFO)"}}};
+    // Per-inference numbers need inference markers: without them they are not 0, but not measured.
+    if (r.inferences) {
+      table["leak_rate_bytes_per_inference"] = {r.leak_rate_bytes_per_inference, DiffUnit::bytes_per_inference, "leak rate"};
+      table["max_inference_peak_bytes"] = {d(r.peak.max_inference_peak), DiffUnit::bytes, "max inference peak"};
+    }
     // Unmeasured fragmentation (no pool extent known) is left out rather than shown as 0.
     const FragmentationResult& f = r.fragmentation;
     if (f.max_rate) table["fragmentation_max_rate"] = {*f.max_rate, DiffUnit::fraction, "fragmentation, max"};

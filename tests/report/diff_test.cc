@@ -99,12 +99,29 @@ TEST(Diff, TwoRuns) {
   AnalysisResult a, b;
   a.peak_bytes = 1000;
   b.peak_bytes = 1500;
+  a.inferences = b.inferences = 10;
   b.leak_rate_bytes_per_inference = 644;
   b.sites.push_back({"model.c:58", 10, 0, 6440, 6440, 10});
   auto groups = diff_traces(a, b);
   EXPECT_EQ(row(groups, "run", "peak_bytes")->delta(), 500);
   EXPECT_EQ(row(groups, "run", "leak_rate_bytes_per_inference")->after, 644);
   EXPECT_TRUE(row(groups, "site_live_bytes", "model.c:58")->added);
+}
+
+// Without inference markers a run has no leak rate per inference and no
+// inference peak: they were compared as "0 B -> 0 B" (a helper's two logs).
+TEST(Diff, PerInferenceNumbersAreComparedOnlyWhereBothRunsMarkInferences) {
+  AnalysisResult unmarked, marked;
+  unmarked.peak_bytes = 100;
+  marked.inferences = 5;
+  marked.peak.max_inference_peak = 700;
+  for (const auto& [a, b] : {std::pair{unmarked, unmarked}, std::pair{unmarked, marked}, std::pair{marked, unmarked}}) {
+    auto groups = diff_traces(a, b);
+    EXPECT_EQ(row(groups, "run", "max_inference_peak_bytes"), nullptr);
+    EXPECT_EQ(row(groups, "run", "leak_rate_bytes_per_inference"), nullptr);
+    ASSERT_NE(row(groups, "run", "inferences"), nullptr);
+  }
+  EXPECT_EQ(row(diff_traces(marked, marked), "run", "max_inference_peak_bytes")->after, 700);
 }
 
 // Past its first 1,000 sites a run sums the rest: a site one run lists and
