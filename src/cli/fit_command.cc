@@ -82,6 +82,10 @@ int run_fit(const FitArgs& args) {
   } else {
     auto map_text = read_whole_file(args.map);
     if (!map_text) return fail(args.map, cannot_open(args.map));
+    if (map_text->starts_with("\x7f" "ELF"))
+      return fail(args.map, fmt::format("an ELF file, not a linker map: fit reads the chip's regions from the map "
+                                        "(link with -Wl,-Map=FW.map) and takes the ELF beside it: --map FW.map --elf {}",
+                                        args.map));
     auto map = parse_linker_map(*map_text, error);
     if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "map"));
     if (!args.elf.empty()) {

@@ -66,8 +66,8 @@ std::string stack_text(const StackReport& r, size_t top) {
     else out += style::warn(v.tag + ": " + v.text) + "\n";
   }
   for (const std::string& note : r.notes) out += style::warn("note: " + note) + "\n";
-  out += fmt::format("\nedgemem stack: {} functions from {} {} file{}\n", r.functions.size(), r.files, r.source,
-                     r.files == 1 ? "" : "s");
+  out += fmt::format("\nedgemem stack: {} function{} from {} {} file{}\n", r.functions.size(),
+                     r.functions.size() == 1 ? "" : "s", r.files, r.source, r.files == 1 ? "" : "s");
   if (irq.handlers)
     out += fmt::format("main stack: thread {}; + the deepest handler and its {} exception frame: {}; every handler nested: {}{}\n",
                        bytes(irq.thread_bytes), bytes(irq.frame_bytes), bytes(irq.one_level_bytes),

@@ -149,6 +149,9 @@ expect 1 "fit: the declared arena is short" -- "$edgemem" fit "$corpus/tflite/ml
 grep -q "^FITS -- once the declared arena is enlarged" "$tmp/out" || { echo "FAIL: fit does not say the arena is short"; fail=1; }
 expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
 expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
+# An ELF given as the map: named, with where it goes (it was "line 23: expected ...").
+expect 2 "fit: an ELF as map" -- "$edgemem" fit "$kws" --map "$corpus/map/own_cm4_O2.elf" --mcu nRF52840
+grep -q "an ELF file, not a linker map: .* --elf " "$tmp/err" || { echo "FAIL: fit does not say the ELF goes beside the map"; cat "$tmp/err"; fail=1; }
 # A map with no flash region cannot stand for the chip (it read 0 B of flash: DOES NOT FIT).
 sed '/^FLASH /d' "$map" >"$tmp/ram_only.map"
 expect 2 "fit: a map without flash needs the chip" -- "$edgemem" fit "$kws" --map "$tmp/ram_only.map"
