@@ -67,12 +67,22 @@ void budget_text(std::string& out, const plan::ArenaBudget& b) {
   for (const auto& s : b.scratch) out += fmt::format("  {:<11} {:>12}    {}\n", "", bytes(s.bytes), s.what);
   row("planning", b.planning_bytes,
       head_need == b.planning_bytes && b.planning_bytes > b.head_bytes
-          ? "temporary, while AllocateTensors() plans -- larger than the head, so it sets the size (arena_used_bytes() will not show it)"
+          ? "temporary, while AllocateTensors() plans: larger than the head (arena_used_bytes() will not show it)"
           : "temporary, while AllocateTensors() plans");
   row("tail", b.tail_bytes, "persistent");
   for (const auto& t : b.tail) out += fmt::format("  {:<11} {:>12}    {}\n", "", bytes(t.bytes), t.what);
   row("allocator", b.allocator_bytes, "MicroAllocator's own objects");
   row("alignment", b.alignment_bytes, "if the arena array is not 16-byte aligned");
+  if (!b.runnable()) return;
+  // The parts do not simply add up: AllocateTensors() peaks at one of three
+  // moments, each beside only the tail made by then.
+  const uint64_t final_state = b.allocator_bytes + b.tail_bytes + b.head_bytes;
+  const uint64_t peak = std::max({final_state, b.planning_peak_bytes, b.prepare_peak_bytes});
+  auto moment = [&](uint64_t n) { return n == peak ? fmt::format("{} (the largest)", bytes(n)) : bytes(n); };
+  row("size", b.recommended_bytes,
+      fmt::format("the largest of AllocateTensors()' three moments + alignment: final plan (head + tail + "
+                  "allocator) {}, planning {}, a kernel's Prepare {} (each beside the tail made by then)",
+                  moment(final_state), moment(b.planning_peak_bytes), moment(b.prepare_peak_bytes)));
 }
 
 }  // namespace

@@ -109,6 +109,11 @@ grep -q "^Peak" "$tmp/out" || { echo "FAIL: a capture --model cannot compare los
 model=$corpus/tflite/mlperftiny_vww_96_int8.tflite
 expect 0 "plan" -- "$edgemem" plan "$model"
 grep -q "lower bound" "$tmp/out" || { echo "FAIL: plan prints no lower bound"; fail=1; }
+# The parts listed do not add up to the arena on their own (a helper summed
+# them): the size line says which moment of AllocateTensors() sets it.
+expect 0 "plan, planning sets the size" -- "$edgemem" plan --target x86-64 "$corpus/tflite/tflm_keyword_scrambled.tflite"
+grep -q "^  size            18,016 B  .* planning 18,000 B (the largest)" "$tmp/out" ||
+  { echo "FAIL: plan does not say planning sets the size"; grep "^  size" "$tmp/out"; fail=1; }
 expect 0 "plan --json" -- "$edgemem" plan --json "$model"
 grep -q '"schema": "edgemem.plan/1"' "$tmp/out" || { echo "FAIL: no plan schema"; fail=1; }
 head -c 3000 "$model" >"$tmp/cut.tflite"
