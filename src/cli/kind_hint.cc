@@ -6,11 +6,15 @@
 #include <fmt/format.h>
 
 #include "edgemem/decoder.h"
+#include "session/decompressor.h"
 
 namespace edgemem::cli {
 
 std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view reads_like) {
   std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(bytes.data()), std::min(bytes.size(), kSniffBytes));
+  // Only analyze and watch decompress their input.
+  if (auto packed = compression_of(head))
+    return fmt::format("; it is {0}-compressed: decompress it first ({0} -dc {1} > FILE)", to_string(*packed), path);
   SniffVerdict v = sniff_trace(head);
   if (v.format) {
     const std::string_view format = to_string(*v.format);

@@ -128,6 +128,9 @@ std::optional<NotATrace> recognise_non_trace(std::span<const uint8_t> head) {
   if (most_lines(lines, intel_hex_line))
     return NotATrace{"a firmware image (Intel HEX), not a trace", std::string(kCaptureAdvice)};
   if (auto map = linker_map(text)) return map;
+  if (contains(text, "Static Call Graph for image"))
+    return NotATrace{"armlink's static call graph (Keil .htm), not a trace",
+                     "for worst-case stack depth run `edgemem stack {file}`"};
   if (most_lines(lines, stack_usage_line))
     return NotATrace{"a GCC stack usage report (.su), not a trace",
                      "for worst-case stack depth run `edgemem stack {file}`"};

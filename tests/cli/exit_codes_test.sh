@@ -430,6 +430,16 @@ grep -q "section headers run past the end of the file (2000 bytes): the ELF is c
 head -c 500 "$su/own_O2_own_app.ci" >"$tmp/cut.ci"
 expect 2 "a call graph cut short" -- "$edgemem" stack "$tmp/cut.ci"
 grep -q "before the graph's closing '}': it is cut short" "$tmp/err" || { echo "FAIL: cut .ci: $(cat "$tmp/err")"; fail=1; }
+# A Keil call graph or a compressed map given to the wrong command: the
+# command that reads it, or how to unpack it (they were a bare parse error).
+htm=$corpus/stack_keil/badshun_minirtos_ac5_5.06u7.htm
+expect 2 "map of a Keil call graph" -- "$edgemem" map "$htm"
+grep -q "static call graph (Keil .htm); for worst-case stack depth run \`edgemem stack" "$tmp/err" || { echo "FAIL: map .htm: $(cat "$tmp/err")"; fail=1; }
+expect 2 "analyze of a Keil call graph" -- "$edgemem" analyze "$htm"
+grep -q "static call graph (Keil .htm), not a trace" "$tmp/err" || { echo "FAIL: analyze .htm: $(cat "$tmp/err")"; fail=1; }
+gzip -c "$map" >"$tmp/fw.map.gz"
+expect 2 "map of a gzipped map" -- "$edgemem" map "$tmp/fw.map.gz"
+grep -q "it is gzip-compressed: decompress it first (gzip -dc " "$tmp/err" || { echo "FAIL: map .gz: $(cat "$tmp/err")"; fail=1; }
 head -c 20000 "$corpus/stack_keil/badshun_minirtos_ac5_5.06u7.htm" >"$tmp/cut.htm"
 expect 2 "a Keil call graph cut short" -- "$edgemem" stack "$tmp/cut.htm"
 grep -q "the report ends before its closing </html>: it is cut short" "$tmp/err" || { echo "FAIL: cut .htm: $(cat "$tmp/err")"; fail=1; }
