@@ -49,7 +49,12 @@ std::vector<MapVerdict> map_verdicts(const MapReport& r) {
   for (const auto& reg : map.regions)
     if (overflow_bytes(reg))
       out.push_back({true, "OVERFLOWED", fmt::format("{} by {}", reg.name, bytes(overflow_bytes(reg)))});
-  if (out.empty())
+  // An ELF alone names no memory regions: nothing could overflow, or be said to.
+  if (out.empty() && map.regions.empty())
+    out.push_back({false, "", map.toolchain == "ELF"
+                                  ? "no memory regions to check (an ELF names none: give the linker map for them)"
+                                  : "no memory regions to check (the linker script has no MEMORY block)"});
+  else if (out.empty())
     out.push_back({false, "", r.compared ? "map and ELF agree, no region overflowed" : "no region overflowed"});
   return out;
 }
@@ -61,7 +66,8 @@ std::string map_text(const MapReport& r) {
     out += (v.bad ? style::bad(v.tag + ": " + v.text) : style::good(v.text)) + "\n";
 
   out += fmt::format("\nedgemem map: {} ({})\n\n", r.path, map.toolchain);
-  out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {:>10}\n", "region", "used", "length", "used", "origin");
+  if (!map.regions.empty())
+    out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {:>10}\n", "region", "used", "length", "used", "origin");
   for (const auto& reg : map.regions) {
     if (reg.position_only) {  // IAR "place at address": a position, not a capacity
       out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {}\n", reg.name, bytes(reg.used), "", "", address(reg.origin));
@@ -72,7 +78,7 @@ std::string map_text(const MapReport& r) {
                        address(reg.origin),
                        overflow_bytes(reg) ? style::bad(fmt::format("  OVERFLOWED by {}", bytes(overflow_bytes(reg)))) : "");
   }
-  out += fmt::format("\n{:<24} {:>10} {:>14}  kind\n", "section", "address", "size");
+  out += fmt::format("{}{:<24} {:>10} {:>14}  kind\n", map.regions.empty() ? "" : "\n", "section", "address", "size");
   for (const auto& s : map.sections)
     if (s.size && s.kind != SectionKind::debug)
       out += fmt::format("{:<24} {} {:>14}  {}\n", s.name, address(s.address), bytes(s.size), to_string(s.kind));

@@ -302,6 +302,9 @@ if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
 fi
 # map: an ELF where the map goes is read as one; a map and an ELF of two links disagree (1).
 expect 0 "map FW.elf" -- "$edgemem" map "$corpus/map/own_cm4_O2.elf"
+# No regions in an ELF: not "no region overflowed" over an empty region table.
+grep -q "^no memory regions to check (an ELF names none" "$tmp/out" && ! grep -q "^region " "$tmp/out" ||
+  { echo "FAIL: map of an ELF claims regions"; head -5 "$tmp/out"; fail=1; }
 grep -q "(ELF)" "$tmp/out" || { echo "FAIL: map FW.elf is not read as an ELF"; fail=1; }
 grep -Eq "^\.text +0x[0-9a-f]{8} +[0-9,]+ B" "$tmp/out" || { echo "FAIL: map addresses are not 0x%08x or sizes lack a unit"; fail=1; }
 expect 1 "map: map and ELF from two links" -- "$edgemem" map "$map" --elf "$corpus/map/own_cm4_O0.elf"
