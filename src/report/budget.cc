@@ -119,6 +119,10 @@ class Evaluator {
       std::vector<std::string> have;
       for (const auto& r : map.regions) have.push_back(r.name);
       auto matched = names::match(item.key(), have);
+      if (map.regions.empty())
+        throw BudgetError(fmt::format("regions.{}: {} names no memory regions ({}); give the linker map: --map FW.map",
+                                      item.key(), map.toolchain == "ELF" ? "an ELF" : "the map",
+                                      map.toolchain == "ELF" ? "they are the linker script's" : "no MEMORY block"));
       if (!matched) throw BudgetError(fmt::format("regions: {} in the map", names::unknown("region", item.key(), have)));
       const std::string name = *matched;  // the map's spelling
       json& limits = item.value();
@@ -134,6 +138,9 @@ class Evaluator {
       }
       if (limits.contains("max_percent")) {
         double max = real(limits, "max_percent", rule);
+        if (max > 100)
+          throw BudgetError(fmt::format("{}.max_percent: {:g} % only an overflowed region (a failed link) could "
+                                        "break; expected 0 to 100", rule, max));
         // A region without a length (IAR's place-at ones) has no percentage: never a silent pass.
         if (it->length == 0)
           throw BudgetError(fmt::format("{}.max_percent: the map gives region {} no length, so no percentage of it can "

@@ -63,6 +63,22 @@ TEST(Budget, RegionSectionAndSymbolLimits) {
   EXPECT_NE(error.find("expected a whole number"), std::string::npos) << error;
 }
 
+// Limits that could never be judged are refused, not passed: over 100 % of
+// a region, or regions of an ELF (which names none).
+TEST(Budget, RegionLimitsThatCannotBeJudgedAreRefused) {
+  LinkerMap m = image();
+  BudgetInputs in{&m, nullptr, nullptr, nullptr};
+  std::string error;
+  evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 150}}})"), in, error);
+  EXPECT_NE(error.find("regions.RAM.max_percent: 150 % only an overflowed region"), std::string::npos) << error;
+  LinkerMap elf;
+  elf.toolchain = "ELF";
+  BudgetInputs from_elf{&elf, nullptr, nullptr, nullptr};
+  error.clear();
+  evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 90}}})"), from_elf, error);
+  EXPECT_NE(error.find("regions.RAM: an ELF names no memory regions"), std::string::npos) << error;
+}
+
 TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
   LinkerMap m = image();
   StackReport s = stacks();
