@@ -57,7 +57,10 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
       name.starts_with(".xt.") || name == ".xtensa.info" || name.starts_with(".gnu.attributes") ||
       (address == 0 && name.starts_with(".note")))
     return SectionKind::debug;
-  if (has(name, {"bss", "noinit"}) || (name.starts_with(".") && has(name, {"heap", "stack"}))) return SectionKind::bss;
+  // ESP-IDF's .rtc_reserved is NOLOAD too (its sections.ld): RTC memory
+  // the bootloader and timers keep across sleep, no bytes of the image.
+  if (has(name, {"bss", "noinit", "rtc_reserved"}) || (name.starts_with(".") && has(name, {"heap", "stack"})))
+    return SectionKind::bss;
   // ESP-IDF's .flash_rodata_dummy and .dram0.dummy only reserve addresses
   // the cache maps elsewhere: no bytes of the image.
   if (has(name, {"dummy"})) return SectionKind::other;
