@@ -66,6 +66,9 @@ std::string fit_text(const FitReport& rep) {
                                   fmt::join(rep.budget.blockers, ", "))) +
            "\n  no arena size can be recommended, so no fit is judged (see edgemem plan)\n";
   std::string chip = r.chip.empty() ? "the map's memory regions" : r.chip;
+  if (rep.source == CapacitySource::custom)  // --ram and --flash, over a table chip or none
+    chip = fmt::format("{}{} RAM and {} flash", r.chip == "custom" ? "" : r.chip + " with ",
+                       units::bytes(r.ram_capacity), units::bytes(r.flash_capacity));
   std::string out = !r.fits()      ? style::bad("DOES NOT FIT")
                     : rep.arena_short() ? style::warn("FITS -- once the declared arena is enlarged")
                     : !rep.budget.complete ? style::warn("FITS")

@@ -274,6 +274,8 @@ grep -q "firmware's own code and data are not counted" "$tmp/out" || { echo "FAI
 expect 0 "fit --json without a map" -- "$edgemem" fit --json "$kws" --ram 256K --flash 1M
 grep -q '"map": null' "$tmp/out" && grep -q '"firmware_counted": false' "$tmp/out" ||
   { echo "FAIL: fit JSON without a map"; fail=1; }
+expect 0 "fit with capacities given" -- "$edgemem" fit "$kws" --ram 256K --flash 1M
+grep -q "^FITS on 262,144 B RAM and 1,048,576 B flash" "$tmp/out" || { echo "FAIL: fit does not name the capacities it judged against"; head -1 "$tmp/out"; fail=1; }
 expect 2 "fit: MCU typo" -- "$edgemem" fit "$kws" --mcu nrf52480
 grep -q "did you mean nRF52840?" "$tmp/err" || { echo "FAIL: no did-you-mean for --mcu"; fail=1; }
 expect 2 "fit: neither map nor chip" -- "$edgemem" fit "$kws"
