@@ -196,7 +196,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
         // A callee declared elsewhere appears again without a frame; the
         // defining file's node keeps its location.
         if (!n.has_frame) {
-          n.fn.name = parts[0];
+          // A builtin GCC emitted as a call is labelled "__builtin_memcpy"
+          // and titled by the function really called: name it so.
+          n.fn.name = parts[0].starts_with("__builtin_") && parts.size() > 1 && parts[1] == "<built-in>"
+                          ? std::string(*title)
+                          : parts[0];
           if (parts.size() > 1) n.fn.file = parts[1];
         }
         if (parts.size() > 2) {
