@@ -26,7 +26,7 @@ constexpr unsigned kJumpSlot = R_AARCH64_JUMP_SLOT, kGlobDat = R_AARCH64_GLOB_DA
 
 const char* const kIntercepted[] = {
     "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc", "memalign", "valloc",
-    "pvalloc", "mmap", "mmap64", "munmap", "mremap", "mprotect", "dlopen", "dlclose", "prctl", "pthread_setname_np",
+    "pvalloc", "mmap", "mmap64", "munmap", "mremap", "mprotect", "pkey_mprotect", "dlopen", "dlclose", "prctl", "pthread_setname_np",
     "_Znwm", "_Znam", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
     "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvm",
     "_ZdaPvm", "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",

@@ -322,6 +322,21 @@ void reprotect(uintptr_t start, uintptr_t end, bool reserved) {
 
 bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 
+// mprotect's and pkey_mprotect's bookkeeping around `call`, the real one.
+template <typename Call>
+int protect(void* addr, size_t length, int prot, Call call) {
+  Busy busy;
+  const auto start = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t end = page_end(start, length);
+  if (!busy.entered() || !recording() || !plausible_range(start, length) || !ready_for_edit(start, end)) return call();
+  // Committing walks the stack first; RW to RX and back (W^X) does not.
+  MappingEdit edit(prot != PROT_NONE && any_reserved_overlapping(start, end));
+  if (!any_overlapping(start, end)) return call();
+  int result = call();
+  if (result == 0) reprotect(start, end, prot == PROT_NONE);
+  return result;
+}
+
 }  // namespace
 
 void edgemem::preload::lock_mapping_edits_for_fork() { pthread_mutex_lock(&edits_lock); }
@@ -438,17 +453,14 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
 int mprotect(void* addr, size_t length, int prot) {
   if (!real.mprotect) resolve_real_functions();
   if (!real.mprotect) return static_cast<int>(syscall(SYS_mprotect, addr, length, prot));  // resolving
-  Busy busy;
-  const auto start = reinterpret_cast<uintptr_t>(addr);
-  const uintptr_t end = page_end(start, length);
-  if (!busy.entered() || !recording() || !plausible_range(start, length) || !ready_for_edit(start, end))
-    return real.mprotect(addr, length, prot);
-  // Committing walks the stack first; RW to RX and back (W^X) does not.
-  MappingEdit edit(prot != PROT_NONE && any_reserved_overlapping(start, end));
-  if (!any_overlapping(start, end)) return real.mprotect(addr, length, prot);
-  int result = real.mprotect(addr, length, prot);
-  if (result == 0) reprotect(start, end, prot == PROT_NONE);
-  return result;
+  return protect(addr, length, prot, [&] { return real.mprotect(addr, length, prot); });
+}
+
+// mprotect with a protection key (V8 on CPUs with PKU): the same pages change.
+int pkey_mprotect(void* addr, size_t length, int prot, int pkey) {
+  if (!real.pkey_mprotect) resolve_real_functions();
+  if (!real.pkey_mprotect) return static_cast<int>(syscall(SYS_pkey_mprotect, addr, length, prot, pkey));  // resolving
+  return protect(addr, length, prot, [&] { return real.pkey_mprotect(addr, length, prot, pkey); });
 }
 
 }  // extern "C"

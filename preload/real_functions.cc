@@ -72,6 +72,7 @@ void resolve_real_functions() {
   find(found.munmap, "munmap");
   find(found.mremap, "mremap");
   find(found.mprotect, "mprotect");
+  find(found.pkey_mprotect, "pkey_mprotect");
   find(found.dlopen, "dlopen");
   find(found.dlclose, "dlclose");
   find(found.dl_iterate_phdr, "dl_iterate_phdr");

@@ -29,6 +29,7 @@ struct RealFunctions {
   int (*munmap)(void*, size_t);
   void* (*mremap)(void*, size_t, size_t, int, ...);
   int (*mprotect)(void*, size_t, int);
+  int (*pkey_mprotect)(void*, size_t, int, int);
   void* (*dlopen)(const char*, int);
   int (*dlclose)(void*);
   int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info*, size_t, void*), void*);
