@@ -56,6 +56,7 @@ inline std::filesystem::path scratch_dir(const std::string& prefix) {
   struct RemoveWhenPassed : ::testing::Environment {
     std::filesystem::path dir;
     explicit RemoveWhenPassed(std::filesystem::path d) : dir(std::move(d)) {}
+    void SetUp() override { std::filesystem::create_directories(dir); }  // again, under --gtest_repeat
     void TearDown() override {
       if (!::testing::UnitTest::GetInstance()->Passed()) {
         std::fprintf(stderr, "test files kept in %s\n", dir.c_str());

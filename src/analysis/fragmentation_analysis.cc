@@ -259,6 +259,9 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
     c.reason = fmt::format("extent of {} unknown: rates are over the span its blocks touched (stretches over 16 MiB "
                            "between blocks left out) and are not judged; "
                            "declare its base and size (POOL name= base= size=), or for an arena pass --arena-size N", observed);
+  else if (r.pools.empty() && !band && failure_count_)
+    c.reason = "only failed allocations, in pools of unknown extent: whether memory could have served them is not "
+               "known; declare the pool's base and size (POOL name= base= size=), or for an arena pass --arena-size N";
   else if (r.pools.empty() && !band)
     c.reason = "no allocations";
 }

@@ -71,12 +71,14 @@ void LeakAnalysis::marks_inferences(uint32_t thread) { clock_of(thread).marks = 
 void LeakAnalysis::first_inference_begins(bool at_trace_start) {
   inferences_began_ = true;
   began_at_start_ = at_trace_start;
-  if (at_trace_start) return;  // as the groups started: nothing live before it
-  for (size_t i = 0; i < groups_.size(); ++i) pre_live_bytes_[i] = groups_[i].live_bytes;
+  // Growth is measured from here on: with end markers only, from the first
+  // end, as setup and the first inference cannot be told apart there.
   for (Group& g : groups_) {
     g.best_end_live = g.live;
     g.best_end_bytes = g.live_bytes;
   }
+  if (at_trace_start) return;  // its blocks are the first inference's: none made before it
+  for (size_t i = 0; i < groups_.size(); ++i) pre_live_bytes_[i] = groups_[i].live_bytes;
 }
 
 void LeakAnalysis::device_restarted() {

@@ -94,7 +94,7 @@ class LeakAnalysis {
   void marks_inferences(uint32_t thread);
   // `at_trace_start`: the firmware marks only ends, and the first inference
   // began where the trace does (docs/formats/textlog.md): nothing was made
-  // before it.
+  // before it, though growth is still measured from its end.
   void first_inference_begins(bool at_trace_start);
   // `completed`: inferences completed so far; `device`: the device's number for this one.
   void inference_end(uint64_t completed, uint64_t device);

@@ -106,15 +106,19 @@ int run_fit(const FitArgs& args) {
                                         "not where it ends (an LTO build, or no -fdata-sections); give the ELF too: "
                                         "--elf FW.elf",
                                         arena->name, units::bytes(arena->size)));
-    if (!chip) {
+    // Sections in no flash or RAM region would count 0 B, chip named or not.
+    if (auto why = plan::map_usage_unknown(*map))
+      return fail(args.map, *why + (map->regions.empty()
+                                        ? " (a linker script without MEMORY: GNU ld lists only *default*), so what the "
+                                          "firmware takes of flash and RAM is not known: give the linker script a "
+                                          "MEMORY block, or leave out --map to count the model alone (with --mcu NAME, "
+                                          "or --ram and --flash)"
+                                        : ", so what the firmware takes of the chip is not known: leave out --map to "
+                                          "count the model alone (with --mcu NAME, or --ram and --flash)"));
+    if (!chip)
       if (auto why = plan::map_capacity_unknown(*map))
         return fail(args.map, *why + ", so the chip's capacity is not known: name it with --mcu NAME (edgemem fit "
                                      "--list-mcus) or --ram SIZE --flash SIZE");
-    } else if (auto why = plan::map_usage_unknown(*map)) {
-      return fail(args.map, *why + ", so what the firmware takes of the chip is not known: give the linker script a "
-                                   "MEMORY block (GNU ld lists only *default* without one), or leave out --map to "
-                                   "count the model alone");
-    }
     report.map = args.map;
     report.toolchain = map->toolchain;
     report.result = plan::fit(report.budget, model_bytes->size(), *map, chip);

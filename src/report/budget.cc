@@ -120,9 +120,11 @@ class Evaluator {
       for (const auto& r : map.regions) have.push_back(r.name);
       auto matched = names::match(item.key(), have);
       if (map.regions.empty())
-        throw BudgetError(fmt::format("regions.{}: {} names no memory regions ({}); give the linker map: --map FW.map",
-                                      item.key(), map.toolchain == "ELF" ? "an ELF" : "the map",
-                                      map.toolchain == "ELF" ? "they are the linker script's" : "no MEMORY block"));
+        throw BudgetError(map.toolchain == "ELF"
+                              ? fmt::format("regions.{}: an ELF names no memory regions (they are the linker "
+                                            "script's); give the linker map: --map FW.map", item.key())
+                              : fmt::format("regions.{}: the map names no memory regions (its linker script has no "
+                                            "MEMORY block)", item.key()));
       if (!matched) throw BudgetError(fmt::format("regions: {} in the map", names::unknown("region", item.key(), have)));
       const std::string name = *matched;  // the map's spelling
       json& limits = item.value();

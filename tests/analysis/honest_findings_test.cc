@@ -742,6 +742,26 @@ TEST(HonestFindings, ACaptureCutAfterTheLastEndMarkerKeepsThePerInferenceRate) {
   EXPECT_TRUE(r.persistent.empty()) << r.persistent[0].site;
 }
 
+// Setup that allocates what the leak does, before the first of end markers
+// only: those blocks are the first inference's, but no growth of it (in
+// review: "96 B per inference" for a 64 B leak, ten setup blocks counted
+// as the first inference's growth).
+TEST(HonestFindings, SetupBeforeTheFirstEndMarkerIsNoGrowth) {
+  MemLog log;
+  for (int i = 0; i < 10; ++i) log("ALLOC size=64 addr={}", 0x1000 + 64 * i);
+  for (int i = 1; i <= 20; ++i) {
+    log("ALLOC size=400 addr={}", 0x8000);
+    log("ALLOC size=64 addr={}", 0x2000 + 64 * i);
+    log("FREE addr={}", 0x8000);
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 64.0);
+  EXPECT_EQ(r.leaks[0].count, 30u);  // setup and the first inference cannot be told apart
+}
+
 // Firmware that marks only where each inference begins: every begin ends
 // the inference before it. Read as no inference at all, the trace had no
 // leak ("[OK]") and the leaking site was a working set.
@@ -953,6 +973,12 @@ TEST(HonestFindings, AFailureInAHeapOfUnknownExtentDoesNotRaiseTheBand) {
   EXPECT_EQ(known.alloc_failures, 1u);
   ASSERT_TRUE(known.band);
   EXPECT_EQ(*known.band, Band::danger);  // 50 per 1000 inferences
+  // Only failures, in a heap never measured: not "no allocations" (review).
+  auto only_failures = analyse(Format::log, "[MEM][1] INFER begin 1\n[MEM][2] ALLOC_FAIL size=100000 align=16\n"
+                                            "[MEM][3] INFER end 1\n");
+  EXPECT_EQ(only_failures->result.fragmentation.alloc_failures, 1u);
+  EXPECT_NE(only_failures->result.checks.fragmentation.reason.find("only failed allocations"), std::string::npos)
+      << only_failures->result.checks.fragmentation.reason;
 }
 
 TEST(HonestFindings, InferencesCountedFromZeroOrUnnumbered) {
