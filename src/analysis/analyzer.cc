@@ -412,7 +412,7 @@ struct Analyzer::Impl {
     leaks.finish(tracker, context, out);
     threads.finish(context, out);
     temporaries.finish(tracker, context, out);
-    watermark.finish(context, options.clock_hz, out);
+    watermark.finish(tracker, context, options.clock_hz, out);
     fragmentation.finish(context, tracker.completed(), out);
     overflow.finish(context, out);
     lifo.finish(tracker, context, out);

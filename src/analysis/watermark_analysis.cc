@@ -1,5 +1,6 @@
 #include "watermark_analysis.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace edgemem {
@@ -61,7 +62,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
   }
 }
 
-void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double> clock_hz,
+void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context, std::optional<double> clock_hz,
                                AnalysisResult& out) const {
   if (peaks_ > 0) {
     out.peak.max_inference_peak = peak_max_;
@@ -143,14 +144,21 @@ void WatermarkAnalysis::finish(const TraceContext& context, std::optional<double
   for (size_t i = 0; i < pools_.size(); ++i) {
     const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
     if (info.placement) continue;
-    const Fit& f = pools_[i];
     double rate = rates[i];
     if (rate > 0 && info.size > 0) {
       // Space must hold the inference's own peak, not just what it leaves
-      // behind, and what the other end of a shared arena holds at its peak.
-      uint64_t used = std::max(f.last, f.last_peak);
+      // behind, and what the other end of a shared arena holds at its peak;
+      // and what was made after the last inference ended (or in one still
+      // running) is in use too: it left 96 inferences of room where 46 were.
+      auto in_use = [&](size_t pool) {
+        const Fit& p = pools_[pool];
+        uint64_t now = 0;
+        if (pool < tracker.pools().size()) now = std::max(tracker.pools()[pool].usage(), tracker.pools()[pool].inference_peak);
+        return std::max({p.last, p.last_peak, now});
+      };
+      uint64_t used = in_use(i);
       if (auto partner = context.pools.partner(static_cast<PoolId>(i)); partner && *partner < pools_.size()) {
-        used += std::max(pools_[*partner].last, pools_[*partner].last_peak);
+        used += in_use(*partner);
         rate += rates[*partner];
       }
       uint64_t remaining = info.size > used ? info.size - used : 0;

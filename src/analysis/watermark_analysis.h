@@ -21,7 +21,9 @@ class WatermarkAnalysis {
     if (usage > inference_peak_) inference_peak_ = usage;
   }
   void inference_end(uint64_t time, PoolTracker& tracker);
-  void finish(const TraceContext& context, std::optional<double> clock_hz, AnalysisResult& out) const;
+  // `tracker`: the pools as the trace leaves them, after the last inference end.
+  void finish(PoolTracker& tracker, const TraceContext& context, std::optional<double> clock_hz,
+              AnalysisResult& out) const;
   std::optional<TrendEstimate> trend(PoolId pool) const {
     return pool < pools_.size() ? pools_[pool].trend.estimate() : std::nullopt;
   }

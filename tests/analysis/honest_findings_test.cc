@@ -742,6 +742,24 @@ TEST(HonestFindings, ACaptureCutAfterTheLastEndMarkerKeepsThePerInferenceRate) {
   EXPECT_TRUE(r.persistent.empty()) << r.persistent[0].site;
 }
 
+// Memory taken after the last inference ended is in use too: a 5,000 B
+// block made then left "96 more inferences" (9,600 B) of a 10,000 B heap
+// holding 5,400 B (a helper's trace; watch's status line said both).
+TEST(HonestFindings, TheForecastCountsWhatWasMadeAfterTheLastInference) {
+  MemLog log;
+  log("POOL name=heap kind=heap size=10000 base=0x1000");
+  for (int i = 1; i <= 4; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=100 addr={} site=L", 0x1000 + 0x100 * (i - 1));
+    log("INFER end {}", i);
+  }
+  log("ALLOC size=5000 addr={} site=big", 0x2000);
+  auto run = analyse(Format::log, log.text);
+  ASSERT_TRUE(run->result.exhaustion_forecast);
+  EXPECT_EQ(run->result.exhaustion_forecast->remaining_bytes, 10000u - 5400);
+  EXPECT_EQ(run->result.exhaustion_forecast->inferences, 46u);
+}
+
 // Setup that allocates what the leak does, before the first of end markers
 // only: those blocks are the first inference's, but no growth of it (in
 // review: "96 B per inference" for a 64 B leak, ten setup blocks counted
