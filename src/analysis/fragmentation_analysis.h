@@ -1,4 +1,5 @@
-// Fragmentation after every allocation and at the end of the trace: rate =
+// Fragmentation after every allocation, at every failed request and at the
+// end of the trace: rate =
 // 1 - largest_free / total_free (seed 001 §4.2), per pool, with the seed's
 // bands, and every failed request judged: was enough memory free, only not
 // in one piece? The curve holds every state measured; the headline's worst

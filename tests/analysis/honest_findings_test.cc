@@ -742,6 +742,26 @@ TEST(HonestFindings, ACaptureCutAfterTheLastEndMarkerKeepsThePerInferenceRate) {
   EXPECT_TRUE(r.persistent.empty()) << r.persistent[0].site;
 }
 
+// The state a request failed in is on the fragmentation curve: two frees
+// after the last allocation leave 400 B free in two 200 B holes, a 300 B
+// request fails there at 50 %, and the worst read 33 % (a helper's trace).
+TEST(HonestFindings, TheWorstFragmentationIsNoLowerThanAFailuresOwn) {
+  MemLog log;
+  log("POOL name=heap kind=heap size=1000 base=0x1000");
+  for (int i = 0; i < 5; ++i) log("ALLOC size=200 addr={} site=S{}", 0x1000 + 200 * i, i);
+  log("FREE addr={}", 0x1000 + 200);
+  log("FREE addr={}", 0x1000 + 600);
+  log("ALLOC_FAIL size=300 align=0");
+  log("FREE addr={}", 0x1000);
+  auto run = analyse(Format::log, log.text);
+  const FragmentationResult& f = run->result.fragmentation;
+  ASSERT_EQ(f.failures.size(), 1u);
+  EXPECT_EQ(*f.failures[0].total_free, 400u);
+  EXPECT_EQ(*f.failures[0].largest_free, 200u);
+  ASSERT_TRUE(f.max_rate);
+  EXPECT_DOUBLE_EQ(*f.max_rate, 0.5);
+}
+
 // Memory taken after the last inference ended is in use too: a 5,000 B
 // block made then left "96 more inferences" (9,600 B) of a 10,000 B heap
 // holding 5,400 B (a helper's trace; watch's status line said both).
