@@ -167,7 +167,7 @@ struct TraceSession::Impl {
     }
     // Reading stopped mid-record (Ctrl-C, watch --until or --for): that last
     // record was cut by the stop, not lost by the device or the file.
-    const uint64_t truncated_before_end = decoder->stats().truncated_bytes;
+    const uint64_t truncated_before_end = decoder->progress().truncated_bytes;  // stats() is settled by finish()
     decoder->finish();
     if (symbolizer) symbolizer->symbolize(context.sites);
     analyzer.set_trace_clock(decoder->clock_hz());

@@ -123,6 +123,24 @@ TEST(TraceSession, AStreamCutStartsOverInsteadOfGluingTheCutRecordToTheNewBytes)
   EXPECT_EQ(out.run->input.stats.truncated_bytes, 18u);
 }
 
+// A rotation that cuts a record whose start is itself a whole [MEM] line
+// ("ALLOC size=6" of "size=64"), the new file going on with its rest: the
+// cut record is truncated, and the rest, no [MEM] line, skipped (a helper
+// found watch counting neither).
+TEST(TraceSession, ARecordCutByARotationIsTruncatedThoughItReadsAsALine) {
+  TraceSession session("r.log", {});
+  session.feed(bytes_of("[MEM][0] POOL name=heap kind=heap size=65536 base=0x20000000\n[MEM][1] INFER begin 1\n"
+                        "[MEM][2] ALLOC size=64 addr=0x20000100 site=a\n[MEM][3] ALLOC size=6"));
+  session.cut_stream();
+  session.feed(bytes_of("4 addr=0x20000200 site=b\n[MEM][5] INFER end 1\n"));
+  session.stopped();  // as watch ends, by Ctrl-C: the cut before is still counted
+  TraceOutcome out = session.finish();
+  ASSERT_TRUE(out.run);
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 21u);
+  EXPECT_EQ(out.run->input.stats.skipped_lines, 1u);
+  EXPECT_EQ(out.run->result.inferences, 1u);
+}
+
 TEST(TraceSession, ObserversAttachThroughTheSession) {
   struct Count : InferenceObserver {
     uint64_t last_used = 0, n = 0;
