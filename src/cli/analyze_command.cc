@@ -106,7 +106,7 @@ bool write_exports(const AnalyzeArgs& args, const TraceRun& run) {
 int run_analyze(const AnalyzeArgs& args) {
   FailOn rules;
   try {
-    rules = parse_fail_on(args.fail_on);
+    if (args.fail_on) rules = parse_fail_on(*args.fail_on);
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "edgemem: {}\n", e.what());
     return 2;

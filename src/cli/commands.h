@@ -23,7 +23,7 @@ struct AnalyzeArgs {
   unsigned tpiu_stream = 1;
   std::string elf;  // symbolise return-address sites with this ELF
   bool json = false;
-  std::string fail_on;
+  std::optional<std::string> fail_on;  // set when given, even empty (refused then)
   std::string html;  // also write the HTML report to this file
   // Exports (docs/exports.md), each written when its path is set.
   std::string perfetto, chrome_json, folded, folded_peak, speedscope;

@@ -54,9 +54,9 @@ int run_watch(const WatchArgs& args) {
   const AnalyzeArgs& a = args.trace;
   FailOn rules;
   try {
-    rules = parse_fail_on(a.fail_on);
+    if (a.fail_on) rules = parse_fail_on(*a.fail_on);
   } catch (const std::invalid_argument& e) {
-    return fail("--fail-on", e.what());
+    return fail("watch", e.what());
   }
   auto interval = watch::parse_duration(args.interval);
   if (!interval) return fail("--interval " + args.interval, "expected a duration such as 1s, 500ms, 5m");

@@ -1,6 +1,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "edgemem/report.h"
 #include "report/names.h"
@@ -12,6 +13,10 @@ FailOn parse_fail_on(std::string_view spec) {
                                                   "lifo",          "alloc-failure", "fragmentation",
                                                   "fragmentation=warning", "fragmentation=danger"};
   FailOn f;
+  // An empty list would check nothing and pass: a CI line built from an
+  // unset variable, not a choice.
+  if (spec.find_first_not_of(", ") == std::string_view::npos)
+    throw std::invalid_argument(fmt::format("--fail-on: no rule given; expected one or more of {}", fmt::join(kItems, ",")));
   while (!spec.empty()) {
     size_t comma = spec.find(',');
     std::string_view typed = spec.substr(0, comma);

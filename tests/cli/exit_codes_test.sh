@@ -388,6 +388,9 @@ expect 0 "--format forces a decoder on anything" -- "$edgemem" analyze --format 
 expect 1 "--fail-on in capitals" -- "$edgemem" analyze --fail-on FRAGMENTATION=Danger "$src/examples/traces/kws_fragment.log"
 expect 2 "--fail-on typo" -- "$edgemem" analyze --fail-on leek "$src/examples/traces/kws_fragment.log"
 grep -q "unknown --fail-on item 'leek' (did you mean leak?" "$tmp/err" || { echo "FAIL: no did-you-mean for leek"; cat "$tmp/err"; fail=1; }
+# An empty list checks nothing: a CI line built from an unset variable (it passed).
+expect 2 "--fail-on empty" -- "$edgemem" analyze --fail-on "" "$src/examples/traces/kws_fragment.log"
+grep -q "no rule given" "$tmp/err" || { echo "FAIL: an empty --fail-on is not refused"; cat "$tmp/err"; fail=1; }
 expect 2 "record --via typo" -- "$edgemem" record --via gbd -- /bin/true
 grep -q "did you mean gdb?" "$tmp/err" || { echo "FAIL: no did-you-mean for --via gbd"; cat "$tmp/err"; fail=1; }
 # record -o where no recording can be: refused before the program runs, nothing replaced.
