@@ -180,6 +180,16 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (!fragmentation_failure_shown || f.alloc_failures > 1)
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocation{}{}", grouped(f.alloc_failures),
                                             f.alloc_failures == 1 ? "" : "s", rate));
+    // A refusal the trace's own free blocks could have served: the trace
+    // does not tell the allocator's whole story, and says so.
+    for (const auto& x : f.failures)
+      if (x.largest_free && *x.largest_free >= x.size && x.size > 0) {
+        more(out, fmt::format("a request of {} failed beside a free block of {}, as the trace tells it: the allocator "
+                              "may not merge neighbouring free blocks as edgemem does, need more than the request "
+                              "(headers, alignment), or hold blocks the trace does not show",
+                              bytes(x.size), bytes(*x.largest_free)));
+        break;
+      }
   }
   // Fragmentation found by a failure alone (no [FRAGMENT] line below): its notes go here.
   const bool fragment_line = f.band && *f.band != Band::healthy;
