@@ -347,8 +347,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                        bytes(static_cast<uint64_t>(std::llround(r.peak.mean_inference_peak))));
   out += "\n";
   auto blocks = [](uint64_t n) { return n == 1 ? "block " : "blocks"; };
+  // Three rows and the rest in one; a rest of one holder is shown as itself.
+  const size_t named = r.peak.live_at_peak.size() <= 4 ? r.peak.live_at_peak.size() : 3;
   std::vector<std::string_view> peak_sites;
-  for (size_t i = 0; i < r.peak.live_at_peak.size() && i < 3; ++i) peak_sites.push_back(r.peak.live_at_peak[i].site);
+  for (size_t i = 0; i < named; ++i) peak_sites.push_back(r.peak.live_at_peak[i].site);
   const std::vector<std::string> peak_names = shown_sites(peak_sites);
   for (size_t i = 0; i < peak_names.size(); ++i) {
     const PeakHolder& h = r.peak.live_at_peak[i];
@@ -357,9 +359,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                           no_block ? "block " : blocks(h.count), no_block ? h.site : peak_names[i]));
   }
   // The rows shown add up to the peak: the rest in one.
-  if (r.peak.live_at_peak.size() > 3) {
+  if (r.peak.live_at_peak.size() > named) {
     uint64_t rest_bytes = 0, rest_count = 0;
-    for (size_t i = 3; i < r.peak.live_at_peak.size(); ++i) {
+    for (size_t i = named; i < r.peak.live_at_peak.size(); ++i) {
       rest_bytes += r.peak.live_at_peak[i].bytes;
       rest_count += r.peak.live_at_peak[i].count;
     }
