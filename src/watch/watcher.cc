@@ -39,6 +39,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     auto wait = std::clamp(std::chrono::duration_cast<milliseconds>(next_tick - now), milliseconds(0), kMaxWait);
     SourceRead r = source.read(buffer, wait);
     for (const std::string& n : r.notes) note(n);
+    received_ += r.bytes;
     if (r.restarted) session_.cut_stream();
     auto reached = [&] { return limits.until_inferences && engine_.inferences() >= *limits.until_inferences; };
     // With --until, fed in slices so the watch stops close to the N-th inference, not a 64 KiB read later.

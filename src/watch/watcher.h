@@ -38,11 +38,14 @@ class Watcher {
   TraceOutcome run(LiveSource& source, const WatchLimits& limits, const WatchHandlers& handlers,
                    const std::function<bool()>& stop);
   const AlertEngine& alerts() const { return engine_; }
+  // Bytes the source gave, over the whole run.
+  uint64_t received() const { return received_; }
 
  private:
   void deliver(const WatchHandlers& handlers);
   TraceSession& session_;
   AlertEngine engine_;
+  uint64_t received_ = 0;
 };
 
 // "500ms", "10s", "5m", "2h", "1d", or plain seconds ("1.5"); unset when

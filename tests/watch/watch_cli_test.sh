@@ -60,6 +60,13 @@ grep -q "stopped by signal 2" "$tmp/err" && ok "says it was stopped" || bad "no 
 grep -q "ALLOC FAIL" "$tmp/out" && ok "SIGINT prints the analyze summary" || bad "no summary on stdout: $(head -5 "$tmp/out")"
 [ "$rc" = 1 ] && ok "exit 1 after an alert" || bad "exit $rc after an alert, expected 1"
 
+# 1a. A file that never appears: after --for, one line saying nothing came, exit 2.
+"$edgemem" watch "$tmp/never.log" --for 300ms >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "never.log: nothing arrived; no trace to summarise" "$tmp/err" &&
+  ! grep -q "empty input" "$tmp/err" && ok "a file that never appeared: nothing arrived, exit 2" ||
+  bad "file never appeared: exit $rc, $(tail -2 "$tmp/err")"
+
 # 1b. A read of the watched file fails once (EIO) with most of it still to
 # read (it is larger than one read): the watch says so, reopens it where it
 # was, and counts every line once. Read from the start again, the first
