@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -41,6 +42,28 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// CLI11 lists unexpected words last first; said in the order typed, with
+// the command that does take a misplaced option (analyze --until is watch's).
+std::string extras_message(const CLI::App& top) {
+  std::vector<CLI::App*> chosen = top.get_subcommands();
+  const std::string command = chosen.empty() ? "edgemem" : chosen.front()->get_name();
+  const std::vector<std::string> extras = top.remaining(true);
+  std::string hint;
+  for (const std::string& word : extras) {
+    if (!word.starts_with("-") || chosen.empty()) continue;
+    const std::string option = word.substr(0, word.find('='));
+    std::vector<std::string> owners;
+    for (const CLI::App* sub : top.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub != chosen.front() && sub->get_option_no_throw(option) != nullptr) owners.push_back(sub->get_name());
+    if (!owners.empty()) {
+      hint = fmt::format("; {} is an option of {}", option, fmt::join(owners, ", "));
+      break;
+    }
+  }
+  const std::string help = chosen.empty() ? "edgemem --help" : "edgemem " + command + " --help";
+  return fmt::format("edgemem: {} does not take {}{} (see {})\n", command, fmt::join(extras, " "), hint, help);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,7 +81,8 @@ int main(int argc, char** argv) {
   app.ignore_case();  // subcommands and options, in any case
   app.fallthrough();  // --color may come after the subcommand
   app.require_subcommand(1);
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) return extras_message(*top);
     return fmt::format("edgemem: {} (see --help)\n", e.what());
   });
   std::string colour = "auto";

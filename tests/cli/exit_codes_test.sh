@@ -290,6 +290,9 @@ grep -q "did you mean seedbin?" "$tmp/err" || { echo "FAIL: no did-you-mean for 
 expect 2 "subcommand typo" -- "$edgemem" anaylze "$src/examples/traces/kws_fragment.log"
 grep -q "unknown command 'anaylze' (did you mean analyze?" "$tmp/err" || { echo "FAIL: no did-you-mean for a subcommand"; fail=1; }
 [ "$(wc -l <"$tmp/err")" = 1 ] || { echo "FAIL: the subcommand typo is not one line"; fail=1; }
+expect 2 "another command's option" -- "$edgemem" analyze "$src/examples/traces/kws_fragment.log" --until 3 --bogus
+[ "$(cat "$tmp/err")" = "edgemem: analyze does not take --until 3 --bogus; --until is an option of watch (see edgemem analyze --help)" ] ||
+  { echo "FAIL: words not expected are not named in order with the command that takes them: $(cat "$tmp/err")"; fail=1; }
 expect 0 "subcommand in any case" -- "$edgemem" ANALYZE "$src/examples/traces/kws_fragment.log"
 for cmd in analyze plan map stack fit check diff; do
   expect 0 "$cmd --help" -- "$edgemem" "$cmd" --help
