@@ -9,12 +9,31 @@
 #include "session/decompressor.h"
 
 namespace edgemem::cli {
+namespace {
+
+// The trace format of what the first compressed bytes unpack to, if they
+// show one. A few KiB in, so a highly compressed file is not unpacked whole.
+std::optional<Format> trace_inside(Compression packed, std::span<const uint8_t> head) {
+  std::string inner;
+  auto unpacker = Decompressor::make(packed);
+  unpacker->feed(head.first(std::min<size_t>(head.size(), 4096)), [&](std::span<const uint8_t> out) {
+    inner.append(reinterpret_cast<const char*>(out.data()), std::min(out.size(), kSniffBytes - inner.size()));
+  });
+  return sniff_trace({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}).format;
+}
+
+}  // namespace
 
 std::string kind_hint(const std::string& path, std::string_view bytes, std::string_view reads_like) {
   std::span<const uint8_t> head(reinterpret_cast<const uint8_t*>(bytes.data()), std::min(bytes.size(), kSniffBytes));
-  // Only analyze and watch decompress their input.
-  if (auto packed = compression_of(head))
+  // Only analyze and watch decompress their input: a compressed trace goes
+  // there as it is; anything else is decompressed first.
+  if (auto packed = compression_of(head)) {
+    if (auto inner = trace_inside(*packed, head))
+      return fmt::format("; it is {} {}-compressed {} trace: run `edgemem analyze {}` (it reads it compressed)",
+                         *packed == Compression::xz ? "an" : "a", to_string(*packed), to_string(*inner), path);
     return fmt::format("; it is {0}-compressed: decompress it first ({0} -dc {1} > FILE)", to_string(*packed), path);
+  }
   SniffVerdict v = sniff_trace(head);
   if (v.format) {
     const std::string_view format = to_string(*v.format);

@@ -453,6 +453,10 @@ grep -q "static call graph (Keil .htm), not a trace" "$tmp/err" || { echo "FAIL:
 gzip -c "$map" >"$tmp/fw.map.gz"
 expect 2 "map of a gzipped map" -- "$edgemem" map "$tmp/fw.map.gz"
 grep -q "it is gzip-compressed: decompress it first (gzip -dc " "$tmp/err" || { echo "FAIL: map .gz: $(cat "$tmp/err")"; fail=1; }
+xz -c "$src/examples/traces/kws_fragment.log" >"$tmp/trace.log.xz"
+expect 2 "map of a compressed trace" -- "$edgemem" map "$tmp/trace.log.xz"
+grep -q "it is an xz-compressed log trace: run \`edgemem analyze $tmp/trace.log.xz\` (it reads it compressed)" "$tmp/err" ||
+  { echo "FAIL: map of a .log.xz: $(cat "$tmp/err")"; fail=1; }
 head -c 20000 "$corpus/stack_keil/badshun_minirtos_ac5_5.06u7.htm" >"$tmp/cut.htm"
 expect 2 "a Keil call graph cut short" -- "$edgemem" stack "$tmp/cut.htm"
 grep -q "the report ends before its closing </html>: it is cut short" "$tmp/err" || { echo "FAIL: cut .htm: $(cat "$tmp/err")"; fail=1; }
