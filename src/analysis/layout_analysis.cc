@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -264,10 +265,41 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
   std::sort(closed.begin(), closed.end(), by_area);
   size_t closed_kept = std::min(closed.size(), cap_ - live_kept);
 
-  std::vector<PoolState> pools = pools_;
-  for (size_t i = live_kept; i < live.size(); ++i)
-    rasterise(pools, live[i].pool, *live[i].block, std::max(end_, live[i].block->time), true);
-  for (size_t i = closed_kept; i < closed.size(); ++i) rasterise(pools, closed[i]);
+  // The blocks not drawn go into their pool's rasters, which this const
+  // finish (a live view goes on after it) adds to a copy of: one pool's
+  // state at a time, since 500 pools' grids copied at once cost 64 MiB.
+  // Indices counting-sorted by pool keep each pool's blocks in the order
+  // they always went in (sums of doubles, byte-identical output).
+  const size_t live_left = live.size() - live_kept, left = live_left + (closed.size() - closed_kept);
+  auto pool_of = [&](size_t n) { return n < live_left ? live[live_kept + n].pool : closed[closed_kept + n - live_left].pool; };
+  size_t pool_count = pools_.size();
+  for (size_t n = 0; n < left; ++n) pool_count = std::max(pool_count, size_t{pool_of(n)} + 1);
+  std::vector<size_t> pool_starts(pool_count + 1, 0);
+  for (size_t n = 0; n < left; ++n) ++pool_starts[pool_of(n) + 1];
+  std::partial_sum(pool_starts.begin(), pool_starts.end(), pool_starts.begin());
+  std::vector<uint32_t> by_pool(left);
+  {
+    std::vector<size_t> at(pool_starts.begin(), pool_starts.end() - 1);
+    for (size_t n = 0; n < left; ++n) by_pool[at[pool_of(n)]++] = static_cast<uint32_t>(n);
+  }
+  const PoolState no_blocks;
+  auto pool_state = [&](size_t id) -> const PoolState& { return id < pools_.size() ? pools_[id] : no_blocks; };
+  // Pool `id` with its undrawn blocks added; `copy` holds it when there are some.
+  auto with_undrawn = [&](size_t id, std::optional<PoolState>& copy) -> const PoolState& {
+    if (pool_starts[id] == pool_starts[id + 1]) return pool_state(id);
+    copy = pool_state(id);
+    for (size_t i = pool_starts[id]; i < pool_starts[id + 1]; ++i) {
+      const size_t n = by_pool[i];
+      if (n < live_left) {
+        const Block& b = *live[live_kept + n].block;
+        rasterise(*copy, b, std::max(end_, b.time), true);
+      } else {
+        const Kept& k = closed[closed_kept + n - live_left];
+        rasterise(*copy, k.block, k.end, k.live);
+      }
+    }
+    return *copy;
+  };
 
   std::vector<const Kept*> drawn;
   for (const Kept& k : live_drawn) drawn.push_back(&k);
@@ -291,9 +323,9 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
       // declared base when the blocks lie above it, else from the lowest one.
       if (info.kind == PoolKind::heap) {
         uint64_t low = info.base;
-        if (id < pools.size() && !pools[id].regions.empty()) {
+        if (!pool_state(id).regions.empty()) {
           low = UINT64_MAX;
-          for (const Region& region : pools[id].regions) low = std::min(low, region.low);
+          for (const Region& region : pool_state(id).regions) low = std::min(low, region.low);
         }
         p.origin = info.base_known && info.base <= low ? info.base : low;
       }
@@ -301,8 +333,8 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
     }
     return r.pools[it->second];
   };
-  for (size_t id = 0; id < pools.size(); ++id)  // in the pool table's order
-    if (!pools[id].regions.empty()) pool_layout(static_cast<PoolId>(id));
+  for (size_t id = 0; id < pool_count; ++id)  // in the pool table's order
+    if (!pool_state(id).regions.empty()) pool_layout(static_cast<PoolId>(id));
   for (const Kept* k : drawn) {
     PoolLayout& p = pool_layout(k->pool);
     auto [site, fresh] = site_index.try_emplace(k->block.site, static_cast<uint32_t>(r.sites.size()));
@@ -324,8 +356,9 @@ void LayoutAnalysis::finish(PoolTracker& tracker, const TraceContext& context, A
     }
     return out;
   };
-  for (size_t id = 0; id < pools.size(); ++id) {
-    const PoolState& s = pools[id];
+  for (size_t id = 0; id < pool_count; ++id) {
+    std::optional<PoolState> copy;
+    const PoolState& s = with_undrawn(id, copy);
     if (!s.all.grid && s.regions.empty()) continue;
     PoolLayout& p = pool_layout(static_cast<PoolId>(id));
     p.raster = raster(s.all, p.origin);

@@ -156,7 +156,9 @@ class LayoutAnalysis {
   // would cost a third of the work.
   [[gnu::always_inline]] static void rasterise(std::vector<PoolState>& pools, PoolId pool, const Block& block, uint64_t end, bool live) {
     if (pool >= pools.size()) [[unlikely]] pools.resize(size_t{pool} + 1);
-    PoolState& s = pools[pool];
+    rasterise(pools[pool], block, end, live);
+  }
+  [[gnu::always_inline]] static void rasterise(PoolState& s, const Block& block, uint64_t end, bool live) {
     s.all.add(block, end, live);
     if (s.regions.size() > 1) [[unlikely]] {
       if (s.last_closed >= s.regions.size() || !s.regions[s.last_closed].holds(block.address))
