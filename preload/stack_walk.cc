@@ -35,17 +35,24 @@ bool in_program_entry(uintptr_t address) {
   return address >= entry && address < entry + 64;
 }
 
+// A frame record (saved frame pointer, return address) at `fp` lies within
+// the stack. Subtracted, not added: code without frame pointers leaves any
+// value in the register, and -16 + 16 wraps to 0, under any bound.
+bool record_in_stack(uintptr_t fp, const StackBounds& b) {
+  return fp >= b.lo && fp <= b.hi && b.hi - fp >= 16 && !(fp & 7);
+}
+
 size_t frame_pointer_walk(uintptr_t* frames, size_t max, const StackBounds& b, bool& complete) {
   complete = false;
   auto fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   size_t n = 0;
   while (n < max) {
-    if (fp < b.lo || fp + 16 > b.hi || (fp & 7)) return n;
+    if (!record_in_stack(fp, b)) return n;
     auto* record = reinterpret_cast<const uintptr_t*>(fp);
     uintptr_t next = record[0], ret = record[1];
     if (!in_executable_code(ret)) return n;
     if (!in_this_library(ret)) frames[n++] = ret;
-    bool next_valid = next > fp && next + 16 <= b.hi && !(next & 7);
+    bool next_valid = next > fp && record_in_stack(next, b);
     if (in_runtime(ret)) {
       // libc and libstdc++ keep no frame pointers: past a return into them
       // the chain is their caller's, which would silently skip a frame.
