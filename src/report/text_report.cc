@@ -395,7 +395,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                           shown_site(largest->site)));
     else if (why == LiveReason::kept_by_c_runtime)
       line(out, "C runtime", fmt::format("{} in {} group{} kept by libc or the loader for itself (thread stacks and TLS, "
-                                         "stdio buffers, dlopen; not the program's leaks), largest: {}",
+                                         "stdio buffers, locale data, dlopen; not the program's leaks), largest: {}",
                                          bytes(total), grouped(groups), groups == 1 ? "" : "s", shown_site(largest->site)));
     else
       line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "

@@ -343,6 +343,12 @@ TEST(LeakRate, TheCRuntimeIsToldByWholeFunctionNamesNotPartsOfThem) {
       {"main%20(c.c:62);plugin_tls_block;__tls_get_addr%20(tls_get_addr.S:55);tls_get_addr_tail%20(dl-tls.c:961);"
        "allocate_and_init%20(dl-tls.c:750)",
        true},
+      // The locale data setlocale loads (every program in a UTF-8 locale), and a
+      // program's own function whose name only starts like glibc's.
+      {"main%20(cat.c:9);setlocale%20(setlocale.c:337);_nl_find_locale%20(findlocale.c:153);"
+       "_nl_load_locale%20(loadlocale.c:332);_nl_intern_locale_data%20(loadlocale.c:156)",
+       true},
+      {"main%20(t.c:30);nl_load_table%20(t.c:12)", false},
       // libstdc++'s emergency exception pool in a program that links libstdc++ statically.
       {"_start;__libc_start_main_impl;call_init;_GLOBAL__sub_I_eh_alloc.cc;pool%20(eh_alloc.cc:123)", true},
   };
