@@ -51,6 +51,11 @@ struct LeakGrowth {
   uint64_t first_inference = 0;      // the device's number of the first of them
   bool late_start = false;           // it began well after the first inference ("from inference K on")
   uint64_t bytes_per_growth = 0;     // mean bytes added by one of those inferences
+  // It stopped growing because its own requests failed (it filled its
+  // pool): the device's number of its last growth, and the failed requests
+  // since. Its rate is over the inferences it grew in, up to that one.
+  std::optional<uint64_t> stopped_after_inference;
+  uint64_t failed_requests = 0;
 };
 
 struct SiteLeak {

@@ -164,13 +164,18 @@ struct Analyzer::Impl {
            release(e.pool, e.old_address, e.time, e.thread, freed, true, e.size ? &e : nullptr);
   }
 
+  void request_failed(const Event& e) {
+    ++counts.failed;
+    hear_partner(e.pool, e.time);
+    fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+    leaks.failed(e.pool, e.site, e.size);
+  }
+
   // An allocation that returned NULL (a wrapper logging what malloc gave):
   // the request failed; malloc(0) may return NULL and made nothing.
   void allocation_returned_null(const Event& e) {
     if (e.size > 0) {
-      ++counts.failed;
-      hear_partner(e.pool, e.time);
-      fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+      request_failed(e);
     }
     sampled(e);
   }
@@ -184,9 +189,7 @@ struct Analyzer::Impl {
       release_old(e, freed);
       usage_changed(e.time);
     } else {
-      ++counts.failed;
-      hear_partner(e.pool, e.time);
-      fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+      request_failed(e);
     }
     sampled(e);
     leaks.tick();
@@ -347,9 +350,7 @@ struct Analyzer::Impl {
         break;
       }
       case EventKind::alloc_failed:
-        ++counts.failed;
-        hear_partner(e.pool, e.time);
-        fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+        request_failed(e);
         sampled(e);
         break;
       case EventKind::inference_begin:

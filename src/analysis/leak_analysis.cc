@@ -126,6 +126,8 @@ void LeakAnalysis::inference_end(uint64_t completed, uint64_t device) {
       g.max_gap = std::max(g.max_gap, completed - g.last_growth);
     }
     g.last_growth = completed;
+    g.last_growth_device = device;
+    g.failed_since_growth = 0;
   }
   touched_.clear();
 }
@@ -165,6 +167,10 @@ LeakGrowth LeakAnalysis::growth(const Group& g) const {
   }
   if (const uint64_t n = growths_counted(g); n > 0) out.bytes_per_growth = (grown(g) + n / 2) / n;
   out.late_start = g.first_growth > 2 * std::max<uint64_t>(out.period, 1);
+  if (stopped_by_failures(g)) {
+    out.stopped_after_inference = g.last_growth_device;
+    out.failed_requests = g.failed_since_growth;
+  }
   return out;
 }
 
@@ -333,6 +339,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       grows = g.count >= 2 && 2 * uint64_t{counters.last_high_inference} > tracker.inference() && counters.growths > 0;
       grows |= g.count >= 1 && 2 * uint64_t{counters.last_bytes_high_inference} > tracker.inference() &&
                4 * counters.growths >= tracker.completed() && counters.growths >= 2;
+      // Grew, then filled its pool: flat since only because its requests fail.
+      grows |= g.count >= 2 && stopped_by_failures(counters);
     } else {
       grows = rising_minima(counters);
     }
@@ -369,8 +377,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           const uint64_t since = bytes_only(counters)
                                      ? counters.first_growth + 1
                                      : counters.first_growth - std::min(counters.first_growth - 1, period - 1);
-          const uint64_t until =
-              tracker.completed() - counters.last_growth < period ? counters.last_growth : tracker.completed();
+          const uint64_t until = tracker.completed() - counters.last_growth < period || stopped_by_failures(counters)
+                                     ? counters.last_growth
+                                     : tracker.completed();
           const uint64_t span = until >= since ? until - since + 1 : 1;
           leak.bytes_per_inference = static_cast<double>(grown(counters)) / static_cast<double>(span);
         }

@@ -60,6 +60,7 @@ class LeakAnalysis {
     if (++g.live > g.max_live) {
       g.max_live = g.live;
       g.last_high_inference = inference;
+      g.freed_before_high = false;
     }
     if ((g.live_bytes += b.size) > g.max_live_bytes) {
       g.max_live_bytes = g.live_bytes;
@@ -72,10 +73,21 @@ class LeakAnalysis {
     if (b.inference == 0 && inferences_began_ && !began_at_start_) [[unlikely]]
       pre_live_bytes_[b.group] -= b.size;
     Group& g = touch(b.group);
+    // What it held at its highest, given back: it churns, not only grows.
+    if (b.inference < g.last_high_inference) g.freed_before_high = true;
     ++g.frees;
     --g.live;
     g.live_bytes -= b.size;
     g.window_min = std::min(g.window_min, g.live);
+  }
+  // A request that failed, counted against the group it would have joined
+  // (if it exists): a leak that fills its pool stops growing because its own
+  // requests fail, and is still the leak that filled it.
+  void failed(PoolId pool, SiteId site, uint64_t size) {
+    if (site != kUnknownSite) size = 0;
+    const uint32_t id = index_.find(pool, site, size);
+    if (id == GroupIndex::kNone) return;
+    if (Group& g = groups_[id]; g.growths > 0) ++g.failed_since_growth;
   }
   // One memory event (alloc, free, realloc, reset) has been applied.
   void tick() {
@@ -140,7 +152,14 @@ class LeakAnalysis {
     // keeps the count of its last touched one (`end_live`, `last_end`).
     uint64_t first_end_bytes = 0, first_end_live = 0, end_live = 0, last_end = 0;
     uint64_t ends_after_first = 0, same_count_ends = 0;
-    uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0;
+    uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0, last_growth_device = 0;
+    // Its own requests that failed after its last growth (a growth resets
+    // it): what stopped it, when it filled its pool — unless it freed a
+    // block made before the inference of its highest live count since then
+    // (`freed_before_high`): a working set that churns is not stopped by a
+    // failure, it only missed one (a fragmented heap).
+    uint64_t failed_since_growth = 0;
+    bool freed_before_high = false;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
   // A thread's own clock: its memory events counted. Threads past
@@ -186,6 +205,9 @@ class LeakAnalysis {
     return g.end_bytes > from ? g.end_bytes - from : 0;
   }
   uint64_t growths_counted(const Group& g) const { return bytes_only(g) ? g.growths - 1 : g.growths; }
+  static bool stopped_by_failures(const Group& g) {
+    return g.growths >= 2 && g.failed_since_growth > 0 && !g.freed_before_high;
+  }
 
   static constexpr size_t kMaxSizeGroups = 4096;
   size_t unknown_size_groups_ = 0;

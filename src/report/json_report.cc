@@ -22,7 +22,9 @@ json growth(const std::optional<LeakGrowth>& g) {
           {"growth_inferences", g->growth_inferences},
           {"first_inference", g->growth_inferences ? json(g->first_inference) : json(nullptr)},
           {"late_start", g->late_start},
-          {"growth_bytes", g->bytes_per_growth}};
+          {"growth_bytes", g->bytes_per_growth},
+          {"stopped_after_inference", optional(g->stopped_after_inference)},
+          {"failed_requests", g->failed_requests}};
 }
 
 template <typename X, typename Y>

@@ -69,16 +69,23 @@ std::string leak_headline(const SiteLeak& l, bool marked, const std::string& sit
                        "inferences to give a rate)", site);
   const LeakGrowth& g = *l.growth;
   std::string from = g.late_start ? fmt::format(" from inference {} on", grouped(g.first_inference)) : "";
+  const std::string stopped =
+      g.stopped_after_inference
+          ? fmt::format(", until inference {}: its {} request{} since failed", grouped(*g.stopped_after_inference),
+                        grouped(g.failed_requests), g.failed_requests == 1 ? "" : "s")
+          : "";
   switch (g.pattern) {
     case LeakPattern::every_inference:
-      return fmt::format("{} per inference{} at {}", rate_bytes(*l.bytes_per_inference), from, site);
+      return fmt::format("{} per inference{} at {}{}", rate_bytes(*l.bytes_per_inference), from, site, stopped);
     case LeakPattern::every_nth:
-      return fmt::format("{} every {} inference{} at {}", bytes(g.bytes_per_growth), ordinal(g.period), from, site);
+      return fmt::format("{} every {} inference{} at {}{}", bytes(g.bytes_per_growth), ordinal(g.period), from, site,
+                         stopped);
     case LeakPattern::irregular:
       break;
   }
-  return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at inference {})",
-                     rate_bytes(*l.bytes_per_inference), site, grouped(g.growth_inferences), grouped(g.first_inference));
+  return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at inference {}){}",
+                     rate_bytes(*l.bytes_per_inference), site, grouped(g.growth_inferences), grouped(g.first_inference),
+                     stopped);
 }
 
 std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? pct(*rate) : "not measured"; }

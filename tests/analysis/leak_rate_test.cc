@@ -202,6 +202,61 @@ TEST(LeakRate, ALeakThatStoppedCountsTheInferencesSinceItDidAsWell) {
   EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 60 * 644.0 / 1000);
 }
 
+// A leak that fills its pool: 500 B per inference into a 4 KiB heap beside
+// a 200 B scratch block, full after 7 inferences, its requests failing for
+// the other 23. Its count stood still from then on, so it once read "[OK]
+// no leak" and "a working set" — the docs' own leak example run for 200
+// inferences did that. It is the leak, at 500 B per inference up to the
+// inference it stopped in.
+TEST(LeakRate, ALeakThatFillsItsPoolIsStillALeakAfterItsRequestsFail) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=4096\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 30; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    log += fmt::format("[MEM][{}] ALLOC size=200 addr=0x10000 site=tmp.c:1\n[MEM][{}] FREE addr=0x10000\n", t, t + 1);
+    t += 2;
+    if (i <= 7)
+      log += fmt::format("[MEM][{}] ALLOC size=500 addr=0x{:x} site=leak.c:7\n", t++, 0x10000 + 200 + 500 * (i - 1));
+    else
+      log += fmt::format("[MEM][{}] ALLOC_FAIL size=500 align=8 site=leak.c:7\n", t++);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u) << text_of(*run);
+  const SiteLeak& l = r.leaks[0];
+  EXPECT_EQ(l.site, "leak.c:7");
+  EXPECT_EQ(l.bytes, 7u * 500);
+  EXPECT_EQ(l.count, 7u);
+  ASSERT_TRUE(l.bytes_per_inference && l.growth);
+  EXPECT_DOUBLE_EQ(*l.bytes_per_inference, 500.0);  // over the 7 inferences it grew in, not the 30
+  EXPECT_EQ(l.growth->stopped_after_inference, std::optional<uint64_t>(7));
+  EXPECT_EQ(l.growth->failed_requests, 23u);
+  EXPECT_NE(text_of(*run).find("500 B per inference at leak.c:7, until inference 7: its 23 requests since failed"),
+            std::string::npos)
+      << text_of(*run);
+}
+
+// A working set that grows to three blocks and then churns (each block
+// freed three inferences after it was made) in a fragmented heap, where
+// two of its requests fail: not a leak stopped by failures — it freed
+// blocks it held at its highest.
+TEST(LeakRate, AChurningWorkingSetWhoseRequestsFailIsNoLeak) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 30; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (i % 10 == 0)
+      log += fmt::format("[MEM][{}] ALLOC_FAIL size=900 align=8 site=ws.c:3\n", t++);
+    else
+      log += fmt::format("[MEM][{}] ALLOC size=900 addr=0x{:x} site=ws.c:3\n", t++, 0x10000 + 0x400 * i);
+    if (i > 3 && (i - 3) % 10 != 0) log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, 0x10000 + 0x400 * (i - 3));
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  EXPECT_TRUE(run->result.leaks.empty()) << text_of(*run);
+}
+
 // A buffer made before the first inference and grown by 16 B in every one:
 // the first grown copy is a block made in an inference, so it held the
 // buffer's first 1,000 B too. Once "41 B per inference" (1,000 B spread
