@@ -404,10 +404,15 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       line(out, "C runtime", fmt::format("{} in {} group{} kept by libc or the loader for itself (thread stacks and TLS, "
                                          "stdio buffers, locale data, dlopen; not the program's leaks), largest: {}",
                                          bytes(total), grouped(groups), groups == 1 ? "" : "s", shown_site(largest->site)));
-    else
+    else if (r.inferences > 0)
       line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
                                            "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
                                            shown_site(largest->site)));
+    else  // a burst never freed (a table loaded once, or pointers dropped at once) reads the same
+      line(out, "Live at end", fmt::format("{} in {} group{} that did not rise through the run: a working set, memory "
+                                           "kept until exit, or blocks lost in one burst (without inference markers "
+                                           "the trace cannot tell), largest: {}", bytes(total), grouped(groups),
+                                           groups == 1 ? "" : "s", shown_site(largest->site)));
   }
   out += threads_text(r.threads);
   out += temporaries_text(r.temporaries);
