@@ -21,7 +21,7 @@ namespace edgemem::cli {
 namespace {
 
 struct FitArgs {
-  std::string model, map, elf, mcu, mcu_table, html;
+  std::string model, map, elf, mcu, mcu_table, html, arena_symbol;
   uint64_t ram = 0, flash = 0;
   std::string target = "cortex-m";
   bool json = false, list = false;
@@ -30,6 +30,8 @@ struct FitArgs {
 int run_fit(const FitArgs& args) {
   if (std::string clash = clashing_outputs({args.model, args.map, args.elf, args.mcu_table}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   if (!args.elf.empty() && args.map.empty()) return fail("fit", "--elf goes with --map FW.map: the ELF does not know the chip's regions");
+  if (!args.arena_symbol.empty() && args.map.empty())
+    return fail("fit", "--arena-symbol names a symbol of the map: give --map FW.map too");
   std::string error;
   std::vector<plan::Mcu> mcus = plan::builtin_mcus();
   if (!args.mcu_table.empty()) {
@@ -100,8 +102,18 @@ int run_fit(const FitArgs& args) {
       for (MapSymbol& s : to_linker_map(*elf).symbols)
         if (!listed.count(s.address)) map->symbols.push_back(std::move(s));
     }
+    const MapSymbol* named = nullptr;
+    if (!args.arena_symbol.empty()) {
+      for (const MapSymbol& s : map->symbols)
+        if (s.name == args.arena_symbol && (!named || s.size > named->size)) named = &s;
+      if (!named)
+        return fail(args.map, fmt::format("no symbol {} in the map (--arena-symbol): `edgemem map {}` lists them{}",
+                                          args.arena_symbol, args.map,
+                                          args.elf.empty() ? "; a static's may be in the ELF only: add --elf FW.elf" : ""));
+    }
     // The declared arena's size decides the verdict: a bound is no size.
-    if (const MapSymbol* arena = largest_symbol_with_role(*map, "tensor arena"); arena && arena->size_is_upper_bound)
+    if (const MapSymbol* arena = named ? named : largest_symbol_with_role(*map, "tensor arena");
+        arena && arena->size_is_upper_bound)
       return fail(args.map, fmt::format("the map gives the declared arena {} as at most {}: ld lists where it starts, "
                                         "not where it ends (an LTO build, or no -fdata-sections); give the ELF too: "
                                         "--elf FW.elf",
@@ -121,7 +133,7 @@ int run_fit(const FitArgs& args) {
                                      "--list-mcus) or --ram SIZE --flash SIZE");
     report.map = args.map;
     report.toolchain = map->toolchain;
-    report.result = plan::fit(report.budget, model_bytes->size(), *map, chip);
+    report.result = plan::fit(report.budget, model_bytes->size(), *map, chip, named);
   }
   fmt::print("{}", args.json ? fit_json(report) : fit_text(report));
   if (!args.html.empty() && !write_report_file(args.html, fit_html(report), "--html")) return 2;
@@ -137,6 +149,9 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("model", args->model, "The .tflite model");
   cmd->add_option("--map", args->map, "The firmware's linker map (GNU ld, armlink or IAR); without it only the model is counted");
   cmd->add_option("--elf", args->elf, "The firmware's ELF, beside --map: symbol sizes the map cannot give (LTO builds)");
+  cmd->add_option("--arena-symbol", args->arena_symbol,
+                  "The map's symbol that holds the tensor arena, when it is not named like one (a struct or class "
+                  "member: the arena is then among the statics, not added to them)");
   cmd->add_option("--mcu", args->mcu, "A chip from the built-in table (--list-mcus, any case); default: the map's regions");
   add_size_option(*cmd, "--ram", args->ram, "RAM (with --flash, instead of or over --mcu)");
   add_size_option(*cmd, "--flash", args->flash, "Flash");

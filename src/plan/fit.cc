@@ -134,7 +134,8 @@ std::optional<std::string> map_usage_unknown(const LinkerMap& map) {
   return std::nullopt;
 }
 
-FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip) {
+FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip,
+              const MapSymbol* arena) {
   FitResult r;
   r.arena_need = budget.recommended_bytes;
 
@@ -147,10 +148,11 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   auto named_as_weights = [](const MapSymbol& s) { return symbol_role(s, SectionKind::rodata) == "model weights"; };
   const MapSymbol* weights = nullptr;
   for (const MapSymbol& s : map.symbols) {
-    if (section_kind(map, s.section) == SectionKind::bss || symbol_role(s, SectionKind::rodata) == "tensor arena") continue;
+    const SectionKind kind = section_kind(map, s.section);
+    if (kind == SectionKind::bss || symbol_role(s, kind) == "tensor arena" || &s == arena) continue;
     if (s.size >= model_bytes && s.size <= model_bytes + 64 && (!weights || named_as_weights(s))) weights = &s;
   }
-  const MapSymbol* arena = largest_symbol_with_role(map, "tensor arena");
+  if (!arena) arena = largest_symbol_with_role(map, "tensor arena");
 
   const EspLayout esp = esp_layout(map);
   uint64_t flash_used = 0, ram_used = 0;

@@ -72,7 +72,11 @@ std::optional<std::string> map_capacity_unknown(const LinkerMap& map);
 std::optional<std::string> map_usage_unknown(const LinkerMap& map);
 
 // `chip` empty: capacities come from the map's own regions.
-FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip);
+// `arena`: the declared arena when the caller names it (--arena-symbol: an
+// arena inside a struct or class has no name of its own); else the largest
+// writable symbol named like one, if any.
+FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& map, const std::optional<Mcu>& chip,
+              const MapSymbol* arena = nullptr);
 
 // Without a map: the model's weights and its recommended arena alone against
 // the chip. A lower bound on what the firmware needs, and said to be one.

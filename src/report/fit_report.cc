@@ -100,6 +100,10 @@ std::string fit_text(const FitReport& rep) {
   block("RAM", r.ram, r.ram_need, r.ram_capacity, r.fits_ram);
   out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "arena in one block", bytes(r.arena_placed),
                      bytes(r.arena_block_free), r.fits_block ? style::good("fits") : style::bad("DOES NOT FIT"));
+  if (r.arena_symbol.empty() && r.firmware_counted)
+    out += "  (no tensor arena among the map's symbols: the arena is counted on top of the statics, as one allocated "
+           "at run time would be; if it is inside another object, a struct or class member, name that with "
+           "--arena-symbol NAME)\n";
   if (!r.arena_symbol.empty()) {
     if (r.declared_arena >= r.declared_need)
       out += fmt::format("  declared {} is {}: {} ({:.0f} %) can be reclaimed{}\n", r.arena_symbol,

@@ -99,7 +99,10 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
   if (kind == SectionKind::code) return "code";
   std::string lower = s.name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower.find("arena") != std::string::npos) return "tensor arena";
+  // An arena is memory the interpreter writes: read-only data named after
+  // one is TFLite Micro's own strings (..ResizeBufferEPhjj.str1.4) or a
+  // vtable (_ZTVN6tflite26SingleArenaBufferAllocatorE).
+  if (lower.find("arena") != std::string::npos && kind != SectionKind::rodata) return "tensor arena";
   if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
     for (std::string_view w : {"model", "weight", "tflite", "_wt", "bias"})  // g_model, conv2_wt, fc1_bias
       if (lower.find(w) != std::string::npos) return "model weights";

@@ -152,6 +152,9 @@ grep -q '"fits": false' "$tmp/out" || { echo "FAIL: fit JSON does not say it doe
 # fits the chip, but the firmware as built fails AllocateTensors(), so CI stops it.
 expect 1 "fit: the declared arena is short" -- "$edgemem" fit "$corpus/tflite/mlperftiny_kws_ref_model.tflite" --map "$map" --mcu nRF52840
 grep -q "^FITS -- once the declared arena is enlarged" "$tmp/out" || { echo "FAIL: fit does not say the arena is short"; fail=1; }
+expect 2 "fit: --arena-symbol names no symbol" -- "$edgemem" fit "$corpus/tflite/mlperftiny_kws_ref_model.tflite" --map "$map" --arena-symbol no_such_array
+grep -q "no symbol no_such_array in the map (--arena-symbol)" "$tmp/err" || { echo "FAIL: --arena-symbol not found: $(cat "$tmp/err")"; fail=1; }
+expect 2 "fit: --arena-symbol without --map" -- "$edgemem" fit "$corpus/tflite/mlperftiny_kws_ref_model.tflite" --mcu nRF52840 --arena-symbol tensor_arena
 expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
 expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
 # An ELF given as the map: named, with where it goes (it was "line 23: expected ...").
