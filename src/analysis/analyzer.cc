@@ -213,6 +213,7 @@ struct Analyzer::Impl {
     if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(r);
     ++restarts.total;
     leaks.device_restarted();
+    watermark.device_restarted(tracker.completed());
   }
 
   // Restarts inside an inference, once the whole trace tells whether the

@@ -31,10 +31,11 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
   inference_peak_ = tracker.total_usage();
 
   auto& pools = tracker.pools();
-  if (pools_.size() < pools.size()) pools_.resize(pools.size());
-  const double x = static_cast<double>(tracker.completed());
+  while (pools_.size() < pools.size()) pools_.emplace_back().boot_began = boot_began_;
   for (size_t i = 0; i < pools.size(); ++i) {
     Fit& f = pools_[i];
+    const uint64_t completed = tracker.completed() - f.boot_began;  // in this boot
+    const double x = static_cast<double>(completed);
     uint64_t usage = pools[i].usage();
     if (f.n > 0) {
       if (usage > f.last) {
@@ -42,9 +43,9 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
         f.rise_bytes += usage - f.last;
         if (f.last_rise_at) {
           ++f.rise_gaps;
-          f.rise_gap_sum += tracker.completed() - f.last_rise_at;
+          f.rise_gap_sum += completed - f.last_rise_at;
         }
-        f.last_rise_at = tracker.completed();
+        f.last_rise_at = completed;
       } else if (usage < f.last) {
         ++f.falls;
       }
@@ -58,7 +59,17 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     f.last = usage;
     f.last_peak = pools[i].inference_peak;
     f.series.add(tracker.device_inference().value_or(0), usage);
-    if (tracker.completed() > warm_up_ && f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
+    if (completed > warm_up_ && f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
+  }
+}
+
+void WatermarkAnalysis::device_restarted(uint64_t completed) {
+  boot_began_ = completed;
+  for (Fit& f : pools_) {
+    Fit fresh;
+    fresh.series = std::move(f.series);
+    fresh.boot_began = completed;
+    f = std::move(fresh);
   }
 }
 

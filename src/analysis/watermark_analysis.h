@@ -21,6 +21,11 @@ class WatermarkAnalysis {
     if (usage > inference_peak_) inference_peak_ = usage;
   }
   void inference_end(uint64_t time, PoolTracker& tracker);
+  // The device booted again (its pools were reset after `completed`
+  // inference ends): shapes, slopes, trends and forecasts are judged within
+  // the latest boot, as leaks are — fitted across boots, a leak's sawtooth
+  // read as a quarter of its rate. The usage series the charts draw goes on.
+  void device_restarted(uint64_t completed);
   // `tracker`: the pools as the trace leaves them, after the last inference end.
   void finish(PoolTracker& tracker, const TraceContext& context, std::optional<double> clock_hz,
               AnalysisResult& out) const;
@@ -39,9 +44,11 @@ class WatermarkAnalysis {
     BoundedSeries<uint64_t, uint64_t> series{256};
     LeakTrend trend;
     uint64_t trend_at = 0;  // the device's number of the inference the trend's latest fit ended at
+    uint64_t boot_began = 0;  // inference ends completed before the latest boot: the fit counts from there
   };
   std::vector<Fit> pools_;
   uint64_t warm_up_;
+  uint64_t boot_began_ = 0;
   uint64_t inference_peak_ = 0;
   uint64_t peaks_ = 0, peak_max_ = 0, peak_max_index_ = 0, peak_min_ = UINT64_MAX;
   double peak_sum_ = 0;
