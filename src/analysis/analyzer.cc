@@ -255,13 +255,14 @@ struct Analyzer::Impl {
     watermark.usage_changed(others + peak_bytes);
     peak.summarized(others + peak_bytes, e.time, tracker.device_inference());
     overflow.summarized(e.pool, info, peak_bytes, e.time);
+    const bool largest_known = info.size > 0 && e.old_address != kUnknownLargestFree;
     if (e.align) {
       counts.failed += e.align;
-      fragmentation.failed_in_summary(e.align);
+      fragmentation.failed_in_summary(e.align, largest_known);
       if (summary_failures.size() <= e.pool) summary_failures.resize(e.pool + 1);
       summary_failures[e.pool] += e.align;
     }
-    if (info.size > 0 && e.old_address != kUnknownLargestFree) pending_levels.push_back({e.pool, e.time, e.old_address});
+    if (largest_known) pending_levels.push_back({e.pool, e.time, e.old_address});
     timeline.summary(e.pool, e.time, e.size, peak_bytes);
   }
 
@@ -481,9 +482,33 @@ struct Analyzer::Impl {
       if (!blocks || c->status == CheckStatus::not_checked) c->status = CheckStatus::not_checked;
       c->reason = c->reason.empty() || !blocks ? why : c->reason + "; " + why;
     }
-    if (out.checks.fragmentation.status == CheckStatus::not_checked && out.fragmentation.pools.empty())
+    if (out.checks.fragmentation.status == CheckStatus::not_checked && out.fragmentation.pools.empty()) {
       out.checks.fragmentation.reason = "summary records gave no largest free block (the allocator cannot tell) or "
                                         "the pool size is unknown (declare it, or pass --arena-size N)";
+      return;
+    }
+    // Summarised pools with no curve: their fragmentation, and the failures
+    // there, are not known; a clean verdict on the others does not cover them.
+    std::string unmeasured;
+    uint64_t refused = 0;
+    for (size_t i = 0; i < tracker.pools().size(); ++i) {
+      if (!tracker.pools()[i].summarized) continue;
+      const std::string& name = context.pools.at(static_cast<PoolId>(i)).name;
+      if (std::any_of(out.fragmentation.pools.begin(), out.fragmentation.pools.end(),
+                      [&](const PoolFragmentation& p) { return p.pool == name; }))
+        continue;
+      unmeasured += fmt::format("{}'{}'", unmeasured.empty() ? "" : ", ", name);
+      if (i < summary_failures.size()) refused += summary_failures[i];
+    }
+    if (unmeasured.empty()) return;
+    Check& c = out.checks.fragmentation;
+    const std::string unknown = fmt::format(
+        "summary records of {} gave no largest free block (the allocator cannot tell, or the pool size is unknown): "
+        "fragmentation there is not measured{}",
+        unmeasured, refused ? fmt::format(", and its {} refused request{} not judged", refused, refused == 1 ? "" : "s")
+                            : "");
+    if (c.status == CheckStatus::clean) c.status = CheckStatus::not_checked;
+    c.reason = c.reason.empty() ? unknown : c.reason + "; " + unknown;
   }
 
   // Markers without numbers were counted from 0 during the run; people count

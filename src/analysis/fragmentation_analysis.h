@@ -36,10 +36,12 @@ class FragmentationAnalysis {
   // A summary record of a pool whose free bytes are known (its size less
   // what both ends of it use) and whose allocator told its largest free block.
   void summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free);
-  // Requests a summary record says were refused: counted, with no size or site.
-  void failed_in_summary(uint64_t count) {
+  // Requests a summary record says were refused: counted, with no size or
+  // site; judged only where the record tells the pool's largest free block
+  // (`judged`): without it, whether memory could have served them is not known.
+  void failed_in_summary(uint64_t count, bool judged) {
     failure_count_ += count;
-    judged_failures_ += count;  // the device's own pool: its numbers are known
+    if (judged) judged_failures_ += count;
   }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);

@@ -128,6 +128,52 @@ TEST(SummaryTrace, TimelinesCarryEachRecordsPeakAndNoBlockCount) {
   EXPECT_EQ(run->result.timelines[0].used_bytes.back().second, 0u);  // the head's usage after the peak
 }
 
+// A heap whose allocator cannot tell its largest free block (newlib's
+// malloc in summary mode) beside an arena that can: the heap's two refused
+// requests could be fragmentation or plain exhaustion. They once made the
+// report say "[FRAGMENT] 0% at worst, 2 failed allocations: danger", and a
+// heap with no failures "[OK] no fragmentation problem".
+TEST(SummaryTrace, AHeapWithoutItsLargestFreeBlockIsNotJudgedForFragmentation) {
+  for (uint64_t refused : {0, 2}) {
+    std::string s("\x7E" "emt!" "\x00" "\x01\x01\xC0\xF0\xF5\x0B", 12);
+    pool_record(s, 0, "arena", 8192, 0);
+    s += '\x02';  // POOL 1: a heap of 12 KiB
+    varint(s, 1);
+    s += '\x00';
+    varint(s, 0);
+    varint(s, 12288);
+    varint(s, 8);
+    varint(s, 4);
+    s += "heap";
+    varint(s, 0);
+    for (uint64_t i = 1; i <= 20; ++i) {
+      s += '\x14';
+      varint(s, i == 1 ? 0 : 100);
+      varint(s, i);
+      summary(s, 1000, 0, 0, 256, 8192);
+      s += '\x1A';  // the heap: largest free block unknown (0), `refused` refused at the 10th
+      varint(s, 0);
+      varint(s, 1);
+      varint(s, 4000);
+      varint(s, 1000);
+      varint(s, 0);
+      varint(s, i == 10 ? refused : 0);
+      s += '\x15';
+      varint(s, 300);
+      varint(s, i);
+    }
+    auto run = analyse(Format::emt, s);
+    const AnalysisResult& r = run->result;
+    ASSERT_EQ(r.counts.summaries, 40u);
+    EXPECT_EQ(r.fragmentation.alloc_failures, refused);
+    EXPECT_EQ(r.checks.fragmentation.status, CheckStatus::not_checked) << refused;
+    EXPECT_NE(r.checks.fragmentation.reason.find("summary records of 'heap' gave no largest free block"),
+              std::string::npos)
+        << r.checks.fragmentation.reason;
+    EXPECT_NE(r.fragmentation.band, std::optional<Band>(Band::danger));
+  }
+}
+
 TEST(SummaryTrace, WhatNeedsSitesOrBlocksIsNotChecked) {
   auto run = analyse(Format::emt, leaking_summaries(50));
   const AnalysisResult& r = run->result;
