@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -54,6 +55,30 @@ std::string c_literal(const std::string& s) {
   return q + "\"";
 }
 
+// From /proc/PID/stat: the state letter ('Z' a zombie) and whether it is
+// a kernel thread (PF_KTHREAD in the flags, the 9th field). COMM, the 2nd,
+// may hold spaces and parentheses: the fields after it are read from its last ')'.
+struct ProcessState {
+  char state = '?';
+  bool kernel_thread = false;
+};
+ProcessState process_state(int pid) {
+  ProcessState out;
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return out;
+  std::istringstream rest(line.substr(close + 1));
+  std::string field;
+  unsigned long long flags = 0;
+  rest >> out.state;
+  for (int i = 4; i <= 8 && rest >> field; ++i) {
+  }
+  if (rest >> flags) out.kernel_thread = (flags & 0x00200000) != 0;  // PF_KTHREAD
+  return out;
+}
+
 }  // namespace
 
 AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload, bool own_markers) {
@@ -63,6 +88,11 @@ AttachResult attach_recorder(int pid, const std::string& output, const std::stri
                           "one's own processes) or as root (ptrace or eBPF)", pid)};
     return {fmt::format("no process {} ({})", pid, strerror(errno))};
   }
+  const ProcessState state = process_state(pid);
+  if (state.state == 'Z')
+    return {fmt::format("process {} has exited (a zombie its parent has not reaped): nothing is left to record", pid)};
+  if (state.kernel_thread)
+    return {fmt::format("process {} is a kernel thread: it has no heap of its own to record", pid)};
   std::error_code ec;
   std::string path = fs::absolute(output, ec).string();
   fs::remove(path, ec);
@@ -84,6 +114,8 @@ AttachResult attach_recorder(int pid, const std::string& output, const std::stri
                         "process's owner)",
                         pid),
             true};
+  if (!process_running(pid))
+    return {fmt::format("process {} exited while the recorder was being loaded into it: nothing to record", pid)};
   if (said.find("(void *) 0x0\n") != std::string::npos || !fs::exists(path, ec)) {
     std::string last = said.substr(said.rfind('$') == std::string::npos ? 0 : said.rfind('$'));
     if (auto nl = last.find('\n'); nl != std::string::npos) last.resize(nl);

@@ -673,6 +673,33 @@ bool refused_ptrace(const Command& c, pid_t pid) {
   return true;
 }
 
+// A zombie and a kernel thread exist (kill(pid, 0) succeeds) but have no
+// heap: both were once refused as "ptrace refused ... recording with eBPF
+// instead", then "no process N", neither the reason.
+TEST(Record, AttachingToAZombieOrAKernelThreadSaysWhatItIs) {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  for (int i = 0; i < 200; ++i) {  // exited, not reaped: a zombie
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    if (line.find(") Z ") != std::string::npos) break;
+    usleep(10 * 1000);
+  }
+  Command c = run(fmt::format("{} record --pid {} -o {} 2>&1", EDGEMEM_BINARY, child, scratch("zombie.emt").string()));
+  EXPECT_EQ(c.status, 2) << c.out;
+  EXPECT_NE(c.out.find(fmt::format("process {} has exited (a zombie its parent has not reaped)", child)), std::string::npos)
+      << c.out;
+  waitpid(child, nullptr, 0);
+  // kthreadd is process 2 wherever the kernel's threads are visible.
+  std::ifstream comm("/proc/2/comm");
+  std::string name;
+  if (!std::getline(comm, name) || name != "kthreadd") GTEST_SKIP() << "no kthreadd as process 2 in this namespace";
+  c = run(fmt::format("{} record --pid 2 -o {} 2>&1", EDGEMEM_BINARY, scratch("kthread.emt").string()));
+  EXPECT_EQ(c.status, 2) << c.out;
+  EXPECT_NE(c.out.find("process 2 is a kernel thread: it has no heap of its own to record"), std::string::npos) << c.out;
+}
+
 TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   fs::path out = scratch("attach.emt");
   pid_t pid = fork();
