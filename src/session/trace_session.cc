@@ -1,5 +1,12 @@
 #include "edgemem/trace_session.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <fmt/format.h>
 
 #include "session/decompressor.h"
@@ -280,6 +287,24 @@ std::optional<TraceRun> TraceSession::snapshot() {
 
 TraceOutcome TraceSession::finish() { return impl_->finish(); }
 
+namespace {
+
+// Every process `edgemem record` records holds a shared lock on its file
+// while it writes (docs/record.md): one that cannot be taken exclusively is
+// a recording still under way (record --pid after Ctrl-C, a forked child).
+bool still_recording(const std::string& path) {
+  if (path == "-") return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st;
+  const bool locked = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) != 0 &&
+                      errno == EWOULDBLOCK;
+  ::close(fd);  // releases the lock if it was taken
+  return locked;
+}
+
+}  // namespace
+
 TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions options, const std::function<bool()>& stop,
                                 const std::function<void(uint64_t)>& progress) {
   TraceSession session(path, std::move(options));
@@ -296,7 +321,13 @@ TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions opt
       stop, &stopped);
   if (!error.empty()) session.read_failed(error);
   else if (stopped) session.stopped();  // not when the file had ended first: a cut file is still called cut
-  return session.finish();
+  TraceOutcome outcome = session.finish();
+  if (outcome.run && outcome.run->input.format == "emt" && still_recording(path))
+    outcome.notes.push_back(fmt::format(
+        "warning: {}: a process is still writing this recording (it holds the file's lock): what is live at its "
+        "end may yet be freed; analyse it again once the process has exited",
+        path));
+  return outcome;
 }
 
 }  // namespace edgemem

@@ -155,6 +155,36 @@ TraceRun analyse_recording(const fs::path& path) {
   return outcome.run ? std::move(*outcome.run) : TraceRun{};
 }
 
+// A recording read while its process still writes it (record --pid after
+// Ctrl-C, a forked child): its live blocks may yet be freed, and analyze
+// once read it as a finished run without a word.
+TEST(Record, ARecordingStillBeingWrittenIsSaidToBe) {
+  fs::path out = scratch("unfinished.emt");
+  pid_t recorder = fork();
+  if (recorder == 0) {
+    execl(EDGEMEM_BINARY, EDGEMEM_BINARY, "record", "-o", out.c_str(), "--", EDGEMEM_INFERENCE_LOOP, "--inferences",
+          "40", "--pace-ms", "50", nullptr);
+    _exit(127);
+  }
+  std::error_code ec;
+  for (int i = 0; i < 300 && fs::file_size(out, ec) == 0; ++i) usleep(10 * 1000);
+  usleep(300 * 1000);  // some inferences in
+  TraceOutcome early = analyse_trace_file(out.string(), {});
+  int status = 0;
+  waitpid(recorder, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(early.run);
+  auto warned = [](const TraceOutcome& o) {
+    return std::any_of(o.notes.begin(), o.notes.end(), [](const std::string& n) {
+      return n.find("a process is still writing this recording") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(warned(early));
+  TraceOutcome done = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(done.run);
+  EXPECT_FALSE(warned(done));
+}
+
 TEST(Record, The128BytesLeakedPerInferenceAreFoundAtTheirFunctionAndLine) {
   fs::path out = scratch("leak.emt");
   Command c = run(record(out, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 60 --leak"));
