@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 
 #include <fmt/format.h>
 
 #include "session/decompressor.h"
+#include "session/ring_dump.h"
 #include "static/elf_symbolizer.h"
 
 namespace edgemem {
@@ -303,10 +305,55 @@ bool still_recording(const std::string& path) {
   return locked;
 }
 
+// A dump of target/'s RAM ring (the struct, then its storage): the bytes
+// from its tail to its head are the trace. Unset when the file is not one.
+std::optional<TraceOutcome> analyse_ring_dump(const std::string& path, TraceSessionOptions& options) {
+  if (path == "-") return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  char magic[kRingDumpMagic.size()];
+  if (!in.read(magic, sizeof magic) || std::string_view(magic, sizeof magic) != kRingDumpMagic) return std::nullopt;
+  in.seekg(0, std::ios::end);
+  const auto length = static_cast<uint64_t>(in.tellg());
+  if (length > (uint64_t{1} << 32) + 32) return std::nullopt;  // larger than any ring: not a dump of one
+  std::string dump(length, '\0');
+  in.seekg(0);
+  TraceOutcome outcome;
+  if (!in.read(dump.data(), static_cast<std::streamsize>(dump.size()))) {
+    outcome.notes.push_back(fmt::format("{}: cannot read it", path));
+    return outcome;
+  }
+  std::string error;
+  auto ring = unwrap_ring_dump(dump, error);
+  if (!ring) {
+    outcome.notes.push_back(fmt::format("{}: {}", path, error));
+    return outcome;
+  }
+  TraceSession session(path, std::move(options));
+  session.feed({reinterpret_cast<const uint8_t*>(ring->unread.data()), ring->unread.size()});
+  outcome = session.finish();
+  const std::string drained =
+      ring->tail == 0 ? "nothing had been drained" : fmt::format("the {} bytes before went to whoever drained it", ring->tail);
+  outcome.notes.insert(outcome.notes.begin(),
+                       fmt::format("{}: an em_ring dump ({} B ring): read the {} bytes not drained, from its tail ({}) "
+                                   "to its head ({}); {}",
+                                   path, ring->size, ring->unread.size(), ring->tail, ring->head, drained));
+  // Records dropped after the last one that fit are told by the next record
+  // that fits, and by the ring's counter alone when none came. The counter
+  // counts from em_ring_init: it stands for this stream when it is whole.
+  if (outcome.run && ring->tail == 0 && ring->dropped > outcome.run->input.stats.dropped_records) {
+    outcome.notes.push_back(fmt::format("{}: the ring's counter says {} records were dropped, {} of them after the "
+                                        "last record it holds",
+                                        path, ring->dropped, ring->dropped - outcome.run->input.stats.dropped_records));
+    outcome.run->input.stats.dropped_records = ring->dropped;
+  }
+  return outcome;
+}
+
 }  // namespace
 
 TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions options, const std::function<bool()>& stop,
                                 const std::function<void(uint64_t)>& progress) {
+  if (auto ring = analyse_ring_dump(path, options)) return std::move(*ring);
   TraceSession session(path, std::move(options));
   if (!session.accepting()) return session.finish();
   uint64_t total = 0;
