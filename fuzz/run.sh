@@ -11,7 +11,7 @@ seconds=${2:-60}
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz
 # target:inputs for the smoke run (rates differ by two orders of magnitude)
-for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 sniff:5000 tflite:200000 linker_map:30000 stack:20000 bpftrace:20000 compressed:3000 budget:20000 elf:2000; do
+for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 sniff:5000 tflite:200000 linker_map:30000 stack:20000 bpftrace:20000 compressed:3000 ring_dump:20000 budget:20000 elf:2000; do
   target=${spec%%:*}
   runs=${spec##*:}
   corpus=fuzz/corpus/$target

@@ -87,7 +87,8 @@ class LeakAnalysis {
     if (site != kUnknownSite) size = 0;
     const uint32_t id = index_.find(pool, site, size);
     if (id == GroupIndex::kNone) return;
-    if (Group& g = groups_[id]; g.growths > 0) ++g.failed_since_growth;
+    Group& g = groups_[id];
+    if (g.growths > 0 && g.failed_since_growth++ == 0) g.first_failure_end = completed_;
   }
   // One memory event (alloc, free, realloc, reset) has been applied.
   void tick() {
@@ -159,6 +160,7 @@ class LeakAnalysis {
     // (`freed_before_high`): a working set that churns is not stopped by a
     // failure, it only missed one (a fragmented heap).
     uint64_t failed_since_growth = 0;
+    uint64_t first_failure_end = 0;  // inference ends completed at the first of them
     bool freed_before_high = false;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -205,8 +207,12 @@ class LeakAnalysis {
     return g.end_bytes > from ? g.end_bytes - from : 0;
   }
   uint64_t growths_counted(const Group& g) const { return bytes_only(g) ? g.growths - 1 : g.growths; }
-  static bool stopped_by_failures(const Group& g) {
-    return g.growths >= 2 && g.failed_since_growth > 0 && !g.freed_before_high;
+  // Its requests began to fail where its growth would have gone on: within
+  // its longest gap between growths of its last one (a group that stopped
+  // growing long before another filled the pool is not stopped by that).
+  bool stopped_by_failures(const Group& g) const {
+    return g.growths >= 2 && g.failed_since_growth > 0 && !g.freed_before_high && grown(g) > 0 &&
+           g.first_failure_end < g.last_growth + std::max<uint64_t>(g.max_gap, 1);
   }
 
   static constexpr size_t kMaxSizeGroups = 4096;

@@ -237,6 +237,49 @@ TEST(LeakRate, ALeakThatFillsItsPoolIsStillALeakAfterItsRequestsFail) {
       << text_of(*run);
 }
 
+// In review: a cache that grew in inferences 1 and 2 and then only made
+// temporaries, whose requests failed once a leak beside it filled the heap
+// at inference 126, was called a leak "until inference 2" (and doubled the
+// leak rate): its growth had stopped long before any request failed.
+// And an arena reset every inference, two or three blocks each, with one
+// request refused at inference 150: "[LEAK] 0.00 B per inference".
+TEST(LeakRate, OnlyTheGroupWhoseOwnGrowthTheFailuresStoppedIsALeak) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap size=8192 base=0x20000000\n";
+  uint64_t t = 1, leaked = 0;
+  for (int i = 1; i <= 200; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const bool full = 64 * (2 + leaked + 1) > 8192;  // the two cache blocks, the leaks, a temporary
+    if (i <= 2) log += fmt::format("[MEM][{}] ALLOC size=64 addr=0x{:x} site=cache.c:20\n", t++, 0x20000000 + 64 * (i - 1));
+    if (full) {
+      log += fmt::format("[MEM][{}] ALLOC_FAIL size=64 align=8 site=cache.c:20\n", t++);
+      log += fmt::format("[MEM][{}] ALLOC_FAIL size=64 align=8 site=leak.c:5\n", t++);
+    } else {
+      log += fmt::format("[MEM][{}] ALLOC size=64 addr=0x20001fc0 site=cache.c:20\n[MEM][{}] FREE addr=0x20001fc0\n", t,
+                         t + 1);
+      t += 2;
+      log += fmt::format("[MEM][{}] ALLOC size=64 addr=0x{:x} site=leak.c:5\n", t++, 0x20000080 + 64 * leaked++);
+    }
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  EXPECT_EQ(run->result.leaks[0].site, "leak.c:5");
+  EXPECT_DOUBLE_EQ(run->result.leak_rate_bytes_per_inference, 64.0) << text_of(*run);
+
+  std::string arena = "[MEM][0] POOL name=arena kind=arena size=4096\n";
+  t = 1;
+  for (int i = 1; i <= 200; ++i) {
+    arena += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] RESET pool=arena\n", t, i, t + 1);
+    t += 2;
+    for (int k = 0; k < (i == 2 ? 3 : 2); ++k)
+      arena += fmt::format("[MEM][{}] ALLOC size=1024 align=16 offset={} pool=arena site=scratch.cc:7\n", t++, 1024 * k);
+    if (i == 150) arena += fmt::format("[MEM][{}] ALLOC_FAIL size=3000 align=16 pool=arena site=scratch.cc:7\n", t++);
+    arena += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  run = analyse(Format::log, arena);
+  EXPECT_TRUE(run->result.leaks.empty()) << text_of(*run);
+}
+
 // A working set that grows to three blocks and then churns (each block
 // freed three inferences after it was made) in a fragmented heap, where
 // two of its requests fail: not a leak stopped by failures — it freed
