@@ -12,13 +12,19 @@ namespace edgemem::cli {
 namespace {
 
 // The trace format of what the first compressed bytes unpack to, if they
-// show one. A few KiB in, so a highly compressed file is not unpacked whole.
+// show one. Fed 4 KiB at a time until the sniffing window is full, so a
+// highly compressed file is not unpacked whole (zstd gives nothing until a
+// whole block of up to 128 KiB has come in).
 std::optional<Format> trace_inside(Compression packed, std::span<const uint8_t> head) {
   std::string inner;
   auto unpacker = Decompressor::make(packed);
-  unpacker->feed(head.first(std::min<size_t>(head.size(), 4096)), [&](std::span<const uint8_t> out) {
-    inner.append(reinterpret_cast<const char*>(out.data()), std::min(out.size(), kSniffBytes - inner.size()));
-  });
+  for (size_t at = 0; at < head.size() && inner.size() < kSniffBytes; at += 4096) {
+    const std::string damage = unpacker->feed(head.subspan(at, std::min<size_t>(4096, head.size() - at)),
+                                              [&](std::span<const uint8_t> out) {
+      inner.append(reinterpret_cast<const char*>(out.data()), std::min(out.size(), kSniffBytes - inner.size()));
+    });
+    if (!damage.empty()) break;
+  }
   return sniff_trace({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}).format;
 }
 

@@ -126,7 +126,9 @@ int run_watch(const WatchArgs& args) {
   if (int signal = interrupted()) fmt::print(stderr, "edgemem: stopped by signal {}; summary of everything seen\n", signal);
   // "empty input" would read as a file that exists and is empty.
   if (!outcome.run && watcher.received() == 0)
-    outcome.notes = {fmt::format("{}: nothing arrived; no trace to summarise", a.path)};
+    for (std::string& note : outcome.notes)
+      if (note == fmt::format("{}: empty input, expected a trace", a.path))
+        note = fmt::format("{}: nothing arrived; no trace to summarise", a.path);
   for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
   // The summary first: hooks still running (a page on its way) are waited
   // for after it, and not for ever.

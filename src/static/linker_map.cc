@@ -1,6 +1,7 @@
 #include "static/linker_map.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -100,9 +101,17 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
   std::string lower = s.name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   // An arena is memory the interpreter writes: read-only data named after
-  // one is TFLite Micro's own strings (..ResizeBufferEPhjj.str1.4) or a
-  // vtable (_ZTVN6tflite26SingleArenaBufferAllocatorE).
-  if (lower.find("arena") != std::string::npos && kind != SectionKind::rodata) return "tensor arena";
+  // one is TFLite Micro's own strings (..ResizeBufferEPhjj.str1.4), and its
+  // vtables, typeinfo and guards are the compiler's, in .rodata or, in a
+  // position-independent build, writable .data.rel.ro.
+  auto compilers = [&] {
+    for (std::string_view made : {"_ZTV", "_ZTI", "_ZTS", "_ZGV"})
+      if (s.name.find(made) != std::string::npos) return true;
+    const size_t str = lower.find(".str");
+    return lower.find("rel.ro") != std::string::npos ||
+           (str != std::string::npos && str + 4 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[str + 4])));
+  };
+  if (lower.find("arena") != std::string::npos && kind != SectionKind::rodata && !compilers()) return "tensor arena";
   if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
     for (std::string_view w : {"model", "weight", "tflite", "_wt", "bias"})  // g_model, conv2_wt, fc1_bias
       if (lower.find(w) != std::string::npos) return "model weights";

@@ -460,6 +460,11 @@ xz -c "$src/examples/traces/kws_fragment.log" >"$tmp/trace.log.xz"
 expect 2 "map of a compressed trace" -- "$edgemem" map "$tmp/trace.log.xz"
 grep -q "it is an xz-compressed log trace: run \`edgemem analyze $tmp/trace.log.xz\` (it reads it compressed)" "$tmp/err" ||
   { echo "FAIL: map of a .log.xz: $(cat "$tmp/err")"; fail=1; }
+# zstd gives nothing before a whole block is in (28 KB here, past any 4 KiB taste).
+for i in $(seq 3000); do echo "[MEM][$i] ALLOC size=$((i * 7 % 500 + 1)) addr=0x$(printf %x $((i * 4109))) site=a.c:$i"; done |
+  zstd -qc >"$tmp/trace.log.zst"
+expect 2 "plan of a zstd trace" -- "$edgemem" plan "$tmp/trace.log.zst"
+grep -q "it is a zstd-compressed log trace: run" "$tmp/err" || { echo "FAIL: plan of a .log.zst: $(cat "$tmp/err")"; fail=1; }
 head -c 20000 "$corpus/stack_keil/badshun_minirtos_ac5_5.06u7.htm" >"$tmp/cut.htm"
 expect 2 "a Keil call graph cut short" -- "$edgemem" stack "$tmp/cut.htm"
 grep -q "the report ends before its closing </html>: it is cut short" "$tmp/err" || { echo "FAIL: cut .htm: $(cat "$tmp/err")"; fail=1; }

@@ -66,6 +66,12 @@ rc=$?
 [ "$rc" = 2 ] && grep -q "never.log: nothing arrived; no trace to summarise" "$tmp/err" &&
   ! grep -q "empty input" "$tmp/err" && ok "a file that never appeared: nothing arrived, exit 2" ||
   bad "file never appeared: exit $rc, $(tail -2 "$tmp/err")"
+# ... and a fatal error before any byte (an --elf that is no ELF) is still said.
+printf 'not an elf' >"$tmp/bad.elf"
+"$edgemem" watch "$tmp/never.log" --elf "$tmp/bad.elf" --for 300ms >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && grep -q "bad.elf" "$tmp/err" && ok "an unreadable --elf is said though nothing arrived" ||
+  bad "bad --elf before any byte: exit $rc, $(tail -2 "$tmp/err")"
 
 # 1b. A read of the watched file fails once (EIO) with most of it still to
 # read (it is larger than one read): the watch says so, reopens it where it
