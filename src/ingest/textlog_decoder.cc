@@ -336,11 +336,25 @@ std::string_view without_trailing_noise(std::string_view text) {
 
 }  // namespace
 
+bool damaged_record_tag(std::string_view line) {
+  if (line.size() < kTag.size() + 2) return false;
+  int wrong = 0;
+  for (size_t i = 0; i < kTag.size(); ++i) wrong += line[i] != kTag[i];
+  size_t at = kTag.size();
+  while (at < line.size() && line[at] >= '0' && line[at] <= '9') ++at;
+  return wrong == 1 && at > kTag.size() && at < line.size() && line[at] == ']';
+}
+
 void TextLogDecoder::line(std::string_view text, uint64_t offset) {
   ++line_no_;
   text = without_trailing_noise(text);
   size_t tag = text.starts_with(kTag) ? 0 : text.find(kTag);
-  if (tag == std::string_view::npos) return plain_line(text);
+  if (tag == std::string_view::npos) {
+    if (!damaged_record_tag(text)) return plain_line(text);
+    ++stats_.malformed_lines;
+    stats_.note_problem(offset, line_no_, "a [MEM] record whose tag has a damaged byte");
+    return;
+  }
   const char* end = text.data() + text.size();
   uint64_t time = 0;
   const char* close = scan_number(text.data() + tag + kTag.size(), end, readable_end_, time);

@@ -84,6 +84,24 @@ TEST(TextLog, SkipsAndCountsNoiseHandlesCrlfAndPrefixes) {
   EXPECT_EQ(d->context.pools.at(d->sink.events[0].pool).kind, PoolKind::heap);
 }
 
+// A record whose tag lost a byte on the line is damage, not other output:
+// skipped as a plain line, a damaged INFER end cut an inference without a
+// word of data lost (a bit flip in a QEMU capture: 49 inferences of 50).
+TEST(TextLog, ARecordWithADamagedTagIsMalformedNotOtherOutput) {
+  auto d = decode("[MEM][10] INFER begin 1\n"
+                  "[MEM\\[20] INFER end 1\n"
+                  "[MEN][30] ALLOC size=8 addr=0x20000010\n"
+                  "[MEMORY][40] pool stats\n"
+                  "[INFO][50] ready\n"
+                  "[MEM][60] FREE addr=0x20000010\n");
+  EXPECT_EQ(d->stats.malformed_lines, 2u);
+  EXPECT_EQ(d->stats.skipped_lines, 2u);  // [MEMORY] and [INFO] are other output
+  ASSERT_TRUE(d->stats.first_problem);
+  EXPECT_EQ(d->stats.first_problem->line, 2u);
+  EXPECT_EQ(d->stats.first_problem->what, "a [MEM] record whose tag has a damaged byte");
+  EXPECT_EQ(d->sink.events.size(), 2u);
+}
+
 // ESP-IDF's log macros colour each line and close it with ESC[0m; a Windows
 // terminal logs "\r\r\n". Both ends once made the last value of the record
 // unreadable ("expected a number after 'addr='") and the line was dropped.

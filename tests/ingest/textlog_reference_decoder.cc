@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "ingest/textlog_decoder.h"
 #include "ingest/textlog_escape.h"
 
 namespace edgemem::test {
@@ -132,7 +133,12 @@ void ReferenceTextLogDecoder::line(std::string_view text, uint64_t offset) {
     }
   }
   size_t tag = text.find(kTag);
-  if (tag == std::string_view::npos) return plain_line(text);
+  if (tag == std::string_view::npos) {
+    if (!damaged_record_tag(text)) return plain_line(text);
+    ++stats_.malformed_lines;
+    stats_.note_problem(offset, line_no_, "a [MEM] record whose tag has a damaged byte");
+    return;
+  }
   std::string_view rest = text.substr(tag + kTag.size());
   size_t close = rest.find(']');
   uint64_t time = 0;
