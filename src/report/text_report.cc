@@ -95,9 +95,17 @@ std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? p
 std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   std::string out;
   const DecodeStats& s = in.stats;
-  out += fmt::format("edgemem: {} ({}{}, {} event{}, {} inference{})\n\n", in.path, in.format,
+  // A recording names its process by its first thread (the program's main
+  // one): a build's dozen FILE.PID recordings are told apart by it.
+  const std::string process = !r.threads.threads.empty() && r.threads.threads.front().tid != 0 &&
+                                      !r.threads.threads.front().name.empty()
+                                  ? fmt::format(", process {} ({})", r.threads.threads.front().name,
+                                                r.threads.threads.front().tid)
+                                  : "";
+  out += fmt::format("edgemem: {} ({}{}, {} event{}, {} inference{}{})\n\n", in.path, in.format,
                      s.compression.empty() ? "" : fmt::format(" in {}, {} compressed", s.compression, bytes(s.compressed_bytes)),
-                     grouped(s.events), s.events == 1 ? "" : "s", grouped(r.inferences), r.inferences == 1 ? "" : "s");
+                     grouped(s.events), s.events == 1 ? "" : "s", grouped(r.inferences), r.inferences == 1 ? "" : "s",
+                     process);
 
   // Lost data comes before any verdict: it can hide a leak or fake one.
   const Check loss = data_loss_check(s, r.counts);
