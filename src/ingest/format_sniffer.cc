@@ -182,13 +182,11 @@ SniffVerdict sniff_trace(std::span<const uint8_t> head) {
   attempt(Format::emt, emt_evidence(head));
   attempt(Format::log, log_evidence(head));
   if (!v.format) attempt(Format::seedbin, seedbin_evidence(head));
-  // A TPIU capture with its full sync pattern is framed, even when the raw
-  // bytes happen to pass as ITM.
-  static constexpr uint8_t kTpiuSync[] = {0xFF, 0xFF, 0xFF, 0x7F};
-  bool tpiu_synced = std::search(head.begin(), head.end(), std::begin(kTpiuSync), std::end(kTpiuSync)) != head.end();
-  if (!v.format && tpiu_synced) attempt(Format::tpiu, tpiu_evidence(head));
+  // Frames first: a TPIU capture's bytes can pass as ITM (its idle frames
+  // are zeros, which ITM takes for an idle line), while raw ITM read as
+  // frames scatters over many source IDs and fails.
+  if (!v.format) attempt(Format::tpiu, tpiu_evidence(head));
   if (!v.format) attempt(Format::itm, itm_evidence(head));
-  if (!v.format && !tpiu_synced) attempt(Format::tpiu, tpiu_evidence(head));
   if (v.format) return v;
   v.looks_like = fmt::format("not a trace edgemem can read (tried {})", fmt::join(tried, "; "));
   // A device's boot messages can fill the window the format is judged on.

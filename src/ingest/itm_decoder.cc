@@ -58,16 +58,16 @@ void ItmPacketParser::header(uint8_t byte) {
     return;
   }
   if (zeros_ > 0) {
-    // Sync is at least 47 zero bits then a one: five zero bytes and 0x80.
     size_t zeros = zeros_;
     zeros_ = 0;
-    if (byte == 0x80 && zeros >= 5) {
+    if (byte == 0x80 && zeros >= kSyncZeros) {
       packet_ = ItmPacket{};
       packet_.kind = ItmPacketKind::sync;
       handler_.on_packet(packet_);
       return;
     }
-    for (size_t i = 0; i < zeros; ++i) handler_.on_corrupt(0x00);
+    if (zeros < kSyncZeros)
+      for (size_t i = 0; i < zeros; ++i) handler_.on_corrupt(0x00, zeros - i);
   }
   packet_ = ItmPacket{};
   collected_ = 0;
@@ -112,7 +112,7 @@ void ItmPacketParser::header(uint8_t byte) {
       shift_ = 0;
       state_ = State::continued;
     } else {
-      handler_.on_corrupt(byte);
+      handler_.on_corrupt(byte, 0);
     }
     return;
   }
@@ -136,7 +136,7 @@ void ItmPacketParser::header(uint8_t byte) {
     handler_.on_packet(packet_);
     return;
   }
-  handler_.on_corrupt(byte);
+  handler_.on_corrupt(byte, 0);
 }
 
 void ItmPacketParser::finish_source() {

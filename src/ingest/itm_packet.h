@@ -45,14 +45,16 @@ class ItmPacketParser {
    public:
     virtual ~Handler() = default;
     virtual void on_packet(const ItmPacket& packet) = 0;
-    // A byte that starts no valid packet; parsing continues with the next.
-    virtual void on_corrupt(uint8_t byte) = 0;
+    // A byte that starts no valid packet, `back` bytes before the one just
+    // pushed (zeros are judged at the byte after them); parsing continues.
+    virtual void on_corrupt(uint8_t byte, size_t back) = 0;
   };
 
   explicit ItmPacketParser(Handler& handler) : handler_(handler) {}
   void push(uint8_t byte);
-  // Bytes held in an unfinished packet (for truncation accounting).
-  size_t pending() const { return state_ == State::header ? zeros_ : collected_ + 1; }
+  // Bytes held in an unfinished packet (for truncation accounting); a run
+  // of zeros as long as a sync's is the line idling, not a packet cut off.
+  size_t pending() const { return state_ == State::header ? (zeros_ < kSyncZeros ? zeros_ : 0) : collected_ + 1; }
 
  private:
   enum class State : uint8_t { header, payload, continued };
@@ -67,6 +69,10 @@ class ItmPacketParser {
   uint8_t max_bytes_ = 0;  // limit for continuation-encoded packets
   uint8_t shift_ = 0;      // extension pages continue above the header's 3 bits
   size_t zeros_ = 0;       // consecutive 0x00 bytes while looking for sync
+  // A sync is at least 47 zero bits then a one: five zero bytes and 0x80.
+  // As many zeros or more with no 0x80 after them are an idle line (an
+  // OpenOCD capture opens with thousands), not damage.
+  static constexpr size_t kSyncZeros = 5;
 };
 
 }  // namespace edgemem

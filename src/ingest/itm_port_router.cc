@@ -70,10 +70,10 @@ void ItmDecoder::note_port0_problem() {
     stats_.note_problem(offset_, 0, fmt::format("ITM port 0 line {}: {}", q->line, q->what));
 }
 
-void ItmDecoder::on_corrupt(uint8_t byte) {
+void ItmDecoder::on_corrupt(uint8_t byte, size_t back) {
   ++stats_.corrupt_bytes;
   ++reserved_bytes_;
-  stats_.note_problem(offset_, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
+  stats_.note_problem(offset_ - back, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
 }
 
 void ItmDecoder::port1(std::span<const uint8_t> bytes) {

@@ -32,7 +32,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
 
  private:
   void on_packet(const ItmPacket& packet) override;
-  void on_corrupt(uint8_t byte) override;
+  void on_corrupt(uint8_t byte, size_t back) override;
   void stimulus(const ItmPacket& packet);
   void end_marker();
   // Adds the port decoders' counts (they count their own events and problems).

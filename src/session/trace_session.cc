@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "session/decompressor.h"
 #include "session/ring_dump.h"
@@ -207,7 +208,15 @@ struct TraceSession::Impl {
                                         run.input.format, other));
       else if (s.bytes == 0)
         out.notes.push_back(fmt::format("{}: empty input, expected a trace", name));
-      else
+      else if (!s.packets.empty()) {
+        // A capture that decoded, of something else (printf on port 0, exception trace).
+        std::vector<std::string> kinds;
+        for (const auto& [kind, count] : s.packets) kinds.push_back(fmt::format("{} {}", count, kind));
+        out.notes.push_back(fmt::format("{}: no memory events in {} bytes as --format {}: it holds packets ({}) but "
+                                        "no memory records (edgemem's device library sends emt on ITM port 1, or "
+                                        "[MEM] lines on port 0){}",
+                                        name, s.bytes, run.input.format, fmt::join(kinds, ", "), other));
+      } else
         out.notes.push_back(fmt::format("{}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
                                         "seed binary records, emt or ITM packets){}", name, s.bytes, run.input.format, other));
       return out;

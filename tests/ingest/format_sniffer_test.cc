@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "edgemem/trace_session.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -59,6 +60,47 @@ TEST(Sniffer, EmtOnItmPortOneWithoutSyncPacketsIsItm) {
     if (n == 1) i -= 3;  // the tail goes out a byte at a time
   }
   EXPECT_EQ(sniff_trace(bytes(itm)).format, Format::itm);
+}
+
+// An OpenOCD capture (`tpiu config internal FILE uart off ...`) opens with
+// the idle line: thousands of zero bytes before the first packet. They were
+// counted as reserved bytes, so the capture was refused ("28 % of bytes
+// start no ITM packet") and, forced, read as 4,395 corrupt bytes of lost
+// data; and a short run of zeros before junk was placed at the junk.
+TEST(Sniffer, AnIdleLineOfZerosIsNoDamageAndDamageIsPlacedAtItsFirstByte) {
+  std::string emt = read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt");
+  std::string itm;
+  for (size_t i = 0; i + 4 <= emt.size(); i += 4) itm += static_cast<char>((1 << 3) | 3) + emt.substr(i, 4);
+  for (size_t i = emt.size() / 4 * 4; i < emt.size(); ++i) itm += static_cast<char>((1 << 3) | 1) + emt.substr(i, 1);
+  const std::string idle = std::string(4396, '\0') + itm;
+  EXPECT_EQ(sniff_trace(bytes(idle)).format, Format::itm);
+  auto plain = analyse(Format::itm, itm), padded = analyse(Format::itm, idle);
+  EXPECT_EQ(padded->stats.corrupt_bytes, 0u);
+  EXPECT_EQ(padded->stats.truncated_bytes, 0u);
+  EXPECT_EQ(padded->result.counts.allocs, plain->result.counts.allocs);
+  EXPECT_EQ(padded->result.leaks.size(), plain->result.leaks.size());
+  // Three zeros, then a reserved byte: four corrupt bytes, the first at the first zero.
+  const std::string damaged = itm.substr(0, 100) + std::string(3, '\0') + '\x64' + itm.substr(100);
+  auto d = analyse(Format::itm, damaged);
+  EXPECT_EQ(d->stats.corrupt_bytes, 4u);
+  ASSERT_TRUE(d->stats.first_problem);
+  EXPECT_EQ(d->stats.first_problem->offset, 100u);
+}
+
+// A capture of something else decodes, and is said to hold its packets,
+// not that ITM packets were expected (rust-embedded/itm's example capture:
+// 8 exception-trace packets, 10 local timestamps, 14 syncs, by an
+// independent decoder of the protocol).
+TEST(Sniffer, ACaptureWithoutMemoryRecordsSaysWhatItHolds) {
+  const std::string path = realworld("itm/rtic_itm_example.bin");
+  EXPECT_EQ(sniff_trace(bytes(read_file(path))).format, Format::itm);
+  TraceOutcome o = analyse_trace_file(path, {});
+  EXPECT_FALSE(o.run);
+  ASSERT_EQ(o.notes.size(), 1u);
+  EXPECT_NE(o.notes[0].find("no memory events in 139 bytes as --format itm: it holds packets (8 exception_trace, "
+                            "10 local_timestamp, 14 sync) but no memory records"),
+            std::string::npos)
+      << o.notes[0];
 }
 
 TEST(Sniffer, AnElfIsNotATrace) {

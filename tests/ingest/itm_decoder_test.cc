@@ -14,7 +14,7 @@ struct Collect : ItmPacketParser::Handler {
   std::vector<ItmPacket> packets;
   size_t corrupt = 0;
   void on_packet(const ItmPacket& p) override { packets.push_back(p); }
-  void on_corrupt(uint8_t) override { ++corrupt; }
+  void on_corrupt(uint8_t, size_t) override { ++corrupt; }
 };
 
 uint64_t le(const nlohmann::json& bytes) {
