@@ -427,7 +427,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (r.sizes.aligned_requests && r.sizes.padding_bytes > r.sizes.padding_bytes_at_8)
     line(out, "Alignment", fmt::format("{} of padding at up to {}-byte alignment; at most 8-byte alignment would need {}",
                                        bytes(r.sizes.padding_bytes), r.sizes.max_align, bytes(r.sizes.padding_bytes_at_8)));
-  if (s.skipped_lines) line(out, "Input", fmt::format("{} unrelated lines skipped", grouped(s.skipped_lines)));
+  if (s.skipped_lines)
+    line(out, "Input", fmt::format("{} unrelated lines skipped{}", grouped(s.skipped_lines),
+                                   s.markers_dropped ? fmt::format(" ({} of them one-word lines past the cap on "
+                                                                   "distinct marks, not kept as marks)",
+                                                                   grouped(s.markers_dropped))
+                                                     : ""));
   if (s.device_restarts) {
     // What the device was doing when it went down: the first clue to why.
     std::string when;

@@ -107,13 +107,20 @@ std::string_view bare_function_name(std::string_view name) {
 
 std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error) {
   std::vector<fs::path> su, ci, htm;
+  // Found in a directory, a .ci that is no call graph is another tool's
+  // (a Charm++ interface file): left out and said, not the whole run refused.
+  std::vector<std::string> not_graphs;
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
         if (!e.is_regular_file(ec)) continue;  // a directory named x.ci is not a call graph
         if (e.path().extension() == ".su") su.push_back(e.path());
-        if (e.path().extension() == ".ci") ci.push_back(e.path());
+        if (e.path().extension() == ".ci") {
+          const std::string text = read(e.path());
+          if (text.empty() || text.starts_with("graph:")) ci.push_back(e.path());
+          else not_graphs.push_back(e.path().string());
+        }
         if (e.path().extension() == ".htm") htm.push_back(e.path());
       }
     } else if (fs::exists(p, ec)) {
@@ -309,6 +316,10 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
 
   StackReport report = worst_case_stacks(nodes, fpu);
   report.files = su.size() + ci.size();
+  if (!not_graphs.empty())
+    report.notes.push_back(fmt::format("{} .ci file{} left out: not a GCC call graph (no \"graph: {{\" line; another "
+                                       "tool's, such as a Charm++ interface): {}",
+                                       not_graphs.size(), not_graphs.size() == 1 ? "" : "s", fmt::join(not_graphs, ", ")));
   if (clang_lines) report.source = gcc_lines || !ci.empty() ? "GCC and Clang" : "Clang";
   for (const auto& [title, files] : defined_in)
     if (files.size() > 1)

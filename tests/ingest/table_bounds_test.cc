@@ -122,6 +122,11 @@ TEST(TableBounds, ItmPortZeroConsoleLinesAreNotSites) {
   EXPECT_EQ(s.markers_dropped, n / 2 - TextLogDecoder::kMaxMarkers);
   EXPECT_EQ(s.skipped_lines, n - TextLogDecoder::kMaxMarkers);
   EXPECT_EQ(sink.events, TextLogDecoder::kMaxMarkers);
+  // The report says how many of the skipped lines were marks past the cap (once only the JSON did).
+  InputSummary in;
+  in.format = "itm";
+  in.stats = s;
+  EXPECT_NE(text_report(in, AnalysisResult{}).find("one-word lines past the cap on distinct marks"), std::string::npos);
   EXPECT_LT(grown, 64 * kMiB) << grown / kMiB << " MiB retained";
 }
 

@@ -106,6 +106,19 @@ TEST(Stack, ReadsARealProjectsSuFilesAndRejectsOtherText) {
   }
   EXPECT_FALSE(analyze_stack({dir.string()}, false, error));
   EXPECT_NE(error.find("1 .su/.ci file found, and no function in it"), std::string::npos) << error;
+  // A Charm++ interface file (.ci too) beside the .su files of a directory:
+  // left out and said; once it refused the whole run. Named itself, refused.
+  {
+    std::ofstream(dir / "x.su", std::ios::trunc) << "a.c:1:1:f\t16\tstatic\n";
+    std::ofstream(dir / "fft1d.ci") << "mainmodule fft1d {\n  readonly CProxy_Main mainProxy;\n};\n";
+  }
+  report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->files, 1u);
+  ASSERT_EQ(report->notes.size(), 1u);
+  EXPECT_NE(report->notes[0].find("1 .ci file left out: not a GCC call graph"), std::string::npos) << report->notes[0];
+  EXPECT_FALSE(analyze_stack({(dir / "fft1d.ci").string()}, false, error));
+  EXPECT_NE(error.find("fft1d.ci: line 1: expected \"graph: {\""), std::string::npos) << error;
   std::filesystem::remove_all(dir);
 }
 
