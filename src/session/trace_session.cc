@@ -203,8 +203,9 @@ struct TraceSession::Impl {
         out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded{}", where(name, *s.first_problem),
                                         s.first_problem->what, run.input.format, other));
       else if (s.truncated_bytes > 0)
-        out.notes.push_back(fmt::format("{}: the input ends inside its first record ({} bytes of it, cut off) and "
-                                        "holds no whole memory event (as --format {}){}", name, s.truncated_bytes,
+        // Not "its first record": an emt stream's SYNC, HEADER and POOL records may have come whole.
+        out.notes.push_back(fmt::format("{}: the input ends inside a record ({} bytes of it, cut off) before any "
+                                        "whole memory event (as --format {}){}", name, s.truncated_bytes,
                                         run.input.format, other));
       else if (s.bytes == 0)
         out.notes.push_back(fmt::format("{}: empty input, expected a trace", name));
@@ -317,7 +318,9 @@ bool still_recording(const std::string& path) {
 // A dump of target/'s RAM ring (the struct, then its storage): the bytes
 // from its tail to its head are the trace. Unset when the file is not one.
 std::optional<TraceOutcome> analyse_ring_dump(const std::string& path, TraceSessionOptions& options) {
-  if (path == "-") return std::nullopt;
+  // A dump is a file: a FIFO or a device would lose the bytes read to look.
+  struct stat st;
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   char magic[kRingDumpMagic.size()];
   if (!in.read(magic, sizeof magic) || std::string_view(magic, sizeof magic) != kRingDumpMagic) return std::nullopt;

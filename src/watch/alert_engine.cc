@@ -91,12 +91,15 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
   const FragmentationResult& f = r.fragmentation;
   if (f.alloc_failures && !f.failures.empty()) {
     const AllocFailure& a = f.failures.front();
+    // The inference it failed in: a status tick, and so the alert, may come many inferences later.
+    const std::string when = a.inference ? fmt::format(" in inference {}", *a.inference) : "";
     raise(AlertKind::alloc_failure, a.pool, static_cast<double>(f.alloc_failures),
-          a.total_free ? fmt::format("pool {}: a {} B request failed with {} B free, {} B in the largest block{}", a.pool,
-                                     a.size, *a.total_free, *a.largest_free, a.fragmentation ? " (fragmentation)" : "")
-                       : fmt::format("pool {}: a {} B request failed (free space not known: the pool's extent is not "
+          a.total_free ? fmt::format("pool {}: a {} B request failed{} with {} B free, {} B in the largest block{}",
+                                     a.pool, a.size, when, *a.total_free, *a.largest_free,
+                                     a.fragmentation ? " (fragmentation)" : "")
+                       : fmt::format("pool {}: a {} B request failed{} (free space not known: the pool's extent is not "
                                      "declared)",
-                                     a.pool, a.size));
+                                     a.pool, a.size, when));
   }
   // A device in summary mode tells how many requests each pool refused, not their sizes.
   for (const PoolSummary& p : r.pools)

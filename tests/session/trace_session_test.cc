@@ -76,8 +76,8 @@ TEST(TraceSession, AnInputCutInsideItsFirstRecordSaysSo) {
   TraceOutcome out = session.finish();
   EXPECT_FALSE(out.run);
   ASSERT_EQ(out.notes.size(), 1u);
-  EXPECT_EQ(out.notes[0], "t.log: the input ends inside its first record (29 bytes of it, cut off) and holds no "
-                          "whole memory event (as --format log)");
+  EXPECT_EQ(out.notes[0], "t.log: the input ends inside a record (29 bytes of it, cut off) before any whole memory "
+                          "event (as --format log)");
 }
 
 // A text log decoded as the format asked for, which its bytes are not: one
