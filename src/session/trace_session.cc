@@ -136,9 +136,10 @@ struct TraceSession::Impl {
       // Forced: said when the bytes positively show another format, so
       // findings decoded the wrong way are not taken at face value.
       SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
-      if (verdict.format && *verdict.format != f &&
-          !(f == Format::itm && *verdict.format == Format::tpiu) && !(f == Format::tpiu && *verdict.format == Format::itm))
-        looks_like = *verdict.format;
+      // ITM and TPIU included: TPIU is judged first and strictly (frames on a
+      // few sources, ITM inside), so raw ITM forced as TPIU is said (it read
+      // as 941 marks from frames scattered over 21 sources, without a word).
+      if (verdict.format && *verdict.format != f) looks_like = *verdict.format;
     }
     EventSink& sink = options.event_tap ? static_cast<EventSink&>(tapped) : analyzer;
     decoder = make_decoder(f, context, sink, options.decoder);

@@ -96,6 +96,24 @@ TEST(TraceSession, AForcedFormatTheBytesAreNotIsOneLineSayingWhatTheyLookLike) {
       << out.notes[0];
 }
 
+// Raw ITM forced as TPIU: its bytes read as frames scattered over many
+// sources and gave hundreds of junk marks without a word (an exemption
+// once kept ITM and TPIU out of the forced-format warning).
+TEST(TraceSession, RawItmForcedAsTpiuIsSaidToLookLikeItm) {
+  std::string emt = test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt");
+  std::string itm;
+  for (size_t i = 0; i + 4 <= emt.size(); i += 4) itm += static_cast<char>((1 << 3) | 3) + emt.substr(i, 4);
+  TraceSessionOptions options;
+  options.format = Format::tpiu;
+  TraceSession session("swo.bin", options);
+  session.feed(bytes_of(itm));
+  TraceOutcome out = session.finish();
+  const bool said = std::any_of(out.notes.begin(), out.notes.end(), [](const std::string& n) {
+    return n.find("as --format tpiu") != std::string::npos && n.find("look like itm") != std::string::npos;
+  });
+  EXPECT_TRUE(said) << (out.notes.empty() ? "no notes" : out.notes[0]);
+}
+
 // A followed file that starts over (truncated, rotated) cuts the record it
 // was in the middle of: counted as truncated, not glued to the new file's
 // first line (which was then lost as malformed; found in review).
