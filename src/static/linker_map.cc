@@ -59,6 +59,16 @@ std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& er
             "maps; read the linked image instead: edgemem map --elf FW.elf";
     return std::nullopt;
   }
+  // TI's linkers (armcl, tiarmclang, C2000, MSP430) write their own layout:
+  // "TI ARM Linker Unix v20.2.7" in a banner, "MEMORY CONFIGURATION" in capitals.
+  for (std::string_view banner : {"TI ARM Linker", "TI ARM Clang Linker", "TMS320C2000 Linker", "MSP430 Linker"})
+    if (size_t at = head.find(banner); at != std::string_view::npos) {
+      size_t line = 1 + static_cast<size_t>(std::count(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      error = fmt::format("line {}: a TI linker map (\"{}\"): edgemem reads GNU ld, armlink and IAR ILINK maps; read "
+                          "the linked image instead: edgemem map --elf FW.elf",
+                          line, banner);
+      return std::nullopt;
+    }
   std::optional<LinkerMap> map;
   if (head.find("IAR ELF Linker") != std::string_view::npos) map = parse_iar_map(text, error);
   else if (head.find("Tool: armlink") != std::string_view::npos ||

@@ -356,6 +356,24 @@ TEST(LldMap, IsRefusedByNameWithTheElfCommand) {
   EXPECT_NE(error.find("edgemem map --elf FW.elf"), std::string::npos) << error;
 }
 
+// TI's armcl writes "MEMORY CONFIGURATION" in capitals under its banner:
+// once "line 56: expected the \"Memory Configuration\" part of a GNU ld
+// map" (the banner and header of a TI ARM Linker 20.2.7 map for an RM48).
+TEST(TiMap, IsRefusedByNameWithTheElfCommand) {
+  std::string error;
+  EXPECT_FALSE(parse_linker_map("******************************************************************************\n"
+                                "                  TI ARM Linker Unix v20.2.7                   \n"
+                                "******************************************************************************\n"
+                                ">> Linked Sat Jul 12 13:58:16 2025\n\n"
+                                "OUTPUT FILE NAME:   <build/output.elf>\n"
+                                "ENTRY POINT SYMBOL: \"_c_int00\"  address: 00006234\n\n\n"
+                                "MEMORY CONFIGURATION\n\n"
+                                "         name            origin    length      used     unused   attr    fill\n",
+                                error));
+  EXPECT_TRUE(error.starts_with("line 2: a TI linker map (\"TI ARM Linker\")")) << error;
+  EXPECT_NE(error.find("edgemem map --elf FW.elf"), std::string::npos) << error;
+}
+
 // ld accepts LENGTH = 0 and fails the link when something lands there; a
 // region used past its length is an overflow whatever its length.
 // armlink closes its map with the image totals and ILINK with "Errors:":
