@@ -171,6 +171,9 @@ struct AllocFailure {
   std::optional<uint64_t> inference;  // the device's number; unset outside inferences
   std::string pool, site;
   bool fragmentation = false;  // enough memory was free, just not in one piece
+  // Blocks live in the pool then: a heap allocator's headers, one per block,
+  // are among the free bytes the trace counts (it sees requests, not chunks).
+  uint64_t live_blocks = 0;
 };
 
 struct PoolFragmentation {

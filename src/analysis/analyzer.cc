@@ -167,7 +167,8 @@ struct Analyzer::Impl {
   void request_failed(const Event& e) {
     ++counts.failed;
     hear_partner(e.pool, e.time);
-    fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference());
+    fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference(),
+                         tracker.pool(e.pool).live.size());
     leaks.failed(e.pool, e.site, e.size);
   }
 
@@ -522,7 +523,10 @@ struct Analyzer::Impl {
     for (auto& f : out.fragmentation.failures) shift(f.inference);
     for (auto& g : out.guard_failures) shift(g.inference);
     for (auto& l : out.leaks)
-      if (l.growth && l.growth->growth_inferences) ++l.growth->first_inference;
+      if (l.growth && l.growth->growth_inferences) {
+        ++l.growth->first_inference;
+        shift(l.growth->stopped_after_inference);
+      }
     for (auto& w : out.watermarks)
       for (auto& point : w.series) ++point.first;
     for (auto& span : out.inference_marks.spans) ++span.number;

@@ -175,7 +175,7 @@ void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint
 }
 
 void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time,
-                                   SiteId site, std::optional<uint64_t> inference) {
+                                   SiteId site, std::optional<uint64_t> inference, uint64_t live_blocks) {
   ++failure_count_;
   const bool invalid = (align & (align - 1)) != 0 || size >= (uint64_t{1} << 48) || (info.size > 0 && size > info.size);
   const bool was_fixed = pool < pools_.size() && pools_[pool].fixed;
@@ -186,6 +186,7 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
   f.time = time;
   f.size = size;
   f.inference = inference;
+  f.live_blocks = live_blocks;
   // Free space beyond the blocks seen is unknown in a pool of unknown extent.
   if (g.fixed) {
     // The state a request failed in is a point of the curve, from the

@@ -31,8 +31,9 @@ class FragmentationAnalysis {
   // the pool, than any address space, or with an alignment that is not a
   // power of two: refused as invalid) is a failed allocation but says
   // nothing of fragmentation: it does not raise the band.
+  // `live_blocks`: the pool's blocks live then.
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time, SiteId site,
-              std::optional<uint64_t> inference);
+              std::optional<uint64_t> inference, uint64_t live_blocks);
   // A summary record of a pool whose free bytes are known (its size less
   // what both ends of it use) and whose allocator told its largest free block.
   void summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free);

@@ -89,6 +89,7 @@ class LeakAnalysis {
     if (id == GroupIndex::kNone) return;
     Group& g = groups_[id];
     if (g.growths > 0 && g.failed_since_growth++ == 0) g.first_failure_end = completed_;
+    g.allocs_at_failure = g.allocs;
   }
   // One memory event (alloc, free, realloc, reset) has been applied.
   void tick() {
@@ -161,6 +162,7 @@ class LeakAnalysis {
     // failure, it only missed one (a fragmented heap).
     uint64_t failed_since_growth = 0;
     uint64_t first_failure_end = 0;  // inference ends completed at the first of them
+    uint64_t allocs_at_failure = 0;  // its allocations at its latest failure: none since, it is still refused
     bool freed_before_high = false;
     uint64_t min_gap = UINT64_MAX, max_gap = 0;
   };
@@ -212,7 +214,7 @@ class LeakAnalysis {
   // growing long before another filled the pool is not stopped by that).
   bool stopped_by_failures(const Group& g) const {
     return g.growths >= 2 && g.failed_since_growth > 0 && !g.freed_before_high && grown(g) > 0 &&
-           g.first_failure_end < g.last_growth + std::max<uint64_t>(g.max_gap, 1);
+           g.first_failure_end < g.last_growth + std::max<uint64_t>(g.max_gap, 1) && g.allocs == g.allocs_at_failure;
   }
 
   static constexpr size_t kMaxSizeGroups = 4096;

@@ -82,17 +82,18 @@ ProcessState process_state(int pid) {
 }  // namespace
 
 AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload, bool own_markers) {
+  // /proc/PID/stat is world-readable: what the process is comes before whose it is.
+  const ProcessState state = process_state(pid);
+  if (state.state == 'Z')
+    return {fmt::format("process {} has exited (a zombie its parent has not reaped): nothing is left to record", pid)};
+  if (state.kernel_thread)
+    return {fmt::format("process {} is a kernel thread: it has no heap of its own to record", pid)};
   if (kill(pid, 0) != 0) {
     if (errno == EPERM)
       return {fmt::format("process {} belongs to another user: run edgemem record as that user (gdb attaches to "
                           "one's own processes) or as root (ptrace or eBPF)", pid)};
     return {fmt::format("no process {} ({})", pid, strerror(errno))};
   }
-  const ProcessState state = process_state(pid);
-  if (state.state == 'Z')
-    return {fmt::format("process {} has exited (a zombie its parent has not reaped): nothing is left to record", pid)};
-  if (state.kernel_thread)
-    return {fmt::format("process {} is a kernel thread: it has no heap of its own to record", pid)};
   std::error_code ec;
   std::string path = fs::absolute(output, ec).string();
   fs::remove(path, ec);
@@ -114,9 +115,10 @@ AttachResult attach_recorder(int pid, const std::string& output, const std::stri
                         "process's owner)",
                         pid),
             true};
-  if (!process_running(pid))
-    return {fmt::format("process {} exited while the recorder was being loaded into it: nothing to record", pid)};
   if (said.find("(void *) 0x0\n") != std::string::npos || !fs::exists(path, ec)) {
+    // Loaded and then gone is a recording; gone before it loaded is not.
+    if (!process_running(pid))
+      return {fmt::format("process {} exited while the recorder was being loaded into it: nothing to record", pid)};
     std::string last = said.substr(said.rfind('$') == std::string::npos ? 0 : said.rfind('$'));
     if (auto nl = last.find('\n'); nl != std::string::npos) last.resize(nl);
     return {fmt::format("the recorder could not be loaded into {} (gdb: {})", pid, last.empty() ? "no output" : last)};

@@ -155,7 +155,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& x : f.failures)
     failures.push_back({{"time", x.time}, {"pool", x.pool}, {"site", x.site}, {"size", x.size},
                         {"total_free", optional(x.total_free)}, {"largest_free", optional(x.largest_free)},
-                        {"inference", count_or_null(x.inference)}, {"fragmentation", x.fragmentation}});
+                        {"inference", count_or_null(x.inference)}, {"fragmentation", x.fragmentation},
+                        {"live_blocks", x.live_blocks}});
   json frag_pools = json::array();
   for (const auto& p : f.pools)
     frag_pools.push_back({{"pool", p.pool}, {"extent", p.known_extent ? "known" : "observed"},

@@ -95,11 +95,12 @@ std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? p
 std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   std::string out;
   const DecodeStats& s = in.stats;
-  // A recording names its process by its first thread (the program's main
-  // one): a build's dozen FILE.PID recordings are told apart by it.
+  // A recording names the first thread that allocated (the program's main
+  // one, as a rule; a main thread that only waits does not allocate): a
+  // build's dozen FILE.PID recordings are told apart by it.
   const std::string process = !r.threads.threads.empty() && r.threads.threads.front().tid != 0 &&
                                       !r.threads.threads.front().name.empty()
-                                  ? fmt::format(", process {} ({})", r.threads.threads.front().name,
+                                  ? fmt::format(", first allocating thread {} ({})", r.threads.threads.front().name,
                                                 r.threads.threads.front().tid)
                                   : "";
   out += fmt::format("edgemem: {} ({}{}, {} event{}, {} inference{}{})\n\n", in.path, in.format,
@@ -184,6 +185,18 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
          fmt::format("{} request failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
                      bytes(*x.total_free), bytes(*x.largest_free),
                      pct(fragmentation_rate(*x.total_free, *x.largest_free))));
+    // A trace sees requests, not a heap's chunks: each live block's header
+    // (8 B in newlib's malloc and FreeRTOS's heap_4) counts as free here.
+    // When those would leave less than the request, it may be exhaustion.
+    constexpr uint64_t kHeader = 8;
+    const auto pool = std::find_if(r.pools.begin(), r.pools.end(), [&](const PoolSummary& p) { return p.name == x.pool; });
+    if (pool != r.pools.end() && pool->kind == PoolKind::heap && x.live_blocks > 0 &&
+        *x.total_free < x.size + kHeader * x.live_blocks)
+      more(out, fmt::format("free as the trace counts it, between the requested sizes: with an allocator's header of "
+                            "{} B a block (newlib, FreeRTOS heap_4) the {} live blocks leave {} free, less than the "
+                            "request: the heap may simply be full",
+                            kHeader, grouped(x.live_blocks),
+                            bytes(*x.total_free > kHeader * x.live_blocks ? *x.total_free - kHeader * x.live_blocks : 0)));
     more(out, "-> reserve the largest shape once, or give variable-size buffers their own region");
     break;
   }

@@ -20,33 +20,35 @@ bool is_ring_dump(std::span<const uint8_t> head) {
   return head.size() >= kRingDumpMagic.size() && std::memcmp(head.data(), kRingDumpMagic.data(), kRingDumpMagic.size()) == 0;
 }
 
+// magic, size, head, tail, dropped (5 x u32), then the storage pointer:
+// 4 bytes on a 32-bit target, 4 of padding and 8 on a 64-bit one.
+constexpr size_t kFields = 20;
+
+std::string ring_dump_shape_problem(std::string_view head, uint64_t length) {
+  if (head.size() < kFields)
+    return fmt::format("offset {}: an em_ring dump ends inside its header ({} of its 24 bytes)", length, length);
+  const uint32_t size = u32_at(head, 4);
+  if (size == 0 || (size & (size - 1)) != 0)
+    return fmt::format("offset 4: an em_ring's size is a power of two (em_ring_init makes it one), this one reads {}",
+                       size);
+  if (length != 24 + uint64_t{size} && length != 32 + uint64_t{size})
+    return fmt::format("offset {}: an em_ring dump is its 24-byte header (32 on a 64-bit target) and then its {} bytes "
+                       "of storage, {} or {} bytes in all; this one has {} (dump the struct, then `size` bytes from "
+                       "its `data`: docs/device.md)",
+                       std::min<uint64_t>(length, 24 + uint64_t{size}), size, 24 + uint64_t{size},
+                       32 + uint64_t{size}, length);
+  return {};
+}
+
 std::optional<RingDump> unwrap_ring_dump(std::string_view dump, std::string& error) {
-  // magic, size, head, tail, dropped (5 x u32), then the storage pointer:
-  // 4 bytes on a 32-bit target, 4 of padding and 8 on a 64-bit one.
-  constexpr size_t kFields = 20;
-  if (dump.size() < kFields) {
-    error = fmt::format("offset {}: an em_ring dump ends inside its header ({} of its 24 bytes)", dump.size(), dump.size());
-    return std::nullopt;
-  }
+  error = ring_dump_shape_problem(dump, dump.size());
+  if (!error.empty()) return std::nullopt;
   RingDump r;
   r.size = u32_at(dump, 4);
   r.head = u32_at(dump, 8);
   r.tail = u32_at(dump, 12);
   r.dropped = u32_at(dump, 16);
-  if (r.size == 0 || (r.size & (r.size - 1)) != 0) {
-    error = fmt::format("offset 4: an em_ring's size is a power of two (em_ring_init makes it one), this one reads {}",
-                        r.size);
-    return std::nullopt;
-  }
-  if (dump.size() == 24 + uint64_t{r.size}) r.header_bytes = 24;
-  else if (dump.size() == 32 + uint64_t{r.size}) r.header_bytes = 32;
-  else {
-    error = fmt::format("offset {}: an em_ring dump is its 24-byte header (32 on a 64-bit target) and then its {} bytes "
-                        "of storage, {} or {} bytes in all; this one has {} (dump the struct, then `size` bytes from "
-                        "its `data`: docs/device.md)",
-                        dump.size(), r.size, 24 + uint64_t{r.size}, 32 + uint64_t{r.size}, dump.size());
-    return std::nullopt;
-  }
+  r.header_bytes = dump.size() == 24 + uint64_t{r.size} ? 24 : 32;
   const uint32_t unread = r.head - r.tail;  // positions wrap as uint32_t, as the device's do
   if (unread > r.size) {
     error = fmt::format("offset 8: the head ({}) is {} bytes past the tail ({}), more than the ring's {}: not a "

@@ -23,6 +23,11 @@ struct RingDump {
 };
 
 bool is_ring_dump(std::span<const uint8_t> head);
+// Why a dump whose first bytes are `head` (at least its first 20) cannot be
+// `length` bytes long: a size that is no power of two, or a file other
+// than the header and `size` bytes. Empty when it can: checked before a
+// file is read whole.
+std::string ring_dump_shape_problem(std::string_view head, uint64_t length);
 // The unread bytes of a whole dump; nullopt with `error` ("offset N: what")
 // when it is not the struct followed by its `size` bytes.
 std::optional<RingDump> unwrap_ring_dump(std::string_view dump, std::string& error);

@@ -214,9 +214,8 @@ struct TraceSession::Impl {
         // A capture that decoded, of something else (printf on port 0, exception trace).
         std::vector<std::string> kinds;
         for (const auto& [kind, count] : s.packets) kinds.push_back(fmt::format("{} {}", count, kind));
-        out.notes.push_back(fmt::format("{}: no memory events in {} bytes as --format {}: it holds packets ({}) but "
-                                        "no memory records (edgemem's device library sends emt on ITM port 1, or "
-                                        "[MEM] lines on port 0){}",
+        out.notes.push_back(fmt::format("{}: no memory events in {} bytes as --format {}: it holds packets ({}) and "
+                                        "not one memory event{}",
                                         name, s.bytes, run.input.format, fmt::join(kinds, ", "), other));
       } else
         out.notes.push_back(fmt::format("{}: no memory events found in {} bytes as --format {} (expected [MEM] lines, "
@@ -325,12 +324,18 @@ std::optional<TraceOutcome> analyse_ring_dump(const std::string& path, TraceSess
   std::ifstream in(path, std::ios::binary);
   char magic[kRingDumpMagic.size()];
   if (!in.read(magic, sizeof magic) || std::string_view(magic, sizeof magic) != kRingDumpMagic) return std::nullopt;
-  in.seekg(0, std::ios::end);
-  const auto length = static_cast<uint64_t>(in.tellg());
-  if (length > (uint64_t{1} << 32) + 32) return std::nullopt;  // larger than any ring: not a dump of one
-  std::string dump(length, '\0');
-  in.seekg(0);
+  const auto length = static_cast<uint64_t>(st.st_size);
   TraceOutcome outcome;
+  // The header says how long the file must be: checked before it is read whole.
+  std::string dump(std::min<uint64_t>(length, 32), '\0');
+  in.seekg(0);
+  in.read(dump.data(), static_cast<std::streamsize>(dump.size()));
+  if (std::string why = ring_dump_shape_problem(dump, length); !why.empty()) {
+    outcome.notes.push_back(fmt::format("{}: {}", path, why));
+    return outcome;
+  }
+  dump.resize(length);
+  in.seekg(0);
   if (!in.read(dump.data(), static_cast<std::streamsize>(dump.size()))) {
     outcome.notes.push_back(fmt::format("{}: cannot read it", path));
     return outcome;

@@ -1085,5 +1085,28 @@ TEST(HonestFindings, ImpossibleEventsAndCappedTablesAreDataLoss) {
   EXPECT_NE(c.reason.find("2 events whose call site, marker or counter name did not fit"), std::string::npos) << c.reason;
 }
 
+// A heap's requests sit 8 B apart (newlib's chunk headers): the trace
+// counts those 8 B gaps as free, so a full heap's refusal read as
+// "fragmentation 75 %" (618 B free for a 200 B request, where newlib had
+// 160 B). The headline stays as measured; the line under it says what the
+// headers would leave.
+TEST(HonestFindings, ARefusalInAHeapSaysWhatAllocatorHeadersWouldLeave) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=1024\n";
+  uint64_t t = 1;
+  for (int i = 0; i < 10; ++i) log += fmt::format("[MEM][{}] ALLOC size=90 addr=0x{:x} site=buf.c:3\n", t++, 0x1008 + 98 * i);
+  log += fmt::format("[MEM][{}] ALLOC_FAIL size=100 align=8 site=buf.c:9\n", t++);
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.fragmentation.failures.size(), 1u);
+  const AllocFailure& f = run->result.fragmentation.failures[0];
+  EXPECT_EQ(f.live_blocks, 10u);
+  EXPECT_EQ(*f.total_free, 1024u - 900);
+  EXPECT_TRUE(f.fragmentation);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("with an allocator's header of 8 B a block (newlib, FreeRTOS heap_4) the 10 live blocks leave "
+                      "44 B free, less than the request: the heap may simply be full"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace edgemem::test

@@ -280,6 +280,40 @@ TEST(LeakRate, OnlyTheGroupWhoseOwnGrowthTheFailuresStoppedIsALeak) {
   EXPECT_TRUE(run->result.leaks.empty()) << text_of(*run);
 }
 
+// In review: a two-block cache whose one request failed right after it
+// filled (a 2,400 B temporary beside it), served ever after, was called
+// stopped by that failure; and in a trace whose markers carry no numbers
+// the stop was named one inference early (27 for 28).
+TEST(LeakRate, AGroupServedAfterItsFailureIsNotStoppedAndTheStopIsCountedFromOne) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap size=3000 base=0x1000\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 100; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (i <= 2) log += fmt::format("[MEM][{}] ALLOC size=100 addr=0x{:x} site=cache.c:5\n", t++, 0x1000 + 0x100 * (i - 1));
+    if (i == 3)
+      log += fmt::format("[MEM][{}] ALLOC size=2400 addr=0x1200 site=big.c:9\n[MEM][{}] ALLOC_FAIL size=100 align=8 "
+                         "site=cache.c:5\n[MEM][{}] FREE addr=0x1200\n", t, t + 1, t + 2), t += 3;
+    if (i >= 3) log += fmt::format("[MEM][{}] ALLOC size=100 addr=0x1800 site=cache.c:5\n[MEM][{}] FREE addr=0x1800\n", t, t + 1), t += 2;
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  EXPECT_TRUE(run->result.leaks.empty()) << text_of(*run);
+
+  std::string unnumbered = "[MEM][0] POOL name=heap kind=heap size=3000 base=0x1000\n";
+  t = 1;
+  for (int i = 1; i <= 50; ++i) {
+    unnumbered += fmt::format("[MEM][{}] INFER begin\n", t++);
+    if (i <= 28) unnumbered += fmt::format("[MEM][{}] ALLOC size=100 addr=0x{:x} site=leak.c:1\n", t++, 0x1000 + 100 * (i - 1));
+    else unnumbered += fmt::format("[MEM][{}] ALLOC_FAIL size=100 align=8 site=leak.c:1\n", t++);
+    unnumbered += fmt::format("[MEM][{}] INFER end\n", t++);
+  }
+  run = analyse(Format::log, unnumbered);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  ASSERT_TRUE(run->result.leaks[0].growth);
+  EXPECT_EQ(run->result.leaks[0].growth->stopped_after_inference, std::optional<uint64_t>(28));
+  EXPECT_EQ(run->result.fragmentation.failures.at(0).inference, std::optional<uint64_t>(29));
+}
+
 // A working set that grows to three blocks and then churns (each block
 // freed three inferences after it was made) in a fragmented heap, where
 // two of its requests fail: not a leak stopped by failures — it freed

@@ -98,7 +98,7 @@ TEST(Sniffer, ACaptureWithoutMemoryRecordsSaysWhatItHolds) {
   EXPECT_FALSE(o.run);
   ASSERT_EQ(o.notes.size(), 1u);
   EXPECT_NE(o.notes[0].find("no memory events in 139 bytes as --format itm: it holds packets (8 exception_trace, "
-                            "10 local_timestamp, 14 sync) but no memory records"),
+                            "10 local_timestamp, 14 sync) and not one memory event"),
             std::string::npos)
       << o.notes[0];
 }

@@ -203,7 +203,8 @@ TEST(Record, The128BytesLeakedPerInferenceAreFoundAtTheirFunctionAndLine) {
   EXPECT_TRUE(leak.site.starts_with("main (inference_loop.cc:")) << "start-up frames are dropped: " << leak.site;
   // The report names the process the recording is of (a build leaves a dozen FILE.PID).
   const std::string text = text_report(r.input, r.result);
-  EXPECT_NE(text.substr(0, text.find('\n')).find(", process inference_loop ("), std::string::npos) << text.substr(0, 200);
+  EXPECT_NE(text.substr(0, text.find('\n')).find(", first allocating thread inference_loop ("), std::string::npos)
+      << text.substr(0, 200);
 }
 
 // The frame-pointer walk and libunwind end a stack at the same frame, so an
