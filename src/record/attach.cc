@@ -55,9 +55,10 @@ std::string c_literal(const std::string& s) {
   return q + "\"";
 }
 
-// From /proc/PID/stat: the state letter ('Z' a zombie) and whether it is
-// a kernel thread (PF_KTHREAD in the flags, the 9th field). COMM, the 2nd,
-// may hold spaces and parentheses: the fields after it are read from its last ')'.
+// From /proc/PID/stat: the state letter ('Z' a zombie; '?' when unreadable)
+// and whether it is a kernel thread (PF_KTHREAD in the flags, the 9th
+// field). COMM, the 2nd, may hold spaces and parentheses: the fields after
+// it are read from its last ')'.
 struct ProcessState {
   char state = '?';
   bool kernel_thread = false;
@@ -126,14 +127,6 @@ AttachResult attach_recorder(int pid, const std::string& output, const std::stri
   return {};
 }
 
-bool process_running(int pid) {
-  if (kill(pid, 0) != 0) return false;
-  // /proc/PID/stat: "PID (COMM) STATE ..."; COMM may hold spaces and parentheses.
-  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  std::getline(stat, line);
-  auto close = line.rfind(')');
-  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
-}
+bool process_running(int pid) { return kill(pid, 0) == 0 && process_state(pid).state != 'Z'; }
 
 }  // namespace edgemem
