@@ -24,7 +24,25 @@ using Node = CallNode;
 
 bool is_interrupt(const std::string& full_name) {
   const std::string_view name = bare_function_name(full_name);
-  return name != "Reset_Handler" && (name.ends_with("_Handler") || name.ends_with("_IRQHandler") || name.ends_with("IRQHandler"));
+  // CMSIS names, FreeRTOS ports' own (its GCC demos put them in the vector
+  // table), the Pico SDK's isr_* and TivaWare's *IntHandler.
+  return name != "Reset_Handler" &&
+         (name.ends_with("_Handler") || name.ends_with("IRQHandler") || name.ends_with("IntHandler") ||
+          name.starts_with("isr_") || name == "vPortSVCHandler" || name == "xPortPendSVHandler" ||
+          name == "xPortSysTickHandler");
+}
+
+// A title as a person reads it: a static's "dir/x.c.ci|x.c:name" key is
+// its unit's, and a callee GCC names by its assembler name is demangled.
+std::string shown_title(std::string_view title) {
+  if (const size_t bar = title.find('|'); bar != std::string_view::npos) title.remove_prefix(bar + 1);
+  std::string_view unit;
+  if (const size_t colon = title.find(':'); colon != std::string_view::npos && title.substr(0, colon).find('.') != std::string_view::npos) {
+    unit = title.substr(0, colon);
+    title.remove_prefix(colon + 1);
+  }
+  const std::string name = title.starts_with("_Z") ? demangle(std::string(title)) : std::string(title);
+  return unit.empty() ? name : fmt::format("{} ({})", name, unit);
 }
 
 // GCC writes "static", "dynamic" or "dynamic,bounded", each maybe followed
@@ -103,6 +121,52 @@ std::string_view bare_function_name(std::string_view name) {
   if (const size_t space = name.rfind(' '); space != std::string_view::npos) name.remove_prefix(space + 1);
   if (const size_t scope = name.rfind("::"); scope != std::string_view::npos) name.remove_prefix(scope + 2);
   return name;
+}
+
+// Calls the graph cannot follow as written, made to reach the function that
+// runs. Returns the names whose own-file definition may be overridden.
+// * A C++ constructor's or destructor's complete-object symbol (C1, D1) is
+//   an alias of the base-object one (C2, D2) that has the node and frame:
+//   called by its own name, it read "no stack info" and made its caller
+//   unbounded.
+// * GCC titles a weak definition by its file, and a call from that file
+//   goes to that title; the linker binds it to the strong definition when
+//   there is one (STM32 HAL's weak HAL_UART_RxCpltCallback called from
+//   HAL_UART_IRQHandler: the 544 B user callback was left out, 8 B for
+//   552 B). A static of the same name cannot be told from a weak one in the
+//   graph, so the call reaches both: the bound may err high, never low.
+std::vector<std::string> resolve_aliases_and_weak_calls(std::map<std::string, Node>& nodes,
+                                                        const std::multimap<std::string, std::string>& by_name) {
+  std::set<std::string> overridable;
+  for (auto& [title, n] : nodes) {
+    std::vector<std::string> callees;
+    for (const std::string& c : n.callees) {
+      const auto it = nodes.find(c);
+      const bool framed = it != nodes.end() && it->second.has_frame;
+      std::vector<std::string> also;
+      // Only by a mangled name: a C function "helper" without a frame is
+      // another file's extern, not some unit's static helper.
+      std::string name = c.substr(c.find('|') + 1);  // npos + 1 is 0
+      if (const size_t colon = name.find(":_Z"); colon != std::string::npos) name.erase(0, colon + 1);
+      if (!framed && name.starts_with("_Z")) {
+        name = demangle(name);
+        for (auto [b, e] = by_name.equal_range(name); b != e; ++b)
+          if (b->second != c && nodes.at(b->second).has_frame) also.push_back(b->second);
+        if (!also.empty()) {  // the alias is the framed function itself
+          callees.insert(callees.end(), also.begin(), also.end());
+          continue;
+        }
+      } else if (framed && c.find('|') != std::string::npos) {
+        for (auto [b, e] = by_name.equal_range(it->second.fn.name); b != e; ++b)
+          if (b->second.find('|') == std::string::npos && nodes.at(b->second).has_frame) also.push_back(b->second);
+        if (!also.empty()) overridable.insert(it->second.fn.name);
+      }
+      callees.push_back(c);
+      callees.insert(callees.end(), also.begin(), also.end());
+    }
+    n.callees = std::move(callees);
+  }
+  return {overridable.begin(), overridable.end()};
 }
 
 std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error) {
@@ -287,11 +351,39 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     if (cut_short(p, text, false)) return std::nullopt;
   }
   std::map<std::string, std::set<std::string>> su_defined_in;  // name -> the .su files giving it a frame
+  std::vector<std::string> stale;  // frames a .su and its .ci give differently
   for (const auto& [f, file] : su_functions) {
+    // -fcallgraph-info without =su: the graph has no frames, and a static's
+    // node is titled by its unit; its .su frame is that node's (read as
+    // another function, the static was "no stack info" and a root of its own).
+    const std::string own_graph = fs::path(file).replace_extension(".ci").string() + "|";
+    bool joined = false;
+    for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it)
+      if (Node& n = nodes[it->second]; it->second.starts_with(own_graph) && !n.has_frame) {
+        n.fn.frame_bytes = f.frame_bytes;
+        n.fn.qualifier = f.qualifier;
+        n.has_frame = joined = true;
+      }
+    if (joined) continue;
     // A .ci node already holds this function (clones: "f.constprop" vs "f.constprop.0").
     bool known = false;
-    for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it)
-      if (!su_defined_in.contains(it->second) && nodes[it->second].has_frame) known = true;
+    std::set<std::string_view> compared;  // by_name holds a title once per graph naming it
+    for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it) {
+      Node& n = nodes[it->second];
+      if (su_defined_in.contains(it->second) || !n.has_frame) continue;
+      known = true;
+      // The .su and the graph beside it disagree: files of two builds (one
+      // compiled again, one not). The larger counts; 88 B once stood for 800.
+      // A global that more graphs define holds the larger of theirs already.
+      const auto graphs = defined_in.find(it->second);
+      const bool beside = it->second.starts_with(own_graph) ||
+                          (graphs != defined_in.end() && graphs->second.size() == 1 &&
+                           graphs->second.contains(own_graph.substr(0, own_graph.size() - 1)));
+      if (beside && compared.insert(it->second).second && n.fn.frame_bytes != f.frame_bytes) {
+        stale.push_back(fmt::format("{} ({} B in {}, {} B in its .ci)", f.name, f.frame_bytes, file, n.fn.frame_bytes));
+        n.fn.frame_bytes = std::max(n.fn.frame_bytes, f.frame_bytes);
+      }
+    }
     if (known) continue;
     std::set<std::string>& files = su_defined_in[f.name];
     if (files.empty()) by_name.emplace(f.name, f.name);
@@ -302,6 +394,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     n.has_frame = true;
     if (no_graph.contains(f.name)) n.calls_unknown = true;
   }
+  std::vector<std::string> overridable = resolve_aliases_and_weak_calls(nodes, by_name);
   if (nodes.empty()) {
     error = su.empty() && ci.empty()
                 ? fmt::format("{}: no .su, .ci or Keil .htm files found (compile with -fstack-usage "
@@ -321,6 +414,17 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                        "tool's, such as a Charm++ interface): {}",
                                        not_graphs.size(), not_graphs.size() == 1 ? "" : "s", fmt::join(not_graphs, ", ")));
   if (clang_lines) report.source = gcc_lines || !ci.empty() ? "GCC and Clang" : "Clang";
+  if (!stale.empty())
+    report.notes.push_back(fmt::format("{} function{} with a frame its .su and its .ci give differently, counted with the "
+                                       "larger (files of two builds? compile again): {}{}",
+                                       stale.size(), stale.size() == 1 ? "" : "s",
+                                       fmt::join(stale.begin(), stale.begin() + std::min<size_t>(stale.size(), 3), "; "),
+                                       stale.size() > 3 ? fmt::format(" and {} more", stale.size() - 3) : ""));
+  for (const std::string& name : overridable)
+    report.notes.push_back(fmt::format(
+        "{} has a definition of its own file's (weak, or static) beside a global one: its file's calls are counted as "
+        "reaching the larger, since the linker replaces a weak definition by the strong one",
+        name));
   for (const auto& [title, files] : defined_in)
     if (files.size() > 1)
       report.notes.push_back(fmt::format(
@@ -360,7 +464,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
       if (c == "__indirect_call") {
         local[v].insert("indirect call in " + n.fn.name);
       } else if (auto it = index.find(c); it == index.end()) {
-        local[v].insert("no stack info: " + c);
+        local[v].insert("no stack info: " + shown_title(c));
       } else {
         // A callee without a frame size counts 0 B and is flagged; what it
         // calls is still walked (Keil's run-time entry code has no sizes).

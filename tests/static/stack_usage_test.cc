@@ -1,8 +1,10 @@
 // Worst-case stack on the corpus' own firmware, against the values worked
 // out by hand in tests/data/corpus/map/own_ground_truth.json.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -552,6 +554,110 @@ TEST(Stack, AFunctionThatOnlyCallsItselfIsARoot) {
   ASSERT_TRUE(root(r, "walk"));
   EXPECT_EQ(root(r, "walk")->worst_case_bytes, 64u);
   EXPECT_TRUE(root(r, "walk")->unbounded);
+}
+
+std::string stack_data(const std::string& dir) { return std::string(EDGEMEM_TEST_DATA_DIR) + "/stack/" + dir; }
+
+// STM32 HAL's pattern: a weak HAL_UART_RxCpltCallback called from
+// HAL_UART_IRQHandler in its own file, which GCC titles by that file; the
+// linker binds the call to app.c's strong 544 B callback. Read as written
+// USART1_IRQHandler needed 8 B, the main stack 584 B, all bounded, and a
+// budget of 700 B passed a firmware that needs 872 B (tests/data/stack).
+TEST(Stack, AWeakDefinitionCalledInItsOwnFileReachesTheStrongOneToo) {
+  std::string error;
+  auto report = analyze_stack({stack_data("weak_callback")}, false, error);
+  ASSERT_TRUE(report) << error;
+  const StackRoot* usart = root(*report, "USART1_IRQHandler");
+  ASSERT_TRUE(usart);
+  EXPECT_EQ(usart->worst_case_bytes, 552u);
+  EXPECT_FALSE(usart->unbounded);
+  EXPECT_EQ(usart->path.back(), "HAL_UART_RxCpltCallback");
+  EXPECT_FALSE(root(*report, "HAL_UART_RxCpltCallback")) << "the strong callback is called, no root";
+  EXPECT_EQ(report->interrupts.thread_bytes, 288u);
+  EXPECT_EQ(report->interrupts.one_level_bytes, 288u + 552u + 32u);
+  EXPECT_TRUE(std::any_of(report->notes.begin(), report->notes.end(), [](const std::string& n) {
+    return n.starts_with("HAL_UART_RxCpltCallback has a definition of its own file's");
+  }));
+}
+
+// -fcallgraph-info without =su: the graph has no frames, and a static's
+// node is titled "g.c:mid" while its .su line says "mid". The frame was
+// not joined: vTask read "408 B + unbounded, no stack info: mid" beside a
+// root "mid 48 B"; truth 8 + 48 + 400 = 456 B, bounded.
+TEST(Stack, AStaticsFrameJoinsItsUnitsNodeWhenTheGraphHasNoFrames) {
+  std::string error;
+  auto report = analyze_stack({stack_data("callgraph_without_su")}, false, error);
+  ASSERT_TRUE(report) << error;
+  const StackRoot* task = root(*report, "vTask");
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->worst_case_bytes, 456u);
+  EXPECT_FALSE(task->unbounded) << fmt::format("{}", fmt::join(task->reasons, "; "));
+  EXPECT_FALSE(root(*report, "mid"));
+}
+
+// g++ -O0 calls a constructor by its complete-object symbol (C1), an alias
+// of the base-object one (C2) that has the node: "no stack info:
+// _ZN4RingC1Ev" made the task unbounded, and Ring::Ring() was a root.
+TEST(Stack, AConstructorCalledByItsAliasIsTheConstructor) {
+  std::string error;
+  auto report = analyze_stack({stack_data("cxx_ctor_alias")}, false, error);
+  ASSERT_TRUE(report) << error;
+  const StackRoot* task = root(*report, "void vSensorTask(void*)");
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->worst_case_bytes, 176u);
+  EXPECT_FALSE(task->unbounded) << fmt::format("{}", fmt::join(task->reasons, "; "));
+  EXPECT_FALSE(root(*report, "Ring::Ring()"));
+}
+
+// A .su and the .ci beside it that disagree are files of two builds (one
+// compiled again): the graph's 80 B stood for the .su's 800 B in silence.
+TEST(Stack, AFrameItsSuAndCiGiveDifferentlyCountsTheLargerWithANote) {
+  auto dir = test::scratch_dir("edgemem_stale_su");
+  std::ofstream(dir / "util.su") << "util.c:1:12:helper\t800\tstatic\nutil.c:2:5:a_entry\t8\tstatic\n";
+  std::ofstream(dir / "util.ci")
+      << "graph: { title: \"util.c\"\n"
+         "node: { title: \"util.c:helper\" label: \"helper\\nutil.c:1:12\\n80 bytes (static)\" }\n"
+         "node: { title: \"a_entry\" label: \"a_entry\\nutil.c:2:5\\n8 bytes (static)\" }\n"
+         "edge: { sourcename: \"a_entry\" targetname: \"util.c:helper\" label: \"util.c:2:29\" }\n"
+         "}\n";
+  std::string error;
+  auto report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  const StackRoot* entry = root(*report, "a_entry");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->worst_case_bytes, 808u);
+  ASSERT_EQ(report->notes.size(), 1u);
+  EXPECT_NE(report->notes[0].find("helper (800 B in"), std::string::npos) << report->notes[0];
+}
+
+// FreeRTOS's GCC demos put the port's own handlers in the vector table
+// (vPortSVCHandler, xPortPendSVHandler, xPortSysTickHandler), as the Pico
+// SDK does its isr_* and TivaWare its *IntHandler: they were thread roots,
+// and "every handler nested" was short by their frames. A callee with no
+// frame is named as a person reads it, not by edgemem's key for it.
+TEST(Stack, RtosAndVendorHandlerNamesAreHandlers) {
+  auto dir = test::scratch_dir("edgemem_rtos_handlers");
+  std::ofstream(dir / "port.ci")
+      << "graph: { title: \"port.c\"\n"
+         "node: { title: \"xPortPendSVHandler\" label: \"xPortPendSVHandler\\nport.c:1:6\\n8 bytes (static)\" }\n"
+         "node: { title: \"xPortSysTickHandler\" label: \"xPortSysTickHandler\\nport.c:2:6\\n16 bytes (static)\" }\n"
+         "node: { title: \"vPortSVCHandler\" label: \"vPortSVCHandler\\nport.c:3:6\\n0 bytes (static)\" }\n"
+         "node: { title: \"isr_systick\" label: \"isr_systick\\nport.c:4:6\\n24 bytes (static)\" }\n"
+         "node: { title: \"UARTIntHandler\" label: \"UARTIntHandler\\nport.c:5:6\\n40 bytes (static)\" }\n"
+         "node: { title: \"main\" label: \"main\\nport.c:6:5\\n100 bytes (static)\" }\n"
+         "node: { title: \"port.c:prvTick\" label: \"prvTick\\nport.c:7:13\\n8 bytes (static)\" }\n"
+         "edge: { sourcename: \"main\" targetname: \"port.c:prvTick\" label: \"port.c:6:20\" }\n"
+         "edge: { sourcename: \"port.c:prvTick\" targetname: \"port.c:undefinedStatic\" label: \"port.c:7:30\" }\n"
+         "}\n";
+  std::string error;
+  auto report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->interrupts.handlers, 5u);
+  EXPECT_EQ(report->interrupts.thread_bytes, 108u);
+  EXPECT_EQ(report->interrupts.all_nested_bytes, 108u + 8 + 16 + 0 + 24 + 40 + 5 * 32);
+  const StackRoot* main_root = root(*report, "main");
+  ASSERT_TRUE(main_root);
+  EXPECT_EQ(main_root->reasons, std::vector<std::string>{"no stack info: undefinedStatic (port.c)"});
 }
 
 }  // namespace
