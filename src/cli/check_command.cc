@@ -1,8 +1,9 @@
 // edgemem check --budget FILE: memory budgets for CI. Reads what the budget
 // needs (map, ELF, stack files, trace, model), evaluates every limit and
 // exits 1 with one line per broken budget.
-#include <optional>
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -50,6 +51,20 @@ int run_check(CheckArgs args) {
   };
   fs::path base = fs::path(args.budget).parent_path();
   const nlohmann::json* inputs = member(budget, "inputs");
+  // A misspelt input ("modle") left its limits judged on nothing, or not at all.
+  if (inputs) {
+    const std::vector<std::string> keys = {"map", "elf", "stack", "trace", "model"};
+    if (!inputs->is_object()) return fail(args.budget, "inputs: expected an object naming map, elf, stack, trace or model");
+    for (const auto& item : inputs->items()) {
+      const auto key = names::match(item.key(), keys);
+      if (!key) return fail(args.budget, "inputs: " + names::unknown("key", item.key(), keys));
+      const bool paths = *key == "stack" && item.value().is_array() &&
+                         std::all_of(item.value().begin(), item.value().end(), [](const auto& p) { return p.is_string(); });
+      if (!item.value().is_string() && !paths)
+        return fail(args.budget, fmt::format("inputs.{}: expected a path{}", item.key(),
+                                             *key == "stack" ? ", or a list of paths" : ""));
+    }
+  }
   auto from_budget = [&](std::string& arg, const char* key) {
     const nlohmann::json* v = inputs ? member(*inputs, key) : nullptr;
     if (arg.empty() && v && v->is_string()) arg = (base / v->get<std::string>()).string();

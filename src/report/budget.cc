@@ -30,6 +30,20 @@ std::string only_bounded(const std::string& rule, const std::string& name, uint6
                      rule, name, units::bytes(bound));
 }
 
+// A key of a given JSON type, or its default when absent; the library's own
+// type error named no key.
+bool flag(const json& b, const char* key, const std::string& rule) {
+  if (!b.contains(key)) return false;
+  if (!b[key].is_boolean()) throw BudgetError(fmt::format("{}.{}: expected true or false", rule, key));
+  return b[key].get<bool>();
+}
+
+std::string word(const json& b, const char* key, const std::string& rule, const char* otherwise) {
+  if (!b.contains(key)) return otherwise;
+  if (!b[key].is_string()) throw BudgetError(fmt::format("{}.{}: expected a string", rule, key));
+  return b[key].get<std::string>();
+}
+
 // A limit that may have a fraction: a percent, a rate.
 double real(const json& limits, const char* key, const std::string& rule) {
   const json& v = limits.at(key);
@@ -113,6 +127,15 @@ class Evaluator {
         r.worst_case_bytes, nullptr);
   }
 
+  // Frames without a call graph (.su files alone) give no worst case: its
+  // "0 B" once passed any limit.
+  static void require_call_graph(const StackReport& st, const std::string& rule) {
+    if (st.roots.empty())
+      throw BudgetError(fmt::format("{}: the stack input holds frames only, no call graph, so no worst case ({})", rule,
+                                    st.source == "Clang" ? "Clang writes none: build with GCC's -fcallgraph-info=su"
+                                                         : "build with -fcallgraph-info=su beside -fstack-usage"));
+  }
+
   void regions(json& b) {
     const LinkerMap& map = need(in_.map, "regions", "a linker map (inputs.map or --map)");
     for (auto item : b.items()) {  // no structured binding: lambdas below capture the name
@@ -154,6 +177,9 @@ class Evaluator {
       }
       if (limits.contains("min_free_bytes")) {
         uint64_t min = size(limits, "min_free_bytes", rule);
+        if (it->length == 0)  // once "0 B free": broken, on a number the map never gave
+          throw BudgetError(fmt::format("{}.min_free_bytes: the map gives region {} no length, so its free bytes are "
+                                        "unknown; use max_bytes", rule, name));
         add(rule + ".min_free_bytes", free >= min,
             fmt::format("{} has {} free, at least {} wanted", name, units::bytes(free), units::bytes(min)), BudgetUnit::bytes,
             free, min);
@@ -177,7 +203,11 @@ class Evaluator {
         for (const MapSymbol& s : map.symbols)
           if (s.name == name) bytes = std::max(bytes, s.size), found = true, at_most |= s.size_is_upper_bound;
       }
-      if (!found) throw BudgetError(fmt::format("{}: not in the map", rule));
+      if (!found)
+        throw BudgetError(map.toolchain == "ELF"
+                              ? fmt::format("{}: not in the ELF's symbols (an ELF names C++ functions mangled, as nm "
+                                            "does without -C)", rule)
+                              : fmt::format("{}: not in the map", rule));
       uint64_t max = size(limits, "max_bytes", rule);
       // A bound within the limit holds; one past it says nothing.
       if (at_most && bytes > max) throw BudgetError(only_bounded(rule, name, bytes));
@@ -190,8 +220,9 @@ class Evaluator {
   void stack(json& b) {
     only_keys(b, "stack", {"main_stack_bytes", "nesting", "roots", "allow_unbounded"});
     const StackReport& st = need(in_.stack, "stack", "stack input (inputs.stack or --stack)");
-    bool allow_unbounded = b.value("allow_unbounded", false);
+    bool allow_unbounded = flag(b, "allow_unbounded", "stack");
     if (b.contains("main_stack_bytes")) {
+      require_call_graph(st, "stack.main_stack_bytes");
       uint64_t configured = 0;
       std::string where;
       if (b["main_stack_bytes"] == "map") {
@@ -202,30 +233,45 @@ class Evaluator {
       } else {
         configured = size(b, "main_stack_bytes", "stack");
       }
-      std::string nesting = b.value("nesting", "one_level");
+      std::string nesting = word(b, "nesting", "stack", "one_level");
       const InterruptBudget& irq = st.interrupts;
       uint64_t need_bytes = nesting == "all" ? irq.all_nested_bytes : nesting == "none" ? irq.thread_bytes : irq.one_level_bytes;
       if (nesting != "all" && nesting != "none" && nesting != "one_level")
         throw BudgetError("stack.nesting: expected one_level, all or none");
       if (irq.handlers == 0) need_bytes = irq.thread_bytes;
+      // Every root the number counts: any thread root may be the deepest,
+      // and under nesting any handler (an unbounded one once passed beside
+      // "needs 584 B" with its recursion left out).
+      std::vector<const StackRoot*> unbounded;
+      for (const StackRoot& r : st.roots)
+        if (r.unbounded && (!r.interrupt || (irq.handlers && nesting != "none"))) unbounded.push_back(&r);
       add("stack.main_stack_bytes", need_bytes <= configured,
-          fmt::format("main stack needs {} (thread {}{}), configured {}{}", units::bytes(need_bytes), units::bytes(irq.thread_bytes),
+          fmt::format("main stack needs {}{} (thread {}{}), configured {}{}", units::bytes(need_bytes),
+                      unbounded.empty() ? "" : " + unbounded", units::bytes(irq.thread_bytes),
                       irq.handlers && nesting != "none"
                           ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
                           : "",
                       units::bytes(configured), where),
           BudgetUnit::bytes, need_bytes, configured);
-      for (const StackRoot& r : st.roots)
-        if (!r.interrupt && r.worst_case_bytes == irq.thread_bytes) {
-          if (!allow_unbounded) require_bounded(r);
-          break;
+      if (!allow_unbounded) {
+        if (unbounded.size() <= 3) {
+          for (const StackRoot* r : unbounded) require_bounded(*r);
+        } else {
+          std::vector<std::string> names;
+          for (size_t i = 0; i < 3; ++i) names.push_back(unbounded[i]->function);
+          add("stack.allow_unbounded", false,
+              fmt::format("{} roots the main stack counts are unbounded ({} and {} more; edgemem stack names why)",
+                          unbounded.size(), fmt::join(names, ", "), unbounded.size() - names.size()),
+              BudgetUnit::bytes, need_bytes, nullptr);
         }
+      }
     }
   }
 
   void roots(json& b) {
     const StackReport& st = need(in_.stack, "stack.roots", "stack input (inputs.stack or --stack)");
-    bool allow_unbounded = b.value("allow_unbounded", false);
+    require_call_graph(st, "stack.roots");
+    bool allow_unbounded = flag(b, "allow_unbounded", "stack");
     for (const auto& item : b["roots"].items()) {
       const std::string name = item.key();
       const json& limit = item.value();
@@ -301,6 +347,10 @@ class Evaluator {
   void leak(json& b) {
     only_keys(b, "leak", {"max_bytes_per_inference", "max_leaked_bytes"});
     const AnalysisResult& t = need(in_.trace, "leak", "a trace (inputs.trace or --trace)");
+    // A leak check that did not run found no leak, not 0 B of one.
+    if (t.checks.leaks.status == CheckStatus::not_checked)
+      throw BudgetError(fmt::format("leak: the leak check did not run on this trace ({})",
+                                    t.checks.leaks.reason.empty() ? "NOT CHECKED in its report" : t.checks.leaks.reason));
     if (b.contains("max_bytes_per_inference")) {
       double max = real(b, "max_bytes_per_inference", "leak");
       // A rate that could not be measured cannot be shown to hold.
@@ -445,6 +495,14 @@ std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs
     if (budget.contains("leak")) e.leak(budget["leak"]);
     if (budget.contains("fragmentation")) e.fragmentation(budget["fragmentation"]);
     if (e.out.empty()) throw BudgetError("the budget sets no limit");
+    // The map of a link that failed (a region overflowed) is no firmware: a
+    // FLASH limit held beside a RAM that did not fit.
+    if (in.map)
+      for (const MapRegion& r : in.map->regions)
+        if (const uint64_t over = overflow_bytes(r))
+          e.add("regions." + r.name + ".overflowed", false,
+                fmt::format("{} overflowed by {}: the map is of a link that failed", r.name, units::bytes(over)),
+                BudgetUnit::bytes, r.used, r.length);
     // One line per broken budget: drop repeats (an unbounded root named twice).
     std::set<std::string> seen;
     std::vector<BudgetOutcome> out;

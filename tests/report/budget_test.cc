@@ -77,6 +77,28 @@ TEST(Budget, RegionLimitsThatCannotBeJudgedAreRefused) {
   error.clear();
   evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 90}}})"), from_elf, error);
   EXPECT_NE(error.find("regions.RAM: an ELF names no memory regions"), std::string::npos) << error;
+  // IAR's "place at" regions have no length: "0 B free", broken, once.
+  LinkerMap iar = image();
+  iar.regions.push_back({"A0", 0x08000000, 0, "", 64, RegionKind::flash});
+  BudgetInputs with_place_at{&iar, nullptr, nullptr, nullptr};
+  error.clear();
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"regions": {"A0": {"min_free_bytes": 1}}})"), with_place_at, error).empty());
+  EXPECT_NE(error.find("regions.A0.min_free_bytes: the map gives region A0 no length"), std::string::npos) << error;
+}
+
+// The map of a failed link (RAM overflowed by 432 B): a FLASH-only budget
+// held on a firmware that does not exist.
+TEST(Budget, TheMapOfALinkThatFailedBreaksTheBudget) {
+  LinkerMap m = image();
+  m.regions[1].used = 65536 + 432;
+  BudgetInputs in{&m, nullptr, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"regions": {"FLASH": {"max_percent": 90}}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(find(out, "regions.FLASH.max_percent")->ok);
+  ASSERT_NE(find(out, "regions.RAM.overflowed"), nullptr);
+  EXPECT_FALSE(find(out, "regions.RAM.overflowed")->ok);
+  EXPECT_EQ(find(out, "regions.RAM.overflowed")->message, "RAM overflowed by 432 B: the map is of a link that failed");
 }
 
 TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
@@ -95,11 +117,52 @@ TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
   out = evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 960, "allow_unbounded": true}})"), in, error);
   EXPECT_FALSE(find(out, "stack.main_stack_bytes")->ok);  // 900 + 40 + 32 > 960
   EXPECT_EQ(find(out, "stack.allow_unbounded"), nullptr);
+  // Allowed, the number still says it counts known frames only.
+  EXPECT_NE(find(out, "stack.main_stack_bytes")->message.find("needs 972 B + unbounded"), std::string::npos)
+      << find(out, "stack.main_stack_bytes")->message;
+}
+
+// A handler the main-stack number counts is judged as the thread roots are:
+// a recursive SysTick_Handler once passed beside "needs 584 B", its
+// recursion left out. Without nesting handlers are not counted.
+TEST(Budget, AnUnboundedHandlerTheMainStackCountsBreaksIt) {
+  LinkerMap m = image();
+  StackReport s = stacks();
+  s.roots[0].unbounded = false;
+  s.roots[0].reasons.clear();
+  s.roots[2].unbounded = true;
+  s.roots[2].reasons = {"recursion: rec"};
+  BudgetInputs in{&m, &s, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 2048}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  ASSERT_NE(find(out, "stack.allow_unbounded"), nullptr);
+  EXPECT_FALSE(find(out, "stack.allow_unbounded")->ok);
+  EXPECT_NE(find(out, "stack.allow_unbounded")->message.find("SysTick_Handler is unbounded: recursion: rec"),
+            std::string::npos);
+  out = evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 2048, "nesting": "none"}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(find(out, "stack.allow_unbounded"), nullptr);
+  EXPECT_TRUE(find(out, "stack.main_stack_bytes")->ok);
+  // Frames without a call graph (.su alone) have no roots: "needs 0 B" passed any limit.
+  StackReport frames_only;
+  frames_only.functions.push_back({"recurse", "a.c:1:5", 328, "static"});
+  BudgetInputs su_only{&m, &frames_only, nullptr, nullptr};
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 1}})"), su_only, error).empty());
+  EXPECT_NE(error.find("stack.main_stack_bytes: the stack input holds frames only, no call graph"), std::string::npos)
+      << error;
+  error.clear();
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"stack": {"roots": {"recurse": 400}}})"), su_only, error).empty());
+  EXPECT_NE(error.find("stack.roots: the stack input holds frames only"), std::string::npos) << error;
+  error.clear();
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 9, "nesting": true}})"), in, error).empty());
+  EXPECT_NE(error.find("stack.nesting: expected a string"), std::string::npos) << error;
 }
 
 TEST(Budget, TraceLimits) {
   AnalysisResult t;
   t.inferences = 400;
+  t.checks.leaks.status = CheckStatus::found;
   t.leak_rate_bytes_per_inference = 644;
   t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0, std::nullopt, false, {}});
   t.fragmentation.band = Band::warning;
@@ -181,6 +244,7 @@ TEST(Budget, MessagesShowTheMeasuredValueOnItsSideOfTheLimit) {
       << find(out, "regions.RAM.max_percent")->message;
   AnalysisResult t;
   t.inferences = 1000;
+  t.checks.leaks.status = CheckStatus::found;
   t.leak_rate_bytes_per_inference = 0.04;
   BudgetInputs trace{nullptr, nullptr, &t, nullptr};
   out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), trace, error);
@@ -216,9 +280,17 @@ TEST(Budget, MistakesAreErrorsNotPasses) {
   EXPECT_NE(error.find("regions.RAM.max_bytes: '-5' is not a size"), std::string::npos) << error;
   error.clear();
   AnalysisResult unmarked;  // a trace without inference markers has no rate to hold a limit against
+  unmarked.checks.leaks.status = CheckStatus::clean;
   BudgetInputs with_trace{nullptr, nullptr, &unmarked, nullptr};
   EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), with_trace, error).empty());
   EXPECT_NE(error.find("no inference markers"), std::string::npos) << error;
+  error.clear();
+  // A leak check that did not run (too few events) found no leak, not 0 B of one.
+  AnalysisResult tiny;
+  tiny.checks.leaks = {CheckStatus::not_checked, "3 memory events: too few to tell a leak from a working set"};
+  BudgetInputs with_tiny{nullptr, nullptr, &tiny, nullptr};
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_leaked_bytes": 0}})"), with_tiny, error).empty());
+  EXPECT_NE(error.find("leak: the leak check did not run on this trace (3 memory events"), std::string::npos) << error;
 }
 
 TEST(Budget, KeysAndRegionsInAnyCaseAndLimitsAsSizes) {
