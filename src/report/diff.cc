@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
 #include <set>
 
 namespace edgemem {
@@ -51,10 +52,18 @@ std::map<std::string, double> sections(const LinkerMap& m) {
     if (s.kind != SectionKind::debug && s.size > 0) out[s.name] += static_cast<double>(s.size);
   return out;
 }
+// GCC's LTO writes each partition to a temporary file of a new name every
+// link (/tmp/ccvYTmV7.ltrans0.ltrans.o): named by its partition, so two
+// builds compare partition to partition, not as one [gone] and one [new].
+std::string object_row(const std::string& object) {
+  static const std::regex ltrans(R"(^.*/cc[A-Za-z0-9]+\.(ltrans[0-9]+)\.ltrans\.o$)");
+  std::smatch m;
+  return std::regex_match(object, m, ltrans) ? m[1].str() + ".o (LTO partition)" : object;
+}
 std::map<std::string, double> objects(const LinkerMap& m) {
   std::map<std::string, double> out;
   for (const auto& c : m.contributions)
-    if (section_kind(m, c.section) != SectionKind::debug) out[c.object] += static_cast<double>(c.size);
+    if (section_kind(m, c.section) != SectionKind::debug) out[object_row(c.object)] += static_cast<double>(c.size);
   return out;
 }
 // Names more than one symbol of either image has (file-local statics,
@@ -76,7 +85,7 @@ std::map<std::string, double> symbols(const LinkerMap& m, const std::set<std::st
   std::map<std::string, double> out;
   for (const auto& s : m.symbols) {
     const bool qualified = shared.contains(s.name) && !s.object.empty();
-    out[qualified ? s.name + " (" + s.object + ")" : s.name] += static_cast<double>(s.size);
+    out[qualified ? s.name + " (" + object_row(s.object) + ")" : s.name] += static_cast<double>(s.size);
   }
   return out;
 }
@@ -116,11 +125,15 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
     for (const auto& l : r.leaks) leaked += l.bytes;
     Table table{
         {"peak_bytes", {d(r.peak_bytes), DiffUnit::bytes, "peak"}},
-        {"leaked_bytes", {d(leaked), DiffUnit::bytes, "leaked"}},
         {"inferences", {d(r.inferences), DiffUnit::count, "inferences"}},
-        {"alloc_failures", {d(r.fragmentation.alloc_failures), DiffUnit::count, "failed allocations"}},
-        {"overflows", {d(r.overflow_count), DiffUnit::count, "overflows"}},
-        {"lifo_stranded_bytes", {d(r.lifo.max_stranded_bytes), DiffUnit::bytes, "stranded arena bytes (LIFO)"}}};
+        {"alloc_failures", {d(r.fragmentation.alloc_failures), DiffUnit::count, "failed allocations"}}};
+    // A check that did not run found nothing, not 0: "overflows -1 (1 -> 0)"
+    // once read as an improvement where the second run declared no size.
+    auto checked = [](const Check& c) { return c.status != CheckStatus::not_checked; };
+    if (checked(r.checks.leaks)) table["leaked_bytes"] = {d(leaked), DiffUnit::bytes, "leaked"};
+    if (checked(r.checks.overflow)) table["overflows"] = {d(r.overflow_count), DiffUnit::count, "overflows"};
+    if (checked(r.checks.lifo))
+      table["lifo_stranded_bytes"] = {d(r.lifo.max_stranded_bytes), DiffUnit::bytes, "stranded arena bytes (LIFO)"};
     // Per-inference numbers need inference markers: without them they are not 0, but not measured.
     if (r.inferences) {
       table["leak_rate_bytes_per_inference"] = {r.leak_rate_bytes_per_inference, DiffUnit::bytes_per_inference, "leak rate"};

@@ -36,6 +36,19 @@ TEST(Diff, TwoBuildsOfTheSameFirmware) {
     for (const auto& r : g.rows) EXPECT_EQ(r.delta(), 0) << g.title << " " << r.name;
 }
 
+// Each LTO link writes its partitions to temporary files of new names: two
+// builds' partitions were one [gone] and one [new] row in every diff.
+TEST(Diff, LtoPartitionsAreComparedByPartition) {
+  LinkerMap a, b;
+  a.contributions = {{".text", "/tmp/ccvYTmV7.ltrans0.ltrans.o", 900}, {".text", "startup.o", 40}};
+  b.contributions = {{".text", "/tmp/ccQ2x9Lp.ltrans0.ltrans.o", 964}, {".text", "startup.o", 40}};
+  auto groups = diff_maps(a, b);
+  const DiffRow* part = row(groups, "objects", "ltrans0.o (LTO partition)");
+  ASSERT_NE(part, nullptr);
+  EXPECT_FALSE(part->added || part->removed);
+  EXPECT_EQ(part->delta(), 64);
+}
+
 // GNU ld lists an output section that received nothing at size 0; one that
 // emptied between two builds is gone, as it is in maps of linkers that omit it.
 TEST(Diff, AGnuSectionThatEmptiedIsGone) {
@@ -154,6 +167,21 @@ TEST(Diff, FragmentationIsAFractionAndEveryHeadlineHasAUnit) {
   // Measured in one run only: not compared, never "0 % -> 73 %".
   AnalysisResult unmeasured;
   EXPECT_EQ(row(diff_traces(unmeasured, b), "run", "fragmentation_max_rate"), nullptr);
+}
+
+// A check that did not run found nothing, not 0: "overflows -1 (1 -> 0)"
+// once read as an improvement where the second run declared no arena size.
+TEST(Diff, ChecksThatDidNotRunAreNotComparedAsZero) {
+  AnalysisResult sized, unsized;
+  sized.checks.overflow.status = CheckStatus::found;
+  sized.overflow_count = 1;
+  sized.checks.leaks.status = sized.checks.lifo.status = CheckStatus::clean;
+  unsized.checks.leaks.status = CheckStatus::clean;
+  auto groups = diff_traces(sized, unsized);
+  EXPECT_EQ(row(groups, "run", "overflows"), nullptr);
+  EXPECT_EQ(row(groups, "run", "lifo_stranded_bytes"), nullptr);
+  ASSERT_NE(row(groups, "run", "leaked_bytes"), nullptr);
+  EXPECT_EQ(row(diff_traces(sized, sized), "run", "overflows")->after, 1);
 }
 
 // Counts change by thousands in soak runs: grouped as the values beside them are.
