@@ -183,9 +183,12 @@ int run_analyze(const AnalyzeArgs& args) {
   // Broken rules are named even when the report could not be written (exit 2 then: bad usage wins).
   auto broken = broken_rules(rules, run->result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  const auto unjudged = unjudged_rules(rules, run->result);
+  for (const auto& u : unjudged) fmt::print(stderr, "edgemem: fail-on {}\n", u);
   if (!written || compare_failed) return 2;
   if (interrupted()) return 128 + interrupted();  // the shell's code for a run cut short
-  return broken.empty() && (!compared || compared->matches()) ? 0 : 1;
+  if (!broken.empty() || (compared && !compared->matches())) return 1;
+  return unjudged.empty() ? 0 : 2;
 }
 
 void add_analyze_command(CLI::App& app) {

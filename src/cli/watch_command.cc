@@ -157,9 +157,12 @@ int run_watch(const WatchArgs& args) {
   bool written = a.html.empty() || write_report_file(a.html, html_report(run.input, run.result), "--html");
   auto broken = broken_rules(rules, run.result);
   for (const auto& b : broken) fmt::print(stderr, "edgemem: fail-on {}\n", b);
+  const auto unjudged = unjudged_rules(rules, run.result);
+  for (const auto& u : unjudged) fmt::print(stderr, "edgemem: fail-on {}\n", u);
   wait_for_hooks();
   if (!written) return 2;
-  return watcher.alerts().fired() || !broken.empty() ? 1 : 0;
+  if (watcher.alerts().fired() || !broken.empty()) return 1;
+  return unjudged.empty() ? 0 : 2;
 }
 
 }  // namespace

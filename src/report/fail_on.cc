@@ -57,4 +57,20 @@ std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult&
   return out;
 }
 
+std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResult& r) {
+  std::vector<std::string> out;
+  auto unjudged = [&](bool asked, const Check& c, std::string_view rule) {
+    if (asked && c.status == CheckStatus::not_checked)
+      out.push_back(fmt::format("{}: not checked, so this gate can neither hold nor break ({}); give what the check "
+                                "needs or drop {} from --fail-on",
+                                rule, c.reason.empty() ? "see the report" : c.reason, rule));
+  };
+  unjudged(rules.leak, r.checks.leaks, "leak");
+  unjudged(rules.overflow, r.checks.overflow, "overflow");
+  unjudged(rules.guard, r.checks.guards, "guard");
+  unjudged(rules.lifo, r.checks.lifo, "lifo");
+  unjudged(rules.fragmentation.has_value(), r.checks.fragmentation, "fragmentation");
+  return out;
+}
+
 }  // namespace edgemem

@@ -23,6 +23,20 @@ TEST(FailOn, BreaksOnlyTheRulesThatHold) {
   EXPECT_EQ(broken_rules(parse_fail_on("leak,overflow"), r).size(), 2u);
 }
 
+// A rule whose check did not run neither holds nor breaks: it is named, and
+// the gate is refused (exit 2), where it passed in silence.
+TEST(FailOn, ARuleWhoseCheckDidNotRunIsUnjudged) {
+  AnalysisResult r;
+  r.checks.leaks.status = CheckStatus::clean;
+  r.checks.overflow = {CheckStatus::not_checked, "size of 'arena' unknown"};
+  EXPECT_TRUE(unjudged_rules(parse_fail_on("leak,alloc-failure"), r).empty());
+  auto unjudged = unjudged_rules(parse_fail_on("leak,overflow,guard"), r);
+  ASSERT_EQ(unjudged.size(), 2u);
+  EXPECT_EQ(unjudged[0].rfind("overflow: not checked, so this gate can neither hold nor break (size of 'arena' "
+                              "unknown)", 0), 0u) << unjudged[0];
+  EXPECT_EQ(unjudged[1].rfind("guard: not checked", 0), 0u) << unjudged[1];
+}
+
 // The band is read with the one band table: "fragmentation=healthy" would
 // fail every run and is refused; a band that was not measured breaks nothing.
 TEST(FailOn, FragmentationUsesTheBandTable) {
