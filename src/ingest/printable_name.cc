@@ -23,6 +23,14 @@ size_t printable_length(std::string_view s, size_t i) {
   for (size_t k = 2; k < n; ++k)
     if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
   if (b == 0xC2 && byte(i + 1) <= 0x9F) return 0;  // U+0080..U+009F: C1 controls
+  // Bidirectional controls reorder what follows them on a terminal or a
+  // page ("Trojan Source"): a site ending in U+202E printed the report's
+  // next words backwards. U+061C, U+200E-F, U+202A-E, U+2066-9.
+  if (b == 0xD8 && byte(i + 1) == 0x9C) return 0;
+  if (b == 0xE2 && byte(i + 1) == 0x80 &&
+      (byte(i + 2) == 0x8E || byte(i + 2) == 0x8F || (byte(i + 2) >= 0xAA && byte(i + 2) <= 0xAE)))
+    return 0;
+  if (b == 0xE2 && byte(i + 1) == 0x81 && byte(i + 2) >= 0xA6 && byte(i + 2) <= 0xA9) return 0;
   return n;
 }
 

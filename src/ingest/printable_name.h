@@ -8,7 +8,8 @@
 
 namespace edgemem {
 
-// True if `text` holds no control character (C0, DEL, C1) and is valid UTF-8.
+// True if `text` holds no control character (C0, DEL, C1, bidirectional
+// formatting) and is valid UTF-8.
 bool is_printable_name(std::string_view text);
 // Each control character's bytes and each byte that is not part of valid
 // UTF-8 as \xNN (two upper-case hex digits); everything else as it is.

@@ -20,6 +20,12 @@ TEST(PrintableName, KeepsTextAndUtf8AndEscapesTheRest) {
   EXPECT_EQ(printable_name("\xED\xA0\x80"), "\\xED\\xA0\\x80");   // a surrogate
   EXPECT_EQ(printable_name("\xF4\x90\x80\x80"), "\\xF4\\x90\\x80\\x80");  // past U+10FFFF
   EXPECT_EQ(printable_name("x\xE2\x82"), "x\\xE2\\x82");          // cut short
+  // Bidirectional controls turn the rest of a line around (a site ending in
+  // U+202E printed the report's next words backwards); their neighbours stay.
+  EXPECT_EQ(printable_name("evil\xE2\x80\xAE"), "evil\\xE2\\x80\\xAE");  // U+202E
+  EXPECT_EQ(printable_name("\xE2\x81\xA6x\xE2\x81\xA9"), "\\xE2\\x81\\xA6x\\xE2\\x81\\xA9");  // U+2066, U+2069
+  EXPECT_EQ(printable_name("\xE2\x80\x8F\xD8\x9C"), "\\xE2\\x80\\x8F\\xD8\\x9C");  // U+200F, U+061C
+  EXPECT_EQ(printable_name("\xE2\x80\x94\xE2\x80\xAF\xE2\x81\xA5"), "\xE2\x80\x94\xE2\x80\xAF\xE2\x81\xA5");  // dashes and spaces stay
   EXPECT_TRUE(is_printable_name("caf\xC3\xA9"));
   EXPECT_FALSE(is_printable_name("\x01"));
   EXPECT_FALSE(is_printable_name("\xFF"));
