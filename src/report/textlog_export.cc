@@ -39,6 +39,15 @@ void TextLogWriter::declare(PoolId pool, uint64_t time, const TraceContext& cont
 
 void TextLogWriter::write(const Event& e, const TraceContext& context, std::string& out) {
   auto it = std::back_inserter(out);
+  if (context.device_restarts != restarts_written_) [[unlikely]] {
+    for (; restarts_written_ < context.device_restarts; ++restarts_written_) fmt::format_to(it, "[MEM][{}] BOOT\n", e.time);
+    // device_restarted() resets every pool in order, the first now.
+    if (e.kind == EventKind::arena_reset && e.pool == 0) restart_resets_left_ = context.pools.size();
+  }
+  if (restart_resets_left_ > 0 && e.kind == EventKind::arena_reset) {
+    --restart_resets_left_;
+    return;
+  }
   bool pooled = e.kind == EventKind::alloc || e.kind == EventKind::free || e.kind == EventKind::realloc ||
                 e.kind == EventKind::alloc_failed || e.kind == EventKind::arena_reset ||
                 e.kind == EventKind::guard_check;

@@ -35,6 +35,11 @@ class TextLogWriter {
   std::vector<Declared> declared_;  // by PoolId: the geometry last written
   size_t pools_checked_ = 0;        // pools of the table looked at so far
   uint64_t summaries_left_out_ = 0;
+  // A device restart is a BOOT line: the resets of every pool that stand
+  // for it in the events are not written (a RESET per pool read back as no
+  // restart at all, and the fits ran across both boots).
+  uint64_t restarts_written_ = 0;
+  size_t restart_resets_left_ = 0;
 };
 
 }  // namespace edgemem

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include "edgemem/report.h"
 #include "ingest/textlog_decoder.h"
 #include "ingest/textlog_escape.h"
 #include "report/textlog_export.h"
@@ -92,17 +95,9 @@ TEST(TextLogExport, WrittenEventsReadBackTheSame) {
   EXPECT_EQ(writer.summaries_left_out(), 0u);
 }
 
-// A pool declared, or declared again, in the middle of a trace: its POOL
-// line carries the time of the record it comes before, so the log's time
-// never goes back (every POOL line once read [MEM][0], and a log read back
-// counted a stamp going back and moved every later time).
-TEST(TextLogExport, APoolDeclaredMidTraceKeepsTheLogsTimeGoingForward) {
-  const std::string log =
-      "[MEM][10] POOL name=h kind=heap size=1000 base=0x1000\n[MEM][100] INFER begin 1\n"
-      "[MEM][150] ALLOC size=10 addr=0x1000 pool=h site=a\n[MEM][200] POOL name=h kind=heap size=2000 base=0x1000\n"
-      "[MEM][300] INFER end 1\n[MEM][400] INFER begin 2\n[MEM][450] ALLOC size=10 addr=0x1100 pool=h site=a\n"
-      "[MEM][500] INFER end 2\n";
-  // Written as the decoder meets each line, as --textlog writes it.
+// `log` decoded and written back as the decoder meets each line, as
+// --textlog writes it.
+std::string written_back(const std::string& log) {
   TraceContext source;
   Recorder sink;
   TextLogDecoder decoder(source, sink);
@@ -116,11 +111,51 @@ TEST(TextLogExport, APoolDeclaredMidTraceKeepsTheLogsTimeGoingForward) {
   }
   decoder.finish();
   for (; written < sink.events.size(); ++written) writer.write(sink.events[written], source, text);
+  return text;
+}
+
+// A pool declared, or declared again, in the middle of a trace: its POOL
+// line carries the time of the record it comes before, so the log's time
+// never goes back (every POOL line once read [MEM][0], and a log read back
+// counted a stamp going back and moved every later time).
+TEST(TextLogExport, APoolDeclaredMidTraceKeepsTheLogsTimeGoingForward) {
+  const std::string log =
+      "[MEM][10] POOL name=h kind=heap size=1000 base=0x1000\n[MEM][100] INFER begin 1\n"
+      "[MEM][150] ALLOC size=10 addr=0x1000 pool=h site=a\n[MEM][200] POOL name=h kind=heap size=2000 base=0x1000\n"
+      "[MEM][300] INFER end 1\n[MEM][400] INFER begin 2\n[MEM][450] ALLOC size=10 addr=0x1100 pool=h site=a\n"
+      "[MEM][500] INFER end 2\n";
+  const std::string text = written_back(log);
   EXPECT_NE(text.find("size=2000"), std::string::npos) << text;
   EXPECT_EQ(text.find("[MEM][0] "), std::string::npos) << text;
   auto again = analyse(Format::log, text);
   EXPECT_EQ(again->stats.time_went_back, 0u) << text;
   EXPECT_EQ(again->result.peak.time, analyse(Format::log, log)->result.peak.time);
+}
+
+// A device restart is written as the BOOT it was: once the reset of each
+// pool, read back as no restart, and the arena's fit ran across both boots.
+TEST(TextLogExport, ARestartIsWrittenAsABootLine) {
+  std::string log;
+  uint64_t t = 1;
+  for (int boot = 0; boot < 2; ++boot) {
+    log += fmt::format("[MEM][{}] BOOT\n[MEM][{}] POOL name=ar kind=arena size=4000\n", t, t + 1);
+    log += fmt::format("[MEM][{}] POOL name=hp kind=heap size=4096 base=0x1000\n", t + 2);
+    t += 3;
+    for (int i = 1; i <= 5; ++i, t += 3)
+      log += fmt::format("[MEM][{}] INFER begin {}\n[MEM][{}] ALLOC size=100 offset={} pool=ar site=a\n"
+                         "[MEM][{}] INFER end {}\n",
+                         t, i, t + 1, 100 * (i - 1), t + 2, i);
+  }
+  const std::string text = written_back(log);
+  EXPECT_EQ(text.find("RESET"), std::string::npos) << text;
+  auto original = analyse(Format::log, log);
+  auto again = analyse(Format::log, text);
+  ASSERT_EQ(original->result.restarts.total, 1u);
+  EXPECT_EQ(again->result.restarts.total, 1u) << text;
+  EXPECT_EQ(again->stats.events, original->stats.events) << text;
+  again->stats.bytes = original->stats.bytes;  // the written log's numbers are spelled otherwise
+  EXPECT_EQ(json_report({"t", "log", again->stats, again->context.time_base}, again->result),
+            json_report({"t", "log", original->stats, original->context.time_base}, original->result));
 }
 
 TEST(TextLogExport, PoolSummariesAreCountedNotWritten) {
