@@ -153,10 +153,20 @@ struct TrendEstimate {
   bool confirmed = false;
 };
 
+// The least-squares line of a pool's usage at inference ends, at its first
+// and last samples (the device's numbers): what a chart draws as the fit.
+struct FitLine {
+  uint64_t from_inference = 0;
+  double from_bytes = 0;
+  uint64_t to_inference = 0;
+  double to_bytes = 0;
+};
+
 struct PoolWatermark {
   std::string pool;
   uint64_t samples = 0;        // inference_end events seen
   double slope = 0;            // bytes per inference, least squares
+  std::optional<FitLine> fit_line;  // unset when the slope is 0
   Shape shape = Shape::flat;
   StairSteps stairs;
   std::optional<FloorTrend> floor_trend;  // unset unless the last fit confirmed one
@@ -243,6 +253,7 @@ inline constexpr std::string_view kBelowArenaTop = "(below an arena's top, in no
 struct PeakResult {
   uint64_t bytes = 0, time = 0;
   std::optional<uint64_t> inference;  // the device's number; unset before the first inference or without markers
+  uint64_t boot = 1;  // the device's boot it fell in: 1 + the restarts before it (a device numbers each boot's inferences anew)
   std::vector<PeakHolder> live_at_peak;
   // Per inference: 0 without inference markers (presenters say "unknown").
   uint64_t max_inference_peak = 0, max_inference_index = 0;  // index: the device's number

@@ -34,6 +34,7 @@ struct PoolInferenceUsage {
 // What one inference left behind, handed to observers at its end marker.
 struct InferenceRecord {
   uint64_t number = 0;  // the device's number; unnumbered markers count from 1
+  uint64_t boot = 1;    // the device's boot: 1, plus the restarts before it
   uint64_t time = 0;    // of the end marker, in the trace's time base
   std::vector<PoolInferenceUsage> pools;  // in PoolTable order
   uint64_t failed_allocations = 0;  // refused requests since the begin marker

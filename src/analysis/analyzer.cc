@@ -213,6 +213,7 @@ struct Analyzer::Impl {
     }
     if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(r);
     ++restarts.total;
+    tracker.device_restarted();
     leaks.device_restarted();
     watermark.device_restarted(tracker.completed());
   }
@@ -254,7 +255,7 @@ struct Analyzer::Impl {
     // The other pools' own peaks come in their own records; this one peaked
     // while they held at least what they hold now.
     watermark.usage_changed(others + peak_bytes);
-    peak.summarized(others + peak_bytes, e.time, tracker.device_inference());
+    peak.summarized(others + peak_bytes, e.time, tracker);
     overflow.summarized(e.pool, info, peak_bytes, e.time);
     const bool largest_known = info.size > 0 && e.old_address != kUnknownLargestFree;
     if (e.align) {
@@ -283,6 +284,7 @@ struct Analyzer::Impl {
     size_new_pools();
     InferenceRecord r;
     r.number = *tracker.device_inference() + (tracker.numbered() ? 0 : 1);
+    r.boot = tracker.boot();
     r.time = time;
     r.failed_allocations = counts.failed - failed_at_begin;
     for (size_t i = 0; i < context.pools.size(); ++i) {
@@ -527,8 +529,13 @@ struct Analyzer::Impl {
         ++l.growth->first_inference;
         shift(l.growth->stopped_after_inference);
       }
-    for (auto& w : out.watermarks)
+    for (auto& w : out.watermarks) {
       for (auto& point : w.series) ++point.first;
+      if (w.fit_line) {
+        ++w.fit_line->from_inference;
+        ++w.fit_line->to_inference;
+      }
+    }
     for (auto& span : out.inference_marks.spans) ++span.number;
     for (auto& r : out.restarts.kept) {
       shift(r.during_inference);

@@ -84,6 +84,7 @@ void LeakAnalysis::first_inference_begins(bool at_trace_start) {
 void LeakAnalysis::device_restarted() {
   // Called at the first of the boot's resets, which then free every block:
   // the records start from empty, the live counts fall to 0 as they do.
+  boot_began_after_ = completed_;
   for (Group& g : groups_) {
     Group fresh;
     fresh.live = g.live;
@@ -166,7 +167,7 @@ LeakGrowth LeakAnalysis::growth(const Group& g) const {
     out.period = g.min_gap;
   }
   if (const uint64_t n = growths_counted(g); n > 0) out.bytes_per_growth = (grown(g) + n / 2) / n;
-  out.late_start = g.first_growth > 2 * std::max<uint64_t>(out.period, 1);
+  out.late_start = g.first_growth - boot_began_after_ > 2 * std::max<uint64_t>(out.period, 1);
   if (stopped_by_failures(g)) {
     out.stopped_after_inference = g.last_growth_device;
     out.failed_requests = g.failed_since_growth;
@@ -373,14 +374,16 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           // due yet (a leak made after each call of an --inference-fn is
           // counted at the next inference's end: the last one is to come).
           // A group grown in bytes only counts from the end of its first growth.
+          // One period before a first growth at inference 1 is before the
+          // trace: counted all the same, as 5 growths of an every-2nd leak
+          // are 10 inferences' worth (once 9, and 185 B for 166.5).
           const uint64_t period = std::max<uint64_t>(leak.growth->period, 1);
-          const uint64_t since = bytes_only(counters)
-                                     ? counters.first_growth + 1
-                                     : counters.first_growth - std::min(counters.first_growth - 1, period - 1);
           const uint64_t until = tracker.completed() - counters.last_growth < period || stopped_by_failures(counters)
                                      ? counters.last_growth
                                      : tracker.completed();
-          const uint64_t span = until >= since ? until - since + 1 : 1;
+          const uint64_t span = !bytes_only(counters)                  ? until - counters.first_growth + period
+                                : until > counters.first_growth ? until - counters.first_growth
+                                                                       : 1;
           leak.bytes_per_inference = static_cast<double>(grown(counters)) / static_cast<double>(span);
         }
       }

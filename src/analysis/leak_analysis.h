@@ -226,6 +226,7 @@ class LeakAnalysis {
   bool inferences_began_ = false;
   bool began_at_start_ = false;  // first_inference_begins' at_trace_start
   uint64_t completed_ = 0;  // inference ends so far
+  uint64_t boot_began_after_ = 0;  // completed_ when the latest boot began
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
   DenseIndex thread_index_{kMaxThreads};

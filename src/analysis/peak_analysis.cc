@@ -11,6 +11,7 @@ void PeakAnalysis::finish(const PoolTracker& tracker, const TraceContext& contex
   out.peak.bytes = peak_;
   out.peak.time = time_;
   out.peak.inference = inference_;
+  out.peak.boot = boot_;
   if (!blocks_known_) return;
   const auto& sites = tracker.sites();
   struct Holder {

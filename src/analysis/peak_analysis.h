@@ -17,17 +17,19 @@ class PeakAnalysis {
       peak_ = tracker.total_usage();
       time_ = time;
       inference_ = tracker.current_inference();
+      boot_ = tracker.boot();
       tracker.snapshot_sites();
       blocks_known_ = true;
     }
   }
   // Summary records: `total` is one pool at its peak since its last summary
   // and the others as they stand; no block is known, so nobody holds it.
-  void summarized(uint64_t total, uint64_t time, std::optional<uint64_t> inference) {
+  void summarized(uint64_t total, uint64_t time, const PoolTracker& tracker) {
     if (total > peak_) {
       peak_ = total;
       time_ = time;
-      inference_ = inference;
+      inference_ = tracker.device_inference();
+      boot_ = tracker.boot();
       blocks_known_ = false;
     }
   }
@@ -37,6 +39,7 @@ class PeakAnalysis {
  private:
   uint64_t peak_ = 0, time_ = 0;
   std::optional<uint64_t> inference_;
+  uint64_t boot_ = 1;
   bool blocks_known_ = false;  // the peak was reached by blocks (not a summary record)
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "edgemem/decoder.h"
@@ -124,11 +125,14 @@ class PoolTracker {
   // `number`: the device's own inference number; a marker without one
   // carries 0. The first inference takes its number as given (a loop may
   // count from 0); after it a 0 continues from the previous number. A trace
-  // whose markers are all 0 is unnumbered: see numbered().
+  // whose markers are all 0 is unnumbered: see numbered(). A device that
+  // numbers its inferences counts anew after a restart: the new boot's first
+  // number is taken as given too.
   // `by_its_end`: the firmware marks only inference ends, so this one begins
   // and ends at its end marker, and blocks made after it belong to the next.
   void begin_inference(uint64_t number, bool by_its_end = false) {
-    device_inference_ = inference_ == 0 || number ? number : device_inference_ + 1;
+    const bool as_given = inference_ == 0 || number || (std::exchange(counts_anew_, false) && numbered_);
+    device_inference_ = as_given ? number : device_inference_ + 1;
     numbered_ |= number != 0;
     ++inference_;
     in_inference_ = true;
@@ -141,6 +145,13 @@ class PoolTracker {
   }
   // The device went down inside the inference: it never completed.
   void abandon_inference() { in_inference_ = false; }
+  // The device booted again: its next inference marker starts its count anew.
+  void device_restarted() {
+    counts_anew_ = true;
+    ++boot_;
+  }
+  // The device's boot now running: 1, and one more after each restart.
+  uint64_t boot() const { return boot_; }
   uint32_t inference() const { return inference_; }  // inferences begun so far
   // Some marker carried a number. If none did, device_inference() counted
   // from 0 and reports shift it to count from 1.
@@ -189,6 +200,8 @@ class PoolTracker {
   uint32_t inference_ = 0;
   uint64_t device_inference_ = 0;
   bool numbered_ = false;
+  bool counts_anew_ = false;
+  uint64_t boot_ = 1;
   uint64_t completed_ = 0;
   bool in_inference_ = false;
   bool ends_only_ = false;

@@ -51,6 +51,13 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
       }
     }
     const double y = static_cast<double>(usage);
+    const uint64_t number = tracker.device_inference().value_or(0);
+    if (f.n == 0) {
+      f.x_first = completed;
+      f.number_first = number;
+    }
+    f.x_last = completed;
+    f.number_last = number;
     ++f.n;
     f.sx += x;
     f.sy += y;
@@ -58,7 +65,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     f.sxy += x * y;
     f.last = usage;
     f.last_peak = pools[i].inference_peak;
-    f.series.add(tracker.device_inference().value_or(0), usage);
+    f.series.add(number, usage);
     if (completed > warm_up_ && f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
   }
 }
@@ -107,7 +114,11 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     w.samples = f.n;
     const double n = static_cast<double>(f.n);
     const double denom = n * f.sxx - f.sx * f.sx;
-    if (f.n >= 2 && denom != 0) w.slope = (n * f.sxy - f.sx * f.sy) / denom;
+    double intercept = 0;
+    if (f.n >= 2 && denom != 0) {
+      w.slope = (n * f.sxy - f.sx * f.sy) / denom;
+      intercept = (f.sy - w.slope * f.sx) / n;
+    }
     const uint64_t steps = f.n > 0 ? f.n - 1 : 0;
     // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
     if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
@@ -124,6 +135,9 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     if (f.rise_gaps) w.stairs.period_inferences = static_cast<double>(f.rise_gap_sum) / static_cast<double>(f.rise_gaps);
     w.series = f.series.points();
     if (w.slope < 1e-9 && w.shape == Shape::flat) w.slope = 0;
+    if (w.slope != 0)
+      w.fit_line = FitLine{f.number_first, intercept + w.slope * static_cast<double>(f.x_first), f.number_last,
+                           intercept + w.slope * static_cast<double>(f.x_last)};
 
     // Judged where the trace ends: a floor that rose for a while and then
     // stopped (a working set that wanders) is no trend now.

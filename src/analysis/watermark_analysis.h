@@ -45,6 +45,8 @@ class WatermarkAnalysis {
     LeakTrend trend;
     uint64_t trend_at = 0;  // the device's number of the inference the trend's latest fit ended at
     uint64_t boot_began = 0;  // inference ends completed before the latest boot: the fit counts from there
+    // The fit's first and last samples: x as fitted, and the device's number.
+    uint64_t x_first = 0, x_last = 0, number_first = 0, number_last = 0;
   };
   std::vector<Fit> pools_;
   uint64_t warm_up_;

@@ -195,6 +195,9 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   json marks = json::array();
   for (const auto& w : r.watermarks)
     marks.push_back({{"pool", w.pool}, {"samples", w.samples}, {"slope_bytes_per_inference", w.slope},
+                     {"fit_line", w.fit_line ? json{{"from", {w.fit_line->from_inference, w.fit_line->from_bytes}},
+                                                    {"to", {w.fit_line->to_inference, w.fit_line->to_bytes}}}
+                                             : json(nullptr)},
                      {"shape", to_string(w.shape)},
                      {"stairs", {{"steps", w.stairs.steps}, {"step_bytes", w.stairs.step_bytes},
                                  {"period_inferences", w.stairs.steps >= 2 ? json(w.stairs.period_inferences) : json(nullptr)}}},
@@ -220,7 +223,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
     per_inference = {{"max", r.peak.max_inference_peak}, {"max_at", r.peak.max_inference_index},
                      {"min", r.peak.min_inference_peak}, {"mean", r.peak.mean_inference_peak}};
   j["peak"] = {{"bytes", r.peak.bytes}, {"time", r.peak.time}, {"inference", count_or_null(r.peak.inference)},
-               {"live_at_peak", holders}, {"per_inference", per_inference}};
+               {"boot", r.peak.boot}, {"live_at_peak", holders}, {"per_inference", per_inference}};
 
   json hist = json::array();
   for (const auto& b : r.sizes.histogram)

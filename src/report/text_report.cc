@@ -3,6 +3,7 @@
 // with its numbers, its site and the next thing to try.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,16 @@ namespace {
 using units::bytes;
 using units::grouped;
 
-std::string pct(double rate) { return fmt::format("{:.0f}%", rate * 100); }
+// A fragmentation rate, with the digits that keep it on its band's side of
+// an edge: 25.25 % is danger, and "25%" beside "danger > 25%" read as an
+// error in the band.
+std::string pct(double rate) {
+  for (int digits = 0; digits < 3; ++digits) {
+    std::string shown = fmt::format("{:.{}f}", rate * 100, digits);
+    if (fragmentation_band(std::strtod(shown.c_str(), nullptr) / 100) == fragmentation_band(rate)) return shown + "%";
+  }
+  return fmt::format("{:.3f}%", rate * 100);
+}
 
 std::string duration(double seconds) {
   if (seconds < 1e-3) return fmt::format("{:.0f} us", seconds * 1e6);
@@ -55,7 +65,9 @@ std::string rate_bytes(double per) {
 }
 
 // The headline of one leak: how much, how often, since when, where.
-std::string leak_headline(const SiteLeak& l, bool marked, const std::string& site) {
+// `boots`: the device's boots in the trace; a leak is judged in the last,
+// whose inferences the device numbered anew.
+std::string leak_headline(const SiteLeak& l, bool marked, const std::string& site, uint64_t boots) {
   if (l.off_inference_thread)
     return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
                        "that thread's run (no rate per inference)", site);
@@ -68,11 +80,14 @@ std::string leak_headline(const SiteLeak& l, bool marked, const std::string& sit
     return fmt::format("{} keeps growing: its lowest live count rose through the trace (no completed "
                        "inferences to give a rate)", site);
   const LeakGrowth& g = *l.growth;
-  std::string from = g.late_start ? fmt::format(" from inference {} on", grouped(g.first_inference)) : "";
+  const std::string of_boot = boots > 1 ? fmt::format(" of boot {}", grouped(boots)) : "";
+  const std::string from = g.late_start ? fmt::format(" from inference {}{} on", grouped(g.first_inference), of_boot)
+                           : boots > 1 ? fmt::format(" since boot {} began", grouped(boots))
+                                       : "";
   const std::string stopped =
       g.stopped_after_inference
-          ? fmt::format(", until inference {}: its {} request{} since failed", grouped(*g.stopped_after_inference),
-                        grouped(g.failed_requests), g.failed_requests == 1 ? "" : "s")
+          ? fmt::format(", until inference {}{}: its {} request{} since failed", grouped(*g.stopped_after_inference),
+                        of_boot, grouped(g.failed_requests), g.failed_requests == 1 ? "" : "s")
           : "";
   switch (g.pattern) {
     case LeakPattern::every_inference:
@@ -83,9 +98,10 @@ std::string leak_headline(const SiteLeak& l, bool marked, const std::string& sit
     case LeakPattern::irregular:
       break;
   }
-  return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at inference {}){}",
-                     rate_bytes(*l.bytes_per_inference), site, grouped(g.growth_inferences), grouped(g.first_inference),
-                     stopped);
+  return fmt::format("{} per inference on average at {} (grew in {} inferences at irregular intervals, first at "
+                     "inference {}{}){}",
+                     rate_bytes(*l.bytes_per_inference), site, grouped(g.growth_inferences),
+                     grouped(g.first_inference), of_boot, stopped);
 }
 
 std::string rate_or_unknown(const std::optional<double>& rate) { return rate ? pct(*rate) : "not measured"; }
@@ -239,7 +255,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) {
     const SiteLeak& l = r.leaks[i];
     ++problems;
-    line(out, "[LEAK]", leak_headline(l, marked, leak_names[i]));
+    line(out, "[LEAK]", leak_headline(l, marked, leak_names[i], r.restarts.total + 1));
     std::string blocks = fmt::format("{} block{}", grouped(l.count), l.count == 1 ? "" : "s");
     if (l.block_size) blocks += fmt::format(" of {}", bytes(l.block_size));
     std::string hint = l.type_hint.empty() ? "" : fmt::format(" ({})", l.type_hint);
@@ -360,14 +376,17 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
 
   out += "\n";
   out += fmt::format("Peak          {}", bytes(r.peak.bytes));
+  // A device numbers each boot's inferences anew: the number alone is ambiguous.
+  const std::string of_boot = r.restarts.total ? fmt::format(" of boot {}", grouped(r.peak.boot)) : "";
   if (r.peak.inference)
-    out += fmt::format(" at inference {}", grouped(*r.peak.inference));
+    out += fmt::format(" at inference {}{}", grouped(*r.peak.inference), of_boot);
   else if (r.inferences) {
     const auto& spans = r.inference_marks.spans;
     const bool after_first = !spans.empty() && spans.front().begin_time && r.peak.time > *spans.front().begin_time;
     const bool after_last = !spans.empty() && r.inference_marks.dropped == 0 && spans.back().end_time &&
                             r.peak.time > *spans.back().end_time;
     out += after_last ? " after the last inference" : after_first ? " between inferences" : " before the first inference";
+    out += of_boot;
   }
   if (r.inferences)
     out += fmt::format("; per inference {} .. {} (mean {})", bytes(r.peak.min_inference_peak),
@@ -426,7 +445,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                          "stdio buffers, locale data, dlopen; not the program's leaks), largest: {}",
                                          bytes(total), grouped(groups), groups == 1 ? "" : "s", shown_site(largest->site)));
     else if (r.inferences > 0)
-      line(out, "Live at end", fmt::format("{} in {} group{} whose live count does not grow (working set, not leaks), "
+      // Not "does not grow": a leak that stopped half-way grew, then held.
+      line(out, "Live at end", fmt::format("{} in {} group{} whose live count is not growing in the second half of "
+                                           "the run (a working set, or growth that stopped: not judged leaks), "
                                            "largest: {}", bytes(total), grouped(groups), groups == 1 ? "" : "s",
                                            shown_site(largest->site)));
     else  // a burst never freed (a table loaded once, or pointers dropped at once) reads the same

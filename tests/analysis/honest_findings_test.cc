@@ -1004,6 +1004,20 @@ TEST(HonestFindings, ARequestNoMemoryCouldServeIsAFailedAllocationButNotFragment
   EXPECT_NE(*possible.band, Band::healthy);
 }
 
+// A rate next to a band's edge is shown on its side of it: 25.25 % is
+// danger, and "25% at worst ... danger (... danger > 25%)" read as a wrong
+// band (a helper's CI gate). 101 B and 299 B free of a 1,000 B heap.
+TEST(HonestFindings, ARateNextToABandsEdgeIsShownOnItsSide) {
+  auto run = analyse(Format::log, "[MEM][10] POOL name=heap kind=heap base=0x20000000 size=1000\n"
+                                  "[MEM][20] ALLOC size=101 addr=0x20000000 site=x.c:1 pool=heap\n"
+                                  "[MEM][30] ALLOC size=600 addr=0x20000065 site=y.c:1 pool=heap\n"
+                                  "[MEM][40] FREE addr=0x20000000 pool=heap\n");
+  ASSERT_TRUE(run->result.fragmentation.band);
+  EXPECT_EQ(*run->result.fragmentation.band, Band::danger);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("25.2% at worst, 25.2% at the end"), std::string::npos) << text;
+}
+
 // In a heap whose extent is unknown, whether free memory could have served
 // a failed request is unknown too: it is counted, and judged no more than
 // the heap's rate is. A helper's trace (one 100,000 B failure in 20

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -160,6 +161,32 @@ TEST(LeakRate, LeaksMadeBetweenInferencesCountFromTheInferenceThatHoldsThem) {
     }
   }
   EXPECT_NE(text_of(*run).find("128 B every 4th inference at describe_tensor.c:68"), std::string::npos) << text_of(*run);
+}
+
+// An every-Nth leak whose first growth is the first inference: its rate is
+// a growth per period all the same. 333 B in inferences 1, 3, .., 9 of 10
+// read 185 B per inference (the 1,665 B over 9), beside "333 B every 2nd
+// inference" in the same report; 400 B in 1, 5 and 9 read 133 B for 100.
+TEST(LeakRate, AnEveryNthLeakFromTheFirstInferenceLeaksOneGrowthPerPeriod) {
+  for (const auto& [period, size, want] : {std::tuple{2, 333, 166.5}, {4, 400, 100.0}, {1, 64, 64.0}}) {
+    std::string log = "[MEM][0] POOL name=heap kind=heap base=0x100000 size=1048576\n";
+    uint64_t t = 1;
+    for (int i = 1; i <= 10; ++i) {
+      log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+      log += fmt::format("[MEM][{}] ALLOC size=4096 addr=0x100000 site=run_model.c:3\n", t++);
+      log += fmt::format("[MEM][{}] FREE addr=0x100000\n", t++);
+      if ((i - 1) % period == 0)
+        log += fmt::format("[MEM][{}] ALLOC size={} addr=0x{:x} site=describe_tensor.c:68\n", t++, size,
+                           0x110000 + 0x1000 * i);
+      log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+    }
+    auto run = analyse(Format::log, log);
+    ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+    const SiteLeak& leak = run->result.leaks[0];
+    ASSERT_TRUE(leak.bytes_per_inference) << text_of(*run);
+    EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, want) << "period " << period;
+    EXPECT_DOUBLE_EQ(run->result.leak_rate_bytes_per_inference, want) << "period " << period;
+  }
 }
 
 // A block of the leaking site made before the first inference and freed in
@@ -378,6 +405,53 @@ TEST(LeakRate, AfterARestartTheForecastIsTheLatestBootsRate) {
   EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, 500.0);
   EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 20000u);
   EXPECT_EQ(r.exhaustion_forecast->inferences, 40u);
+}
+
+// Two boots of a device that numbers its inferences from 0, 60 each; the
+// second boot leaks 644 B per inference from its inference `leak_from` on.
+// The new boot's "INFER begin 0" once continued the count (inference 60),
+// and a leak from the boot's first inference read "from inference 60 on":
+// late, by the inferences of the boot before, under a number the device
+// never gave.
+std::string second_boot_leaks(int leak_from) {
+  std::string log;
+  uint64_t t = 1, leak = 0x20010000;
+  for (int boot = 0; boot < 2; ++boot) {
+    log += fmt::format("[MEM][{}] BOOT\n", t++);
+    for (int i = 0; i < 60; ++i) {
+      log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+      log += fmt::format("[MEM][{}] ALLOC addr=0x20001000 size=256 site=conv.c:10\n", t++);
+      if (boot == 1 && i >= leak_from) {
+        log += fmt::format("[MEM][{}] ALLOC addr=0x{:x} size=644 site=model.c:58\n", t++, leak);
+        leak += 644;
+      }
+      log += fmt::format("[MEM][{}] FREE addr=0x20001000\n", t++);
+      log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+    }
+  }
+  return log;
+}
+
+TEST(LeakRate, ANewBootsInferencesAreNumberedAsTheDeviceNumbersThem) {
+  auto run = analyse(Format::log, second_boot_leaks(0));
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.restarts.total, 1u) << text_of(*run);
+  ASSERT_EQ(r.leaks.size(), 1u) << text_of(*run);
+  ASSERT_TRUE(r.leaks[0].growth) << text_of(*run);
+  EXPECT_FALSE(r.leaks[0].growth->late_start);
+  EXPECT_EQ(r.leaks[0].growth->first_inference, 0u);
+  EXPECT_EQ(r.peak.inference, 59u);
+  EXPECT_EQ(r.peak.boot, 2u);
+  const std::string text = text_of(*run);
+  EXPECT_NE(text.find("644 B per inference since boot 2 began at model.c:58"), std::string::npos) << text;
+  EXPECT_NE(text.find("at inference 59 of boot 2;"), std::string::npos) << text;
+
+  auto late = analyse(Format::log, second_boot_leaks(30));
+  ASSERT_EQ(late->result.leaks.size(), 1u) << text_of(*late);
+  EXPECT_TRUE(late->result.leaks[0].growth->late_start);
+  EXPECT_NE(text_of(*late).find("644 B per inference from inference 30 of boot 2 on at model.c:58"),
+            std::string::npos)
+      << text_of(*late);
 }
 
 // A buffer made before the first inference and grown by 16 B in every one:

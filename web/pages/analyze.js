@@ -20,11 +20,13 @@ EM.pages.analyze = function (doc) {
 
   EM.timelineCharts(document.getElementById("timeline"), a);
 
-  // Memory per pool: the sampled usage, the fitted slope through the last
-  // sample and, when the pool has a size, the forecast to exhaustion.
+  // Memory per pool: the sampled usage, the least-squares line its slope is
+  // of and, when the pool has a size, the forecast to exhaustion.
   const memory = document.getElementById("memory");
   const forecast = a.exhaustion_forecast;
-  if (!a.watermark.length) note(memory, "No completed inferences: no per-inference series.");
+  if (!a.watermark.length)
+    note(memory, a.inferences ? "No pool was used: nothing to follow from inference to inference."
+                              : "No completed inferences: no per-inference series.");
   // The pool the forecast is about first, then growing pools, then flat ones.
   const rank = (w) => (forecast && forecast.pool === w.pool ? 0 : w.slope_bytes_per_inference > 0 ? 1 : 2);
   const charts = el("div", "chart-row");
@@ -35,7 +37,11 @@ EM.pages.analyze = function (doc) {
     const xs = w.series.map((p) => p[0]);
     const ys = w.series.map((p) => p[1]);
     const last = xs.length - 1;
-    const fit = xs.map((x, i) => (i === 0 || i === last ? ys[last] + w.slope_bytes_per_inference * (x - xs[last]) : null));
+    // The fit's own line over the inferences it spans (the latest boot's).
+    const line = w.fit_line;
+    const along = (x) => (line.to[0] > line.from[0]
+      ? line.from[1] + (line.to[1] - line.from[1]) * (x - line.from[0]) / (line.to[0] - line.from[0]) : line.from[1]);
+    const fit = xs.map((x) => (line && x >= line.from[0] && x <= line.to[0] ? along(x) : null));
     const fc = xs.map((x, i) => (i === last ? ys[last] : null));
     let ahead = null;
     if (forecast && forecast.pool === w.pool && !forecast.already_exhausted && pool.size) {
@@ -45,7 +51,7 @@ EM.pages.analyze = function (doc) {
     const data = [xs.slice(), ys.slice()];
     const series = [{ label: "inference" },
       { label: "in use", stroke: "#1565c0", width: 2, value: (u, v) => (v == null ? "--" : bytes(v)) }];
-    if (w.slope_bytes_per_inference !== 0) {
+    if (line) {
       data.push(fit);
       series.push({ label: "fitted slope " + (w.slope_bytes_per_inference > 0 ? "+" : "") +
                       rateBytes(w.slope_bytes_per_inference) + "/inference",
