@@ -181,7 +181,8 @@ void add_watch_command(CLI::App& app) {
   cmd->add_option("--fail-on", a.fail_on,
                   "Also exit 1 when at the end any of these hold: leak,overflow,guard,lifo,alloc-failure,"
                   "fragmentation=warning|danger");
-  cmd->add_option("--baud", args->baud, "Serial device speed (default 115200); the source is then a serial device");
+  cmd->add_option("--baud", args->baud, "Serial device speed (default 115200); the source is then a serial device")
+      ->check(CLI::PositiveNumber);  // 0 was taken as the default in silence
   cmd->add_option("--interval", args->interval, "Time between status lines (500ms, 1s, 1m)")->capture_default_str();
   whole_number_from_one(cmd->add_option("--until", args->until, "Stop once this many inferences have been seen"));
   cmd->add_option("--for", args->for_duration, "Stop after this long (30s, 10m, 12h, 2d)");

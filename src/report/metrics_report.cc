@@ -230,6 +230,8 @@ MetricsFormat negotiate_metrics_format(std::string_view accept) {
       if (eq == std::string_view::npos) continue;
       const std::string name = lowered(trimmed(param.substr(0, eq)));
       std::string value(trimmed(param.substr(eq + 1)));
+      // A quoted value is the same value (RFC 9110): version="1.0.0".
+      if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
       if (name == "q") {
         char* stop = nullptr;
         q = std::strtod(value.c_str(), &stop);

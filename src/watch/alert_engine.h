@@ -66,7 +66,14 @@ class AlertEngine final : public InferenceObserver {
     uint64_t in_window = 0;
     std::optional<double> worst_floor;  // highest window floor so far
   };
+  // A device restart starts every pool's trends and floors anew, as the
+  // analysis does: the boot before's confirmed leak read on for the whole
+  // new boot, and a leak of the new boot was never alerted.
+  uint64_t boot_ = 1;
   std::map<std::string, TrendEstimate, std::less<>> trends_;  // the latest per pool
+  // Pools whose leak was confirmed in this boot: the gauge stays 1 when the
+  // pool fills up and its floor stops rising (it read 0 as requests failed).
+  std::set<std::string, std::less<>> confirmed_;
   std::map<std::string, FragmentationFloor, std::less<>> fragmentation_;
   std::set<std::string, std::less<>> known_extent_;
   std::set<std::tuple<AlertKind, std::string, std::string>> raised_;

@@ -45,6 +45,12 @@ MetricsServer::MetricsServer(const std::string& addr) : impl_(std::make_unique<I
     response.set_content(format == MetricsFormat::openmetrics ? impl->openmetrics : impl->prometheus,
                          std::string(metrics_content_type(format)).c_str());
   });
+  // /metrics is read, not written: any other method is 405, as Prometheus's own exporters answer.
+  const httplib::Server::Handler refuse = [](const httplib::Request&, httplib::Response& response) {
+    response.status = 405;
+    response.set_header("Allow", "GET, HEAD");
+  };
+  impl->server.Post("/metrics", refuse).Put("/metrics", refuse).Delete("/metrics", refuse).Patch("/metrics", refuse);
   // A name that does not resolve fails inside the HTTP library with no errno of its own.
   addrinfo hints{}, *found = nullptr;
   hints.ai_socktype = SOCK_STREAM;

@@ -43,7 +43,7 @@ class SerialSource final : public LiveSource {
     speed_t speed = speed_of(baud);
     if (speed == B0)
       throw std::runtime_error(fmt::format("--baud {}: not a standard rate (expected 9600, 19200, 38400, 57600, 115200, "
-                                           "230400, 460800, 921600, 1000000, 2000000, 3000000 or 4000000)", baud));
+                                           "230400, 460800, 500000, 921600, 1000000, 2000000, 3000000 or 4000000)", baud));
     fd_ = ::open(device.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) throw std::runtime_error(fmt::format("{}: cannot open ({})", device, std::strerror(errno)));
     termios t;

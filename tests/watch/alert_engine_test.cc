@@ -3,6 +3,8 @@
 // nothing, and every other cause is raised once however often it is seen.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "edgemem/decoder.h"
 #include "watch/alert_engine.h"
 #include "watch/soak_trace.h"
@@ -13,6 +15,7 @@ namespace {
 struct Seen {
   std::vector<Alert> alerts;
   uint64_t inferences = 0;
+  std::vector<PoolTrend> trends;  // at the end
 };
 
 // Feeds the log in 4 KiB pieces, as a live stream arrives, taking the alerts after each.
@@ -32,7 +35,14 @@ Seen watch_log(const std::string& log, uint64_t warm_up = 0) {
   }
   decoder->finish();
   seen.inferences = engine.inferences();
+  seen.trends = engine.trends();
   return seen;
+}
+
+std::optional<TrendEstimate> heap_trend(const Seen& seen) {
+  for (const PoolTrend& t : seen.trends)
+    if (t.pool == "heap") return t.estimate;
+  return std::nullopt;
 }
 
 TEST(AlertEngine, A644BytePerInferenceLeakStartingMidRunIsConfirmedWithin100Inferences) {
@@ -188,6 +198,68 @@ TEST(AlertEngine, ARequestRefusedInASummaryRecordIsAFailedAllocation) {
   EXPECT_EQ(alerts[0].value, 1.0);
   engine.on_snapshot(run);
   EXPECT_TRUE(engine.take().empty());
+}
+
+// A device restart starts the trends anew, as the analysis does: the boot
+// before's confirmed leak read on through a clean new boot ("+64 B/inf,
+// confirmed" beside a heap of 0 B), and a leak of the new boot was never
+// raised, alerts being once per pool.
+TEST(AlertEngine, ARestartStartsTheLeakTrendAnewAndALeakOfTheNewBootIsRaised) {
+  const std::string leaking = test::soak_log(600, 100, 3), clean = test::soak_log(300, std::nullopt, 4);
+  Seen seen = watch_log(leaking + "[MEM][1] BOOT\n" + clean);
+  ASSERT_EQ(seen.alerts.size(), 1u);
+  EXPECT_LE(seen.alerts[0].inference, 200u);
+  auto trend = heap_trend(seen);
+  EXPECT_TRUE(!trend || !trend->confirmed) << "the first boot's leak still confirmed";
+
+  seen = watch_log(leaking + "[MEM][1] BOOT\n" + leaking);
+  ASSERT_EQ(seen.alerts.size(), 2u);
+  EXPECT_GT(seen.alerts[1].inference, 700u);
+  EXPECT_NE(seen.alerts[1].message.find(" of boot 2"), std::string::npos) << seen.alerts[1].message;
+}
+
+// A leak that fills its heap stops raising the floor: the trend's fit goes
+// flat while its requests fail. The gauge of a confirmed leak stays 1 (it
+// fell to 0, and an alert rule on it cleared as the device began failing).
+TEST(AlertEngine, ALeakStaysConfirmedWhenItsPoolIsFull) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x20000000 size=12800\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 400; ++i, t += 3) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t, i);
+    log += i <= 200 ? fmt::format("[MEM][{}] ALLOC size=64 addr=0x{:x} pool=heap site=model.c:58\n", t + 1, 0x20000000 + 64 * (i - 1))
+                    : fmt::format("[MEM][{}] ALLOC_FAIL size=64 pool=heap site=model.c:58\n", t + 1);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t + 2, i);
+  }
+  Seen seen = watch_log(log);
+  ASSERT_FALSE(seen.alerts.empty());
+  EXPECT_EQ(seen.alerts[0].kind, AlertKind::leak);
+  auto trend = heap_trend(seen);
+  ASSERT_TRUE(trend);
+  EXPECT_TRUE(trend->confirmed);
+}
+
+// A leak that fills a small pool before the trend can confirm it (the QEMU
+// leak firmware's 40 KiB arena is full at inference 63; the trend needs 80):
+// only "alloc-failure" was raised, and the status said "leak: none".
+TEST(AlertEngine, ALeakTheAnalysisSeesStoppedByFailuresIsALeakAlert) {
+  AlertEngine engine;
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
+    SiteLeak l;
+    l.site = "model.c:58";
+    l.pool = "arena.persistent";
+    l.bytes_per_inference = 644.0;
+    l.growth = LeakGrowth{};
+    l.growth->stopped_after_inference = 63;
+    l.growth->failed_requests = 17;
+    r.leaks.push_back(l);
+  });
+  engine.on_snapshot(run);
+  engine.on_snapshot(run);
+  auto alerts = engine.take();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].kind, AlertKind::leak);
+  EXPECT_EQ(alerts[0].message, "pool arena.persistent leaks: 644 B per inference at model.c:58 until it was full at "
+                               "inference 63; its 17 requests since failed");
 }
 
 TEST(AlertEngine, ACleanSnapshotRaisesNothing) {

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 edgemem, root = sys.argv[1:3]
@@ -97,6 +98,12 @@ try:
         # promtool check metrics reads only the 0.0.4 text format; the OpenMetrics
         # answer is parsed by a real Prometheus in prometheus_scrape_test.py.
         check("both formats carry the same samples", samples(om) == samples(plain))
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, data=b"x", method="POST"), timeout=5)
+            check("POST /metrics is refused", False, "answered 2xx")
+        except urllib.error.HTTPError as e:
+            check("POST /metrics is 405, allowing GET", e.code == 405 and "GET" in e.headers.get("Allow", ""),
+                  f"{e.code} {e.headers.get('Allow')}")
     w.terminate()
     w.communicate(timeout=10)
 finally:

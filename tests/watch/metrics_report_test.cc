@@ -95,6 +95,8 @@ TEST(MetricsReport, AcceptHeaderChoosesTheFormat) {
   EXPECT_EQ(negotiate_metrics_format("APPLICATION/OPENMETRICS-TEXT; Version=1.0.0"), MetricsFormat::openmetrics);
   EXPECT_EQ(negotiate_metrics_format("application/openmetrics-text; version=0.0.1"), MetricsFormat::prometheus);
   EXPECT_EQ(negotiate_metrics_format("*/*"), MetricsFormat::prometheus);
+  // A quoted parameter value is the same value (RFC 9110).
+  EXPECT_EQ(negotiate_metrics_format("application/openmetrics-text; version=\"1.0.0\""), MetricsFormat::openmetrics);
 }
 
 // A name that is not UTF-8 (a device's bytes) is U+FFFD in both formats:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 edgemem, root = sys.argv[1:3]
 trace = os.path.join(root, "examples/traces/kws_leak.emt")
@@ -116,6 +117,36 @@ server.shutdown()
 check("a path in the URL is kept", posts and posts[0][0] == "/otlp/v1/metrics")
 check("a failing collector is reported once", r.stderr.count("--otlp") == 1 and "HTTP 500" in r.stderr, r.stderr)
 check("and does not fail the watch (no alert on kws_leak's 50 inferences)", r.returncode == 0, f"exit {r.returncode}")
+# A collector that takes the request and answers a byte a second: each read
+# is within httplib's 5 s timeout, so only close()'s own deadline ends the
+# push (the watch's exit waited 75 s, its docs say 10 s at most).
+class Slow(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        for byte in b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}":
+            try:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(1)
+
+    def log_message(self, *args):
+        pass
+
+
+slow = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+threading.Thread(target=slow.serve_forever, daemon=True).start()
+started = time.monotonic()
+r = subprocess.run([edgemem, "watch", trace, "--interval", "200ms", "--for", "1s", "--otlp",
+                    f"http://127.0.0.1:{slow.server_address[1]}"], capture_output=True, text=True, timeout=60)
+took = time.monotonic() - started
+slow.shutdown()
+check("a collector that answers a byte a second holds the exit 10 s at most", took < 16, f"{took:.1f} s")
+check("and is named as not answering", "did not answer within 10 s" in r.stderr, r.stderr[-300:])
 r = subprocess.run([edgemem, "watch", trace, "--otlp", "localhost:4318"], capture_output=True, text=True, timeout=30)
 check("a URL without http:// is refused, exit 2", r.returncode == 2 and "expected http://" in r.stderr, r.stderr)
+r = subprocess.run([edgemem, "watch", trace, "--otlp", "http://127.0.0.1:4318#frag"], capture_output=True, text=True,
+                   timeout=30)
+check("a URL with a fragment is refused, exit 2", r.returncode == 2 and "expected http://" in r.stderr, r.stderr)
 sys.exit(1 if failures else 0)
