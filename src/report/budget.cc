@@ -347,11 +347,17 @@ class Evaluator {
   void leak(json& b) {
     only_keys(b, "leak", {"max_bytes_per_inference", "max_leaked_bytes"});
     const AnalysisResult& t = need(in_.trace, "leak", "a trace (inputs.trace or --trace)");
+    // Summary records tell a pool's use, not its blocks: nothing is known
+    // leaked by site, and the rate per inference is the pools' growth.
+    const bool summaries_only = t.counts.summaries > 0 && t.counts.allocs + t.counts.reallocs == 0;
     // A leak check that did not run found no leak, not 0 B of one.
-    if (t.checks.leaks.status == CheckStatus::not_checked)
-      throw BudgetError(fmt::format("leak: the leak check did not run on this trace ({})",
-                                    t.checks.leaks.reason.empty() ? "NOT CHECKED in its report" : t.checks.leaks.reason));
+    auto require_checked = [&](const char* key) {
+      if (t.checks.leaks.status == CheckStatus::not_checked && !summaries_only)
+        throw BudgetError(fmt::format("leak.{}: the leak check did not run on this trace ({})", key,
+                                      t.checks.leaks.reason.empty() ? "NOT CHECKED in its report" : t.checks.leaks.reason));
+    };
     if (b.contains("max_bytes_per_inference")) {
+      require_checked("max_bytes_per_inference");
       double max = real(b, "max_bytes_per_inference", "leak");
       // A rate that could not be measured cannot be shown to hold.
       if (t.inferences == 0)
@@ -364,10 +370,10 @@ class Evaluator {
     }
     if (b.contains("max_leaked_bytes")) {
       uint64_t max = size(b, "max_leaked_bytes", "leak"), total = 0;
-      // Summary records tell a pool's use, not its blocks: nothing is known leaked by site.
-      if (t.counts.summaries > 0 && t.counts.allocs + t.counts.reallocs == 0)
+      if (summaries_only)
         throw BudgetError("leak.max_leaked_bytes: the trace holds summary records only, which carry no blocks, so "
                           "no bytes leaked by site are known; limit leak.max_bytes_per_inference instead");
+      require_checked("max_leaked_bytes");
       for (const auto& l : t.leaks) total += l.bytes;
       add("leak.max_leaked_bytes", total <= max,
           fmt::format("{} leaked at {} site(s){}, limit {}", units::bytes(total), t.leaks.size(),

@@ -290,7 +290,9 @@ TEST(Budget, MistakesAreErrorsNotPasses) {
   tiny.checks.leaks = {CheckStatus::not_checked, "3 memory events: too few to tell a leak from a working set"};
   BudgetInputs with_tiny{nullptr, nullptr, &tiny, nullptr};
   EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_leaked_bytes": 0}})"), with_tiny, error).empty());
-  EXPECT_NE(error.find("leak: the leak check did not run on this trace (3 memory events"), std::string::npos) << error;
+  EXPECT_NE(error.find("leak.max_leaked_bytes: the leak check did not run on this trace (3 memory events"),
+            std::string::npos)
+      << error;
 }
 
 TEST(Budget, KeysAndRegionsInAnyCaseAndLimitsAsSizes) {
