@@ -234,11 +234,22 @@ class Evaluator {
         configured = size(b, "main_stack_bytes", "stack");
       }
       std::string nesting = word(b, "nesting", "stack", "one_level");
-      const InterruptBudget& irq = st.interrupts;
-      uint64_t need_bytes = nesting == "all" ? irq.all_nested_bytes : nesting == "none" ? irq.thread_bytes : irq.one_level_bytes;
       if (nesting != "all" && nesting != "none" && nesting != "one_level")
         throw BudgetError("stack.nesting: expected one_level, all or none");
-      if (irq.handlers == 0) need_bytes = irq.thread_bytes;
+      auto need_of = [&](const InterruptBudget& b) {
+        if (b.handlers == 0) return b.thread_bytes;
+        return nesting == "all" ? b.all_nested_bytes : nesting == "none" ? b.thread_bytes : b.one_level_bytes;
+      };
+      // A definition weak or static, which the graph cannot tell: the larger need is judged.
+      const InterruptBudget& irq = st.interrupts_if_weak && need_of(*st.interrupts_if_weak) > need_of(st.interrupts)
+                                       ? *st.interrupts_if_weak
+                                       : st.interrupts;
+      const uint64_t need_bytes = need_of(irq);
+      const std::string if_weak =
+          &irq == &st.interrupts
+              ? ""
+              : fmt::format(" were {} weak ({} if static)", fmt::join(st.weak_or_static, ", "),
+                            units::bytes(need_of(st.interrupts)));
       // Every root the number counts: any thread root may be the deepest,
       // and under nesting any handler (an unbounded one once passed beside
       // "needs 584 B" with its recursion left out).
@@ -246,12 +257,12 @@ class Evaluator {
       for (const StackRoot& r : st.roots)
         if (r.unbounded && (!r.interrupt || (irq.handlers && nesting != "none"))) unbounded.push_back(&r);
       add("stack.main_stack_bytes", need_bytes <= configured,
-          fmt::format("main stack needs {}{} (thread {}{}), configured {}{}", units::bytes(need_bytes),
+          fmt::format("main stack needs {}{} (thread {}{}){}, configured {}{}", units::bytes(need_bytes),
                       unbounded.empty() ? "" : " + unbounded", units::bytes(irq.thread_bytes),
                       irq.handlers && nesting != "none"
                           ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
                           : "",
-                      units::bytes(configured), where),
+                      if_weak, units::bytes(configured), where),
           BudgetUnit::bytes, need_bytes, configured);
       if (!allow_unbounded) {
         if (unbounded.size() <= 3) {
@@ -287,10 +298,14 @@ class Evaluator {
       }
       if (it == st.roots.end()) throw BudgetError(rule + ": no such root in the stack analysis");
       uint64_t max = size(b["roots"], name.c_str(), "stack.roots");
-      add(rule, it->worst_case_bytes <= max,
-          fmt::format("{} needs {}{}, configured {}", name, units::bytes(it->worst_case_bytes),
-                      it->unbounded ? " + unbounded" : "", units::bytes(max)),
-          BudgetUnit::bytes, it->worst_case_bytes, max);
+      const uint64_t need = it->if_weak_bytes.value_or(it->worst_case_bytes);
+      add(rule, need <= max,
+          fmt::format("{} needs {}{}{}, configured {}", name, units::bytes(need), it->unbounded ? " + unbounded" : "",
+                      it->if_weak_bytes ? fmt::format(" were {} weak ({} if static)", fmt::join(st.weak_or_static, ", "),
+                                                      units::bytes(it->worst_case_bytes))
+                                        : "",
+                      units::bytes(max)),
+          BudgetUnit::bytes, need, max);
       if (!allow_unbounded) require_bounded(*it);
     }
   }
@@ -350,14 +365,14 @@ class Evaluator {
     // Summary records tell a pool's use, not its blocks: nothing is known
     // leaked by site, and the rate per inference is the pools' growth.
     const bool summaries_only = t.counts.summaries > 0 && t.counts.allocs + t.counts.reallocs == 0;
-    // A leak check that did not run found no leak, not 0 B of one.
+    // A leak check that did not run found no leak, not 0 B of one (a rate
+    // per inference without markers is refused below for what it lacks).
     auto require_checked = [&](const char* key) {
-      if (t.checks.leaks.status == CheckStatus::not_checked && !summaries_only)
+      if (t.checks.leaks.status == CheckStatus::not_checked)
         throw BudgetError(fmt::format("leak.{}: the leak check did not run on this trace ({})", key,
                                       t.checks.leaks.reason.empty() ? "NOT CHECKED in its report" : t.checks.leaks.reason));
     };
     if (b.contains("max_bytes_per_inference")) {
-      require_checked("max_bytes_per_inference");
       double max = real(b, "max_bytes_per_inference", "leak");
       // A rate that could not be measured cannot be shown to hold.
       if (t.inferences == 0)

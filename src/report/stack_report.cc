@@ -39,10 +39,15 @@ std::vector<StackVerdict> stack_verdicts(const StackReport& r) {
                                  : "frames only, no worst case (add -fcallgraph-info=su)"}};
   MainStack m = main_stack(r);
   std::vector<StackVerdict> out;
+  const InterruptBudget* weak = r.interrupts_if_weak ? &*r.interrupts_if_weak : nullptr;
   out.push_back({false, "main stack worst case", bytes(m.bytes),
-                 irq.handlers ? fmt::format(" (thread {} + the deepest handler and its {} exception frame)",
-                                            bytes(irq.thread_bytes), bytes(irq.frame_bytes))
-                              : ""});
+                 (irq.handlers ? fmt::format(" (thread {} + the deepest handler and its {} exception frame)",
+                                             bytes(irq.thread_bytes), bytes(irq.frame_bytes))
+                               : "") +
+                     (weak ? fmt::format("; {} were {} weak (note)",
+                                         bytes(weak->handlers ? weak->one_level_bytes : weak->thread_bytes),
+                                         fmt::join(r.weak_or_static, ", "))
+                           : "")});
   if (!m.unbounded.empty()) {
     // The worst first; a tree of library code without call graphs has
     // a thousand such roots, and the line names a few.
@@ -77,8 +82,10 @@ std::string stack_text(const StackReport& r, size_t top) {
                        r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));
   if (!r.roots.empty()) out += fmt::format("\n{:<24} {:>10}  path\n", "root", "worst case");
   for (const auto& root : r.roots) {
-    out += fmt::format("{:<24} {:>10}{}  {}\n", root.function, bytes(root.worst_case_bytes),
-                       root.unbounded ? style::warn(" + unbounded") : "", fmt::join(root.path, " > "));
+    out += fmt::format("{:<24} {:>10}{}{}  {}\n", root.function, bytes(root.worst_case_bytes),
+                       root.unbounded ? style::warn(" + unbounded") : "",
+                       root.if_weak_bytes ? style::warn(fmt::format(" ({} if weak)", bytes(*root.if_weak_bytes))) : "",
+                       fmt::join(root.path, " > "));
     for (const auto& why : root.reasons) out += fmt::format("{:<37}{}\n", "", why);  // under the path
   }
   out += "\nheaviest frames\n";
@@ -104,12 +111,17 @@ std::string stack_json(const StackReport& r) {
   for (const auto& root : r.roots)
     j["roots"].push_back({{"function", root.function}, {"worst_case_bytes", root.worst_case_bytes}, {"path", root.path},
                           {"unbounded", root.unbounded}, {"reasons", root.reasons}, {"interrupt", root.interrupt},
-                          {"stated_bytes", root.stated_bytes ? nlohmann::json(*root.stated_bytes) : nlohmann::json(nullptr)}});
+                          {"stated_bytes", root.stated_bytes ? nlohmann::json(*root.stated_bytes) : nlohmann::json(nullptr)},
+                          {"if_weak_bytes", root.if_weak_bytes ? nlohmann::json(*root.if_weak_bytes) : nlohmann::json(nullptr)}});
   j["notes"] = r.notes;
-  const InterruptBudget& irq = r.interrupts;
-  j["main_stack"] = {{"thread_bytes", irq.thread_bytes}, {"one_level_bytes", irq.one_level_bytes},
-                     {"all_nested_bytes", irq.all_nested_bytes}, {"exception_frame_bytes", irq.frame_bytes},
-                     {"handlers", irq.handlers}};
+  auto main_stack_json = [](const InterruptBudget& irq) {
+    return nlohmann::json{{"thread_bytes", irq.thread_bytes}, {"one_level_bytes", irq.one_level_bytes},
+                          {"all_nested_bytes", irq.all_nested_bytes}, {"exception_frame_bytes", irq.frame_bytes},
+                          {"handlers", irq.handlers}};
+  };
+  j["main_stack"] = main_stack_json(r.interrupts);
+  j["weak_or_static"] = r.weak_or_static;
+  j["main_stack_if_weak"] = r.interrupts_if_weak ? main_stack_json(*r.interrupts_if_weak) : nlohmann::json(nullptr);
   j["stated"] = r.stated_max_bytes ? nlohmann::json{{"max_bytes", *r.stated_max_bytes},
                                                     {"unknown", optional_text(r.stated_unknown)},
                                                     {"chain", r.stated_chain}}

@@ -123,50 +123,59 @@ std::string_view bare_function_name(std::string_view name) {
   return name;
 }
 
-// Calls the graph cannot follow as written, made to reach the function that
-// runs. Returns the names whose own-file definition may be overridden.
-// * A C++ constructor's or destructor's complete-object symbol (C1, D1) is
-//   an alias of the base-object one (C2, D2) that has the node and frame:
-//   called by its own name, it read "no stack info" and made its caller
-//   unbounded.
-// * GCC titles a weak definition by its file, and a call from that file
-//   goes to that title; the linker binds it to the strong definition when
-//   there is one (STM32 HAL's weak HAL_UART_RxCpltCallback called from
-//   HAL_UART_IRQHandler: the 544 B user callback was left out, 8 B for
-//   552 B). A static of the same name cannot be told from a weak one in the
-//   graph, so the call reaches both: the bound may err high, never low.
-std::vector<std::string> resolve_aliases_and_weak_calls(std::map<std::string, Node>& nodes,
-                                                        const std::multimap<std::string, std::string>& by_name) {
-  std::set<std::string> overridable;
-  for (auto& [title, n] : nodes) {
-    std::vector<std::string> callees;
-    for (const std::string& c : n.callees) {
-      const auto it = nodes.find(c);
-      const bool framed = it != nodes.end() && it->second.has_frame;
-      std::vector<std::string> also;
-      // Only by a mangled name: a C function "helper" without a frame is
-      // another file's extern, not some unit's static helper.
-      std::string name = c.substr(c.find('|') + 1);  // npos + 1 is 0
-      if (const size_t colon = name.find(":_Z"); colon != std::string::npos) name.erase(0, colon + 1);
-      if (!framed && name.starts_with("_Z")) {
-        name = demangle(name);
-        for (auto [b, e] = by_name.equal_range(name); b != e; ++b)
-          if (b->second != c && nodes.at(b->second).has_frame) also.push_back(b->second);
-        if (!also.empty()) {  // the alias is the framed function itself
-          callees.insert(callees.end(), also.begin(), also.end());
-          continue;
+// g++ at -O0 calls a constructor or destructor by its complete-object
+// symbol (C1, D1), an alias of the base-object one (C2, D2) that has the
+// node and frame: called by its own name, it read "no stack info" and made
+// its caller unbounded. The alias's title is rewritten in place (templates
+// and anonymous namespaces demangle to names no label spells the same).
+void resolve_constructor_aliases(std::map<std::string, Node>& nodes) {
+  auto framed = [&](const std::string& title) {
+    auto it = nodes.find(title);
+    return it != nodes.end() && it->second.has_frame;
+  };
+  for (auto& entry : nodes)
+    for (std::string& c : entry.second.callees) {
+      if (framed(c) || c.find("_Z") == std::string::npos) continue;
+      for (auto [alias, base] : {std::pair{"C1E", "C2E"}, {"D1E", "D2E"}, {"C1I", "C2I"}}) {
+        const size_t at = c.rfind(alias);
+        if (at == std::string::npos) continue;
+        std::string candidate = c;
+        candidate.replace(at, 3, base);
+        if (framed(candidate)) {
+          c = candidate;
+          break;
         }
-      } else if (framed && c.find('|') != std::string::npos) {
-        for (auto [b, e] = by_name.equal_range(it->second.fn.name); b != e; ++b)
-          if (b->second.find('|') == std::string::npos && nodes.at(b->second).has_frame) also.push_back(b->second);
-        if (!also.empty()) overridable.insert(it->second.fn.name);
       }
-      callees.push_back(c);
-      callees.insert(callees.end(), also.begin(), also.end());
     }
-    n.callees = std::move(callees);
-  }
-  return {overridable.begin(), overridable.end()};
+}
+
+// Calls to a definition titled by its file ("hal_uart.c:HAL_UART_RxCpltCallback")
+// when a global of the same name has a node of its own: the file's may be
+// weak, and then the linker binds the calls to the global (STM32 HAL's weak
+// callback called from HAL_UART_IRQHandler: the user's 544 B callback
+// runs), or static, and then they are its own. The graph titles both alike.
+// Returns the graph with such calls reaching the global too, and the names.
+std::map<std::string, Node> if_weak(const std::map<std::string, Node>& nodes, std::vector<std::string>& names) {
+  std::map<std::string, Node> out = nodes;
+  std::set<std::string> shared;
+  for (auto& entry : out)
+    for (size_t i = 0, n = entry.second.callees.size(); i < n; ++i) {
+      const std::string& c = entry.second.callees[i];
+      const size_t bar = c.find('|');
+      if (bar == std::string::npos) continue;
+      const size_t colon = c.find(':', bar);
+      if (colon == std::string::npos) continue;
+      // The global's title is its symbol: the name after the unit, as the linker binds it.
+      const std::string symbol = c.substr(colon + 1);
+      auto global = nodes.find(symbol);
+      auto local = nodes.find(c);
+      if (global == nodes.end() || !global->second.has_frame || local == nodes.end() || !local->second.has_frame)
+        continue;
+      entry.second.callees.push_back(symbol);
+      shared.insert(local->second.fn.name);
+    }
+  names.assign(shared.begin(), shared.end());
+  return out;
 }
 
 std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error) {
@@ -352,6 +361,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   }
   std::map<std::string, std::set<std::string>> su_defined_in;  // name -> the .su files giving it a frame
   std::vector<std::string> stale;  // frames a .su and its .ci give differently
+  // GCC's clones of one function (work.constprop.0, .1, .2) share a name and
+  // a location in the .su: such lines pair with no node in particular.
+  std::map<std::pair<std::string, std::string>, int> su_lines;  // (name, file:line:col) -> lines
+  for (const auto& [f, file] : su_functions) ++su_lines[{f.name, f.file}];
+  std::set<std::string> joined_titles;  // frames taken from a .su
   for (const auto& [f, file] : su_functions) {
     // -fcallgraph-info without =su: the graph has no frames, and a static's
     // node is titled by its unit; its .su frame is that node's (read as
@@ -359,10 +373,15 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     const std::string own_graph = fs::path(file).replace_extension(".ci").string() + "|";
     bool joined = false;
     for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it)
-      if (Node& n = nodes[it->second]; it->second.starts_with(own_graph) && !n.has_frame) {
-        n.fn.frame_bytes = f.frame_bytes;
-        n.fn.qualifier = f.qualifier;
+      if (Node& n = nodes[it->second]; it->second.starts_with(own_graph) &&
+                                       (!n.has_frame || joined_titles.contains(it->second))) {
+        // Clones that share the name: each node the largest of their frames.
+        if (!n.has_frame || f.frame_bytes > n.fn.frame_bytes) {
+          n.fn.frame_bytes = f.frame_bytes;
+          n.fn.qualifier = f.qualifier;
+        }
         n.has_frame = joined = true;
+        joined_titles.insert(it->second);
       }
     if (joined) continue;
     // A .ci node already holds this function (clones: "f.constprop" vs "f.constprop.0").
@@ -379,7 +398,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       const bool beside = it->second.starts_with(own_graph) ||
                           (graphs != defined_in.end() && graphs->second.size() == 1 &&
                            graphs->second.contains(own_graph.substr(0, own_graph.size() - 1)));
-      if (beside && compared.insert(it->second).second && n.fn.frame_bytes != f.frame_bytes) {
+      std::set<std::string_view> same_place;  // the graph's nodes of this name and location
+      for (auto [other, last] = by_name.equal_range(f.name); other != last; ++other)
+        if (nodes[other->second].fn.file == f.file) same_place.insert(other->second);
+      const bool paired = su_lines[{f.name, f.file}] == 1 && same_place.size() <= 1 && n.fn.file == f.file;
+      if (beside && paired && compared.insert(it->second).second && n.fn.frame_bytes != f.frame_bytes) {
         stale.push_back(fmt::format("{} ({} B in {}, {} B in its .ci)", f.name, f.frame_bytes, file, n.fn.frame_bytes));
         n.fn.frame_bytes = std::max(n.fn.frame_bytes, f.frame_bytes);
       }
@@ -394,7 +417,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     n.has_frame = true;
     if (no_graph.contains(f.name)) n.calls_unknown = true;
   }
-  std::vector<std::string> overridable = resolve_aliases_and_weak_calls(nodes, by_name);
+  resolve_constructor_aliases(nodes);
   if (nodes.empty()) {
     error = su.empty() && ci.empty()
                 ? fmt::format("{}: no .su, .ci or Keil .htm files found (compile with -fstack-usage "
@@ -420,11 +443,37 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                        stale.size(), stale.size() == 1 ? "" : "s",
                                        fmt::join(stale.begin(), stale.begin() + std::min<size_t>(stale.size(), 3), "; "),
                                        stale.size() > 3 ? fmt::format(" and {} more", stale.size() - 3) : ""));
-  for (const std::string& name : overridable)
-    report.notes.push_back(fmt::format(
-        "{} has a definition of its own file's (weak, or static) beside a global one: its file's calls are counted as "
-        "reaching the larger, since the linker replaces a weak definition by the strong one",
-        name));
+  {
+    std::vector<std::string> names;
+    const StackReport weak = worst_case_stacks(if_weak(nodes, names), fpu);
+    std::vector<std::string> deeper;
+    for (StackRoot& root : report.roots)
+      for (const StackRoot& other : weak.roots)
+        if (other.function == root.function && other.worst_case_bytes > root.worst_case_bytes) {
+          root.if_weak_bytes = other.worst_case_bytes;
+          deeper.push_back(fmt::format("{} {} B", root.function, other.worst_case_bytes));
+        }
+    if (!names.empty()) {
+      report.weak_or_static = names;
+      if (weak.interrupts.one_level_bytes > report.interrupts.one_level_bytes ||
+          weak.interrupts.all_nested_bytes > report.interrupts.all_nested_bytes ||
+          weak.interrupts.thread_bytes > report.interrupts.thread_bytes)
+        report.interrupts_if_weak = weak.interrupts;
+      report.notes.push_back(fmt::format(
+          "{} {} defined by a file for itself and globally in another: a call graph titles a weak definition and a "
+          "static one alike, so calls from that file are counted into its own{}",
+          fmt::join(names, ", "), names.size() == 1 ? "is" : "are",
+          deeper.empty() ? " (were it weak, nothing would need more)"
+                         : fmt::format("; were it weak (a HAL callback, a default handler), the linker binds them to "
+                                       "the global: {}{}",
+                                       fmt::join(deeper, ", "),
+                                       report.interrupts_if_weak
+                                           ? fmt::format(", main stack {} B", report.interrupts_if_weak->handlers
+                                                                                ? report.interrupts_if_weak->one_level_bytes
+                                                                                : report.interrupts_if_weak->thread_bytes)
+                                           : "")));
+    }
+  }
   for (const auto& [title, files] : defined_in)
     if (files.size() > 1)
       report.notes.push_back(fmt::format(

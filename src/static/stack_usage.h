@@ -33,6 +33,9 @@ struct StackRoot {
   bool interrupt = false;          // an exception or interrupt handler (..._Handler, ..._IRQHandler)
   std::optional<uint64_t> stated_bytes;  // the toolchain's own number for it (Keil's "Max Depth")
   std::vector<uint64_t> path_frame_bytes;  // beside `path`: each function's own frame as counted (0 when unknown)
+  // Its worst case were every file's own definition that a global shares a
+  // name with weak (StackReport::weak_or_static); set when that is larger.
+  std::optional<uint64_t> if_weak_bytes;
 };
 
 // The main stack (MSP) on a Cortex-M: thread code, then interrupts stacking
@@ -58,6 +61,13 @@ struct StackReport {
   std::string stated_unknown;
   std::vector<std::string> stated_chain;
   std::vector<std::string> notes;  // what the reader should know about the bound (a global defined twice)
+  // Functions a file defines for itself beside a global of the same name in
+  // another: a call graph titles weak and static definitions alike, and
+  // only a weak one is replaced by the global at link time. Counted as
+  // written (static); `interrupts_if_weak` and each root's if_weak_bytes
+  // say what the stack needs were they weak, when that is more.
+  std::vector<std::string> weak_or_static;
+  std::optional<InterruptBudget> interrupts_if_weak;
 };
 
 // One function in a call graph, keyed by a title unique in the image.

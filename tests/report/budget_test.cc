@@ -22,9 +22,9 @@ LinkerMap image() {
 
 StackReport stacks() {
   StackReport r;
-  StackRoot reset{"Reset_Handler", 136, {"Reset_Handler", "main"}, false, {}, false, std::nullopt, {}};
-  StackRoot tick{"SysTick_Handler", 40, {"SysTick_Handler"}, false, {}, true, std::nullopt, {}};
-  StackRoot task{"vTaskInfer", 900, {"vTaskInfer"}, true, {"recursion: walk"}, false, std::nullopt, {}};
+  StackRoot reset{"Reset_Handler", 136, {"Reset_Handler", "main"}, false, {}, false, std::nullopt, {}, std::nullopt};
+  StackRoot tick{"SysTick_Handler", 40, {"SysTick_Handler"}, false, {}, true, std::nullopt, {}, std::nullopt};
+  StackRoot task{"vTaskInfer", 900, {"vTaskInfer"}, true, {"recursion: walk"}, false, std::nullopt, {}, std::nullopt};
   r.roots = {task, reset, tick};
   r.interrupts = {900, 900 + 40 + 32, 900 + 40 + 32, 32, 1};
   return r;
@@ -120,6 +120,29 @@ TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
   // Allowed, the number still says it counts known frames only.
   EXPECT_NE(find(out, "stack.main_stack_bytes")->message.find("needs 972 B + unbounded"), std::string::npos)
       << find(out, "stack.main_stack_bytes")->message;
+}
+
+// A definition the graph cannot tell weak from static (an STM32 HAL weak
+// callback): the budget is judged by the larger need, and says so.
+TEST(Budget, AWeakOrStaticDoubtIsJudgedByTheLargerNeed) {
+  LinkerMap m = image();
+  StackReport s = stacks();
+  s.roots[0].unbounded = false;
+  s.roots[0].reasons.clear();
+  s.roots[2].if_weak_bytes = 592;
+  s.weak_or_static = {"HAL_UART_RxCpltCallback"};
+  s.interrupts_if_weak = InterruptBudget{900, 900 + 592 + 32, 900 + 592 + 32, 32, 1};
+  BudgetInputs in{&m, &s, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"stack": {"main_stack_bytes": 1200, "roots": {"SysTick_Handler": 100}}})"),
+                             in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "stack.main_stack_bytes")->ok);
+  EXPECT_EQ(find(out, "stack.main_stack_bytes")->message,
+            "main stack needs 1,524 B (thread 900 B + interrupts, one level) were HAL_UART_RxCpltCallback weak (972 B "
+            "if static), configured 1,200 B");
+  EXPECT_FALSE(find(out, "stack.roots.SysTick_Handler")->ok);
+  EXPECT_EQ(find(out, "stack.roots.SysTick_Handler")->measured, 592);
 }
 
 // A handler the main-stack number counts is judged as the thread roots are:
