@@ -214,7 +214,7 @@ struct Analyzer::Impl {
     if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(r);
     ++restarts.total;
     tracker.device_restarted();
-    leaks.device_restarted();
+    leaks.device_restarted(tracker.inference());
     watermark.device_restarted(tracker.completed());
   }
 
@@ -535,6 +535,7 @@ struct Analyzer::Impl {
         ++w.fit_line->from_inference;
         ++w.fit_line->to_inference;
       }
+      if (w.floor_trend) ++w.floor_trend->at_inference;
     }
     for (auto& span : out.inference_marks.spans) ++span.number;
     for (auto& r : out.restarts.kept) {

@@ -115,7 +115,8 @@ class LeakAnalysis {
   // The device booted again (its pools were reset): a leak is judged within
   // the latest boot, as each boot leaks again from empty. What the groups
   // allocated and freed over the whole capture stays counted.
-  void device_restarted();
+  // `begun`: the inferences begun before the new boot.
+  void device_restarted(uint32_t begun);
   void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const;
 
  private:
@@ -155,6 +156,7 @@ class LeakAnalysis {
     uint64_t first_end_bytes = 0, first_end_live = 0, end_live = 0, last_end = 0;
     uint64_t ends_after_first = 0, same_count_ends = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0, last_growth_device = 0;
+    uint64_t first_growth_window = 0;  // the window of event time open at its first growth (halved as windows merge)
     // Its own requests that failed after its last growth (a growth resets
     // it): what stopped it, when it filled its pool — unless it freed a
     // block made before the inference of its highest live count since then
@@ -195,6 +197,7 @@ class LeakAnalysis {
     return groups_[id];
   }
   bool rising_minima(const Group& g) const;
+  bool floor_rose(const Group& g) const;
   LeakGrowth growth(const Group& g) const;
   // Whether its growths after the first were in bytes only (first_end_bytes).
   bool bytes_only(const Group& g) const {
@@ -227,6 +230,7 @@ class LeakAnalysis {
   bool began_at_start_ = false;  // first_inference_begins' at_trace_start
   uint64_t completed_ = 0;  // inference ends so far
   uint64_t boot_began_after_ = 0;  // completed_ when the latest boot began
+  uint32_t boot_began_at_ = 0;     // inferences begun then
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
   DenseIndex thread_index_{kMaxThreads};

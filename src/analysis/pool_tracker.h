@@ -125,13 +125,15 @@ class PoolTracker {
   // `number`: the device's own inference number; a marker without one
   // carries 0. The first inference takes its number as given (a loop may
   // count from 0); after it a 0 continues from the previous number. A trace
-  // whose markers are all 0 is unnumbered: see numbered(). A device that
-  // numbers its inferences counts anew after a restart: the new boot's first
-  // number is taken as given too.
+  // whose markers are all 0 is unnumbered: see numbered(). A device counts
+  // anew after a restart: the new boot's first number is taken as given too.
   // `by_its_end`: the firmware marks only inference ends, so this one begins
   // and ends at its end marker, and blocks made after it belong to the next.
   void begin_inference(uint64_t number, bool by_its_end = false) {
-    const bool as_given = inference_ == 0 || number || (std::exchange(counts_anew_, false) && numbered_);
+    // A device counts from its own start each boot, numbered or not: one that
+    // crashed in its first inference showed only a 0 before.
+    const bool anew = std::exchange(counts_anew_, false);
+    const bool as_given = inference_ == 0 || number || anew;
     device_inference_ = as_given ? number : device_inference_ + 1;
     numbered_ |= number != 0;
     ++inference_;

@@ -28,11 +28,12 @@ using units::grouped;
 // an edge: 25.25 % is danger, and "25%" beside "danger > 25%" read as an
 // error in the band.
 std::string pct(double rate) {
-  for (int digits = 0; digits < 3; ++digits) {
+  for (int digits = 0; digits <= 9; ++digits) {
     std::string shown = fmt::format("{:.{}f}", rate * 100, digits);
     if (fragmentation_band(std::strtod(shown.c_str(), nullptr) / 100) == fragmentation_band(rate)) return shown + "%";
   }
-  return fmt::format("{:.3f}%", rate * 100);
+  // Closer than a billionth of a percent: the side is the band's word.
+  return fmt::format("just {} {:.0f}%", fragmentation_band(rate) == Band::danger ? "over" : "under", rate * 100);
 }
 
 std::string duration(double seconds) {

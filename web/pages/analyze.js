@@ -37,11 +37,15 @@ EM.pages.analyze = function (doc) {
     const xs = w.series.map((p) => p[0]);
     const ys = w.series.map((p) => p[1]);
     const last = xs.length - 1;
-    // The fit's own line over the inferences it spans (the latest boot's).
+    // The fit's own line over the inferences it spans: the latest boot's,
+    // the series' last run of rising numbers (a device numbers each boot
+    // anew, so an earlier boot's points can lie in the same range).
     const line = w.fit_line;
+    let first = last;
+    while (line && first > 0 && xs[first - 1] < xs[first] && xs[first - 1] >= line.from[0]) first--;
     const along = (x) => (line.to[0] > line.from[0]
       ? line.from[1] + (line.to[1] - line.from[1]) * (x - line.from[0]) / (line.to[0] - line.from[0]) : line.from[1]);
-    const fit = xs.map((x) => (line && x >= line.from[0] && x <= line.to[0] ? along(x) : null));
+    const fit = xs.map((x, i) => (line && i >= first && x >= line.from[0] && x <= line.to[0] ? along(x) : null));
     const fc = xs.map((x, i) => (i === last ? ys[last] : null));
     let ahead = null;
     if (forecast && forecast.pool === w.pool && !forecast.already_exhausted && pool.size) {
