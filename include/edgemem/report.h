@@ -44,7 +44,10 @@ FailOn parse_fail_on(std::string_view spec);
 // One line per broken rule; empty when everything holds.
 std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult& result);
 // One line per rule whose check did not run (NOT CHECKED in the report):
-// such a rule neither holds nor breaks, and the gate is refused (exit 2).
+// such a rule neither holds nor breaks. The gate judges the rules it can;
+// when it could judge none of them it is refused (exit 2).
 std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResult& result);
+// How many of the rules asked for there are.
+size_t rule_count(const FailOn& rules);
 
 }  // namespace edgemem

@@ -188,7 +188,8 @@ int run_analyze(const AnalyzeArgs& args) {
   if (!written || compare_failed) return 2;
   if (interrupted()) return 128 + interrupted();  // the shell's code for a run cut short
   if (!broken.empty() || (compared && !compared->matches())) return 1;
-  return unjudged.empty() ? 0 : 2;
+  // A gate that judged none of its rules passed nothing.
+  return args.fail_on && unjudged.size() == rule_count(rules) ? 2 : 0;
 }
 
 void add_analyze_command(CLI::App& app) {

@@ -1,10 +1,12 @@
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <string_view>
 #include <system_error>
 
 #include <CLI/CLI.hpp>
@@ -25,29 +27,42 @@ int edgemem::cli::fail(const std::string& error) {
 
 namespace {
 
+// The position of the first word that is not an option (nor --color's
+// value): the subcommand's name, or argc.
+int command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (!word.starts_with("-")) return i;
+    if ((word == "--color" || word == "--colour") && i + 1 < argc) ++i;
+  }
+  return argc;
+}
+
 // The first word that is not an option must name a subcommand; CLI11 alone
 // would answer a typo with "A subcommand is required".
 std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
-  for (int i = 1; i < argc; ++i) {
-    std::string word = argv[i];
-    if (word.starts_with("-")) {
-      if ((word == "--color" || word == "--colour") && i + 1 < argc) ++i;
-      continue;
-    }
-    if (edgemem::names::match(word, names)) return {};
-    return edgemem::names::unknown("command", word, names) + "; run edgemem --help";
-  }
-  return {};
+  const int at = command_word(argc, argv);
+  if (at == argc || edgemem::names::match(argv[at], names)) return {};
+  return edgemem::names::unknown("command", argv[at], names) + "; run edgemem --help";
 }
 
 // CLI11 lists unexpected words last first; said in the order typed, with
 // the command that does take a misplaced option (analyze --until is watch's).
-std::string extras_message(const CLI::App& top) {
+// An option typed before the command is edgemem's own, which takes none
+// but --color: "edgemem --json analyze f" once read "analyze does not take
+// --json; --json is an option of demo, plan, ...".
+std::string extras_message(const CLI::App& top, int argc, char** argv) {
   std::vector<CLI::App*> chosen = top.get_subcommands();
-  const std::string command = chosen.empty() ? "edgemem" : chosen.front()->get_name();
   const std::vector<std::string> extras = top.remaining(true);
+  const int at = command_word(argc, argv);
+  for (int i = 1; i < at; ++i)
+    if (std::find(extras.begin(), extras.end(), argv[i]) != extras.end())
+      return fmt::format("edgemem: {} comes before the command: options go after it ({}; see {})\n", argv[i],
+                         at < argc ? fmt::format("edgemem {} {} ...", argv[at], argv[i]) : std::string("edgemem COMMAND ..."),
+                         at < argc ? fmt::format("edgemem {} --help", argv[at]) : std::string("edgemem --help"));
+  const std::string command = chosen.empty() ? "edgemem" : chosen.front()->get_name();
   std::string hint;
   for (const std::string& word : extras) {
     if (!word.starts_with("-") || chosen.empty()) continue;
@@ -81,8 +96,8 @@ int main(int argc, char** argv) {
   app.ignore_case();  // subcommands and options, in any case
   app.fallthrough();  // --color may come after the subcommand
   app.require_subcommand(1);
-  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
-    if (dynamic_cast<const CLI::ExtrasError*>(&e)) return extras_message(*top);
+  app.failure_message([argc, argv](const CLI::App* top, const CLI::Error& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) return extras_message(*top, argc, argv);
     return fmt::format("edgemem: {} (see --help)\n", e.what());
   });
   std::string colour = "auto";

@@ -162,7 +162,7 @@ int run_watch(const WatchArgs& args) {
   wait_for_hooks();
   if (!written) return 2;
   if (watcher.alerts().fired() || !broken.empty()) return 1;
-  return unjudged.empty() ? 0 : 2;
+  return a.fail_on && unjudged.size() == rule_count(rules) ? 2 : 0;
 }
 
 }  // namespace
@@ -182,7 +182,7 @@ void add_watch_command(CLI::App& app) {
                   "Also exit 1 when at the end any of these hold: leak,overflow,guard,lifo,alloc-failure,"
                   "fragmentation=warning|danger");
   cmd->add_option("--baud", args->baud, "Serial device speed (default 115200); the source is then a serial device")
-      ->check(CLI::PositiveNumber);  // 0 was taken as the default in silence
+      ->check(CLI::Range(1u, 4000000u));  // 0 was taken as the default in silence
   cmd->add_option("--interval", args->interval, "Time between status lines (500ms, 1s, 1m)")->capture_default_str();
   whole_number_from_one(cmd->add_option("--until", args->until, "Stop once this many inferences have been seen"));
   cmd->add_option("--for", args->for_duration, "Stop after this long (30s, 10m, 12h, 2d)");

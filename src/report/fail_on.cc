@@ -57,13 +57,17 @@ std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult&
   return out;
 }
 
+size_t rule_count(const FailOn& rules) {
+  return size_t{rules.leak} + rules.overflow + rules.guard + rules.lifo + rules.alloc_failure +
+         rules.fragmentation.has_value();
+}
+
 std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResult& r) {
   std::vector<std::string> out;
   auto unjudged = [&](bool asked, const Check& c, std::string_view rule) {
     if (asked && c.status == CheckStatus::not_checked)
-      out.push_back(fmt::format("{}: not checked, so this gate can neither hold nor break ({}); give what the check "
-                                "needs or drop {} from --fail-on",
-                                rule, c.reason.empty() ? "see the report" : c.reason, rule));
+      out.push_back(fmt::format("{}: not checked, so it neither holds nor breaks ({})", rule,
+                                c.reason.empty() ? "see the report" : c.reason));
   };
   unjudged(rules.leak, r.checks.leaks, "leak");
   unjudged(rules.overflow, r.checks.overflow, "overflow");

@@ -397,6 +397,19 @@ grep -q "unknown --fail-on item 'leek' (did you mean leak?" "$tmp/err" || { echo
 # An empty list checks nothing: a CI line built from an unset variable (it passed).
 expect 2 "--fail-on empty" -- "$edgemem" analyze --fail-on "" "$src/examples/traces/kws_fragment.log"
 grep -q "no rule given" "$tmp/err" || { echo "FAIL: an empty --fail-on is not refused"; cat "$tmp/err"; fail=1; }
+# A rule whose check did not run is said and neither holds nor breaks; a
+# gate that could judge none of its rules is refused (it passed in silence).
+{ for i in 1 2 3 4 5 6 7 8 9 10; do
+    echo "[MEM][$((i * 10))] INFER begin $i"; echo "[MEM][$((i * 10 + 1))] ALLOC size=64 offset=0 pool=arena site=m.c:3"
+    echo "[MEM][$((i * 10 + 2))] FREE offset=0 pool=arena"; echo "[MEM][$((i * 10 + 3))] INFER end $i"; done; } >"$tmp/nosize.log"
+expect 2 "--fail-on overflow without a size judges nothing" -- "$edgemem" analyze --fail-on overflow "$tmp/nosize.log"
+grep -q "fail-on overflow: not checked, so it neither holds nor breaks (size of 'arena' unknown" "$tmp/err" ||
+  { echo "FAIL: the unjudged overflow rule is not named: $(cat "$tmp/err")"; fail=1; }
+expect 0 "--fail-on leak,overflow judges the leak rule" -- "$edgemem" analyze --fail-on leak,overflow "$tmp/nosize.log"
+grep -q "fail-on overflow: not checked" "$tmp/err" || { echo "FAIL: the unjudged rule is not said beside the judged one"; fail=1; }
+expect 2 "an option before the command" -- "$edgemem" --json analyze "$src/examples/traces/kws_fragment.log"
+[ "$(cat "$tmp/err")" = "edgemem: --json comes before the command: options go after it (edgemem analyze --json ...; see edgemem analyze --help)" ] ||
+  { echo "FAIL: an option before the command is blamed on the command: $(cat "$tmp/err")"; fail=1; }
 expect 2 "record --via typo" -- "$edgemem" record --via gbd -- /bin/true
 grep -q "did you mean gdb?" "$tmp/err" || { echo "FAIL: no did-you-mean for --via gbd"; cat "$tmp/err"; fail=1; }
 # record -o where no recording can be: refused before the program runs, nothing replaced.
