@@ -138,7 +138,8 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
              "Slope of the lowest usage per 8 inferences over the last 80 (what the leak alert tests)");
     for (const TrendView& t : in.trends)
       w.sample("edgemem_leak_trend_bytes_per_inference", pool_label(t.pool), t.bytes_per_inference);
-    w.family("edgemem_leak_confirmed", "gauge", "", "1 once the leak trend was significant (p < 1e-6)");
+    w.family("edgemem_leak_confirmed", "gauge", "",
+             "1 once a leak of the pool was confirmed in this boot (its trend, p < 1e-6, or growth until full)");
     for (const TrendView& t : in.trends) w.sample("edgemem_leak_confirmed", pool_label(t.pool), t.confirmed ? 1 : 0);
   }
   if (const auto& fc = r.exhaustion_forecast) {

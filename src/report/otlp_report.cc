@@ -104,7 +104,8 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
             {{"", r.leak_rate_bytes_per_inference}});
   if (!trend.empty()) {
     b.gauge("edgemem.leak.trend", "By/{inference}", "Slope of the lowest usage per 8 inferences over the last 80", trend);
-    b.gauge("edgemem.leak.confirmed", "1", "1 once the leak trend was significant", confirmed);
+    b.gauge("edgemem.leak.confirmed", "1",
+            "1 once a leak of the pool was confirmed in this boot (its trend, or growth until full)", confirmed);
   }
   if (const auto& fc = r.exhaustion_forecast) {
     b.gauge("edgemem.exhaustion.forecast.inferences", "{inference}", "Inferences until the pool is full",
