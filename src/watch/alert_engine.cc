@@ -129,7 +129,8 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
     raise(AlertKind::alloc_failure, a.pool, static_cast<double>(f.alloc_failures),
           // "As the trace tells it": it sees requests, not the allocator's
           // chunks (newlib's free chunk below its sbrk top does not grow
-          // into the unclaimed space past it: 2,820 B here was 2,320 B).
+          // into the unclaimed space past it: the fragment firmware's
+          // "2,820 B" was newlib's 2,320 B).
           a.total_free ? fmt::format("pool {}: a {} B request failed{} with {} B free, {} B in the largest block as "
                                      "the trace tells it{}",
                                      a.pool, a.size, when, *a.total_free, *a.largest_free,

@@ -18,7 +18,8 @@ namespace edgemem::watch {
 
 // httplib's timeouts bound each read and write, not a request: a collector
 // that answers a byte a second held the watch's exit for 75 s. close()
-// gives the push under way and the last one 5 s each, then stops the socket.
+// waits 10 s at most for the push under way and the last one (the docs' 5 s
+// each, as one deadline), then stops the socket.
 constexpr auto kCloseDeadline = std::chrono::seconds(10);
 
 struct OtlpPusher::Impl {
