@@ -157,6 +157,7 @@ class LeakAnalysis {
     uint64_t ends_after_first = 0, same_count_ends = 0;
     uint64_t growths = 0, first_growth = 0, first_growth_device = 0, last_growth = 0, last_growth_device = 0;
     uint64_t first_growth_window = 0;  // the window of event time open at its first growth (halved as windows merge)
+    uint64_t frees_at_first_growth = 0;
     // Its own requests that failed after its last growth (a growth resets
     // it): what stopped it, when it filled its pool — unless it freed a
     // block made before the inference of its highest live count since then

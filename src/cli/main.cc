@@ -45,6 +45,14 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
   const int at = command_word(argc, argv);
   if (at == argc || edgemem::names::match(argv[at], names)) return {};
+  // "edgemem --fail-on leak analyze f": the option's value, not a command.
+  const std::string_view before = argv[at - 1];
+  if (at > 1 && before.starts_with("-") && before.find('=') == std::string_view::npos)
+    for (int i = at + 1; i < argc; ++i)
+      if (auto command = edgemem::names::match(argv[i], names))
+        return fmt::format("{} comes before the command: options go after it (edgemem {} {} {} ...; see edgemem {} "
+                           "--help)",
+                           before, *command, before, argv[at], *command);
   return edgemem::names::unknown("command", argv[at], names) + "; run edgemem --help";
 }
 

@@ -447,9 +447,15 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     std::vector<std::string> names;
     const StackReport weak = worst_case_stacks(if_weak(nodes, names), fpu);
     std::vector<std::string> deeper;
+    // Roots by name: two statics of one name in two files are left out (in
+    // review one borrowed the other's 800 B as "if weak").
+    auto unique = [](const StackReport& r, const std::string& name) {
+      return std::count_if(r.roots.begin(), r.roots.end(), [&](const StackRoot& x) { return x.function == name; }) == 1;
+    };
     for (StackRoot& root : report.roots)
       for (const StackRoot& other : weak.roots)
-        if (other.function == root.function && other.worst_case_bytes > root.worst_case_bytes) {
+        if (!names.empty() && other.function == root.function && other.worst_case_bytes > root.worst_case_bytes &&
+            unique(report, root.function) && unique(weak, root.function)) {
           root.if_weak_bytes = other.worst_case_bytes;
           deeper.push_back(fmt::format("{} {} B", root.function, other.worst_case_bytes));
         }

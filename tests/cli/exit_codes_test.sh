@@ -410,6 +410,9 @@ grep -q "fail-on overflow: not checked" "$tmp/err" || { echo "FAIL: the unjudged
 expect 2 "an option before the command" -- "$edgemem" --json analyze "$src/examples/traces/kws_fragment.log"
 [ "$(cat "$tmp/err")" = "edgemem: --json comes before the command: options go after it (edgemem analyze --json ...; see edgemem analyze --help)" ] ||
   { echo "FAIL: an option before the command is blamed on the command: $(cat "$tmp/err")"; fail=1; }
+expect 2 "an option with its value before the command" -- "$edgemem" --fail-on leak analyze "$src/examples/traces/kws_fragment.log"
+grep -q "^edgemem: --fail-on comes before the command: options go after it (edgemem analyze --fail-on leak ...;" "$tmp/err" ||
+  { echo "FAIL: an option's value before the command is read as a command: $(cat "$tmp/err")"; fail=1; }
 expect 2 "record --via typo" -- "$edgemem" record --via gbd -- /bin/true
 grep -q "did you mean gdb?" "$tmp/err" || { echo "FAIL: no did-you-mean for --via gbd"; cat "$tmp/err"; fail=1; }
 # record -o where no recording can be: refused before the program runs, nothing replaced.

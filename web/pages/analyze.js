@@ -34,18 +34,18 @@ EM.pages.analyze = function (doc) {
   for (const w of a.watermark.slice().sort((x, y) => rank(x) - rank(y))) {
     if (!w.series.length) continue;
     const pool = a.pools.find((p) => p.name === w.pool) || {};
-    const xs = w.series.map((p) => p[0]);
-    const ys = w.series.map((p) => p[1]);
+    // A device numbers each boot's inferences anew: the latest boot's run of
+    // rising numbers is drawn, as the fit and the forecast are of it (earlier
+    // boots drawn over it zigzagged back and forth on one axis).
+    let bootStart = a.restarts.total ? w.series.length - 1 : 0;
+    while (bootStart > 0 && w.series[bootStart - 1][0] < w.series[bootStart][0]) bootStart--;
+    const xs = w.series.slice(bootStart).map((p) => p[0]);
+    const ys = w.series.slice(bootStart).map((p) => p[1]);
     const last = xs.length - 1;
-    // The fit's own line over the inferences it spans: the latest boot's,
-    // the series' last run of rising numbers (a device numbers each boot
-    // anew, so an earlier boot's points can lie in the same range).
     const line = w.fit_line;
-    let first = last;
-    while (line && first > 0 && xs[first - 1] < xs[first] && xs[first - 1] >= line.from[0]) first--;
     const along = (x) => (line.to[0] > line.from[0]
       ? line.from[1] + (line.to[1] - line.from[1]) * (x - line.from[0]) / (line.to[0] - line.from[0]) : line.from[1]);
-    const fit = xs.map((x, i) => (line && i >= first && x >= line.from[0] && x <= line.to[0] ? along(x) : null));
+    const fit = xs.map((x) => (line && x >= line.from[0] && x <= line.to[0] ? along(x) : null));
     const fc = xs.map((x, i) => (i === last ? ys[last] : null));
     let ahead = null;
     if (forecast && forecast.pool === w.pool && !forecast.already_exhausted && pool.size) {
@@ -86,6 +86,9 @@ EM.pages.analyze = function (doc) {
       title: "'" + w.pool + "' (" + w.shape + ")" + (pool.size && !sizeDrawn ? ", of " + EM.bytesHuman(pool.size) : ""),
       scales: { x: { time: false } },
       axes: [{ label: "inference" }, { values: axisGrouped, size: 70, label: "bytes in use" }] }, data, box);
+    if (bootStart > 0)
+      note(box, "The device's latest boot: " + EM.counted(a.restarts.total, "restart") + " before it, whose " +
+                "inferences it numbered anew, are left out of this chart (the usage over time above shows them).");
     if (forecast && forecast.pool === w.pool) {
       if (forecast.already_exhausted) note(box, "'" + w.pool + "' is already exhausted.");
       else note(box, "'" + w.pool + "' runs out in " + grouped(forecast.inferences) + " more inferences at " +
