@@ -166,10 +166,15 @@ TEST(Record, ARecordingStillBeingWrittenIsSaidToBe) {
           "40", "--pace-ms", "50", nullptr);
     _exit(127);
   }
-  std::error_code ec;
-  for (int i = 0; i < 300 && fs::file_size(out, ec) == 0; ++i) usleep(10 * 1000);
-  usleep(300 * 1000);  // some inferences in
-  TraceOutcome early = analyse_trace_file(out.string(), {});
+  // Read as soon as it holds records, while the 2 s program runs: a fixed
+  // 300 ms after the first bytes found only the header on a loaded CI
+  // machine (the ASan build, once).
+  TraceOutcome early;
+  for (int i = 0; i < 150 && !early.run; ++i) {
+    usleep(20 * 1000);
+    std::error_code ec;
+    if (fs::file_size(out, ec) > 0 && !ec) early = analyse_trace_file(out.string(), {});
+  }
   int status = 0;
   waitpid(recorder, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
