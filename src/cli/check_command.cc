@@ -91,19 +91,21 @@ int run_check(CheckArgs args) {
 
   std::string error;
   std::optional<LinkerMap> map;
+  std::optional<ElfImage> elf;
   if (!args.map.empty()) {
     auto t = read_whole_file(args.map);
     if (!t) return fail(args.map, cannot_open(args.map));
     map = parse_linker_map(*t, error);
     if (!map) return fail(args.map, error);
   } else if (!args.elf.empty()) {
-    auto elf = read_elf_image(args.elf, error);
+    elf = read_elf_image(args.elf, error);
     if (!elf) return fail(error);
     map = to_linker_map(*elf);
   }
   std::optional<StackReport> stack;
   if (!args.stack.empty()) {
-    stack = analyze_stack(args.stack, args.fpu, error);
+    // The image the stack files were built into settles weak against static.
+    stack = analyze_stack(args.stack, args.fpu, error, elf ? LinkedImage{args.elf, &*elf} : LinkedImage{});
     if (!stack) return fail(error);
   }
   std::optional<TraceRun> trace;

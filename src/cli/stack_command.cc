@@ -9,6 +9,7 @@
 #include "cli/report_file.h"
 #include "edgemem/decoder.h"
 #include "report/stack_report.h"
+#include "static/elf_image.h"
 #include "static/stack_usage.h"
 
 namespace edgemem::cli {
@@ -16,15 +17,19 @@ namespace {
 
 struct StackArgs {
   std::vector<std::string> paths;
-  std::string html;
+  std::string html, elf;
   bool json = false, fpu = false;
   size_t top = 10;
 };
 
 int run_stack(const StackArgs& args) {
-  if (std::string clash = clashing_outputs(args.paths, {{"--html", args.html}}); !clash.empty()) return fail(clash);
+  std::vector<std::string> inputs = args.paths;
+  if (!args.elf.empty()) inputs.push_back(args.elf);
+  if (std::string clash = clashing_outputs(inputs, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   std::string error;
-  auto report = analyze_stack(args.paths, args.fpu, error);
+  std::optional<ElfImage> elf;
+  if (!args.elf.empty() && !(elf = read_elf_image(args.elf, error))) return fail(error);
+  auto report = analyze_stack(args.paths, args.fpu, error, elf ? LinkedImage{args.elf, &*elf} : LinkedImage{});
   if (!report) {
     // One file that is no stack report: say what it is.
     if (args.paths.size() == 1)
@@ -44,6 +49,9 @@ void add_stack_command(CLI::App& app) {
   cmd->add_option("paths", args->paths, "Directories (searched recursively), .su/.ci files, or a Keil .htm report")->required();
   cmd->add_flag("--json", args->json, "Print the edgemem.stack/1 JSON document");
   cmd->add_option("--html", args->html, "Also write a self-contained HTML page (each root's worst path as a call tree) to this file");
+  cmd->add_option("--elf", args->elf,
+                  "The ELF linked from these objects: settles weak against static definitions and leaves out roots "
+                  "the linker removed");
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B instead of 32 B)");
   whole_number(cmd->add_option("--top", args->top, "Heaviest frames to list"))->capture_default_str();
   exit_code_help(*cmd, "(not used: stack states no limit; put one in a budget and run edgemem check)",

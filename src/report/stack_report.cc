@@ -120,6 +120,8 @@ std::string stack_json(const StackReport& r) {
                           {"handlers", irq.handlers}};
   };
   j["main_stack"] = main_stack_json(r.interrupts);
+  j["elf"] = optional_text(r.elf);
+  j["not_linked"] = r.not_linked;
   j["weak_or_static"] = r.weak_or_static;
   j["main_stack_if_weak"] = r.interrupts_if_weak ? main_stack_json(*r.interrupts_if_weak) : nlohmann::json(nullptr);
   j["stated"] = r.stated_max_bytes ? nlohmann::json{{"max_bytes", *r.stated_max_bytes},

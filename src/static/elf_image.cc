@@ -111,17 +111,24 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
     if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (!data) continue;
+    img.has_symbol_table = true;
+    const char* file = "";  // the locals of each object follow its STT_FILE symbol
     for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
       unsigned type = GELF_ST_TYPE(sym.st_info);
+      if (type == STT_FILE) {
+        const char* named = elf_strptr(elf, sh.sh_link, sym.st_name);
+        file = named ? named : "";
+      }
       if (sym.st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
       if (!name || !*name || name[0] == '$') continue;  // ARM mapping symbols ($t, $d), hidden by nm
       const GElf_Shdr* owner = sym.st_shndx < headers.size() && sym.st_shndx < SHN_LORESERVE ? &headers[sym.st_shndx] : nullptr;
       // Bit 0 of an ARM function's address only says "Thumb"; nm clears it.
       uint64_t address = arm && type == STT_FUNC ? sym.st_value & ~uint64_t{1} : sym.st_value;
-      img.symbols.push_back({name, address, sym.st_size, nm_type(sym, owner)});
+      img.symbols.push_back(
+          {name, address, sym.st_size, nm_type(sym, owner), GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : ""});
     }
   }
   elf_end(elf);

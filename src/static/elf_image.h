@@ -22,11 +22,13 @@ struct ElfSymbol {
   std::string name;
   uint64_t address = 0, size = 0;
   char type = '?';  // nm's letter: T/t code, D/d data, B/b bss, R/r read-only, A absolute, W/V weak...
+  std::string file;  // a local symbol's source file, as the STT_FILE symbol before it names it
 };
 
 struct ElfImage {
   std::vector<ElfSection> sections;  // as `size -A` lists them, in file order
   std::vector<ElfSymbol> symbols;    // defined symbols as `nm` lists them (no section, file or $-mapping symbols)
+  bool has_symbol_table = false;     // false when stripped
   uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc code or read-only; alloc writable with contents; the rest
 };
 

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "static/deepest_chains.h"
+#include "static/elf_image.h"
 #include "static/demangle.h"
 
 namespace edgemem {
@@ -149,24 +150,132 @@ void resolve_constructor_aliases(std::map<std::string, Node>& nodes) {
     }
 }
 
+// The title of a definition a file gives itself, ".ci path|unit:symbol"
+// (a static's or a weak one's): its unit and its symbol, the name after the
+// unit as the linker binds it (no symbol, mangled or not, holds a ':').
+struct OwnTitle {
+  std::string_view unit, symbol;
+};
+std::optional<OwnTitle> own_title(std::string_view title) {
+  const size_t bar = title.find('|'), colon = title.rfind(':');
+  if (bar == std::string_view::npos || colon == std::string_view::npos || colon < bar) return std::nullopt;
+  return OwnTitle{title.substr(bar + 1, colon - bar - 1), title.substr(colon + 1)};
+}
+
+// What a linked image holds of a function its call graph titles.
+enum class Linked { absent, kept, replaced };  // replaced: a weak definition a global took the place of
+
+class ImageSymbols {
+ public:
+  explicit ImageSymbols(const ElfImage& elf) {
+    for (const ElfSymbol& s : elf.symbols)
+      if (s.type == 't') locals_.emplace(base(s.file), s.name);
+      else if (s.type == 'T' || s.type == 'W') globals_[s.name] = s.type;
+  }
+  Linked find(std::string_view title) const {
+    auto own = own_title(title);
+    const std::string symbol(own ? own->symbol : title);
+    if (own && locals_.contains({base(own->unit), symbol})) return Linked::kept;  // static
+    auto global = globals_.find(symbol);
+    if (global == globals_.end()) return Linked::absent;
+    // A file's own definition beside a strong global was weak, and is gone.
+    return own && global->second == 'T' ? Linked::replaced : Linked::kept;
+  }
+
+ private:
+  // The STT_FILE symbol and the graph's unit may name the source with or without its directory.
+  static std::string base(std::string_view file) {
+    const size_t slash = file.find_last_of("/\\");
+    return std::string(slash == std::string_view::npos ? file : file.substr(slash + 1));
+  }
+  std::set<std::pair<std::string, std::string>> locals_;  // (source file, symbol) of local code
+  std::map<std::string, char, std::less<>> globals_;       // symbol -> nm's T or W
+};
+
+// Settles by the linked image what a call graph cannot tell: a call into a
+// file's own definition of a name goes to that definition when the image
+// holds it (static, or weak and kept) — such calls join `settled` — and to
+// the global when a global replaced it (weak). Functions nobody calls that
+// the image does not hold are marked unused and named in `not_linked`.
+// False when the image holds none of the graph's functions.
+bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& linked, std::set<std::string>& settled,
+                     StackReport& report) {
+  const ImageSymbols image(*linked.image);
+  std::set<std::string> own, weak_replaced;  // "name (unit)"
+  for (auto& entry : nodes)
+    for (std::string& c : entry.second.callees) {
+      auto title = own_title(c);
+      if (!title) continue;
+      const std::string said = fmt::format("{} ({})", title->symbol, title->unit);
+      switch (image.find(c)) {
+        case Linked::replaced:
+          weak_replaced.insert(said);
+          c = std::string(title->symbol);
+          break;
+        case Linked::kept:
+          settled.insert(c);
+          // Worth a note only where a global of the name stands beside it.
+          if (auto g = nodes.find(std::string(title->symbol)); g != nodes.end() && g->second.has_frame) own.insert(said);
+          break;
+        case Linked::absent:
+          break;
+      }
+    }
+  std::set<std::string> called;
+  for (const auto& entry : nodes) called.insert(entry.second.callees.begin(), entry.second.callees.end());
+  size_t held = 0;
+  for (auto& [title, n] : nodes) {
+    if (!n.has_frame) continue;
+    if (image.find(title) == Linked::kept) {
+      ++held;
+    } else if (!called.contains(title)) {
+      n.unused = true;
+      auto own = own_title(title);
+      report.not_linked.push_back(own ? fmt::format("{} ({})", n.fn.name, own->unit) : n.fn.name);
+    }
+  }
+  if (held == 0) return false;
+  std::sort(report.not_linked.begin(), report.not_linked.end());
+  if (!weak_replaced.empty())
+    report.notes.push_back(fmt::format("by {}, {} {} weak and replaced by the global of {}: calls from {} file are counted "
+                                       "into the global",
+                                       linked.path, fmt::join(weak_replaced, ", "), weak_replaced.size() == 1 ? "is" : "are",
+                                       weak_replaced.size() == 1 ? "its name" : "their names",
+                                       weak_replaced.size() == 1 ? "its" : "their"));
+  if (!own.empty())
+    report.notes.push_back(fmt::format("by {}, {} beside a global of the same name {} the file's own (static, or weak "
+                                       "with no global linked): counted as written",
+                                       linked.path, fmt::join(own, ", "), own.size() == 1 ? "is" : "are"));
+  if (!report.not_linked.empty()) {
+    const size_t shown = std::min<size_t>(report.not_linked.size(), 5);
+    report.notes.push_back(fmt::format(
+        "{} function{} nobody calls {} not in {} (removed by the linker, or a weak definition a global replaced), not "
+        "counted as roots: {}{}",
+        report.not_linked.size(), report.not_linked.size() == 1 ? "" : "s", report.not_linked.size() == 1 ? "is" : "are",
+        linked.path, fmt::join(report.not_linked.begin(), report.not_linked.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+        report.not_linked.size() > shown ? fmt::format(" and {} more", report.not_linked.size() - shown) : ""));
+  }
+  report.elf = linked.path;
+  return true;
+}
+
 // Calls to a definition titled by its file ("hal_uart.c:HAL_UART_RxCpltCallback")
 // when a global of the same name has a node of its own: the file's may be
 // weak, and then the linker binds the calls to the global (STM32 HAL's weak
 // callback called from HAL_UART_IRQHandler: the user's 544 B callback
 // runs), or static, and then they are its own. The graph titles both alike.
-// Returns the graph with such calls reaching the global too, and the names.
-std::map<std::string, Node> if_weak(const std::map<std::string, Node>& nodes, std::vector<std::string>& names) {
+// Returns the graph with such calls reaching the global too, and the names;
+// calls the linked image settled are left as they are.
+std::map<std::string, Node> if_weak(const std::map<std::string, Node>& nodes, const std::set<std::string>& settled,
+                                    std::vector<std::string>& names) {
   std::map<std::string, Node> out = nodes;
   std::set<std::string> shared;
   for (auto& entry : out)
     for (size_t i = 0, n = entry.second.callees.size(); i < n; ++i) {
       const std::string& c = entry.second.callees[i];
-      const size_t bar = c.find('|');
-      if (bar == std::string::npos) continue;
-      const size_t colon = c.find(':', bar);
-      if (colon == std::string::npos) continue;
-      // The global's title is its symbol: the name after the unit, as the linker binds it.
-      const std::string symbol = c.substr(colon + 1);
+      auto title = own_title(c);
+      if (!title || settled.contains(c)) continue;
+      const std::string symbol(title->symbol);
       auto global = nodes.find(symbol);
       auto local = nodes.find(c);
       if (global == nodes.end() || !global->second.has_frame || local == nodes.end() || !local->second.has_frame)
@@ -178,7 +287,8 @@ std::map<std::string, Node> if_weak(const std::map<std::string, Node>& nodes, st
   return out;
 }
 
-std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error) {
+std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error,
+                                         const LinkedImage& linked) {
   std::vector<fs::path> su, ci, htm;
   // Found in a directory, a .ci that is no call graph is another tool's
   // (a Charm++ interface file): left out and said, not the whole run refused.
@@ -207,6 +317,12 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   // Keil: one call graph report per image, and no GCC files beside it.
   std::erase_if(htm, [](const fs::path& p) { return read(p).find("Static Call Graph for image") == std::string::npos; });
   if (!htm.empty() && su.empty() && ci.empty()) {
+    if (linked.image) {
+      error = fmt::format("{}: --elf settles GCC call graphs; a Keil call graph marks what the linker removed itself: "
+                          "leave --elf out",
+                          linked.path);
+      return std::nullopt;
+    }
     if (htm.size() > 1) {
       error = fmt::format("{}: {} Keil call graph reports found ({}, ...): name one", fmt::join(paths, ", "), htm.size(),
                           htm[0].string());
@@ -430,8 +546,26 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     return std::nullopt;
   }
 
+  StackReport settled_by_image;  // its notes and what the image does not hold
+  std::set<std::string> settled;
+  if (linked.image && !ci.empty()) {
+    if (!linked.image->has_symbol_table) {
+      error = fmt::format("{}: no symbol table (stripped?): give the ELF as the linker wrote it, or leave --elf out",
+                          linked.path);
+      return std::nullopt;
+    }
+    if (!settle_by_image(nodes, linked, settled, settled_by_image)) {
+      error = fmt::format("{}: holds none of the functions of the call graphs in {}: not this build's image? give the "
+                          "ELF linked from these objects",
+                          linked.path, fmt::join(paths, ", "));
+      return std::nullopt;
+    }
+  }
   StackReport report = worst_case_stacks(nodes, fpu);
   report.files = su.size() + ci.size();
+  report.elf = settled_by_image.elf;
+  report.not_linked = settled_by_image.not_linked;
+  report.notes = settled_by_image.notes;
   if (!not_graphs.empty())
     report.notes.push_back(fmt::format("{} .ci file{} left out: not a GCC call graph (no \"graph: {{\" line; another "
                                        "tool's, such as a Charm++ interface): {}",
@@ -445,7 +579,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                        stale.size() > 3 ? fmt::format(" and {} more", stale.size() - 3) : ""));
   {
     std::vector<std::string> names;
-    const StackReport weak = worst_case_stacks(if_weak(nodes, names), fpu);
+    const StackReport weak = worst_case_stacks(if_weak(nodes, settled, names), fpu);
     std::vector<std::string> deeper;
     // Roots by name: two statics of one name in two files are left out (in
     // review one borrowed the other's 800 B as "if weak").

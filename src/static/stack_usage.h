@@ -13,6 +13,8 @@
 
 namespace edgemem {
 
+struct ElfImage;
+
 // No stack is 4 GiB deep: a larger frame or depth in a file is damage, and
 // refusing it keeps every sum of a million frames far from wrapping.
 inline constexpr uint64_t kMaxStackBytes = uint64_t{1} << 32;
@@ -68,6 +70,11 @@ struct StackReport {
   // say what the stack needs were they weak, when that is more.
   std::vector<std::string> weak_or_static;
   std::optional<InterruptBudget> interrupts_if_weak;
+  // Read with the linked image (--elf): its path, and the functions nobody
+  // calls that it does not hold (removed by the linker, or a weak
+  // definition a global replaced), not counted as roots.
+  std::string elf;
+  std::vector<std::string> not_linked;
 };
 
 // One function in a call graph, keyed by a title unique in the image.
@@ -92,9 +99,18 @@ std::string_view bare_function_name(std::string_view name);
 // Keil MDK's static call graph (.htm); nullopt with a reason if it is not one.
 std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu, std::string& error);
 
+// The linked image of the build the .su/.ci files describe: its symbol
+// table tells a weak definition (replaced by a global, or kept) from a
+// static one, and which functions the linker kept.
+struct LinkedImage {
+  std::string path;
+  const ElfImage* image = nullptr;
+};
+
 // Reads every .su and .ci file among `paths` (files or directories, searched
 // recursively), or one Keil .htm report. Returns nullopt with a reason when
 // nothing usable is found or a file cannot be read.
-std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error);
+std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, bool fpu, std::string& error,
+                                         const LinkedImage& linked = {});
 
 }  // namespace edgemem

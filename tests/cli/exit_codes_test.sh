@@ -486,4 +486,16 @@ expect 2 "a Keil call graph cut short" -- "$edgemem" stack "$tmp/cut.htm"
 grep -q "the report ends before its closing </html>: it is cut short" "$tmp/err" || { echo "FAIL: cut .htm: $(cat "$tmp/err")"; fail=1; }
 head -c 150 "$su/own_O2_own_app.su" >"$tmp/cut.su"
 expect 2 "a stack usage file cut short" -- "$edgemem" stack "$tmp/cut.su"
+# The linked image settles a weak callback (tests/data/stack/README.md):
+# 872 B, no doubt left; a budget naming the ELF and the stack files uses it.
+weak=$(cd "$src/tests/data/stack/weak_callback" && pwd)
+expect 0 "stack --elf" -- "$edgemem" stack "$weak" --elf "$weak/weak.elf"
+head -1 "$tmp/out" | grep -qx "main stack worst case: 872 B (thread 288 B + the deepest handler and its 32 B exception frame)" ||
+  { echo "FAIL: stack --elf: $(head -1 "$tmp/out")"; fail=1; }
+printf '{"schema": "edgemem.budget/1", "inputs": {"elf": "%s", "stack": "%s"}, "stack": {"main_stack_bytes": 860}}\n' \
+  "$weak/weak.elf" "$weak" >"$tmp/stack_budget.json"
+expect 1 "check: stack settled by the budget's ELF" -- "$edgemem" check --budget "$tmp/stack_budget.json"
+grep -q "872 B" "$tmp/out" && ! grep -q "if static" "$tmp/out" || { echo "FAIL: check with ELF: $(cat "$tmp/out")"; fail=1; }
+expect 2 "stack --elf of a stripped image" -- "$edgemem" stack "$weak" --elf /bin/true
+grep -q "no symbol table (stripped?)" "$tmp/err" || { echo "FAIL: stripped ELF: $(cat "$tmp/err")"; fail=1; }
 exit $fail

@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "static/elf_image.h"
 #include "static/stack_usage.h"
 #include "test_support.h"
 
@@ -582,6 +583,68 @@ TEST(Stack, AFilesOwnDefinitionBesideAGlobalIsCountedBothWays) {
     return n.find("were it weak (a HAL callback, a default handler), the linker binds them to the global: "
                   "USART1_IRQHandler 552 B, main stack 872 B") != std::string::npos;
   }));
+}
+
+// The linked image settles it: weak.elf (tests/data/stack/README.md) holds
+// app.c's global and no local of the name, so the HAL file's definition was
+// weak and its call runs the 544 B callback.
+TEST(Stack, TheElfSettlesAWeakDefinitionReplacedByTheGlobal) {
+  std::string error;
+  auto elf = read_elf_image(stack_data("weak_callback/weak.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("weak_callback")}, false, error, {"weak.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  const StackRoot* usart = root(*report, "USART1_IRQHandler");
+  ASSERT_TRUE(usart);
+  EXPECT_EQ(usart->worst_case_bytes, 552u);
+  EXPECT_EQ(usart->path, (std::vector<std::string>{"USART1_IRQHandler", "HAL_UART_IRQHandler", "HAL_UART_RxCpltCallback"}));
+  EXPECT_FALSE(usart->if_weak_bytes);
+  EXPECT_TRUE(report->weak_or_static.empty());
+  EXPECT_FALSE(report->interrupts_if_weak);
+  EXPECT_EQ(report->interrupts.one_level_bytes, 288u + 552u + 32u);
+  // The replaced default is not in the image: not a root of its own.
+  EXPECT_EQ(report->not_linked, std::vector<std::string>{"HAL_UART_RxCpltCallback (hal_uart.c)"});
+  EXPECT_EQ(report->elf, "weak.elf");
+}
+
+// The same call graph shape with a static callback (GCC titles it as it
+// titles the weak one), built with -ffunction-sections and linked with
+// --gc-sections: static.elf holds hal_uart.c's local, and not the unused
+// HAL_UART_DeInit (1,024 B), which read as the thread's worst root.
+// Truth by objdump: main `sub sp, #288`, the handlers push nothing and the
+// static callback is a tail call: 288 + 0 + 32 = 320 B.
+TEST(Stack, TheElfSettlesAStaticDefinitionAndLeavesOutWhatTheLinkerRemoved) {
+  std::string error;
+  auto as_written = analyze_stack({stack_data("static_callback")}, false, error);
+  ASSERT_TRUE(as_written) << error;
+  EXPECT_EQ(as_written->interrupts.thread_bytes, 1024u);
+  EXPECT_FALSE(as_written->weak_or_static.empty());
+  auto elf = read_elf_image(stack_data("static_callback/static.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("static_callback")}, false, error, {"static.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->interrupts.thread_bytes, 288u);
+  EXPECT_EQ(report->interrupts.one_level_bytes, 320u);
+  ASSERT_TRUE(root(*report, "USART1_IRQHandler"));
+  EXPECT_EQ(root(*report, "USART1_IRQHandler")->worst_case_bytes, 0u);
+  EXPECT_FALSE(root(*report, "USART1_IRQHandler")->if_weak_bytes);
+  EXPECT_FALSE(root(*report, "HAL_UART_DeInit"));
+  EXPECT_TRUE(report->weak_or_static.empty());
+  EXPECT_EQ(report->not_linked,
+            (std::vector<std::string>{"HAL_UART_DeInit", "HAL_UART_RxCpltCallback", "consume"}));
+}
+
+TEST(Stack, AnElfOfAnotherBuildOrStrippedIsRefused) {
+  std::string error;
+  auto other = read_elf_image(stack_data("weak_callback/weak.elf"), error);
+  ASSERT_TRUE(other) << error;
+  EXPECT_FALSE(analyze_stack({stack_data("cxx_ctor_alias")}, false, error, {"other.elf", &*other}));
+  EXPECT_NE(error.find("other.elf: holds none of the functions of the call graphs"), std::string::npos) << error;
+  // A real stripped image (Zephyr's, tests/data/realworld).
+  auto stripped = read_elf_image(test::realworld("elf/phyphox_satellite_zephyr_arm.elf"), error);
+  ASSERT_TRUE(stripped) << error;
+  EXPECT_FALSE(analyze_stack({stack_data("weak_callback")}, false, error, {"s.elf", &*stripped}));
+  EXPECT_NE(error.find("s.elf: no symbol table (stripped?)"), std::string::npos) << error;
 }
 
 // A static beside another file's global of the same name: its calls are its
