@@ -46,7 +46,15 @@
 #endif
 
 #define EM_MAX_RECORD 64
+/* Pools the text and summary modes keep a name, kind and counters for
+ * (-DEM_MAX_POOLS=16, at most 255; each em_arena takes two). An emt trace
+ * names every pool in its POOL record and needs no table. */
+#ifndef EM_MAX_POOLS
 #define EM_MAX_POOLS 8
+#endif
+#if EM_MAX_POOLS > 255
+#error "EM_MAX_POOLS is at most 255 (pool ids are one byte)"
+#endif
 /* Distinct file names for call sites; a host tool that names sites after
  * what they allocate needs more (-DEM_MAX_FILES=128, at most 255). */
 #ifndef EM_MAX_FILES
@@ -456,9 +464,11 @@ static uint32_t put_site(char *out, em_site site) {
 typedef struct {
   char text[320];
   uint32_t n;
+  int lost; /* of a pool past EM_MAX_POOLS: no name to send it under */
 } line_t;
 
 static void line_start(line_t *l, const char *verb) {
+  l->lost = 0;
   l->n = put_str(l->text, "[MEM][");
   l->n += put_dec(l->text + l->n, EM_NOW());
   l->n += put_str(l->text + l->n, "] ");
@@ -472,6 +482,8 @@ static void line_pool(line_t *l, uint8_t pool) {
   if (pool < EM_MAX_POOLS && em.pool_name[pool]) {
     l->n += put_str(l->text + l->n, " pool=");
     l->n += put_str(l->text + l->n, em.pool_name[pool]);
+  } else if (pool >= EM_MAX_POOLS && pool < em.pools) {
+    l->lost = 1; /* without pool= the host would count it to the default heap */
   }
 }
 static void line_addr(line_t *l, uint8_t pool, uintptr_t address) {
@@ -494,13 +506,23 @@ static void line_close(line_t *l, uint8_t pool, em_site site) {
 static void line_end(line_t *l) {
   l->text[l->n++] = '\n';
   uint32_t primask = em_irq_save();
-  if (!transmit((const uint8_t *)l->text, l->n)) ++em.dropped;
+  if (l->lost || !transmit((const uint8_t *)l->text, l->n)) ++em.dropped;
   em_irq_restore(primask);
 }
 
 /* ---- summary mode ------------------------------------------------------ */
 
 #if EM_SUMMARY
+/* A pool past EM_MAX_POOLS has no counters: what it does is lost, and said
+ * so by the DROP count the next record carries. */
+static int level_lost(uint8_t pool) {
+  if (pool < EM_MAX_POOLS) return 0;
+  uint32_t primask = em_irq_save();
+  ++em.dropped;
+  em_irq_restore(primask);
+  return 1;
+}
+
 /* Counters only, with interrupts masked for the read-modify-write. */
 static void level_set(uint8_t pool, uint32_t used) {
   em.level[pool].used = used;
@@ -508,7 +530,7 @@ static void level_set(uint8_t pool, uint32_t used) {
 }
 
 static void level_alloc(uint8_t pool, uintptr_t address, uint32_t size) {
-  if (pool >= EM_MAX_POOLS) return;
+  if (level_lost(pool)) return;
   uint32_t primask = em_irq_save();
   /* A heap uses the bytes of its blocks; an arena its top, as the host counts. */
   uint32_t used = em.level[pool].used;
@@ -519,14 +541,14 @@ static void level_alloc(uint8_t pool, uintptr_t address, uint32_t size) {
 }
 
 static void level_free(uint8_t pool, uint32_t size) {
-  if (pool >= EM_MAX_POOLS) return;
+  if (level_lost(pool)) return;
   uint32_t primask = em_irq_save();
   em.level[pool].used = em.level[pool].used > size ? em.level[pool].used - size : 0;
   em_irq_restore(primask);
 }
 
 void em_pool_level(uint8_t pool, uint32_t used, uint32_t largest_free) {
-  if (pool >= EM_MAX_POOLS) return;
+  if (level_lost(pool)) return;
   uint32_t primask = em_irq_save();
   level_set(pool, used);
   em.level[pool].largest_free = largest_free;
@@ -585,10 +607,6 @@ void em_init(const em_config *config) {
 
 uint32_t em_dropped(void) { return em.dropped; }
 
-uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align) {
-  return em_pool_shared(name, kind, base, size, align, 0xFF);
-}
-
 uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align,
                        uint8_t partner) {
   uint8_t id = em.pools++;
@@ -602,6 +620,7 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
   if (EM_TEXT) {
     line_t l;
     line_start(&l, "POOL name=");
+    l.lost = id >= EM_MAX_POOLS; /* its events cannot be sent under its name either */
     l.n += put_str(l.text + l.n, name);
     l.n += put_str(l.text + l.n, kind == EM_POOL_ARENA ? " kind=arena" : " kind=heap");
     /* A heap's base 0 is "not known", as in emt: base=0 would declare one at address 0. */
@@ -646,7 +665,9 @@ em_site em_site_here(const char *file, uint32_t line) {
     }
   }
   em_irq_restore(primask);
-  return ((id << 20) | (line & 0xFFFFFu)) << 1;
+  /* No id left: a site without a file would join every other file's sites
+   * of the same line number. "No site" instead. */
+  return id ? ((id << 20) | (line & 0xFFFFFu)) << 1 : 0;
 }
 
 /* The general path, kept out of line: its record buffer and registers would
@@ -758,7 +779,7 @@ void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site) 
   (void)size;
   (void)align;
   (void)site;
-  if (pool < EM_MAX_POOLS) {
+  if (!level_lost(pool)) {
     uint32_t primask = em_irq_save();
     ++em.level[pool].failures;
     em_irq_restore(primask);
@@ -804,7 +825,7 @@ void em_arena_reset(uint8_t pool) {
     return;
   }
 #if EM_SUMMARY
-  if (pool < EM_MAX_POOLS) {
+  if (!level_lost(pool)) {
     uint32_t primask = em_irq_save();
     em.level[pool].used = 0;
     em_irq_restore(primask);

@@ -58,10 +58,11 @@ uint32_t em_ring_read(em_ring *ring, uint8_t *out, uint32_t max);
 /* Timestamp: DWT CYCCNT by default; override this weak function otherwise. */
 uint32_t em_now(void);
 
-uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align);
 /* A pool that spends the same bytes as `partner` (the two ends of one arena). */
 uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align,
                        uint8_t partner);
+/* A pool of its own (a macro: one function less in flash). */
+#define em_pool(name, kind, base, size, align) em_pool_shared((name), (kind), (base), (size), (align), 0xFF)
 
 /* Call sites: a return address (odd site) or a __FILE__/__LINE__ pair. */
 typedef uint32_t em_site;
@@ -95,6 +96,9 @@ void em_mark(const char *text);
 void em_counter(const char *name, uint32_t value);
 /* Drops since init (records that did not fit the ring). */
 uint32_t em_dropped(void);
+
+/* edgemem_malloc_wrap.c: the pool malloc's blocks are recorded in. */
+void em_malloc_wrap_pool(uint8_t pool);
 
 /* Guard zone: a sentinel pattern after an arena, checked per inference
  * (seed 001 §4.3). */
@@ -130,6 +134,7 @@ int em_guard_intact(const uint8_t *zone, uint32_t size);
 #define em_mark(text) EM_U(text)
 #define em_counter(name, value) (EM_U(name), EM_U(value))
 #define em_dropped() 0u
+#define em_malloc_wrap_pool(pool) EM_U(pool)
 #define em_guard_fill(zone, size) (EM_U(zone), EM_U(size))
 #define em_guard_intact(zone, size) (EM_U(zone), EM_U(size), 1)
 

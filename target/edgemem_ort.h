@@ -16,6 +16,12 @@
 
 #include "edgemem.h"
 
+/* ORT frees by address alone: in summary mode the pool's used bytes could
+ * never go down, and every run would read as a leak. */
+#if defined(EDGEMEM_SUMMARY) && EDGEMEM_SUMMARY
+#error "edgemem_ort.h records every block and needs a full trace: ORT's Free carries no size, so summary mode cannot count it. Report the pool with em_pool_level() from the allocator's own statistics instead, or build without EDGEMEM_SUMMARY."
+#endif
+
 #define EM_ORT_MAX_VERSION 23u
 
 typedef struct em_ort_allocator em_ort_allocator;

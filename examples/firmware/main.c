@@ -52,7 +52,6 @@ static void to_file(const uint8_t *data, uint32_t len) { sh_write(trace_fd, data
 static void drain(void) {}
 #endif
 
-void em_malloc_wrap_pool(uint8_t pool);
 extern uint8_t __heap_start, __heap_end;
 
 static uint32_t seed = 99;

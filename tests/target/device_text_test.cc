@@ -32,6 +32,37 @@ TEST(DeviceText, EachArenasTailPoolKeepsItsName) {
   EXPECT_EQ(tail_b->peak_bytes, 40u);
 }
 
+// A pool past the name table (EM_MAX_POOLS, 8 here) has no name to send
+// its lines under: without pool= the host counted a 9th pool's leak to the
+// default heap. Its lines are dropped and counted instead.
+TEST(DeviceText, APoolPastTheTableIsDroppedNotCountedToAnother) {
+  DeviceCapture device;
+  static const char* names[] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};  // the device keeps the pointers
+  uint8_t pools[9];
+  for (int i = 0; i < 9; ++i) pools[i] = em_pool(names[i], EM_POOL_HEAP, 0, 65536, 8);
+  const uint32_t dropped = em_dropped();
+  em_alloc(pools[8], 0x1000, 100, 8, 0);
+  em_alloc(pools[0], 0x2000, 50, 8, 0);
+  EXPECT_EQ(em_dropped(), dropped + 1);
+  auto run = analyse(Format::log, device.drain());
+  ASSERT_TRUE(run);
+  EXPECT_FALSE(pool_named(run->result, "heap"));
+  EXPECT_FALSE(pool_named(run->result, "p8"));
+  ASSERT_TRUE(pool_named(run->result, "p0"));
+  EXPECT_EQ(pool_named(run->result, "p0")->peak_bytes, 50u);
+}
+
+// Past EM_MAX_FILES site files a site has no file id: as "file 0" it read
+// ":108" and joined every other file's sites of that line. No site instead.
+TEST(DeviceText, ASiteFilePastTheTableIsNoSite) {
+  DeviceCapture device;
+  static const char* files[] = {"f0.c", "f1.c", "f2.c", "f3.c", "f4.c", "f5.c", "f6.c", "f7.c", "f8.c"};
+  em_site last = 1;
+  for (const char* f : files) last = em_site_here(f, 108);
+  EXPECT_EQ(last, 0u);
+  EXPECT_NE(em_site_here("f7.c", 108), 0u);
+}
+
 // Two strings of the longest kept (96 characters) in one line: the line
 // is whole (its buffer overflowed at 200 characters; the ASan build shows it).
 TEST(DeviceText, TheLongestLineFitsItsBuffer) {
