@@ -56,6 +56,7 @@ struct DecodeStats {
   uint64_t truncated_bytes = 0;  // partial record at the end of the input
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
   uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
+  uint64_t out_of_order_records = 0;  // a Linux recording's records applied after later ones (the merge's bound)
   // emt records whose check byte matched, and those whose did not (damaged
   // in transit: skipped, with the bytes after them, to the next SYNC).
   uint64_t checked_records = 0;

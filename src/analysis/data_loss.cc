@@ -16,6 +16,9 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   add(s.dropped_records,
       "records lost before they were written (a device's trace buffer was full; in a Linux recording, records the "
       "process numbered and never wrote, or probe events the kernel dropped)");
+  add(s.out_of_order_records,
+      "records applied after later ones (more records waited for an earlier one than the reader holds, 256 MiB "
+      "packed: a block freed on another thread near them may read as a lost free and a live block)");
   if (s.recording_stopped)
     lost += fmt::format("{}the recording stopped before the program ended ({} calls not recorded: the program closed "
                         "the recording's file and it could not be opened again, after chroot or setuid, or it "

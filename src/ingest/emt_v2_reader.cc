@@ -396,9 +396,61 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
   return true;
 }
 
+namespace {
+
+void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<uint8_t>(v | 0x80));
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+}  // namespace
+
+uint64_t EmtV2Reader::Pending::front_seq() const {
+  size_t at = read_;
+  uint64_t seq = 0;
+  read_varint(bytes_, at, seq);
+  return seq;
+}
+
+void EmtV2Reader::Pending::push(const Record& r) {
+  put_varint(bytes_, r.seq);
+  bytes_.push_back(r.tag);
+  put_varint(bytes_, r.slot);
+  for (uint64_t v : r.v) put_varint(bytes_, v);
+  put_varint(bytes_, r.text.size());
+  bytes_.insert(bytes_.end(), r.text.begin(), r.text.end());
+}
+
+EmtV2Reader::Record EmtV2Reader::Pending::pop() {
+  Record r;
+  uint64_t slot = 0, text = 0;
+  read_varint(bytes_, read_, r.seq);
+  r.tag = bytes_[read_++];
+  read_varint(bytes_, read_, slot);
+  r.slot = static_cast<uint32_t>(slot);
+  for (uint64_t& v : r.v) read_varint(bytes_, read_, v);
+  read_varint(bytes_, read_, text);
+  r.text.assign(bytes_.begin() + static_cast<std::ptrdiff_t>(read_),
+                bytes_.begin() + static_cast<std::ptrdiff_t>(read_ + text));
+  read_ += text;
+  // What was read is given back once it is most of the buffer.
+  if (read_ == bytes_.size()) {
+    bytes_.clear();
+    read_ = 0;
+  } else if (read_ > (size_t{1} << 16) && read_ > bytes_.size() / 2) {
+    bytes_.erase(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(read_));
+    read_ = 0;
+  }
+  return r;
+}
+
 void EmtV2Reader::queue(Record&& r) {
   if (r.seq < next_seq_) {
-    // Its place was given up (too many waiting, or a duplicate): late, not lost.
+    // Its place was passed over at the bound: late, not lost (else a duplicate).
+    if (passed_) {
+      --passed_;
+      ++stats_.out_of_order_records;
+    }
     apply(r);
     return;
   }
@@ -409,26 +461,29 @@ void EmtV2Reader::queue(Record&& r) {
     apply(r);
     return;
   }
-  std::deque<Record>& q = waiting_[r.slot];
+  Pending& q = waiting_[r.slot];
   if (q.empty()) heads_.push({r.seq, r.slot});
-  q.push_back(std::move(r));
-  ++waiting_count_;
+  const size_t before = q.bytes();
+  q.push(r);
+  waiting_bytes_ += q.bytes() - before;
 }
 
 void EmtV2Reader::drain(bool all) {
   while (!heads_.empty()) {
     Head head = heads_.top();
-    if (head.seq != next_seq_ && !all && waiting_count_ <= kMaxPending) return;
+    if (head.seq != next_seq_ && !all && waiting_bytes_ <= kMaxPendingBytes) return;
     heads_.pop();
-    std::deque<Record>& q = waiting_.at(head.slot);
+    Pending& q = waiting_.at(head.slot);
     // A sequence number taken and never written: the record is lost (the
     // process died between the two, or its thread could not grow the file).
-    if (head.seq > next_seq_) stats_.dropped_records += head.seq - next_seq_;
+    // Passed over at the bound, it may still come.
+    if (head.seq > next_seq_) (all ? stats_.dropped_records : passed_) += head.seq - next_seq_;
     next_seq_ = std::max(next_seq_, head.seq + 1);
-    apply(q.front());
-    q.pop_front();
-    --waiting_count_;
-    if (!q.empty()) heads_.push({q.front().seq, head.slot});
+    const size_t before = q.bytes();
+    const Record r = q.pop();
+    waiting_bytes_ -= before - q.bytes();
+    apply(r);
+    if (!q.empty()) heads_.push({q.front_seq(), head.slot});
     // An emptied queue is kept for its thread's next records (two threads
     // take turns emptying theirs all the time); damaged input can name
     // millions of slots, so not past kKeptQueues.
@@ -601,6 +656,8 @@ void EmtV2Reader::finish() {
     parse_chunk();
   }
   drain(true);
+  stats_.dropped_records += passed_;  // passed over, and never came
+  passed_ = 0;
 }
 
 }  // namespace edgemem

@@ -35,9 +35,12 @@ namespace edgemem {
 class EmtV2Reader {
  public:
   // Records that wait for an earlier sequence number (a thread's chunk read
-  // before another's) are bounded; past this many, the earliest is emitted
-  // and the missing number counted as lost.
-  static constexpr size_t kMaxPending = 1 << 20;
+  // before another's: a hundred busy threads keep millions waiting) are
+  // bounded by the bytes they take packed, about 15 a record; past this,
+  // the earliest is applied, and records of the numbers it passed are
+  // applied late when they come (DecodeStats::out_of_order_records) or, if
+  // they never do, counted as lost.
+  static constexpr size_t kMaxPendingBytes = size_t{256} << 20;
   static constexpr size_t kKeptQueues = 1024;
   static constexpr size_t kMaxNodes = 1 << 22;
   // The largest zstd window a packed recording may ask for (8 MiB); the
@@ -64,6 +67,19 @@ class EmtV2Reader {
   };
   // The first waiting record of a thread: threads' records wait in their
   // own queues (each already in order), merged by their first records.
+  // A thread's records waiting in arrival order, packed as varints.
+  class Pending {
+   public:
+    bool empty() const { return read_ == bytes_.size(); }
+    size_t bytes() const { return bytes_.size() - read_; }
+    uint64_t front_seq() const;
+    void push(const Record& r);
+    Record pop();
+
+   private:
+    std::vector<uint8_t> bytes_;
+    size_t read_ = 0;
+  };
   struct Head {
     uint64_t seq;
     uint32_t slot;
@@ -138,9 +154,10 @@ class EmtV2Reader {
   std::vector<RecentAlloc> recent_;           // kRecent entries, by number % kRecent
   std::array<uint64_t, emt2::kSizeSlots> freed_{};  // per size slot
 
-  std::unordered_map<uint32_t, std::deque<Record>> waiting_;  // per slot, in arrival order
+  std::unordered_map<uint32_t, Pending> waiting_;  // per slot, in arrival order
   std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;  // one per non-empty queue
-  size_t waiting_count_ = 0;
+  size_t waiting_bytes_ = 0;
+  uint64_t passed_ = 0;  // numbers passed over at the bound whose records have not come yet
   uint64_t next_seq_ = 1;
   std::unordered_map<uint64_t, Node> nodes_;     // slot << 32 | node id
   std::unordered_map<uint64_t, SiteId> sites_;   // slot << 32 | node id

@@ -87,6 +87,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"truncated_bytes", s.truncated_bytes},
                 {"overflow_packets", s.overflows},
                 {"dropped_records", s.dropped_records},
+                {"out_of_order_records", s.out_of_order_records},
                 {"checked_records", s.checked_records},
                 {"failed_checks", s.failed_checks},
                 {"recording_stopped", s.recording_stopped},

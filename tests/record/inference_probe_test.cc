@@ -79,8 +79,8 @@ TEST(InferenceProbeMarks, MarksJoinTheRecordingAtTheirSequenceNumbers) {
 
 // The marks' chunks lie after all of the program's in the file; packing
 // puts them in sequence order, so a begin numbered before a million
-// records is still read first (the reader holds at most
-// EmtV2Reader::kMaxPending records waiting for an earlier number).
+// records is still read first (the reader holds a bounded number of
+// records, EmtV2Reader::kMaxPendingBytes, waiting for an earlier one).
 TEST(InferenceProbeMarks, MarksAfterAMillionRecordsAreReadInOrderOncePacked) {
   fs::path out = scratch("million.emt"), marks = scratch("million.marks");
   const uint64_t frees = (1u << 20) + 1000;
