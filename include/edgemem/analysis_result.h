@@ -339,7 +339,8 @@ struct PoolSummary {
   std::string name;
   PoolKind kind = PoolKind::heap;
   uint64_t size = 0;  // 0 = unknown
-  uint64_t peak_bytes = 0, final_bytes = 0, live_count = 0;
+  uint64_t peak_bytes = 0, final_bytes = 0;
+  std::optional<uint64_t> live_count;  // unset for a pool told only by summary records (no blocks)
   std::optional<double> peak_margin_pct;
   // Requests the device's summary records say were refused (they give no
   // sizes: these are not in FragmentationResult::failures).

@@ -437,7 +437,7 @@ struct Analyzer::Impl {
       s.size = info.size;
       s.peak_bytes = state.peak_usage;
       s.final_bytes = state.usage();
-      s.live_count = state.live.size();
+      if (!state.summarized || state.live.size()) s.live_count = state.live.size();
       if (i < summary_failures.size()) s.refused_in_summaries = summary_failures[i];
       // A shared arena's margin is what both ends left at the moment they
       // held the most together. When that moment was not followed (the
@@ -561,15 +561,22 @@ struct Analyzer::Impl {
     return false;
   }
 
-  // A pool that already overflowed or refused a request has run out: a
-  // forecast of when it will is wrong, whatever the slope says.
+  // A pool that already overflowed or refused a request for want of free
+  // bytes has run out: a forecast of when it will is wrong, whatever the
+  // slope says. A refusal with the bytes free (fragmentation) or of more
+  // than the whole pool says nothing of running out.
   void no_forecast_for_exhausted_pools(AnalysisResult& out) {
     if (!out.exhaustion_forecast) return;
     Forecast& fc = *out.exhaustion_forecast;
+    uint64_t pool_size = 0;
+    for (const PoolSummary& p : out.pools)
+      if (p.name == fc.pool) pool_size = p.size;
+    auto ran_out = [&](const AllocFailure& f) {
+      return f.pool == fc.pool && (!f.total_free || *f.total_free < f.size) && !(pool_size && f.size > pool_size);
+    };
     bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(), [&](const Overflow& o) { return o.pool == fc.pool; }) ||
                      refused_in_summary(fc.pool) ||
-                     std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(),
-                                 [&](const AllocFailure& f) { return f.pool == fc.pool; });
+                     std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), ran_out);
     if (!exhausted) return;
     fc.already_exhausted = true;
     fc.inferences = 0;

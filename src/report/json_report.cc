@@ -190,7 +190,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& p : r.pools)
     j["pools"].push_back({{"name", p.name}, {"kind", to_string(p.kind)}, {"size", p.size ? json(p.size) : json(nullptr)},
                           {"peak_bytes", p.peak_bytes}, {"final_bytes", p.final_bytes},
-                          {"live_blocks", p.live_count}, {"peak_margin_pct", optional(p.peak_margin_pct)},
+                          {"live_blocks", optional(p.live_count)}, {"peak_margin_pct", optional(p.peak_margin_pct)},
                           {"peak_margin", p.peak_margin_pct ? json(*p.peak_margin_pct / 100) : json(nullptr)}});
 
   json marks = json::array();

@@ -126,7 +126,8 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   for (const PoolSummary& p : r.pools)
     if (p.size) w.sample("edgemem_pool_size_bytes", pool_label(p.name), d(p.size));
   w.family("edgemem_pool_live_blocks", "gauge", "", "Blocks allocated and not yet freed");
-  for (const PoolSummary& p : r.pools) w.sample("edgemem_pool_live_blocks", pool_label(p.name), d(p.live_count));
+  for (const PoolSummary& p : r.pools)
+    if (p.live_count) w.sample("edgemem_pool_live_blocks", pool_label(p.name), d(*p.live_count));
 
   // Unknown without inference markers: left out, since 0 would read as "no leak".
   w.family("edgemem_leak_rate_bytes_per_inference", "gauge", "bytes_per_inference",

@@ -80,7 +80,7 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
     used.emplace_back(p.name, static_cast<double>(p.final_bytes));
     peak.emplace_back(p.name, static_cast<double>(p.peak_bytes));
     if (p.size) size.emplace_back(p.name, static_cast<double>(p.size));
-    blocks.emplace_back(p.name, static_cast<double>(p.live_count));
+    if (p.live_count) blocks.emplace_back(p.name, static_cast<double>(*p.live_count));
   }
   for (const PoolFragmentation& p : r.fragmentation.pools) {
     if (!p.known_extent) continue;

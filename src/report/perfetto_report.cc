@@ -114,9 +114,10 @@ class TraceWriter {
 std::string pool_description(const PoolSummary& p) {
   std::string size = p.size ? fmt::format("{} B", p.size) : "size unknown";
   // An arena's usage is its top, padding and holes included: not the blocks' bytes.
-  return fmt::format("{} pool, {}; peak {} B, {} B {} at the end ({} live block{})", to_string(p.kind), size,
-                     p.peak_bytes, p.final_bytes, p.kind == PoolKind::arena ? "up to the top" : "in use",
-                     p.live_count, p.live_count == 1 ? "" : "s");
+  return fmt::format("{} pool, {}; peak {} B, {} B {} at the end ({})", to_string(p.kind), size, p.peak_bytes,
+                     p.final_bytes, p.kind == PoolKind::arena ? "up to the top" : "in use",
+                     p.live_count ? fmt::format("{} live block{}", *p.live_count, *p.live_count == 1 ? "" : "s")
+                                  : "live blocks not known: summary records");
 }
 
 }  // namespace

@@ -419,9 +419,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& p : r.pools) {
     std::string size = p.size ? bytes(p.size) : "size unknown";
     std::string margin = p.peak_margin_pct ? fmt::format(", margin {:.1f}%", *p.peak_margin_pct) : "";
-    line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {} live block{} at the end", p.name, to_string(p.kind),
-                                  size, bytes(p.peak_bytes), margin, grouped(p.live_count),
-                                  p.live_count == 1 ? "" : "s"));
+    const std::string live = p.live_count ? fmt::format("{} live block{} at the end", grouped(*p.live_count),
+                                                        *p.live_count == 1 ? "" : "s")
+                                          : "live blocks not known (summary records count none)";
+    line(out, "Pool", fmt::format("'{}' ({}, {}): peak {}{}, {}", p.name, to_string(p.kind), size, bytes(p.peak_bytes),
+                                  margin, live));
   }
   if (r.counts.placements)
     line(out, "Placement", fmt::format("{} event{} in '{}' say where TFLite Micro put its tensors inside the arena "

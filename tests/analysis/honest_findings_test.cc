@@ -341,6 +341,31 @@ TEST(HonestFindings, NullInADeclaredHeapIsAFailedRequestNotCorruption) {
   EXPECT_EQ(data_loss_check(run->stats, r.counts).status, CheckStatus::clean);
 }
 
+// A request refused with the bytes free, only not in one piece, does not
+// mean the pool has run out: a helper's heap leaking 48 B an inference
+// read "already exhausted, 0 B remaining" after one such refusal, with
+// 5,344 B free at the end and every later request served.
+TEST(HonestFindings, AFragmentationFailureIsNoExhaustion) {
+  MemLog log;
+  log("POOL name=heap kind=heap base=0x1000 size=8192");
+  log("ALLOC size=1000 addr=0x1000 pool=heap site=keep.c:1");
+  log("ALLOC size=1000 addr=0x1800 pool=heap site=keep.c:2");  // 1,048 B gap before it
+  log("ALLOC size=1000 addr=0x2000 pool=heap site=keep.c:3");
+  for (int i = 1; i <= 20; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=48 addr=0x{:x} pool=heap site=leak.c:7", 0x2400 + 48 * i);
+    if (i == 10) log("ALLOC_FAIL size=4000 align=8 pool=heap site=big.c:1");  // > every gap, < the free bytes
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.fragmentation.failures.size(), 1u);
+  EXPECT_TRUE(r.fragmentation.failures[0].fragmentation);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_FALSE(r.exhaustion_forecast->already_exhausted);
+  EXPECT_GT(r.exhaustion_forecast->inferences, 0u);
+}
+
 // An arena's offset 0 is its first block, not NULL: a free there with
 // nothing live is a lost allocation (the one a late capture misses first),
 // and a realloc of it in place replaces it.

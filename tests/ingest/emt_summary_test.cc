@@ -60,6 +60,9 @@ TEST(EmtSummary, AnalysedAsFarAsTheNumbersGo) {
     EXPECT_EQ(r.pools[0].peak_bytes, 2692u);
     EXPECT_EQ(r.pools[1].final_bytes, 160u);
     EXPECT_EQ(r.pools[1].peak_bytes, 480u);
+    // Summary records count no blocks: not known, not 0 (a helper's firmware held 34).
+    EXPECT_FALSE(r.pools[0].live_count);
+    EXPECT_FALSE(r.pools[1].live_count);
     // Only the arena told its largest free block: 15740 of 15740 free, one piece.
     ASSERT_EQ(r.fragmentation.pools.size(), 1u);
     EXPECT_EQ(r.fragmentation.pools[0].pool, "arena");

@@ -569,7 +569,7 @@ TEST(EbpfRecord, AnonymousMappingsAreTheirOwnPoolAsThePreloadRecordsThem) {
     Pool p;
     if (!outcome.run) return p;
     for (const PoolSummary& s : outcome.run->result.pools)
-      if (s.name == "mmap") p = {s.final_bytes, s.live_count, {}};
+      if (s.name == "mmap") p = {s.final_bytes, s.live_count.value_or(0), {}};
     // What stays mapped is a leak or a block the program keeps, by its site.
     for (const SiteLeak& l : outcome.run->result.leaks)
       if (l.pool == "mmap") p.sites.insert(fmt::format("{} {} B x{}", l.site, l.bytes, l.count));
