@@ -195,6 +195,19 @@ struct TraceSession::Impl {
     // one error line's advice, else a warning beside the findings.
     const std::string other =
         looks_like ? fmt::format("; its bytes look like {}: leave out --format", to_string(*looks_like)) : "";
+    // Forced against what the bytes look like, and damaged as read: the
+    // "findings" are another format's bytes read as this one (an emt capture
+    // as --format seedbin read a 2 GB peak and a corrupted guard).
+    if (looks_like && s.events > 0 && (s.corrupt_bytes || s.overflows || s.malformed_lines)) {
+      out.notes.push_back(fmt::format("{}: as --format {} {} did not decode ({}), and its bytes look like {}: "
+                                      "leave out --format (it would be read as {}) or give the format it is in",
+                                      name, run.input.format,
+                                      s.malformed_lines ? fmt::format("{} lines", s.malformed_lines)
+                                                        : fmt::format("{} of its {} bytes", s.corrupt_bytes, s.bytes),
+                                      s.first_problem ? s.first_problem->what : "ITM overflow packets",
+                                      to_string(*looks_like), to_string(*looks_like)));
+      return out;
+    }
     if (looks_like && (s.events > 0 || empty_recording))
       out.notes.push_back(fmt::format("warning: {}: decoded as --format {} as asked, but its bytes look like {}; "
                                       "without --format it would be read as {}",

@@ -114,6 +114,25 @@ TEST(TraceSession, RawItmForcedAsTpiuIsSaidToLookLikeItm) {
   EXPECT_TRUE(said) << (out.notes.empty() ? "no notes" : out.notes[0]);
 }
 
+// An emt capture forced as the seed binary or ITM decodes a few "events"
+// from its bytes: a helper's capture read a corrupted guard, a 2 GB peak
+// and dropped trace data, exit 0 (1 under --fail-on). Damage beside a
+// format the bytes do not look like is refused, with what they look like.
+TEST(TraceSession, AForcedFormatThatDecodesDamageIsRefused) {
+  const std::string emt = test::read_file(std::string(EDGEMEM_SOURCE_DIR) + "/examples/traces/kws_leak.emt");
+  for (Format f : {Format::seedbin, Format::itm}) {
+    TraceSessionOptions options;
+    options.format = f;
+    TraceSession session("cap.bin", options);
+    session.feed(bytes_of(emt));
+    TraceOutcome out = session.finish();
+    EXPECT_FALSE(out.run) << to_string(f);
+    ASSERT_FALSE(out.notes.empty());
+    EXPECT_NE(out.notes.back().find("did not decode"), std::string::npos) << out.notes.back();
+    EXPECT_NE(out.notes.back().find("its bytes look like emt: leave out --format"), std::string::npos) << out.notes.back();
+  }
+}
+
 // A followed file that starts over (truncated, rotated) cuts the record it
 // was in the middle of: counted as truncated, not glued to the new file's
 // first line (which was then lost as malformed; found in review).
