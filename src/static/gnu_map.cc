@@ -108,9 +108,15 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   size_t last_contribution = 0;
   bool saw_memory = false, saw_script = false, saw_output = false, saw_discarded = false;
 
+  // Aliases at one address (printf and iprintf, __adddf3 and
+  // __aeabi_dadd) all end where the next symbol begins: only the last of
+  // them read its size, the others 0 B.
   auto close_symbol = [&](uint64_t end) {
-    if (!map.symbols.empty() && map.symbols.back().size == 0 && end > map.symbols.back().address)
-      map.symbols.back().size = end - map.symbols.back().address;
+    if (map.symbols.empty() || end <= map.symbols.back().address) return;
+    const uint64_t at = map.symbols.back().address;
+    for (size_t i = map.symbols.size(); i-- > symbols_before_input && map.symbols[i].address == at &&
+                                        map.symbols[i].size == 0;)
+      map.symbols[i].size = end - at;
   };
   // ld lists global symbols only; a static object built with -ffunction-
   // or -fdata-sections is still named by its input section (.bss.tensor_arena).

@@ -3,6 +3,7 @@
 // `ld --print-memory-usage` printed it for our own build.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -96,6 +97,37 @@ TEST(GnuMap, NotAMapIsRejectedWithAReason) {
   // An empty file has no line to name.
   EXPECT_FALSE(parse_gnu_map("", error));
   EXPECT_EQ(error, "empty: expected a GNU ld map (link with -Wl,-Map=FILE)");
+}
+
+// newlib-nano's printf.o as ld maps it (arm-none-eabi-gcc 12.2, a
+// helper's build): two pairs of aliases. Only the last of each pair got
+// the span to the next symbol; the first read "≤ 0 B" where nm -S says
+// 52 B (printf) and 44 B (_printf_r).
+TEST(GnuMap, AliasesAtOneAddressEachGetTheSpanToTheNextSymbol) {
+  const std::string text =
+      "Memory Configuration\n\n"
+      "Name             Origin             Length             Attributes\n"
+      "FLASH            0x08000000         0x00080000         xr\n"
+      "*default*        0x00000000         0xffffffff\n\n"
+      "Linker script and memory map\n\n"
+      ".text           0x08000fd8       0x160\n"
+      " .text          0x08000fd8       0x60 libc_nano.a(lib_a-printf.o)\n"
+      "                0x08000fd8                _printf_r\n"
+      "                0x08000fd8                _iprintf_r\n"
+      "                0x08001004                printf\n"
+      "                0x08001004                iprintf\n"
+      " .text          0x08001038       0x100 libc_nano.a(lib_a-puts.o)\n"
+      "                0x08001038                _puts_r\n"
+      "OUTPUT(std.elf elf32-littlearm)\n";
+  std::string error;
+  auto map = parse_gnu_map(text, error);
+  ASSERT_TRUE(map) << error;
+  std::map<std::string, uint64_t> size;
+  for (const MapSymbol& s : map->symbols) size[s.name] = s.size;
+  EXPECT_EQ(size["_printf_r"], 0x2cu);
+  EXPECT_EQ(size["_iprintf_r"], 0x2cu);
+  EXPECT_EQ(size["printf"], 0x34u);
+  EXPECT_EQ(size["iprintf"], 0x34u);
 }
 
 }  // namespace
