@@ -33,6 +33,13 @@ std::string role(const LinkerMap& map, const MapSymbol& s) {
   return std::string(symbol_role(s, section_kind(map, s.section)));
 }
 
+nlohmann::json placed_json(const MapRegion& reg) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PlacedSection& p : reg.placed)
+    out.push_back({{"section", p.name}, {"address", p.address}, {"size_bytes", p.size}});
+  return out;
+}
+
 }  // namespace
 
 std::vector<MapVerdict> map_verdicts(const MapReport& r) {
@@ -77,6 +84,11 @@ std::string map_text(const MapReport& r) {
     out += fmt::format("{:<16} {:>14} of {:>14}  {:>7}  {}{}\n", reg.name, bytes(reg.used), bytes(reg.length), pct,
                        address(reg.origin),
                        overflow_bytes(reg) ? style::bad(fmt::format("  OVERFLOWED by {}", bytes(overflow_bytes(reg)))) : "");
+    for (const PlacedSection& p : reg.placed)
+      out += fmt::format("  + {} {} at {}: placed at its own address, not in used (ld counts {} to its end, {}, only "
+                         "if the script gives it > {})\n",
+                         p.name, bytes(p.size), address(p.address), reg.name,
+                         bytes(p.address + p.size - reg.origin), reg.name);
   }
   out += fmt::format("{}{:<24} {:>10} {:>14}  kind\n", map.regions.empty() ? "" : "\n", "section", "address", "size");
   for (const auto& s : map.sections)
@@ -119,8 +131,9 @@ std::string map_json(const MapReport& r) {
   j["regions"] = nlohmann::json::array();
   for (const auto& reg : map.regions)
     j["regions"].push_back({{"name", reg.name}, {"origin", reg.origin}, {"length_bytes", reg.length},
-                            {"used_bytes", reg.used}, {"free_bytes", reg.length - std::min(reg.used, reg.length)},
-                            {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}});
+                            {"used_bytes", reg.used},
+                            {"free_bytes", reg.length - std::min(reg.used + reg.placed_bytes(), reg.length)},
+                            {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}, {"placed", placed_json(reg)}});
   j["sections"] = nlohmann::json::array();
   for (const auto& s : map.sections)
     j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size},

@@ -80,6 +80,12 @@ std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& er
   return map;
 }
 
+uint64_t MapRegion::placed_bytes() const {
+  uint64_t sum = 0;
+  for (const PlacedSection& p : placed) sum += p.size;
+  return sum;
+}
+
 uint64_t overflow_bytes(const MapRegion& r) {
   return !r.position_only && r.used > r.length ? r.used - r.length : 0;
 }

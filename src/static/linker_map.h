@@ -21,6 +21,14 @@ namespace edgemem {
 // region that runs from its load region, shown but not counted twice.
 enum class RegionKind : uint8_t { flash, ram, other };
 
+// A section a GNU ld script placed at an address of its own, past the rest
+// of its region by more than any alignment (boot flags in RAM's last
+// bytes, a signature block near the end of flash).
+struct PlacedSection {
+  std::string name;
+  uint64_t address = 0, size = 0;
+};
+
 struct MapRegion {
   std::string name;
   uint64_t origin = 0, length = 0;
@@ -28,6 +36,13 @@ struct MapRegion {
   uint64_t used = 0;  // GNU: as `ld --print-memory-usage` counts it; others: as the linker states it
   RegionKind kind = RegionKind::other;
   bool position_only = false;  // IAR "place at address": a position, not a capacity
+  // Not in `used`: ld counts such a section only if the script also gives
+  // it `> REGION` (then up to its end), which the map does not say. By
+  // address; the rest of the region can grow up to the first of them.
+  std::vector<PlacedSection> placed{};
+  uint64_t placed_bytes() const;
+  // Where the rest can grow to: the first placed section, else the end.
+  uint64_t grow_limit() const { return placed.empty() ? origin + length : placed.front().address; }
 };
 
 // Bytes used beyond a region's length (0 when it fits). A region of length 0

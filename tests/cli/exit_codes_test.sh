@@ -486,6 +486,13 @@ expect 2 "a Keil call graph cut short" -- "$edgemem" stack "$tmp/cut.htm"
 grep -q "the report ends before its closing </html>: it is cut short" "$tmp/err" || { echo "FAIL: cut .htm: $(cat "$tmp/err")"; fail=1; }
 head -c 150 "$su/own_O2_own_app.su" >"$tmp/cut.su"
 expect 2 "a stack usage file cut short" -- "$edgemem" stack "$tmp/cut.su"
+# A section placed at its own address at RAM's end (tests/data/map_placed):
+# RAM read 100 % used and the model did not fit; the statics can grow up
+# to the placed section (0x2001ffe0 - 0x20000000 - 4,112 B of statics).
+expect 1 "fit beside a section placed at its own address" -- "$edgemem" fit \
+  "$corpus/tflite/mlperftiny_pretrainedResnet_quant.tflite" --map "$src/tests/data/map_placed/mbox.map"
+grep -q "of 126,928 B contiguous  fits" "$tmp/out" && head -1 "$tmp/out" | grep -q "^FITS" ||
+  { echo "FAIL: fit with a placed section: $(cat "$tmp/out")"; fail=1; }
 # The linked image settles a weak callback (tests/data/stack/README.md):
 # 872 B, no doubt left; a budget naming the ELF and the stack files uses it.
 weak=$(cd "$src/tests/data/stack/weak_callback" && pwd)

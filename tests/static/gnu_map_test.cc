@@ -99,6 +99,35 @@ TEST(GnuMap, NotAMapIsRejectedWithAReason) {
   EXPECT_EQ(error, "empty: expected a GNU ld map (link with -Wl,-Map=FILE)");
 }
 
+// A section the script placed at its own address past the rest of its
+// region (tests/data/map_placed/README.md): counted from the origin to its
+// end, RAM read 131,072 B used (100 %) for ld's 20,496 B, and fit said a
+// model that fits did not. The same map may come from a script that gives
+// the section > RAM (ld: 131,072 B): the section is named either way.
+TEST(GnuMap, ASectionPlacedAtItsOwnAddressIsNotCountedToIt) {
+  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_placed/";
+  std::string error;
+  auto mbox = parse_gnu_map(read_file(dir + "mbox.map"), error);
+  ASSERT_TRUE(mbox) << error;
+  ASSERT_EQ(mbox->regions.size(), 2u);
+  EXPECT_EQ(mbox->regions[0].used, 52u);
+  EXPECT_EQ(mbox->regions[1].used, 20496u);
+  ASSERT_EQ(mbox->regions[1].placed.size(), 1u);
+  EXPECT_EQ(mbox->regions[1].placed[0].name, ".boot_flags");
+  EXPECT_EQ(mbox->regions[1].placed[0].address, 0x2001ffe0u);
+  EXPECT_EQ(mbox->regions[1].placed[0].size, 32u);
+  EXPECT_EQ(mbox->regions[1].grow_limit(), 0x2001ffe0u);
+  // Sections in flash after the placed one (the .data image) still count.
+  auto multi = parse_gnu_map(read_file(dir + "multi.map"), error);
+  ASSERT_TRUE(multi) << error;
+  const std::vector<uint64_t> ld = {8268, 34000, 3000, 2048, 256};
+  ASSERT_EQ(multi->regions.size(), ld.size());
+  for (size_t i = 0; i < ld.size(); ++i) EXPECT_EQ(multi->regions[i].used, ld[i]) << multi->regions[i].name;
+  ASSERT_EQ(multi->regions[0].placed.size(), 1u);
+  EXPECT_EQ(multi->regions[0].placed[0].name, ".fixed");
+  EXPECT_EQ(multi->regions[0].placed_bytes(), 32u);
+}
+
 // newlib-nano's printf.o as ld maps it (arm-none-eabi-gcc 12.2, a
 // helper's build): two pairs of aliases. Only the last of each pair got
 // the span to the next symbol; the first read "≤ 0 B" where nm -S says
