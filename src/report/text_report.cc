@@ -222,9 +222,22 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                            ? fmt::format(", {:.1f} per 1000 inferences", *f.failures_per_1000_inferences)
                            : "";
     // The count, unless it would only repeat the one failure shown above.
-    if (!fragmentation_failure_shown || f.alloc_failures > 1)
+    if (!fragmentation_failure_shown || f.alloc_failures > 1) {
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocation{}{}", grouped(f.alloc_failures),
                                             f.alloc_failures == 1 ? "" : "s", rate));
+      // Which request: the count alone named no pool, size or site.
+      if (!fragmentation_failure_shown && !f.failures.empty()) {
+        const AllocFailure& x = f.failures.front();
+        const auto pool = std::find_if(r.pools.begin(), r.pools.end(), [&](const PoolSummary& p) { return p.name == x.pool; });
+        const bool too_big = pool != r.pools.end() && pool->size && x.size > pool->size;
+        more(out, fmt::format("{}{} to '{}'{}{}{}", f.alloc_failures == 1 ? "" : "the first: ", bytes(x.size), x.pool,
+                              x.site.empty() ? "" : " at " + x.site,
+                              x.inference ? fmt::format(" in inference {}", *x.inference) : "",
+                              too_big ? fmt::format(", larger than the whole pool ({})", bytes(pool->size))
+                              : x.total_free ? fmt::format(", with {} free", bytes(*x.total_free))
+                                             : ""));
+      }
+    }
     // A refusal the trace's own free blocks could have served: the trace
     // does not tell the allocator's whole story, and says so.
     for (const auto& x : f.failures)

@@ -341,6 +341,37 @@ TEST(HonestFindings, NullInADeclaredHeapIsAFailedRequestNotCorruption) {
   EXPECT_EQ(data_loss_check(run->stats, r.counts).status, CheckStatus::clean);
 }
 
+// A refused request that is no fragmentation was only counted: "1 failed
+// allocation" named no pool, size or site (they were in the JSON alone).
+TEST(HonestFindings, AFailedRequestIsNamedInTheText) {
+  MemLog log;
+  log("POOL name=tarena kind=arena size=4096");
+  log("INFER begin 50");
+  log("ALLOC_FAIL size=8000 align=16 pool=tarena site=main.c:251");
+  log("INFER end 50");
+  auto run = analyse(Format::log, log.text);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("8,000 B to 'tarena' at main.c:251 in inference 50, larger than the whole pool (4,096 B)"),
+            std::string::npos)
+      << text;
+}
+
+// Under 8 events without inference markers a leak cannot be told from a
+// working set: three allocations read NOT CHECKED, four read [LEAK] (a
+// helper's program of k mallocs and exit; --fail-on leak exited 1).
+TEST(HonestFindings, AFewAllocationsWithoutMarkersAreNotJudged) {
+  for (int k = 3; k <= 7; ++k) {
+    MemLog log;
+    for (int i = 0; i < k; ++i) log("ALLOC size=100 addr=0x{:x} site=t.c:5", 0x1000 + 0x100 * i);
+    auto run = analyse(Format::log, log.text);
+    const AnalysisResult& r = run->result;
+    EXPECT_TRUE(r.leaks.empty()) << k;
+    EXPECT_EQ(r.checks.leaks.status, CheckStatus::not_checked) << k;
+    ASSERT_EQ(r.persistent.size(), 1u) << k;
+    EXPECT_EQ(r.persistent[0].count, static_cast<uint64_t>(k));
+  }
+}
+
 // A request refused with the bytes free, only not in one piece, does not
 // mean the pool has run out: a helper's heap leaking 48 B an inference
 // read "already exhausted, 0 B remaining" after one such refusal, with
