@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -164,6 +165,9 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
     return b->GetField<uint64_t>(buffer_f::size, 0);  // data stored after the flatbuffer (> 2 GB models)
   };
 
+  // Tensors may share a buffer (MLPerf Tiny's str_ww: three depthwise
+  // tensors one 512 B buffer): its bytes are in the model once.
+  std::set<uint32_t> counted_buffers;
   if (const auto* tensors = tables(graph, subgraph_f::tensors)) {
     for (flatbuffers::uoffset_t i = 0; i < tensors->size(); ++i) {
       const Table* t = tensors->Get(i);
@@ -171,9 +175,10 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
       if (const auto* name = t->GetPointer<const String*>(tensor_f::name)) tensor.name = name->str();
       tensor.shape = ints(t, tensor_f::shape);
       tensor.type = t->GetField<int8_t>(tensor_f::type, 0);
-      uint64_t data = buffer_bytes(t->GetField<uint32_t>(tensor_f::buffer, 0));
+      const uint32_t buffer = t->GetField<uint32_t>(tensor_f::buffer, 0);
+      uint64_t data = buffer_bytes(buffer);
       tensor.has_data = data > 0;
-      out.constant_bytes += data;
+      if (counted_buffers.insert(buffer).second) out.constant_bytes += data;
       tensor.is_variable = t->GetField<uint8_t>(tensor_f::is_variable, 0) != 0;
       // TFLite Micro copies quantization only when both lists are non-empty.
       if (const auto* q = t->GetPointer<const Table*>(tensor_f::quantization)) {
