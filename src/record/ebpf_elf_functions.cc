@@ -2,6 +2,8 @@
 
 #include "static/demangle.h"
 
+#include <algorithm>
+
 #include <elf.h>
 #include <fcntl.h>
 #include <elfutils/libdwelf.h>
@@ -67,14 +69,22 @@ const ElfFunction* ElfFunctions::find_exact(std::string_view name) const {
 }
 
 const ElfFunction* ElfFunctions::find_user_named(std::string_view name) const {
-  if (const ElfFunction* f = find_exact(name)) return f;
+  const auto all = all_user_named(name);
+  return all.empty() ? nullptr : all.front();
+}
+
+std::vector<const ElfFunction*> ElfFunctions::all_user_named(std::string_view name) const {
+  if (const ElfFunction* f = find_exact(name)) return {f};
+  std::vector<const ElfFunction*> out;
   for (const ElfFunction& f : functions) {
+    if (f.demangled == name) return {&f};
     std::string_view plain = without_parameters(f.demangled);
-    if (plain == name || f.demangled == name) return &f;
-    if (plain.size() > name.size() + 2 && plain.ends_with(name) && plain.substr(0, plain.size() - name.size()).ends_with("::"))
-      return &f;
+    const bool named = plain == name || (plain.size() > name.size() + 2 && plain.ends_with(name) &&
+                                         plain.substr(0, plain.size() - name.size()).ends_with("::"));
+    if (named && std::none_of(out.begin(), out.end(), [&](const ElfFunction* o) { return o->address == f.address; }))
+      out.push_back(&f);
   }
-  return nullptr;
+  return out;
 }
 
 std::string ElfFunctions::nearest(std::string_view name) const {

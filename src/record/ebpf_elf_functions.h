@@ -33,6 +33,10 @@ struct ElfFunctions {
   // NAME as a user writes it: the symbol, or the C++ function with that
   // (qualified or unqualified) name, whatever its parameters.
   const ElfFunction* find_user_named(std::string_view name) const;
+  // Every function NAME names that way at a different address (overloads:
+  // nn::Model::run(int) and run(double)); the symbol or the whole
+  // signature names one.
+  std::vector<const ElfFunction*> all_user_named(std::string_view name) const;
   // The function name nearest to `name` by edit distance, for "did you
   // mean"; empty when none is near.
   std::string nearest(std::string_view name) const;

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "record/ebpf_elf_functions.h"
 #include "record/ebpf_process_maps.h"
@@ -49,7 +51,18 @@ std::optional<InferenceFunction> find_inference_function(const std::string& name
     std::string why;
     auto elf = read_elf_functions(path, why);
     if (!elf) continue;
-    if (const ElfFunction* f = elf->find_user_named(name)) return InferenceFunction{path, f->name};
+    const auto named = elf->all_user_named(name);
+    if (named.size() == 1) return InferenceFunction{path, named.front()->name};
+    if (named.size() > 1) {
+      // Overloads: probing one of them counted 1 call of 26 (found by a helper).
+      std::vector<std::string> which;
+      for (const ElfFunction* f : named) which.push_back(f->demangled);
+      std::sort(which.begin(), which.end());
+      error = fmt::format("--inference-fn {}: names {} functions in {} ({}): give one with its parameters, e.g. "
+                          "--inference-fn '{}'",
+                          name, which.size(), path, fmt::join(which, ", "), which.front());
+      return std::nullopt;
+    }
     if (nearest.empty()) nearest = elf->nearest(name);
   }
   std::string where = objects.size() == 1 ? objects.front() : fmt::format("{} or the {} libraries it maps", objects.front(), objects.size() - 1);

@@ -29,6 +29,7 @@
 #include "record/ebpf_recorder.h"
 #include "record/ebpf_recording.h"
 #include "record/ebpf_script.h"
+#include "record/inference_function.h"
 #include "record/mmap_watch.h"
 #include "record/unprobed_libraries.h"
 #include "test_support.h"
@@ -278,6 +279,25 @@ TEST(EbpfRecord, AFunctionIsFoundByItsNameAndAMisspellingGetsASuggestion) {
   const ElfFunction* f = loop->find_user_named("run_inference");
   ASSERT_TRUE(f);
   EXPECT_TRUE(f->name.starts_with("_Z")) << f->name;
+}
+
+// Overloads: nn::Model::run(double) and run(int). The probe went on the
+// first one found and counted 1 call of 26 (a helper's program); the name
+// now finds both, and a whole signature or the symbol one.
+TEST(EbpfRecord, AnOverloadedNameFindsEveryOverload) {
+  ElfFunctions elf;
+  elf.functions = {{"_ZN2nn5Model3runEd", "nn::Model::run(double)", 0x1000},
+                   {"_ZN2nn5Model3runEi", "nn::Model::run(int)", 0x1100},
+                   {"_ZN2nn5Model4initEv", "nn::Model::init()", 0x1200}};
+  EXPECT_EQ(elf.all_user_named("nn::Model::run").size(), 2u);
+  EXPECT_EQ(elf.all_user_named("run").size(), 2u);
+  ASSERT_EQ(elf.all_user_named("nn::Model::run(int)").size(), 1u);
+  EXPECT_EQ(elf.all_user_named("nn::Model::run(int)")[0]->address, 0x1100u);
+  EXPECT_EQ(elf.all_user_named("_ZN2nn5Model3runEd").size(), 1u);
+  EXPECT_EQ(elf.all_user_named("init").size(), 1u);
+  std::string error;
+  const std::string program = std::string(EDGEMEM_INFERENCE_LOOP);
+  EXPECT_TRUE(find_inference_function("run_inference", {program}, error)) << error;
 }
 
 // libstdc++'s path holds '+', which bpftrace's probe syntax takes for an
