@@ -320,6 +320,19 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {:.1f} B/inference", fc.pool,
                             grouped(fc.inferences), when, fc.bytes_per_inference));
   }
+  // The same growth in a pool of unknown size (every pool of a Linux
+  // recording) has no forecast, and was not said at all.
+  if (r.counts.summaries == 0)
+    for (const auto& w : r.watermarks) {
+      const bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
+      if (!growing || (r.exhaustion_forecast && r.exhaustion_forecast->pool == w.pool) ||
+          std::any_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
+        continue;
+      ++problems;
+      line(out, "[GROWTH]", fmt::format("pool '{}' use grows {:.1f} B per inference ({}), yet no group of blocks leaks: "
+                                        "live blocks get bigger or more of them are kept (no pool size: no forecast)",
+                                        w.pool, w.slope, to_string(w.shape)));
+    }
   if (!r.leaks.empty())
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "
               "Micro: in Prepare, not Invoke)");

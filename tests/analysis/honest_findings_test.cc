@@ -341,6 +341,25 @@ TEST(HonestFindings, NullInADeclaredHeapIsAFailedRequestNotCorruption) {
   EXPECT_EQ(data_loss_check(run->stats, r.counts).status, CheckStatus::clean);
 }
 
+// analyze.md's own [GROWTH] example in a pool of unknown size (a Linux
+// recording's): each inference frees its block and makes one 50 B bigger.
+// Without a size there was no forecast, and the growth went unsaid.
+TEST(HonestFindings, GrowthWithoutAPoolSizeIsSaid) {
+  MemLog log;
+  for (int i = 1; i <= 30; ++i) {
+    log("INFER begin {}", i);
+    if (i > 1) log("FREE addr=0x{:x}", 0x10000 + 0x1000 * (i - 1));
+    log("ALLOC size={} addr=0x{:x} site=grow.c:3", 100 + 50 * i, 0x10000 + 0x1000 * i);
+    log("INFER end {}", i);
+  }
+  log("FREE addr=0x{:x}", 0x10000 + 0x1000 * 30);  // at exit
+  auto run = analyse(Format::log, log.text);
+  EXPECT_TRUE(run->result.leaks.empty());
+  EXPECT_FALSE(run->result.exhaustion_forecast);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("[GROWTH]      pool 'heap' use grows 50.0 B per inference (linear)"), std::string::npos) << text;
+}
+
 // A refused request that is no fragmentation was only counted: "1 failed
 // allocation" named no pool, size or site (they were in the JSON alone).
 TEST(HonestFindings, AFailedRequestIsNamedInTheText) {
