@@ -154,7 +154,7 @@ class Evaluator {
       std::string rule = "regions." + name;
       only_keys(limits, rule, {"max_bytes", "max_percent", "min_free_bytes"});
       auto it = std::find_if(map.regions.begin(), map.regions.end(), [&](const MapRegion& r) { return r.name == name; });
-      uint64_t used = it->used, taken = used + it->placed_bytes(), free = it->length > taken ? it->length - taken : 0;
+      uint64_t used = it->used, free = it->length > used ? it->length - used : 0;
       double pct = it->length ? 100.0 * static_cast<double>(used) / static_cast<double>(it->length) : 0;
       if (limits.contains("max_bytes")) {
         uint64_t max = size(limits, "max_bytes", rule);

@@ -85,10 +85,10 @@ std::string map_text(const MapReport& r) {
                        address(reg.origin),
                        overflow_bytes(reg) ? style::bad(fmt::format("  OVERFLOWED by {}", bytes(overflow_bytes(reg)))) : "");
     for (const PlacedSection& p : reg.placed)
-      out += fmt::format("  + {} {} at {}: placed at its own address, not in used (ld counts {} to its end, {}, only "
-                         "if the script gives it > {})\n",
-                         p.name, bytes(p.size), address(p.address), reg.name,
-                         bytes(p.address + p.size - reg.origin), reg.name);
+      out += fmt::format("  {} {} at {}: placed at its own address, counted to its end as ld counts it with > {}; "
+                         "without > {} ld counts {} of {}\n",
+                         p.name, bytes(p.size), address(p.address), reg.name, reg.name,
+                         bytes(reg.used_without_placed()), reg.name);
   }
   out += fmt::format("{}{:<24} {:>10} {:>14}  kind\n", map.regions.empty() ? "" : "\n", "section", "address", "size");
   for (const auto& s : map.sections)
@@ -131,8 +131,8 @@ std::string map_json(const MapReport& r) {
   j["regions"] = nlohmann::json::array();
   for (const auto& reg : map.regions)
     j["regions"].push_back({{"name", reg.name}, {"origin", reg.origin}, {"length_bytes", reg.length},
-                            {"used_bytes", reg.used},
-                            {"free_bytes", reg.length - std::min(reg.used + reg.placed_bytes(), reg.length)},
+                            {"used_bytes", reg.used}, {"free_bytes", reg.length - std::min(reg.used, reg.length)},
+                            {"used_without_placed_bytes", reg.used_without_placed()},
                             {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}, {"placed", placed_json(reg)}});
   j["sections"] = nlohmann::json::array();
   for (const auto& s : map.sections)

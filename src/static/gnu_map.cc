@@ -384,6 +384,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (r.length && at >= r.origin && at - r.origin < r.length && r.kind != RegionKind::other) found = &r;
     return found ? found : sized_region_at(at);
   };
+  // Per region, the extent of every section at its run address there,
+  // placeholders included (ESP-IDF's rodata follows .flash_rodata_dummy),
+  // and at its load address (Zephyr's .last_section follows the data's).
+  std::vector<uint64_t> seen(map.regions.size(), 0);
   for (MapSection& s : map.sections) {
     bool elsewhere = s.load_address && *s.load_address != s.address;
     s.kind = classify(s.name, elsewhere, s.address, kind_region_at(s.address));
@@ -397,21 +401,25 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // section has contents to load.
     for (size_t i = 0; i < map.regions.size(); ++i) {
       MapRegion& r = map.regions[i];
+      // Past everything in the region so far by more than aligning to its
+      // address would skip: the script placed it there (`.boot_flags
+      // 0x2001FFE0 :`, WCH's `.stack ORIGIN(RAM) + LENGTH(RAM) - size :`).
+      const bool run_inside = r.length && s.kind != SectionKind::debug && s.address >= r.origin &&
+                              s.address - r.origin < r.length;
+      const uint64_t alignment = s.address & (~s.address + 1);
+      const bool placed = run_inside && seen[i] && s.address - r.origin > seen[i] &&
+                          s.address - r.origin - seen[i] >= alignment;
+      if (placed) r.placed.push_back({s.name, s.address, s.size});
+      if (run_inside) seen[i] = std::max(seen[i], s.address + s.size - r.origin);
+      if (elsewhere && s.kind != SectionKind::bss && r.length && *s.load_address >= r.origin &&
+          *s.load_address - r.origin < r.length)
+        seen[i] = std::max(seen[i], *s.load_address + s.size - r.origin);
       if (alias[i] || (s.kind == SectionKind::other && holding > 1 && r.kind == RegionKind::flash)) continue;
       // A region of length 0 still holds what ld put at its origin when no
       // other region does: a failed link (LENGTH = 0) has bytes there, and
       // that is an overflow.
       auto claim = [&](uint64_t at, bool run) {
         bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
-        // Past what the region holds so far by more than aligning to its
-        // address would skip: the script placed it there (`.boot_flags
-        // 0x2001FFE0 :`). Counted to the region's end it made RAM read
-        // 100 % used for 15.6 %.
-        const uint64_t alignment = at & (~at + 1);
-        if (inside && run && r.used && r.length && at - r.origin > r.used && at - r.origin - r.used >= alignment) {
-          r.placed.push_back({s.name, at, s.size});
-          return;
-        }
         // A failed link goes on placing what did not fit past the region's
         // end, where no region is: ld counts it to the region (its "overflowed
         // by"), as long as it follows the region's last section.
@@ -420,7 +428,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         // .heap to its end) may be followed by a section in no region.
         bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
                        !sized_region_at(at);
-        if (inside || spilled) r.used = std::max(r.used, at + s.size - r.origin);
+        if (inside || spilled) {
+          r.used = std::max(r.used, at + s.size - r.origin);
+          if (!(placed && run)) r.flow_used = std::max(r.flow_used, at + s.size - r.origin);
+        }
       };
       if (s.kind == SectionKind::debug) continue;
       claim(s.address, true);
@@ -431,8 +442,8 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // was part of it.
   for (MapRegion& r : map.regions) {
     std::sort(r.placed.begin(), r.placed.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
-    while (!r.placed.empty() && r.placed.front().address - r.origin < r.used) {
-      r.used = std::max(r.used, r.placed.front().address + r.placed.front().size - r.origin);
+    while (!r.placed.empty() && r.placed.front().address - r.origin < r.flow_used) {
+      r.flow_used = std::max(r.flow_used, r.placed.front().address + r.placed.front().size - r.origin);
       r.placed.erase(r.placed.begin());
     }
   }

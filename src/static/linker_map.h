@@ -36,10 +36,13 @@ struct MapRegion {
   uint64_t used = 0;  // GNU: as `ld --print-memory-usage` counts it; others: as the linker states it
   RegionKind kind = RegionKind::other;
   bool position_only = false;  // IAR "place at address": a position, not a capacity
-  // Not in `used`: ld counts such a section only if the script also gives
-  // it `> REGION` (then up to its end), which the map does not say. By
-  // address; the rest of the region can grow up to the first of them.
+  // Counted in `used` to their ends, as ld counts them when the script
+  // also gives them `> REGION` (WCH's stack at RAM's end); without it ld
+  // leaves them out (boot flags placed at 0x2001FFE0), and the map is the
+  // same either way. By address; the rest grows up to the first of them.
   std::vector<PlacedSection> placed{};
+  uint64_t flow_used = 0;  // `used` without them (GNU, when `placed` is not empty)
+  uint64_t used_without_placed() const { return placed.empty() ? used : flow_used; }
   uint64_t placed_bytes() const;
   // Where the rest can grow to: the first placed section, else the end.
   uint64_t grow_limit() const { return placed.empty() ? origin + length : placed.front().address; }
