@@ -112,9 +112,16 @@ Node section_node(const LinkerMap& map, const MapSection& s,
   }
   for (const auto& [object, contributed] : objects) {
     Node obj{object.empty() ? "(no object named)" : object, 0, kind, "", {}, false};
+    // Aliases at one address (printf and iprintf) are one block of bytes.
+    std::map<uint64_t, size_t> at_address;
     for (const MapSymbol* sym : by_object[object]) {
+      if (auto seen = at_address.find(sym->address); seen != at_address.end()) {
+        obj.children[seen->second].name += " = " + sym->name;
+        continue;
+      }
       std::string role(symbol_role(*sym, s.kind));
       bool marked = highlighted(role);
+      at_address[sym->address] = obj.children.size();
       obj.children.push_back({sym->name, sym->size, kind, marked ? role : "", {}, marked});
     }
     add_remainder(obj, contributed, "(no symbol)");

@@ -90,6 +90,40 @@ TEST(MapPage, DeclaredArenaIsTheLargestArenaSymbolAndNoFunctionIsOne) {
   EXPECT_EQ(map_data(map)["highlights"]["tensor arena"]["bytes"], 0x2000u);
 }
 
+// Aliases (newlib's printf and iprintf) are one block of bytes: each sized,
+// the treemap counted printf.o's 96 B twice (a reviewer's build: .text
+// 192 B for 88 B).
+TEST(MapPage, AliasesAreOneBlockInTheTree) {
+  const std::string text =
+      "Memory Configuration\n\n"
+      "Name             Origin             Length             Attributes\n"
+      "FLASH            0x08000000         0x00080000         xr\n"
+      "*default*        0x00000000         0xffffffff\n\n"
+      "Linker script and memory map\n\n"
+      ".text           0x08000fd8       0x160\n"
+      " .text          0x08000fd8       0x60 libc_nano.a(lib_a-printf.o)\n"
+      "                0x08000fd8                _printf_r\n"
+      "                0x08000fd8                _iprintf_r\n"
+      "                0x08001004                printf\n"
+      "                0x08001004                iprintf\n"
+      " .text          0x08001038       0x100 libc_nano.a(lib_a-puts.o)\n"
+      "                0x08001038                _puts_r\n"
+      "OUTPUT(std.elf elf32-littlearm)\n";
+  std::string error;
+  auto map = parse_gnu_map(text, error);
+  ASSERT_TRUE(map) << error;
+  json d = map_data(*map);
+  const json* flash = child(d["tree"], "FLASH");
+  ASSERT_TRUE(flash);
+  const json* text_section = child(*flash, ".text");
+  ASSERT_TRUE(text_section);
+  EXPECT_EQ((*text_section)["b"], 0x160u);
+  const json* printf_o = child(*text_section, "libc_nano.a(lib_a-printf.o)");
+  ASSERT_TRUE(printf_o);
+  EXPECT_EQ((*printf_o)["b"], 0x60u);
+  EXPECT_TRUE(child(*printf_o, "printf = iprintf"));
+}
+
 // Every node's bytes are the sum of its children's (the treemap's areas say
 // what its labels say), and a large map folds to a bounded number of nodes
 // without losing a byte.
