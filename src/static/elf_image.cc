@@ -120,6 +120,7 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
       if (type == STT_FILE) {
         const char* named = elf_strptr(elf, sh.sh_link, sym.st_name);
         file = named ? named : "";
+        img.source_files.push_back(file);
       }
       if (sym.st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);

@@ -29,6 +29,7 @@ struct ElfImage {
   std::vector<ElfSection> sections;  // as `size -A` lists them, in file order
   std::vector<ElfSymbol> symbols;    // defined symbols as `nm` lists them (no section, file or $-mapping symbols)
   bool has_symbol_table = false;     // false when stripped
+  std::vector<std::string> source_files;  // the symbol table's STT_FILE names (none after ld -x or strip)
   uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc code or read-only; alloc writable with contents; the rest
 };
 

@@ -162,24 +162,44 @@ std::optional<OwnTitle> own_title(std::string_view title) {
   return OwnTitle{title.substr(bar + 1, colon - bar - 1), title.substr(colon + 1)};
 }
 
-// What a linked image holds of a function its call graph titles.
-enum class Linked { absent, kept, replaced };  // replaced: a weak definition a global took the place of
+// What a linked image holds of a function its call graph titles. unknown:
+// the image cannot say (its locals were discarded, or name other units:
+// LTO's ltrans files), so nothing is settled or left out by it.
+enum class Linked { absent, kept, replaced, unknown };  // replaced: a weak definition a global took the place of
 
 class ImageSymbols {
  public:
-  explicit ImageSymbols(const ElfImage& elf) {
-    for (const ElfSymbol& s : elf.symbols)
-      if (s.type == 't') locals_.emplace(base(s.file), s.name);
-      else if (s.type == 'T' || s.type == 'W') globals_[s.name] = s.type;
+  // `graph`: the call graph's titles; a local symbol one of them titles as
+  // its file's own is that static, not a global made local.
+  ImageSymbols(const ElfImage& elf, const std::map<std::string, Node>& graph) {
+    for (const std::string& f : elf.source_files) files_.insert(base(f));
+    std::set<std::pair<std::string, std::string>> statics;
+    for (const auto& entry : graph)
+      if (auto own = own_title(entry.first)) statics.emplace(base(own->unit), own->symbol);
+    for (const ElfSymbol& s : elf.symbols) {
+      if (s.type == 't') {
+        locals_.emplace(base(s.file), s.name);
+        if (!statics.contains({base(s.file), s.name})) internalised_.insert(s.name);
+      } else if (s.type == 'T' || s.type == 'W') {
+        globals_[s.name] = s.type;
+      }
+    }
   }
   Linked find(std::string_view title) const {
     auto own = own_title(title);
     const std::string symbol(own ? own->symbol : title);
-    if (own && locals_.contains({base(own->unit), symbol})) return Linked::kept;  // static
+    if (!own) {
+      // LTO may make a global local (internalised), keeping its name.
+      if (globals_.contains(symbol) || internalised_.contains(symbol)) return Linked::kept;
+      return files_.empty() ? Linked::unknown : Linked::absent;
+    }
+    if (locals_.contains({base(own->unit), symbol})) return Linked::kept;  // static
+    // Only an image that lists the unit's locals can say its definition is gone.
+    if (!files_.contains(base(own->unit))) return Linked::unknown;
     auto global = globals_.find(symbol);
     if (global == globals_.end()) return Linked::absent;
     // A file's own definition beside a strong global was weak, and is gone.
-    return own && global->second == 'T' ? Linked::replaced : Linked::kept;
+    return global->second == 'T' ? Linked::replaced : Linked::kept;
   }
 
  private:
@@ -189,6 +209,8 @@ class ImageSymbols {
     return std::string(slash == std::string_view::npos ? file : file.substr(slash + 1));
   }
   std::set<std::pair<std::string, std::string>> locals_;  // (source file, symbol) of local code
+  std::set<std::string> internalised_;                     // local code no static of the graph accounts for
+  std::set<std::string> files_;                            // source files the image names (STT_FILE)
   std::map<std::string, char, std::less<>> globals_;       // symbol -> nm's T or W
 };
 
@@ -200,7 +222,7 @@ class ImageSymbols {
 // False when the image holds none of the graph's functions.
 bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& linked, std::set<std::string>& settled,
                      StackReport& report) {
-  const ImageSymbols image(*linked.image);
+  const ImageSymbols image(*linked.image, nodes);
   std::set<std::string> own, weak_replaced;  // "name (unit)"
   for (auto& entry : nodes)
     for (std::string& c : entry.second.callees) {
@@ -218,6 +240,7 @@ bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& link
           if (auto g = nodes.find(std::string(title->symbol)); g != nodes.end() && g->second.has_frame) own.insert(said);
           break;
         case Linked::absent:
+        case Linked::unknown:
           break;
       }
     }
@@ -226,9 +249,10 @@ bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& link
   size_t held = 0;
   for (auto& [title, n] : nodes) {
     if (!n.has_frame) continue;
-    if (image.find(title) == Linked::kept) {
+    const Linked linked_as = image.find(title);
+    if (linked_as == Linked::kept) {
       ++held;
-    } else if (!called.contains(title)) {
+    } else if (linked_as != Linked::unknown && !called.contains(title)) {
       n.unused = true;
       auto own = own_title(title);
       report.not_linked.push_back(own ? fmt::format("{} ({})", n.fn.name, own->unit) : n.fn.name);

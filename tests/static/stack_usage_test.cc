@@ -634,6 +634,23 @@ TEST(Stack, TheElfSettlesAStaticDefinitionAndLeavesOutWhatTheLinkerRemoved) {
             (std::vector<std::string>{"HAL_UART_DeInit", "HAL_UART_RxCpltCallback", "consume"}));
 }
 
+// An image that cannot say a file's static is gone (its locals discarded by
+// ld --discard-all, or an LTO ltrans unit the STT_FILE symbols do not
+// name) left out the static root sensor_task: 616 B for 912 (a reviewer's
+// builds, tests/data/stack/README.md).
+TEST(Stack, AnElfThatCannotTellLeavesNoRootOut) {
+  for (const char* dir : {"discarded_locals", "lto"}) {
+    SCOPED_TRACE(dir);
+    std::string error;
+    auto elf = read_elf_image(stack_data(std::string(dir) + "/fw.elf"), error);
+    ASSERT_TRUE(elf) << error;
+    auto report = analyze_stack({stack_data(dir)}, false, error, {"fw.elf", &*elf});
+    ASSERT_TRUE(report) << error;
+    EXPECT_EQ(report->interrupts.thread_bytes, 912u);
+    EXPECT_TRUE(report->not_linked.empty());
+  }
+}
+
 TEST(Stack, AnElfOfAnotherBuildOrStrippedIsRefused) {
   std::string error;
   auto other = read_elf_image(stack_data("weak_callback/weak.elf"), error);
