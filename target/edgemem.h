@@ -61,8 +61,11 @@ uint32_t em_now(void);
 /* A pool that spends the same bytes as `partner` (the two ends of one arena). */
 uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align,
                        uint8_t partner);
-/* A pool of its own (a macro: one function less in flash). */
-#define em_pool(name, kind, base, size, align) em_pool_shared((name), (kind), (base), (size), (align), 0xFF)
+/* A pool of its own (inline: one function less in flash; its address can
+ * still be taken). */
+static inline uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t base, uint32_t size, uint32_t align) {
+  return em_pool_shared(name, kind, base, size, align, 0xFF);
+}
 
 /* Call sites: a return address (odd site) or a __FILE__/__LINE__ pair. */
 typedef uint32_t em_site;

@@ -433,9 +433,11 @@ EmtV2Reader::Record EmtV2Reader::Pending::pop() {
   r.text.assign(bytes_.begin() + static_cast<std::ptrdiff_t>(read_),
                 bytes_.begin() + static_cast<std::ptrdiff_t>(read_ + text));
   read_ += text;
-  // What was read is given back once it is most of the buffer.
+  // What was read is given back once it is most of the buffer; an emptied
+  // queue keeps no more than 1 MiB for its thread's next records.
   if (read_ == bytes_.size()) {
-    bytes_.clear();
+    if (bytes_.capacity() > (size_t{1} << 20)) std::vector<uint8_t>().swap(bytes_);
+    else bytes_.clear();
     read_ = 0;
   } else if (read_ > (size_t{1} << 16) && read_ > bytes_.size() / 2) {
     bytes_.erase(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(read_));
