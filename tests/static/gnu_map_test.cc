@@ -137,21 +137,7 @@ TEST(GnuMap, ASectionPlacedAtItsOwnAddressIsNamedWithBothCounts) {
 // the span to the next symbol; the first read "≤ 0 B" where nm -S says
 // 52 B (printf) and 44 B (_printf_r).
 TEST(GnuMap, AliasesAtOneAddressEachGetTheSpanToTheNextSymbol) {
-  const std::string text =
-      "Memory Configuration\n\n"
-      "Name             Origin             Length             Attributes\n"
-      "FLASH            0x08000000         0x00080000         xr\n"
-      "*default*        0x00000000         0xffffffff\n\n"
-      "Linker script and memory map\n\n"
-      ".text           0x08000fd8       0x160\n"
-      " .text          0x08000fd8       0x60 libc_nano.a(lib_a-printf.o)\n"
-      "                0x08000fd8                _printf_r\n"
-      "                0x08000fd8                _iprintf_r\n"
-      "                0x08001004                printf\n"
-      "                0x08001004                iprintf\n"
-      " .text          0x08001038       0x100 libc_nano.a(lib_a-puts.o)\n"
-      "                0x08001038                _puts_r\n"
-      "OUTPUT(std.elf elf32-littlearm)\n";
+  const std::string text = read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/map_aliases/printf_aliases.map");
   std::string error;
   auto map = parse_gnu_map(text, error);
   ASSERT_TRUE(map) << error;
