@@ -1,6 +1,7 @@
 #include "report/map_report.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -111,10 +112,20 @@ std::string map_text(const MapReport& r) {
     for (const auto& m : r.mismatches) out += fmt::format("  {} {}\n", style::bad("MISMATCH"), m);
   }
   out += "\nlargest symbols\n";
-  auto symbols = by_size(map);
-  for (size_t i = 0; i < symbols.size() && i < r.top; ++i)
-    out += fmt::format("{:>14}  {:<13} {}  ({})\n", (symbols[i]->size_is_upper_bound ? "≤ " : "") + bytes(symbols[i]->size),
-                       role(map, *symbols[i]), symbols[i]->name, symbols[i]->section);
+  // Aliases at one address (__adddf3 = __aeabi_dadd) are one row, not one each.
+  std::vector<std::pair<const MapSymbol*, std::string>> rows;
+  std::map<std::pair<std::string_view, uint64_t>, size_t> row_at;  // (section, address) -> row
+  for (const MapSymbol* s : by_size(map)) {
+    if (auto it = row_at.find({s->section, s->address}); it != row_at.end()) {
+      rows[it->second].second += " = " + s->name;
+    } else if (rows.size() < r.top) {
+      row_at[{s->section, s->address}] = rows.size();
+      rows.push_back({s, s->name});
+    }
+  }
+  for (size_t i = 0; i < rows.size() && i < r.top; ++i)
+    out += fmt::format("{:>14}  {:<13} {}  ({})\n", (rows[i].first->size_is_upper_bound ? "≤ " : "") + bytes(rows[i].first->size),
+                       role(map, *rows[i].first), rows[i].second, rows[i].first->section);
   return out;
 }
 

@@ -124,6 +124,7 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
       }
       if (sym.st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      if (GELF_ST_BIND(sym.st_info) == STB_LOCAL && name && *name) img.has_local_symbols = true;
       if (!name || !*name || name[0] == '$') continue;  // ARM mapping symbols ($t, $d), hidden by nm
       const GElf_Shdr* owner = sym.st_shndx < headers.size() && sym.st_shndx < SHN_LORESERVE ? &headers[sym.st_shndx] : nullptr;
       // Bit 0 of an ARM function's address only says "Thumb"; nm clears it.

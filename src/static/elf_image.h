@@ -29,7 +29,10 @@ struct ElfImage {
   std::vector<ElfSection> sections;  // as `size -A` lists them, in file order
   std::vector<ElfSymbol> symbols;    // defined symbols as `nm` lists them (no section, file or $-mapping symbols)
   bool has_symbol_table = false;     // false when stripped
-  std::vector<std::string> source_files;  // the symbol table's STT_FILE names (none after ld -x or strip)
+  std::vector<std::string> source_files;  // the symbol table's STT_FILE names (none after ld -x)
+  // Local symbols besides STT_FILE and sections (statics, ARM's $t/$d):
+  // none after strip -x or objcopy --discard-all, which keep STT_FILE.
+  bool has_local_symbols = false;
   uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc code or read-only; alloc writable with contents; the rest
 };
 

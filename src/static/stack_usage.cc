@@ -172,10 +172,13 @@ class ImageSymbols {
   // `graph`: the call graph's titles; a local symbol one of them titles as
   // its file's own is that static, not a global made local.
   ImageSymbols(const ElfImage& elf, const std::map<std::string, Node>& graph) {
-    for (const std::string& f : elf.source_files) files_.insert(base(f));
     std::set<std::pair<std::string, std::string>> statics;
+    std::map<std::string, std::set<std::string_view>> graphs_of;  // a unit's base name -> the .ci files titling it
     for (const auto& entry : graph)
-      if (auto own = own_title(entry.first)) statics.emplace(base(own->unit), own->symbol);
+      if (auto own = own_title(entry.first)) {
+        statics.emplace(base(own->unit), own->symbol);
+        graphs_of[base(own->unit)].insert(std::string_view(entry.first).substr(0, entry.first.find('|')));
+      }
     for (const ElfSymbol& s : elf.symbols) {
       if (s.type == 't') {
         locals_.emplace(base(s.file), s.name);
@@ -184,6 +187,15 @@ class ImageSymbols {
         globals_[s.name] = s.type;
       }
     }
+    // strip -x and objcopy --discard-all drop every local but keep the
+    // STT_FILE symbols: such an image names files and can say nothing of
+    // their statics. Two units of one base name (a/util.c, b/util.c) are
+    // one name in the image: neither can be told.
+    if (!elf.has_local_symbols) return;
+    std::map<std::string, int> named;
+    for (const std::string& f : elf.source_files) ++named[base(f)];
+    for (const auto& [file, count] : named)
+      if (count == 1 && graphs_of[file].size() <= 1) files_.insert(file);
   }
   Linked find(std::string_view title) const {
     auto own = own_title(title);
@@ -193,9 +205,9 @@ class ImageSymbols {
       if (globals_.contains(symbol) || internalised_.contains(symbol)) return Linked::kept;
       return files_.empty() ? Linked::unknown : Linked::absent;
     }
-    if (locals_.contains({base(own->unit), symbol})) return Linked::kept;  // static
-    // Only an image that lists the unit's locals can say its definition is gone.
+    // Only an image that names the unit, and it alone, can tell its definitions.
     if (!files_.contains(base(own->unit))) return Linked::unknown;
+    if (locals_.contains({base(own->unit), symbol})) return Linked::kept;  // static
     auto global = globals_.find(symbol);
     if (global == globals_.end()) return Linked::absent;
     // A file's own definition beside a strong global was weak, and is gone.

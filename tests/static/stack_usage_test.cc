@@ -639,16 +639,31 @@ TEST(Stack, TheElfSettlesAStaticDefinitionAndLeavesOutWhatTheLinkerRemoved) {
 // name) left out the static root sensor_task: 616 B for 912 (a reviewer's
 // builds, tests/data/stack/README.md).
 TEST(Stack, AnElfThatCannotTellLeavesNoRootOut) {
-  for (const char* dir : {"discarded_locals", "lto"}) {
-    SCOPED_TRACE(dir);
+  for (const char* image : {"discarded_locals/fw.elf", "discarded_locals/strip_x.elf", "lto/fw.elf"}) {
+    SCOPED_TRACE(image);
+    const std::string dir = std::string(image).substr(0, std::string(image).find('/'));
     std::string error;
-    auto elf = read_elf_image(stack_data(std::string(dir) + "/fw.elf"), error);
+    auto elf = read_elf_image(stack_data(image), error);
     ASSERT_TRUE(elf) << error;
     auto report = analyze_stack({stack_data(dir)}, false, error, {"fw.elf", &*elf});
     ASSERT_TRUE(report) << error;
     EXPECT_EQ(report->interrupts.thread_bytes, 912u);
     EXPECT_TRUE(report->not_linked.empty());
   }
+}
+
+// a/util.c's weak cb and b/util.c's static cb are both "util.c" to the
+// image: b's local made a's replaced weak read as kept, 2,064 B settled
+// for 2,752 (a reviewer's build). Neither is settled; the doubt stays.
+TEST(Stack, UnitsOfOneBaseNameAreNotSettledByTheElf) {
+  std::string error;
+  auto elf = read_elf_image(stack_data("same_basename/fw.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("same_basename")}, false, error, {"fw.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  EXPECT_EQ(report->weak_or_static, std::vector<std::string>{"cb"});
+  ASSERT_TRUE(report->interrupts_if_weak);
+  EXPECT_EQ(report->interrupts_if_weak->one_level_bytes, 2752u);
 }
 
 TEST(Stack, AnElfOfAnotherBuildOrStrippedIsRefused) {
