@@ -108,6 +108,13 @@ TEST(MapPage, AliasesAreOneBlockInTheTree) {
   ASSERT_TRUE(printf_o);
   EXPECT_EQ((*printf_o)["b"], 0x60u);
   EXPECT_TRUE(child(*printf_o, "printf = iprintf"));
+  // And one row of the text's largest symbols (they were a row each).
+  MapReport r;
+  r.path = "std.map";
+  r.map = &*map;
+  const std::string listed = map_text(r);
+  EXPECT_NE(listed.find("printf = iprintf  (.text)"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("  iprintf  (.text)"), std::string::npos) << listed;
 }
 
 // Every node's bytes are the sum of its children's (the treemap's areas say
