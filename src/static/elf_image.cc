@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -82,6 +83,13 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
   ElfImage img;
   bool arm = ehdr.e_machine == EM_ARM;
   std::vector<GElf_Shdr> headers(1);  // by section index; 0 is the null section
+  // The string tables of the symbol tables and of the section names are
+  // tables; another (newlib's .stabstr) is a section `size -A` lists.
+  std::set<size_t> name_tables = {shstrndx};
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)) name_tables.insert(sh.sh_link);
+  }
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh)) continue;
@@ -90,8 +98,9 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
     // `size -A` shows what BFD calls sections: not the symbol, string,
     // relocation and group tables, unless loaded with the image (a dynamic
     // executable's .dynsym, .dynstr and .rela.dyn are in its text).
-    const bool table = sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_STRTAB || sh.sh_type == SHT_REL ||
-                       sh.sh_type == SHT_RELA || sh.sh_type == SHT_GROUP || sh.sh_type == SHT_DYNSYM;
+    const bool table = sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_STRTAB && name_tables.contains(elf_ndxscn(scn))) ||
+                       sh.sh_type == SHT_REL || sh.sh_type == SHT_RELA || sh.sh_type == SHT_GROUP ||
+                       sh.sh_type == SHT_DYNSYM;
     if (sh.sh_type == SHT_NULL || (table && !(sh.sh_flags & SHF_ALLOC))) continue;
     const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
     ElfSection s{name ? name : "", sh.sh_addr, sh.sh_size, (sh.sh_flags & SHF_ALLOC) != 0,

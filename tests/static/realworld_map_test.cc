@@ -163,6 +163,22 @@ TEST(RealworldElf, WritableCodeIsTextAsBinutilsSizeCountsIt) {
   EXPECT_EQ(m.totals.rw_data, elf->data);
 }
 
+// newlib's .stabstr is a string table `size -A` lists (it is no symbol
+// table's): left out, the sections summed 118-279 B below its Total.
+TEST(RealworldElf, AStabStringTableIsASectionAsSizeListsIt) {
+  std::string error;
+  auto elf = read_elf_image(test::realworld("elf/openwch_ch32v307_dac_riscv.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  uint64_t total = 0;
+  bool stabstr = false;
+  for (const ElfSection& s : elf->sections) {
+    total += s.size;
+    stabstr |= s.name == ".stabstr" && s.size == 279;
+  }
+  EXPECT_TRUE(stabstr);
+  EXPECT_EQ(total, 90982u);  // Debian's size -A (binutils 2.40): Total
+}
+
 // An embedded Linux binary loads its dynamic symbol, string and relocation
 // tables with it: `size` counts them as text, edgemem left them out
 // (/bin/ls: text 125,218 against 137,659). This test program itself is
