@@ -13,8 +13,8 @@
 #include <fmt/ranges.h>
 
 #include "static/deepest_chains.h"
-#include "static/elf_image.h"
 #include "static/demangle.h"
+#include "static/elf_image.h"
 
 namespace edgemem {
 namespace {
@@ -231,7 +231,7 @@ class ImageSymbols {
 // holds it (static, or weak and kept) — such calls join `settled` — and to
 // the global when a global replaced it (weak). Functions nobody calls that
 // the image does not hold are marked unused and named in `not_linked`.
-// False when the image holds none of the graph's functions.
+// False when the image holds none of the graph's functions it can tell of.
 bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& linked, std::set<std::string>& settled,
                      StackReport& report) {
   const ImageSymbols image(*linked.image, nodes);
@@ -258,19 +258,21 @@ bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& link
     }
   std::set<std::string> called;
   for (const auto& entry : nodes) called.insert(entry.second.callees.begin(), entry.second.callees.end());
-  size_t held = 0;
+  size_t held = 0, missing = 0;
   for (auto& [title, n] : nodes) {
     if (!n.has_frame) continue;
     const Linked linked_as = image.find(title);
-    if (linked_as == Linked::kept) {
-      ++held;
-    } else if (linked_as != Linked::unknown && !called.contains(title)) {
+    if (linked_as == Linked::kept) ++held;
+    if (linked_as == Linked::absent) ++missing;
+    if ((linked_as == Linked::absent || linked_as == Linked::replaced) && !called.contains(title)) {
       n.unused = true;
       auto own = own_title(title);
       report.not_linked.push_back(own ? fmt::format("{} ({})", n.fn.name, own->unit) : n.fn.name);
     }
   }
-  if (held == 0) return false;
+  // Another build's image holds nothing the graph names (one that can
+  // tell nothing, all statics and no locals, is no evidence either way).
+  if (held == 0 && missing > 0) return false;
   std::sort(report.not_linked.begin(), report.not_linked.end());
   if (!weak_replaced.empty())
     report.notes.push_back(fmt::format("by {}, {} {} weak and replaced by the global of {}: calls from {} file are counted "
