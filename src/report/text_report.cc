@@ -298,6 +298,18 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       }
     }
   }
+  // Growth with no leaking group in a pool: blocks that get bigger and are
+  // freed, or more of them kept.
+  auto growth = [&](const std::string& pool, double rate, std::string_view why) {
+    ++problems;
+    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {:.1f} B per inference{}, yet no group of blocks leaks: "
+                                      "live blocks get bigger or more of them are kept{}",
+                                      pool, rate, why.empty() ? "" : fmt::format(" ({})", why),
+                                      std::any_of(r.pools.begin(), r.pools.end(),
+                                                  [&](const PoolSummary& p) { return p.name == pool && p.size == 0; })
+                                          ? " (no pool size: no forecast)"
+                                          : ""));
+  };
   if (r.exhaustion_forecast) {
     const Forecast& fc = *r.exhaustion_forecast;
     // Growth with no leaking group in that pool (blocks that get bigger and
@@ -305,12 +317,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     const bool leak_shown =
         std::any_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == fc.pool; }) ||
         (r.leaks.empty() && r.counts.summaries > 0);
-    if (!leak_shown && !fc.already_exhausted) {
-      ++problems;
-      line(out, "[GROWTH]", fmt::format("pool '{}' use grows {:.1f} B per inference, yet no group of blocks leaks: "
-                                        "live blocks get bigger or more of them are kept",
-                                        fc.pool, fc.bytes_per_inference));
-    }
+    if (!leak_shown && !fc.already_exhausted) growth(fc.pool, fc.bytes_per_inference, "");
     std::string when = fc.seconds ? fmt::format(" (about {})", duration(*fc.seconds)) : "";
     if (fc.already_exhausted)
       more(out, fmt::format("-> '{}' is already exhausted: it overflowed or refused a request (see above)", fc.pool));
@@ -320,18 +327,15 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {:.1f} B/inference", fc.pool,
                             grouped(fc.inferences), when, fc.bytes_per_inference));
   }
-  // The same growth in a pool of unknown size (every pool of a Linux
-  // recording) has no forecast, and was not said at all.
+  // The same growth in a pool without the forecast (of unknown size, as
+  // every pool of a Linux recording, or not the first to run out) was not
+  // said at all.
   if (r.counts.summaries == 0)
     for (const auto& w : r.watermarks) {
       const bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
-      if (!growing || (r.exhaustion_forecast && r.exhaustion_forecast->pool == w.pool) ||
-          std::any_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
-        continue;
-      ++problems;
-      line(out, "[GROWTH]", fmt::format("pool '{}' use grows {:.1f} B per inference ({}), yet no group of blocks leaks: "
-                                        "live blocks get bigger or more of them are kept (no pool size: no forecast)",
-                                        w.pool, w.slope, to_string(w.shape)));
+      if (growing && !(r.exhaustion_forecast && r.exhaustion_forecast->pool == w.pool) &&
+          std::none_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
+        growth(w.pool, w.slope, to_string(w.shape));
     }
   if (!r.leaks.empty())
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "

@@ -360,6 +360,30 @@ TEST(HonestFindings, GrowthWithoutAPoolSizeIsSaid) {
   EXPECT_NE(text.find("[GROWTH]      pool 'heap' use grows 50.0 B per inference (linear)"), std::string::npos) << text;
 }
 
+// Two sized pools growing alike: the forecast is the first to run out's,
+// and the other's growth must not read as a pool without a size.
+TEST(HonestFindings, GrowthBesideTheForecastPoolKeepsItsSize) {
+  MemLog log;
+  log("POOL name=a kind=heap base=0x10000 size=1000000");
+  log("POOL name=b kind=heap base=0x200000 size=2000000");
+  for (int i = 1; i <= 30; ++i) {
+    log("INFER begin {}", i);
+    if (i > 1) log("FREE addr=0x{:x} pool=a", 0x10000 + 0x1000 * (i - 1));
+    if (i > 1) log("FREE addr=0x{:x} pool=b", 0x200000 + 0x1000 * (i - 1));
+    log("ALLOC size={} addr=0x{:x} pool=a site=a.c:3", 100 + 50 * i, 0x10000 + 0x1000 * i);
+    log("ALLOC size={} addr=0x{:x} pool=b site=b.c:3", 100 + 50 * i, 0x200000 + 0x1000 * i);
+    log("INFER end {}", i);
+  }
+  log("FREE addr=0x{:x} pool=a", 0x10000 + 0x1000 * 30);
+  log("FREE addr=0x{:x} pool=b", 0x200000 + 0x1000 * 30);
+  auto run = analyse(Format::log, log.text);
+  ASSERT_TRUE(run->result.exhaustion_forecast);
+  EXPECT_EQ(run->result.exhaustion_forecast->pool, "a");
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("[GROWTH]      pool 'b' use grows 50.0 B per inference (linear)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no pool size"), std::string::npos) << text;
+}
+
 // A refused request that is no fragmentation was only counted: "1 failed
 // allocation" named no pool, size or site (they were in the JSON alone).
 TEST(HonestFindings, AFailedRequestIsNamedInTheText) {
