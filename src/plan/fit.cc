@@ -90,7 +90,7 @@ bool within(const MapRegion& r, uint64_t address) { return address >= r.origin &
 // to line the rodata window up after the code window; they hold no bytes
 // of the image. Elsewhere a fill-only section reserves flash and counts.
 uint64_t image_bytes(const LinkerMap& map, const MapRegion& region, EspLayout esp) {
-  if (esp != EspLayout::windows_only) return region.used_without_placed() + region.placed_bytes();
+  if (esp != EspLayout::windows_only) return region.occupied();
   // Addresses of the region's use that only placeholders cover: an ESP32-S3's
   // .ext_ram.dummy (external RAM's window over the same addresses) reaches
   // over the rodata too, and those bytes are the image's.
@@ -167,7 +167,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
   for (const MapRegion& reg : map.regions) {
     if (holds_image(reg, esp)) flash_used += image_bytes(map, reg, esp);
     if (reg.kind != RegionKind::ram) continue;
-    ram_used += reg.used_without_placed() + reg.placed_bytes();
+    ram_used += reg.occupied();
     if (arena && within(reg, arena->address)) arena_region = &reg;
   }
   r.flash.push_back({"firmware image (map)", flash_used});
@@ -218,7 +218,8 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     const uint64_t below = reg.used_without_placed();  // what grows toward a placed section
     uint64_t used = below - (&reg == arena_region ? std::min(below, r.declared_arena) : 0);
     // The statics grow up to a section the script placed at its own address.
-    uint64_t length = chip ? std::min(reg.grow_limit() - reg.origin, chip->largest_ram_block) : reg.grow_limit() - reg.origin;
+    const uint64_t room = reg.grow_limit() - reg.origin;
+    uint64_t length = chip ? std::min(room, chip->largest_ram_block) : room;
     r.arena_block_free = std::max(r.arena_block_free, length > used ? length - used : 0);
     ram_regions = true;
   }
@@ -233,8 +234,9 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     if (esp != EspLayout::windows_only)
       for (const MapRegion& reg : map.regions) {
         if (!holds_image(reg, esp)) continue;
-        const uint64_t length = chip ? std::min(reg.grow_limit() - reg.origin, chip->flash) : reg.grow_limit() - reg.origin;
-        room = std::max(room, length > reg.used_without_placed() ? length - reg.used_without_placed() : 0);
+        const uint64_t reach = reg.grow_limit() - reg.origin, below = reg.used_without_placed();
+        const uint64_t length = chip ? std::min(reach, chip->flash) : reach;
+        room = std::max(room, length > below ? length - below : 0);
         flash_regions = true;
       }
     if (!flash_regions) room = r.flash_capacity > flash_used ? r.flash_capacity - flash_used : 0;

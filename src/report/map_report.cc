@@ -123,9 +123,9 @@ std::string map_text(const MapReport& r) {
       rows.push_back({s, s->name});
     }
   }
-  for (size_t i = 0; i < rows.size() && i < r.top; ++i)
-    out += fmt::format("{:>14}  {:<13} {}  ({})\n", (rows[i].first->size_is_upper_bound ? "≤ " : "") + bytes(rows[i].first->size),
-                       role(map, *rows[i].first), rows[i].second, rows[i].first->section);
+  for (const auto& [s, names] : rows)
+    out += fmt::format("{:>14}  {:<13} {}  ({})\n", (s->size_is_upper_bound ? "≤ " : "") + bytes(s->size), role(map, *s),
+                       names, s->section);
   return out;
 }
 

@@ -44,6 +44,8 @@ struct MapRegion {
   uint64_t flow_used = 0;  // `used` without them (GNU, when `placed` is not empty)
   uint64_t used_without_placed() const { return placed.empty() ? used : flow_used; }
   uint64_t placed_bytes() const;
+  // Bytes really there: the rest of the region and the placed sections.
+  uint64_t occupied() const { return used_without_placed() + placed_bytes(); }
   // Where the rest can grow to: the first placed section, else the end.
   uint64_t grow_limit() const { return placed.empty() ? origin + length : placed.front().address; }
 };
