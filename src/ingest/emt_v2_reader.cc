@@ -399,8 +399,8 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
 namespace {
 
 void put_varint(std::vector<uint8_t>& out, uint64_t v) {
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<uint8_t>(v | 0x80));
-  out.push_back(static_cast<uint8_t>(v));
+  uint8_t buf[10];
+  out.insert(out.end(), buf, buf + e2::put_varint(buf, v));
 }
 
 }  // namespace
