@@ -8,6 +8,7 @@
 #include "plan/lifetimes.h"
 #include "plan/planners.h"
 #include "plan/tflite_operators.h"
+#include "report/units.h"
 
 namespace edgemem::plan {
 namespace {
@@ -380,8 +381,11 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
   b.planning_peak_bytes = tail_while_planning + b.planning_bytes;
   b.prepare_peak_bytes = prepare_peak;
   const uint64_t final_state = b.allocator_bytes + b.tail_bytes + b.head_bytes;
-  if (b.runnable())
-    b.recommended_bytes = b.alignment_bytes + std::max({final_state, b.planning_peak_bytes, b.prepare_peak_bytes});
+  const uint64_t needed = b.alignment_bytes + std::max({final_state, b.planning_peak_bytes, b.prepare_peak_bytes});
+  // A 32-bit target's size_t cannot even say the size.
+  if (target == Target::cortex_m && needed > UINT32_MAX)
+    b.blockers.push_back(fmt::format("an arena of {} B (more than a 32-bit address space holds)", units::grouped(needed)));
+  if (b.runnable()) b.recommended_bytes = needed;
   return b;
 }
 

@@ -8,6 +8,7 @@
 
 #include "plan/arena_budget.h"
 #include "test_support.h"
+#include "tiny_tflite.h"
 
 namespace edgemem::plan {
 namespace {
@@ -88,6 +89,40 @@ TEST(ArenaBudget, DeclaredArenasOfPublicExamplesHoldTheRecommendation) {
     ++checked;
   }
   EXPECT_GE(checked, 8u);
+}
+
+TfliteModel tiny(const std::vector<test::TinyTensor>& tensors) {
+  constexpr int32_t kRelu = 19;
+  std::string bytes = test::tiny_tflite(tensors, {{kRelu, {0}, {1}}}), error;
+  auto model = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  EXPECT_TRUE(model) << error;
+  return model.value_or(TfliteModel{});
+}
+
+// TFLite Micro sizes each tensor once, from `shape`: a -1 there (a batch
+// left open) has no size to plan, so no arena is recommended.
+TEST(ArenaBudget, AShapeKnownOnlyAtRunTimeStopsTflm) {
+  ArenaBudget open = arena_budget(tiny({{{-1, 10}, 9, "in"}, {{-1, 10}, 9, "out"}}), Target::cortex_m);
+  ASSERT_EQ(open.blockers.size(), 1u);
+  EXPECT_EQ(open.blockers[0].rfind("2 tensors with a dimension known only at run time (tensor 0 'in' [-1, 10], "
+                                   "tensor 1 'out' [-1, 10]: ", 0), 0u)
+      << open.blockers[0];
+  EXPECT_EQ(open.recommended_bytes, 0u);
+  ArenaBudget fixed = arena_budget(tiny({{{1, 10}, 9, "in"}, {{1, 10}, 9, "out"}}), Target::cortex_m);
+  EXPECT_TRUE(fixed.blockers.empty());
+  EXPECT_GT(fixed.recommended_bytes, 32u);
+}
+
+// A 32-bit size_t cannot say 4 GiB: on cortex-m such a model has no arena;
+// on x86-64 it has one.
+TEST(ArenaBudget, AnArenaPast4GiBStopsA32BitTarget) {
+  TfliteModel m = tiny({{{1, 1024, 1024, 2048}, 9, "in"}, {{1, 1024, 1024, 2048}, 9, "out"}});
+  ArenaBudget m32 = arena_budget(m, Target::cortex_m), m64 = arena_budget(m, Target::x86_64);
+  ASSERT_EQ(m32.blockers.size(), 1u);
+  EXPECT_NE(m32.blockers[0].find("more than a 32-bit address space holds"), std::string::npos) << m32.blockers[0];
+  EXPECT_EQ(m32.recommended_bytes, 0u);
+  EXPECT_TRUE(m64.blockers.empty());
+  EXPECT_GT(m64.recommended_bytes, uint64_t{4} << 30);
 }
 
 }  // namespace
