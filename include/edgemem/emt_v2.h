@@ -23,6 +23,11 @@ inline constexpr uint64_t kVersion = 2;
 inline constexpr uint64_t kVersion3 = 3;
 inline constexpr uint8_t kLayoutChunked = 0;
 inline constexpr uint8_t kLayoutPacked = 1;
+// Packed in zstd frames of whole chunks, each at most kFrameBytes unpacked
+// with its own checksum: a reader applies a frame's records only once the
+// checksum holds, so damage loses that frame and never reads as records.
+inline constexpr uint8_t kLayoutPackedFrames = 2;
+inline constexpr size_t kFrameBytes = 1 << 20;
 inline constexpr size_t kHeaderBytes = 4096;
 inline constexpr size_t kChunkBytes = 64 * 1024;
 

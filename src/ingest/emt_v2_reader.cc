@@ -103,14 +103,16 @@ void EmtV2Reader::push(std::span<const uint8_t> bytes, uint64_t offset) {
 
 void EmtV2Reader::push_layout_byte(uint8_t byte, uint64_t offset) {
   layout_known_ = true;
-  if (byte == e2::kLayoutPacked) {
+  if (byte == e2::kLayoutPacked || byte == e2::kLayoutPackedFrames) {
     layout_ = Layout::packed;
+    verified_frames_ = byte == e2::kLayoutPackedFrames;
     zstd_ = std::make_unique<ZstdStream>();
     ZSTD_DCtx_setParameter(zstd_->stream, ZSTD_d_windowLogMax, kMaxWindowLog);
     frame_at_ = decoded_at_ = offset + 1;
   } else if (byte != e2::kLayoutChunked) {
     layout_ = Layout::packed;
-    give_up(offset, fmt::format("expected the layout byte of an emt v3 recording (00 chunked, 01 packed), found 0x{:02X}",
+    give_up(offset, fmt::format("expected the layout byte of an emt v3 recording (00 chunked, 01 or 02 packed), found "
+                                "0x{:02X}",
                                 byte));
   }
 }
@@ -152,6 +154,7 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
   // on until one moves nothing: a full output buffer may hold back more.
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
   for (bool progress = true; progress;) {
+    if (seeking_ && !seek_frame(bytes, offset, in.pos)) return;
     if (!frame_open_ && in.pos < in.size) {
       frame_open_ = true;
       frame_at_ = offset + in.pos;
@@ -160,6 +163,12 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     ZSTD_outBuffer out{zstd_->out.data(), zstd_->out.size(), 0};
     const size_t before = in.pos;
     const size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &part);
+    if (ZSTD_isError(hint) && verified_frames_) {
+      lose_frame(ZSTD_getErrorName(hint));
+      // Past the damaged frame's first byte, so its own magic is not found again.
+      in.pos = std::max<size_t>(before, frame_at_ >= offset ? static_cast<size_t>(frame_at_ - offset) + 1 : 0);
+      continue;
+    }
     if (ZSTD_isError(hint)) {
       give_up(offset + before, fmt::format("the zstd stream of a packed emt v3 recording is damaged ({}) in the frame "
                                            "that starts at byte {}; the records before the damage are analysed, "
@@ -169,20 +178,91 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
       return;
     }
     in.pos = part.pos;
+    if (verified_frames_) keep_frame_head(bytes.subspan(before, in.pos - before));
     progress = in.pos != before || out.pos > 0;
     // A call that moved nothing answers for the next frame, not this one.
-    if (progress) {
-      zstd_hint_ = hint;
-      if (hint == 0) frame_open_ = false;
-    }
+    if (progress) zstd_hint_ = hint;
     packed_at_ = offset + in.pos;
     if (out.pos > 0) decoded_at_ = packed_at_;
-    push_unpacked({zstd_->out.data(), out.pos});
+    if (!verified_frames_) {
+      if (progress && hint == 0) frame_open_ = false;
+      push_unpacked({zstd_->out.data(), out.pos});
+    } else {
+      frame_out_.insert(frame_out_.end(), zstd_->out.begin(), zstd_->out.begin() + static_cast<std::ptrdiff_t>(out.pos));
+      if (frame_out_.size() > e2::kFrameBytes) {
+        lose_frame(fmt::format("more than the layout's {} bytes unpacked", e2::kFrameBytes));
+        continue;
+      }
+      if (progress && hint == 0) {
+        // zstd has checked the frame's checksum (one the frame was written
+        // with: a flipped flag would leave it unchecked): its records are applied.
+        // RFC 8878 3.1.1.1.1: the frame header descriptor's bit 2.
+        if (frame_head_size_ < frame_head_.size() || !(frame_head_[4] & 0x04)) {
+          lose_frame("it carries no checksum");
+          continue;
+        }
+        frame_open_ = false;
+        frame_head_size_ = 0;
+        std::vector<uint8_t> frame;
+        frame.swap(frame_out_);
+        push_unpacked(frame);
+        frame.clear();
+        frame_out_.swap(frame);
+      }
+    }
     if (failed_) {
       stats_.corrupt_bytes += in.size - in.pos;
       return;
     }
   }
+}
+
+void EmtV2Reader::keep_frame_head(std::span<const uint8_t> taken) {
+  const size_t n = std::min(taken.size(), frame_head_.size() - frame_head_size_);
+  std::copy_n(taken.begin(), n, frame_head_.begin() + static_cast<std::ptrdiff_t>(frame_head_size_));
+  frame_head_size_ += n;
+}
+
+void EmtV2Reader::lose_frame(std::string_view why) {
+  stats_.note_problem(frame_at_, 0,
+                      fmt::format("the zstd frame of a packed emt v3 recording that starts at byte {} is damaged ({}); "
+                                  "its records are not read (none of them is trusted), the recording is read on "
+                                  "from the next frame",
+                                  frame_at_, why));
+  damaged_from_ = frame_at_;
+  seeking_ = true;
+  magic_window_ = 0;
+  frame_open_ = false;
+  frame_out_.clear();
+  frame_head_size_ = 0;
+  // Frames hold whole chunks: the next one starts a chunk.
+  chunk_.clear();
+  packed_field_ = 0;
+  packed_shift_ = 0;
+  zstd_hint_ = 1;
+  ZSTD_DCtx_reset(zstd_->stream, ZSTD_reset_session_only);
+}
+
+// Looks for the next zstd frame's magic number (28 B5 2F FD) from bytes[at];
+// found, hands it to zstd and leaves `at` after it.
+bool EmtV2Reader::seek_frame(std::span<const uint8_t> bytes, uint64_t offset, size_t& at) {
+  constexpr uint32_t kMagic = 0xFD2FB528;  // ZSTD_MAGICNUMBER, as its four bytes read little-endian
+  while (at < bytes.size()) {
+    magic_window_ = (magic_window_ >> 8) | (uint32_t{bytes[at++]} << 24);
+    if (magic_window_ != kMagic) continue;
+    seeking_ = false;
+    frame_open_ = true;
+    frame_at_ = offset + at - 4;
+    stats_.corrupt_bytes += frame_at_ - damaged_from_;
+    static constexpr uint8_t kMagicBytes[4] = {0x28, 0xB5, 0x2F, 0xFD};
+    keep_frame_head(kMagicBytes);
+    ZSTD_inBuffer magic{kMagicBytes, 4, 0};
+    ZSTD_outBuffer none{zstd_->out.data(), zstd_->out.size(), 0};
+    const size_t hint = ZSTD_decompressStream(zstd_->stream, &none, &magic);
+    zstd_hint_ = ZSTD_isError(hint) ? 1 : hint;
+    return true;
+  }
+  return false;
 }
 
 // The unpacked stream is a row of chunks, each three varints (slot, base
@@ -632,6 +712,14 @@ uint32_t EmtV2Reader::module_at(uint64_t address) const {
 
 void EmtV2Reader::finish() {
   if (layout_ == Layout::packed) {
+    if (seeking_) stats_.corrupt_bytes += input_end_ - damaged_from_;
+    // A frame cut short cannot be checked: what it unpacked is read as a
+    // cut file's last records always were.
+    if (verified_frames_ && frame_open_ && !failed_) {
+      std::vector<uint8_t> frame;
+      frame.swap(frame_out_);
+      push_unpacked(frame);
+    }
     if (!failed_ && frame_open_) {
       // A packed recording cut short: its last zstd frame is incomplete.
       // What it unpacked so far is read up to the last whole record. Lost,

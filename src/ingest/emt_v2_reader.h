@@ -8,7 +8,8 @@
 //
 // A chunk is collected whole before it is parsed, so the same bytes give
 // the same events however they are split into reads, and memory stays
-// bounded by one chunk, the zstd window and the records waiting for an
+// bounded by one chunk, the zstd window, one zstd frame's output (1 MiB,
+// held until its checksum is checked) and the records waiting for an
 // earlier one.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include <queue>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -111,6 +113,11 @@ class EmtV2Reader {
   bool parse_record(std::span<const uint8_t> bytes, size_t& at, uint32_t slot, uint64_t& seq);
   bool parse_small(std::span<const uint8_t> bytes, size_t& at, uint32_t slot, uint64_t& seq);
   void give_up(uint64_t offset, std::string what);
+  // Verified frames: the frame being read is damaged; its records are
+  // dropped and the next frame is looked for.
+  void lose_frame(std::string_view why);
+  bool seek_frame(std::span<const uint8_t> bytes, uint64_t offset, size_t& at);
+  void keep_frame_head(std::span<const uint8_t> taken);
   void queue(Record&& r);
   void drain(bool all);
   void apply(const Record& r);
@@ -147,6 +154,14 @@ class EmtV2Reader {
   unsigned packed_shift_ = 0;         // of the varint being assembled
   uint64_t packed_chunk_at_ = 0;      // decompressed offset of the chunk's first record byte
   uint64_t chunk_end_ = 0;            // decompressed offset after the last whole chunk
+  // Layout 02: each frame's output is held until zstd has checked its checksum.
+  bool verified_frames_ = false;
+  std::vector<uint8_t> frame_out_;
+  std::array<uint8_t, 5> frame_head_{};  // the frame's magic number and header descriptor
+  size_t frame_head_size_ = 0;
+  bool seeking_ = false;              // after a damaged frame, until the next frame's magic
+  uint32_t magic_window_ = 0;         // the last four bytes looked at while seeking
+  uint64_t damaged_from_ = 0;         // input offset where the damaged frame began
 
   // Per chunk: what its address deltas and compact records refer to.
   uint64_t last_address_ = 0;  // the chunk's previous ALLOC/FREE address

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -92,8 +93,19 @@ class Packer {
     ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, kLevel);
     ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_checksumFlag, 1);
   }
-  bool add(const uint8_t* bytes, size_t n) { return run(bytes, n, ZSTD_e_continue); }
-  bool end() { return run(nullptr, 0, ZSTD_e_end); }
+  // A chunk's fields and records; a frame is ended first when they would
+  // take it past kFrameBytes, so each frame holds whole chunks.
+  bool add_chunk(std::span<const uint8_t> fields, std::span<const uint8_t> records) {
+    const size_t n = fields.size() + records.size();
+    if (frame_bytes_ > 0 && frame_bytes_ + n > e2::kFrameBytes && !end()) return false;
+    frame_bytes_ += n;
+    return run(fields.data(), fields.size(), ZSTD_e_continue) &&
+           run(records.data(), records.size(), ZSTD_e_continue);
+  }
+  bool end() {
+    frame_bytes_ = 0;
+    return run(nullptr, 0, ZSTD_e_end);
+  }
 
  private:
   bool run(const uint8_t* bytes, size_t n, ZSTD_EndDirective mode) {
@@ -110,6 +122,7 @@ class Packer {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
   };
   int out_;
+  size_t frame_bytes_ = 0;  // unpacked bytes in the frame being written
   std::unique_ptr<ZSTD_CCtx, FreeCctx> cctx_{ZSTD_createCCtx()};
   std::vector<uint8_t> buffer_;
 };
@@ -182,7 +195,7 @@ bool PackingState::start(bool final) {
   static constexpr uint8_t kStart[] = {0x7E, 'e', 'm', 't', '!', 0x00, 0x01};  // SYNC at time 0, HEADER
   bool header = head_bytes >= 9 && std::equal(std::begin(kStart), std::end(kStart), head) &&
                 read_varint(head, head_bytes, at, version) && read_varint(head, head_bytes, at, clock);
-  if (header && version == e2::kVersion3 && at < head_bytes && head[at] == e2::kLayoutPacked) {
+  if (header && version == e2::kVersion3 && at < head_bytes && (head[at] == e2::kLayoutPacked || head[at] == e2::kLayoutPackedFrames)) {
     end("");  // already packed
     return false;
   }
@@ -207,7 +220,7 @@ bool PackingState::start(bool final) {
   size_t n = sizeof kStart;
   n += e2::put_varint(header_bytes + n, e2::kVersion3);
   n += e2::put_varint(header_bytes + n, clock);
-  header_bytes[n++] = e2::kLayoutPacked;
+  header_bytes[n++] = e2::kLayoutPackedFrames;
   if (!write_all(out.fd, header_bytes, n)) {
     end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
     return false;
@@ -258,7 +271,7 @@ bool PackingState::pack(const Claimed& c, uint64_t file_bytes) {
   size_t f = e2::put_varint(fields, u32_at(chunk.data() + e2::kSlotAt));
   f += e2::put_varint(fields + f, u64_at(chunk.data() + e2::kBaseSeqAt));
   f += e2::put_varint(fields + f, used);
-  if (!packer->add(fields, f) || !packer->add(chunk.data() + e2::kChunkHeaderBytes, used)) {
+  if (!packer->add_chunk({fields, f}, {chunk.data() + e2::kChunkHeaderBytes, used})) {
     end(fmt::format("cannot write {} ({})", packing, strerror(errno)));
     return false;
   }

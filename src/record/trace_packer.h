@@ -1,9 +1,10 @@
 // Packs a finished recording into emt version 3's packed layout
 // (docs/formats/emt.md): the used bytes of every chunk, in file order, in
-// one zstd stream. The recorded process writes chunks of 64 KiB through a
-// shared file mapping because that survives SIGKILL; once no process writes
-// the file any more, `edgemem record` (which outlives the program) packs it
-// to a few bytes per allocation. Any recorder that writes the chunked
+// zstd frames of whole chunks, each with its own checksum. The recorded
+// process writes chunks of 64 KiB through a shared file mapping because
+// that survives SIGKILL; once no process writes the file any more,
+// `edgemem record` (which outlives the program) packs it to a few bytes
+// per allocation. Any recorder that writes the chunked
 // layout (the preload library, an eBPF recorder) can hand its file here.
 #pragma once
 

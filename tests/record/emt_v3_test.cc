@@ -13,9 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include "edgemem/emt_v2.h"
 #include "ingest/emt_chunk_builder.h"
@@ -377,19 +379,74 @@ TEST(EmtV3, DamagedZstdBytesAreNamedWithTheirOffset) {
   EXPECT_EQ(decode(packed, nullptr, 0, 3).size(), decode(packed).size());
 }
 
-// Damage in a recording of many zstd blocks: the records before it are the
-// same whatever the read size (a call that decoded good blocks and then met
-// the damaged one lost them all when the whole read went to one call).
-TEST(EmtV3, TheRecordsBeforeZstdDamageAreTheSameHoweverTheFileIsRead) {
-  std::string packed = long_packed_recording();
+// Damage anywhere in a zstd frame — bytes overwritten, one bit flipped
+// (which zstd may still decode, into records that never were), the flag
+// that asks for the frame's checksum cleared — loses that frame's records
+// and invents none: every event read is the recording's own, the other
+// frame is read whole, and the same however the file is read.
+TEST(EmtV3, ADamagedZstdFrameLosesItsRecordsAndInventsNone) {
+  const std::string& packed = long_packed_recording();
   ASSERT_FALSE(packed.empty());
-  const size_t all = decode(packed).size();
-  for (size_t i = packed.size() / 2; i < packed.size() / 2 + 16; ++i) packed[i] = static_cast<char>(packed[i] ^ 0x5A);
-  const size_t whole = decode(packed).size();
-  EXPECT_GT(whole, all / 4);
-  EXPECT_LT(whole, all);
-  for (size_t step : {3u, 4096u, 70000u}) EXPECT_EQ(decode(packed, nullptr, step).size(), whole) << step;
-  for (unsigned seed = 1; seed <= 3; ++seed) EXPECT_EQ(decode(packed, nullptr, 0, seed).size(), whole) << seed;
+  const std::vector<Event> all = decode(packed);
+  std::map<uint64_t, Event> by_time;
+  for (const Event& e : all) by_time.emplace(e.time, e);
+  const size_t second_frame = packed.find("\x28\xB5\x2F\xFD", 11);
+  ASSERT_NE(second_frame, std::string::npos) << "the recording fits one frame: make it longer";
+  std::vector<std::pair<std::string, std::string>> damaged;
+  auto flipped = [&](size_t at, uint8_t bits) {
+    std::string d = packed;
+    d[at] = static_cast<char>(d[at] ^ bits);
+    return d;
+  };
+  std::string overwritten = packed;
+  for (size_t i = packed.size() / 2; i < packed.size() / 2 + 16; ++i) overwritten[i] = static_cast<char>(overwritten[i] ^ 0x5A);
+  damaged.emplace_back("16 bytes mid-file", overwritten);
+  for (size_t at : {second_frame / 5, second_frame / 2, second_frame - 2, second_frame + 100, packed.size() - 3})
+    for (uint8_t bit : {0x01, 0x10, 0x80}) damaged.emplace_back(fmt::format("bit {:#x} of byte {}", bit, at), flipped(at, bit));
+  damaged.emplace_back("the second frame's checksum flag", flipped(second_frame + 4, 0x04));
+  for (const auto& [what, bytes] : damaged) {
+    SCOPED_TRACE(what);
+    DecodeStats s;
+    const std::vector<Event> read = decode(bytes, &s);
+    ASSERT_TRUE(s.first_problem);
+    EXPECT_NE(s.first_problem->what.find("is damaged"), std::string::npos) << s.first_problem->what;
+    EXPECT_GT(s.corrupt_bytes, 0u);
+    EXPECT_LT(read.size(), all.size());
+    EXPECT_FALSE(read.empty());  // the other frame
+    // Sites, threads and pools are numbered as first seen, and the lost
+    // frame held the first: the recorded fields are compared.
+    size_t invented = 0;
+    for (const Event& e : read) {
+      auto it = by_time.find(e.time);
+      invented += it == by_time.end() || it->second.kind != e.kind || it->second.address != e.address ||
+                  it->second.size != e.size || it->second.old_address != e.old_address;
+    }
+    EXPECT_EQ(invented, 0u);
+    for (size_t step : {3u, 4096u, 70000u}) EXPECT_EQ(decode(bytes, nullptr, step), read) << step;
+    for (unsigned seed = 1; seed <= 2; ++seed) EXPECT_EQ(decode(bytes, nullptr, 0, seed), read) << seed;
+  }
+}
+
+// Recordings packed before frames carried their own checksums (layout 01,
+// one zstd frame) read as they always did.
+TEST(EmtV3, APackedFileOfTheFirstLayoutStillReads) {
+  const std::string& packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
+  std::string unpacked(64 << 20, '\0');
+  size_t n = ZSTD_decompress(unpacked.data(), unpacked.size(), packed.data() + 10, packed.size() - 10);
+  ASSERT_FALSE(ZSTD_isError(n)) << ZSTD_getErrorName(n);
+  unpacked.resize(n);
+  std::string one_frame(ZSTD_compressBound(n), '\0');
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  size_t m = ZSTD_compress2(c, one_frame.data(), one_frame.size(), unpacked.data(), n);
+  ZSTD_freeCCtx(c);
+  ASSERT_FALSE(ZSTD_isError(m));
+  one_frame.resize(m);
+  ASSERT_EQ(packed[9], static_cast<char>(e2::kLayoutPackedFrames));
+  std::string old = packed.substr(0, 9) + std::string(1, static_cast<char>(e2::kLayoutPacked)) + one_frame;
+  EXPECT_EQ(decode(old), decode(packed));
+  EXPECT_EQ(decode(old, nullptr, 0, 5), decode(packed));
 }
 
 TEST(EmtV3, AFileAProcessStillRecordsIntoIsLeftChunked) {

@@ -70,10 +70,11 @@ std::string record(const fs::path& out, const std::string& program_and_args) {
   return fmt::format("{} record -o {} -- {}", EDGEMEM_BINARY, out.string(), program_and_args);
 }
 
-// emt v3's packed layout: SYNC, HEADER version 3, then layout byte 01.
+// emt v3's packed layout: SYNC, HEADER version 3, then layout byte 02
+// (checked frames).
 bool is_packed(const fs::path& path) {
   std::string head = read_file(path.string()).substr(0, 10);
-  return head == std::string("\x7E" "emt!" "\x00" "\x01\x03\x00" "\x01", 10);
+  return head == std::string("\x7E" "emt!" "\x00" "\x01\x03\x00" "\x02", 10);
 }
 
 void expect_everything_before_the_end(const std::string& how, int expected_status) {
