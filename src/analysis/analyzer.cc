@@ -48,6 +48,13 @@ struct Analyzer::Impl {
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   Restarts restarts;
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
+  // Per pool, the boot and inference of its latest refusal of a request it
+  // could hold (not one larger than the whole pool).
+  struct Refusal {
+    uint64_t boot = 0;
+    std::optional<uint64_t> inference;
+  };
+  std::vector<std::optional<Refusal>> latest_refusal;
   // Largest free blocks told by summary records, measured once the device's
   // run of summaries is over: the two ends of a shared arena report the same
   // instant, and the second one's usage is part of the first one's free bytes.
@@ -170,6 +177,24 @@ struct Analyzer::Impl {
     fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference(),
                          tracker.pool(e.pool).live.size());
     leaks.failed(e.pool, e.site, e.size);
+    const uint64_t size = pool_info(e.pool).size;
+    if (size == 0 || e.size <= size) {
+      if (latest_refusal.size() <= e.pool) latest_refusal.resize(e.pool + 1);
+      latest_refusal[e.pool] = Refusal{tracker.boot(), tracker.current_inference()};
+    }
+  }
+
+  // The pool refused a request it could hold in the inference that ran
+  // last: it serves this program no longer, however many bytes are free.
+  bool refusing_at_end(std::string_view pool) const {
+    for (size_t i = 0; i < latest_refusal.size(); ++i) {
+      if (!latest_refusal[i] || context.pools.at(static_cast<PoolId>(i)).name != pool) continue;
+      const Refusal& r = *latest_refusal[i];
+      // (With end markers only, the one after the last end.)
+      const auto last = tracker.device_inference();
+      return r.boot == tracker.boot() && r.inference && last && *r.inference >= *last;
+    }
+    return false;
   }
 
   // An allocation that returned NULL (a wrapper logging what malloc gave):
@@ -563,8 +588,12 @@ struct Analyzer::Impl {
 
   // A pool that already overflowed or refused a request for want of free
   // bytes has run out: a forecast of when it will is wrong, whatever the
-  // slope says. A refusal with the bytes free (fragmentation) or of more
-  // than the whole pool says nothing of running out.
+  // slope says. So has one whose leak stopped growing because its requests
+  // failed, or that refused a request in the last inference: it refuses
+  // now, though bytes are free (a leak of 644 B blocks refused 1,930 times
+  // was forecast to fill the pool 304 inferences later). A single refusal
+  // with the bytes free (fragmentation) and service after it, or one of
+  // more than the whole pool, says nothing of running out.
   void no_forecast_for_exhausted_pools(AnalysisResult& out) {
     if (!out.exhaustion_forecast) return;
     Forecast& fc = *out.exhaustion_forecast;
@@ -575,8 +604,11 @@ struct Analyzer::Impl {
       return f.pool == fc.pool && (!f.total_free || *f.total_free < f.size) && !(pool_size && f.size > pool_size);
     };
     bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(), [&](const Overflow& o) { return o.pool == fc.pool; }) ||
-                     refused_in_summary(fc.pool) ||
-                     std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), ran_out);
+                     refused_in_summary(fc.pool) || refusing_at_end(fc.pool) ||
+                     std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), ran_out) ||
+                     std::any_of(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
+                       return l.pool == fc.pool && l.growth && l.growth->stopped_after_inference;
+                     });
     if (!exhausted) return;
     fc.already_exhausted = true;
     fc.inferences = 0;

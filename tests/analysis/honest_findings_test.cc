@@ -440,6 +440,61 @@ TEST(HonestFindings, AFragmentationFailureIsNoExhaustion) {
   EXPECT_GT(r.exhaustion_forecast->inferences, 0u);
 }
 
+// A leak that begins late grows at its own rate now, not at the boot's
+// slope: 24 B per inference from inference 1,301 of 1,500 was forecast at
+// 1.2 B per inference, 48,978 inferences where 2,391 were left.
+TEST(HonestFindings, ALateLeakIsForecastAtItsOwnRate) {
+  MemLog log;
+  log("POOL name=heap kind=heap base=0x20000000 size=65536");
+  uint64_t top = 0x20000000 + 8192;  // a working set of 8 KiB below
+  log("ALLOC size=8192 addr=0x20000000 pool=heap site=model.c:1");
+  for (int i = 1; i <= 1500; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=512 addr=0x{:x} pool=heap site=tmp.c:4", 0x2000f000);
+    log("FREE addr=0x{:x} pool=heap", 0x2000f000);
+    if (i > 1300) {
+      log("ALLOC size=24 addr=0x{:x} pool=heap site=leak.c:58", top);
+      top += 24;
+    }
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, 24.0);
+  // Room must hold the last inference's peak: 8,192 B, 199 leaked blocks and its 512 B temporary.
+  const uint64_t left = 65536u - (8192 + 199 * 24 + 512);
+  EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, left);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, left / 24);
+}
+
+// A pool whose leak has filled it refuses that leak's requests in every
+// inference while bytes are still free between its blocks: it has run
+// out now, not "in 304 more inferences".
+TEST(HonestFindings, APoolThatRefusesRequestsToTheEndIsExhausted) {
+  MemLog log;
+  log("POOL name=heap kind=heap base=0x1000 size=40000");
+  uint64_t top = 0x1000;  // blocks 700 B apart: 56 B free between each two
+  for (int i = 1; i <= 60; ++i) {
+    log("INFER begin {}", i);
+    if (top + 644 <= 0x1000 + 40000) {
+      log("ALLOC size=644 addr=0x{:x} pool=heap site=leak.c:9", top);
+      top += 700;
+    } else {
+      log("ALLOC_FAIL size=644 align=8 pool=heap site=leak.c:9");
+    }
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.fragmentation.alloc_failures, 3u);
+  EXPECT_TRUE(r.fragmentation.failures[0].fragmentation);  // 3,292 B free, 100 B in one piece
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_TRUE(r.exhaustion_forecast->already_exhausted);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 0u);
+}
+
 // An arena's offset 0 is its first block, not NULL: a free there with
 // nothing live is a lost allocation (the one a late capture misses first),
 // and a realloc of it in place replaces it.
