@@ -90,14 +90,21 @@ bool write_report_file(const std::string& path, const std::string& text, const s
     else fmt::print(stderr, "edgemem: {} written to standard output, {}\n", what, units::bytes_human(text.size()));
     return ok;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  int error = out ? 0 : errno;  // taken at once: later calls may overwrite errno
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (out) out.close();
-  if (!out) {
-    if (!error) error = errno ? errno : EIO;
-    fmt::print(stderr, "edgemem: {}: cannot write: {} (pass {} PATH to write it elsewhere)\n", path, std::strerror(error),
-               option);
+  // A file through a temporary and a rename: a write that fails half-way
+  // (a full disk) leaves the last good report, not a cut one that opens as
+  // an empty page or a partial trace. A FIFO or a device is written in place.
+  std::string error;
+  if (watch::is_special_file(path)) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    int code = out ? 0 : errno;  // taken at once: later calls may overwrite errno
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (out) out.close();
+    if (!out) error = fmt::format("{}: cannot write: {}", path, std::strerror(code ? code : errno ? errno : EIO));
+  } else {
+    error = watch::write_file_atomically(path, text);
+  }
+  if (!error.empty()) {
+    fmt::print(stderr, "edgemem: {} (pass {} PATH to write it elsewhere)\n", error, option);
     return false;
   }
   std::error_code ec;

@@ -505,4 +505,12 @@ expect 1 "check: stack settled by the budget's ELF" -- "$edgemem" check --budget
 grep -q "872 B" "$tmp/out" && ! grep -q "if static" "$tmp/out" || { echo "FAIL: check with ELF: $(cat "$tmp/out")"; fail=1; }
 expect 2 "stack --elf of a stripped image" -- "$edgemem" stack "$weak" --elf /bin/true
 grep -q "no symbol table (stripped?)" "$tmp/err" || { echo "FAIL: stripped ELF: $(cat "$tmp/err")"; fail=1; }
+# An export cut short (a full disk; here a 64 KiB file-size limit, with
+# SIGXFSZ ignored so the write fails with EFBIG) exits 2 and leaves the
+# last good file whole, not a cut page; nothing temporary is left beside it.
+printf 'good\n' >"$tmp/last.html"
+expect 2 "an export cut short keeps the last good file" -- bash -c \
+  "trap '' XFSZ; ulimit -f 64; exec '$edgemem' analyze '$src/examples/traces/kws_leak.emt' --html '$tmp/last.html'"
+[ "$(cat "$tmp/last.html")" = good ] && [ -z "$(ls "$tmp" | grep 'last.html.tmp')" ] && grep -q "last.html: cannot write: File too large" "$tmp/err" ||
+  { echo "FAIL: export cut short: $(head -c 80 "$tmp/last.html"); $(cat "$tmp/err")"; fail=1; }
 exit $fail
