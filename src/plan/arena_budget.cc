@@ -308,8 +308,9 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
 
   uint64_t variables = 0;
   int variable_count = 0;
-  for (const TfliteTensor& t : m.tensors)
-    if (t.is_variable) {
+  // AllocateVariables skips a variable the offline plan places: it is in the head.
+  for (size_t i = 0; i < m.tensors.size(); ++i)
+    if (const TfliteTensor& t = m.tensors[i]; t.is_variable && (!m.offline_offsets || (*m.offline_offsets)[i] == -1)) {
       variables += tail.alloc(t.bytes, kBufferAlignment);
       ++variable_count;
     }

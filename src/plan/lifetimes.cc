@@ -3,37 +3,49 @@
 namespace edgemem::plan {
 
 std::vector<PlanBuffer> planned_buffers(const TfliteModel& m) {
+  // AllocationInfoBuilder (micro_allocation_info.cc): UpdateFirstCreated
+  // records only the first scope that creates a tensor, UpdateLastUsed every
+  // later one. A tensor written twice lives from its FIRST writer.
   constexpr int32_t kUnset = -1;
   std::vector<int32_t> first(m.tensors.size(), kUnset), last(m.tensors.size(), kUnset);
   auto created = [&](int32_t t, int32_t scope) {
-    first[t] = scope;
-    last[t] = scope;
+    if (first[static_cast<size_t>(t)] == kUnset) first[static_cast<size_t>(t)] = scope;
   };
-  for (int32_t t : m.inputs) created(t, 0);
-  for (int32_t t : m.outputs) created(t, 0);
+  auto used = [&](int32_t t, int32_t scope) { last[static_cast<size_t>(t)] = scope; };
+  for (int32_t t : m.inputs) {
+    created(t, 0);
+    used(t, 0);
+  }
   int32_t scope = 0;
   for (const TfliteOp& op : m.ops) {
     ++scope;
     for (int32_t t : op.outputs)
       if (t >= 0) created(t, scope);
     for (int32_t t : op.inputs)
-      if (t >= 0) last[t] = scope;  // -1 marks an omitted optional input
+      if (t >= 0) used(t, scope);  // -1 marks an omitted optional input
     for (int32_t t : op.outputs)
-      if (t >= 0) last[t] = scope;
+      if (t >= 0) used(t, scope);
   }
-  for (int32_t t : m.outputs) last[t] = scope;
+  // Graph outputs live to the end; one no operator writes is created there.
+  for (int32_t t : m.outputs) {
+    created(t, scope);
+    used(t, scope);
+  }
 
   std::vector<PlanBuffer> out;
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const TfliteTensor& t = m.tensors[i];
-    if (t.has_data || t.is_variable || t.bytes == 0) continue;
-    if (first[i] == kUnset && last[i] == kUnset) continue;  // never touched by the graph
+    const int64_t offline = m.offline_offsets ? (*m.offline_offsets)[i] : -1;
+    // needs_allocating: no inline data, not a variable (unless the offline
+    // plan places it), not empty. A tensor no operator touches is planned
+    // too, over the uninitialised lifetime -1..-1.
+    if (t.has_data || t.bytes == 0 || (t.is_variable && offline == -1)) continue;
     PlanBuffer b;
     b.tensor = static_cast<int32_t>(i);
     b.bytes = align_up(t.bytes, kBufferAlignment);
     b.first = first[i];
     b.last = last[i];
-    if (m.offline_offsets) b.offline_offset = (*m.offline_offsets)[i];
+    b.offline_offset = offline;
     out.push_back(b);
   }
   return out;

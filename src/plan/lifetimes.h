@@ -1,10 +1,11 @@
 // Which tensors TFLite Micro plans into the arena head, and when each is
-// live, under its own rules (micro_allocation_info.cc): graph inputs and
-// outputs are created at scope 0, operator i runs at scope i + 1, a tensor
-// lives from the operator that writes it to the last one that reads it,
-// graph outputs to the end. Constants (buffer data), variables and empty
-// tensors are not planned. A tensor read but never written keeps the
-// "uninitialised" start of -1, i.e. it lives from before the first op.
+// live, under its own rules (micro_allocation_info.cc): graph inputs are
+// created at scope 0, operator i runs at scope i + 1, a tensor lives from the
+// FIRST operator that writes it to the last one that reads or writes it,
+// graph outputs to the end. Constants (inline buffer data), variables (unless
+// an offline plan places them) and empty tensors are not planned. A tensor
+// read but never written keeps the "uninitialised" start of -1, i.e. it lives
+// from before the first op; one nothing touches lives over -1..-1.
 #pragma once
 
 #include <cstdint>
