@@ -4,70 +4,10 @@
 #include <unordered_map>
 
 #include "plan/lifetimes.h"
+#include "plan/planners.h"
 
 namespace edgemem::plan {
 namespace {
-
-struct Graph {
-  size_t ops = 0;
-  std::vector<uint64_t> bytes;                // per tensor, aligned; 0 = not planned
-  std::vector<std::vector<int32_t>> writes;   // per op: planned tensors it produces
-  std::vector<std::vector<int32_t>> reads;    // per op: planned tensors it consumes
-  std::vector<std::vector<size_t>> deps;      // per op: ops that must run first
-  std::vector<uint32_t> readers;              // per tensor: ops reading it
-  std::vector<bool> output;                   // graph outputs live to the end
-  uint64_t initial = 0;                       // live before the first op
-};
-
-Graph build(const TfliteModel& m) {
-  Graph g;
-  g.ops = m.ops.size();
-  g.bytes.assign(m.tensors.size(), 0);
-  for (const PlanBuffer& b : planned_buffers(m)) g.bytes[static_cast<size_t>(b.tensor)] = b.bytes;
-  g.readers.assign(m.tensors.size(), 0);
-  g.output.assign(m.tensors.size(), false);
-  for (int32_t t : m.outputs) g.output[static_cast<size_t>(t)] = true;
-  std::vector<int32_t> producer(m.tensors.size(), -1);
-  g.writes.resize(g.ops);
-  g.reads.resize(g.ops);
-  g.deps.resize(g.ops);
-  for (size_t i = 0; i < g.ops; ++i)
-    for (int32_t t : m.ops[i].outputs)
-      if (t >= 0) {
-        producer[static_cast<size_t>(t)] = static_cast<int32_t>(i);
-        if (g.bytes[static_cast<size_t>(t)]) g.writes[i].push_back(t);
-      }
-  for (size_t i = 0; i < g.ops; ++i)
-    for (int32_t t : m.ops[i].inputs) {
-      if (t < 0) continue;
-      if (producer[static_cast<size_t>(t)] >= 0 && producer[static_cast<size_t>(t)] != static_cast<int32_t>(i))
-        g.deps[i].push_back(static_cast<size_t>(producer[static_cast<size_t>(t)]));
-      if (g.bytes[static_cast<size_t>(t)]) {
-        g.reads[i].push_back(t);
-        ++g.readers[static_cast<size_t>(t)];
-      }
-    }
-  // Graph inputs and tensors nobody writes are live from the start.
-  for (size_t t = 0; t < m.tensors.size(); ++t)
-    if (g.bytes[t] && producer[t] < 0) g.initial += g.bytes[t];
-  return g;
-}
-
-// Runs `order` and returns the peak of live bytes (an op's outputs are
-// allocated while its inputs are still live).
-uint64_t peak_of(const Graph& g, const std::vector<int32_t>& order) {
-  std::vector<uint32_t> left = g.readers;
-  uint64_t live = g.initial, peak = live;
-  for (int32_t op : order) {
-    for (int32_t t : g.writes[static_cast<size_t>(op)]) live += g.bytes[static_cast<size_t>(t)];
-    peak = std::max(peak, live);
-    for (int32_t t : g.reads[static_cast<size_t>(op)])
-      if (--left[static_cast<size_t>(t)] == 0 && !g.output[static_cast<size_t>(t)]) live -= g.bytes[static_cast<size_t>(t)];
-    for (int32_t t : g.writes[static_cast<size_t>(op)])
-      if (left[static_cast<size_t>(t)] == 0 && !g.output[static_cast<size_t>(t)]) live -= g.bytes[static_cast<size_t>(t)];
-  }
-  return peak;
-}
 
 using Set = std::vector<uint64_t>;  // executed operators, one bit each
 
@@ -81,37 +21,153 @@ struct SetHash {
 
 bool has(const Set& s, size_t i) { return (s[i / 64] >> (i % 64)) & 1; }
 
+// The planned tensors under the lifetime rules of planned_buffers(), seen
+// from the set of operators executed so far: with operator o run next, at
+// scope |S| + 1, a tensor is live when it has been created (a graph input, a
+// tensor nobody writes that is not a graph output, or one an operator in
+// S + o writes: its FIRST writer dates it) and is still needed (a graph
+// output, or an operator not in S reads or writes it). A graph output no
+// operator writes is created at the last scope. So an operator's inputs and
+// outputs are live together, as the lower bound counts them.
+struct Graph {
+  size_t ops = 0;
+  struct Tensor {
+    uint64_t bytes = 0;
+    bool input = false, output = false;
+    std::vector<size_t> writers, touchers;  // touchers: operators reading or writing it
+  };
+  std::vector<Tensor> tensors;                  // planned tensors only
+  std::vector<std::vector<size_t>> touches;     // per op: planned tensors it reads or writes
+  std::vector<std::vector<size_t>> deps;        // per op: ops that must run first
+  uint64_t start_peak = 0;                      // live before the first op (scopes -1 and 0)
+  uint64_t start_live = 0;                      // of that, what is still live at scope 1 whatever the order
+  uint64_t end_only = 0;                        // graph outputs nobody writes: live at the last scope only
+};
+
+bool base_created(const Graph::Tensor& t) { return t.input || (t.writers.empty() && !t.output); }
+
+Graph build(const TfliteModel& m) {
+  Graph g;
+  g.ops = m.ops.size();
+  std::vector<int32_t> index(m.tensors.size(), -1);
+  const std::vector<PlanBuffer> planned = planned_buffers(m);
+  uint64_t at_minus_one = 0, at_zero = 0;
+  for (const PlanBuffer& b : planned) {
+    index[static_cast<size_t>(b.tensor)] = static_cast<int32_t>(g.tensors.size());
+    g.tensors.push_back({b.bytes, false, false, {}, {}});
+    if (b.first <= -1 && b.last >= -1) at_minus_one += b.bytes;
+    if (b.first <= 0 && b.last >= 0) at_zero += b.bytes;
+  }
+  g.start_peak = std::max(at_minus_one, at_zero);
+  for (int32_t t : m.inputs)
+    if (index[static_cast<size_t>(t)] >= 0) g.tensors[static_cast<size_t>(index[static_cast<size_t>(t)])].input = true;
+  for (int32_t t : m.outputs)
+    if (index[static_cast<size_t>(t)] >= 0) g.tensors[static_cast<size_t>(index[static_cast<size_t>(t)])].output = true;
+  g.touches.resize(g.ops);
+  g.deps.resize(g.ops);
+  // Every tensor's writers and readers, in the model's order.
+  std::vector<std::vector<size_t>> writers(m.tensors.size()), touchers(m.tensors.size());
+  for (size_t i = 0; i < g.ops; ++i) {
+    for (int32_t t : m.ops[i].outputs)
+      if (t >= 0) writers[static_cast<size_t>(t)].push_back(i);
+    for (const auto* list : {&m.ops[i].inputs, &m.ops[i].outputs})
+      for (int32_t t : *list)
+        if (t >= 0 && (touchers[static_cast<size_t>(t)].empty() || touchers[static_cast<size_t>(t)].back() != i))
+          touchers[static_cast<size_t>(t)].push_back(i);
+  }
+  for (size_t t = 0; t < m.tensors.size(); ++t) {
+    // A reader runs after the tensor's writer. A tensor written more than
+    // once (or in place), or read before it is written, keeps every operator
+    // touching it in the model's order, or a reader could see another value.
+    if (writers[t].size() > 1 || (writers[t].size() == 1 && touchers[t].front() != writers[t].front())) {
+      for (size_t k = 1; k < touchers[t].size(); ++k) g.deps[touchers[t][k]].push_back(touchers[t][k - 1]);
+    } else if (writers[t].size() == 1) {
+      for (size_t op : touchers[t])
+        if (op != writers[t][0]) g.deps[op].push_back(writers[t][0]);
+    }
+    if (index[t] < 0) continue;
+    Graph::Tensor& tensor = g.tensors[static_cast<size_t>(index[t])];
+    tensor.writers = writers[t];
+    tensor.touchers = touchers[t];
+    for (size_t op : touchers[t]) g.touches[op].push_back(static_cast<size_t>(index[t]));
+  }
+  for (const Graph::Tensor& t : g.tensors) {
+    if (base_created(t) && (t.output || !t.touchers.empty())) g.start_live += t.bytes;
+    if (!t.input && t.writers.empty() && t.output) g.end_only += t.bytes;
+  }
+  return g;
+}
+
+bool any_in(const std::vector<size_t>& ops, const Set& s) {
+  return std::any_of(ops.begin(), ops.end(), [&](size_t o) { return has(s, o); });
+}
+bool all_in(const std::vector<size_t>& ops, const Set& s) {
+  return std::all_of(ops.begin(), ops.end(), [&](size_t o) { return has(s, o); });
+}
+
+// Running `o` after the set `done` whose live bytes (created and still
+// needed at the next scope) are `live`: the bytes live while o runs, and
+// those still live after it.
+struct Step {
+  uint64_t during = 0, after = 0;
+};
+Step step(const Graph& g, const Set& done, uint64_t live, size_t o) {
+  Set with = done;
+  with[o / 64] |= uint64_t{1} << (o % 64);
+  uint64_t created = 0, dying = 0;
+  for (size_t t : g.touches[o]) {
+    const Graph::Tensor& tensor = g.tensors[t];
+    const bool was_live = base_created(tensor) || any_in(tensor.writers, done);
+    const bool now_live = base_created(tensor) || any_in(tensor.writers, with);
+    if (!was_live && now_live) created += tensor.bytes;
+    if (now_live && !tensor.output && all_in(tensor.touchers, with)) dying += tensor.bytes;
+  }
+  Step s;
+  s.during = live + created;
+  bool last = true;
+  for (size_t i = 0; i < g.ops && last; ++i) last = has(with, i);
+  if (last) s.during += g.end_only;
+  s.after = live + created - dying;
+  return s;
+}
+
+bool ready(const Graph& g, const Set& done, size_t o) { return !has(done, o) && all_in(g.deps[o], done); }
+
 struct State {
-  uint64_t peak = 0;       // best peak reaching this set
-  uint64_t live = 0;       // live bytes after executing the set (same for every order)
-  Set from;                // predecessor set on the best path
-  int32_t op = -1;         // operator that led here
+  uint64_t peak = 0;  // best peak reaching this set
+  uint64_t live = 0;  // live bytes after executing the set (the same for every order)
+  Set from;           // predecessor set on the best path
+  int32_t op = -1;    // operator that led here
 };
 
 std::vector<int32_t> greedy_order(const Graph& g) {
   // Run the ready operator that leaves the fewest bytes live.
   std::vector<int32_t> order;
-  std::vector<bool> done(g.ops, false);
-  std::vector<uint32_t> left = g.readers;
-  for (size_t step = 0; step < g.ops; ++step) {
+  Set done((g.ops + 63) / 64, 0);
+  uint64_t live = g.start_live;
+  for (size_t k = 0; k < g.ops; ++k) {
     int32_t best = -1;
-    int64_t best_delta = 0;
+    Step best_step;
     for (size_t o = 0; o < g.ops; ++o) {
-      if (done[o] || !std::all_of(g.deps[o].begin(), g.deps[o].end(), [&](size_t d) { return done[d]; })) continue;
-      int64_t delta = 0;
-      for (int32_t t : g.writes[o]) delta += static_cast<int64_t>(g.bytes[static_cast<size_t>(t)]);
-      for (int32_t t : g.reads[o])
-        if (left[static_cast<size_t>(t)] == 1 && !g.output[static_cast<size_t>(t)]) delta -= static_cast<int64_t>(g.bytes[static_cast<size_t>(t)]);
-      if (best < 0 || delta < best_delta) {
+      if (!ready(g, done, o)) continue;
+      Step s = step(g, done, live, o);
+      if (best < 0 || s.after < best_step.after) {
         best = static_cast<int32_t>(o);
-        best_delta = delta;
+        best_step = s;
       }
     }
-    done[static_cast<size_t>(best)] = true;
-    for (int32_t t : g.reads[static_cast<size_t>(best)]) --left[static_cast<size_t>(t)];
+    if (best < 0) break;  // a cycle: cannot happen in a valid model
+    done[static_cast<size_t>(best) / 64] |= uint64_t{1} << (static_cast<size_t>(best) % 64);
+    live = best_step.after;
     order.push_back(best);
   }
   return order;
+}
+
+// The bound of an order, as plan reports it: the lower bound of the model
+// run in that order.
+uint64_t peak_of(const TfliteModel& m, const std::vector<int32_t>& order) {
+  return lower_bound(planner_input(planned_buffers(with_operator_order(m, order))));
 }
 
 }  // namespace
@@ -121,41 +177,25 @@ ReorderResult best_operator_order(const TfliteModel& model, size_t max_states) {
   ReorderResult r;
   std::vector<int32_t> original(g.ops);
   for (size_t i = 0; i < g.ops; ++i) original[i] = static_cast<int32_t>(i);
-  r.original_peak_bytes = peak_of(g, original);
+  r.original_peak_bytes = peak_of(model, original);
 
   // Dynamic program, layer by layer (sets of k executed operators).
   const size_t words = (g.ops + 63) / 64;
   std::unordered_map<Set, State, SetHash> layer, all;
   Set empty(words, 0);
-  layer.emplace(empty, State{g.initial, g.initial, {}, -1});
+  layer.emplace(empty, State{g.start_peak, g.start_live, {}, -1});
   all.emplace(empty, layer.at(empty));
   for (size_t k = 0; k < g.ops && r.exhaustive; ++k) {
     std::unordered_map<Set, State, SetHash> next;
-    for (const auto& entry : layer) {
-      const Set& set = entry.first;  // named, not bound: lambdas below capture it
-      const State& st = entry.second;
+    for (const auto& [set, st] : layer) {
       for (size_t o = 0; o < g.ops; ++o) {
-        if (has(set, o) || !std::all_of(g.deps[o].begin(), g.deps[o].end(), [&](size_t d) { return has(set, d); }))
-          continue;
-        uint64_t live = st.live, outs = 0;
-        for (int32_t t : g.writes[o]) outs += g.bytes[static_cast<size_t>(t)];
-        uint64_t peak = std::max(st.peak, live + outs);
-        live += outs;
+        if (!ready(g, set, o)) continue;
+        Step s = step(g, set, st.live, o);
+        const uint64_t peak = std::max(st.peak, s.during);
         Set after = set;
         after[o / 64] |= uint64_t{1} << (o % 64);
-        // A tensor dies once every reader has run.
-        auto dead = [&](int32_t t) {
-          if (g.output[static_cast<size_t>(t)]) return false;
-          for (size_t p = 0; p < g.ops; ++p)
-            if (!has(after, p) && std::count(g.reads[p].begin(), g.reads[p].end(), t)) return false;
-          return true;
-        };
-        for (int32_t t : g.reads[o])
-          if (dead(t)) live -= g.bytes[static_cast<size_t>(t)];
-        for (int32_t t : g.writes[o])
-          if (dead(t)) live -= g.bytes[static_cast<size_t>(t)];
-        auto [it, inserted] = next.try_emplace(after, State{peak, live, set, static_cast<int32_t>(o)});
-        if (!inserted && peak < it->second.peak) it->second = State{peak, live, set, static_cast<int32_t>(o)};
+        auto [it, inserted] = next.try_emplace(after, State{peak, s.after, set, static_cast<int32_t>(o)});
+        if (!inserted && peak < it->second.peak) it->second = State{peak, s.after, set, static_cast<int32_t>(o)};
       }
     }
     for (const auto& [set, st] : next) all[set] = st;
@@ -165,7 +205,6 @@ ReorderResult best_operator_order(const TfliteModel& model, size_t max_states) {
   if (r.exhaustive && layer.size() == 1) {
     // Walk back from the full set.
     Set at = layer.begin()->first;
-    r.peak_bytes = layer.begin()->second.peak;
     while (all.at(at).op >= 0) {
       r.order.push_back(all.at(at).op);
       at = all.at(at).from;
@@ -174,11 +213,12 @@ ReorderResult best_operator_order(const TfliteModel& model, size_t max_states) {
   } else {
     r.exhaustive = false;
     r.order = greedy_order(g);
-    r.peak_bytes = peak_of(g, r.order);
-    if (r.peak_bytes > r.original_peak_bytes) {  // never recommend a worse order
-      r.order = original;
-      r.peak_bytes = r.original_peak_bytes;
-    }
+  }
+  // The bound is the lower bound's own, computed the same way for both orders.
+  r.peak_bytes = r.order.size() == g.ops ? peak_of(model, r.order) : UINT64_MAX;
+  if (r.peak_bytes > r.original_peak_bytes) {  // never recommend a worse order
+    r.order = original;
+    r.peak_bytes = r.original_peak_bytes;
   }
   return r;
 }

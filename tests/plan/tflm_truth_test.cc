@@ -66,6 +66,26 @@ TEST(TflmTruthOracle, AnUntouchedTensorIsStillPlanned) {
   expect_covers(r.budget.recommended_bytes, 9120);
 }
 
+// Fix 2: the reorder bound is the lower bound of the order it returns.
+TEST(TflmTruthOracle, ReorderBoundsAreLowerBoundsOfTheirOrders) {
+  for (const char* name : {"c40_reorder.tflite", "c22_greedy_subopt.tflite", "t1_rewrite.tflite", "p_inplace.tflite"}) {
+    SCOPED_TRACE(name);
+    TfliteModel m = model(name);
+    PlanReport r = plan_of(name, Target::cortex_m, true);
+    ASSERT_TRUE(r.reorder);
+    EXPECT_EQ(r.reorder->original_lower_bound_bytes, r.lower_bound_bytes);
+    EXPECT_LE(r.reorder->lower_bound_bytes, r.reorder->original_lower_bound_bytes);
+    EXPECT_EQ(r.reorder->lower_bound_bytes,
+              lower_bound(planner_input(planned_buffers(with_operator_order(m, r.reorder->order)))));
+    EXPECT_GE(r.reorder->arena_bytes, r.reorder->lower_bound_bytes);
+  }
+  PlanReport c40 = plan_of("c40_reorder.tflite", Target::cortex_m, true);
+  EXPECT_EQ(c40.reorder->original_lower_bound_bytes, 832u);  // was 832 B -> 2^64 - 784
+  EXPECT_EQ(c40.reorder->lower_bound_bytes, 448u);  // order 0,2,1,3,4, as an exhaustive search over the rules finds
+  PlanReport c22 = plan_of("c22_greedy_subopt.tflite", Target::cortex_m, true);
+  EXPECT_EQ(c22.reorder->original_lower_bound_bytes, 160u);  // was claimed 128 B
+}
+
 // Fix 5: an offline-placed variable is in the head, not the tail.
 TEST(TflmTruthOracle, AnOfflinePlacedVariableIsInTheHead) {
   PlanReport r = plan_of("t3_offline_var.tflite");
