@@ -62,6 +62,12 @@ int run_fit(const FitArgs& args) {
   }
   if (args.ram || args.flash) {
     if (!args.ram || !args.flash) return fail("fit", "--ram and --flash go together");
+    // A 32-bit core addresses 4 GiB in all: no RAM or flash can be larger.
+    constexpr uint64_t k4GiB = uint64_t{1} << 32;
+    if (plan::target_named(args.target) == plan::Target::cortex_m && (args.ram > k4GiB || args.flash > k4GiB))
+      return fail(args.ram > k4GiB ? "--ram" : "--flash",
+                  fmt::format("{} B is more than a 32-bit cortex-m target addresses (4 GiB); for a 64-bit one give "
+                              "--target x86-64", units::grouped(args.ram > k4GiB ? args.ram : args.flash)));
     plan::Mcu custom = chip.value_or(plan::Mcu{"custom", "", "", 0, 0, 0});
     custom.ram = args.ram;
     custom.flash = args.flash;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
+
 namespace edgemem::plan {
 namespace {
 
@@ -160,10 +162,25 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
   const auto* buffers = tables(model, model_f::buffers);
   auto buffer_bytes = [&](uint32_t index) -> uint64_t {
     if (!buffers || index >= buffers->size()) return 0;
-    const Table* b = buffers->Get(index);
-    if (const auto* data = vec<uint8_t>(b, buffer_f::data)) return data->size();
-    return b->GetField<uint64_t>(buffer_f::size, 0);  // data stored after the flatbuffer (> 2 GB models)
+    const auto* data = vec<uint8_t>(buffers->Get(index), buffer_f::data);
+    return data ? data->size() : 0;
   };
+  // Data stored after the flatbuffer (the > 2 GB layout: Buffer.offset from
+  // the start of the file, as TFLite reads it when offset > 1). It must lie
+  // inside the file; TFLite Micro itself never reads it.
+  auto external_bytes = [&](uint32_t index) -> uint64_t {
+    if (!buffers || index >= buffers->size()) return 0;
+    const Table* b = buffers->Get(index);
+    return b->GetField<uint64_t>(buffer_f::offset, 0) > 1 ? b->GetField<uint64_t>(buffer_f::size, 0) : 0;
+  };
+  for (flatbuffers::uoffset_t i = 0; buffers && i < buffers->size(); ++i) {
+    const uint64_t offset = buffers->Get(i)->GetField<uint64_t>(buffer_f::offset, 0), size = external_bytes(i);
+    if (size && (offset > bytes.size() || size > bytes.size() - offset)) {
+      error = fmt::format("buffer {} says its {} B of data are at offset {}, past the end of the {} B file (a truncated "
+                          "or damaged model)", i, units::grouped(size), units::grouped(offset), units::grouped(bytes.size()));
+      return std::nullopt;
+    }
+  }
 
   // Tensors may share a buffer (MLPerf Tiny's str_ww: three depthwise
   // tensors one 512 B buffer): its bytes are in the model once.
@@ -178,6 +195,7 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
       const uint32_t buffer = t->GetField<uint32_t>(tensor_f::buffer, 0);
       uint64_t data = buffer_bytes(buffer);
       tensor.has_data = data > 0;
+      tensor.external_bytes = external_bytes(buffer);
       if (counted_buffers.insert(buffer).second) out.constant_bytes += data;
       tensor.is_variable = t->GetField<uint8_t>(tensor_f::is_variable, 0) != 0;
       // TFLite Micro copies quantization only when both lists are non-empty.
@@ -253,8 +271,28 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
       if (!data || data->size() < 12) continue;
       std::vector<int32_t> words(data->size() / 4);
       std::memcpy(words.data(), data->data(), words.size() * 4);
-      if (words.size() >= 3 + static_cast<size_t>(words[2]) && static_cast<size_t>(words[2]) == out.tensors.size())
-        out.offline_offsets = std::vector<int32_t>(words.begin() + 3, words.begin() + 3 + words[2]);
+      // TFLite Micro (micro_allocation_info.cc GetOfflinePlannedOffsets)
+      // wants one offset per tensor of every subgraph, subgraph 0's first.
+      const auto count = static_cast<uint32_t>(words[2]);
+      if (count != out.all_tensor_count) {
+        out.offline_count_mismatch = count;
+        continue;
+      }
+      if (words.size() < 3 + size_t{count}) {
+        error = fmt::format("the OfflineMemoryAllocation metadata names {} tensors but holds {} offsets (a damaged model)",
+                            count, words.size() - 3);
+        return std::nullopt;
+      }
+      // Only -1 means "plan online"; GreedyMemoryPlanner takes any other
+      // offset as it is, so a negative one puts the tensor before the arena.
+      for (size_t k = 0; k < count; ++k)
+        if (words[3 + k] < -1) {
+          error = fmt::format("the OfflineMemoryAllocation metadata gives tensor {} the offset {}: only -1 (plan online) "
+                              "may be negative; TFLite Micro would place it before the start of the arena (a damaged "
+                              "model)", k, words[3 + k]);
+          return std::nullopt;
+        }
+      out.offline_offsets = std::vector<int32_t>(words.begin() + 3, words.begin() + 3 + static_cast<std::ptrdiff_t>(out.tensors.size()));
     }
   }
   return out;

@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "plan/lifetimes.h"
+#include "report/units.h"
+
 namespace edgemem::plan {
 namespace {
 
@@ -85,7 +88,8 @@ constexpr int kFloat32 = 0, kInt16 = 7, kInt8 = 9, kInt4 = 17;
 std::string type_name(int type) {
   constexpr std::string_view kNames[] = {"float32", "float16", "int32", "uint8",  "int64",     "string",
                                          "bool",    "int16",   "complex64", "int8", "float64", "complex128",
-                                         "uint64",  "resource", "variant", "uint32", "uint16",  "int4"};
+                                         "uint64",  "resource", "variant", "uint32", "uint16",  "int4",
+                                         "bfloat16", "int2", "uint4", "float8_e4m3fn", "float8_e5m2"};
   return type >= 0 && static_cast<size_t>(type) < std::size(kNames) ? std::string(kNames[type])
                                                                      : fmt::format("type {}", type);
 }
@@ -141,6 +145,30 @@ void type_blockers(const TfliteModel& model, std::vector<std::string>& out, std:
     }
 }
 
+// The TensorTypes TfLiteTypeSizeOf (memory_helpers.cc, tflite-micro
+// 90b983c2) has a size for; AllocateTensors() sizes every tensor of every
+// subgraph with it (InitializeAllocationInfo), constants and unused ones too.
+bool tflm_sizes_type(int type) {
+  switch (type) {
+    case 0: case 1: case 2: case 3: case 4: case 6: case 7: case 8: case 9: case 10: case 11: case 12: case 13:
+    case 15: case 16: case 17: case 18:
+      return true;
+    default:  // STRING, VARIANT, INT2, UINT4, FLOAT8_E4M3FN, FLOAT8_E5M2, newer types
+      return false;
+  }
+}
+
+// "tensor 3 'x' [1, 0], tensor 5 'y' [0, 2] and 4 more"
+std::string some_tensors(const TfliteModel& model, const std::vector<size_t>& ids, bool with_shape) {
+  std::vector<std::string> named;
+  for (size_t k = 0; k < std::min<size_t>(ids.size(), 3); ++k) {
+    const TfliteTensor& t = model.tensors[ids[k]];
+    named.push_back(with_shape ? fmt::format("tensor {} '{}' [{}]", ids[k], t.name, fmt::join(t.shape, ", "))
+                               : fmt::format("tensor {} '{}'", ids[k], t.name));
+  }
+  return fmt::format("{}{}", fmt::join(named, ", "), ids.size() > 3 ? fmt::format(" and {} more", ids.size() - 3) : "");
+}
+
 }  // namespace
 
 std::string_view builtin_operator_name(int32_t code) {
@@ -194,6 +222,58 @@ std::vector<std::string> tflm_blockers(const TfliteModel& model) {
                               fmt::join(open.begin(), open.begin() + static_cast<std::ptrdiff_t>(named), ", tensor "),
                               open.size() > named ? fmt::format(" and {} more", open.size() - named) : ""));
   }
+  // CheckDynamicTensors (micro_interpreter_graph.cc), after each Prepare:
+  // an operator output with a dimension <= 0 is dynamic, except the legacy
+  // scalar shape [0]. The -1s are named above.
+  std::vector<size_t> empty_outputs;
+  for (const TfliteOp& op : model.ops)
+    for (int32_t id : op.outputs) {
+      if (id < 0) continue;
+      const std::vector<int32_t>& shape = model.tensors[static_cast<size_t>(id)].shape;
+      if (shape.size() == 1 && shape[0] == 0) continue;
+      if (std::any_of(shape.begin(), shape.end(), [](int32_t d) { return d < 0; }) ||
+          std::none_of(shape.begin(), shape.end(), [](int32_t d) { return d == 0; }) ||
+          std::count(empty_outputs.begin(), empty_outputs.end(), static_cast<size_t>(id)))
+        continue;
+      empty_outputs.push_back(static_cast<size_t>(id));
+    }
+  if (!empty_outputs.empty())
+    out.push_back(fmt::format("{} operator output{} with a 0 dimension ({}: TFLite Micro's CheckDynamicTensors calls "
+                              "such an output dynamic, and dynamic tensors are not supported)",
+                              empty_outputs.size(), empty_outputs.size() == 1 ? "" : "s",
+                              some_tensors(model, empty_outputs, true)));
+  // TfLiteTypeSizeOf has no size for these: AllocateTensors() fails.
+  std::vector<std::string> unsized;
+  for (int type : model.tensor_types)
+    if (type != kTypeVariant && !tflm_sizes_type(type)) unsized.push_back(type_name(type));
+  if (!unsized.empty())
+    out.push_back(fmt::format("{} tensors (TfLiteTypeSizeOf has no size for the type, so AllocateTensors() fails on "
+                              "any tensor of it, even a constant or unused one)", fmt::join(unsized, ", ")));
+  // GetOfflinePlannedOffsets wants one offset per tensor of every subgraph.
+  if (model.offline_count_mismatch)
+    out.push_back(fmt::format("an OfflineMemoryAllocation of {} offsets for {} tensors (TFLite Micro: \"Nbr of offline "
+                              "buffer offsets ({}) in metadata not equal nbr tensors ({})\")",
+                              *model.offline_count_mismatch, model.all_tensor_count, *model.offline_count_mismatch,
+                              model.all_tensor_count));
+  // Weights after the flatbuffer (Buffer.offset): TFLite Micro reads only
+  // inline data, plans the tensor in the arena and computes with garbage.
+  std::vector<size_t> external;
+  for (size_t i = 0; i < model.tensors.size(); ++i)
+    if (model.tensors[i].external_bytes && !model.tensors[i].has_data) external.push_back(i);
+  if (!external.empty())
+    out.push_back(fmt::format("{} tensor{} whose data is stored outside the flatbuffer ({}: Buffer.offset/size, the "
+                              "> 2 GB layout; TFLite Micro reads only a buffer's inline data, so it would plan the "
+                              "tensor in the arena and never load its weights)",
+                              external.size(), external.size() == 1 ? "" : "s", some_tensors(model, external, false)));
+  // CreatePlan hands GreedyMemoryPlanner::AddBuffer(int size, ...) each
+  // aligned size as an int: 2 GiB or more does not fit.
+  std::vector<size_t> huge;
+  for (const PlanBuffer& b : planned_buffers(model))
+    if (b.bytes > static_cast<uint64_t>(INT32_MAX)) huge.push_back(static_cast<size_t>(b.tensor));
+  if (!huge.empty())
+    out.push_back(fmt::format("{} tensor{} of 2 GiB or more ({}, {} B: TFLite Micro's planner takes each size as an "
+                              "int)", huge.size(), huge.size() == 1 ? "" : "s", some_tensors(model, huge, false),
+                              units::grouped(model.tensors[huge[0]].bytes)));
   if (std::count(model.tensor_types.begin(), model.tensor_types.end(), kTypeVariant))
     out.push_back("VARIANT tensors (TensorFlow tensor lists: TFLite Micro has no such type)");
   // TFLite Micro holds RESOURCE tensors only as the variables VAR_HANDLE makes.

@@ -120,6 +120,15 @@ head -c 3000 "$model" >"$tmp/cut.tflite"
 expect 2 "truncated model" -- "$edgemem" plan "$tmp/cut.tflite"
 grep -q "cut.tflite" "$tmp/err" || { echo "FAIL: model error does not name the file"; fail=1; }
 expect 2 "not a model" -- "$edgemem" plan "$tmp/plain.txt"
+# Damage TFLite Micro would not survive: external data past the end of the
+# file, a negative offline offset other than -1 (tests/plan/data/README.md).
+expect 2 "plan: a buffer past the end of the file" -- "$edgemem" plan "$src/tests/plan/data/h_extbuf_size_past_eof.tflite"
+grep -q "past the end of the 464 B file" "$tmp/err" || { echo "FAIL: plan does not say the buffer lies past the file"; cat "$tmp/err"; fail=1; }
+expect 2 "plan: an offline offset of -5" -- "$edgemem" plan "$src/tests/plan/data/p_offline_neg5.tflite"
+# Models TFLite Micro refuses: exit 1, no arena, in plan and fit.
+expect 1 "plan refuses a 5 GiB tensor" -- "$edgemem" plan --json "$src/tests/plan/data/e_huge_5G.tflite"
+grep -q '"recommended_arena_bytes": null' "$tmp/out" || { echo "FAIL: plan recommends an arena for a 5 GiB tensor"; fail=1; }
+expect 1 "fit refuses weights outside the flatbuffer" -- "$edgemem" fit "$src/tests/plan/data/t3_extbuf.tflite" --ram 1M --flash 1M
 # A Flex model TFLite Micro cannot run: refused by plan, fit and check, never sized.
 flex=$src/tests/data/realworld/tflite/litert_multi_add_flex.tflite
 expect 1 "plan refuses a Flex model" -- "$edgemem" plan --json "$flex"
@@ -156,6 +165,8 @@ expect 2 "fit: --arena-symbol names no symbol" -- "$edgemem" fit "$corpus/tflite
 grep -q "no symbol no_such_array in the map (--arena-symbol)" "$tmp/err" || { echo "FAIL: --arena-symbol not found: $(cat "$tmp/err")"; fail=1; }
 expect 2 "fit: --arena-symbol without --map" -- "$edgemem" fit "$corpus/tflite/mlperftiny_kws_ref_model.tflite" --mcu nRF52840 --arena-symbol tensor_arena
 expect 2 "fit: unknown chip" -- "$edgemem" fit "$kws" --map "$map" --mcu Z80
+expect 2 "fit: 8 GiB of RAM on a 32-bit target" -- "$edgemem" fit "$kws" --ram 8G --flash 1M
+expect 0 "fit: 8 GiB of RAM on x86-64" -- "$edgemem" fit "$kws" --ram 8G --flash 1M --target x86-64
 expect 2 "fit: text as map" -- "$edgemem" fit "$kws" --map "$tmp/plain.txt"
 # An ELF given as the map: named, with where it goes (it was "line 23: expected ...").
 expect 2 "fit: an ELF as map" -- "$edgemem" fit "$kws" --map "$corpus/map/own_cm4_O2.elf" --mcu nRF52840

@@ -114,15 +114,36 @@ TEST(ArenaBudget, AShapeKnownOnlyAtRunTimeStopsTflm) {
 }
 
 // A 32-bit size_t cannot say 4 GiB: on cortex-m such a model has no arena;
-// on x86-64 it has one.
+// on x86-64 it has one. Three 1.5 GiB tensors live at once, each one small
+// enough for TFLite Micro's int sizes.
 TEST(ArenaBudget, AnArenaPast4GiBStopsA32BitTarget) {
-  TfliteModel m = tiny({{{1, 1024, 1024, 2048}, 9, "in"}, {{1, 1024, 1024, 2048}, 9, "out"}});
-  ArenaBudget m32 = arena_budget(m, Target::cortex_m), m64 = arena_budget(m, Target::x86_64);
+  constexpr int32_t kRelu = 19, kAdd = 0;
+  const std::vector<int32_t> shape{1, 1024, 1024, 1536};
+  std::string bytes = test::tiny_tflite({{shape, 9, "in"}, {shape, 9, "mid"}, {shape, 9, "out"}},
+                                        {{kRelu, {0}, {1}}, {kAdd, {0, 1}, {2}}}),
+              error;
+  auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  ASSERT_TRUE(m) << error;
+  ArenaBudget m32 = arena_budget(*m, Target::cortex_m), m64 = arena_budget(*m, Target::x86_64);
   ASSERT_EQ(m32.blockers.size(), 1u);
   EXPECT_NE(m32.blockers[0].find("more than a 32-bit address space holds"), std::string::npos) << m32.blockers[0];
   EXPECT_EQ(m32.recommended_bytes, 0u);
   EXPECT_TRUE(m64.blockers.empty());
   EXPECT_GT(m64.recommended_bytes, uint64_t{4} << 30);
+}
+
+// GreedyMemoryPlanner::AddBuffer takes each size as an int: a tensor of
+// 2 GiB stops both targets, though its arena is below 4 GiB.
+TEST(ArenaBudget, ATensorOf2GiBStopsEveryTarget) {
+  TfliteModel m = tiny({{{1, 1024, 1024, 2048}, 9, "in"}, {{1, 16}, 9, "out"}});
+  for (Target target : {Target::cortex_m, Target::x86_64}) {
+    ArenaBudget b = arena_budget(m, target);
+    ASSERT_EQ(b.blockers.size(), 1u);
+    EXPECT_EQ(b.blockers[0].rfind("1 tensor of 2 GiB or more (tensor 0 'in', 2,147,483,648 B", 0), 0u) << b.blockers[0];
+    EXPECT_EQ(b.recommended_bytes, 0u);
+  }
+  TfliteModel below = tiny({{{1, 1024, 1024, 2047}, 9, "in"}, {{1, 16}, 9, "out"}});
+  EXPECT_TRUE(arena_budget(below, Target::x86_64).blockers.empty());
 }
 
 }  // namespace

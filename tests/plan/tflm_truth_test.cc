@@ -86,6 +86,42 @@ TEST(TflmTruthOracle, ReorderBoundsAreLowerBoundsOfTheirOrders) {
   EXPECT_EQ(c22.reorder->original_lower_bound_bytes, 160u);  // was claimed 128 B
 }
 
+// Fix 3: what TFLite Micro refuses.
+TEST(TflmTruthOracle, ModelsTflmRefusesGetNoArena) {
+  struct Case {
+    const char* file;
+    const char* says;
+  };
+  for (const Case& c : {Case{"t3_string_unused.tflite", "string tensors (TfLiteTypeSizeOf has no size"},
+                        Case{"t3_int2_unused.tflite", "int2 tensors (TfLiteTypeSizeOf has no size"},
+                        Case{"t3_offline_wrongcount.tflite", "Nbr of offline buffer offsets (2) in metadata not equal nbr tensors (3)"},
+                        Case{"t4_zero.tflite", "1 operator output with a 0 dimension (tensor 1 'x' [0, 256]"},
+                        Case{"e_huge_2G.tflite", "1 tensor of 2 GiB or more (tensor 1 'x', 2,147,483,648 B"},
+                        Case{"e_huge_5G.tflite", "1 tensor of 2 GiB or more (tensor 1 'x', 5,368,709,120 B"},
+                        Case{"t3_extbuf.tflite", "1 tensor whose data is stored outside the flatbuffer (tensor 1 'w'"}}) {
+    SCOPED_TRACE(c.file);
+    for (Target target : {Target::cortex_m, Target::x86_64}) {
+      ArenaBudget b = arena_budget(model(c.file), target);
+      EXPECT_EQ(b.recommended_bytes, 0u);
+      EXPECT_TRUE(std::any_of(b.blockers.begin(), b.blockers.end(),
+                              [&](const std::string& s) { return s.find(c.says) != std::string::npos; }))
+          << (b.blockers.empty() ? "no blocker" : b.blockers[0]);
+    }
+  }
+  // Weights stored after the flatbuffer are not constants TFLite Micro uses.
+  EXPECT_EQ(model("t3_extbuf.tflite").constant_bytes, 0u);
+}
+
+// Fix 4: external data past the end of the file is a damaged model.
+TEST(TflmTruthOracle, ExternalDataPastTheEndOfTheFileIsDamage) {
+  for (const char* name : {"h_extbuf_size_past_eof.tflite", "h_extbuf_3G_truncated.tflite"}) {
+    SCOPED_TRACE(name);
+    std::string error;
+    EXPECT_FALSE(read(name, error));
+    EXPECT_NE(error.find("past the end of the 464 B file"), std::string::npos) << error;
+  }
+}
+
 // Fix 5: an offline-placed variable is in the head, not the tail.
 TEST(TflmTruthOracle, AnOfflinePlacedVariableIsInTheHead) {
   PlanReport r = plan_of("t3_offline_var.tflite");
