@@ -135,23 +135,37 @@ Plan best_plan(const std::vector<Buffer>& buffers) {
 
 uint64_t lower_bound(const std::vector<Buffer>& buffers) {
   // Offline buffers sit where the plan says (and may share bytes on
-  // purpose, as Vela's do); online buffers live together cannot overlap.
-  uint64_t offline_end = 0;
-  std::map<int32_t, int64_t> delta;  // scope -> change of online live bytes
+  // purpose, as Vela's do); online buffers cannot overlap each other nor an
+  // offline buffer live at the same time. So at every scope the arena holds
+  // the online bytes live then beside the bytes the live offline buffers
+  // cover, and all of the offline plan's extent.
+  uint64_t bound = 0;
+  std::vector<int32_t> scopes;
   for (const Buffer& b : buffers) {
-    if (b.offline_offset >= 0) {
-      offline_end = std::max(offline_end, static_cast<uint64_t>(b.offline_offset) + b.size);
-      continue;
+    if (b.offline_offset >= 0) bound = std::max(bound, static_cast<uint64_t>(b.offline_offset) + b.size);
+    scopes.push_back(b.first);  // the bytes live only grow at a buffer's first scope
+  }
+  std::sort(scopes.begin(), scopes.end());
+  scopes.erase(std::unique(scopes.begin(), scopes.end()), scopes.end());
+  std::vector<std::pair<uint64_t, uint64_t>> fixed;
+  for (int32_t s : scopes) {
+    uint64_t online = 0;
+    fixed.clear();
+    for (const Buffer& b : buffers) {
+      if (b.first > s || b.last < s) continue;
+      if (b.offline_offset >= 0) fixed.emplace_back(static_cast<uint64_t>(b.offline_offset), static_cast<uint64_t>(b.offline_offset) + b.size);
+      else online += b.size;
     }
-    delta[b.first] += static_cast<int64_t>(b.size);
-    delta[b.last + 1] -= static_cast<int64_t>(b.size);
+    std::sort(fixed.begin(), fixed.end());
+    uint64_t covered = 0, end = 0;
+    for (const auto& [from, to] : fixed) {
+      if (to <= end) continue;
+      covered += to - std::max(from, end);
+      end = to;
+    }
+    bound = std::max(bound, online + covered);
   }
-  int64_t live = 0, peak = 0;
-  for (const auto& [scope, d] : delta) {
-    live += d;
-    peak = std::max(peak, live);
-  }
-  return std::max(offline_end, static_cast<uint64_t>(peak));
+  return bound;
 }
 
 bool plan_is_valid(const std::vector<Buffer>& buffers, const Plan& plan) {

@@ -30,8 +30,9 @@ Plan tflm_greedy_plan(const std::vector<Buffer>& buffers);
 // small graphs, the smallest valid plan wins.
 Plan best_plan(const std::vector<Buffer>& buffers);
 
-// No plan can be smaller: the most bytes of online buffers live at any one
-// time, or the extent of the offline plan, whichever is larger.
+// No plan can be smaller: the most bytes live at any one time (online
+// buffers, plus the bytes the offline buffers live then cover: those may
+// share bytes on purpose), or the extent of the offline plan, whichever is larger.
 uint64_t lower_bound(const std::vector<Buffer>& buffers);
 
 // True if no two buffers live at the same time share a byte.

@@ -130,5 +130,18 @@ TEST(TflmTruthOracle, AnOfflinePlacedVariableIsInTheHead) {
   expect_covers(r.budget.recommended_bytes, 5024);  // was 4,016 B
 }
 
+// Fix 6: the bound counts what online tensors live beside offline ones need,
+// and a negative offset other than -1 is damage.
+TEST(TflmTruthOracle, OfflineLowerBoundCountsLiveBytes) {
+  PlanReport r = plan_of("p_offline_bound.tflite");  // 'in' offline at 0, live with x and y
+  EXPECT_EQ(r.lower_bound_bytes, 768u);  // was 512
+  EXPECT_GE(r.lower_bound_bytes, r.peak_live_bytes);
+  EXPECT_EQ(r.budget.head_bytes, 768u);
+  expect_covers(r.budget.recommended_bytes, 1856);
+  std::string error;
+  EXPECT_FALSE(read("p_offline_neg5.tflite", error));
+  EXPECT_NE(error.find("gives tensor 0 the offset -5"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace edgemem::plan
