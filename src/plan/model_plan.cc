@@ -39,14 +39,18 @@ PlanReport plan_model(const TfliteModel& model, const std::string& path, const P
   r.budget = arena_budget(model, options.target);
   r.declared = options.declared;
 
-  // Live bytes per scope, and the tensors that make the peak.
-  std::vector<uint64_t> live(static_cast<size_t>(r.operators) + 1, 0);
+  // Live bytes per scope, and the tensors that make the peak. Operator i
+  // runs at scope i + 1; scopes -1 and 0 come before the first operator
+  // (graph inputs, tensors nobody writes): a peak there has no operator.
+  const int32_t scopes = r.operators + 2;  // -1 .. operators
+  std::vector<uint64_t> live(static_cast<size_t>(scopes), 0);
   for (const PlanBuffer& b : planned)
-    for (int32_t s = std::max(b.first, 0); s <= b.last && s <= r.operators; ++s) live[static_cast<size_t>(s)] += b.bytes;
-  auto peak_scope = static_cast<int32_t>(std::max_element(live.begin(), live.end()) - live.begin());
-  r.live_bytes.assign(live.begin() + 1, live.end());
-  r.peak_op = op_of(peak_scope);
-  r.peak_live_bytes = live[static_cast<size_t>(peak_scope)];
+    for (int32_t s = std::max(b.first, -1); s <= b.last && s <= r.operators; ++s) live[static_cast<size_t>(s + 1)] += b.bytes;
+  // The first scope with the most bytes live; the lower bound counts the same.
+  const auto peak_scope = static_cast<int32_t>(std::max_element(live.begin(), live.end()) - live.begin()) - 1;
+  r.live_bytes.assign(live.begin() + 2, live.end());
+  r.peak_op = peak_scope >= 1 ? peak_scope - 1 : -1;
+  r.peak_live_bytes = live[static_cast<size_t>(peak_scope + 1)];
   for (const PlanBuffer& b : planned)
     if (b.first <= peak_scope && b.last >= peak_scope) r.peak_tensors.push_back(b.tensor);
 

@@ -50,8 +50,8 @@ struct PlanReport {
   bool offline_plan = false;
   ArenaBudget budget;
   std::optional<uint64_t> declared;     // --declared
-  std::vector<uint64_t> live_bytes;     // per operator
-  int32_t peak_op = 0;
+  std::vector<uint64_t> live_bytes;     // per operator: the tensors live while it runs
+  int32_t peak_op = 0;                  // -1: before the first operator (graph inputs alone)
   uint64_t peak_live_bytes = 0;
   std::vector<int32_t> peak_tensors;
   std::optional<PlanReorder> reorder;

@@ -50,7 +50,7 @@ std::string plan_html(const plan::PlanReport& r) {
     style::Plain plain;  // the page takes the text report's words, not its terminal colours
     text = plan_text(r);
   }
-  json peak = {{"op", r.peak_op}, {"live_bytes", r.peak_live_bytes}, {"tensors", r.peak_tensors}};
+  json peak = {{"op", r.peak_op >= 0 ? json(r.peak_op) : json(nullptr)}, {"live_bytes", r.peak_live_bytes}, {"tensors", r.peak_tensors}};
   return html::page("plan", {{"plan", json::parse(plan_json(r))},
                              {"verdict", html::verdict_lines(text)},
                              {"operator_names", r.operator_names},

@@ -113,7 +113,9 @@ std::string plan_text(const plan::PlanReport& r) {
                          bytes(o.lower_bound_bytes), bytes(gain), bytes(o.arena_bytes), fmt::join(o.order, ","));
   }
   if (!r.unrunnable()) budget_text(out, r.budget);
-  out += fmt::format("\npeak at op {}: {} live in {} tensors\n", r.peak_op, bytes(r.peak_live_bytes), r.peak_tensors.size());
+  out += fmt::format("\npeak {}: {} live in {} tensors\n",
+                     r.peak_op >= 0 ? fmt::format("at op {}", r.peak_op) : std::string("before the first operator"),
+                     bytes(r.peak_live_bytes), r.peak_tensors.size());
   out += fmt::format("\n{:>5}  {:>12}  {:>5}..{:<5} {:>12}  {}\n", "id", "size", "first", "last", "offset", "name");
   for (const auto& t : r.tensors)
     out += fmt::format("{:>5}  {:>12}  {:>5}..{:<5} {:>12}  {}\n", t.id, bytes(t.bytes), t.first_op, t.last_op,
@@ -165,6 +167,8 @@ std::string plan_json(const plan::PlanReport& r) {
   j["timeline"] = nlohmann::json::array();
   for (size_t op = 0; op < r.live_bytes.size(); ++op)
     j["timeline"].push_back({{"op", op}, {"live_bytes", r.live_bytes[op]}});
+  j["peak"] = {{"op", r.peak_op >= 0 ? nlohmann::json(r.peak_op) : nlohmann::json(nullptr)},
+               {"live_bytes", r.peak_live_bytes}};
   j["peak_tensors"] = r.peak_tensors;
   if (r.reorder) {
     const plan::PlanReorder& o = *r.reorder;

@@ -143,5 +143,16 @@ TEST(TflmTruthOracle, OfflineLowerBoundCountsLiveBytes) {
   EXPECT_NE(error.find("gives tensor 0 the offset -5"), std::string::npos) << error;
 }
 
+// Fix 7: the peak is the scope the lower bound counts; before the first
+// operator it names none.
+TEST(TflmTruthOracle, APeakBeforeTheFirstOperatorIsSaidSo) {
+  PlanReport r = plan_of("c03_unused_input.tflite", Target::cortex_m);
+  EXPECT_EQ(r.peak_op, -1);
+  EXPECT_EQ(r.peak_live_bytes, 528u);
+  EXPECT_EQ(r.peak_live_bytes, r.lower_bound_bytes);
+  EXPECT_EQ(r.live_bytes.at(0), 496u);
+  EXPECT_EQ(*std::max_element(r.live_bytes.begin(), r.live_bytes.end()), 496u);
+}
+
 }  // namespace
 }  // namespace edgemem::plan

@@ -10,6 +10,8 @@ EM.pages.plan = function (doc) {
   const { grouped, bytes, bytesHuman, el, note } = EM;
   const unrunnable = p.verdict === "tflm_cannot_run";
   const opName = (i) => doc.operator_names[i] || "";
+  // A peak before the first operator (graph inputs alone) has op null.
+  const peakAt = () => doc.peak.op === null ? "peak before the first operator" : "peak at op " + doc.peak.op + " (" + opName(doc.peak.op) + ")";
   const tensorName = (t) => (t.name == null ? "(unnamed tensor " + t.id + ")" : t.name);
   const peakIds = new Set(doc.peak.tensors);
 
@@ -38,7 +40,7 @@ EM.pages.plan = function (doc) {
        (p.tflm_greedy_bytes > p.arena_bytes ? "  (" + bytes(p.tflm_greedy_bytes - p.arena_bytes) + " more)" : ""));
   fact("lower bound (peak of live tensors)", bytes(p.lower_bound_bytes) +
        (p.arena_bytes === p.lower_bound_bytes ? "  (edgemem's plan is optimal)" : ""));
-  fact("peak", "peak at op " + doc.peak.op + " (" + opName(doc.peak.op) + "): " + bytes(doc.peak.live_bytes) +
+  fact("peak", peakAt() + ": " + bytes(doc.peak.live_bytes) +
        " live in " + doc.peak.tensors.length + " tensors");
   if (p.offline_plan) fact("offline plan", "the model's metadata fixes tensor offsets; both planners keep them");
   if (p.reorder) {
@@ -153,7 +155,7 @@ EM.pages.plan = function (doc) {
       rects.attr("x", (t) => x(t.first_op)).attr("width", (t) => Math.max(1, x(t.last_op + 1) - x(t.first_op)))
         .attr("y", (t) => y(t[plan.key] + t.aligned_bytes))
         .attr("height", (t) => Math.max(0.5, y(t[plan.key]) - y(t[plan.key] + t.aligned_bytes)));
-      peakBand.attr("x", x(doc.peak.op)).attr("width", Math.max(1, x(doc.peak.op + 1) - x(doc.peak.op)));
+      if (doc.peak.op !== null) peakBand.attr("x", x(doc.peak.op)).attr("width", Math.max(1, x(doc.peak.op + 1) - x(doc.peak.op)));
       arenaLine.attr("y1", y(plan.arena)).attr("y2", y(plan.arena));
       arenaLabel.attr("y", y(plan.arena) < m.top + 16 ? y(plan.arena) + 14 : y(plan.arena) - 4);  // below the line at the top
       xAxis.call(d3.axisBottom(x).ticks(8).tickFormat((v) => (Number.isInteger(v) ? grouped(v) : "")));
@@ -191,7 +193,7 @@ EM.pages.plan = function (doc) {
 
   // The peak and the tensors that make it, largest first.
   const peak = document.getElementById("peak");
-  peak.append(el("p", null, "peak at op " + doc.peak.op + " (" + opName(doc.peak.op) + "): " + bytes(doc.peak.live_bytes) +
+  peak.append(el("p", null, peakAt() + ": " + bytes(doc.peak.live_bytes) +
                             " live in " + doc.peak.tensors.length + " tensors"));
   const list = el("ul");
   for (const t of p.tensors.filter((t) => peakIds.has(t.id)).sort((a, c) => c.aligned_bytes - a.aligned_bytes))
