@@ -84,8 +84,12 @@ class LeakAnalysis {
   // (if it exists): a leak that fills its pool stops growing because its own
   // requests fail, and is still the leak that filled it.
   void failed(PoolId pool, SiteId site, uint64_t size) {
-    if (site != kUnknownSite) size = 0;
-    const uint32_t id = index_.find(pool, site, size);
+    uint32_t id = index_.find(pool, site, site != kUnknownSite ? 0 : size);
+    // A failure logged without a site (an allocator's hook that does not
+    // know its caller): the pool's one growing group whose blocks all have
+    // the size refused (a 648 B leak that filled a 16 KiB pool read as "no
+    // leak" beside 37 site-less refusals of 648 B).
+    if (id == GroupIndex::kNone && site == kUnknownSite) id = sole_growing_group(pool, size);
     if (id == GroupIndex::kNone) return;
     Group& g = groups_[id];
     if (g.growths > 0 && g.failed_since_growth++ == 0) g.first_failure_end = completed_;
@@ -187,6 +191,12 @@ class LeakAnalysis {
     return i < clocks_.size() ? clocks_[i] : other_threads_;
   }
   uint32_t add_group(PoolId pool, SiteId site, uint64_t size);
+  // kNone unless exactly one group of `pool` has grown and holds blocks of
+  // `size`, or of `size` rounded up to an allocator's granule (up to 16 B),
+  // looked for among at most kMaxGroupsSearched groups.
+  uint32_t sole_growing_group(PoolId pool, uint64_t size) const;
+  static constexpr size_t kMaxGroupsSearched = 4096;
+  static constexpr uint64_t kGranule = 16;
   void close_window();
   const ThreadClock* find_clock(uint32_t thread) const;
   bool marks(uint32_t thread) const;

@@ -495,6 +495,35 @@ TEST(HonestFindings, APoolThatRefusesRequestsToTheEndIsExhausted) {
   EXPECT_EQ(r.exhaustion_forecast->inferences, 0u);
 }
 
+// A failure logged without a site (the allocator's hook does not know its
+// caller) still stops the one growing group of its size: a 648 B leak that
+// filled a 16 KiB pool by inference 23 of 60 read "[OK] no leak".
+TEST(HonestFindings, ASiteLessRefusalStopsTheLeakOfItsSize) {
+  MemLog log;
+  log("POOL name=heap kind=heap base=0x1000 size=16384");
+  uint64_t top = 0x1000;
+  uint64_t refused = 0;
+  for (int i = 1; i <= 60; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=100 addr=0x{:x} pool=heap site=tmp.c:3", 0x1000 + 16384 - 128);
+    log("FREE addr=0x{:x} pool=heap", 0x1000 + 16384 - 128);
+    if (top + 648 <= 0x1000 + 16384 - 128) {
+      log("ALLOC size=648 addr=0x{:x} pool=heap site=leak.c:9", top);
+      top += 648;
+    } else {
+      log("ALLOC_FAIL size=644 align=8 pool=heap");  // the request, which the allocator rounds up to 648 B
+      ++refused;
+    }
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u) << text_of(*run, "log");
+  EXPECT_EQ(r.leaks[0].site, "leak.c:9");
+  ASSERT_TRUE(r.leaks[0].growth && r.leaks[0].growth->stopped_after_inference);
+  EXPECT_EQ(r.leaks[0].growth->failed_requests, refused);
+}
+
 // An arena's offset 0 is its first block, not NULL: a free there with
 // nothing live is a lost allocation (the one a late capture misses first),
 // and a realloc of it in place replaces it.
