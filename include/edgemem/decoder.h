@@ -54,6 +54,9 @@ struct DecodeStats {
   uint64_t malformed_lines = 0;  // [MEM] lines that could not be parsed
   uint64_t corrupt_bytes = 0;    // bytes skipped while resynchronising
   uint64_t truncated_bytes = 0;  // partial record at the end of the input
+  // Records cut where a followed stream started over (its file truncated,
+  // rotated or written again): lost mid-stream, not at its end.
+  uint64_t stream_cut_bytes = 0;
   uint64_t overflows = 0;        // ITM overflow packets: data was dropped on the device
   uint64_t dropped_records = 0;  // records the device could not send (emt DROP)
   uint64_t out_of_order_records = 0;  // a Linux recording's records applied after later ones (the merge's bound)

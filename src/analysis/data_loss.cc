@@ -37,6 +37,8 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   }
   add(s.malformed_lines, "malformed [MEM] lines skipped");
   add(s.truncated_bytes, "bytes of a cut-off last record ignored");
+  add(s.stream_cut_bytes, "bytes of a record cut where the followed file was truncated or replaced (rotated, or "
+                          "written again) ignored");
   add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");
   add(s.sites_dropped, fmt::format("events whose call site, marker or counter name did not fit the site table of {} "
                                    "names (counted under '(other sites)')",

@@ -35,7 +35,7 @@ struct WatchArgs {
 std::vector<TrendView> trend_views(const watch::AlertEngine& engine) {
   std::vector<TrendView> out;
   for (const watch::PoolTrend& t : engine.trends())
-    out.push_back({t.pool, t.estimate.bytes_per_inference, t.estimate.p_value, t.estimate.confirmed});
+    out.push_back({t.pool, t.estimate.bytes_per_inference, t.estimate.p_value, t.estimate.confirmed, t.estimated});
   return out;
 }
 

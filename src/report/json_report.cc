@@ -85,6 +85,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"corrupt_bytes", s.corrupt_bytes},
                 {"malformed_lines", s.malformed_lines},
                 {"truncated_bytes", s.truncated_bytes},
+                {"stream_cut_bytes", s.stream_cut_bytes},
                 {"overflow_packets", s.overflows},
                 {"dropped_records", s.dropped_records},
                 {"out_of_order_records", s.out_of_order_records},

@@ -134,14 +134,21 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
            "What the leaking groups add per inference, summed (summary-mode devices: growth of pools that grow "
            "steadily or whose lowest usage still rises)");
   if (r.inferences) w.sample("edgemem_leak_rate_bytes_per_inference", "", r.leak_rate_bytes_per_inference);
-  if (!in.trends.empty()) {
+  if (in.watching) {
     w.family("edgemem_leak_trend_bytes_per_inference", "gauge", "bytes_per_inference",
              "Slope of the lowest usage per 8 inferences over the last 80 (what the leak alert tests)");
     for (const TrendView& t : in.trends)
-      w.sample("edgemem_leak_trend_bytes_per_inference", pool_label(t.pool), t.bytes_per_inference);
+      if (t.estimated) w.sample("edgemem_leak_trend_bytes_per_inference", pool_label(t.pool), t.bytes_per_inference);
+    // Every pool, 0 until confirmed: a series that appears only at 80
+    // inferences (or vanishes at a restart) leaves `== 1` rules blind to a
+    // pool that fills up sooner.
     w.family("edgemem_leak_confirmed", "gauge", "",
              "1 once a leak of the pool was confirmed in this boot (its trend, p < 1e-6, or growth until full)");
-    for (const TrendView& t : in.trends) w.sample("edgemem_leak_confirmed", pool_label(t.pool), t.confirmed ? 1 : 0);
+    for (const PoolSummary& p : r.pools) {
+      const bool confirmed = std::any_of(in.trends.begin(), in.trends.end(),
+                                         [&](const TrendView& t) { return t.pool == p.name && t.confirmed; });
+      w.sample("edgemem_leak_confirmed", pool_label(p.name), confirmed ? 1 : 0);
+    }
   }
   if (const auto& fc = r.exhaustion_forecast) {
     w.family("edgemem_exhaustion_forecast_inferences", "gauge", "",
@@ -173,6 +180,9 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   w.sample("edgemem_events_dropped_total", "reason=\"itm_overflow\"", d(s.overflows));
   w.family("edgemem_corrupt_bytes_total", "counter", "bytes", "Bytes skipped while resynchronising on corrupt input");
   w.sample("edgemem_corrupt_bytes_total", "", d(s.corrupt_bytes));
+  w.family("edgemem_stream_cut_bytes_total", "counter", "bytes",
+           "Bytes of records cut where the followed file was truncated or replaced");
+  w.sample("edgemem_stream_cut_bytes_total", "", d(s.stream_cut_bytes));
   w.family("edgemem_damaged_records_total", "counter", "", "emt records whose check byte did not match: damaged in transit");
   w.sample("edgemem_damaged_records_total", "", d(s.failed_checks));
 

@@ -20,6 +20,7 @@ struct MetricsInput {
   const AnalysisResult* result = nullptr;
   std::string device;              // the `device` label on every sample; none when empty
   std::vector<TrendView> trends;   // live leak trends (`watch` only)
+  bool watching = false;           // `watch`: every pool has a leak_confirmed sample, 0 until confirmed
 };
 
 std::string metrics_report(const MetricsInput& in, MetricsFormat format);

@@ -1,5 +1,6 @@
 #include "report/otlp_report.h"
 
+#include <algorithm>
 #include <string>
 
 namespace edgemem {
@@ -87,10 +88,14 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
     frag.emplace_back(p.pool, p.final_rate);
     largest.emplace_back(p.pool, static_cast<double>(p.largest_free));
   }
-  for (const TrendView& t : in.trends) {
-    trend.emplace_back(t.pool, t.bytes_per_inference);
-    confirmed.emplace_back(t.pool, t.confirmed ? 1 : 0);
-  }
+  for (const TrendView& t : in.trends)
+    if (t.estimated) trend.emplace_back(t.pool, t.bytes_per_inference);
+  if (in.watching)
+    for (const PoolSummary& p : r.pools) {
+      const bool yes = std::any_of(in.trends.begin(), in.trends.end(),
+                                   [&](const TrendView& t) { return t.pool == p.name && t.confirmed; });
+      confirmed.emplace_back(p.name, yes ? 1 : 0);
+    }
   b.counter("edgemem.inferences", "{inference}", "Inferences completed", r.inferences);
   b.counter("edgemem.events", "{event}", "Memory events decoded", s.events);
   b.gauge("edgemem.pool.used", "By", "Bytes in use now", used);
@@ -123,6 +128,8 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   b.counter("edgemem.events.dropped", "{record}", "Trace data the device could not send", "reason",
             {{"device_buffer_full", s.dropped_records}, {"itm_overflow", s.overflows}});
   b.counter("edgemem.corrupt_bytes", "By", "Bytes skipped while resynchronising on corrupt input", s.corrupt_bytes);
+  b.counter("edgemem.stream_cut_bytes", "By", "Bytes of records cut where the followed file was truncated or replaced",
+            s.stream_cut_bytes);
   b.counter("edgemem.damaged_records", "{record}", "emt records whose check byte did not match: damaged in transit",
             s.failed_checks);
   b.histogram("edgemem.request.size", r.sizes);

@@ -31,6 +31,10 @@ std::string watch_status_line(const WatchStatus& status) {
   std::string trend;
   for (const TrendView& t : status.trends) {
     if (t.bytes_per_inference <= 0 && !t.confirmed) continue;
+    if (!t.estimated) {
+      trend += fmt::format("{}{} confirmed (filled up)", trend.empty() ? "leak " : ", ", t.pool);
+      continue;
+    }
     // Below 1e-15 the tail is lost in double rounding: say only that it is that small.
     std::string p = t.p_value < 1e-15 ? "p<1e-15" : fmt::format("p={:.0e}", t.p_value);
     trend += fmt::format("{}{} {:+.0f} B/inf ({}{})", trend.empty() ? "leak " : ", ", t.pool, t.bytes_per_inference, p,

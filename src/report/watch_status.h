@@ -16,6 +16,7 @@ struct TrendView {
   double bytes_per_inference = 0;
   double p_value = 1;  // of a flat floor giving this slope
   bool confirmed = false;
+  bool estimated = true;  // false: confirmed by the pool filling up before a trend was fitted
 };
 
 struct WatchStatus {

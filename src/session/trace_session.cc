@@ -66,6 +66,7 @@ struct TraceSession::Impl {
   std::optional<Compression> compression;
   std::unique_ptr<Decompressor> unpack;
   uint64_t compressed_bytes = 0;
+  uint64_t cut_bytes = 0;  // of records cut by cut_stream(): in the decoder's truncated bytes, said apart
   std::string unpack_damage;  // why the compressed stream stopped being read
   uint64_t unpack_damage_at = 0;  // its compressed offset
   bool unpack_cut = false;        // it ended early: cut off, not damaged
@@ -112,8 +113,11 @@ struct TraceSession::Impl {
     if (head.size() < kSniffBytes && options.format == Format::automatic) return;
     start();
   }
-  // The input's compression in the decoder's totals.
+  // The input's compression, and the records cut where the stream started
+  // over, in the decoder's totals.
   void stamp(DecodeStats& s) const {
+    s.stream_cut_bytes = std::min(cut_bytes, s.truncated_bytes);
+    s.truncated_bytes -= s.stream_cut_bytes;
     if (!compression) return;
     s.compression = to_string(*compression);
     s.compressed_bytes = compressed_bytes;
@@ -274,7 +278,11 @@ void TraceSession::cut_stream() {
   // Bytes still held back to tell the format are decoded first if they show
   // it, so the cut falls after them; bytes that show nothing yet stay held.
   if (!impl_->decoder) start_if_known();
-  if (impl_->decoder && !impl_->unpack) impl_->decoder->cut();
+  if (impl_->decoder && !impl_->unpack) {
+    const uint64_t before = impl_->decoder->progress().truncated_bytes;
+    impl_->decoder->cut();
+    impl_->cut_bytes += impl_->decoder->progress().truncated_bytes - before;
+  }
 }
 
 void TraceSession::read_failed(const std::string& error) {

@@ -174,6 +174,13 @@ std::vector<PoolTrend> AlertEngine::trends() const {
     out.push_back({pool, estimate});
     out.back().estimate.confirmed |= confirmed_.contains(pool);
   }
+  // Confirmed by filling up, before 80 inferences gave a trend.
+  for (const std::string& pool : confirmed_)
+    if (!trends_.contains(pool)) {
+      TrendEstimate filled;
+      filled.confirmed = true;
+      out.push_back({pool, filled, false});
+    }
   return out;
 }
 

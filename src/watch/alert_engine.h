@@ -40,6 +40,9 @@ struct Alert {
 struct PoolTrend {
   std::string pool;
   TrendEstimate estimate;
+  // False for a pool whose leak is confirmed by its filling up before a
+  // trend could be fitted: `estimate` holds only `confirmed`.
+  bool estimated = true;
 };
 
 class AlertEngine final : public InferenceObserver {

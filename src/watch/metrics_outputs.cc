@@ -25,7 +25,7 @@ std::string MetricsOutputs::announcement() const { return server_ ? "serving met
 
 void MetricsOutputs::publish(const TraceRun& run, const std::vector<TrendView>& trends,
                              const std::function<void(const std::string&)>& problem) {
-  MetricsInput metrics{&run.input, &run.result, targets_.device, trends};
+  MetricsInput metrics{&run.input, &run.result, targets_.device, trends, true};
   if (server_)
     server_->publish(metrics_report(metrics, MetricsFormat::prometheus), metrics_report(metrics, MetricsFormat::openmetrics));
   if (!targets_.file.empty()) {

@@ -134,8 +134,9 @@ TEST(TraceSession, AForcedFormatThatDecodesDamageIsRefused) {
 }
 
 // A followed file that starts over (truncated, rotated) cuts the record it
-// was in the middle of: counted as truncated, not glued to the new file's
-// first line (which was then lost as malformed; found in review).
+// was in the middle of: counted as cut where the stream started over (lost
+// mid-stream, not at its end), not glued to the new file's first line
+// (which was then lost as malformed; found in review).
 TEST(TraceSession, AStreamCutStartsOverInsteadOfGluingTheCutRecordToTheNewBytes) {
   TraceSessionOptions options;
   options.format = Format::log;
@@ -146,7 +147,8 @@ TEST(TraceSession, AStreamCutStartsOverInsteadOfGluingTheCutRecordToTheNewBytes)
   TraceOutcome out = session.finish();
   ASSERT_TRUE(out.run);
   EXPECT_EQ(out.run->input.stats.malformed_lines, 0u);
-  EXPECT_EQ(out.run->input.stats.truncated_bytes, 18u);
+  EXPECT_EQ(out.run->input.stats.stream_cut_bytes, 18u);
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 0u);
   EXPECT_EQ(out.run->result.inferences, 3u);
   // The same before the format is decided (no --format: the bytes are held
   // back to tell it): the cut decodes them first (in review it did nothing).
@@ -157,7 +159,8 @@ TEST(TraceSession, AStreamCutStartsOverInsteadOfGluingTheCutRecordToTheNewBytes)
   out = automatic.finish();
   ASSERT_TRUE(out.run);
   EXPECT_EQ(out.run->input.stats.malformed_lines, 0u);
-  EXPECT_EQ(out.run->input.stats.truncated_bytes, 18u);
+  EXPECT_EQ(out.run->input.stats.stream_cut_bytes, 18u);
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 0u);
 }
 
 // A rotation that cuts a record whose start is itself a whole [MEM] line
@@ -173,7 +176,8 @@ TEST(TraceSession, ARecordCutByARotationIsTruncatedThoughItReadsAsALine) {
   session.stopped();  // as watch ends, by Ctrl-C: the cut before is still counted
   TraceOutcome out = session.finish();
   ASSERT_TRUE(out.run);
-  EXPECT_EQ(out.run->input.stats.truncated_bytes, 21u);
+  EXPECT_EQ(out.run->input.stats.stream_cut_bytes, 21u);
+  EXPECT_EQ(out.run->input.stats.truncated_bytes, 0u);
   EXPECT_EQ(out.run->input.stats.skipped_lines, 1u);
   EXPECT_EQ(out.run->result.inferences, 1u);
 }

@@ -51,6 +51,23 @@ TEST(MetricsReport, OpenMetricsNamesCounterFamiliesWithoutTotalGivesUnitsAndEnds
   EXPECT_TRUE(t.ends_with("# EOF\n"));
 }
 
+// watch: every pool has its leak_confirmed sample from the start, 0 until
+// confirmed, so a `== 1` rule sees a pool that fills up before the trend's
+// 80 inferences (confirmed without a trend: no trend sample for it), and
+// one that reads 0 again after a restart.
+TEST(MetricsReport, WatchGivesEveryPoolItsLeakConfirmedFromTheStart) {
+  Fixture f;
+  const std::string none = metrics_report({&f.input, &f.result, "", {}, true}, MetricsFormat::prometheus);
+  EXPECT_TRUE(has(none, "edgemem_leak_confirmed{pool=\"arena\"} 0\n")) << none;
+  EXPECT_TRUE(has(none, "edgemem_leak_confirmed{pool=\"heap\"} 0\n"));
+  const std::vector<TrendView> filled = {{"arena", 0, 1, true, false}};
+  const std::string t = metrics_report({&f.input, &f.result, "", filled, true}, MetricsFormat::prometheus);
+  EXPECT_TRUE(has(t, "edgemem_leak_confirmed{pool=\"arena\"} 1\n")) << t;
+  EXPECT_TRUE(has(t, "edgemem_leak_confirmed{pool=\"heap\"} 0\n"));
+  EXPECT_FALSE(has(t, "edgemem_leak_trend_bytes_per_inference{pool=\"arena\"}"));
+  EXPECT_FALSE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_confirmed")) << "analyze has no live trend";
+}
+
 TEST(MetricsReport, FragmentationOnlyForPoolsOfKnownExtent) {
   std::string t = Fixture().render(MetricsFormat::prometheus);
   EXPECT_TRUE(has(t, "edgemem_fragmentation_ratio{pool=\"arena\"} 0.125\n"));

@@ -3,6 +3,7 @@
 // arrive as inferences end, and --until / the end of the input stop it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "watch/soak_trace.h"
@@ -117,6 +118,45 @@ TEST(Watcher, StopsWhenAskedAndReportsWhatWasSeen) {
   TraceOutcome out = watcher.run(source, {1ms, std::nullopt, std::nullopt}, {}, [&] { return ++reads > 1000; });
   ASSERT_TRUE(out.run);
   EXPECT_EQ(out.run->result.inferences, 50u);
+}
+
+// A followed file rotated (or truncated) while its writer was mid-line:
+// that record is lost mid-stream, said as such (not as "a cut-off last
+// record") and raised as data loss, unlike the cut where a watch stops.
+TEST(Watcher, ARecordCutWhereTheFileStartsOverIsDataLoss) {
+  class Rotating final : public LiveSource {
+   public:
+    SourceRead read(std::span<uint8_t> buffer, std::chrono::milliseconds) override {
+      SourceRead out;
+      if (step_ == 2) {
+        out.ended = true;
+        return out;
+      }
+      const std::string& p = step_ == 0 ? first_ : second_;
+      std::copy(p.begin(), p.end(), buffer.begin());
+      out.bytes = p.size();
+      out.restarted = step_++ == 1;
+      return out;
+    }
+
+   private:
+    const std::string log_ = test::soak_log(40, std::nullopt);
+    const std::string first_ = log_.substr(0, log_.size() / 2 + 7), second_ = test::soak_log(20, std::nullopt);
+    int step_ = 0;
+  } source;
+  TraceSessionOptions options = heap_of_16m();
+  options.format = Format::log;
+  TraceSession session("live", options);
+  Watcher watcher(session);
+  std::vector<Alert> alerts;
+  WatchHandlers h;
+  h.alert = [&](const Alert& a) { alerts.push_back(a); };
+  TraceOutcome out = watcher.run(source, {1ms, std::nullopt, std::nullopt}, h, {});
+  ASSERT_TRUE(out.run);
+  const DecodeStats& s = out.run->input.stats;
+  EXPECT_GT(s.stream_cut_bytes, 0u);
+  EXPECT_EQ(s.truncated_bytes, 0u);
+  EXPECT_TRUE(std::any_of(alerts.begin(), alerts.end(), [](const Alert& a) { return a.kind == AlertKind::data_loss; }));
 }
 
 TEST(ParseDuration, UnitsAndRefusals) {
