@@ -362,7 +362,6 @@ struct PoolTimeline {
 struct InferenceSpan {
   uint64_t number = 0;  // the device's number; unnumbered markers count from 1
   std::optional<uint64_t> begin_time, end_time;
-  uint32_t thread = 0;  // concurrent spans: the thread that marked it
 };
 
 // Inference boundaries over trace time, bounded: past the cap every other
@@ -372,11 +371,6 @@ struct InferenceMarks {
   std::vector<InferenceSpan> spans;  // in trace order
   uint64_t total = 0;                // inferences begun (or ended without a begin)
   uint64_t dropped = 0;              // total - spans.size()
-  // Inferences another thread began while one was open: they ran at once
-  // with the sequence above, which the per-inference numbers follow, and
-  // are not in it (AnalysisResult::overlapping_inferences of them; the
-  // first kMaxSpans here, by begin).
-  std::vector<InferenceSpan> concurrent;
 };
 
 // A device that booted again inside one capture (emt: a second HEADER):
@@ -408,9 +402,9 @@ struct EventCounts {
 struct AnalysisResult {
   EventCounts counts;
   uint64_t inferences = 0;
-  // Inferences begun on one thread while another thread's was open: they
-  // ran at the same time as the sequence the per-inference numbers follow,
-  // and are kept apart from it (inference_marks.concurrent).
+  // Begins from one thread while another thread's inference was open: the
+  // inferences overlap, and the per-inference numbers take them as one
+  // sequence (0 without end markers, where a begin ends the one before).
   uint64_t overlapping_inferences = 0;
   uint64_t peak_bytes = 0;
   std::vector<SiteLeak> leaks;

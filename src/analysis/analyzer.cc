@@ -1,8 +1,6 @@
 #include "edgemem/analyzer.h"
 
 #include <algorithm>
-#include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -46,14 +44,7 @@ struct Analyzer::Impl {
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
   uint32_t begun_by = 0;   // the thread that began the open inference
-  // Inferences begun on another thread while one was open, by thread: they
-  // run at once with the sequence the per-inference numbers follow, so
-  // their markers stay out of it (a begin there closed the open inference,
-  // and its end then closed the wrong one).
-  std::unordered_map<uint32_t, InferenceSpan> concurrent_open;
-  std::vector<InferenceSpan> concurrent_spans;  // closed, the first kMaxSpans
-  std::unordered_map<uint32_t, uint64_t> concurrent_counted;
-  uint64_t concurrent_begun = 0;
+  uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   Restarts restarts;
   std::vector<uint64_t> summary_failures;  // per pool, refused requests told by summary records
@@ -261,48 +252,6 @@ struct Analyzer::Impl {
       if (r.during_inference) r.after_inference = std::exchange(r.during_inference, std::nullopt);
   }
 
-  // A begin on a thread other than the open inference's, or on a thread
-  // whose concurrent inference is open (which it ends, if no end marker
-  // ever came: firmware that marks only begins).
-  bool concurrent_begin(const Event& e) {
-    auto open = concurrent_open.find(e.thread);
-    if (open == concurrent_open.end() && !(tracker.in_inference() && e.thread != begun_by)) return false;
-    if (open != concurrent_open.end()) {
-      if (!ends_seen) open->second.end_time = e.time;
-      keep_concurrent(std::move(open->second));
-      concurrent_open.erase(open);
-    }
-    ++concurrent_begun;
-    // Unnumbered markers: counted per thread, from 1.
-    const uint64_t number = e.size ? e.size : ++concurrent_counted[e.thread];
-    concurrent_open[e.thread] = InferenceSpan{number, e.time, std::nullopt, e.thread};
-    return true;
-  }
-
-  bool concurrent_end(const Event& e) {
-    auto open = concurrent_open.find(e.thread);
-    if (open == concurrent_open.end()) return false;
-    open->second.end_time = e.time;
-    keep_concurrent(std::move(open->second));
-    concurrent_open.erase(open);
-    return true;
-  }
-
-  // Closed ones, and those still running when the trace stopped, by begin.
-  void conclude_concurrent(AnalysisResult& out) const {
-    std::vector<InferenceSpan>& all = out.inference_marks.concurrent;
-    all = concurrent_spans;
-    for (const auto& [thread, span] : concurrent_open)
-      if (all.size() < TimelineAnalysis::kMaxSpans) all.push_back(span);
-    std::sort(all.begin(), all.end(), [](const InferenceSpan& a, const InferenceSpan& b) {
-      return std::tie(a.begin_time, a.thread) < std::tie(b.begin_time, b.thread);
-    });
-  }
-
-  void keep_concurrent(InferenceSpan span) {
-    if (concurrent_spans.size() < TimelineAnalysis::kMaxSpans) concurrent_spans.push_back(std::move(span));
-  }
-
   // `begun`: its begin marker was seen (some firmware marks only the end).
   void end_inference(uint64_t time, uint64_t number, bool begun) {
     if (!begun) begin_inference(number, failed_at_end, true);
@@ -435,9 +384,9 @@ struct Analyzer::Impl {
         sampled(e);
         break;
       case EventKind::inference_begin:
-        if (concurrent_begin(e)) break;
-        begun_by = e.thread;
         // Firmware that marks only the begins: each one ends the inference before it.
+        if (tracker.in_inference() && e.thread != begun_by) ++begins_of_other_threads;
+        begun_by = e.thread;
         if (tracker.in_inference() && !ends_seen) end_inference(e.time, e.size, true);
         begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, tracker.total_usage());
@@ -445,7 +394,6 @@ struct Analyzer::Impl {
         break;
       case EventKind::inference_end:
         ends_seen = true;
-        if (concurrent_end(e)) break;
         end_inference(e.time, e.size, tracker.in_inference());
         break;
       case EventKind::arena_reset:
@@ -490,14 +438,13 @@ struct Analyzer::Impl {
     AnalysisResult out;
     out.counts = counts;
     out.inferences = tracker.completed();
-    out.overlapping_inferences = concurrent_begun;
+    out.overlapping_inferences = ends_seen ? begins_of_other_threads : 0;
     judge_restarts(out);
     leaks.finish(tracker, context, out);
     threads.finish(context, out);
     temporaries.finish(tracker, context, out);
     watermark.finish(tracker, context, options.clock_hz, out);
     fragmentation.finish(context, tracker.completed(), out);
-    conclude_concurrent(out);
     overflow.finish(context, out);
     lifo.finish(tracker, context, out);
     peak.finish(tracker, context, out);

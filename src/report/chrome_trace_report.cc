@@ -43,14 +43,14 @@ class Writer {
                        {"args", std::move(args)}});
   }
   // `last`: only the trace's last inference can still be running at its end.
-  void inference(int pid, const InferenceSpan& s, bool last, uint32_t tid = 0) {
+  void inference(int pid, const InferenceSpan& s, bool last) {
     std::string name = "inference " + std::to_string(s.number);
     json args = {{"inference", s.number}};
     if (s.begin_time && s.end_time)
-      events_.push_back({{"ph", "X"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", us(*s.begin_time)},
+      events_.push_back({{"ph", "X"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", us(*s.begin_time)},
                          {"dur", us(*s.end_time) - us(*s.begin_time)}, {"args", args}});
     else if (s.begin_time && last)  // still running when the trace ended: a begin without its end
-      events_.push_back({{"ph", "B"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", us(*s.begin_time)}, {"args", args}});
+      events_.push_back({{"ph", "B"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", us(*s.begin_time)}, {"args", args}});
     else if (s.begin_time)  // another began before it ended: its end is unknown
       instant(pid, *s.begin_time, name + " begins (no end marker)", args);
     else
@@ -72,8 +72,6 @@ std::string chrome_trace_json(const InputSummary& input, const AnalysisResult& r
   w.process(inferences_pid, "inferences", 0);
   for (const InferenceSpan& s : result.inference_marks.spans)
     w.inference(inferences_pid, s, &s == &result.inference_marks.spans.back());
-  // Inferences run at once on other threads: a row per thread.
-  for (const InferenceSpan& s : result.inference_marks.concurrent) w.inference(inferences_pid, s, !s.end_time, s.thread);
   int pid = inferences_pid;
   for (const PoolTracks& t : pool_tracks(result)) {
     ++pid;

@@ -261,12 +261,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   json spans = json::array();
   for (const auto& s3 : r.inference_marks.spans)
     spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)}});
-  json concurrent = json::array();
-  for (const auto& c : r.inference_marks.concurrent)
-    concurrent.push_back({{"inference", c.number}, {"thread", c.thread}, {"begin", count_or_null(c.begin_time)},
-                          {"end", count_or_null(c.end_time)}});
-  j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans},
-                          {"concurrent", concurrent}};
+  j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans}};
   json restarts = json::array();
   for (const Restart& x : r.restarts.kept)
     restarts.push_back({{"time", x.time}, {"during_inference", count_or_null(x.during_inference)},

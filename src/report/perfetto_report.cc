@@ -5,7 +5,6 @@
 // (used bytes, live blocks, fragmentation rate) and an events track of
 // instants. Perfetto's JSON import is legacy and slow on big traces; this
 // is the format its UI and trace processor read natively.
-#include <map>
 #include <optional>
 #include <type_traits>
 #include <variant>
@@ -136,17 +135,6 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
   uint64_t inferences = w.track("inferences", root, inference_note(result));
   for (const InferenceSpan& s : result.inference_marks.spans)
     w.inference(inferences, s, &s == &result.inference_marks.spans.back());
-  // Inferences run at once on other threads: a track per thread, as slices
-  // on one track must nest.
-  std::map<uint32_t, uint64_t> concurrent;
-  for (const InferenceSpan& s : result.inference_marks.concurrent) {
-    auto [it, added] = concurrent.try_emplace(s.thread, 0);
-    if (added)
-      it->second = w.track(fmt::format("inferences on thread {}", s.thread), root,
-                           "inferences begun while another thread's was open: not among those the per-inference "
-                           "numbers follow");
-    w.inference(it->second, s, !s.end_time);
-  }
 
   for (const PoolTracks& t : pool_tracks(result)) {
     const std::string& name = t.pool->name;

@@ -120,11 +120,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                   ? fmt::format(", first allocating thread {} ({})", r.threads.threads.front().name,
                                                 r.threads.threads.front().tid)
                                   : "";
-  out += fmt::format("edgemem: {} ({}{}, {} event{}, {} inference{}{}{})\n\n", in.path, in.format,
+  out += fmt::format("edgemem: {} ({}{}, {} event{}, {} inference{}{})\n\n", in.path, in.format,
                      s.compression.empty() ? "" : fmt::format(" in {}, {} compressed", s.compression, bytes(s.compressed_bytes)),
                      grouped(s.events), s.events == 1 ? "" : "s", grouped(r.inferences), r.inferences == 1 ? "" : "s",
-                     r.overlapping_inferences ? fmt::format(" + {} at once on other threads", grouped(r.overlapping_inferences))
-                                              : "",
                      process);
 
   // Lost data comes before any verdict: it can hide a leak or fake one.
@@ -521,11 +519,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                    grouped(s.device_restarts), s.device_restarts == 1 ? "" : "s", when));
   }
   if (r.overlapping_inferences)
-    line(out, "Inferences", fmt::format("{} began on one thread while another thread's was open: they ran at once with "
-                                        "the {} the per-inference numbers (leak per inference, peaks, forecast) follow, "
-                                        "and are not among them (their blocks are: a leak there is spread over those "
-                                        "inferences); the exports draw them on their threads' tracks",
-                                        grouped(r.overlapping_inferences), grouped(r.inferences)));
+    line(out, "Inferences", fmt::format("{} began on one thread while another thread's was open: inferences ran at once "
+                                        "on several threads, and the per-inference numbers (leak per inference, peaks, "
+                                        "forecast) take their markers as one sequence; mark one thread's inferences",
+                                        grouped(r.overlapping_inferences)));
   if (s.time_went_back)
     line(out, "Input", fmt::format("the stamps went back {} time{}, first at line {} (a restart or a corrupt stamp): "
                                    "later times continue from the last one",

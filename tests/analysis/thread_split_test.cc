@@ -4,10 +4,7 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/thread_analysis.h"
-#include "edgemem/exports.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -189,55 +186,25 @@ TEST(Temporaries, ATextLogsReallocAndThreadsFollowTheSameRule) {
 }
 
 // Two threads running inferences at once (an --inference-fn both threads
-// call): their markers interleave. The inferences another thread begins
-// while one is open are kept apart, each with its own begin and end (a
-// begin there closed the open one, and its end the wrong one: a helper's
-// 10 inferences read 11, drawn with wrong lengths); the per-inference
-// numbers follow the others. A frame begun on one thread and ended on
-// another is one sequence, not an overlap.
+// call): their markers interleave, and the report says the per-inference
+// numbers mix them. A frame begun on one thread and ended on another, or
+// firmware that marks only begins, is one sequence, not an overlap.
 TEST(ThreadSplit, InferencesThatOverlapOnTwoThreadsAreSaid) {
   const std::string overlapping =
       "[MEM][10] INFER begin 1 thread=1\n[MEM][20] INFER begin 7 thread=2\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n"
       "[MEM][30] INFER end 1 thread=1\n[MEM][40] INFER end 7 thread=2\n[MEM][50] INFER begin 2 thread=1\n"
       "[MEM][55] INFER begin 8 thread=2\n[MEM][60] INFER end 8 thread=2\n";
   auto run = analyse(Format::log, overlapping);
-  const AnalysisResult& r = run->result;
-  EXPECT_EQ(r.overlapping_inferences, 2u);
+  EXPECT_EQ(run->result.overlapping_inferences, 2u);
   EXPECT_NE(text_of(*run).find("Inferences    2 began on one thread while another thread's was open"), std::string::npos)
       << text_of(*run);
-  EXPECT_EQ(r.inferences, 1u);  // inference 2 of thread 1 still runs at the end
-  ASSERT_EQ(r.inference_marks.spans.size(), 2u);
-  EXPECT_EQ(r.inference_marks.spans[0].begin_time, 10u);
-  EXPECT_EQ(r.inference_marks.spans[0].end_time, 30u);
-  EXPECT_EQ(r.inference_marks.spans[1].begin_time, 50u);
-  EXPECT_FALSE(r.inference_marks.spans[1].end_time);
-  ASSERT_EQ(r.inference_marks.concurrent.size(), 2u);
-  for (const InferenceSpan& c : r.inference_marks.concurrent) EXPECT_EQ(c.thread, 2u);
-  EXPECT_EQ(r.inference_marks.concurrent[0].number, 7u);
-  EXPECT_EQ(r.inference_marks.concurrent[0].begin_time, 20u);
-  EXPECT_EQ(r.inference_marks.concurrent[0].end_time, 40u);
-  EXPECT_EQ(r.inference_marks.concurrent[1].number, 8u);
-  EXPECT_EQ(r.inference_marks.concurrent[1].begin_time, 55u);
-  EXPECT_EQ(r.inference_marks.concurrent[1].end_time, 60u);
-  // The Chrome trace draws them on their thread's row.
-  const auto chrome = nlohmann::json::parse(chrome_trace_json({"t", "log", run->stats, run->context.time_base}, r));
-  size_t drawn = 0;
-  for (const auto& e : chrome["traceEvents"])
-    if (e["name"] == "inference 7" || e["name"] == "inference 8") {
-      EXPECT_EQ(e["ph"], "X");
-      EXPECT_EQ(e["tid"], 2);
-      ++drawn;
-    }
-  EXPECT_EQ(drawn, 2u);
 
   const std::string handed_on =
       "[MEM][10] INFER begin 1 thread=1\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n[MEM][30] INFER end 1 thread=2\n"
       "[MEM][50] INFER begin 2 thread=1\n[MEM][60] INFER end 2 thread=2\n";
   EXPECT_EQ(analyse(Format::log, handed_on)->result.overlapping_inferences, 0u);
-  // Marks of begins only: one thread's begin ends its own inference before,
-  // another thread's begins one beside it (no end tells otherwise).
   const std::string begins_only =
-      "[MEM][10] INFER begin 1 thread=1\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n[MEM][30] INFER begin 2 thread=1\n"
+      "[MEM][10] INFER begin 1 thread=1\n[MEM][25] ALLOC size=8 addr=0x100 thread=1\n[MEM][30] INFER begin 2 thread=2\n"
       "[MEM][50] INFER begin 3 thread=1\n";
   EXPECT_EQ(analyse(Format::log, begins_only)->result.overlapping_inferences, 0u);
 }
