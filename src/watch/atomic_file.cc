@@ -1,5 +1,6 @@
 #include "watch/atomic_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,6 +43,20 @@ std::string target_problem(const std::string& path) {
   return {};
 }
 
+// Where a chain of links ends, also when its last target does not exist
+// yet (a dangling link is written through, as a shell's `>` does).
+static std::string link_target(const std::string& given) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = given;
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    fs::path next = fs::read_symlink(p, ec);
+    if (ec) return {};
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  return fs::is_symlink(p, ec) ? std::string() : p.lexically_normal().string();
+}
+
 std::string write_file_atomically(const std::string& given, const std::string& text) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -52,16 +67,40 @@ std::string write_file_atomically(const std::string& given, const std::string& t
   // The rename would replace a link by a file: the link's target is replaced.
   std::string path = given;
   if (fs::is_symlink(given, ec)) {
-    fs::path target = fs::weakly_canonical(given, ec);
-    if (ec || target.empty()) return fmt::format("{}: cannot follow the link: {}", given, ec.message());
-    path = target.string();
+    path = link_target(given);
+    if (path.empty()) return fmt::format("{}: cannot follow the link (a loop, or unreadable)", given);
     if (std::string why = target_problem(path); !why.empty()) return why;
   }
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  std::string error = write_whole(tmp, path, text);
+  struct stat old {};
+  const bool exists = ::stat(path.c_str(), &old) == 0;
+  // Another name of the same file would keep the old bytes: written in place.
+  if (exists && old.st_nlink > 1) return write_whole(path, path, text);
+  // A fresh name (O_EXCL: nothing planted there is followed), short enough
+  // beside a name of 255 bytes.
+  const fs::path dir = fs::path(path).parent_path();
+  std::string tmp = ((dir.empty() ? fs::path(".") : dir) / ".edgemem-XXXXXX").string();
+  const int fd = ::mkstemp(tmp.data());
+  // A directory we may not add to (the file itself writable): in place.
+  if (fd < 0) return write_whole(path, path, text);
+  // The old file's permissions (mkstemp gives 0600); a new one's as fopen's.
+  mode_t mode = old.st_mode & 07777;
+  if (!exists) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  std::string error;
+  if (::fchmod(fd, mode) != 0) error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
+  for (size_t at = 0; error.empty() && at < text.size();) {
+    const ssize_t put = ::write(fd, text.data() + at, text.size() - at);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) error = fmt::format("{}: cannot write: {}", path, std::strerror(put < 0 ? errno : EIO));
+    else at += static_cast<size_t>(put);
+  }
+  if (::close(fd) != 0 && error.empty()) error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
   if (error.empty() && std::rename(tmp.c_str(), path.c_str()) != 0)
     error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-  if (!error.empty()) std::remove(tmp.c_str());
+  if (!error.empty()) ::unlink(tmp.c_str());
   return error;
 }
 

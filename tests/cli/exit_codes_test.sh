@@ -524,4 +524,15 @@ expect 2 "an export cut short keeps the last good file" -- bash -c \
   "trap '' XFSZ; ulimit -f 64; exec '$edgemem' analyze '$src/examples/traces/kws_leak.emt' --html '$tmp/last.html'"
 [ "$(cat "$tmp/last.html")" = good ] && [ -z "$(ls "$tmp" | grep 'last.html.tmp')" ] && grep -q "last.html: cannot write: File too large" "$tmp/err" ||
   { echo "FAIL: export cut short: $(head -c 80 "$tmp/last.html"); $(cat "$tmp/err")"; fail=1; }
+# Replaced whole, the report keeps what the old file was: its permissions
+# (a private 0600 report stayed private), its other hard links (written in
+# place), a dangling link's target (written through, as `>` does).
+mkdir -p "$tmp/aw/sub" && printf 'old\n' >"$tmp/aw/p.html" && chmod 600 "$tmp/aw/p.html"
+printf 'old\n' >"$tmp/aw/h1.html" && ln "$tmp/aw/h1.html" "$tmp/aw/h2.html" && ln -s sub/new.html "$tmp/aw/d.html"
+for out in p.html h1.html d.html; do
+  expect 0 "report over $out" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --html "$tmp/aw/$out"
+done
+[ "$(stat -c %a "$tmp/aw/p.html")" = 600 ] && grep -q "<html" "$tmp/aw/h2.html" && [ -L "$tmp/aw/d.html" ] &&
+  grep -q "<html" "$tmp/aw/sub/new.html" && [ -z "$(ls -A "$tmp/aw" | grep edgemem-)" ] ||
+  { echo "FAIL: a replaced report lost its permissions, links or target: $(ls -la "$tmp/aw" "$tmp/aw/sub")"; fail=1; }
 exit $fail
