@@ -53,6 +53,7 @@ struct Analyzer::Impl {
   struct Refusal {
     uint64_t boot = 0;
     std::optional<uint64_t> inference;
+    uint64_t run = 0;  // consecutive inferences with a refusal, up to this one
   };
   std::vector<std::optional<Refusal>> latest_refusal;
   // Largest free blocks told by summary records, measured once the device's
@@ -180,19 +181,27 @@ struct Analyzer::Impl {
     const uint64_t size = pool_info(e.pool).size;
     if (size == 0 || e.size <= size) {
       if (latest_refusal.size() <= e.pool) latest_refusal.resize(e.pool + 1);
-      latest_refusal[e.pool] = Refusal{tracker.boot(), tracker.current_inference()};
+      const auto now = tracker.current_inference();
+      std::optional<Refusal>& last = latest_refusal[e.pool];
+      uint64_t run = 1;
+      if (last && now && last->inference && last->boot == tracker.boot())
+        run = *now == *last->inference ? last->run : *now == *last->inference + 1 ? last->run + 1 : 1;
+      last = Refusal{tracker.boot(), now, run};
     }
   }
 
-  // The pool refused a request it could hold in the inference that ran
-  // last: it serves this program no longer, however many bytes are free.
+  // The pool refused a request it could hold in each of the last
+  // kRefusingInferences inferences: it serves this program no longer,
+  // however many bytes are free. One refusal (a huge request, with 90 %
+  // free and every other request served) is not that.
+  static constexpr uint64_t kRefusingInferences = 3;
   bool refusing_at_end(std::string_view pool) const {
     for (size_t i = 0; i < latest_refusal.size(); ++i) {
       if (!latest_refusal[i] || context.pools.at(static_cast<PoolId>(i)).name != pool) continue;
       const Refusal& r = *latest_refusal[i];
       // (With end markers only, the one after the last end.)
       const auto last = tracker.device_inference();
-      return r.boot == tracker.boot() && r.inference && last && *r.inference >= *last;
+      return r.boot == tracker.boot() && r.inference && last && *r.inference >= *last && r.run >= kRefusingInferences;
     }
     return false;
   }
@@ -589,8 +598,8 @@ struct Analyzer::Impl {
   // A pool that already overflowed or refused a request for want of free
   // bytes has run out: a forecast of when it will is wrong, whatever the
   // slope says. So has one whose leak stopped growing because its requests
-  // failed, or that refused a request in the last inference: it refuses
-  // now, though bytes are free (a leak of 644 B blocks refused 1,930 times
+  // failed, or that refused requests in each of the last inferences: it
+  // refuses now, though bytes are free (a leak of 644 B blocks refused 1,930 times
   // was forecast to fill the pool 304 inferences later). A single refusal
   // with the bytes free (fragmentation) and service after it, or one of
   // more than the whole pool, says nothing of running out.

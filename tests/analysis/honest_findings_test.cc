@@ -493,6 +493,23 @@ TEST(HonestFindings, APoolThatRefusesRequestsToTheEndIsExhausted) {
   ASSERT_TRUE(r.exhaustion_forecast);
   EXPECT_TRUE(r.exhaustion_forecast->already_exhausted);
   EXPECT_EQ(r.exhaustion_forecast->inferences, 0u);
+
+  // One refusal in the last inference, of a request larger than any free
+  // piece while every other request is served, is no exhaustion.
+  MemLog once;
+  once("POOL name=heap kind=heap base=0x1000 size=200000");
+  for (int i = 1; i <= 1000; ++i) {
+    once("INFER begin {}", i);
+    once("ALLOC size=1000 addr=0x{:x} pool=heap site=tmp.c:1", 0x1000 + 100000);
+    once("FREE addr=0x{:x} pool=heap", 0x1000 + 100000);
+    once("ALLOC size=20 addr=0x{:x} pool=heap site=leak.c:2", 0x1000 + 20 * (i - 1));
+    if (i == 1000) once("ALLOC_FAIL size=150000 align=8 pool=heap site=big.c:3");
+    once("INFER end {}", i);
+  }
+  auto single = analyse(Format::log, once.text);
+  ASSERT_TRUE(single->result.exhaustion_forecast);
+  EXPECT_FALSE(single->result.exhaustion_forecast->already_exhausted);
+  EXPECT_GT(single->result.exhaustion_forecast->inferences, 0u);
 }
 
 // A failure logged without a site (the allocator's hook does not know its
