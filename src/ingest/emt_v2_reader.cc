@@ -164,9 +164,10 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     const size_t before = in.pos;
     const size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &part);
     if (ZSTD_isError(hint) && verified_frames_) {
+      in.pos = std::max(before, part.pos);
+      keep_raw(bytes.subspan(before, in.pos - before));
       lose_frame(ZSTD_getErrorName(hint));
-      // Past the damaged frame's first byte, so its own magic is not found again.
-      in.pos = std::max<size_t>(before, frame_at_ >= offset ? static_cast<size_t>(frame_at_ - offset) + 1 : 0);
+      if (failed_) break;
       continue;
     }
     if (ZSTD_isError(hint)) {
@@ -178,7 +179,7 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
       return;
     }
     in.pos = part.pos;
-    if (verified_frames_) keep_frame_head(bytes.subspan(before, in.pos - before));
+    if (verified_frames_) keep_raw(bytes.subspan(before, in.pos - before));
     progress = in.pos != before || out.pos > 0;
     // A call that moved nothing answers for the next frame, not this one.
     if (progress) zstd_hint_ = hint;
@@ -189,20 +190,22 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
       push_unpacked({zstd_->out.data(), out.pos});
     } else {
       frame_out_.insert(frame_out_.end(), zstd_->out.begin(), zstd_->out.begin() + static_cast<std::ptrdiff_t>(out.pos));
-      if (frame_out_.size() > e2::kFrameBytes) {
+      if (frame_out_.size() > e2::kFrameBytes || frame_raw_.size() > 2 * e2::kFrameBytes) {
         lose_frame(fmt::format("more than the layout's {} bytes unpacked", e2::kFrameBytes));
+        if (failed_) break;
         continue;
       }
       if (progress && hint == 0) {
         // zstd has checked the frame's checksum (one the frame was written
         // with: a flipped flag would leave it unchecked): its records are applied.
         // RFC 8878 3.1.1.1.1: the frame header descriptor's bit 2.
-        if (frame_head_size_ < frame_head_.size() || !(frame_head_[4] & 0x04)) {
+        if (frame_raw_.size() < 5 || !(frame_raw_[4] & 0x04)) {
           lose_frame("it carries no checksum");
+          if (failed_) break;
           continue;
         }
         frame_open_ = false;
-        frame_head_size_ = 0;
+        frame_raw_.clear();
         std::vector<uint8_t> frame;
         frame.swap(frame_out_);
         push_unpacked(frame);
@@ -210,18 +213,12 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
         frame_out_.swap(frame);
       }
     }
-    if (failed_) {
-      stats_.corrupt_bytes += in.size - in.pos;
-      return;
-    }
+    if (failed_) break;
   }
+  if (failed_) stats_.corrupt_bytes += in.size - in.pos;
 }
 
-void EmtV2Reader::keep_frame_head(std::span<const uint8_t> taken) {
-  const size_t n = std::min(taken.size(), frame_head_.size() - frame_head_size_);
-  std::copy_n(taken.begin(), n, frame_head_.begin() + static_cast<std::ptrdiff_t>(frame_head_size_));
-  frame_head_size_ += n;
-}
+void EmtV2Reader::keep_raw(std::span<const uint8_t> taken) { frame_raw_.insert(frame_raw_.end(), taken.begin(), taken.end()); }
 
 void EmtV2Reader::lose_frame(std::string_view why) {
   stats_.note_problem(frame_at_, 0,
@@ -234,13 +231,18 @@ void EmtV2Reader::lose_frame(std::string_view why) {
   magic_window_ = 0;
   frame_open_ = false;
   frame_out_.clear();
-  frame_head_size_ = 0;
   // Frames hold whole chunks: the next one starts a chunk.
   chunk_.clear();
   packed_field_ = 0;
   packed_shift_ = 0;
   zstd_hint_ = 1;
   ZSTD_DCtx_reset(zstd_->stream, ZSTD_reset_session_only);
+  // The next frame may begin inside what zstd took for this one (a damaged
+  // block header that claimed more bytes): it is looked for there first,
+  // so the same bytes give the same events however they are split.
+  std::vector<uint8_t> raw;
+  raw.swap(frame_raw_);
+  if (raw.size() > 1) push_packed(std::span<const uint8_t>(raw).subspan(1), damaged_from_ + 1);
 }
 
 // Looks for the next zstd frame's magic number (28 B5 2F FD) from bytes[at];
@@ -255,7 +257,7 @@ bool EmtV2Reader::seek_frame(std::span<const uint8_t> bytes, uint64_t offset, si
     frame_at_ = offset + at - 4;
     stats_.corrupt_bytes += frame_at_ - damaged_from_;
     static constexpr uint8_t kMagicBytes[4] = {0x28, 0xB5, 0x2F, 0xFD};
-    keep_frame_head(kMagicBytes);
+    keep_raw(kMagicBytes);
     ZSTD_inBuffer magic{kMagicBytes, 4, 0};
     ZSTD_outBuffer none{zstd_->out.data(), zstd_->out.size(), 0};
     const size_t hint = ZSTD_decompressStream(zstd_->stream, &none, &magic);

@@ -117,7 +117,7 @@ class EmtV2Reader {
   // dropped and the next frame is looked for.
   void lose_frame(std::string_view why);
   bool seek_frame(std::span<const uint8_t> bytes, uint64_t offset, size_t& at);
-  void keep_frame_head(std::span<const uint8_t> taken);
+  void keep_raw(std::span<const uint8_t> taken);
   void queue(Record&& r);
   void drain(bool all);
   void apply(const Record& r);
@@ -157,8 +157,7 @@ class EmtV2Reader {
   // Layout 02: each frame's output is held until zstd has checked its checksum.
   bool verified_frames_ = false;
   std::vector<uint8_t> frame_out_;
-  std::array<uint8_t, 5> frame_head_{};  // the frame's magic number and header descriptor
-  size_t frame_head_size_ = 0;
+  std::vector<uint8_t> frame_raw_;    // the frame's compressed bytes zstd has taken (header first)
   bool seeking_ = false;              // after a damaged frame, until the next frame's magic
   uint32_t magic_window_ = 0;         // the last four bytes looked at while seeking
   uint64_t damaged_from_ = 0;         // input offset where the damaged frame began

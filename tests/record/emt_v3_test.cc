@@ -427,6 +427,37 @@ TEST(EmtV3, ADamagedZstdFrameLosesItsRecordsAndInventsNone) {
   }
 }
 
+// A damaged block header that claims more bytes makes zstd take the start
+// of the next frame into the damaged one: the next frame is still found
+// and read, however the file is split into reads (a reviewer's stdin in
+// 4 KiB pieces lost it, read whole it did not).
+TEST(EmtV3, AFrameDamagedIntoTheNextOneLosesOnlyItself) {
+  std::string packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
+  // RFC 8878: the first frame's header, then its blocks up to the last.
+  size_t at = 10 + 4;
+  const uint8_t fhd = static_cast<uint8_t>(packed[at++]);
+  const size_t fcs_flag = fhd >> 6, dict_flag = fhd & 3;
+  const bool single = fhd & 0x20;
+  at += (single ? 0 : 1) + (dict_flag == 3 ? 4 : dict_flag) +
+        (fcs_flag == 0 ? (single ? 1 : 0) : fcs_flag == 1 ? 2 : fcs_flag == 2 ? 4 : 8);
+  for (;;) {
+    const uint32_t header = static_cast<uint8_t>(packed[at]) | static_cast<uint8_t>(packed[at + 1]) << 8 |
+                            static_cast<uint32_t>(static_cast<uint8_t>(packed[at + 2])) << 16;
+    const uint32_t size = header >> 3, type = (header >> 1) & 3;
+    if (header & 1) {
+      const uint32_t longer = header + (16384u << 3);  // 16 KiB more: into the next frame
+      for (int i = 0; i < 3; ++i) packed[at + i] = static_cast<char>(longer >> (8 * i));
+      break;
+    }
+    at += 3 + (type == 1 ? 1 : size);
+  }
+  const std::vector<Event> whole = decode(packed);
+  EXPECT_FALSE(whole.empty());  // the second frame
+  for (size_t step : {1u, 3u, 4096u, 65536u}) EXPECT_EQ(decode(packed, nullptr, step), whole) << step;
+  for (unsigned seed = 1; seed <= 2; ++seed) EXPECT_EQ(decode(packed, nullptr, 0, seed), whole) << seed;
+}
+
 // Recordings packed before frames carried their own checksums (layout 01,
 // one zstd frame) read as they always did.
 TEST(EmtV3, APackedFileOfTheFirstLayoutStillReads) {
