@@ -383,8 +383,17 @@ ArenaBudget arena_budget(const TfliteModel& m, Target target) {
   b.prepare_peak_bytes = prepare_peak;
   const uint64_t final_state = b.allocator_bytes + b.tail_bytes + b.head_bytes;
   const uint64_t needed = b.alignment_bytes + std::max({final_state, b.planning_peak_bytes, b.prepare_peak_bytes});
+  // GreedyMemoryPlanner keeps offsets and the plan's extent in an int on
+  // every target: a head of 2 GiB or more overflows, whatever each tensor.
+  const bool one_too_big = std::any_of(planned.begin(), planned.end(), [](const PlanBuffer& p) {
+    return p.bytes > static_cast<uint64_t>(INT32_MAX);  // said by tflm_blockers
+  });
+  if (b.head_bytes > static_cast<uint64_t>(INT32_MAX) && !one_too_big)
+    b.blockers.push_back(fmt::format("tensors of {} B live together (TFLite Micro's planner holds offsets and the "
+                                     "plan's extent in an int: 2 GiB or more overflows)",
+                                     units::grouped(b.head_bytes)));
   // A 32-bit target's size_t cannot even say the size.
-  if (target == Target::cortex_m && needed > UINT32_MAX)
+  else if (target == Target::cortex_m && needed > UINT32_MAX)
     b.blockers.push_back(fmt::format("an arena of {} B (more than a 32-bit address space holds)", units::grouped(needed)));
   if (b.runnable()) b.recommended_bytes = needed;
   return b;

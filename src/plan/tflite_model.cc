@@ -283,15 +283,6 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
                             count, words.size() - 3);
         return std::nullopt;
       }
-      // Only -1 means "plan online"; GreedyMemoryPlanner takes any other
-      // offset as it is, so a negative one puts the tensor before the arena.
-      for (size_t k = 0; k < count; ++k)
-        if (words[3 + k] < -1) {
-          error = fmt::format("the OfflineMemoryAllocation metadata gives tensor {} the offset {}: only -1 (plan online) "
-                              "may be negative; TFLite Micro would place it before the start of the arena (a damaged "
-                              "model)", k, words[3 + k]);
-          return std::nullopt;
-        }
       out.offline_offsets = std::vector<int32_t>(words.begin() + 3, words.begin() + 3 + static_cast<std::ptrdiff_t>(out.tensors.size()));
     }
   }

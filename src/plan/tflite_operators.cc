@@ -266,10 +266,19 @@ std::vector<std::string> tflm_blockers(const TfliteModel& model) {
                               "tensor in the arena and never load its weights)",
                               external.size(), external.size() == 1 ? "" : "s", some_tensors(model, external, false)));
   // CreatePlan hands GreedyMemoryPlanner::AddBuffer(int size, ...) each
-  // aligned size as an int: 2 GiB or more does not fit.
-  std::vector<size_t> huge;
-  for (const PlanBuffer& b : planned_buffers(model))
+  // aligned size as an int: 2 GiB or more does not fit. Only -1 means "plan
+  // online": another negative offset places a planned tensor before the
+  // arena (TFLite Micro wrote there, or aborted); a constant's is never read.
+  std::vector<size_t> huge, before_arena;
+  for (const PlanBuffer& b : planned_buffers(model)) {
     if (b.bytes > static_cast<uint64_t>(INT32_MAX)) huge.push_back(static_cast<size_t>(b.tensor));
+    if (b.offline_offset < -1) before_arena.push_back(static_cast<size_t>(b.tensor));
+  }
+  if (!before_arena.empty())
+    out.push_back(fmt::format("{} tensor{} the OfflineMemoryAllocation plan places before the arena ({}: an offset "
+                              "below -1, which TFLite Micro takes as it is)",
+                              before_arena.size(), before_arena.size() == 1 ? "" : "s",
+                              some_tensors(model, before_arena, false)));
   if (!huge.empty())
     out.push_back(fmt::format("{} tensor{} of 2 GiB or more ({}, {} B: TFLite Micro's planner takes each size as an "
                               "int)", huge.size(), huge.size() == 1 ? "" : "s", some_tensors(model, huge, false),

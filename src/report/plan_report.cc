@@ -57,7 +57,7 @@ void budget_text(std::string& out, const plan::ArenaBudget& b) {
   uint64_t head_need = std::max({b.head_bytes, b.planning_bytes, b.prepare_bytes});
   out += fmt::format("\nwhat the recommended arena holds ({}, reference kernels)\n", target_id(b.target));
   if (!b.complete)
-    out += style::warn(fmt::format("  INCOMPLETE: no cost model for {}; add their scratch\n", fmt::join(b.unmodelled, ", ")));
+    out += style::warn(fmt::format("  INCOMPLETE: no cost model for {}; add their scratch (and, for subgraphs, their tensors)\n", fmt::join(b.unmodelled, ", ")));
   auto row = [&](std::string_view name, uint64_t n, std::string_view what) {
     out += fmt::format("  {:<11} {:>12}  {}\n", name, bytes(n), what);
   };

@@ -114,13 +114,14 @@ TEST(ArenaBudget, AShapeKnownOnlyAtRunTimeStopsTflm) {
 }
 
 // A 32-bit size_t cannot say 4 GiB: on cortex-m such a model has no arena;
-// on x86-64 it has one. Three 1.5 GiB tensors live at once, each one small
-// enough for TFLite Micro's int sizes.
+// on x86-64 it has one. Three 1.5 GiB variable tensors (the arena's tail,
+// not the planner's head) read by one operator.
 TEST(ArenaBudget, AnArenaPast4GiBStopsA32BitTarget) {
-  constexpr int32_t kRelu = 19, kAdd = 0;
-  const std::vector<int32_t> shape{1, 1024, 1024, 1536};
-  std::string bytes = test::tiny_tflite({{shape, 9, "in"}, {shape, 9, "mid"}, {shape, 9, "out"}},
-                                        {{kRelu, {0}, {1}}, {kAdd, {0, 1}, {2}}}),
+  constexpr int32_t kAdd = 0;
+  const std::vector<int32_t> big{1, 1024, 1024, 1536}, small{1, 16};
+  std::string bytes = test::tiny_tflite({{small, 9, "in"}, {big, 9, "s1", true}, {big, 9, "s2", true},
+                                         {big, 9, "s3", true}, {small, 9, "out"}},
+                                        {{kAdd, {0, 1, 2, 3}, {4}}}),
               error;
   auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
   ASSERT_TRUE(m) << error;
@@ -128,8 +129,28 @@ TEST(ArenaBudget, AnArenaPast4GiBStopsA32BitTarget) {
   ASSERT_EQ(m32.blockers.size(), 1u);
   EXPECT_NE(m32.blockers[0].find("more than a 32-bit address space holds"), std::string::npos) << m32.blockers[0];
   EXPECT_EQ(m32.recommended_bytes, 0u);
-  EXPECT_TRUE(m64.blockers.empty());
+  EXPECT_TRUE(m64.blockers.empty()) << m64.blockers[0];
   EXPECT_GT(m64.recommended_bytes, uint64_t{4} << 30);
+}
+
+// GreedyMemoryPlanner keeps offsets and the plan's extent in an int: three
+// 1.5 GiB tensors live at once, each small enough, overflow it on every
+// target (a reviewer ran TFLite Micro's planner: offsets 1258291200 and 0).
+TEST(ArenaBudget, AHeadOf2GiBStopsEveryTarget) {
+  constexpr int32_t kRelu = 19, kAdd = 0;
+  const std::vector<int32_t> shape{1, 1024, 1024, 1536};
+  std::string bytes = test::tiny_tflite({{shape, 9, "in"}, {shape, 9, "mid"}, {shape, 9, "out"}},
+                                        {{kRelu, {0}, {1}}, {kAdd, {0, 1}, {2}}}),
+              error;
+  auto m = read_tflite({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, error);
+  ASSERT_TRUE(m) << error;
+  for (Target target : {Target::cortex_m, Target::x86_64}) {
+    ArenaBudget b = arena_budget(*m, target);
+    ASSERT_EQ(b.blockers.size(), 1u);
+    EXPECT_NE(b.blockers[0].find("live together (TFLite Micro's planner holds offsets"), std::string::npos)
+        << b.blockers[0];
+    EXPECT_EQ(b.recommended_bytes, 0u);
+  }
 }
 
 // GreedyMemoryPlanner::AddBuffer takes each size as an int: a tensor of

@@ -15,6 +15,7 @@ struct TinyTensor {
   std::vector<int32_t> shape;
   int8_t type = 9;  // INT8
   std::string name;
+  bool variable = false;  // is_variable: persistent state, in the arena's tail
 };
 
 struct TinyOp {
@@ -44,6 +45,7 @@ inline std::string tiny_tflite(const std::vector<TinyTensor>& tensors, const std
     tensor_tables.push_back(table([&] {
       b.AddOffset(4, shape);
       b.AddElement<int8_t>(6, t.type, 0);
+      b.AddElement<uint8_t>(14, t.variable ? 1 : 0, 0);
       b.AddOffset(10, name);
     }));
   }
