@@ -32,8 +32,8 @@ class TraceWriter {
     return describe(name, parent, description)->uuid();
   }
   uint64_t counter_track(const std::string& name, uint64_t parent, pp::CounterDescriptor::Unit unit,
-                         const std::string& unit_name = "") {
-    pp::TrackDescriptor* d = describe(name, parent, "");
+                         const std::string& unit_name = "", const std::string& description = "") {
+    pp::TrackDescriptor* d = describe(name, parent, description);
     d->mutable_counter()->set_unit(unit);
     if (!unit_name.empty()) d->mutable_counter()->set_unit_name(unit_name);
     return d->uuid();
@@ -140,10 +140,19 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
     const std::string& name = t.pool->name;
     uint64_t group = w.track("pool " + name, root, pool_description(*t.pool));
     if (t.timeline) {
-      uint64_t used = w.counter_track(name + " used bytes", group, pp::CounterDescriptor::UNIT_SIZE_BYTES);
+      // A counter holds each value to the next point: a reduced series
+      // says so, or a spike kept as one point reads as lasting to the next.
+      const uint64_t kept = t.timeline->used_bytes.size();
+      const std::string reduced =
+          t.timeline->samples > kept
+              ? fmt::format("{} of {} samples kept (each stretch keeps its first, lowest, highest and last): the "
+                            "peaks and the end are exact, the value between two points is not the pool's",
+                            kept, t.timeline->samples)
+              : "";
+      uint64_t used = w.counter_track(name + " used bytes", group, pp::CounterDescriptor::UNIT_SIZE_BYTES, "", reduced);
       for (const auto& [time, v] : t.timeline->used_bytes) w.counter(used, time, v);
       if (!t.timeline->live_blocks.empty()) {  // a pool in summary mode tells no blocks
-        uint64_t live = w.counter_track(name + " live blocks", group, pp::CounterDescriptor::UNIT_COUNT);
+        uint64_t live = w.counter_track(name + " live blocks", group, pp::CounterDescriptor::UNIT_COUNT, "", reduced);
         for (const auto& [time, v] : t.timeline->live_blocks) w.counter(live, time, v);
       }
     }

@@ -24,7 +24,7 @@ void add_leaks(const AnalysisResult& r, const std::string& pool, std::vector<Tim
     std::string site(innermost_frame(l.site));
     // Its first block still live and its latest: where the leak starts and how far it got.
     marks.push_back({l.first_time, "leak starts: " + site, args});
-    marks.push_back({l.last_time, fmt::format("leak: {} holds {} B in {} blocks", site, l.bytes, l.count), args});
+    marks.push_back({l.last_time, fmt::format("leak: {} holds {} B in {} block{}", site, l.bytes, l.count, l.count == 1 ? "" : "s"), args});
   }
 }
 

@@ -222,5 +222,26 @@ TEST(PerfettoExport, OnlyTheLastInferenceCanStayOpen) {
                                                              {T::TYPE_SLICE_BEGIN, "inference 3"}}));
 }
 
+// A viewer holds a counter's value to its next point: a reduced series
+// says so on its tracks (a one-event spike read as lasting 72 inferences).
+TEST(PerfettoExport, AReducedCounterSaysSo) {
+  AnalysisResult r;
+  r.pools.push_back({"heap", PoolKind::heap, 0, 100, 0, 0, std::nullopt});
+  PoolTimeline t;
+  t.pool = "heap";
+  for (uint64_t i = 0; i < 3; ++i) t.used_bytes.push_back({i * 10, i * 100});
+  t.samples = 3;
+  r.timelines.push_back(t);
+  auto described = [&](const AnalysisResult& result) {
+    pp::Trace trace;
+    EXPECT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, result)));
+    Decoded d = decode(trace);
+    return d.tracks.at(d.track_by_name.at("heap used bytes"))->description();
+  };
+  EXPECT_EQ(described(r), "");
+  r.timelines[0].samples = 18002;
+  EXPECT_EQ(described(r).rfind("3 of 18002 samples kept", 0), 0u) << described(r);
+}
+
 }  // namespace
 }  // namespace edgemem::test
