@@ -191,7 +191,9 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     } else {
       frame_out_.insert(frame_out_.end(), zstd_->out.begin(), zstd_->out.begin() + static_cast<std::ptrdiff_t>(out.pos));
       if (frame_out_.size() > e2::kFrameBytes || frame_raw_.size() > 2 * e2::kFrameBytes) {
-        lose_frame(fmt::format("more than the layout's {} bytes unpacked", e2::kFrameBytes));
+        lose_frame(frame_out_.size() > e2::kFrameBytes
+                       ? fmt::format("more than the layout's {} bytes unpacked", e2::kFrameBytes)
+                       : fmt::format("more than {} compressed bytes", 2 * e2::kFrameBytes));
         if (failed_) break;
         continue;
       }
@@ -239,10 +241,17 @@ void EmtV2Reader::lose_frame(std::string_view why) {
   ZSTD_DCtx_reset(zstd_->stream, ZSTD_reset_session_only);
   // The next frame may begin inside what zstd took for this one (a damaged
   // block header that claimed more bytes): it is looked for there first,
-  // so the same bytes give the same events however they are split.
+  // so the same bytes give the same events however they are split. One
+  // level only: a frame lost while those bytes are read again is not read
+  // a third time (fake frames nested in each other held a copy per level,
+  // a reviewer's 9 KB file took 1 GB).
   std::vector<uint8_t> raw;
   raw.swap(frame_raw_);
-  if (raw.size() > 1) push_packed(std::span<const uint8_t>(raw).subspan(1), damaged_from_ + 1);
+  if (raw.size() > 1 && !rescanning_) {
+    rescanning_ = true;
+    push_packed(std::span<const uint8_t>(raw).subspan(1), damaged_from_ + 1);
+    rescanning_ = false;
+  }
 }
 
 // Looks for the next zstd frame's magic number (28 B5 2F FD) from bytes[at];

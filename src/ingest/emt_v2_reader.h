@@ -158,6 +158,7 @@ class EmtV2Reader {
   bool verified_frames_ = false;
   std::vector<uint8_t> frame_out_;
   std::vector<uint8_t> frame_raw_;    // the frame's compressed bytes zstd has taken (header first)
+  bool rescanning_ = false;           // reading a lost frame's bytes again for the next frame
   bool seeking_ = false;              // after a damaged frame, until the next frame's magic
   uint32_t magic_window_ = 0;         // the last four bytes looked at while seeking
   uint64_t damaged_from_ = 0;         // input offset where the damaged frame began

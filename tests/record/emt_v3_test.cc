@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -456,6 +457,40 @@ TEST(EmtV3, AFrameDamagedIntoTheNextOneLosesOnlyItself) {
   EXPECT_FALSE(whole.empty());  // the second frame
   for (size_t step : {1u, 3u, 4096u, 65536u}) EXPECT_EQ(decode(packed, nullptr, step), whole) << step;
   for (unsigned seed = 1; seed <= 2; ++seed) EXPECT_EQ(decode(packed, nullptr, 0, seed), whole) << seed;
+}
+
+// Fake frames nested in each other (each a magic number, a header, and a
+// raw block reaching a shared 1 MiB tail, so each is lost for holding too
+// much) are read again one level deep only: a reviewer's 9 KB of them took
+// the reader to 1 GB, a copy of the frame per level.
+TEST(EmtV3, NestedFakeFramesAreReadAgainOneLevelOnly) {
+  const std::string& packed = long_packed_recording();
+  ASSERT_FALSE(packed.empty());
+  const size_t second = packed.find("\x28\xB5\x2F\xFD", 11);
+  ASSERT_NE(second, std::string::npos);
+  auto block_header = [](uint32_t size, uint32_t type = 0) {
+    const uint32_t v = (type << 1) | (size << 3);
+    return std::string{static_cast<char>(v), static_cast<char>(v >> 8), static_cast<char>(v >> 16)};
+  };
+  constexpr size_t kFakes = 1000;
+  const size_t body = 9 * kFakes + 16;
+  std::string fakes(body, '\0');
+  for (size_t k = 0; k < kFakes; ++k) {
+    // Magic, a checksum and no content size, a 128 KiB window, a raw block to the tail.
+    fakes.replace(9 * k, 9, std::string("\x28\xB5\x2F\xFD\x04\x38", 6) + block_header(static_cast<uint32_t>(body - 9 * k - 9)));
+  }
+  std::string tail;
+  for (int b = 0; b < 9; ++b) tail += block_header(131072) + std::string(131072, '\x11');
+  const std::string damaged = packed.substr(0, second) + fakes + tail + block_header(0, 3) + packed.substr(second);
+  struct rusage before {};
+  getrusage(RUSAGE_SELF, &before);
+  DecodeStats s;
+  const std::vector<Event> read = decode(damaged, &s);
+  struct rusage after {};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(read, decode(packed));  // every real frame read
+  EXPECT_EQ(s.corrupt_bytes, damaged.size() - packed.size());
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 200 * 1024) << "KiB more at the peak";
 }
 
 // Recordings packed before frames carried their own checksums (layout 01,
