@@ -52,9 +52,12 @@ static std::string link_target(const std::string& given) {
   for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
     fs::path next = fs::read_symlink(p, ec);
     if (ec) return {};
-    p = next.is_absolute() ? next : p.parent_path() / next;
+    // Resolved as the kernel does: links in the directories first, then
+    // `..` (a link through `dl/..` is not the link's own directory).
+    p = fs::weakly_canonical(next.is_absolute() ? next : p.parent_path() / next, ec);
+    if (ec) return {};
   }
-  return fs::is_symlink(p, ec) ? std::string() : p.lexically_normal().string();
+  return fs::is_symlink(p, ec) ? std::string() : p.string();
 }
 
 std::string write_file_atomically(const std::string& given, const std::string& text) {
@@ -88,6 +91,13 @@ std::string write_file_atomically(const std::string& given, const std::string& t
     const mode_t mask = ::umask(0);
     ::umask(mask);
     mode = 0666 & ~mask;
+  }
+  // The old owner too (a textfile collector running as another user reads
+  // it); where that cannot be given, the file is written in place.
+  if (exists && (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) && ::fchown(fd, old.st_uid, old.st_gid) != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return write_whole(path, path, text);
   }
   std::string error;
   if (::fchmod(fd, mode) != 0) error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));

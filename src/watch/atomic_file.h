@@ -9,10 +9,11 @@ namespace edgemem::watch {
 // (a fresh name, made with O_EXCL) and a rename, so a reader
 // (node_exporter's textfile collector) never sees half a file and a write
 // cut short leaves the old one; the new file keeps the old one's
-// permissions. A link, even dangling, is followed and its target replaced.
-// Written in place instead: a device, a FIFO or /dev/stdout; a file with
-// other hard links (they would keep the old bytes); a file in a directory
-// that takes no new name. Returns an error text, empty on success.
+// permissions and owner. A link, even dangling, is followed and its target
+// replaced. Written in place instead: a device, a FIFO or /dev/stdout; a
+// file with other hard links (they would keep the old bytes); a file in a
+// directory that takes no new name; another user's file we cannot give
+// back to its owner. Returns an error text, empty on success.
 std::string write_file_atomically(const std::string& path, const std::string& text);
 // Not a regular file a run could replace: under /dev/ or /proc/ (/dev/stdout),
 // or an existing device, FIFO or socket.

@@ -534,4 +534,16 @@ done
 [ "$(stat -c %a "$tmp/aw/p.html")" = 600 ] && grep -q "<html" "$tmp/aw/h2.html" && [ -L "$tmp/aw/d.html" ] &&
   grep -q "<html" "$tmp/aw/sub/new.html" && [ -z "$(ls -A "$tmp/aw" | grep edgemem-)" ] ||
   { echo "FAIL: a replaced report lost its permissions, links or target: $(ls -la "$tmp/aw" "$tmp/aw/sub")"; fail=1; }
+# A link through a directory link and `..` is resolved as the kernel does
+# (dl/.. is real/, not aw/); another user's file keeps its owner.
+mkdir -p "$tmp/aw/real/inner" && ln -s real/inner "$tmp/aw/dl" && ln -s dl/../x.prom "$tmp/aw/out.prom"
+printf 'OLD\n' >"$tmp/aw/real/x.prom"
+expect 0 "metrics through dl/.." -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --metrics-file "$tmp/aw/out.prom"
+grep -q "edgemem_inferences" "$tmp/aw/real/x.prom" && [ ! -e "$tmp/aw/x.prom" ] ||
+  { echo "FAIL: a link through dl/.. wrote the wrong file"; fail=1; }
+if [ "$(id -u)" = 0 ]; then
+  printf 'old\n' >"$tmp/aw/owned.prom" && chown nobody:nogroup "$tmp/aw/owned.prom"
+  expect 0 "metrics over another user's file" -- "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --metrics-file "$tmp/aw/owned.prom"
+  [ "$(stat -c %U:%G "$tmp/aw/owned.prom")" = nobody:nogroup ] || { echo "FAIL: the metrics file lost its owner"; fail=1; }
+fi
 exit $fail
