@@ -52,8 +52,8 @@ struct Analyzer::Impl {
   // could hold (not one larger than the whole pool).
   struct Refusal {
     uint64_t boot = 0;
-    std::optional<uint64_t> inference;
-    uint64_t run = 0;  // consecutive inferences with a refusal, up to this one
+    uint64_t inference = 0;  // inferences begun, counting one between inferences as the next's
+    uint64_t run = 0;        // consecutive inferences with a refusal, up to this one
   };
   std::vector<std::optional<Refusal>> latest_refusal;
   // Largest free blocks told by summary records, measured once the device's
@@ -181,11 +181,13 @@ struct Analyzer::Impl {
     const uint64_t size = pool_info(e.pool).size;
     if (size == 0 || e.size <= size) {
       if (latest_refusal.size() <= e.pool) latest_refusal.resize(e.pool + 1);
-      const auto now = tracker.current_inference();
+      // Counted by inferences begun, not the device's numbers (which may
+      // skip); a refusal between inferences belongs to the next one.
+      const uint64_t now = tracker.inference() + (tracker.in_inference() ? 0 : 1);
       std::optional<Refusal>& last = latest_refusal[e.pool];
       uint64_t run = 1;
-      if (last && now && last->inference && last->boot == tracker.boot())
-        run = *now == *last->inference ? last->run : *now == *last->inference + 1 ? last->run + 1 : 1;
+      if (last && last->boot == tracker.boot())
+        run = now == last->inference ? last->run : now == last->inference + 1 ? last->run + 1 : 1;
       last = Refusal{tracker.boot(), now, run};
     }
   }
@@ -199,9 +201,8 @@ struct Analyzer::Impl {
     for (size_t i = 0; i < latest_refusal.size(); ++i) {
       if (!latest_refusal[i] || context.pools.at(static_cast<PoolId>(i)).name != pool) continue;
       const Refusal& r = *latest_refusal[i];
-      // (With end markers only, the one after the last end.)
-      const auto last = tracker.device_inference();
-      return r.boot == tracker.boot() && r.inference && last && *r.inference >= *last && r.run >= kRefusingInferences;
+      return r.boot == tracker.boot() && tracker.inference() > 0 && r.inference >= tracker.inference() &&
+             r.run >= kRefusingInferences;
     }
     return false;
   }

@@ -24,22 +24,6 @@ std::string type_hint(uint64_t n) {
 // Blocks without a site are grouped by size; sizes are unbounded, so past a
 // cap new sizes share one group of mixed sizes (size 0) and memory stays flat.
 // `size` is 0 for a block with a site; the key has no group yet.
-uint32_t LeakAnalysis::sole_growing_group(PoolId pool, uint64_t size) const {
-  if (size == 0 || groups_.size() > kMaxGroupsSearched) return GroupIndex::kNone;
-  uint32_t found = GroupIndex::kNone;
-  for (uint32_t i = 0; i < groups_.size(); ++i) {
-    const Group& g = groups_[i];
-    // Its blocks' size: the request, or the request rounded up to the
-    // allocator's granule (a 644 B request logged as a 648 B block).
-    if (std::get<0>(g.key) != pool || g.growths == 0 || g.live == 0 || g.live_bytes % g.live != 0) continue;
-    const uint64_t block = g.live_bytes / g.live;
-    if (block < size || block - size >= kGranule) continue;
-    if (found != GroupIndex::kNone) return GroupIndex::kNone;
-    found = i;
-  }
-  return found;
-}
-
 uint32_t LeakAnalysis::add_group(PoolId pool, SiteId site, uint64_t size) {
   if (size && unknown_size_groups_ >= kMaxSizeGroups) size = 0;
   auto fresh = static_cast<uint32_t>(groups_.size());
@@ -53,6 +37,29 @@ uint32_t LeakAnalysis::add_group(PoolId pool, SiteId site, uint64_t size) {
     groups_.back().minima.assign(windows_, 0);  // it held nothing in the windows before it appeared
   }
   return id;
+}
+
+uint32_t LeakAnalysis::sole_growing_group(PoolId pool, uint64_t size) const {
+  if (size == 0 || groups_.size() > kMaxGroupsSearched) return GroupIndex::kNone;
+  // The closest block size at or above the request, within the granule
+  // (a 644 B request logged as a 648 B block); two as close: unknown.
+  uint32_t found = GroupIndex::kNone;
+  uint64_t best = UINT64_MAX;
+  bool tie = false;
+  for (uint32_t i = 0; i < groups_.size(); ++i) {
+    const Group& g = groups_[i];
+    if (std::get<0>(g.key) != pool || g.growths == 0 || g.live == 0 || g.live_bytes % g.live != 0) continue;
+    const uint64_t block = g.live_bytes / g.live;
+    if (block < size || block - size >= kGranule) continue;
+    if (block - size < best) {
+      best = block - size;
+      found = i;
+      tie = false;
+    } else if (block - size == best) {
+      tie = true;
+    }
+  }
+  return tie ? GroupIndex::kNone : found;
 }
 
 void LeakAnalysis::close_window() {

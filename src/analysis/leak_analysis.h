@@ -191,9 +191,10 @@ class LeakAnalysis {
     return i < clocks_.size() ? clocks_[i] : other_threads_;
   }
   uint32_t add_group(PoolId pool, SiteId site, uint64_t size);
-  // kNone unless exactly one group of `pool` has grown and holds blocks of
-  // `size`, or of `size` rounded up to an allocator's granule (up to 16 B),
-  // looked for among at most kMaxGroupsSearched groups.
+  // The group of `pool` that has grown and whose blocks are the closest to
+  // `size` at or above it, within an allocator's granule (16 B); kNone when
+  // none is, or two are as close (looked for among at most
+  // kMaxGroupsSearched groups).
   uint32_t sole_growing_group(PoolId pool, uint64_t size) const;
   static constexpr size_t kMaxGroupsSearched = 4096;
   static constexpr uint64_t kGranule = 16;

@@ -510,6 +510,29 @@ TEST(HonestFindings, APoolThatRefusesRequestsToTheEndIsExhausted) {
   ASSERT_TRUE(single->result.exhaustion_forecast);
   EXPECT_FALSE(single->result.exhaustion_forecast->already_exhausted);
   EXPECT_GT(single->result.exhaustion_forecast->inferences, 0u);
+
+  // Inferences counted as begun, not by the device's numbers (which may
+  // skip), and a refusal after the last end belongs to the next one: both
+  // keep the run of refusing inferences (a reviewer's two traces broke it).
+  for (const bool after_end : {false, true}) {
+    MemLog skipping;
+    skipping("POOL name=heap kind=heap base=0x1000 size=40000");
+    uint64_t at = 0x1000;
+    for (int i = 1; i <= 60; ++i) {
+      skipping("INFER begin {}", 2 * i);
+      if (at + 644 <= 0x1000 + 40000) {
+        skipping("ALLOC size=644 addr=0x{:x} pool=heap site=leak.c:9", at);
+        at += 700;
+      } else {  // 3,292 B free, none in one piece of 2,000 B: the leak itself is never refused
+        skipping("ALLOC_FAIL size=2000 align=8 pool=heap site=big.c:1");
+      }
+      skipping("INFER end {}", 2 * i);
+    }
+    if (after_end) skipping("ALLOC_FAIL size=2000 align=8 pool=heap site=big.c:1");
+    auto skipped = analyse(Format::log, skipping.text);
+    ASSERT_TRUE(skipped->result.exhaustion_forecast) << after_end;
+    EXPECT_TRUE(skipped->result.exhaustion_forecast->already_exhausted) << after_end;
+  }
 }
 
 // A failure logged without a site (the allocator's hook does not know its
@@ -539,6 +562,31 @@ TEST(HonestFindings, ASiteLessRefusalStopsTheLeakOfItsSize) {
   EXPECT_EQ(r.leaks[0].site, "leak.c:9");
   ASSERT_TRUE(r.leaks[0].growth && r.leaks[0].growth->stopped_after_inference);
   EXPECT_EQ(r.leaks[0].growth->failed_requests, refused);
+
+  // A working set of 656 B blocks beside it is farther from the 644 B
+  // request than the leak's 648 B: the refusals are still the leak's.
+  MemLog near;
+  near("POOL name=heap kind=heap base=0x1000 size=16384");
+  near("INFER begin 1");
+  near("ALLOC size=656 addr=0x{:x} pool=heap site=cache.c:5", 0x1000 + 16384 - 1400);
+  near("INFER end 1");
+  near("INFER begin 2");
+  near("ALLOC size=656 addr=0x{:x} pool=heap site=cache.c:5", 0x1000 + 16384 - 700);
+  near("INFER end 2");
+  top = 0x1000;
+  for (int i = 3; i <= 60; ++i) {
+    near("INFER begin {}", i);
+    if (top + 648 <= 0x1000 + 16384 - 1400) {
+      near("ALLOC size=648 addr=0x{:x} pool=heap site=leak.c:9", top);
+      top += 648;
+    } else {
+      near("ALLOC_FAIL size=644 align=8 pool=heap");
+    }
+    near("INFER end {}", i);
+  }
+  auto beside = analyse(Format::log, near.text);
+  ASSERT_EQ(beside->result.leaks.size(), 1u) << text_of(*beside, "log");
+  EXPECT_EQ(beside->result.leaks[0].site, "leak.c:9");
 }
 
 // An arena's offset 0 is its first block, not NULL: a free there with
