@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -93,16 +92,8 @@ bool write_report_file(const std::string& path, const std::string& text, const s
   // A file through a temporary and a rename: a write that fails half-way
   // (a full disk) leaves the last good report, not a cut one that opens as
   // an empty page or a partial trace. A FIFO or a device is written in place.
-  std::string error;
-  if (watch::is_special_file(path)) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    int code = out ? 0 : errno;  // taken at once: later calls may overwrite errno
-    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (out) out.close();
-    if (!out) error = fmt::format("{}: cannot write: {}", path, std::strerror(code ? code : errno ? errno : EIO));
-  } else {
-    error = watch::write_file_atomically(path, text);
-  }
+  const std::string error =
+      watch::is_special_file(path) ? watch::write_in_place(path, text) : watch::write_file_atomically(path, text);
   if (!error.empty()) {
     fmt::print(stderr, "edgemem: {} (pass {} PATH to write it elsewhere)\n", error, option);
     return false;

@@ -208,11 +208,8 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
         }
         frame_open_ = false;
         frame_raw_.clear();
-        std::vector<uint8_t> frame;
-        frame.swap(frame_out_);
-        push_unpacked(frame);
-        frame.clear();
-        frame_out_.swap(frame);
+        push_unpacked(frame_out_);
+        frame_out_.clear();
       }
     }
     if (failed_) break;
@@ -726,11 +723,7 @@ void EmtV2Reader::finish() {
     if (seeking_) stats_.corrupt_bytes += input_end_ - damaged_from_;
     // A frame cut short cannot be checked: what it unpacked is read as a
     // cut file's last records always were.
-    if (verified_frames_ && frame_open_ && !failed_) {
-      std::vector<uint8_t> frame;
-      frame.swap(frame_out_);
-      push_unpacked(frame);
-    }
+    if (verified_frames_ && frame_open_ && !failed_) push_unpacked(frame_out_);
     if (!failed_ && frame_open_) {
       // A packed recording cut short: its last zstd frame is incomplete.
       // What it unpacked so far is read up to the last whole record. Lost,

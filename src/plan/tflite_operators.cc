@@ -207,21 +207,16 @@ std::vector<std::string> tflm_blockers(const TfliteModel& model) {
   // A -1 in `shape` (not `shape_signature`, where converters keep the
   // batch) is a size known only at run time; TFLite Micro sizes every
   // tensor once, from `shape`, in AllocateTensors().
-  std::vector<std::string> open;
+  std::vector<size_t> open;
   for (size_t i = 0; i < model.tensors.size(); ++i) {
     const TfliteTensor& t = model.tensors[i];
-    if (t.has_data || std::none_of(t.shape.begin(), t.shape.end(), [](int32_t d) { return d < 0; })) continue;
-    open.push_back(fmt::format("{} '{}' [{}]", i, t.name, fmt::join(t.shape, ", ")));
+    if (!t.has_data && std::any_of(t.shape.begin(), t.shape.end(), [](int32_t d) { return d < 0; })) open.push_back(i);
   }
-  if (!open.empty()) {
-    const size_t named = std::min<size_t>(open.size(), 3);
-    out.push_back(fmt::format("{} tensor{} with a dimension known only at run time (tensor {}{}: TFLite Micro sizes "
-                              "each tensor once, from a static shape; convert with a fixed batch and input size; "
-                              "a size edgemem lists reads -1 as 1)",
-                              open.size(), open.size() == 1 ? "" : "s",
-                              fmt::join(open.begin(), open.begin() + static_cast<std::ptrdiff_t>(named), ", tensor "),
-                              open.size() > named ? fmt::format(" and {} more", open.size() - named) : ""));
-  }
+  if (!open.empty())
+    out.push_back(fmt::format("{} tensor{} with a dimension known only at run time ({}: TFLite Micro sizes each tensor "
+                              "once, from a static shape; convert with a fixed batch and input size; a size edgemem "
+                              "lists reads -1 as 1)",
+                              open.size(), open.size() == 1 ? "" : "s", some_tensors(model, open, true)));
   // CheckDynamicTensors (micro_interpreter_graph.cc), after each Prepare:
   // an operator output with a dimension <= 0 is dynamic, except the legacy
   // scalar shape [0]. The -1s are named above.

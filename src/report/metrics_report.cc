@@ -107,6 +107,10 @@ void request_sizes(Writer& w, const SizesResult& sizes) {
 
 }  // namespace
 
+bool leak_confirmed(const MetricsInput& in, const std::string& pool) {
+  return std::any_of(in.trends.begin(), in.trends.end(), [&](const TrendView& t) { return t.pool == pool && t.confirmed; });
+}
+
 std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   const AnalysisResult& r = *in.result;
   const DecodeStats& s = in.input->stats;
@@ -144,11 +148,7 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
     // pool that fills up sooner.
     w.family("edgemem_leak_confirmed", "gauge", "",
              "1 once a leak of the pool was confirmed in this boot (its trend, p < 1e-6, or growth until full)");
-    for (const PoolSummary& p : r.pools) {
-      const bool confirmed = std::any_of(in.trends.begin(), in.trends.end(),
-                                         [&](const TrendView& t) { return t.pool == p.name && t.confirmed; });
-      w.sample("edgemem_leak_confirmed", pool_label(p.name), confirmed ? 1 : 0);
-    }
+    for (const PoolSummary& p : r.pools) w.sample("edgemem_leak_confirmed", pool_label(p.name), leak_confirmed(in, p.name) ? 1 : 0);
   }
   if (const auto& fc = r.exhaustion_forecast) {
     w.family("edgemem_exhaustion_forecast_inferences", "gauge", "",

@@ -25,6 +25,10 @@ struct MetricsInput {
 
 std::string metrics_report(const MetricsInput& in, MetricsFormat format);
 
+// Whether `watch` has confirmed a leak of `pool` in this boot (every pool
+// has the sample while watching, 0 until then).
+bool leak_confirmed(const MetricsInput& in, const std::string& pool);
+
 // The request-size histogram on fixed bounds, so every export has the same
 // series: the analysis' power-of-two classes [2^(i-1), 2^i - 1], upper bounds
 // 2^i - 1 for i = 0..24, then requests above 16 MiB. Counts per bucket (not

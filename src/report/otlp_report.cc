@@ -1,6 +1,5 @@
 #include "report/otlp_report.h"
 
-#include <algorithm>
 #include <string>
 
 namespace edgemem {
@@ -91,11 +90,7 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   for (const TrendView& t : in.trends)
     if (t.estimated) trend.emplace_back(t.pool, t.bytes_per_inference);
   if (in.watching)
-    for (const PoolSummary& p : r.pools) {
-      const bool yes = std::any_of(in.trends.begin(), in.trends.end(),
-                                   [&](const TrendView& t) { return t.pool == p.name && t.confirmed; });
-      confirmed.emplace_back(p.name, yes ? 1 : 0);
-    }
+    for (const PoolSummary& p : r.pools) confirmed.emplace_back(p.name, leak_confirmed(in, p.name) ? 1 : 0);
   b.counter("edgemem.inferences", "{inference}", "Inferences completed", r.inferences);
   b.counter("edgemem.events", "{event}", "Memory events decoded", s.events);
   b.gauge("edgemem.pool.used", "By", "Bytes in use now", used);

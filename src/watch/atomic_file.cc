@@ -16,17 +16,16 @@ namespace {
 
 bool system_path(const std::string& path) { return path.starts_with("/dev/") || path.starts_with("/proc/"); }
 
-// Writes `text` to `path` (created or truncated); an error text naming `shown`, empty on success.
-std::string write_whole(const std::string& path, const std::string& shown, const std::string& text) {
+}  // namespace
+
+std::string write_in_place(const std::string& path, const std::string& text) {
   FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return fmt::format("{}: cannot write: {}", shown, std::strerror(errno));
+  if (!f) return fmt::format("{}: cannot write: {}", path, std::strerror(errno));
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int error = errno;
   ok = std::fclose(f) == 0 && ok;
-  return ok ? std::string() : fmt::format("{}: cannot write: {}", shown, std::strerror(error ? error : errno));
+  return ok ? std::string() : fmt::format("{}: cannot write: {}", path, std::strerror(error ? error : errno));
 }
-
-}  // namespace
 
 bool is_special_file(const std::string& path) {
   std::error_code ec;
@@ -65,7 +64,7 @@ std::string write_file_atomically(const std::string& given, const std::string& t
   std::error_code ec;
   // A device, /dev/stdout or /proc/self/fd/N: written in place, as a rename
   // would replace the node (or the file stdout is redirected to) by a file.
-  if (system_path(given) || fs::is_character_file(given, ec)) return write_whole(given, given, text);
+  if (system_path(given) || fs::is_character_file(given, ec)) return write_in_place(given, text);
   if (std::string why = target_problem(given); !why.empty()) return why;
   // The rename would replace a link by a file: the link's target is replaced.
   std::string path = given;
@@ -77,14 +76,14 @@ std::string write_file_atomically(const std::string& given, const std::string& t
   struct stat old {};
   const bool exists = ::stat(path.c_str(), &old) == 0;
   // Another name of the same file would keep the old bytes: written in place.
-  if (exists && old.st_nlink > 1) return write_whole(path, path, text);
+  if (exists && old.st_nlink > 1) return write_in_place(path, text);
   // A fresh name (O_EXCL: nothing planted there is followed), short enough
   // beside a name of 255 bytes.
   const fs::path dir = fs::path(path).parent_path();
   std::string tmp = ((dir.empty() ? fs::path(".") : dir) / ".edgemem-XXXXXX").string();
   const int fd = ::mkstemp(tmp.data());
   // A directory we may not add to (the file itself writable): in place.
-  if (fd < 0) return write_whole(path, path, text);
+  if (fd < 0) return write_in_place(path, text);
   // The old file's permissions (mkstemp gives 0600); a new one's as fopen's.
   mode_t mode = old.st_mode & 07777;
   if (!exists) {
@@ -97,7 +96,7 @@ std::string write_file_atomically(const std::string& given, const std::string& t
   if (exists && (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) && ::fchown(fd, old.st_uid, old.st_gid) != 0) {
     ::close(fd);
     ::unlink(tmp.c_str());
-    return write_whole(path, path, text);
+    return write_in_place(path, text);
   }
   std::string error;
   if (::fchmod(fd, mode) != 0) error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));

@@ -15,6 +15,9 @@ namespace edgemem::watch {
 // directory that takes no new name; another user's file we cannot give
 // back to its owner. Returns an error text, empty on success.
 std::string write_file_atomically(const std::string& path, const std::string& text);
+// Writes `text` to `path` as it is (created or truncated): for devices and
+// FIFOs. Returns an error text naming `path`, empty on success.
+std::string write_in_place(const std::string& path, const std::string& text);
 // Not a regular file a run could replace: under /dev/ or /proc/ (/dev/stdout),
 // or an existing device, FIFO or socket.
 bool is_special_file(const std::string& path);

@@ -469,23 +469,27 @@ TEST(HonestFindings, ALateLeakIsForecastAtItsOwnRate) {
   EXPECT_EQ(r.exhaustion_forecast->inferences, left / 24);
 }
 
+// Inferences `first`..`last`, each leaking one `block`-byte block at
+// leak.c:9, `stride` bytes after the one before from `from`, while it fits
+// below `end`; once it does not, each logs `refusal` instead.
+void fill_with_leak(MemLog& log, int first, int last, uint64_t from, uint64_t end, uint64_t block, uint64_t stride,
+                    const std::string& refusal) {
+  for (int i = first; i <= last; ++i, from += stride) {
+    log("INFER begin {}", i);
+    if (from + block <= end) log("ALLOC size={} addr=0x{:x} pool=heap site=leak.c:9", block, from);
+    else log("{}", refusal);
+    log("INFER end {}", i);
+  }
+}
+
 // A pool whose leak has filled it refuses that leak's requests in every
 // inference while bytes are still free between its blocks: it has run
 // out now, not "in 304 more inferences".
 TEST(HonestFindings, APoolThatRefusesRequestsToTheEndIsExhausted) {
   MemLog log;
   log("POOL name=heap kind=heap base=0x1000 size=40000");
-  uint64_t top = 0x1000;  // blocks 700 B apart: 56 B free between each two
-  for (int i = 1; i <= 60; ++i) {
-    log("INFER begin {}", i);
-    if (top + 644 <= 0x1000 + 40000) {
-      log("ALLOC size=644 addr=0x{:x} pool=heap site=leak.c:9", top);
-      top += 700;
-    } else {
-      log("ALLOC_FAIL size=644 align=8 pool=heap site=leak.c:9");
-    }
-    log("INFER end {}", i);
-  }
+  // Blocks 700 B apart: 56 B free between each two.
+  fill_with_leak(log, 1, 60, 0x1000, 0x1000 + 40000, 644, 700, "ALLOC_FAIL size=644 align=8 pool=heap site=leak.c:9");
   auto run = analyse(Format::log, log.text);
   const AnalysisResult& r = run->result;
   ASSERT_EQ(r.fragmentation.alloc_failures, 3u);
@@ -573,17 +577,7 @@ TEST(HonestFindings, ASiteLessRefusalStopsTheLeakOfItsSize) {
   near("INFER begin 2");
   near("ALLOC size=656 addr=0x{:x} pool=heap site=cache.c:5", 0x1000 + 16384 - 700);
   near("INFER end 2");
-  top = 0x1000;
-  for (int i = 3; i <= 60; ++i) {
-    near("INFER begin {}", i);
-    if (top + 648 <= 0x1000 + 16384 - 1400) {
-      near("ALLOC size=648 addr=0x{:x} pool=heap site=leak.c:9", top);
-      top += 648;
-    } else {
-      near("ALLOC_FAIL size=644 align=8 pool=heap");
-    }
-    near("INFER end {}", i);
-  }
+  fill_with_leak(near, 3, 60, 0x1000, 0x1000 + 16384 - 1400, 648, 648, "ALLOC_FAIL size=644 align=8 pool=heap");
   auto beside = analyse(Format::log, near.text);
   ASSERT_EQ(beside->result.leaks.size(), 1u) << text_of(*beside, "log");
   EXPECT_EQ(beside->result.leaks[0].site, "leak.c:9");
