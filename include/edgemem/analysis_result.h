@@ -51,11 +51,14 @@ struct LeakGrowth {
   uint64_t first_inference = 0;      // the device's number of the first of them
   bool late_start = false;           // it began well after the first inference ("from inference K on")
   uint64_t bytes_per_growth = 0;     // mean bytes added by one of those inferences
-  // It stopped growing because its own requests failed (it filled its
-  // pool): the device's number of its last growth, and the failed requests
-  // since. Its rate is over the inferences it grew in, up to that one.
+  // It stopped growing, because its own requests failed (it filled its
+  // pool: failed_requests > 0) or on its own (nothing refused, no growth
+  // for ten of its usual gaps): the device's number of its last growth, the
+  // failed requests and the completed inferences since. Its rate is over
+  // the inferences it grew in, up to that one.
   std::optional<uint64_t> stopped_after_inference;
   uint64_t failed_requests = 0;
+  uint64_t inferences_since_stop = 0;
 };
 
 struct SiteLeak {
@@ -171,6 +174,14 @@ struct PoolWatermark {
   StairSteps stairs;
   std::optional<FloorTrend> floor_trend;  // unset unless the last fit confirmed one
   std::vector<std::pair<uint64_t, uint64_t>> series;  // (inference, usage), downsampled
+  // Its rises stopped: no rise at an inference end for ten of its mean
+  // gaps between rises, and for 20 inferences. The device's number of the
+  // last; such a pool grew, it does not grow now (no forecast).
+  std::optional<uint64_t> grew_until_inference;
+  // Whether the pool's usage grows now: linear or in steps, up, and not stopped.
+  bool growing() const {
+    return slope > 0 && (shape == Shape::linear || shape == Shape::stair) && !grew_until_inference;
+  }
 };
 
 struct AllocFailure {

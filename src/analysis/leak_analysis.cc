@@ -219,9 +219,10 @@ LeakGrowth LeakAnalysis::growth(const Group& g) const {
   }
   if (const uint64_t n = growths_counted(g); n > 0) out.bytes_per_growth = (grown(g) + n / 2) / n;
   out.late_start = g.first_growth - boot_began_after_ > 2 * std::max<uint64_t>(out.period, 1);
-  if (stopped_by_failures(g)) {
+  if (stopped_by_failures(g) || stopped_on_its_own(g)) {
     out.stopped_after_inference = g.last_growth_device;
     out.failed_requests = g.failed_since_growth;
+    out.inferences_since_stop = completed_ - g.last_growth;
   }
   return out;
 }
@@ -434,7 +435,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           // trace: counted all the same, as 5 growths of an every-2nd leak
           // are 10 inferences' worth (once 9, and 185 B for 166.5).
           const uint64_t period = std::max<uint64_t>(leak.growth->period, 1);
-          const uint64_t until = tracker.completed() - counters.last_growth < period || stopped_by_failures(counters)
+          const uint64_t until = tracker.completed() - counters.last_growth < period || stopped_by_failures(counters) ||
+                                         stopped_on_its_own(counters)
                                      ? counters.last_growth
                                      : tracker.completed();
           const uint64_t span = !bytes_only(counters)                  ? until - counters.first_growth + period

@@ -46,6 +46,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
           f.rise_gap_sum += completed - f.last_rise_at;
         }
         f.last_rise_at = completed;
+        f.last_rise_number = tracker.device_inference().value_or(0);
       } else if (usage < f.last) {
         ++f.falls;
       }
@@ -101,8 +102,12 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
   // with summaries and no leaking group (when the text report says "pool
   // grows") the slope of a steadily growing pool is all there is.
   const bool summary_only = out.counts.summaries > 0 && out.leaks.empty();
+  // A leak that stopped growing on its own adds nothing now.
+  auto stopped_on_its_own = [](const SiteLeak& l) {
+    return l.growth && l.growth->stopped_after_inference && l.growth->failed_requests == 0;
+  };
   for (const SiteLeak& l : out.leaks)
-    if (l.bytes_per_inference) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
+    if (l.bytes_per_inference && !stopped_on_its_own(l)) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
   // Each pool's growth per inference, for its forecast (and its partner's:
   // the two ends of a shared arena fill the one space together).
   std::vector<double> rates(pools_.size(), 0);
@@ -134,6 +139,9 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     if (f.rises) w.stairs.step_bytes = static_cast<double>(f.rise_bytes) / static_cast<double>(f.rises);
     if (f.rise_gaps) w.stairs.period_inferences = static_cast<double>(f.rise_gap_sum) / static_cast<double>(f.rise_gaps);
     w.series = f.series.points();
+    if (const uint64_t quiet = f.x_last - f.last_rise_at;
+        f.rises >= 2 && quiet >= 20 && quiet * f.rise_gaps >= 10 * f.rise_gap_sum)
+      w.grew_until_inference = f.last_rise_number;
     if (w.slope < 1e-9 && w.shape == Shape::flat) w.slope = 0;
     if (w.slope != 0)
       w.fit_line = FitLine{f.number_first, intercept + w.slope * static_cast<double>(f.x_first), f.number_last,
@@ -159,7 +167,7 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     // The rate is now's: the leaking groups' own (each over the inferences
     // since it began), or without groups (summary mode) the floor's recent
     // trend where it is confirmed.
-    bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
+    bool growing = w.growing();
     double growth = growing ? w.slope : 0;
     if (summary_only && w.shape == Shape::irregular && w.floor_trend) {
       growing = true;
@@ -170,7 +178,8 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     if (growing && summary_only) out.leak_rate_bytes_per_inference += growth;
     double leaking = 0;
     for (const SiteLeak& l : out.leaks)
-      if (l.pool == w.pool && l.bytes_per_inference) leaking += *l.bytes_per_inference;
+      if (l.pool == w.pool && l.bytes_per_inference && !(l.growth && l.growth->stopped_after_inference))
+        leaking += *l.bytes_per_inference;
     double& rate = rates[i];
     rate = growing ? std::max(growth, leaking) : w.shape == Shape::irregular ? leaking : 0;
     out.watermarks.push_back(std::move(w));

@@ -24,7 +24,8 @@ json growth(const std::optional<LeakGrowth>& g) {
           {"late_start", g->late_start},
           {"growth_bytes", g->bytes_per_growth},
           {"stopped_after_inference", optional(g->stopped_after_inference)},
-          {"failed_requests", g->failed_requests}};
+          {"failed_requests", g->failed_requests},
+          {"inferences_since_stop", g->inferences_since_stop}};
 }
 
 template <typename X, typename Y>
@@ -204,6 +205,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                      {"stairs", {{"steps", w.stairs.steps}, {"step_bytes", w.stairs.step_bytes},
                                  {"period_inferences", w.stairs.steps >= 2 ? json(w.stairs.period_inferences) : json(nullptr)}}},
                      {"series", series(w.series)},
+                     {"grew_until_inference", optional(w.grew_until_inference)},
                      {"floor_trend", w.floor_trend ? json{{"bytes_per_inference", w.floor_trend->bytes_per_inference},
                                                           {"p_value", w.floor_trend->p_value},
                                                           {"inferences", w.floor_trend->inferences},

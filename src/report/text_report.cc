@@ -85,11 +85,13 @@ std::string leak_headline(const SiteLeak& l, bool marked, const std::string& sit
   const std::string from = g.late_start ? fmt::format(" from inference {}{} on", grouped(g.first_inference), of_boot)
                            : boots > 1 ? fmt::format(" since boot {} began", grouped(boots))
                                        : "";
-  const std::string stopped =
-      g.stopped_after_inference
-          ? fmt::format(", until inference {}{}: its {} request{} since failed", grouped(*g.stopped_after_inference),
-                        of_boot, grouped(g.failed_requests), g.failed_requests == 1 ? "" : "s")
-          : "";
+  std::string stopped;
+  if (g.stopped_after_inference && g.failed_requests > 0)
+    stopped = fmt::format(", until inference {}{}: its {} request{} since failed", grouped(*g.stopped_after_inference),
+                          of_boot, grouped(g.failed_requests), g.failed_requests == 1 ? "" : "s");
+  else if (g.stopped_after_inference)
+    stopped = fmt::format(", until inference {}{}: not grown in the {} inference{} since", grouped(*g.stopped_after_inference),
+                          of_boot, grouped(g.inferences_since_stop), g.inferences_since_stop == 1 ? "" : "s");
   switch (g.pattern) {
     case LeakPattern::every_inference:
       return fmt::format("{} per inference{} at {}{}", rate_bytes(*l.bytes_per_inference), from, site, stopped);
@@ -281,10 +283,16 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   // A device in summary mode sends no blocks: a pool's steady growth is the finding.
   if (r.leaks.empty() && r.counts.summaries > 0) {
     for (const auto& w : r.watermarks) {
-      if (w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair)) {
+      if (w.growing()) {
         ++problems;
         line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference ({}; summary records name no site)",
                                         w.pool, w.slope, to_string(w.shape)));
+      } else if (w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair)) {
+        ++problems;
+        line(out, "[LEAK]", fmt::format("pool '{}' grew {} in {} rises until inference {}, not since ({}; summary "
+                                        "records name no site)",
+                                        w.pool, bytes(static_cast<uint64_t>(w.stairs.step_bytes * static_cast<double>(w.stairs.steps) + 0.5)),
+                                        grouped(w.stairs.steps), grouped(*w.grew_until_inference), to_string(w.shape)));
       } else if (w.shape == Shape::irregular && w.floor_trend) {
         // The test watch raises its leak alert on, so the two agree.
         const FloorTrend& t = *w.floor_trend;
@@ -332,8 +340,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   // said at all.
   if (r.counts.summaries == 0)
     for (const auto& w : r.watermarks) {
-      const bool growing = w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair);
-      if (growing && !(r.exhaustion_forecast && r.exhaustion_forecast->pool == w.pool) &&
+      if (w.growing() && !(r.exhaustion_forecast && r.exhaustion_forecast->pool == w.pool) &&
           std::none_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
         growth(w.pool, w.slope, to_string(w.shape));
     }
@@ -342,8 +349,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
               "Micro: in Prepare, not Invoke)");
   for (const auto& w : r.watermarks)
     if (w.shape == Shape::stair)
-      more(out, fmt::format("   '{}' rises in steps: {} steps of {:.0f} B every {:.0f} inferences", w.pool,
-                            w.stairs.steps, w.stairs.step_bytes, w.stairs.period_inferences));
+      more(out, w.grew_until_inference
+                    ? fmt::format("   '{}' rose in steps: {} steps of {:.0f} B every {:.0f} inferences, until inference {}",
+                                  w.pool, w.stairs.steps, w.stairs.step_bytes, w.stairs.period_inferences,
+                                  grouped(*w.grew_until_inference))
+                    : fmt::format("   '{}' rises in steps: {} steps of {:.0f} B every {:.0f} inferences", w.pool,
+                                  w.stairs.steps, w.stairs.step_bytes, w.stairs.period_inferences));
   found_note("leak", r.checks.leaks);
 
   if (fragment_line) {

@@ -248,9 +248,12 @@ TEST(LeakRate, ABlockFromBeforeTheFirstInferenceFreedLaterDoesNotLowerTheRate) {
 }
 
 // A leak of 644 B every 10th inference that stops at inference 600 of
-// 1,000: its rate is over the inferences since it began (one period before
-// its first growth), 38,640 B over 1,000, not 64.4 as if it still ran.
-TEST(LeakRate, ALeakThatStoppedCountsTheInferencesSinceItDidAsWell) {
+// 1,000: 400 inferences without growth are 40 of its periods, so it
+// stopped. It is said so, at its own rate while it grew (38,640 B over 600
+// inferences, not a blend over 1,000 that it never ran at), and it adds
+// nothing to the leak rate now or to a forecast (a heap of 1 MiB it once
+// "ran out of" at the blended rate).
+TEST(LeakRate, ALeakThatStoppedIsSaidSoAtItsOwnRateAndForecastsNothing) {
   std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n";
   uint64_t t = 1;
   for (int i = 1; i <= 1000; ++i) {
@@ -261,8 +264,38 @@ TEST(LeakRate, ALeakThatStoppedCountsTheInferencesSinceItDidAsWell) {
   }
   auto run = analyse(Format::log, log);
   ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
-  ASSERT_TRUE(run->result.leaks[0].bytes_per_inference);
-  EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 60 * 644.0 / 1000);
+  const SiteLeak& leak = run->result.leaks[0];
+  ASSERT_TRUE(leak.bytes_per_inference && leak.growth && leak.growth->stopped_after_inference);
+  EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 60 * 644.0 / 600);
+  EXPECT_EQ(*leak.growth->stopped_after_inference, 600u);
+  EXPECT_EQ(leak.growth->inferences_since_stop, 400u);
+  EXPECT_EQ(leak.growth->failed_requests, 0u);
+  EXPECT_EQ(run->result.leak_rate_bytes_per_inference, 0.0);
+  EXPECT_FALSE(run->result.exhaustion_forecast);
+  EXPECT_NE(text_of(*run).find("644 B every 10th inference at model.c:58, until inference 600: not grown in the 400 "
+                               "inferences since"),
+            std::string::npos)
+      << text_of(*run);
+}
+
+// The same leak stopped 90 inferences before the end: 9 of its periods,
+// not yet sure to have stopped, so it still counts to the last inference.
+TEST(LeakRate, ALeakQuietForFewerThanTenOfItsGapsHasNotStopped) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000 size=1048576\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 1000; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (i % 10 == 0 && i <= 910)
+      log += fmt::format("[MEM][{}] ALLOC size=644 addr=0x{:x} site=model.c:58\n", t++, 0x20000 + 644 * i);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  const SiteLeak& leak = run->result.leaks[0];
+  ASSERT_TRUE(leak.bytes_per_inference && leak.growth);
+  EXPECT_FALSE(leak.growth->stopped_after_inference);
+  EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 91 * 644.0 / 1000);
+  EXPECT_DOUBLE_EQ(run->result.leak_rate_bytes_per_inference, 91 * 644.0 / 1000);
 }
 
 // A leak that fills its pool: 500 B per inference into a 4 KiB heap beside
