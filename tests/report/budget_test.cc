@@ -277,6 +277,29 @@ TEST(Budget, MessagesShowTheMeasuredValueOnItsSideOfTheLimit) {
       << find(out, "leak.max_bytes_per_inference")->message;
 }
 
+// A leak that stopped on its own adds nothing to the rate now, but the
+// build leaked 64 B per inference while it ran: a 50 B limit breaks.
+TEST(Budget, ALeakThatStoppedStillCountsAtItsRate) {
+  AnalysisResult t;
+  t.inferences = 5100;
+  t.checks.leaks.status = CheckStatus::found;
+  t.leak_rate_bytes_per_inference = 0;
+  SiteLeak leak;
+  leak.site = "model.c:58";
+  leak.bytes_per_inference = 64.0;
+  leak.growth = LeakGrowth{};
+  leak.growth->stopped_after_inference = 3000;
+  leak.growth->inferences_since_stop = 2100;
+  t.leaks.push_back(leak);
+  BudgetInputs in{nullptr, nullptr, &t, nullptr};
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 50}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_NE(find(out, "leak.max_bytes_per_inference")->message.find("leaks 64.0 B"), std::string::npos)
+      << find(out, "leak.max_bytes_per_inference")->message;
+}
+
 TEST(Budget, MistakesAreErrorsNotPasses) {
   LinkerMap m = image();
   BudgetInputs with_map{&m, nullptr, nullptr, nullptr};
