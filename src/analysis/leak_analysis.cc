@@ -393,7 +393,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       // new high of a working set in boot 2 was in "the second half".
       auto in_boot = [&](uint64_t inference) { return inference > boot_began_at_ ? inference - boot_began_at_ : 0; };
       const uint64_t boot_inferences = in_boot(tracker.inference());
-      grows = g.count >= 2 && 2 * in_boot(counters.last_high_inference) > boot_inferences && counters.growths > 0 &&
+      grows = g.count >= 2 && 2 * in_boot(counters.last_high_inference) > boot_inferences && counters.growths >= 2 &&
               floor_rose(counters);
       grows |= g.count >= 1 && 2 * in_boot(counters.last_bytes_high_inference) > boot_inferences &&
                4 * counters.growths >= tracker.completed() - boot_began_after_ && counters.growths >= 2;

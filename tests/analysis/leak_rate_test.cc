@@ -199,6 +199,29 @@ TEST(LeakRate, AFewGrowthsOfAGroupThatNeverFreesAreALeak) {
   }
 }
 
+// Blocks made in one inference only, the last, and kept: one growth is no
+// trend. A tester's firmware filled its heap with 1 KiB blocks in its last
+// inference to provoke a failure and read "[LEAK] 6,144 B per inference
+// (grew in 1 inferences)", a rate 37 times its real leaks'.
+TEST(LeakRate, BlocksMadeInOneInferenceOnlyAreNoLeak) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x20000000 size=1048576\n";
+  uint64_t t = 1;
+  for (int i = 1; i <= 40; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    log += fmt::format("[MEM][{}] ALLOC size=128 addr=0x20000100 site=model.c:10\n", t++);
+    if (i == 40)
+      for (int k = 0; k < 6; ++k)
+        log += fmt::format("[MEM][{}] ALLOC size=1024 addr=0x{:x} site=frag.c:1\n", t++, 0x20010000 + 0x400 * k);
+    log += fmt::format("[MEM][{}] FREE addr=0x20000100\n", t++);
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  EXPECT_TRUE(run->result.leaks.empty()) << text_of(*run);
+  ASSERT_EQ(run->result.persistent.size(), 1u) << text_of(*run);
+  EXPECT_EQ(run->result.persistent[0].site, "frag.c:1");
+  EXPECT_EQ(run->result.persistent[0].bytes, 6144u);
+}
+
 // An every-Nth leak whose first growth is the first inference: its rate is
 // a growth per period all the same. 333 B in inferences 1, 3, .., 9 of 10
 // read 185 B per inference (the 1,665 B over 9), beside "333 B every 2nd
