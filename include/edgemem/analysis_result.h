@@ -445,6 +445,11 @@ struct AnalysisResult {
   // own); unset when times are cycles of an unknown clock or sequence numbers.
   std::optional<double> clock_hz;
   Checks checks;
+  // What was lost in the middle of the trace, where the live set after it
+  // is not the device's (overflow packets, dropped or damaged records,
+  // frees of blocks never seen); empty when nothing, or only its end, was
+  // lost. Set by judge_after_data_loss: a gate does not pass on it.
+  std::string lost_mid_trace;
   std::vector<PoolTimeline> timelines;  // in PoolTable order, pools that saw an event
   InferenceMarks inference_marks;
   Restarts restarts;

@@ -69,4 +69,9 @@ class Analyzer final : public EventSink {
 // frees of unknown blocks, ...): `found` with what was lost, or `clean`.
 Check data_loss_check(const DecodeStats& stats, const EventCounts& counts);
 
+// Once records were lost mid-trace, the free space between the blocks that
+// arrived is not the device's (a lost allocation reads as a hole): the
+// fragmentation check is not judged, and lost_mid_trace says why.
+void judge_after_data_loss(const DecodeStats& stats, AnalysisResult& result);
+
 }  // namespace edgemem

@@ -59,4 +59,34 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   return {CheckStatus::found, lost};
 }
 
+void judge_after_data_loss(const DecodeStats& s, AnalysisResult& r) {
+  const EventCounts& c = r.counts;
+  std::string lost;
+  auto add = [&](uint64_t n, std::string_view one, std::string_view many) {
+    if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, n == 1 ? one : many);
+  };
+  add(s.overflows, "ITM overflow packet", "ITM overflow packets");
+  add(s.dropped_records, "record dropped", "records dropped");
+  add(s.out_of_order_records, "record applied out of order", "records applied out of order");
+  add(s.corrupt_bytes, "corrupt byte skipped", "corrupt bytes skipped");
+  add(s.corrupt_bytes ? 0 : s.failed_checks, "damaged record", "damaged records");
+  add(s.malformed_lines, "malformed line", "malformed lines");
+  add(s.impossible_events, "impossible event", "impossible events");
+  add(c.unknown_frees, "free of a block never seen", "frees of blocks never seen");
+  add(c.replaced_blocks, "allocation over a live block", "allocations over a live block");
+  r.lost_mid_trace = lost;
+  if (lost.empty()) return;
+  FragmentationResult& f = r.fragmentation;
+  Check& check = r.checks.fragmentation;
+  if (check.status == CheckStatus::not_checked || !f.band) return;
+  // A healthy heap read 31 % "danger" from 8 flipped bits.
+  check.status = CheckStatus::not_checked;
+  check.reason = fmt::format(
+      "records were lost mid-trace ({}): a lost allocation reads as a hole the heap does not have, so its free space "
+      "is not known; measured on what arrived: {} at worst, {} at the end, not judged",
+      lost, f.max_rate ? fmt::format("{:.0f}%", *f.max_rate * 100) : "not measured",
+      f.final_rate ? fmt::format("{:.0f}%", *f.final_rate * 100) : "not measured");
+  f.band.reset();
+}
+
 }  // namespace edgemem

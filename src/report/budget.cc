@@ -372,6 +372,15 @@ class Evaluator {
         throw BudgetError(fmt::format("leak.{}: the leak check did not run on this trace ({})", key,
                                       t.checks.leaks.reason.empty() ? "NOT CHECKED in its report" : t.checks.leaks.reason));
     };
+    // Records lost mid-trace can hide a leak: what arrived within the limit
+    // does not show the device is (8 flipped bits left 2,144 B of 9,440).
+    // Beyond it, it breaks all the same.
+    auto within_limit_on_loss = [&](const char* key, bool ok, const std::string& measured) {
+      if (ok && !t.lost_mid_trace.empty())
+        throw BudgetError(fmt::format("leak.{}: records were lost mid-trace ({}), so {} in what arrived does not show "
+                                      "the limit holds; capture again without loss (see [DATA LOST] in the report)",
+                                      key, t.lost_mid_trace, measured));
+    };
     if (b.contains("max_bytes_per_inference")) {
       double max = real(b, "max_bytes_per_inference", "leak");
       // A rate that could not be measured cannot be shown to hold.
@@ -384,6 +393,7 @@ class Evaluator {
       for (const SiteLeak& l : t.leaks)
         if (l.bytes_per_inference && l.growth && l.growth->stopped_after_inference && l.growth->failed_requests == 0)
           rate += *l.bytes_per_inference;
+      within_limit_on_loss("max_bytes_per_inference", rate <= max, fmt::format("{:.1f} B per inference", rate));
       add("leak.max_bytes_per_inference", rate <= max,
           fmt::format("leaks {} B per inference over {} inferences, limit {:g} B", beside(rate, max),
                       units::grouped(t.inferences), max),
@@ -396,6 +406,7 @@ class Evaluator {
                           "no bytes leaked by site are known; limit leak.max_bytes_per_inference instead");
       require_checked("max_leaked_bytes");
       for (const auto& l : t.leaks) total += l.bytes;
+      within_limit_on_loss("max_leaked_bytes", total <= max, units::bytes(total) + " leaked");
       add("leak.max_leaked_bytes", total <= max,
           fmt::format("{} leaked at {} site(s){}, limit {}", units::bytes(total), t.leaks.size(),
                       t.leaks.empty() ? "" : " (first " + t.leaks.front().site + ")", units::bytes(max)),
@@ -411,6 +422,8 @@ class Evaluator {
       if (!max) throw BudgetError("fragmentation.max_band: expected healthy, warning or danger");
       const FragmentationResult& f = t.fragmentation;
       // A band that could not be measured cannot be shown to hold.
+      if (!f.band && !t.lost_mid_trace.empty())
+        throw BudgetError("fragmentation.max_band: not judged: " + t.checks.fragmentation.reason);
       if (!f.band)
         throw BudgetError("fragmentation.max_band: the trace declares no pool extent (POOL name= base= size=, or "
                           "--arena-size for an arena), so fragmentation was not measured");

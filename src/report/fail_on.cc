@@ -70,6 +70,11 @@ std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResul
                                 c.reason.empty() ? "see the report" : c.reason));
   };
   unjudged(rules.leak, r.checks.leaks, "leak");
+  // Records lost mid-trace can hide a leak: no leak in what arrived is no pass.
+  if (rules.leak && r.checks.leaks.status == CheckStatus::clean && !r.lost_mid_trace.empty())
+    out.push_back(fmt::format("leak: none in what arrived, but records were lost mid-trace ({}), so it neither holds "
+                              "nor breaks",
+                              r.lost_mid_trace));
   unjudged(rules.overflow, r.checks.overflow, "overflow");
   unjudged(rules.guard, r.checks.guards, "guard");
   unjudged(rules.lifo, r.checks.lifo, "lifo");

@@ -189,6 +189,7 @@ struct TraceSession::Impl {
     TraceRun run{{name, std::string(decoder->format_name()), decoder->stats(), context.time_base}, analyzer.finish()};
     if (stopped) run.input.stats.truncated_bytes = truncated_before_end;
     stamp(run.input.stats);
+    judge_after_data_loss(run.input.stats, run.result);
     const DecodeStats& s = run.input.stats;
     // A whole recording (it names its threads) of a program that allocated
     // nothing (/bin/true) is an answer, not a wrong input.
@@ -315,6 +316,7 @@ std::optional<TraceRun> TraceSession::snapshot() {
   TraceRun run{{impl_->name, std::string(d.format_name()), d.progress(), impl_->context.time_base},
                impl_->analyzer.snapshot()};
   impl_->stamp(run.input.stats);
+  judge_after_data_loss(run.input.stats, run.result);
   return run;
 }
 

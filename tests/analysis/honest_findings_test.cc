@@ -1364,5 +1364,47 @@ TEST(HonestFindings, ARefusalInAHeapSaysWhatAllocatorHeadersWouldLeave) {
       << text;
 }
 
+// Records lost mid-trace: a lost allocation reads as a hole the heap does
+// not have. A tester's healthy heap (7 % at worst) read "31 % danger" from
+// 8 flipped bits and a fragmentation gate exited 1; a leak gate passed at
+// 2,144 B where the firmware leaked 9,440 B. Here a 4 KiB heap holds three
+// 1 KiB blocks, the middle one's free is in the trace, and one free of a
+// block never seen says records were lost: 2,048 B free, 1,024 B largest
+// (50 %) is measured, not judged, and neither gate passes.
+TEST(HonestFindings, RecordsLostMidTraceJudgeNeitherFragmentationNorAPassingLeakGate) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=4096\n"
+                    "[MEM][1] ALLOC size=1024 addr=0x1000 site=a.c:1\n"
+                    "[MEM][2] ALLOC size=1024 addr=0x1400 site=a.c:2\n"
+                    "[MEM][3] ALLOC size=1024 addr=0x1800 site=a.c:3\n"
+                    "[MEM][4] FREE addr=0x1400\n"
+                    "[MEM][5] ALLOC size=512 addr=0x1400 site=a.c:2\n"
+                    "[MEM][6] FREE addr=0x1400\n"
+                    "[MEM][7] ALLOC size=16 addr=0x1c40 site=a.c:5\n"
+                    "[MEM][7] FREE addr=0x1c40\n"
+                    "[MEM][7] ALLOC size=16 addr=0x1c40 site=a.c:5\n"
+                    "[MEM][7] FREE addr=0x1c40\n";
+  for (bool lost : {false, true}) {
+    auto run = analyse(Format::log, log + (lost ? "[MEM][7] FREE addr=0x1c00\n" : "") + "[MEM][8] ALLOC size=16 addr=0x1c00 site=a.c:4\n");
+    judge_after_data_loss(run->stats, run->result);
+    const AnalysisResult& r = run->result;
+    ASSERT_TRUE(r.fragmentation.max_rate) << text_report(InputSummary{"t.log", "log", run->stats, TimeBase::sequence}, r);
+    EXPECT_NEAR(*r.fragmentation.max_rate, 0.5, 0.01);
+    EXPECT_EQ(r.lost_mid_trace.empty(), !lost);
+    EXPECT_EQ(r.checks.fragmentation.status, lost ? CheckStatus::not_checked : CheckStatus::found);
+    EXPECT_EQ(r.fragmentation.band.has_value(), !lost);
+    EXPECT_EQ(broken_rules(parse_fail_on("fragmentation=warning"), r).size(), lost ? 0u : 1u);
+    EXPECT_EQ(unjudged_rules(parse_fail_on("fragmentation=warning,leak"), r).size(), lost ? 2u : 0u);
+    if (lost) {
+      EXPECT_NE(r.checks.fragmentation.reason.find("1 free of a block never seen"), std::string::npos)
+          << r.checks.fragmentation.reason;
+    }
+    BudgetInputs in{nullptr, nullptr, &r, nullptr};
+    std::string error;
+    auto out = evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_leaked_bytes": 100000}})"), in, error);
+    EXPECT_EQ(error.find("records were lost mid-trace") != std::string::npos, lost) << error;
+    EXPECT_EQ(out.empty(), lost);
+  }
+}
+
 }  // namespace
 }  // namespace edgemem::test
