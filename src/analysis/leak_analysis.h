@@ -67,7 +67,8 @@ class LeakAnalysis {
       g.last_bytes_high_inference = inference;
     }
   }
-  void removed(const Block& b) {
+  // `freed`: false for a block lost when the device restarted.
+  void removed(const Block& b, bool freed = true) {
     // A block made before the first inference: what the inferences added
     // does not lose it (once markers began; without them every block is).
     if (b.inference == 0 && inferences_began_ && !began_at_start_) [[unlikely]]
@@ -75,7 +76,7 @@ class LeakAnalysis {
     Group& g = touch(b.group);
     // What it held at its highest, given back: it churns, not only grows.
     if (b.inference < g.last_high_inference) g.freed_before_high = true;
-    ++g.frees;
+    g.frees += freed;
     --g.live;
     g.live_bytes -= b.size;
     g.window_min = std::min(g.window_min, g.live);

@@ -47,12 +47,12 @@ PoolState& PoolTracker::add_pools(PoolId id) {
   return pools_[id];
 }
 
-void PoolTracker::reset(PoolId pool_id) {
+void PoolTracker::reset(PoolId pool_id, bool freed) {
   PoolState& p = pool(pool_id);
   uint64_t before = p.usage();
   p.live.for_each([&](const Block& b) {
     SiteCounters& s = changing_site(b.site);
-    ++s.frees;
+    s.frees += freed;
     s.live_bytes -= b.size;
     --s.live_count;
   });

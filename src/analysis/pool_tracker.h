@@ -118,7 +118,8 @@ class PoolTracker {
     refresh_usage(p, before);
     return true;
   }
-  void reset(PoolId pool);
+  // `freed`: false where a restart lost the blocks (not counted as frees).
+  void reset(PoolId pool, bool freed = true);
   // A summary record: the pool holds `used` bytes now, at most `peak` since the last one.
   void summary(PoolId pool, uint64_t used, uint64_t peak);
 

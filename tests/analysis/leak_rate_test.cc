@@ -497,6 +497,17 @@ TEST(LeakRate, AfterARestartTheForecastIsTheLatestBootsRate) {
   EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, 500.0);
   EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 20000u);
   EXPECT_EQ(r.exhaustion_forecast->inferences, 40u);
+  // The first boot's 40 blocks were lost with it, not freed: the site
+  // never frees (a tester's firmware read "30 allocations, 10 frees").
+  EXPECT_EQ(r.leaks[0].allocs, 80u);
+  EXPECT_EQ(r.leaks[0].frees, 0u);
+  ASSERT_FALSE(r.sites.empty());
+  EXPECT_EQ(r.sites[0].frees, 0u);
+  // An arena reset within a boot does free.
+  auto reset = analyse(Format::log, "[MEM][1] POOL name=arena kind=arena size=40000\n"
+                                    "[MEM][2] ALLOC size=500 offset=0 site=lstm.c:58\n[MEM][3] RESET pool=arena\n");
+  ASSERT_FALSE(reset->result.sites.empty());
+  EXPECT_EQ(reset->result.sites[0].frees, 1u);
 }
 
 // Two boots of a device that numbers its inferences from 0, 60 each; the
