@@ -492,9 +492,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         ++groups;
       }
     if (!markers && out.leaks.empty() && live_bytes > 0)
-      c.reason += fmt::format("; but {} B in {} group{} are still live at the end (Live at end): heaptrack counts "
-                              "them leaked, valgrind lost or still reachable; nothing here shows they grew",
-                              live_bytes, groups, groups == 1 ? "" : "s");
+      c.reason += fmt::format("; but {} B in {} group{} {} still live at the end (Live at end): heaptrack counts "
+                              "such blocks leaked, valgrind lost or still reachable; nothing here shows they grew",
+                              live_bytes, groups, groups == 1 ? "" : "s", groups == 1 ? "is" : "are");
   }
 
   list_sites(tracker, context, leaking, out);
