@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "edgemem_version.h"  // written at every build by cmake/version.cmake
 #include "report/names.h"
 #include "report/style.h"
 
