@@ -19,9 +19,13 @@ void TimelineAnalysis::add_span(InferenceSpan span) {
   open_kept_ = span.begin_time && !span.end_time;
 }
 
-void TimelineAnalysis::inference_begin(uint64_t time, uint64_t number) { add_span({number, time, std::nullopt}); }
+void TimelineAnalysis::inference_begin(uint64_t time, uint64_t number) {
+  add_span({number, time, std::nullopt});
+  open_ = InferenceSpan{number, time, std::nullopt};
+}
 
 void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, bool begun) {
+  open_.reset();
   if (!begun) {
     add_span({number, std::nullopt, time});
     return;
@@ -47,8 +51,11 @@ void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
                              blocks_known ? p.points(1) : std::vector<std::pair<uint64_t, uint64_t>>{}});
   }
   out.inference_marks.spans = spans_;
+  // Past the cap the one still running was dropped with the others between
+  // kept ones: the exports then drew no open inference at the end.
+  if (open_ && !open_kept_) out.inference_marks.spans.push_back(*open_);
   out.inference_marks.total = total_;
-  out.inference_marks.dropped = total_ - spans_.size();
+  out.inference_marks.dropped = total_ - out.inference_marks.spans.size();
 }
 
 }  // namespace edgemem

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "bounded_series.h"
@@ -44,6 +45,9 @@ class TimelineAnalysis {
   uint64_t total_ = 0;
   uint64_t stride_ = 1;      // every stride-th inference is kept
   bool open_kept_ = false;   // the latest begun inference is spans_.back() and awaits its end
+  // The latest begun inference while it awaits its end, kept or not: one
+  // still running at the end of the trace is always drawn.
+  std::optional<InferenceSpan> open_;
 };
 
 }  // namespace edgemem

@@ -119,6 +119,17 @@ TEST(Timeline, AMillionEventsAndInferencesStayUnderTheirBounds) {
   const PoolTimeline& t = arena_timeline(r);
   EXPECT_EQ(t.samples, 500'000u);
   EXPECT_LE(t.used_bytes.size(), 512u);
+
+  // One more begun and never ended: past the cap it is still drawn, the
+  // last span, open (the exports once drew no open inference on long traces).
+  f.event(EventKind::inference_begin, 0, 250'001);
+  AnalysisResult open = f.analyzer.finish();
+  const InferenceMarks& o = open.inference_marks;
+  ASSERT_FALSE(o.spans.empty());
+  EXPECT_EQ(o.spans.back().number, 250'001u);
+  EXPECT_TRUE(o.spans.back().begin_time);
+  EXPECT_FALSE(o.spans.back().end_time);
+  EXPECT_EQ(o.dropped, o.total - o.spans.size());
 }
 
 TEST(Timeline, InferenceSpansCarryTheDevicesNumbersAndMissingEnds) {
