@@ -1,5 +1,7 @@
 #include "thread_recorder.h"
 
+#include <malloc.h>
+
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>

@@ -71,6 +71,26 @@ struct DecodeStats {
   // opened again or grow): calls it made after that, not recorded.
   bool recording_stopped = false;
   uint64_t calls_not_recorded = 0;
+  // A Linux recording whose file ends where its layout says more must come:
+  // inside a packed zstd frame (no checksum yet), or inside a chunk. The
+  // file was cut (a copy stopped early, a full disk, `head -c`); the run
+  // went on past what is here. A program killed or aborted leaves a whole
+  // file (`record` packs it), so this is never that. `cut_at` is the frame's
+  // (or chunk's) offset, `cut_bytes_present` how many of its bytes are here,
+  // `cut_chunk_missing` the unpacked bytes of records its last chunk
+  // declared and did not deliver.
+  bool recording_cut = false;
+  bool cut_in_packed_frame = false;
+  uint64_t cut_at = 0;
+  uint64_t cut_bytes_present = 0;
+  uint64_t cut_chunk_missing = 0;
+  // A recording that began with an attach (`record --pid`, emt ATTACHED
+  // record): blocks made before it are not seen. The frees of such blocks
+  // the recorder saw (UNSEEN FREE records), and their bytes as malloc
+  // counts them (malloc_usable_size: at least what was asked).
+  bool attached = false;
+  uint64_t frees_before_attach = 0;
+  uint64_t bytes_freed_before_attach = 0;
   uint64_t syncs = 0;
   // Decoded records that cannot have happened (a block outside its declared
   // heap, past the address space, larger than the device can address):

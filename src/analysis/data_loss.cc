@@ -36,7 +36,31 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
     else lost += fmt::format("{} corrupt bytes skipped{}", s.corrupt_bytes, failed.empty() ? "" : " (" + failed + ")");
   }
   add(s.malformed_lines, "malformed [MEM] lines skipped");
-  add(s.truncated_bytes, "bytes of a cut-off last record ignored");
+  if (s.recording_cut) {
+    // The file ends where its layout says more must come: the recording's
+    // end is not in it. Said as what it is, in the file's own bytes, not as
+    // one record (a cut file once read "65209 bytes of a cut-off last record
+    // ignored" of a 26,356-byte file missing three quarters of its run).
+    std::string where =
+        s.cut_in_packed_frame
+            ? fmt::format("inside the packed zstd frame that starts at byte {} ({} of its bytes are here, not its end "
+                          "or its checksum)",
+                          s.cut_at, s.cut_bytes_present)
+            : fmt::format("inside the chunk at byte {} ({} of its bytes are here)", s.cut_at, s.cut_bytes_present);
+    std::string lost_here;
+    if (s.truncated_bytes)
+      lost_here += fmt::format("; its last {} bytes could not be decoded{}", s.truncated_bytes,
+                               s.cut_in_packed_frame ? " (zstd gives a block only whole)" : "");
+    if (s.cut_chunk_missing)
+      lost_here += fmt::format("; the last chunk read lacks {} bytes of its records{}", s.cut_chunk_missing,
+                               s.cut_in_packed_frame ? " (unpacked)" : "");
+    lost += fmt::format("{}the recording's file is cut off: it ends {}, so the recording did not end there: the "
+                        "rest of the program's run is not in the file, and nothing says how much of it there was; "
+                        "read: {} events from the file's {} bytes{}",
+                        lost.empty() ? "" : ", ", where, s.events, s.bytes, lost_here);
+  } else {
+    add(s.truncated_bytes, "bytes of a cut-off last record ignored");
+  }
   add(s.stream_cut_bytes, "bytes of a record cut where the followed file was truncated or replaced (rotated, or "
                           "written again) ignored");
   add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");

@@ -319,7 +319,9 @@ void EmtV2Reader::parse_packed_chunk(bool cut_off) {
   // Errors name the compressed input read so far (zstd decodes a block of
   // up to 128 KiB at once) and, in the message, the exact unpacked offset.
   parse_records(records, static_cast<uint32_t>(packed_header_[0]), packed_header_[1], packed_at_, cut_off);
-  if (cut_off) stats_.truncated_bytes += packed_header_[2] - records.size();
+  // Unpacked bytes: said apart from the file's bytes (truncated_bytes), which
+  // they once joined (a cut file read "65209 bytes ignored" of 26,356).
+  if (cut_off) stats_.cut_chunk_missing += packed_header_[2] - records.size();
   chunk_.swap(records);
   chunk_.clear();
   chunk_end_ = unpacked_;
@@ -331,7 +333,12 @@ void EmtV2Reader::parse_chunk() {
   uint64_t at_offset = chunk_offset_;
   chunk_offset_ += e2::kChunkBytes;
   if (bytes.size() < e2::kChunkHeaderBytes) {
-    if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b != 0; })) stats_.truncated_bytes += bytes.size();
+    if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b != 0; })) {
+      stats_.truncated_bytes += bytes.size();
+      stats_.recording_cut = true;
+      stats_.cut_at = at_offset;
+      stats_.cut_bytes_present = bytes.size();
+    }
     return;
   }
   // A chunk no thread claimed, or one claimed by a thread killed before its
@@ -351,8 +358,12 @@ void EmtV2Reader::parse_chunk() {
   }
   size_t end = e2::kChunkHeaderBytes + used;
   bool cut_off = false;
-  if (end > bytes.size()) {  // the input ends inside this chunk
+  if (end > bytes.size()) {  // the input ends inside this chunk: the file was cut
     stats_.truncated_bytes += end - bytes.size();
+    stats_.recording_cut = true;
+    stats_.cut_at = at_offset;
+    stats_.cut_bytes_present = bytes.size();
+    stats_.cut_chunk_missing = end - bytes.size();
     end = bytes.size();
     cut_off = true;
   }
@@ -372,7 +383,9 @@ void EmtV2Reader::parse_records(std::span<const uint8_t> records, uint32_t slot,
     size_t start = at;
     if (!parse_record(records, at, slot, seq)) {
       if (cut_off) {
-        stats_.truncated_bytes += records.size() - start;  // the last record was cut off by the end of the input
+        // The last record was cut off by the end of the input (in a packed
+        // file, unpacked bytes: counted with the chunk's missing ones).
+        (layout_ == Layout::packed ? stats_.cut_chunk_missing : stats_.truncated_bytes) += records.size() - start;
       } else {
         bool packed = layout_ == Layout::packed;
         stats_.note_problem(packed ? records_at : records_at + start, 0,
@@ -725,22 +738,26 @@ void EmtV2Reader::finish() {
     // cut file's last records always were.
     if (verified_frames_ && frame_open_ && !failed_) push_unpacked(frame_out_);
     if (!failed_ && frame_open_) {
-      // A packed recording cut short: its last zstd frame is incomplete.
-      // What it unpacked so far is read up to the last whole record. Lost,
-      // as in a chunked recording, are the cut chunk's bytes that were not
-      // read: its header so far, or its cut record and what it declared
-      // past the end of the file; counted in unpacked bytes, since the
-      // compressed bytes of a block that was decoded were used too. Only
-      // when the cut left no chunk open are the compressed bytes zstd held
-      // without decoding them the measure of what is lost.
+      // A packed recording cut short: its last zstd frame is incomplete, so
+      // the file was cut (a whole file ends at a frame's checksum). What the
+      // frame unpacked so far is read up to the last whole record.
       if (unpacked_ == 0)
         stats_.note_problem(input_end_, 0, fmt::format("a packed emt v3 recording cut off inside its first zstd block "
                                                        "(zstd gives a block only whole, up to 128 KiB unpacked), so "
                                                        "none of its records can be read; copy the file again whole"));
-      const uint64_t before = stats_.truncated_bytes;
+      stats_.recording_cut = true;
+      stats_.cut_in_packed_frame = true;
+      stats_.cut_at = frame_at_;
+      stats_.cut_bytes_present = input_end_ - frame_at_;
+      // The records of the cut chunk are read up to its cut record (that
+      // record, and the rest the chunk declared, are cut_chunk_missing, in
+      // unpacked bytes); a cut chunk header is unpacked bytes lost too.
       if (packed_field_ == 3) parse_packed_chunk(true);
-      else stats_.truncated_bytes += unpacked_ - chunk_end_;
-      if (stats_.truncated_bytes == before) stats_.truncated_bytes += input_end_ - decoded_at_;
+      else stats_.cut_chunk_missing += unpacked_ - chunk_end_;
+      // In the file's own bytes: those at its end zstd could not decode (a
+      // block is given only whole). What the frame's rest and any later
+      // frames held is not in the file, and nothing says how much it was.
+      stats_.truncated_bytes += input_end_ - std::max(decoded_at_, frame_at_);
     } else if (!failed_ && (packed_field_ > 0 || packed_shift_ > 0)) {
       stats_.note_problem(input_end_, 0, fmt::format("a packed emt v3 recording ends inside a chunk (unpacked byte "
                                                      "{}) although its zstd stream is complete", unpacked_));

@@ -37,7 +37,9 @@ FailOn parse_fail_on(std::string_view spec) {
 
 std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult& r) {
   std::vector<std::string> out;
-  if (rules.leak && !r.leaks.empty())
+  // Groups listed while the leak check could not run (a recording cut
+  // off) neither break nor hold the rule: unjudged_rules says why.
+  if (rules.leak && !r.leaks.empty() && r.checks.leaks.status != CheckStatus::not_checked)
     out.push_back(fmt::format("leak: {} site(s), {} B leaked at {} first", r.leaks.size(), r.leaks.front().bytes,
                               r.leaks.front().site));
   if (rules.overflow && r.overflow_count)

@@ -94,6 +94,10 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"failed_checks", s.failed_checks},
                 {"recording_stopped", s.recording_stopped},
                 {"calls_not_recorded", s.calls_not_recorded},
+                {"recording_cut", s.recording_cut},
+                {"attached", s.attached},
+                {"frees_before_attach", s.frees_before_attach},
+                {"bytes_freed_before_attach", s.bytes_freed_before_attach},
                 {"impossible_events", s.impossible_events},
                 {"sites_dropped", s.sites_dropped},
                 {"pools_dropped", s.pools_dropped},
@@ -105,6 +109,12 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                 {"time_base", in.time_base == TimeBase::cycles ? "cycles" : "sequence"},
                 {"interrupted", in.interrupted},
                 {"packets", s.packets}};
+  j["input"]["cut"] = nullptr;
+  if (s.recording_cut)
+    j["input"]["cut"] = {{"in", s.cut_in_packed_frame ? "packed_frame" : "chunk"},
+                         {"at", s.cut_at},
+                         {"bytes_present", s.cut_bytes_present},
+                         {"chunk_bytes_missing", s.cut_chunk_missing}};
   j["input"]["first_problem"] = nullptr;
   if (s.first_problem)
     j["input"]["first_problem"] = {{"offset", s.first_problem->offset},

@@ -268,10 +268,13 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   std::vector<std::string_view> leak_sites;
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) leak_sites.push_back(r.leaks[i].site);
   const std::vector<std::string> leak_names = shown_sites(leak_sites);
+  // Listed while the leak check could not judge them (a recording cut
+  // off): growing up to the cut, not known leaks.
+  const bool leaks_judged = r.checks.leaks.status != CheckStatus::not_checked;
   for (size_t i = 0; i < r.leaks.size() && i < 5; ++i) {
     const SiteLeak& l = r.leaks[i];
     ++problems;
-    line(out, "[LEAK]", leak_headline(l, marked, leak_names[i], r.restarts.total + 1));
+    line(out, leaks_judged ? "[LEAK]" : "[LEAK?]", leak_headline(l, marked, leak_names[i], r.restarts.total + 1));
     std::string blocks = fmt::format("{} block{}", grouped(l.count), l.count == 1 ? "" : "s");
     if (l.block_size) blocks += fmt::format(" of {}", bytes(l.block_size));
     std::string hint = l.type_hint.empty() ? "" : fmt::format(" ({})", l.type_hint);
@@ -279,7 +282,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                           blocks, hint, l.pool, grouped(l.allocs), grouped(l.frees)));
   }
   if (r.leaks.size() > 5)
-    more(out, fmt::format("(and {} more leaking group{})", r.leaks.size() - 5, r.leaks.size() == 6 ? "" : "s"));
+    more(out, fmt::format("(and {} more {} group{})", r.leaks.size() - 5, leaks_judged ? "leaking" : "such",
+                          r.leaks.size() == 6 ? "" : "s"));
+  if (!r.leaks.empty() && !leaks_judged)
+    more(out, "-> [LEAK?]: growing up to where the file was cut, not judged leaks: the rest of the run, where their "
+              "blocks may be freed, is not in the file (see [NOT CHECKED] leak)");
   // A device in summary mode sends no blocks: a pool's steady growth is the finding.
   if (r.leaks.empty() && r.counts.summaries > 0) {
     for (const auto& w : r.watermarks) {
@@ -344,7 +351,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
           std::none_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
         growth(w.pool, w.slope, to_string(w.shape));
     }
-  if (!r.leaks.empty())
+  if (!r.leaks.empty() && leaks_judged)
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "
               "Micro: in Prepare, not Invoke)");
   for (const auto& w : r.watermarks)

@@ -3,6 +3,7 @@
 // uses. The programs die as seed 004's do (SIGKILL, a crash) after forking
 // and running a thread.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -765,6 +766,106 @@ TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   }
   EXPECT_GT(leaked, 5);
   EXPECT_LT(leaked, 60);  // not the inferences before the attach
+}
+
+// A recording begun by an attach holds none of the blocks made before it:
+// its peak is of what was made since. The report once read as the whole
+// heap's (a tester's 3,168 B peak beside 12,500 B freed during the
+// recording) and said nothing of the attach; now the recording marks it
+// (ATTACHED) and counts the frees of the earlier blocks (UNSEEN FREE).
+TEST(Record, ARecordingBegunByAnAttachSaysSoAndCountsTheFreesOfEarlierBlocks) {
+  fs::path out = scratch("attach_frees.emt");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(ready[1], 1);
+    close(ready[0]);
+    execl((std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_frees_after_attach").c_str(), "frees_after_attach", nullptr);
+    _exit(127);
+  }
+  close(ready[1]);
+  char line[16] = {};
+  ASSERT_GT(read(ready[0], line, sizeof line - 1), 0);  // its 25 blocks are made
+  close(ready[0]);
+  Command c = run(fmt::format("{} record --pid {} -o {} 2>&1", EDGEMEM_BINARY, pid, out.string()));
+  if (refused_ptrace(c, pid)) GTEST_SKIP() << "this machine refuses ptrace: " << c.out;
+  EXPECT_EQ(c.status, 0) << c.out;
+  waitpid(pid, nullptr, 0);
+  void* probe = malloc(500);  // the same glibc: the size malloc counts for a 500 B block
+  const uint64_t usable = malloc_usable_size(probe);
+  free(probe);
+  TraceRun got = analyse_recording(out);
+  const DecodeStats& s = got.input.stats;
+  EXPECT_TRUE(s.attached);
+  EXPECT_EQ(s.frees_before_attach, 25u);
+  EXPECT_EQ(s.bytes_freed_before_attach, 25u * usable);
+  EXPECT_EQ(got.result.counts.unknown_frees, 0u);
+  EXPECT_GE(got.result.peak.bytes, 3000u);
+  EXPECT_LT(got.result.peak.bytes, 3000u + 25u * 500u);  // only what was made since the attach
+  const std::string text = text_report(got.input, got.result);
+  EXPECT_NE(text.find("the recording began with an attach (record --pid)"), std::string::npos) << text;
+  std::string freed = std::to_string(25 * usable);  // as the report writes it: 12,600
+  for (size_t at = freed.size(); at > 3; at -= 3) freed.insert(at - 3, ",");
+  EXPECT_NE(text.find(fmt::format("25 frees ({} B", freed)), std::string::npos) << text;
+  EXPECT_NE(text.find("of blocks made since the attach only"), std::string::npos) << text;
+  const nlohmann::json j = to_json(got.input, got.result);
+  EXPECT_EQ(j["input"]["attached"], true);
+  EXPECT_EQ(j["input"]["frees_before_attach"], 25);
+  // A recording started with its program says none of it.
+  fs::path whole = scratch("started_with_it.emt");
+  ASSERT_EQ(run(record(whole, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_leak_per_call 3") + " >/dev/null").status, 0);
+  TraceRun started = analyse_recording(whole);
+  EXPECT_FALSE(started.input.stats.attached);
+  EXPECT_EQ(started.input.stats.frees_before_attach, 0u);
+  EXPECT_EQ(text_report(started.input, started.result).find("attach"), std::string::npos);
+}
+
+// A packed recording cut short (a copy stopped early) holds the first part
+// of the run: its data-loss line says where it was cut and what was read,
+// in the file's own bytes (once "65209 bytes of a cut-off last record
+// ignored" of a 26,356-byte file), and no leak verdict is given on it:
+// groups growing at the cut may be freed later. The whole file says none
+// of it.
+TEST(Record, ACutRecordingSaysWhereItWasCutAndJudgesNoLeak) {
+  fs::path out = scratch("to_cut.emt");
+  Command c = run(record(out, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 3000 --leak") + " >/dev/null");
+  ASSERT_EQ(c.status, 0) << c.out;
+  ASSERT_TRUE(is_packed(out));
+  const std::string whole = read_file(out.string());
+  TraceRun all = analyse_recording(out);
+  EXPECT_FALSE(all.input.stats.recording_cut);
+  ASSERT_EQ(all.result.checks.leaks.status, CheckStatus::found);
+  EXPECT_EQ(data_loss_check(all.input.stats, all.result.counts).status, CheckStatus::clean);
+  for (size_t keep : {whole.size() / 4, whole.size() / 2, whole.size() * 9 / 10}) {
+    fs::path cut = scratch(fmt::format("cut_{}.emt", keep));
+    std::ofstream(cut, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(keep));
+    TraceRun r = analyse_recording(cut);
+    const DecodeStats& s = r.input.stats;
+    EXPECT_TRUE(s.recording_cut) << keep;
+    EXPECT_TRUE(s.cut_in_packed_frame) << keep;
+    EXPECT_EQ(s.cut_at + s.cut_bytes_present, keep);
+    EXPECT_LE(s.truncated_bytes, s.cut_bytes_present) << keep;  // file bytes, never more than the file has
+    EXPECT_LT(s.events, all.input.stats.events) << keep;
+    const Check loss = data_loss_check(s, r.result.counts);
+    EXPECT_NE(loss.reason.find(fmt::format("the recording's file is cut off: it ends inside the packed zstd frame "
+                                           "that starts at byte {} ({} of its bytes are here",
+                                           s.cut_at, s.cut_bytes_present)),
+              std::string::npos)
+        << loss.reason;
+    EXPECT_NE(loss.reason.find(fmt::format("read: {} events from the file's {} bytes", s.events, keep)),
+              std::string::npos)
+        << loss.reason;
+    EXPECT_EQ(loss.reason.find("cut-off last record"), std::string::npos) << loss.reason;
+    EXPECT_EQ(r.result.checks.leaks.status, CheckStatus::not_checked) << keep;
+    FailOn leak;
+    leak.leak = true;
+    EXPECT_TRUE(broken_rules(leak, r.result).empty()) << keep;
+    EXPECT_EQ(unjudged_rules(leak, r.result).size(), 1u) << keep;
+    const std::string text = text_report(r.input, r.result);
+    EXPECT_EQ(text.find("[LEAK] "), std::string::npos) << text;
+    EXPECT_EQ(text.find("no leak"), std::string::npos) << text;
+  }
 }
 
 // The frames `pipeline` leaks from, counted from its code: a kept copy per
