@@ -11,6 +11,7 @@
 namespace edgemem::preload {
 
 bool tracking_attached_blocks = false;
+bool recording_after_attach = false;
 
 namespace {
 
@@ -122,6 +123,7 @@ void track_blocks_made_after_fork() {
     s.capacity = s.filled = 0;
   }
   tracking_attached_blocks = true;
+  recording_after_attach = false;
 }
 
 }  // namespace edgemem::preload

@@ -16,6 +16,11 @@ namespace edgemem::preload {
 
 // Set when the recording starts after an attach, and in a forked child.
 extern bool tracking_attached_blocks;
+// Set when the recording starts after an attach only (not in a forked
+// child, whose unseen blocks are in its parent's recording): the recording
+// says so (an ATTACHED record) and counts the frees of blocks made before
+// it (UNSEEN FREE records), docs/formats/emt.md.
+extern bool recording_after_attach;
 
 // Both with the thread's Busy guard held.
 void attached_block_made(const void* p);

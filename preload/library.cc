@@ -28,7 +28,7 @@ bool start_recording() {
   resolve_real_functions();
   Busy busy;
   if (!open_trace_file()) return false;
-  tracking_attached_blocks = attached();
+  tracking_attached_blocks = recording_after_attach = attached();
   prepare_unwinder();
   recording_enabled = true;
   ensure_ready();  // this thread's records and the module map, before main

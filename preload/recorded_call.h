@@ -44,7 +44,12 @@ void recorded_free(uint8_t pool, const void* p, Call call) {
   Busy busy;
   // A free of a block inherited from the parent (or made before an attach)
   // opens no file.
-  if (!busy.entered() || !recording() || !recorded_since_attach(p) || !ensure_ready()) return call();
+  if (!busy.entered() || !recording()) return call();
+  if (!recorded_since_attach(p)) {
+    if (p && recording_after_attach && ensure_ready()) record_unseen_free(p);
+    return call();
+  }
+  if (!ensure_ready()) return call();
   record_free(pool, take_seq(), p);
   call();
 }
@@ -58,6 +63,7 @@ void* recorded_realloc(void* old, size_t size, Call call) {
   if (!busy.entered() || !recording() || !ensure_ready()) return call();
   // realloc(NULL, n) is malloc: no free to order; nor of a block made before an attach.
   bool known = old && recorded_since_attach(old);
+  if (old && !known && recording_after_attach) record_unseen_free(old);  // before the call: it may free the block
   uint64_t before = known ? take_seq() : 0;
   void* p = call();
   if (!p && size) {

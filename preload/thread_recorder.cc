@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "attached_blocks.h"
 #include "edgemem/emt_v2.h"
 #include "module_map.h"
 #include "real_functions.h"
@@ -400,6 +401,12 @@ void write_process_records() {
   uint64_t fields[] = {static_cast<uint64_t>(wall.tv_sec) * 1000000000ull + static_cast<uint64_t>(wall.tv_nsec),
                        static_cast<uint64_t>(mono.tv_sec) * 1000000000ull + static_cast<uint64_t>(mono.tv_nsec)};
   write_seq_record(e2::kWall, next_seq(), fields, 2);
+  if (recording_after_attach) {
+    // The process had blocks before the recorder came: said once, so a
+    // reader does not take the peak and live bytes for the whole heap's.
+    const uint8_t attached[] = {e2::kAttached, 0};
+    write_record(attached, sizeof attached);
+  }
   ChunkSink sink;
   report_all_modules(sink);  // a forked child's file names every module again
 }
@@ -487,6 +494,14 @@ void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size
     return write_small_alloc(seq, reinterpret_cast<uintptr_t>(address), size, node);
   uint64_t fields[] = {pool, reinterpret_cast<uintptr_t>(address), size, align, node};
   write_seq_record(e2::kAlloc, seq, fields, 5, 1);
+}
+
+void record_unseen_free(const void* address) {
+  uint8_t buf[1 + 10];
+  buf[0] = e2::kUnseenFree;
+  // The program's allocator answers for its own block (ours is not asked).
+  const size_t n = 1 + e2::put_varint(buf + 1, malloc_usable_size(const_cast<void*>(address)));
+  write_record(buf, n);
 }
 
 void record_free(uint8_t pool, uint64_t seq, const void* address) {

@@ -69,6 +69,14 @@ enum Tag : uint8_t {
   // munmap or mprotect cut part of, or the whole put back after the call
   // failed). It keeps its stack; no stack node of its own.
   kResize = 0x3B,  // dseq, pool, old address, address, size
+  // The recording began with an attach (`record --pid`): the process had
+  // blocks before it that the recording never saw. One field, flags (0).
+  // Written once, by the first thread to record, after its THREAD record.
+  kAttached = 0x3C,
+  // After an attach: a free (or realloc) of a malloc block made before the
+  // attach, which is not in the recording. One field: the block's usable
+  // size (malloc_usable_size). No sequence number: it is counted, not placed.
+  kUnseenFree = 0x3D,
   // Version 3 only. Compact malloc-pool records: flag bits in the tag say
   // which fields are present. kSeqGiven absent: dseq is 1. ALLOC with
   // kAddressGiven absent: the block is the one last freed with a size of the

@@ -55,6 +55,8 @@ bool shape_of(uint8_t tag, Shape& s) {
     case e2::kNode: s = {3, false, false}; return true;
     case e2::kStopped: s = {1, false, false}; return true;
     case e2::kResize: s = {5, false, true}; return true;
+    case e2::kAttached:
+    case e2::kUnseenFree: s = {1, false, false}; return true;
     case e2::kModule: s = {4, true, true}; return true;
     case e2::kModuleGone: s = {2, false, true}; return true;
     case e2::kThread: s = {2, true, true}; return true;
@@ -483,6 +485,15 @@ bool EmtV2Reader::parse_record(std::span<const uint8_t> b, size_t& at, uint32_t 
     // missing, counted by the process itself (docs/formats/emt.md).
     stats_.recording_stopped = true;
     stats_.calls_not_recorded += r.v[0];
+    return true;
+  }
+  if (r.tag == e2::kAttached) {
+    stats_.attached = true;
+    return true;
+  }
+  if (r.tag == e2::kUnseenFree) {
+    ++stats_.frees_before_attach;
+    stats_.bytes_freed_before_attach += r.v[0];
     return true;
   }
   if (r.tag == e2::kNode) {

@@ -127,6 +127,14 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                      grouped(s.events), s.events == 1 ? "" : "s", grouped(r.inferences), r.inferences == 1 ? "" : "s",
                      process);
 
+  // Recorded from an attach: what came before is not in the numbers.
+  if (s.attached)
+    line(out, "Attached",
+         fmt::format("the recording began with an attach (record --pid): blocks the process made before it are not "
+                     "seen, so peak, live and leaked bytes are of the blocks made since; {} frees ({}, as malloc "
+                     "counts them) were of blocks made before it and are left out",
+                     grouped(s.frees_before_attach), bytes(s.bytes_freed_before_attach)));
+
   // Lost data comes before any verdict: it can hide a leak or fake one.
   const Check loss = data_loss_check(s, r.counts);
   if (loss.status == CheckStatus::found) {
@@ -442,6 +450,14 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                        bytes(r.peak.max_inference_peak),
                        bytes(static_cast<uint64_t>(std::llround(r.peak.mean_inference_peak))));
   out += "\n";
+  // After an attach the peak is of the blocks made since, not the process's heap.
+  if (s.attached)
+    more(out, s.frees_before_attach
+                  ? fmt::format("of blocks made since the attach only: the process also held blocks made before it, "
+                                "{} of them ({}) freed during the recording, so its heap held more than this",
+                                grouped(s.frees_before_attach), bytes(s.bytes_freed_before_attach))
+                  : std::string("of blocks made since the attach only: blocks the process made before it are not "
+                                "seen, so its heap may have held more than this"));
   auto blocks = [](uint64_t n) { return n == 1 ? "block " : "blocks"; };
   // Three rows and the rest in one; a rest of one holder is shown as itself.
   const size_t named = r.peak.live_at_peak.size() <= 4 ? r.peak.live_at_peak.size() : 3;

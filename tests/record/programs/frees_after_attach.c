@@ -1,0 +1,30 @@
+// Blocks made before `record --pid` attaches and freed after it: the
+// recording never sees them made, so their frees are counted (emt UNSEEN
+// FREE records) and the report says the recording began with an attach.
+// Prints "ready" once its blocks are made; waits for the recorder (its
+// exported sequence counter appears), then frees them one by one beside a
+// block of its own that it keeps.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { kEarly = 25, kEarlySize = 500, kKeptSize = 3000 };
+
+void* volatile kept;  // used: the compiler may not drop its malloc and free
+
+int main(void) {
+  static void* early[kEarly];
+  for (int i = 0; i < kEarly; ++i) early[i] = malloc(kEarlySize);
+  printf("ready\n");
+  fflush(stdout);
+  for (int i = 0; i < 3000 && !dlsym(RTLD_DEFAULT, "edgemem_record_seq"); ++i) usleep(10 * 1000);
+  usleep(500 * 1000);  // the recorder has bound the program's calls to itself
+  kept = malloc(kKeptSize);
+  for (int i = 0; i < kEarly; ++i) {
+    free(early[i]);
+    usleep(2 * 1000);
+  }
+  free(kept);
+  return 0;
+}
