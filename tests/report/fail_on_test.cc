@@ -19,8 +19,14 @@ TEST(FailOn, BreaksOnlyTheRulesThatHold) {
   EXPECT_TRUE(broken_rules(parse_fail_on("leak,fragmentation=danger"), r).empty());
   EXPECT_EQ(broken_rules(parse_fail_on("fragmentation=warning"), r).size(), 1u);
   r.leaks.push_back({});
+  r.checks.leaks.status = CheckStatus::found;
   r.overflow_count = 2;
   EXPECT_EQ(broken_rules(parse_fail_on("leak,overflow"), r).size(), 2u);
+  // Groups listed while the leak check could not judge them (a recording
+  // cut off: growing up to the cut) break nothing; the rule is unjudged.
+  r.checks.leaks = {CheckStatus::not_checked, "the recording's file is cut off"};
+  EXPECT_EQ(broken_rules(parse_fail_on("leak,overflow"), r).size(), 1u);
+  EXPECT_EQ(unjudged_rules(parse_fail_on("leak"), r).size(), 1u);
 }
 
 // A rule whose check did not run neither holds nor breaks: it is named
