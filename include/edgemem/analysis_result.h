@@ -165,6 +165,14 @@ struct FitLine {
   double to_bytes = 0;
 };
 
+// A pool that was flat (or wandered) and then rose at nearly every
+// inference end through the last: its rate since the rise began, as a
+// leak's is counted from its first growth.
+struct LateRise {
+  uint64_t from_inference = 0;  // the device's number of the inference of the first rise
+  double bytes_per_inference = 0;  // least squares over the rise, from the inference before it
+};
+
 struct PoolWatermark {
   std::string pool;
   uint64_t samples = 0;        // inference_end events seen
@@ -178,10 +186,17 @@ struct PoolWatermark {
   // gaps between rises, and for 20 inferences. The device's number of the
   // last; such a pool grew, it does not grow now (no forecast).
   std::optional<uint64_t> grew_until_inference;
+  // Set when the rise that reaches the end began late in the boot: `shape`
+  // is then that rise's (linear) and the pool grows at its rate, not the
+  // slope over the boot (flat for 20 inferences, then 32 B each for 40,
+  // is a slope of 24).
+  std::optional<LateRise> late_rise;
   // Whether the pool's usage grows now: linear or in steps, up, and not stopped.
   bool growing() const {
     return slope > 0 && (shape == Shape::linear || shape == Shape::stair) && !grew_until_inference;
   }
+  // Its growth per inference now: since a late rise began, else the slope.
+  double growth_rate() const { return late_rise ? late_rise->bytes_per_inference : slope; }
 };
 
 struct AllocFailure {

@@ -38,6 +38,19 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     const double x = static_cast<double>(completed);
     uint64_t usage = pools[i].usage();
     if (f.n > 0) {
+      Fit::Run& run = f.run;
+      if (run.on) {
+        ++run.steps;
+        run.rises += usage > f.last;
+        run.falls += usage < f.last;
+        run.add(static_cast<double>(completed - run.x0), static_cast<double>(usage));
+        run.on = run.steady();
+      }
+      if (!run.on && usage > f.last) {
+        run = Fit::Run{true, f.x_last, tracker.device_inference().value_or(0), f.n - 1, 1, 1, 0};
+        run.add(0, static_cast<double>(f.last));
+        run.add(static_cast<double>(completed - run.x0), static_cast<double>(usage));
+      }
       if (usage > f.last) {
         ++f.rises;
         f.rise_bytes += usage - f.last;
@@ -142,6 +155,22 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     if (const uint64_t quiet = f.x_last - f.last_rise_at;
         f.rises >= 2 && quiet >= 20 && quiet * f.rise_gaps >= 10 * f.rise_gap_sum)
       w.grew_until_inference = f.last_rise_number;
+    // A rise that began late and runs through the end is linear now, at its
+    // own rate: over the boot, 20 flat inferences before 40 of 32 B read as
+    // "irregular" (40 rises in 59 steps), and a long flat start as stairs.
+    // Not late: one within two steps of the boot's start, or after steps
+    // that rose as steadily (a linear pool whose run a fall cut short).
+    const Fit::Run& run = f.run;
+    const uint64_t before_rises = f.rises - run.rises, before_falls = f.falls - run.falls;
+    const bool rose_before = before_rises * 10 >= run.before * 8 && before_falls * 10 <= run.before;
+    if (run.on && run.steps >= kLateRiseSteps && run.before >= 2 && !rose_before) {
+      const double rn = run.n, rdenom = rn * run.sxx - run.sx * run.sx;
+      const double rate = rdenom != 0 ? (rn * run.sxy - run.sx * run.sy) / rdenom : 0;
+      if (rate > 0 && w.slope > 0) {
+        w.shape = Shape::linear;
+        w.late_rise = LateRise{run.first_rise_number, rate};
+      }
+    }
     if (w.slope < 1e-9 && w.shape == Shape::flat) w.slope = 0;
     if (w.slope != 0)
       w.fit_line = FitLine{f.number_first, intercept + w.slope * static_cast<double>(f.x_first), f.number_last,
@@ -168,7 +197,7 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     // since it began), or without groups (summary mode) the floor's recent
     // trend where it is confirmed.
     bool growing = w.growing();
-    double growth = growing ? w.slope : 0;
+    double growth = growing ? w.growth_rate() : 0;
     if (summary_only && w.shape == Shape::irregular && w.floor_trend) {
       growing = true;
       growth = w.slope > 0 ? w.slope : w.floor_trend->bytes_per_inference;

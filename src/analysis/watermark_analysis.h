@@ -48,7 +48,29 @@ class WatermarkAnalysis {
     uint64_t boot_began = 0;  // inference ends completed before the latest boot: the fit counts from there
     // The fit's first and last samples: x as fitted, and the device's number.
     uint64_t x_first = 0, x_last = 0, number_first = 0, number_last = 0;
+    // The latest run of inference ends that rose as a linear pool does (8
+    // in 10 up, at most 1 in 10 down), from the sample before its first
+    // rise; it ends at the first step after which it no longer does, and a
+    // later rise begins another. Fitted with x from its own start.
+    struct Run {
+      bool on = false;
+      uint64_t x0 = 0, first_rise_number = 0;
+      uint64_t before = 0;  // the pool's steps before it
+      uint64_t steps = 0, rises = 0, falls = 0;
+      double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+      void add(double x, double y) {
+        n += 1;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+      }
+      bool steady() const { return rises * 10 >= steps * 8 && falls * 10 <= steps; }
+    } run;
   };
+  // Steps a run needs before it is a rise of its own: shorter ones are what a
+  // working set's few slots can do.
+  static constexpr uint64_t kLateRiseSteps = 10;
   std::vector<Fit> pools_;
   uint64_t warm_up_;
   uint64_t boot_began_ = 0;

@@ -216,6 +216,9 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                                  {"period_inferences", w.stairs.steps >= 2 ? json(w.stairs.period_inferences) : json(nullptr)}}},
                      {"series", series(w.series)},
                      {"grew_until_inference", optional(w.grew_until_inference)},
+                     {"late_rise", w.late_rise ? json{{"from_inference", w.late_rise->from_inference},
+                                                      {"bytes_per_inference", w.late_rise->bytes_per_inference}}
+                                               : json(nullptr)},
                      {"floor_trend", w.floor_trend ? json{{"bytes_per_inference", w.floor_trend->bytes_per_inference},
                                                           {"p_value", w.floor_trend->p_value},
                                                           {"inferences", w.floor_trend->inferences},

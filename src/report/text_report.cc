@@ -68,6 +68,13 @@ std::string rate_bytes(double per) {
 // The headline of one leak: how much, how often, since when, where.
 // `boots`: the device's boots in the trace; a leak is judged in the last,
 // whose inferences the device numbered anew.
+// " from inference 21 on" for a pool whose rise began late in the boot, as a leak's is said.
+std::string late_rise_from(const PoolWatermark& w, uint64_t boots) {
+  if (!w.late_rise) return "";
+  return fmt::format(" from inference {}{} on", grouped(w.late_rise->from_inference),
+                     boots > 1 ? fmt::format(" of boot {}", grouped(boots)) : "");
+}
+
 std::string leak_headline(const SiteLeak& l, bool marked, const std::string& site, uint64_t boots) {
   if (l.off_inference_thread)
     return fmt::format("{} keeps growing on a thread that marks no inferences: its live blocks were made all through "
@@ -300,8 +307,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     for (const auto& w : r.watermarks) {
       if (w.growing()) {
         ++problems;
-        line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference ({}; summary records name no site)",
-                                        w.pool, w.slope, to_string(w.shape)));
+        line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference{} ({}; summary records name no site)",
+                                        w.pool, w.growth_rate(), late_rise_from(w, r.restarts.total + 1),
+                                        to_string(w.shape)));
       } else if (w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair)) {
         ++problems;
         line(out, "[LEAK]", fmt::format("pool '{}' grew {} in {} rises until inference {}, not since ({}; summary "
@@ -357,7 +365,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     for (const auto& w : r.watermarks) {
       if (w.growing() && !(r.exhaustion_forecast && r.exhaustion_forecast->pool == w.pool) &&
           std::none_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
-        growth(w.pool, w.slope, to_string(w.shape));
+        growth(w.pool, w.growth_rate(), fmt::format("{}{}", to_string(w.shape), late_rise_from(w, r.restarts.total + 1)));
     }
   if (!r.leaks.empty() && leaks_judged)
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "

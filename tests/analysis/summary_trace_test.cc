@@ -4,6 +4,7 @@
 // pools' usage, and says which checks need what summaries lack.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -315,6 +316,85 @@ TEST(SummaryTrace, IrregularUsageWhoseFloorRisesIsTheLeakWatchAlertsOn) {
                       "rose "),
             std::string::npos)
       << text;
+}
+
+// An 8 KiB arena whose head holds 768 B of temporaries in each inference
+// (reset before its end) and whose tail holds 1,024 B from the first, then
+// 32 B more at each inference end from inference 21 to `rise_until` (the
+// h2 tester's firmware: a kernel that allocates persistent bytes in Invoke
+// from the 21st call), then no more.
+std::string late_rise_summaries(uint64_t inferences, uint64_t rise_until) {
+  std::string s("\x7E" "emt!" "\x00" "\x01\x01\xC0\xF0\xF5\x0B", 12);
+  pool_record(s, 0, "arena", 8192, 0);
+  pool_record(s, 1, "arena.persistent", 8192, 1);
+  for (uint64_t i = 1; i <= inferences; ++i) {
+    s += '\x14';
+    varint(s, i == 1 ? 0 : 100);
+    varint(s, i);
+    const uint64_t tail = 1024 + 32 * (std::clamp<uint64_t>(i, 20, rise_until) - 20);
+    summary(s, 1000, 0, 0, 768, 8192 - tail);
+    summary(s, 0, 1, tail, tail, 8192 - tail);
+    s += '\x15';
+    varint(s, 300);
+    varint(s, i);
+  }
+  return s;
+}
+
+// Flat for 20 inference ends, then 32 B up at each of the next 40: over the
+// boot 40 rises in 59 steps is neither linear (8 in 10) nor stairs (at most
+// 1 in 2), so it read "irregular" with a slope of 24.06 and no floor trend
+// (60 inferences, under the 80 the trend needs): no [LEAK], a leak rate of
+// 0 and no forecast, while the full trace of the same run says "32 B per
+// inference from inference 21 on". The rise since inference 20 is exactly
+// 32 B an inference (x 20..60, y = 1,024 + 32 (x - 20)). Forecast: 8,192 B
+// less the tail's 1,024 + 40 x 32 = 2,304 B and the head's 768 B peak:
+// 5,120 B, 160 inferences at 32 B.
+TEST(SummaryTrace, APoolThatBeginsToRiseLateGrowsAtItsRateSinceThen) {
+  auto run = analyse(Format::emt, late_rise_summaries(60, 60));
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.watermarks.size(), 2u);
+  const PoolWatermark& tail = r.watermarks[1];
+  EXPECT_EQ(tail.pool, "arena.persistent");
+  EXPECT_EQ(tail.shape, Shape::linear);
+  EXPECT_NEAR(tail.slope, 24.06, 0.01);  // the boot's: not the rate
+  ASSERT_TRUE(tail.late_rise);
+  EXPECT_EQ(tail.late_rise->from_inference, 21u);
+  EXPECT_DOUBLE_EQ(tail.late_rise->bytes_per_inference, 32.0);
+  EXPECT_TRUE(tail.growing());
+  EXPECT_EQ(r.watermarks[0].shape, Shape::flat);
+  EXPECT_FALSE(r.watermarks[0].late_rise);
+  EXPECT_DOUBLE_EQ(r.leak_rate_bytes_per_inference, 32.0);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_EQ(r.exhaustion_forecast->pool, "arena.persistent");
+  EXPECT_EQ(r.exhaustion_forecast->remaining_bytes, 5120u);
+  EXPECT_DOUBLE_EQ(r.exhaustion_forecast->bytes_per_inference, 32.0);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 160u);
+  InputSummary input;
+  input.format = "emt";
+  input.stats = run->stats;
+  const std::string text = text_report(input, r);
+  EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 32.0 B per inference from inference 21 on "
+                      "(linear; summary records name no site)"),
+            std::string::npos)
+      << text;
+  BudgetInputs in{nullptr, nullptr, &r, nullptr};
+  std::string error;
+  auto out = evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 30}})"), in, error);
+  ASSERT_EQ(out.size(), 1u) << error;
+  EXPECT_FALSE(out[0].ok);
+
+  // The same rise stopped at inference 40, 20 flat inference ends before
+  // the last: it grew (20 rises, as stairs over the boot), it does not grow
+  // now, and nothing leaks.
+  run = analyse(Format::emt, late_rise_summaries(60, 40));
+  const AnalysisResult& stopped = run->result;
+  ASSERT_EQ(stopped.watermarks.size(), 2u);
+  EXPECT_FALSE(stopped.watermarks[1].late_rise);
+  EXPECT_FALSE(stopped.watermarks[1].growing());
+  EXPECT_EQ(stopped.watermarks[1].grew_until_inference, std::optional<uint64_t>(40));
+  EXPECT_DOUBLE_EQ(stopped.leak_rate_bytes_per_inference, 0.0);
+  EXPECT_FALSE(stopped.exhaustion_forecast);
 }
 
 }  // namespace
