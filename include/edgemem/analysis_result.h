@@ -278,6 +278,12 @@ inline constexpr std::string_view kBelowArenaTop = "(below an arena's top, in no
 
 struct PeakResult {
   uint64_t bytes = 0, time = 0;
+  // Summary records give each pool's own peak, not when it was: the sum of
+  // all pools at one instant is then not known. `bytes` is what is proven
+  // (all pools' usage at one summary, or one pool's own peak), `at_most`
+  // the pools' own peaks added; per-inference figures are lower bounds too.
+  bool exact = true;
+  std::optional<uint64_t> at_most;  // set when not exact
   std::optional<uint64_t> inference;  // the device's number; unset before the first inference or without markers
   uint64_t boot = 1;  // the device's boot it fell in: 1 + the restarts before it (a device numbers each boot's inferences anew)
   std::vector<PeakHolder> live_at_peak;

@@ -68,6 +68,8 @@ struct Analyzer::Impl {
     uint64_t time, largest_free;
   };
   std::vector<PendingLevel> pending_levels;
+  bool summaries_untold = false;  // summary records came since the pools' usage together was counted
+  uint64_t summary_time = 0;      // of the latest
   uint64_t last_time = 0;  // of the latest event
 
   // Pools appear as decoders meet them; give new ones the --arena-size.
@@ -290,12 +292,15 @@ struct Analyzer::Impl {
     ++counts.summaries;
     const PoolInfo& info = pool_info(e.pool);
     const uint64_t peak_bytes = std::max(e.address, e.size);
-    const uint64_t others = tracker.total_usage() - tracker.pool(e.pool).usage();
     tracker.summary(e.pool, e.size, peak_bytes);
-    // The other pools' own peaks come in their own records; this one peaked
-    // while they held at least what they hold now.
-    watermark.usage_changed(others + peak_bytes);
-    peak.summarized(others + peak_bytes, e.time, tracker);
+    // This pool's peak fell at some moment since its previous record, when
+    // what the others held is not known (they may have freed and made
+    // again since): all that is proven is the peak itself, and the pools'
+    // usage together once the run of records is over (summaries_told).
+    watermark.usage_changed(peak_bytes);
+    peak.summarized(peak_bytes, e.time, tracker);
+    summary_time = e.time;
+    summaries_untold = true;
     overflow.summarized(e.pool, info, peak_bytes, e.time);
     const bool largest_known = info.size > 0 && e.old_address != kUnknownLargestFree;
     if (e.align) {
@@ -306,6 +311,25 @@ struct Analyzer::Impl {
     }
     if (largest_known) pending_levels.push_back({e.pool, e.time, e.old_address});
     timeline.summary(e.pool, e.time, e.size, peak_bytes);
+  }
+
+  // All pools' usage at this moment, less what summary records told: that
+  // was true at the record, and the pool may have freed since.
+  uint64_t usage_known_now() {
+    uint64_t told = 0;
+    for (PoolState& p : tracker.pools())
+      if (p.summarized) told += p.usage();
+    return tracker.total_usage() - told;
+  }
+
+  // The device sends its pools' records at one moment (an inference end,
+  // em_summary()): once they are all in, their usage added is what all
+  // pools held together then.
+  void summaries_told() {
+    if (!summaries_untold) return;
+    summaries_untold = false;
+    watermark.usage_changed(tracker.total_usage());
+    peak.summarized(tracker.total_usage(), summary_time, tracker);
   }
 
   // Free bytes are the pool's size less what both ends of a shared arena use.
@@ -346,7 +370,10 @@ struct Analyzer::Impl {
       return;
     }
     last_time = e.time;
-    if (!pending_levels.empty() && e.kind != EventKind::pool_summary) measure_summaries();
+    if (e.kind != EventKind::pool_summary) {
+      if (!pending_levels.empty()) measure_summaries();
+      summaries_told();
+    }
     Block freed;
     layout.seen(e.time);
     float thread_clock = 0;
@@ -404,7 +431,7 @@ struct Analyzer::Impl {
         begun_by = e.thread;
         if (tracker.in_inference() && !ends_seen) end_inference(e.time, e.size, true);
         begin_inference(e.size, counts.failed);
-        watermark.inference_begin(e.time, tracker.total_usage());
+        watermark.inference_begin(e.time, usage_known_now());
         timeline.inference_begin(e.time, *tracker.device_inference());
         break;
       case EventKind::inference_end:
@@ -451,6 +478,7 @@ struct Analyzer::Impl {
 
   AnalysisResult snapshot() {
     measure_summaries();
+    summaries_told();
     size_new_pools();
     // The ends of a shared arena as they stand, for one declared late that did not allocate since.
     for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
@@ -503,6 +531,13 @@ struct Analyzer::Impl {
         s.peak_margin_pct =
             100.0 * (static_cast<double>(info.size) - static_cast<double>(held)) / static_cast<double>(info.size);
       out.pools.push_back(std::move(s));
+    }
+    if (counts.summaries > 0) {
+      // Each pool at its own peak at once: more than all ever held together.
+      out.peak.exact = false;
+      uint64_t sum = 0;
+      for (const PoolSummary& p : out.pools) sum += p.peak_bytes;
+      out.peak.at_most = std::max(sum, out.peak.bytes);
     }
     if (tracker.inference() > 0 && !tracker.numbered()) count_inferences_from_one(out);
     judge_lifo(out);

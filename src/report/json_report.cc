@@ -239,7 +239,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   if (r.inferences)
     per_inference = {{"max", r.peak.max_inference_peak}, {"max_at", r.peak.max_inference_index},
                      {"min", r.peak.min_inference_peak}, {"mean", r.peak.mean_inference_peak}};
-  j["peak"] = {{"bytes", r.peak.bytes}, {"time", r.peak.time}, {"inference", count_or_null(r.peak.inference)},
+  j["peak"] = {{"bytes", r.peak.bytes}, {"exact", r.peak.exact}, {"at_most", optional(r.peak.at_most)},
+               {"time", r.peak.time}, {"inference", count_or_null(r.peak.inference)},
                {"boot", r.peak.boot}, {"live_at_peak", holders}, {"per_inference", per_inference}};
 
   json hist = json::array();

@@ -440,7 +440,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
 
   out += "\n";
-  out += fmt::format("Peak          {}", bytes(r.peak.bytes));
+  // Summary records: what is proven, and the bound each pool's own peak sets.
+  const std::string at_least = r.peak.exact ? "" : "at least ";
+  out += fmt::format("Peak          {}{}", at_least, bytes(r.peak.bytes));
   // A device numbers each boot's inferences anew: the number alone is ambiguous.
   const std::string of_boot = r.restarts.total ? fmt::format(" of boot {}", grouped(r.peak.boot)) : "";
   if (r.peak.inference)
@@ -453,8 +455,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     out += after_last ? " after the last inference" : after_first ? " between inferences" : " before the first inference";
     out += of_boot;
   }
+  if (r.peak.at_most)
+    out += fmt::format(", at most {} (the pools' own peaks added: summary records do not say when each was)",
+                       bytes(*r.peak.at_most));
   if (r.inferences)
-    out += fmt::format("; per inference {} .. {} (mean {})", bytes(r.peak.min_inference_peak),
+    out += fmt::format("; per inference {}{} .. {} (mean {})", at_least, bytes(r.peak.min_inference_peak),
                        bytes(r.peak.max_inference_peak),
                        bytes(static_cast<uint64_t>(std::llround(r.peak.mean_inference_peak))));
   out += "\n";
