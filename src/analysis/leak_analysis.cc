@@ -245,7 +245,10 @@ std::string_view frame_function(std::string_view frame) {
 // stack may end in _dl_find_object_update when the walk cannot leave the
 // loader), the locale data setlocale loads and caches (glibc's `_nl_`
 // functions; __libc_freeres frees them, so valgrind shows none of it in use
-// at exit) — and every other of the loader's `_dl_` functions. Matched whole,
+// at exit), glibc's name-service state (`__nss_` functions: the modules and
+// actions nsswitch.conf names, loaded by the first getpwuid) and the static
+// result buffer of the getXXbyYY lookups, which __libc_freeres frees too —
+// and every other of the loader's `_dl_` functions. Matched whole,
 // not as parts of names: a program's coro_allocate_stack or
 // spawn_pthread_create is its own (in review, a substring match filed 99 %
 // of a program's leaks as the C runtime's).
@@ -253,8 +256,11 @@ bool runtime_function(std::string_view f) {
   static constexpr std::string_view kFunctions[] = {
       "allocate_stack", "pthread_create",       "__pthread_create_2_1", "_IO_file_doallocate", "dlopen",
       "__dlopen",       "___dlopen",            "dlopen_doit",          "dlopen_implementation", "_dlerror_run",
-      "dl_open_worker", "dl_open_worker_begin", "__tls_get_addr",       "tls_get_addr_tail", "setlocale"};
-  if (f.starts_with("_dl_") || f.starts_with("_nl_")) return true;
+      "dl_open_worker", "dl_open_worker_begin", "__tls_get_addr",       "tls_get_addr_tail", "setlocale",
+      "getpwuid",       "getpwnam",             "getgrgid",             "getgrnam",            "getspnam",
+      "gethostbyname",  "gethostbyname2",       "gethostbyaddr",        "getservbyname",       "getservbyport",
+      "getprotobyname", "getprotobynumber",     "getnetbyname",         "getnetbyaddr"};
+  if (f.starts_with("_dl_") || f.starts_with("_nl_") || f.starts_with("__nss_")) return true;
   return std::find(std::begin(kFunctions), std::end(kFunctions), f) != std::end(kFunctions);
 }
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <functional>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -319,6 +321,74 @@ TEST(LeakRate, ALeakQuietForFewerThanTenOfItsGapsHasNotStopped) {
   EXPECT_FALSE(leak.growth->stopped_after_inference);
   EXPECT_DOUBLE_EQ(*leak.bytes_per_inference, 91 * 644.0 / 1000);
   EXPECT_DOUBLE_EQ(run->result.leak_rate_bytes_per_inference, 91 * 644.0 / 1000);
+}
+
+// A reviewer's cache of 100 entries of 128 B, filled one per inference and
+// then replaced one per inference, beside a leak of one more entry at every
+// 100th inference from 200 on, at the same site: the fill's 100 gaps of 1
+// pulled the mean gap to 9, and 99 inferences after the last growth (the
+// next due at 1,100) read "until inference 1,000: not grown since", rate 0
+// and no forecast. The longest gap, 100, is the one that counts.
+TEST(LeakRate, ALeakBesideACacheFillIsNotStoppedBeforeItsNextGrowthIsOverdue) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x10000000 size=65536\n";
+  uint64_t t = 1, next = 0x10000000;
+  std::vector<uint64_t> cache, spare;
+  auto take = [&] {
+    if (!spare.empty()) {
+      uint64_t a = spare.back();
+      spare.pop_back();
+      return a;
+    }
+    return std::exchange(next, next + 128);
+  };
+  for (int i = 1; i <= 1099; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    if (cache.size() >= 100) {
+      log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, cache.front());
+      spare.push_back(cache.front());
+      cache.erase(cache.begin());
+    }
+    cache.push_back(take());
+    log += fmt::format("[MEM][{}] ALLOC size=128 addr=0x{:x} site=cache.c:20\n", t++, cache.back());
+    if (i >= 200 && i % 100 == 0) log += fmt::format("[MEM][{}] ALLOC size=128 addr=0x{:x} site=cache.c:20\n", t++, take());
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  ASSERT_EQ(run->result.leaks.size(), 1u) << text_of(*run);
+  const SiteLeak& leak = run->result.leaks[0];
+  ASSERT_TRUE(leak.growth);
+  EXPECT_FALSE(leak.growth->stopped_after_inference) << text_of(*run);
+  EXPECT_GT(run->result.leak_rate_bytes_per_inference, 0.0);
+  EXPECT_TRUE(run->result.exhaustion_forecast) << text_of(*run);
+}
+
+// A full trace's queue of 512 B frames that wanders between 0 and 3 for
+// 100 inferences and backs up one frame per inference in its last 12: no
+// group leaks, and the late-rise rule (for summary records, which name no
+// groups) once made it "[GROWTH] 566 B per inference, runs out in 99".
+TEST(LeakRate, AFullTracesQueueBackingUpAtTheEndIsNoLateRise) {
+  std::string log = "[MEM][0] POOL name=heap kind=heap base=0x20000000 size=65536\n";
+  uint64_t t = 1;
+  std::vector<uint64_t> queue, spare;
+  for (int k = 99; k >= 0; --k) spare.push_back(0x20000000 + 512 * k);
+  for (int i = 1; i <= 112; ++i) {
+    log += fmt::format("[MEM][{}] INFER begin {}\n", t++, i);
+    const size_t target = i <= 100 ? static_cast<size_t>((i * 7) % 4) : static_cast<size_t>(3 + (i - 100));
+    while (queue.size() > target) {
+      log += fmt::format("[MEM][{}] FREE addr=0x{:x}\n", t++, queue.front());
+      spare.push_back(queue.front());
+      queue.erase(queue.begin());
+    }
+    while (queue.size() < target) {
+      queue.push_back(spare.back());
+      spare.pop_back();
+      log += fmt::format("[MEM][{}] ALLOC size=512 addr=0x{:x} site=queue.c:9\n", t++, queue.back());
+    }
+    log += fmt::format("[MEM][{}] INFER end {}\n", t++, i);
+  }
+  auto run = analyse(Format::log, log);
+  EXPECT_FALSE(run->result.exhaustion_forecast) << text_of(*run);
+  for (const PoolWatermark& w : run->result.watermarks) EXPECT_FALSE(w.late_rise) << w.pool;
 }
 
 // A leak that fills its pool: 500 B per inference into a 4 KiB heap beside
@@ -708,6 +778,13 @@ TEST(LeakRate, TheCRuntimeIsToldByWholeFunctionNamesNotPartsOfThem) {
        "_nl_load_locale%20(loadlocale.c:332);_nl_intern_locale_data%20(loadlocale.c:156)",
        true},
       {"main%20(t.c:30);nl_load_table%20(t.c:12)", false},
+      // glibc's name-service state and getpwuid's result buffer (sqlite3's
+      // home-directory lookup), and a program's own nss_ function.
+      {"main%20(s.c:3);getpwuid%20(getXXbyYY.c:121);__GI___nss_passwd_lookup2%20(XXX-lookup.c:53);"
+       "__GI___nss_database_get%20(nss_database.c:480);global_state_allocate%20(nss_database.c:54)",
+       true},
+      {"main%20(s.c:4);getpwuid%20(getXXbyYY.c:121)", true},
+      {"main%20(t.c:31);nss_cache_add%20(t.c:40)", false},
       // libstdc++'s emergency exception pool in a program that links libstdc++ statically.
       {"_start;__libc_start_main_impl;call_init;_GLOBAL__sub_I_eh_alloc.cc;pool%20(eh_alloc.cc:123)", true},
   };
