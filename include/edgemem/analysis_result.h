@@ -53,7 +53,7 @@ struct LeakGrowth {
   uint64_t bytes_per_growth = 0;     // mean bytes added by one of those inferences
   // It stopped growing, because its own requests failed (it filled its
   // pool: failed_requests > 0) or on its own (nothing refused, no growth
-  // for ten of its usual gaps): the device's number of its last growth, the
+  // for ten of its longest gaps): the device's number of its last growth, the
   // failed requests and the completed inferences since. Its rate is over
   // the inferences it grew in, up to that one.
   std::optional<uint64_t> stopped_after_inference;
@@ -182,7 +182,7 @@ struct PoolWatermark {
   StairSteps stairs;
   std::optional<FloorTrend> floor_trend;  // unset unless the last fit confirmed one
   std::vector<std::pair<uint64_t, uint64_t>> series;  // (inference, usage), downsampled
-  // Its rises stopped: no rise at an inference end for ten of its mean
+  // Its rises stopped: no rise at an inference end for ten of its longest
   // gaps between rises, and for 20 inferences. The device's number of the
   // last; such a pool grew, it does not grow now (no forecast).
   std::optional<uint64_t> grew_until_inference;

@@ -57,6 +57,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
         if (f.last_rise_at) {
           ++f.rise_gaps;
           f.rise_gap_sum += completed - f.last_rise_at;
+          f.max_rise_gap = std::max(f.max_rise_gap, completed - f.last_rise_at);
         }
         f.last_rise_at = completed;
         f.last_rise_number = tracker.device_inference().value_or(0);
@@ -153,7 +154,7 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     if (f.rise_gaps) w.stairs.period_inferences = static_cast<double>(f.rise_gap_sum) / static_cast<double>(f.rise_gaps);
     w.series = f.series.points();
     if (const uint64_t quiet = f.x_last - f.last_rise_at;
-        f.rises >= 2 && quiet >= 20 && quiet * f.rise_gaps >= 10 * f.rise_gap_sum)
+        f.rises >= 2 && quiet >= 20 && quiet >= 10 * f.max_rise_gap)
       w.grew_until_inference = f.last_rise_number;
     // A rise that began late and runs through the end is linear now, at its
     // own rate: over the boot, 20 flat inferences before 40 of 32 B read as
@@ -163,7 +164,10 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     const Fit::Run& run = f.run;
     const uint64_t before_rises = f.rises - run.rises, before_falls = f.falls - run.falls;
     const bool rose_before = before_rises * 10 >= run.before * 8 && before_falls * 10 <= run.before;
-    if (run.on && run.steps >= kLateRiseSteps && run.before >= 2 && !rose_before) {
+    // Only where summaries are all there is: in a full trace the groups of
+    // blocks tell a leak, and a queue that backed up in its last 12
+    // inferences read "[GROWTH] runs out in 99 more inferences".
+    if (out.counts.summaries > 0 && run.on && run.steps >= kLateRiseSteps && run.before >= 2 && !rose_before) {
       const double rn = run.n, rdenom = rn * run.sxx - run.sx * run.sx;
       const double rate = rdenom != 0 ? (rn * run.sxy - run.sx * run.sy) / rdenom : 0;
       if (rate > 0 && w.slope > 0) {

@@ -313,12 +313,14 @@ for cmd in analyze plan map stack fit check diff; do
     { echo "FAIL: $cmd --help does not list its exit codes with an example"; fail=1; }
 done
 expect 0 "--version" -- "$edgemem" --version
-# `git describe` at every build: the commit checked out now (at configure
-# time only, a rebuild after new commits named an old one).
+# `git describe` at every build: the commit checked out now, or one whose
+# code is the same (commits of documents only since the build); at
+# configure time only, a rebuild after new commits named an old one.
 if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
   described=$(sed -n 's/^edgemem [0-9.]* (\(.*\))$/\1/p' "$tmp/out")
   commit=$(printf '%s' "$described" | sed 's/-dirty$//; s/.*-g\([0-9a-f]*\)$/\1/')
-  [ -n "$commit" ] && [ "$(git -C "$src" rev-parse "$commit^{commit}" 2>/dev/null)" = "$(git -C "$src" rev-parse HEAD)" ] ||
+  [ -n "$commit" ] && git -C "$src" cat-file -e "$commit^{commit}" 2>/dev/null &&
+    git -C "$src" diff --quiet "$commit" HEAD -- . ':(exclude)docs' ':(exclude)*.md' ||
     { echo "FAIL: --version does not name the commit checked out ($(git -C "$src" rev-parse --short HEAD))"; cat "$tmp/out"; fail=1; }
 fi
 # map: an ELF where the map goes is read as one; a map and an ELF of two links disagree (1).

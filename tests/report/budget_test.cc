@@ -300,6 +300,41 @@ TEST(Budget, ALeakThatStoppedStillCountsAtItsRate) {
       << find(out, "leak.max_bytes_per_inference")->message;
 }
 
+// A cut recording's leak check did not run: its rate holds nothing (a
+// reviewer's leak of 4,096 B per inference past the cut read "0.0 B per
+// inference, all budgets hold"). A summary-mode pool that grew 200 B per
+// inference and stopped counts at its steps' rate.
+TEST(Budget, ARateIsRefusedWhereTheLeakCheckDidNotRunAndAStoppedPoolCounts) {
+  AnalysisResult cut;
+  cut.inferences = 100;
+  cut.counts.allocs = 1000;
+  cut.checks.leaks = {CheckStatus::not_checked, "the recording's file is cut off"};
+  BudgetInputs in{nullptr, nullptr, &cut, nullptr};
+  std::string error;
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 10}})"), in, error).empty());
+  EXPECT_NE(error.find("the leak check did not run on this trace (the recording's file is cut off)"), std::string::npos)
+      << error;
+
+  AnalysisResult summary;
+  summary.inferences = 1000;
+  summary.counts.summaries = 1000;
+  summary.checks.leaks = {CheckStatus::not_checked, "summary records name no site"};
+  PoolWatermark w;
+  w.pool = "arena";
+  w.slope = 120.0;
+  w.shape = Shape::stair;
+  w.stairs = {120, 1000.0, 5.0};
+  w.grew_until_inference = 600;
+  summary.watermarks.push_back(w);
+  BudgetInputs s{nullptr, nullptr, &summary, nullptr};
+  error.clear();
+  auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 10}})"), s, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_NE(find(out, "leak.max_bytes_per_inference")->message.find("leaks 200.0 B"), std::string::npos)
+      << find(out, "leak.max_bytes_per_inference")->message;
+}
+
 TEST(Budget, MistakesAreErrorsNotPasses) {
   LinkerMap m = image();
   BudgetInputs with_map{&m, nullptr, nullptr, nullptr};
