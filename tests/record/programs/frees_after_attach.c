@@ -1,10 +1,13 @@
 // Blocks made before `record --pid` attaches and freed after it: the
 // recording never sees them made, so their frees are counted (emt UNSEEN
 // FREE records) and the report says the recording began with an attach.
-// Prints "ready" once its blocks are made; waits for the recorder (its
+// Prints "ready N" once its blocks are made, N the size malloc counts for
+// one (its own allocator's: a sanitizer build of the test counts
+// another); waits for the recorder (its
 // exported sequence counter appears), then frees them one by one beside a
 // block of its own that it keeps.
 #include <dlfcn.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,7 +19,7 @@ void* volatile kept;  // used: the compiler may not drop its malloc and free
 int main(void) {
   static void* early[kEarly];
   for (int i = 0; i < kEarly; ++i) early[i] = malloc(kEarlySize);
-  printf("ready\n");
+  printf("ready %zu\n", malloc_usable_size(early[0]));
   fflush(stdout);
   for (int i = 0; i < 3000 && !dlsym(RTLD_DEFAULT, "edgemem_record_seq"); ++i) usleep(10 * 1000);
   usleep(500 * 1000);  // the recorder has bound the program's calls to itself
