@@ -59,6 +59,8 @@ struct LeakGrowth {
   std::optional<uint64_t> stopped_after_inference;
   uint64_t failed_requests = 0;
   uint64_t inferences_since_stop = 0;
+  bool stopped_by_failures() const { return stopped_after_inference && failed_requests > 0; }
+  bool stopped_on_its_own() const { return stopped_after_inference && failed_requests == 0; }
 };
 
 struct SiteLeak {
@@ -191,10 +193,11 @@ struct PoolWatermark {
   // slope over the boot (flat for 20 inferences, then 32 B each for 40,
   // is a slope of 24).
   std::optional<LateRise> late_rise;
-  // Whether the pool's usage grows now: linear or in steps, up, and not stopped.
-  bool growing() const {
-    return slope > 0 && (shape == Shape::linear || shape == Shape::stair) && !grew_until_inference;
-  }
+  // Whether the pool's usage grows now: linear or in steps, up, and not
+  // stopped; or grew so and stopped.
+  bool growing() const { return rose() && !grew_until_inference; }
+  bool stopped_growing() const { return rose() && grew_until_inference; }
+  bool rose() const { return slope > 0 && (shape == Shape::linear || shape == Shape::stair); }
   // Its growth per inference now: since a late rise began, else the slope.
   double growth_rate() const { return late_rise ? late_rise->bytes_per_inference : slope; }
 };

@@ -661,7 +661,7 @@ struct Analyzer::Impl {
                      refused_in_summary(fc.pool) || refusing_at_end(fc.pool) ||
                      std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), ran_out) ||
                      std::any_of(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
-                       return l.pool == fc.pool && l.growth && l.growth->stopped_after_inference && l.growth->failed_requests > 0;
+                       return l.pool == fc.pool && l.growth && l.growth->stopped_by_failures();
                      });
     if (!exhausted) return;
     fc.already_exhausted = true;

@@ -117,11 +117,9 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
   // grows") the slope of a steadily growing pool is all there is.
   const bool summary_only = out.counts.summaries > 0 && out.leaks.empty();
   // A leak that stopped growing on its own adds nothing now.
-  auto stopped_on_its_own = [](const SiteLeak& l) {
-    return l.growth && l.growth->stopped_after_inference && l.growth->failed_requests == 0;
-  };
   for (const SiteLeak& l : out.leaks)
-    if (l.bytes_per_inference && !stopped_on_its_own(l)) out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
+    if (l.bytes_per_inference && !(l.growth && l.growth->stopped_on_its_own()))
+      out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
   // Each pool's growth per inference, for its forecast (and its partner's:
   // the two ends of a shared arena fill the one space together).
   std::vector<double> rates(pools_.size(), 0);

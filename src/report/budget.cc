@@ -393,13 +393,12 @@ class Evaluator {
       // leaked at its rate while it ran: the gate counts it.
       double rate = t.leak_rate_bytes_per_inference;
       for (const SiteLeak& l : t.leaks)
-        if (l.bytes_per_inference && l.growth && l.growth->stopped_after_inference && l.growth->failed_requests == 0)
+        if (l.bytes_per_inference && l.growth && l.growth->stopped_on_its_own())
           rate += *l.bytes_per_inference;
       // A summary-mode pool that grew and stopped: its steps' rate.
       if (summaries_only)
         for (const PoolWatermark& w : t.watermarks)
-          if (w.grew_until_inference && w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair) &&
-              w.stairs.steps > 0)
+          if (w.stopped_growing() && w.stairs.steps > 0)
             rate += w.stairs.step_bytes / std::max(w.stairs.period_inferences, 1.0);
       within_limit_on_loss("max_bytes_per_inference", rate <= max, fmt::format("{:.1f} B per inference", rate));
       add("leak.max_bytes_per_inference", rate <= max,

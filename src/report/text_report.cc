@@ -93,7 +93,7 @@ std::string leak_headline(const SiteLeak& l, bool marked, const std::string& sit
                            : boots > 1 ? fmt::format(" since boot {} began", grouped(boots))
                                        : "";
   std::string stopped;
-  if (g.stopped_after_inference && g.failed_requests > 0)
+  if (g.stopped_by_failures())
     stopped = fmt::format(", until inference {}{}: its {} request{} since failed", grouped(*g.stopped_after_inference),
                           of_boot, grouped(g.failed_requests), g.failed_requests == 1 ? "" : "s");
   else if (g.stopped_after_inference)
@@ -310,7 +310,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
         line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference{} ({}; summary records name no site)",
                                         w.pool, w.growth_rate(), late_rise_from(w, r.restarts.total + 1),
                                         to_string(w.shape)));
-      } else if (w.slope > 0 && (w.shape == Shape::linear || w.shape == Shape::stair)) {
+      } else if (w.stopped_growing()) {
         ++problems;
         line(out, "[LEAK]", fmt::format("pool '{}' grew {} in {} rises until inference {}, not since ({}; summary "
                                         "records name no site)",
