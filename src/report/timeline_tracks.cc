@@ -22,9 +22,12 @@ void add_leaks(const AnalysisResult& r, const std::string& pool, std::vector<Tim
     if (l.bytes_per_inference) args.push_back({"bytes_per_inference", *l.bytes_per_inference});
     if (!l.type_hint.empty()) args.push_back({"type_hint", l.type_hint});
     std::string site(innermost_frame(l.site));
-    // Its first block still live and its latest: where the leak starts and how far it got.
-    marks.push_back({l.first_time, "leak starts: " + site, args});
-    marks.push_back({l.last_time, fmt::format("leak: {} holds {} B in {} block{}", site, l.bytes, l.count, l.count == 1 ? "" : "s"), args});
+    // Its first block still live and its latest: where the leak starts and how
+    // far it got. A cut recording's groups grew up to the cut: not judged leaks.
+    const bool judged = r.checks.leaks.status != CheckStatus::not_checked;
+    const std::string what = judged ? "leak" : "leak? (growing up to the cut, not judged)";
+    marks.push_back({l.first_time, what + " starts: " + site, args});
+    marks.push_back({l.last_time, fmt::format("{}: {} holds {} B in {} block{}", what, site, l.bytes, l.count, l.count == 1 ? "" : "s"), args});
   }
 }
 

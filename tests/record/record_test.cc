@@ -24,6 +24,7 @@
 #include "edgemem/trace_session.h"
 #include "record/decoded_recording.h"
 #include "record/ebpf_recorder.h"
+#include "report/timeline_tracks.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -868,6 +869,16 @@ TEST(Record, ACutRecordingSaysWhereItWasCutAndJudgesNoLeak) {
     const std::string text = text_report(r.input, r.result);
     EXPECT_EQ(text.find("[LEAK] "), std::string::npos) << text;
     EXPECT_EQ(text.find("no leak"), std::string::npos) << text;
+    // The Perfetto and Chrome exports' marks say the same: growing up to the cut.
+    size_t marks = 0;
+    for (const PoolTracks& t : pool_tracks(r.result))
+      for (const TimelineMark& m : t.marks)
+        if (m.name.starts_with("leak")) {
+          ++marks;
+          EXPECT_TRUE(m.name.starts_with("leak? (growing up to the cut, not judged)")) << m.name;
+        }
+    EXPECT_FALSE(r.result.leaks.empty()) << keep;
+    EXPECT_EQ(marks, 2 * r.result.leaks.size()) << keep;
   }
 }
 

@@ -9,9 +9,12 @@
 # demo's page draws the leak: its 644 B blocks in the layout chart (one
 # rectangle per leaked block, each above the one before), model.c:58 in the
 # flame graphs of what was live, and its pool's fitted 644 B per inference.
-# Usage: html_report_test.sh EDGEMEM ARTIFACT_DIR
+# A recording cut off and a summary-mode capture claim no more on the page
+# than in the text: leaks growing up to the cut are "leak?", not judged, and a
+# peak the summary records only bound reads "at least ..., at most ...".
+# Usage: html_report_test.sh EDGEMEM ARTIFACT_DIR INFERENCE_LOOP
 set -uo pipefail
-edgemem=$1 out=$2
+edgemem=$1 out=$2 inference_loop=$3
 source "$(dirname "$0")/browser_lib.sh"
 
 "$edgemem" demo --html "$out/report-demo.html" >"$tmp/demo.out" 2>"$tmp/demo.err" ||
@@ -88,9 +91,18 @@ for want in "Summary records name no sites or blocks" "Summary records give no r
             "Summary records name no sites."; do
   grep -qF "$want" "$tmp/report-summary.dom" || { echo "FAIL: report-summary: '$want' is not on the page"; fail=1; }
 done
-python3 - "$tmp/report-summary.dom" <<'PY' || fail=1
-import sys
+"$edgemem" analyze "$(dirname "$0")/../../fuzz/corpus/emt/kws_leak_summary.emt" --json >"$tmp/summary.json" 2>/dev/null
+python3 - "$tmp/report-summary.dom" "$tmp/summary.json" <<'PY' || fail=1
+import json, sys
 dom = open(sys.argv[1], encoding="utf-8").read()
+peak = json.load(open(sys.argv[2]))["peak"]
+# The summary records prove 32,296 B at once; the pools' own peaks added, 35,708 B.
+facts = dom[dom.find('id="facts"'):]
+facts = facts[:facts.find("</section>")]
+bound = "at least %s B at inference %d, at most %s B" % (f"{peak['bytes']:,}", peak["inference"], f"{peak['at_most']:,}")
+if peak["exact"] or bound not in facts:
+    print("FAIL: report-summary: the peak is not given as a bound: no %r among the facts" % bound)
+    sys.exit(1)
 for flame in ("flame-end", "flame-peak"):
     part = dom[dom.find('id="' + flame + '"'):]
     part = part[:part.find("</figure>")]
@@ -224,6 +236,30 @@ if not m or m.group(1) != "250":
 part = dom[dom.find('id="flame-peak"'):]
 if "(below an arena&#39;s top" not in part[:part.find("</figure>")] and "(below an arena's top" not in part[:part.find("</figure>")]:
     print("FAIL: report-out-of-order: no frame for the bytes below the arena's top"); sys.exit(1)
+PY
+
+# A recording cut off (a copy stopped early): its groups grew up to the cut.
+# The text says [LEAK?] and the leak check is not run; the page said "leak"
+# in its site table, "Leaked" in its thread table.
+"$edgemem" record -o "$tmp/whole.emt" -- "$inference_loop" --inferences 500 --threads 2 --leak >/dev/null 2>"$tmp/record.err" ||
+  { echo "FAIL: edgemem record of the inference loop"; cat "$tmp/record.err"; fail=1; }
+size=$(stat -c %s "$tmp/whole.emt")
+head -c $((size * 9 / 10)) "$tmp/whole.emt" >"$tmp/cut.emt"
+"$edgemem" analyze "$tmp/cut.emt" --html "$out/report-cut.html" >"$tmp/cut.out" 2>"$tmp/cut.err"
+grep -q '^\[LEAK?\]' "$tmp/cut.out" || { echo "FAIL: the cut recording reads no [LEAK?]"; head -5 "$tmp/cut.out"; fail=1; }
+render report-cut
+python3 - "$tmp/report-cut.dom" <<'PY' || fail=1
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+sites = dom[dom.find('id="sites"'):]
+sites = sites[:sites.find("</table>")]
+findings = re.findall(r'<tr class="leak"><td class="site">[^<]*</td><td>([^<]*)</td>', sites)
+if not findings or any(not f.startswith("leak? growing up to the cut, not judged") for f in findings):
+    print("FAIL: report-cut: the site table's leaking groups read %r, not leak? ... not judged" % findings); sys.exit(1)
+threads = dom[dom.find('<section id="threads"'):]
+threads = threads[:threads.find("</table>")]
+if "In groups growing at the cut (not judged)" not in threads or ">Leaked<" in threads:
+    print("FAIL: report-cut: the thread table's column still reads Leaked"); sys.exit(1)
 PY
 
 [ "$fail" = 0 ] && echo "ok: HTML reports render in chromium (screenshots in $out)"

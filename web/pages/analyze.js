@@ -180,18 +180,24 @@ EM.pages.analyze = function (doc) {
   const endEntries = belowAtEnd ? a.layout.live_at_end.concat([{ pool: null, site: belowLabel, bytes: belowAtEnd, count: 0 }])
                                 : a.layout.live_at_end;
   EM.flameGraph(document.getElementById("flame-end"), endEntries, "live at the end", noSites);
+  // Summary records prove a lower bound on the peak; the pools' own peaks added, an upper one.
+  const peakBytes = (a.peak.exact ? "" : "at least ") + bytes(a.peak.bytes) +
+                    (a.peak.at_most != null ? ", at most " + bytes(a.peak.at_most) : "");
   EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak.concat(belowTop),
-                "live at the peak (" + bytes(a.peak.bytes) + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")",
+                "live at the peak (" + peakBytes + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")",
                 noSites);
 
   // Sites: the leaking groups first (a group may be a site or, for unnamed
   // sites, a block size), then every site by live bytes.
   const siteBySite = new Map(a.sites.map((x) => [x.site, x]));
   const persistentBySite = new Map(a.persistent.map((p) => [p.site, p]));
+  // A cut recording's groups grew up to the cut: listed, not judged leaks (the text's [LEAK?]).
+  const leaksJudged = a.checks.leaks.status !== "not_checked";
   const leakRows = a.leaks.map((l) => ({
     site: l.site, leak: true, allocs: l.allocs, frees: l.frees, live_bytes: l.bytes, live_count: l.count,
     alloc_bytes: siteBySite.has(l.site) ? siteBySite.get(l.site).alloc_bytes : null,
-    finding: "leak" + (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") }));
+    finding: (leaksJudged ? "leak" : "leak? growing up to the cut, not judged") +
+             (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") }));
   const leakSites = new Set(a.leaks.map((l) => l.site));
   const siteRows = a.sites.filter((x) => !leakSites.has(x.site))
     .sort((x, y) => (y.live_bytes - x.live_bytes) || (y.alloc_bytes - x.alloc_bytes))
@@ -221,6 +227,8 @@ EM.pages.analyze = function (doc) {
   const threads = document.getElementById("threads");
   if (a.threads.filter((t) => t.allocs + t.frees > 0).length > 1) {
     threads.hidden = false;
+    if (!leaksJudged)
+      Array.from(threads.querySelectorAll("th")).find((th) => th.textContent === "Leaked").textContent = "In groups growing at the cut (not judged)";
     const tbody = threads.querySelector("tbody");
     for (const t of a.threads) {
       const tr = el("tr", t.leaked_bytes ? "leak" : null);
