@@ -43,7 +43,16 @@ struct Analyzer::Impl {
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
-  uint32_t begun_by = 0;   // the thread that began the open inference
+  // Inferences begun and not ended, oldest first. Threads may run them at
+  // once (a pool of workers; --inference-fn on several threads): an end
+  // closes its own thread's inference, not the latest begun (three threads'
+  // 120 inferences read as 121, with spans left open and duplicated).
+  struct OpenInference {
+    uint32_t thread = 0;
+    uint64_t number = 0;    // the device's number, as the tracker gave it
+    uint64_t position = 0;  // its span's, in the timeline
+  };
+  std::vector<OpenInference> open;
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   // The resets a restart sends, one per pool, still to come: their blocks
@@ -249,6 +258,7 @@ struct Analyzer::Impl {
       // inference) it is left as the last inference of a trace is: open.
       r.during_inference = tracker.device_inference();
       tracker.abandon_inference();
+      open.clear();
     } else {
       r.after_inference = tracker.device_inference();
     }
@@ -269,15 +279,31 @@ struct Analyzer::Impl {
       if (r.during_inference) r.after_inference = std::exchange(r.during_inference, std::nullopt);
   }
 
-  // `begun`: its begin marker was seen (some firmware marks only the end).
-  void end_inference(uint64_t time, uint64_t number, bool begun) {
+  // `begun`: the open inference it ends; none when its begin marker was not
+  // seen (some firmware marks only the end), `number` is then the end's.
+  void end_inference(uint64_t time, uint64_t number, std::optional<OpenInference> begun) {
     if (!begun) begin_inference(number, failed_at_end, true);
+    const uint64_t device = begun ? begun->number : *tracker.device_inference();
     tracker.end_inference();
-    timeline.inference_end(time, *tracker.device_inference(), begun);
+    timeline.inference_end(time, device, begun ? std::optional<uint64_t>(begun->position) : std::nullopt);
     watermark.inference_end(time, tracker);
-    leaks.inference_end(tracker.completed(), *tracker.device_inference());
-    tell_observers(time);
+    leaks.inference_end(tracker.completed(), device);
+    tell_observers(time, device);
     failed_at_end = counts.failed;
+  }
+
+  // The open inference an end marker closes: its thread's, else (an
+  // inference handed to another thread to finish) the one of its number,
+  // else the latest begun. Taken out of `open`.
+  std::optional<OpenInference> ended_by(const Event& e) {
+    auto it = std::find_if(open.rbegin(), open.rend(), [&](const OpenInference& o) { return o.thread == e.thread; });
+    if (it == open.rend() && e.size)
+      it = std::find_if(open.rbegin(), open.rend(), [&](const OpenInference& o) { return o.number == e.size; });
+    if (it == open.rend() && !open.empty()) it = open.rbegin();
+    if (it == open.rend()) return std::nullopt;
+    OpenInference o = *it;
+    open.erase(std::next(it).base());
+    return o;
   }
 
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
@@ -343,11 +369,11 @@ struct Analyzer::Impl {
     pending_levels.clear();
   }
 
-  void tell_observers(uint64_t time) {
+  void tell_observers(uint64_t time, uint64_t device) {
     if (observers.empty()) return;
     size_new_pools();
     InferenceRecord r;
-    r.number = *tracker.device_inference() + (tracker.numbered() ? 0 : 1);
+    r.number = device + (tracker.numbered() ? 0 : 1);
     r.boot = tracker.boot();
     r.time = time;
     r.failed_allocations = counts.failed - failed_at_begin;
@@ -425,18 +451,29 @@ struct Analyzer::Impl {
         request_failed(e);
         sampled(e);
         break;
-      case EventKind::inference_begin:
-        // Firmware that marks only the begins: each one ends the inference before it.
-        if (tracker.in_inference() && e.thread != begun_by) ++begins_of_other_threads;
-        begun_by = e.thread;
-        if (tracker.in_inference() && !ends_seen) end_inference(e.time, e.size, true);
+      case EventKind::inference_begin: {
+        if (std::any_of(open.begin(), open.end(), [&](const OpenInference& o) { return o.thread != e.thread; }))
+          ++begins_of_other_threads;
+        // Its thread began again without ending the one before. Firmware that
+        // marks only the begins: each one ends its thread's inference before
+        // it. Once ends are seen, that one never ends (an exception past
+        // --inference-fn's return probe).
+        if (auto same = std::find_if(open.begin(), open.end(), [&](const OpenInference& o) { return o.thread == e.thread; });
+            same != open.end()) {
+          const OpenInference before = *same;
+          open.erase(same);
+          if (ends_seen) tracker.abandon_one();
+          else end_inference(e.time, e.size, before);
+        }
         begin_inference(e.size, counts.failed);
         watermark.inference_begin(e.time, usage_known_now());
-        timeline.inference_begin(e.time, *tracker.device_inference());
+        const uint64_t device = *tracker.device_inference();
+        open.push_back({e.thread, device, timeline.inference_begin(e.time, device)});
         break;
+      }
       case EventKind::inference_end:
         ends_seen = true;
-        end_inference(e.time, e.size, tracker.in_inference());
+        end_inference(e.time, e.size, ended_by(e));
         break;
       case EventKind::arena_reset:
         ++counts.resets;

@@ -138,16 +138,21 @@ class PoolTracker {
     device_inference_ = as_given ? number : device_inference_ + 1;
     numbered_ |= number != 0;
     ++inference_;
-    in_inference_ = true;
+    ++open_;
     ends_only_ = by_its_end;
     for (PoolState& p : pools_) p.inference_peak = p.usage();
   }
+  // Threads may run inferences at once: one ends, others may still run.
   void end_inference() {
-    in_inference_ = false;
+    if (open_) --open_;
     ++completed_;
   }
-  // The device went down inside the inference: it never completed.
-  void abandon_inference() { in_inference_ = false; }
+  // The device went down inside its inferences: they never completed.
+  void abandon_inference() { open_ = 0; }
+  // One inference will not end (its thread began another without ending it).
+  void abandon_one() {
+    if (open_) --open_;
+  }
   // The device booted again: its next inference marker starts its count anew.
   void device_restarted() {
     counts_anew_ = true;
@@ -159,20 +164,20 @@ class PoolTracker {
   // Some marker carried a number. If none did, device_inference() counted
   // from 0 and reports shift it to count from 1.
   bool numbered() const { return numbered_; }
-  // The device's number of the current (or last) inference; unset before the first.
+  // The device's number of the latest begun inference; unset before the first.
   std::optional<uint64_t> device_inference() const {
     return inference_ ? std::optional<uint64_t>(device_inference_) : std::nullopt;
   }
-  // The inference an event now falls in: the one running or, with end
-  // markers only, the next (one past the last end); unset between
-  // inferences and before the first.
+  // The inference an event now falls in: the one running (the latest begun,
+  // when threads run several at once) or, with end markers only, the next
+  // (one past the last end); unset between inferences and before the first.
   std::optional<uint64_t> current_inference() const {
-    if (in_inference_) return device_inference_;
+    if (open_) return device_inference_;
     if (ends_only_ && inference_) return device_inference_ + 1;
     return std::nullopt;
   }
   uint64_t completed() const { return completed_; }
-  bool in_inference() const { return in_inference_; }
+  bool in_inference() const { return open_ > 0; }
   // Sum of pool usages, kept current on every change.
   uint64_t total_usage() const { return total_usage_; }
   void refresh_usage(PoolState& p, uint64_t before) {
@@ -206,7 +211,7 @@ class PoolTracker {
   bool counts_anew_ = false;
   uint64_t boot_ = 1;
   uint64_t completed_ = 0;
-  bool in_inference_ = false;
+  uint32_t open_ = 0;  // inferences begun and not ended
   bool ends_only_ = false;
   uint64_t total_usage_ = 0;
   Block last_;

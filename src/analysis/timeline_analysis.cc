@@ -4,7 +4,6 @@ namespace edgemem {
 
 void TimelineAnalysis::add_span(InferenceSpan span) {
   uint64_t index = total_++;
-  open_kept_ = false;
   if (index % stride_ != 0) return;
   if (spans_.size() == kMaxSpans) {
     // Kept spans are inferences 0, s, 2s, ...: keeping the even positions
@@ -16,22 +15,26 @@ void TimelineAnalysis::add_span(InferenceSpan span) {
     if (index % stride_ != 0) return;
   }
   spans_.push_back(span);
-  open_kept_ = span.begin_time && !span.end_time;
 }
 
-void TimelineAnalysis::inference_begin(uint64_t time, uint64_t number) {
+bool TimelineAnalysis::kept(uint64_t position) const {
+  return position % stride_ == 0 && position / stride_ < spans_.size();
+}
+
+uint64_t TimelineAnalysis::inference_begin(uint64_t time, uint64_t number) {
+  open_position_ = total_;
   add_span({number, time, std::nullopt});
   open_ = InferenceSpan{number, time, std::nullopt};
+  return open_position_;
 }
 
-void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, bool begun) {
-  open_.reset();
+void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, std::optional<uint64_t> begun) {
   if (!begun) {
     add_span({number, std::nullopt, time});
     return;
   }
-  if (open_kept_) spans_.back().end_time = time;
-  open_kept_ = false;
+  if (open_ && open_position_ == *begun) open_.reset();
+  if (kept(*begun)) spans_[*begun / stride_].end_time = time;
 }
 
 void TimelineAnalysis::summary(PoolId pool, uint64_t time, uint64_t used, uint64_t peak) {
@@ -53,7 +56,7 @@ void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
   out.inference_marks.spans = spans_;
   // Past the cap the one still running was dropped with the others between
   // kept ones: the exports then drew no open inference at the end.
-  if (open_ && !open_kept_) out.inference_marks.spans.push_back(*open_);
+  if (open_ && !kept(open_position_)) out.inference_marks.spans.push_back(*open_);
   out.inference_marks.total = total_;
   out.inference_marks.dropped = total_ - out.inference_marks.spans.size();
 }

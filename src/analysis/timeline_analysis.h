@@ -28,9 +28,12 @@ class TimelineAnalysis {
   // previous record, then its usage, both at the record's time; the pool's
   // live blocks are not told, so it gets no live-block series.
   void summary(PoolId pool, uint64_t time, uint64_t used, uint64_t peak);
-  void inference_begin(uint64_t time, uint64_t number);
-  // `begun`: the inference had a begin marker; otherwise it is a span of its end only.
-  void inference_end(uint64_t time, uint64_t number, bool begun);
+  // Returns the span's position, which its end names: threads running
+  // inferences at once end them in any order.
+  uint64_t inference_begin(uint64_t time, uint64_t number);
+  // `begun`: the position inference_begin gave; none for an inference
+  // without a begin marker, a span of its end only.
+  void inference_end(uint64_t time, uint64_t number, std::optional<uint64_t> begun);
   // Leaves the analysis as it was, so it can be called mid-trace.
   void finish(const TraceContext& context, AnalysisResult& out) const;
 
@@ -38,16 +41,17 @@ class TimelineAnalysis {
   // Usage (series 0) and live blocks (series 1) share their buckets.
   using PoolSeries = BoundedSeries<uint64_t, uint64_t, 2>;
   void add_span(InferenceSpan span);
+  bool kept(uint64_t position) const;  // the span at `position` is in spans_
 
   std::vector<PoolSeries> pools_;
   std::vector<bool> summarized_;  // by pool: told by summary records, not blocks
   std::vector<InferenceSpan> spans_;
   uint64_t total_ = 0;
-  uint64_t stride_ = 1;      // every stride-th inference is kept
-  bool open_kept_ = false;   // the latest begun inference is spans_.back() and awaits its end
-  // The latest begun inference while it awaits its end, kept or not: one
-  // still running at the end of the trace is always drawn.
+  uint64_t stride_ = 1;  // every stride-th inference is kept: spans_[i] is position i * stride_
+  // The latest begun inference while it awaits its end, kept or not, and
+  // its position: one still running at the end of the trace is always drawn.
   std::optional<InferenceSpan> open_;
+  uint64_t open_position_ = 0;
 };
 
 }  // namespace edgemem

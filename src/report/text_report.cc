@@ -567,8 +567,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
   if (r.overlapping_inferences)
     line(out, "Inferences", fmt::format("{} began on one thread while another thread's was open: inferences ran at once "
-                                        "on several threads, and the per-inference numbers (leak per inference, peaks, "
-                                        "forecast) take their markers as one sequence; mark one thread's inferences",
+                                        "on several threads; each is counted, ended by its own thread, but the "
+                                        "per-inference numbers (leak per inference, peaks, forecast) take them in the "
+                                        "order they end, and what one holds at its end includes the others still "
+                                        "running; mark one thread's inferences to keep them apart",
                                         grouped(r.overlapping_inferences)));
   if (s.time_went_back)
     line(out, "Input", fmt::format("the stamps went back {} time{}, first at line {} (a restart or a corrupt stamp): "
