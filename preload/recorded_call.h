@@ -5,6 +5,8 @@
 // go straight through.
 #pragma once
 
+#include <malloc.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -46,7 +48,7 @@ void recorded_free(uint8_t pool, const void* p, Call call) {
   // opens no file.
   if (!busy.entered() || !recording()) return call();
   if (!recorded_since_attach(p)) {
-    if (p && recording_after_attach && ensure_ready()) record_unseen_free(p);
+    if (p && recording_after_attach && ensure_ready()) record_unseen_free(malloc_usable_size(const_cast<void*>(p)));
     return call();
   }
   if (!ensure_ready()) return call();
@@ -63,7 +65,9 @@ void* recorded_realloc(void* old, size_t size, Call call) {
   if (!busy.entered() || !recording() || !ensure_ready()) return call();
   // realloc(NULL, n) is malloc: no free to order; nor of a block made before an attach.
   bool known = old && recorded_since_attach(old);
-  if (old && !known && recording_after_attach) record_unseen_free(old);  // before the call: it may free the block
+  // Its size before the call, which may free it; its free once the call did
+  // (a failed realloc leaves the block live).
+  const size_t unseen_bytes = old && !known && recording_after_attach ? malloc_usable_size(old) : 0;
   uint64_t before = known ? take_seq() : 0;
   void* p = call();
   if (!p && size) {
@@ -71,6 +75,7 @@ void* recorded_realloc(void* old, size_t size, Call call) {
     if (known && tracking_attached_blocks) attached_block_made(old);  // still live
     return p;
   }
+  if (unseen_bytes) record_unseen_free(unseen_bytes);
   if (known) record_free(emt2::kPoolMalloc, before, old);
   if (p) record_alloc(emt2::kPoolMalloc, take_seq(), p, size, 0);
   if (p && tracking_attached_blocks) attached_block_made(p);

@@ -496,11 +496,10 @@ void record_alloc(uint8_t pool, uint64_t seq, const void* address, uint64_t size
   write_seq_record(e2::kAlloc, seq, fields, 5, 1);
 }
 
-void record_unseen_free(const void* address) {
+void record_unseen_free(size_t usable_bytes) {
   uint8_t buf[1 + 10];
   buf[0] = e2::kUnseenFree;
-  // The program's allocator answers for its own block (ours is not asked).
-  const size_t n = 1 + e2::put_varint(buf + 1, malloc_usable_size(const_cast<void*>(address)));
+  const size_t n = 1 + e2::put_varint(buf + 1, usable_bytes);
   write_record(buf, n);
 }
 

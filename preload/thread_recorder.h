@@ -67,8 +67,9 @@ void record_alloc_failed(uint8_t pool, uint64_t seq, uint64_t size, uint64_t ali
 void record_resize(uint8_t pool, uint64_t seq, const void* old_address, const void* address, uint64_t size);
 void record_inference(bool begin, uint64_t index);
 // After an attach: a free (or realloc) of a malloc block made before it,
-// not in the recording; counted with the block's usable size.
-void record_unseen_free(const void* address);
+// not in the recording; counted with the block's usable size (the
+// program's allocator answers for its own block: ours is not asked).
+void record_unseen_free(size_t usable_bytes);
 // Module map after dlopen/dlclose.
 void record_module_changes();
 // After pthread_setname_np or prctl(PR_SET_NAME) succeeded (no guard
