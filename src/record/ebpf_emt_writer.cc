@@ -143,6 +143,10 @@ void EmtV2FileWriter::module(uint64_t bias, uint64_t start, uint64_t end, const 
   sequenced(process_, e2::kModule, {bias, start, end}, -1, &text);
 }
 
+void EmtV2FileWriter::attached() { put(process_, {e2::kAttached, 0}); }
+
+void EmtV2FileWriter::unseen_free() { put(process_, {e2::kUnseenFree, 0}); }
+
 void EmtV2FileWriter::alloc(uint32_t tid, const std::string& thread_name, uint64_t address, uint64_t size,
                             uint64_t align, std::span<const uint64_t> stack, uint8_t pool) {
   Chunk& c = thread(tid, thread_name);

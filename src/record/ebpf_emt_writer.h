@@ -32,6 +32,11 @@ class EmtV2FileWriter {
   void wall(uint64_t realtime_ns, uint64_t monotonic_ns);
   // `build_id` (raw bytes, may be empty) follows the path after a NUL.
   void module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path, const std::string& build_id);
+  // The recording began with an attach (record --pid): ATTACHED, once.
+  void attached();
+  // After an attach, a free of a block made before it: UNSEEN FREE, of size
+  // 0, which says its size is not known (a uprobe sees only the address).
+  void unseen_free();
 
   // Thread records. `thread_name` is used the first time a tid is seen;
   // `stack` holds return addresses, innermost first; `pool` is malloc's

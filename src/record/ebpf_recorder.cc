@@ -255,7 +255,10 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   writer.wall(realtime_ns(), monotonic_ns());
   const size_t cpus = static_cast<size_t>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   UprobeRecording recording(writer, pid, cpus);
-  if (request.pid) recording.refresh_modules();
+  if (request.pid) {
+    recording.attached();
+    recording.refresh_modules();
+  }
 
   Child bpftrace = spawn_bpftrace(pid, script_path, request.unprobed ? request.unprobed->directory() : std::string());
   if (bpftrace.pid < 0) {

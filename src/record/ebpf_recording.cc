@@ -163,10 +163,12 @@ void UprobeRecording::write(UprobeRecord& r) {
       break;
     case K::free:
       // A block allocated before the attach: left out, or `analyze` would
-      // take its free for the sign of a lost allocation.
+      // take its free for the sign of a lost allocation; counted in the
+      // recording, as the preload counts them.
       ++stats_.frees;
       if (!live_.erase(r.address)) {
         ++stats_.unknown_frees;
+        if (attached_) writer_.unseen_free();
         break;
       }
       writer_.free(r.tid, name, r.address);

@@ -41,6 +41,12 @@ class UprobeRecording {
   UprobeRecording(EmtV2FileWriter& writer, int pid, size_t cpus) : writer_(writer), pid_(pid), cpus_(cpus) {}
 
   void add(UprobeRecord r);
+  // The process ran before the recording (record --pid): said in the
+  // recording, with each free of a block made before it.
+  void attached() {
+    attached_ = true;
+    writer_.attached();
+  }
   // Events the kernel dropped: their place in the recording's order is
   // left empty, which the reader reports as lost records.
   void lost(uint64_t events);
@@ -86,6 +92,7 @@ class UprobeRecording {
   EmtV2FileWriter& writer_;
   int pid_;
   size_t cpus_;
+  bool attached_ = false;
   uint64_t arrivals_ = 0;
   std::unordered_map<int32_t, uint64_t> heard_;  // per CPU: the newest time its buffer carried
   std::priority_queue<std::pair<uint64_t, uint64_t>, std::vector<std::pair<uint64_t, uint64_t>>, Later> order_;

@@ -24,6 +24,14 @@ namespace {
 using units::bytes;
 using units::grouped;
 
+// The bytes of the blocks made before an attach and freed since: the
+// preload counts malloc's usable sizes, the eBPF recorder sees only addresses.
+std::string freed_before_attach(const DecodeStats& s, bool how_counted) {
+  if (s.frees_before_attach && !s.bytes_freed_before_attach)
+    return "their sizes not known: the eBPF recorder sees only the address a free is given";
+  return bytes(s.bytes_freed_before_attach) + (how_counted ? ", as malloc counts them" : "");
+}
+
 // A fragmentation rate, with the digits that keep it on its band's side of
 // an edge: 25.25 % is danger, and "25%" beside "danger > 25%" read as an
 // error in the band.
@@ -138,9 +146,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (s.attached)
     line(out, "Attached",
          fmt::format("the recording began with an attach (record --pid): blocks the process made before it are not "
-                     "seen, so peak, live and leaked bytes are of the blocks made since; {} frees ({}, as malloc "
-                     "counts them) were of blocks made before it and are left out",
-                     grouped(s.frees_before_attach), bytes(s.bytes_freed_before_attach)));
+                     "seen, so peak, live and leaked bytes are of the blocks made since; {} frees ({}) were of "
+                     "blocks made before it and are left out",
+                     grouped(s.frees_before_attach), freed_before_attach(s, true)));
 
   // Lost data comes before any verdict: it can hide a leak or fake one.
   const Check loss = data_loss_check(s, r.counts);
@@ -468,7 +476,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     more(out, s.frees_before_attach
                   ? fmt::format("of blocks made since the attach only: the process also held blocks made before it, "
                                 "{} of them ({}) freed during the recording, so its heap held more than this",
-                                grouped(s.frees_before_attach), bytes(s.bytes_freed_before_attach))
+                                grouped(s.frees_before_attach), freed_before_attach(s, false))
                   : std::string("of blocks made since the attach only: blocks the process made before it are not "
                                 "seen, so its heap may have held more than this"));
   auto blocks = [](uint64_t n) { return n == 1 ? "block " : "blocks"; };

@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "edgemem/report.h"
 #include "edgemem/trace_session.h"
 #include "record/ebpf_elf_functions.h"
 #include "record/ebpf_emt_writer.h"
@@ -317,6 +318,50 @@ TEST(EbpfRecord, TheScriptQuotesAPathBpftraceCannotReadBare) {
   if (std::string why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
 
 // Ctrl-C while attached to a process that runs on and allocates all the
+// An eBPF attach marks its recording as the preload's attach does: ATTACHED,
+// and a free of each block made before it, counted, not placed. A uprobe
+// sees no size: the report says so instead of "0 B" (before, the recording
+// read as the whole heap's, with no word of the attach).
+TEST(EbpfRecord, AnAttachIsSaidAndItsEarlierBlocksFreesCountedWithoutSizes) {
+  fs::path out = scratch("ebpf-attach.emt");
+  {
+    EmtV2FileWriter w;
+    std::string error;
+    ASSERT_TRUE(w.open(out.string(), error)) << error;
+    UprobeRecording recording(w, getpid(), 1);
+    recording.attached();
+    auto record = [&](UprobeRecord::Kind kind, uint64_t time, uint64_t address, uint64_t size = 0) {
+      UprobeRecord r;
+      r.kind = kind;
+      r.tid = static_cast<uint32_t>(getpid());
+      r.time = time;
+      r.address = address;
+      r.size = size;
+      recording.add(r);
+    };
+    using K = UprobeRecord::Kind;
+    record(K::alloc, 10, 0x5000, 300);
+    record(K::free, 20, 0x9000);  // made before the attach
+    record(K::free, 30, 0x9100);
+    record(K::free, 40, 0x5000);
+    recording.finish();
+    EXPECT_EQ(recording.stats().unknown_frees, 2u);
+    ASSERT_TRUE(w.close(error)) << error;
+  }
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  const DecodeStats& s = outcome.run->input.stats;
+  EXPECT_TRUE(s.attached);
+  EXPECT_EQ(s.frees_before_attach, 2u);
+  EXPECT_EQ(s.bytes_freed_before_attach, 0u);
+  EXPECT_EQ(outcome.run->result.counts.frees, 1u);
+  const std::string text = text_report(outcome.run->input, outcome.run->result);
+  EXPECT_NE(text.find("2 frees (their sizes not known: the eBPF recorder sees only the address a free is given)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("(0 B"), std::string::npos) << text;
+}
+
 // time: the recording ends in seconds (its output is never quiet, and the
 // CPUs' heartbeats go on), the process keeps running, and the recording
 // holds its allocations up to the stop with nothing lost. The recorder runs
