@@ -38,6 +38,31 @@ char nm_type(const GElf_Sym& sym, const GElf_Shdr* shdr) {
   return bind == STB_LOCAL && c != '?' ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
+// The words where a Cortex-M vector table would be (ElfImage::vector_words).
+std::vector<uint32_t> vector_words(Elf* elf, size_t shstrndx, bool big_endian) {
+  Elf_Scn* table = nullptr;
+  bool named = false;
+  uint64_t lowest = UINT64_MAX;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !named; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_type != SHT_PROGBITS || sh.sh_size < 8) continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    const std::string_view n = name ? name : "";
+    if ((named = n == ".isr_vector" || n == ".vectors" || n == ".vector_table") || sh.sh_addr < lowest) {
+      table = scn;
+      lowest = sh.sh_addr;
+    }
+  }
+  Elf_Data* data = table ? elf_getdata(table, nullptr) : nullptr;
+  if (!data || !data->d_buf) return {};
+  std::vector<uint32_t> words;
+  const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
+  for (size_t i = 0; i + 4 <= data->d_size && words.size() < 512; i += 4)
+    words.push_back(big_endian ? uint32_t{bytes[i]} << 24 | uint32_t{bytes[i + 1]} << 16 | uint32_t{bytes[i + 2]} << 8 | bytes[i + 3]
+                               : uint32_t{bytes[i + 3]} << 24 | uint32_t{bytes[i + 2]} << 16 | uint32_t{bytes[i + 1]} << 8 | bytes[i]);
+  return words;
+}
+
 }  // namespace
 
 std::optional<ElfImage> read_elf_image(const std::string& path, std::string& error) {
@@ -142,6 +167,8 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
           {name, address, sym.st_size, nm_type(sym, owner), GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : ""});
     }
   }
+  if (arm && ehdr.e_ident[EI_CLASS] == ELFCLASS32)
+    img.vector_words = vector_words(elf, shstrndx, ehdr.e_ident[EI_DATA] == ELFDATA2MSB);
   elf_end(elf);
   close(fd);
   return img;

@@ -34,6 +34,11 @@ struct ElfImage {
   // none after strip -x or objcopy --discard-all, which keep STT_FILE.
   bool has_local_symbols = false;
   uint64_t text = 0, data = 0, bss = 0;  // Berkeley `size`: alloc code or read-only; alloc writable with contents; the rest
+  // A 32-bit ARM image's first words (up to 512) where a Cortex-M vector
+  // table sits: its own section (.isr_vector, .vectors, .vector_table) or
+  // else the start of the lowest allocated section (CMSIS's gcc_arm.ld puts
+  // it at the start of .text). Read as one by read_vector_table.
+  std::vector<uint32_t> vector_words;
 };
 
 // nullopt with a one-line reason when the file is unreadable or not ELF.

@@ -15,6 +15,7 @@
 #include "static/deepest_chains.h"
 #include "static/demangle.h"
 #include "static/elf_image.h"
+#include "static/vector_table.h"
 
 namespace edgemem {
 namespace {
@@ -179,12 +180,20 @@ class ImageSymbols {
         statics.emplace(base(own->unit), own->symbol);
         graphs_of[base(own->unit)].insert(std::string_view(entry.first).substr(0, entry.first.find('|')));
       }
+    const std::optional<VectorTable> table = read_vector_table(elf);
+    has_vector_table_ = table.has_value();
     for (const ElfSymbol& s : elf.symbols) {
+      const bool handler = table && table->handlers.contains(s.address);
       if (s.type == 't') {
         locals_.emplace(base(s.file), s.name);
-        if (!statics.contains({base(s.file), s.name})) internalised_.insert(s.name);
+        if (handler) vectored_locals_.emplace(base(s.file), s.name);
+        if (!statics.contains({base(s.file), s.name})) {
+          internalised_.insert(s.name);
+          if (handler) vectored_globals_.insert(s.name);
+        }
       } else if (s.type == 'T' || s.type == 'W') {
         globals_[s.name] = s.type;
+        if (handler) vectored_globals_.insert(s.name);
       }
     }
     // strip -x and objcopy --discard-all drop every local but keep the
@@ -213,6 +222,15 @@ class ImageSymbols {
     // A file's own definition beside a strong global was weak, and is gone.
     return global->second == 'T' ? Linked::replaced : Linked::kept;
   }
+  bool has_vector_table() const { return has_vector_table_; }
+  // An exception handler by the image's vector table: its address is there.
+  bool vectored(std::string_view title) const {
+    auto own = own_title(title);
+    if (!own) return vectored_globals_.contains(std::string(title));
+    const std::pair<std::string, std::string> local{base(own->unit), std::string(own->symbol)};
+    if (locals_.contains(local)) return vectored_locals_.contains(local);  // static
+    return find(title) == Linked::kept && vectored_globals_.contains(local.second);  // weak, and no global replaced it
+  }
 
  private:
   // The STT_FILE symbol and the graph's unit may name the source with or without its directory.
@@ -224,6 +242,9 @@ class ImageSymbols {
   std::set<std::string> internalised_;                     // local code no static of the graph accounts for
   std::set<std::string> files_;                            // source files the image names (STT_FILE)
   std::map<std::string, char, std::less<>> globals_;       // symbol -> nm's T or W
+  bool has_vector_table_ = false;
+  std::set<std::pair<std::string, std::string>> vectored_locals_;  // local code the vector table points to
+  std::set<std::string> vectored_globals_;                        // global (or internalised) code it points to
 };
 
 // Settles by the linked image what a call graph cannot tell: a call into a
@@ -273,6 +294,23 @@ bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& link
   // Another build's image holds nothing the graph names (one that can
   // tell nothing, all statics and no locals, is no evidence either way).
   if (held == 0 && missing > 0) return false;
+  // The vector table, not the name, says which functions the core runs as
+  // exception handlers: libopencm3's sys_tick_handler was a thread root,
+  // and the main stack 1,656 B where SysTick took 1,816 B (QEMU, painted).
+  std::vector<std::string> by_table;  // handlers the name rule does not know
+  for (auto& [title, n] : nodes)
+    if (!n.unused && image.vectored(title)) {
+      n.vectored = true;
+      if (!is_interrupt(n.fn.name)) by_table.push_back(shown_title(title));
+    }
+  if (!image.has_vector_table())
+    report.notes.push_back(fmt::format("{} holds no Cortex-M vector table (in .isr_vector, .vectors or .vector_table, "
+                                       "or at the start of the image): exception handlers are known by their names alone",
+                                       linked.path));
+  else if (!by_table.empty())
+    report.notes.push_back(fmt::format("by {}'s vector table, {} {} exception handler{}, though not named as one",
+                                       linked.path, fmt::join(by_table, ", "), by_table.size() == 1 ? "is an" : "are",
+                                       by_table.size() == 1 ? "" : "s"));
   std::sort(report.not_linked.begin(), report.not_linked.end());
   if (!weak_replaced.empty())
     report.notes.push_back(fmt::format("by {}, {} {} weak and replaced by the global of {}: calls from {} file are counted "
@@ -731,7 +769,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     const uint32_t v = index.at(title);
     // A name without a frame or calls is a declaration, unless it is a
     // handler: the hardware calls it, whatever its stack (Keil's "unknown").
-    const bool interrupt = is_interrupt(n.fn.name);
+    const bool interrupt = n.vectored || is_interrupt(n.fn.name);
     if (n.unused || called.count(v) || (!n.has_frame && n.callees.empty() && !interrupt)) continue;
     StackRoot root;
     root.function = n.fn.name;

@@ -32,7 +32,7 @@ struct StackRoot {
   std::vector<std::string> path;   // root first
   bool unbounded = false;
   std::vector<std::string> reasons;  // "recursion: f", "indirect call in g", "no stack info: memcpy", "dynamic frame: h"
-  bool interrupt = false;          // an exception or interrupt handler (..._Handler, ..._IRQHandler)
+  bool interrupt = false;          // an exception or interrupt handler (..._Handler, ..._IRQHandler, or in the vector table)
   std::optional<uint64_t> stated_bytes;  // the toolchain's own number for it (Keil's "Max Depth")
   std::vector<uint64_t> path_frame_bytes;  // beside `path`: each function's own frame as counted (0 when unknown)
   // Its worst case were every file's own definition that a global shares a
@@ -85,6 +85,7 @@ struct CallNode {
   std::optional<uint64_t> stated_depth;
   bool unused = false;               // removed by the linker
   bool calls_unknown = false;        // frame from a .su with no .ci beside it
+  bool vectored = false;             // in the linked image's vector table: an exception handler, whatever its name
 };
 
 // Worst case for every root of the graph (a node nobody calls), the

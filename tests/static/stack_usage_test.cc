@@ -666,6 +666,51 @@ TEST(Stack, UnitsOfOneBaseNameAreNotSettledByTheElf) {
   EXPECT_EQ(report->interrupts_if_weak->one_level_bytes, 2752u);
 }
 
+// libopencm3 names SysTick's handler sys_tick_handler: by its name it was a
+// thread root, even with the image, whose vector table lists it, and the
+// main stack read 1,656 B where SysTick took 1,816 B (a tester's Cortex-M3
+// firmware under QEMU). tests/data/stack/vector_table: the table in its own
+// .isr_vector section, and at the start of .text (CMSIS's gcc_arm.ld).
+TEST(Stack, TheElfsVectorTableSaysWhichFunctionsAreHandlers) {
+  for (const char* image : {"vector_table/isr_vector.elf", "vector_table/vectors_in_text.elf"}) {
+    SCOPED_TRACE(image);
+    std::string error;
+    auto elf = read_elf_image(stack_data(image), error);
+    ASSERT_TRUE(elf) << error;
+    auto report = analyze_stack({stack_data("vector_table")}, false, error, {"fw.elf", &*elf});
+    ASSERT_TRUE(report) << error;
+    const StackRoot* systick = root(*report, "sys_tick_handler");
+    ASSERT_TRUE(systick);
+    EXPECT_TRUE(systick->interrupt);
+    EXPECT_EQ(systick->worst_case_bytes, 200u);
+    EXPECT_FALSE(root(*report, "Reset_Handler")->interrupt);
+    const InterruptBudget& irq = report->interrupts;
+    EXPECT_EQ(irq.one_level_bytes, irq.thread_bytes + 200 + irq.frame_bytes);
+    EXPECT_TRUE(std::any_of(report->notes.begin(), report->notes.end(), [](const std::string& n) {
+      return n == "by fw.elf's vector table, sys_tick_handler is an exception handler, though not named as one";
+    }));
+  }
+  // Without the image nothing says so: a thread root, as its name reads.
+  std::string error;
+  auto report = analyze_stack({stack_data("vector_table")}, false, error);
+  ASSERT_TRUE(report) << error;
+  ASSERT_TRUE(root(*report, "sys_tick_handler"));
+  EXPECT_FALSE(root(*report, "sys_tick_handler")->interrupt);
+}
+
+// An image without a vector table (linked -e main) says so: handlers are
+// then known by their names.
+TEST(Stack, AnElfWithoutAVectorTableSaysHandlersAreKnownByName) {
+  std::string error;
+  auto elf = read_elf_image(stack_data("weak_callback/weak.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("weak_callback")}, false, error, {"weak.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  EXPECT_TRUE(std::any_of(report->notes.begin(), report->notes.end(), [](const std::string& n) {
+    return n.starts_with("weak.elf holds no Cortex-M vector table");
+  }));
+}
+
 TEST(Stack, AnElfOfAnotherBuildOrStrippedIsRefused) {
   std::string error;
   auto other = read_elf_image(stack_data("weak_callback/weak.elf"), error);
