@@ -150,7 +150,7 @@ void add_check_command(CLI::App& app) {
                   {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
   cmd->add_option("--model", args->model, "The .tflite model, for the arena the firmware declares");
   add_name_option(*cmd, "--target", args->target, "cortex-m | x86-64", "--target", {"cortex-m", "x86-64"});
-  cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B)");
+  cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (108 B with the alignment pad)");
   cmd->add_flag("--json", args->json, "Print the edgemem.check/2 JSON document");
   exit_code_help(*cmd, "a budget is broken (each one listed after the verdict)",
                  "edgemem check --budget budget.json --map fw.map || echo 'over budget'");

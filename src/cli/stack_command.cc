@@ -52,7 +52,7 @@ void add_stack_command(CLI::App& app) {
   cmd->add_option("--elf", args->elf,
                   "The ELF linked from these objects: settles weak against static definitions and leaves out roots "
                   "the linker removed");
-  cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (104 B instead of 32 B)");
+  cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (108 B instead of 36 B, each with the alignment pad)");
   whole_number(cmd->add_option("--top", args->top, "Heaviest frames to list"))->capture_default_str();
   exit_code_help(*cmd, "(not used: stack states no limit; put one in a budget and run edgemem check)",
                  "edgemem stack build/ --json > stack.json");

@@ -76,7 +76,7 @@ std::string stack_text(const StackReport& r, size_t top) {
   if (irq.handlers)
     out += fmt::format("main stack: thread {}; + the deepest handler and its {} exception frame: {}; every handler nested: {}{}\n",
                        bytes(irq.thread_bytes), bytes(irq.frame_bytes), bytes(irq.one_level_bytes),
-                       bytes(irq.all_nested_bytes), irq.frame_bytes == 32 ? " (--fpu: 104 B frames)" : "");
+                       bytes(irq.all_nested_bytes), irq.frame_bytes == kExceptionFrameBytes ? " (--fpu: 108 B frames)" : "");
   if (r.stated_max_bytes)
     out += fmt::format("Keil states: maximum stack usage {}{} via {}\n", bytes(*r.stated_max_bytes),
                        r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));

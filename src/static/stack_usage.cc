@@ -822,7 +822,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     return a.worst_case_bytes != b.worst_case_bytes ? a.worst_case_bytes > b.worst_case_bytes : a.function < b.function;
   });
   InterruptBudget& irq = report.interrupts;
-  irq.frame_bytes = fpu ? 104 : 32;
+  irq.frame_bytes = fpu ? kFpuExceptionFrameBytes : kExceptionFrameBytes;
   uint64_t worst_handler = 0;
   for (const StackRoot& r : report.roots) {
     if (!r.interrupt) {

@@ -41,14 +41,17 @@ struct StackRoot {
 };
 
 // The main stack (MSP) on a Cortex-M: thread code, then interrupts stacking
-// on top, each with the frame the hardware pushes (32 B, 104 B with the FPU
-// context). How deep interrupts nest depends on their priorities, so both
-// ends are given.
+// on top, each with the frame the hardware pushes at worst: 32 B (104 B with
+// the FPU context) and the 4 B the core pads with to align the frame to 8 B
+// (CCR.STKALIGN, set out of reset on the M3 r2p0 and later, M4, M7, M33).
+// How deep interrupts nest depends on their priorities, so both ends are
+// given.
+inline constexpr uint64_t kExceptionFrameBytes = 32 + 4, kFpuExceptionFrameBytes = 104 + 4;
 struct InterruptBudget {
   uint64_t thread_bytes = 0;      // the worst non-interrupt root
   uint64_t one_level_bytes = 0;   // + the worst handler and its frame
   uint64_t all_nested_bytes = 0;  // + every handler and frame (all priorities distinct)
-  uint64_t frame_bytes = 32;
+  uint64_t frame_bytes = kExceptionFrameBytes;
   size_t handlers = 0;
 };
 
@@ -89,7 +92,7 @@ struct CallNode {
 };
 
 // Worst case for every root of the graph (a node nobody calls), the
-// interrupt budget on top (`fpu`: 104-byte frames), heaviest frames first.
+// interrupt budget on top (`fpu`: 108-byte frames), heaviest frames first.
 StackReport worst_case_stacks(const std::map<std::string, CallNode>& graph, bool fpu);
 
 // A function's bare name: GCC names C++ functions in .su and .ci files with
