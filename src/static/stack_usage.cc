@@ -277,8 +277,12 @@ bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& link
           break;
       }
     }
+  // Called by another function: one that calls only itself is a root, and
+  // the linker removed it (a gc'd recursive helper stood as an unbounded root).
   std::set<std::string> called;
-  for (const auto& entry : nodes) called.insert(entry.second.callees.begin(), entry.second.callees.end());
+  for (const auto& [title, n] : nodes)
+    for (const std::string& c : n.callees)
+      if (c != title) called.insert(c);
   size_t held = 0, missing = 0;
   for (auto& [title, n] : nodes) {
     if (!n.has_frame) continue;

@@ -760,6 +760,24 @@ TEST(Stack, AnExceptionFrameIsCountedWithItsAlignmentPad) {
   EXPECT_EQ(fpu.one_level_bytes, 100u + 40 + 108);
 }
 
+// recurse calls only itself and --gc-sections removed it (tests/data/stack/
+// vector_table): with the image it still stood as an unbounded root, and a
+// budget that allows none broke on code the firmware does not hold.
+TEST(Stack, ARecursiveFunctionTheLinkerRemovedIsNoRoot) {
+  std::string error;
+  auto as_written = analyze_stack({stack_data("vector_table")}, false, error);
+  ASSERT_TRUE(as_written) << error;
+  ASSERT_TRUE(root(*as_written, "recurse"));
+  EXPECT_TRUE(root(*as_written, "recurse")->unbounded);
+  auto elf = read_elf_image(stack_data("vector_table/isr_vector.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("vector_table")}, false, error, {"fw.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  EXPECT_FALSE(root(*report, "recurse"));
+  EXPECT_EQ(report->not_linked, std::vector<std::string>{"recurse"});
+  EXPECT_TRUE(std::none_of(report->roots.begin(), report->roots.end(), [](const StackRoot& r) { return r.unbounded; }));
+}
+
 TEST(Stack, AnElfOfAnotherBuildOrStrippedIsRefused) {
   std::string error;
   auto other = read_elf_image(stack_data("weak_callback/weak.elf"), error);
