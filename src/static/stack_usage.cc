@@ -557,12 +557,14 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   }
   std::map<std::string, std::set<std::string>> su_defined_in;  // name -> the .su files giving it a frame
   std::vector<std::string> stale;  // frames a .su and its .ci give differently
+  std::vector<std::string> stray;  // frames a .su without a .ci gives a graph's function differently
   // GCC's clones of one function (work.constprop.0, .1, .2) share a name and
   // a location in the .su: such lines pair with no node in particular.
   std::map<std::pair<std::string, std::string>, int> su_lines;  // (name, file:line:col) -> lines
   for (const auto& [f, file] : su_functions) ++su_lines[{f.name, f.file}];
   std::set<std::string> joined_titles;  // frames taken from a .su
   for (const auto& [f, file] : su_functions) {
+    const bool orphan = !ci.empty() && !ci_files.contains(fs::path(file).replace_extension(".ci"));
     // -fcallgraph-info without =su: the graph has no frames, and a static's
     // node is titled by its unit; its .su frame is that node's (read as
     // another function, the static was "no stack info" and a root of its own).
@@ -600,6 +602,18 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       const bool paired = su_lines[{f.name, f.file}] == 1 && same_place.size() <= 1 && n.fn.file == f.file;
       if (beside && paired && compared.insert(it->second).second && n.fn.frame_bytes != f.frame_bytes) {
         stale.push_back(fmt::format("{} ({} B in {}, {} B in its .ci)", f.name, f.frame_bytes, file, n.fn.frame_bytes));
+        n.fn.frame_bytes = std::max(n.fn.frame_bytes, f.frame_bytes);
+      }
+      // A .su with no .ci beside it framing a function of a graph (a
+      // global, or a static of the same source file): a stray file of
+      // another build. Its frames were dropped in silence (an -O0 chains.su
+      // renamed beside an -O2 tree: helper 448 B, counted 416 B).
+      const auto own = own_title(it->second);
+      const bool same = !own || f.file.starts_with(std::string(own->unit) + ":");
+      if (orphan && same && graphs != defined_in.end() && compared.insert(it->second).second &&
+          n.fn.frame_bytes != f.frame_bytes) {
+        stray.push_back(fmt::format("{} ({} B in {}, {} B in {})", f.name, f.frame_bytes, file, n.fn.frame_bytes,
+                                    fmt::join(graphs->second, ", ")));
         n.fn.frame_bytes = std::max(n.fn.frame_bytes, f.frame_bytes);
       }
     }
@@ -651,12 +665,19 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                        "tool's, such as a Charm++ interface): {}",
                                        not_graphs.size(), not_graphs.size() == 1 ? "" : "s", fmt::join(not_graphs, ", ")));
   if (clang_lines) report.source = gcc_lines || !ci.empty() ? "GCC and Clang" : "Clang";
+  auto first_three = [](const std::vector<std::string>& items) {
+    return fmt::format("{}{}", fmt::join(items.begin(), items.begin() + std::min<size_t>(items.size(), 3), "; "),
+                       items.size() > 3 ? fmt::format(" and {} more", items.size() - 3) : "");
+  };
   if (!stale.empty())
     report.notes.push_back(fmt::format("{} function{} with a frame its .su and its .ci give differently, counted with the "
-                                       "larger (files of two builds? compile again): {}{}",
-                                       stale.size(), stale.size() == 1 ? "" : "s",
-                                       fmt::join(stale.begin(), stale.begin() + std::min<size_t>(stale.size(), 3), "; "),
-                                       stale.size() > 3 ? fmt::format(" and {} more", stale.size() - 3) : ""));
+                                       "larger (files of two builds? compile again): {}",
+                                       stale.size(), stale.size() == 1 ? "" : "s", first_three(stale)));
+  if (!stray.empty())
+    report.notes.push_back(fmt::format("{} function{} of the call graphs framed differently by a .su file with no .ci "
+                                       "beside it, counted with the larger (a file of another build? give one build's "
+                                       "files): {}",
+                                       stray.size(), stray.size() == 1 ? "" : "s", first_three(stray)));
   {
     std::vector<std::string> names;
     const StackReport weak = worst_case_stacks(if_weak(nodes, settled, names), fpu);

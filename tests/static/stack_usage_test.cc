@@ -778,6 +778,37 @@ TEST(Stack, ARecursiveFunctionTheLinkerRemovedIsNoRoot) {
   EXPECT_TRUE(std::none_of(report->roots.begin(), report->roots.end(), [](const StackRoot& r) { return r.unbounded; }));
 }
 
+// A stray .su of another build in a tree of .su/.ci files (an -O0 chains.su
+// renamed chains_O0.su, with no .ci): its larger frames were dropped in
+// silence, helper counted 416 B where the -O0 file says 448 B. They count,
+// with a note; a static of another file that shares the name is another
+// function.
+TEST(Stack, AStraySuFileWithoutItsCallGraphCountsItsLargerFramesWithANote) {
+  auto dir = test::scratch_dir("edgemem_stray_su");
+  std::ofstream(dir / "util.su") << "util.c:1:12:helper\t80\tstatic\nutil.c:2:5:a_entry\t8\tstatic\n";
+  std::ofstream(dir / "util.ci")
+      << "graph: { title: \"util.c\"\n"
+         "node: { title: \"util.c:helper\" label: \"helper\\nutil.c:1:12\\n80 bytes (static)\" }\n"
+         "node: { title: \"a_entry\" label: \"a_entry\\nutil.c:2:5\\n8 bytes (static)\" }\n"
+         "edge: { sourcename: \"a_entry\" targetname: \"util.c:helper\" label: \"util.c:2:29\" }\n"
+         "}\n";
+  std::ofstream(dir / "util_O0.su") << "util.c:1:12:helper\t104\tstatic\nutil.c:2:5:a_entry\t16\tstatic\n";
+  std::ofstream(dir / "other.su") << "other.c:1:12:helper\t900\tstatic\n";
+  std::string error;
+  auto report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  const StackRoot* entry = root(*report, "a_entry");
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->worst_case_bytes, 16u + 104);
+  const std::string note = fmt::format("2 functions of the call graphs framed differently by a .su file with no .ci "
+                                       "beside it, counted with the larger (a file of another build? give one "
+                                       "build's files): helper (104 B in {0}/util_O0.su, 80 B in {0}/util.ci); "
+                                       "a_entry (16 B in {0}/util_O0.su, 8 B in {0}/util.ci)",
+                                       dir.string());
+  EXPECT_TRUE(std::find(report->notes.begin(), report->notes.end(), note) != report->notes.end())
+      << fmt::format("{}", fmt::join(report->notes, "\n"));
+}
+
 TEST(Stack, AnElfOfAnotherBuildOrStrippedIsRefused) {
   std::string error;
   auto other = read_elf_image(stack_data("weak_callback/weak.elf"), error);
