@@ -13,20 +13,20 @@
 namespace edgemem::cli {
 
 std::optional<plan::PlanVsCapture> compare_with_model(const AnalyzeArgs& args) {
-  auto model_file = read_whole_file(args.model);
+  std::string error;
+  auto model_file = read_whole_file(args.model, error, plan::tflite_input());
   if (!model_file) {
-    fail(args.model, cannot_open(args.model));
+    fail(args.model, error);
     return std::nullopt;
   }
-  std::string error;
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(model_file->data()), model_file->size()}, error);
   if (!model) {
     fail(args.model, error);
     return std::nullopt;
   }
-  auto file = read_whole_file(args.path);
+  auto file = read_whole_file(args.path, error, {});
   if (!file) {
-    fail(args.path, cannot_open(args.path));
+    fail(args.path, error);
     return std::nullopt;
   }
   auto trace = decompressed(std::move(*file), error);

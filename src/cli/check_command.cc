@@ -35,9 +35,9 @@ struct CheckArgs {
 };
 
 int run_check(CheckArgs args) {
-  auto text = read_whole_file(args.budget);
-  if (!text) return fail(args.budget, cannot_open(args.budget));
   std::string why;
+  auto text = read_whole_file(args.budget, why, text_input("a budget (JSON)"));
+  if (!text) return fail(args.budget, why);
   std::optional<nlohmann::json> parsed = parse_budget(*text, why);
   if (!parsed) return fail(args.budget, why);
   nlohmann::json budget = std::move(*parsed);
@@ -93,8 +93,8 @@ int run_check(CheckArgs args) {
   std::optional<LinkerMap> map;
   std::optional<ElfImage> elf;
   if (!args.map.empty()) {
-    auto t = read_whole_file(args.map);
-    if (!t) return fail(args.map, cannot_open(args.map));
+    auto t = read_whole_file(args.map, error, text_input("a linker map"));
+    if (!t) return fail(args.map, error);
     map = parse_linker_map(*t, error);
     if (!map) return fail(args.map, error);
   } else if (!args.elf.empty()) {
@@ -118,8 +118,8 @@ int run_check(CheckArgs args) {
   }
   std::optional<plan::ArenaBudget> arena;
   if (!args.model.empty()) {
-    auto bytes = read_whole_file(args.model);
-    if (!bytes) return fail(args.model, cannot_open(args.model));
+    auto bytes = read_whole_file(args.model, error, plan::tflite_input());
+    if (!bytes) return fail(args.model, error);
     auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, error);
     if (!model) return fail(args.model, error);
     arena = plan::arena_budget(*model, plan::target_named(args.target));

@@ -55,9 +55,9 @@ std::optional<LinkerMap> read_image(const std::string& path, std::string& error,
     return u >= 0x20 || u == '\n' || u == '\r' || u == '\t' || u == '\f';
   });
   if (!text || head->find("[MEM]") != std::string::npos) return std::nullopt;
-  auto file = read_whole_file(path);
+  auto file = read_whole_file(path, error, text_input("a linker map"));
   if (!file) {
-    error = fmt::format("{}: {}", path, cannot_open(path));
+    error = fmt::format("{}: {}", path, error);
     return std::nullopt;
   }
   std::string why;

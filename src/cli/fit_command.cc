@@ -27,6 +27,13 @@ struct FitArgs {
   bool json = false, list = false;
 };
 
+// A map's place given an ELF: fit reads the two side by side.
+std::string elf_not_map(const std::string& path) {
+  return fmt::format("an ELF file, not a linker map: fit reads the chip's regions from the map (link with "
+                     "-Wl,-Map=FW.map) and takes the ELF beside it: --map FW.map --elf {}",
+                     path);
+}
+
 int run_fit(const FitArgs& args) {
   if (std::string clash = clashing_outputs({args.model, args.map, args.elf, args.mcu_table}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
   if (!args.elf.empty() && args.map.empty()) return fail("fit", "--elf goes with --map FW.map: the ELF does not know the chip's regions");
@@ -35,8 +42,8 @@ int run_fit(const FitArgs& args) {
   std::string error;
   std::vector<plan::Mcu> mcus = plan::builtin_mcus();
   if (!args.mcu_table.empty()) {
-    auto text = read_whole_file(args.mcu_table);
-    if (!text) return fail(args.mcu_table, cannot_open(args.mcu_table));
+    auto text = read_whole_file(args.mcu_table, error, text_input("an MCU table (JSON)"));
+    if (!text) return fail(args.mcu_table, error);
     auto table = plan::parse_mcu_table(*text, error);
     if (!table) return fail(args.mcu_table, error);
     mcus = std::move(*table);
@@ -79,8 +86,8 @@ int run_fit(const FitArgs& args) {
     return fail("fit", "without --map FW.map the chip must be named: --mcu NAME (edgemem fit --list-mcus) or --ram and --flash");
   if (chip) report.core = chip->core;
 
-  auto model_bytes = read_whole_file(args.model);
-  if (!model_bytes) return fail(args.model, cannot_open(args.model));
+  auto model_bytes = read_whole_file(args.model, error, hinted(plan::tflite_input(), args.model, "plan"));
+  if (!model_bytes) return fail(args.model, error);
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(model_bytes->data()), model_bytes->size()}, error);
   if (!model) return fail(args.model, error + kind_hint(args.model, *model_bytes, "plan"));
   report.budget = plan::arena_budget(*model, plan::target_named(args.target));
@@ -88,12 +95,8 @@ int run_fit(const FitArgs& args) {
   if (args.map.empty()) {
     report.result = plan::fit_without_map(report.budget, model_bytes->size(), *chip);
   } else {
-    auto map_text = read_whole_file(args.map);
-    if (!map_text) return fail(args.map, cannot_open(args.map));
-    if (map_text->starts_with("\x7f" "ELF"))
-      return fail(args.map, fmt::format("an ELF file, not a linker map: fit reads the chip's regions from the map "
-                                        "(link with -Wl,-Map=FW.map) and takes the ELF beside it: --map FW.map --elf {}",
-                                        args.map));
+    auto map_text = read_whole_file(args.map, error, linker_map_input(args.map, elf_not_map(args.map)));
+    if (!map_text) return fail(args.map, error);
     auto map = parse_linker_map(*map_text, error);
     if (!map) return fail(args.map, error + kind_hint(args.map, *map_text, "map"));
     if (!args.elf.empty()) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/interrupt.h"
+#include "cli/kind_hint.h"
 #include "edgemem/trace_session.h"
 #include "report/units.h"
 
@@ -68,21 +69,33 @@ std::optional<std::string> read_head(const std::string& path, size_t limit) {
   return read_up_to(fd, limit);
 }
 
-std::optional<std::string> read_whole_file(const std::string& path) {
-  // A regular file is read straight into a string of its size; stdin and
-  // pipes in blocks.
-  struct stat st;
-  int fd = path == "-" ? -1 : ::open(path.c_str(), O_RDONLY);
-  if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    return read_up_to(fd, static_cast<size_t>(st.st_size));
+std::optional<std::string> read_whole_file(const std::string& path, std::string& error, const WholeInputRules& rules) {
+  auto in = read_whole_input(path, rules);
+  if (!in) {
+    error = cannot_open(path);
+    return std::nullopt;
   }
-  if (fd >= 0) ::close(fd);
-  std::string out;
-  std::string error = read_stream(path, [&](std::span<const uint8_t> bytes) {
-    out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  });
-  if (!error.empty()) return std::nullopt;
-  return out;
+  if (!in->refused.empty()) {
+    error = std::move(in->refused);
+    return std::nullopt;
+  }
+  return std::move(in->bytes);
+}
+
+WholeInputRules hinted(WholeInputRules rules, const std::string& path, std::string_view reads_like) {
+  rules.check = [check = std::move(rules.check), path, reads_like](std::string_view head) {
+    std::string why = check(head);
+    return why.empty() ? why : why + kind_hint(path, head, reads_like);
+  };
+  return rules;
+}
+
+WholeInputRules linker_map_input(const std::string& path, const std::string& elf_refusal) {
+  WholeInputRules rules = hinted(text_input("a linker map"), path, "map");
+  rules.check = [text = std::move(rules.check), elf_refusal](std::string_view head) {
+    return head.starts_with("\x7f" "ELF") ? elf_refusal : text(head);
+  };
+  return rules;
 }
 
 std::string cannot_open(const std::string& path) {

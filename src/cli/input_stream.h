@@ -8,6 +8,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+
+#include "session/whole_input.h"
 
 namespace edgemem::cli {
 
@@ -33,9 +36,19 @@ std::string read_stream(const std::string& path, const std::function<void(std::s
 // Up to `limit` bytes from the start of a file; nullopt if it cannot be opened.
 std::optional<std::string> read_head(const std::string& path, size_t limit);
 
-// A whole file (or stdin for "-") in one string, read in large blocks;
-// nullopt if it cannot be opened or read.
-std::optional<std::string> read_whole_file(const std::string& path);
+// A whole file (or stdin for "-") in one string (session/whole_input.h);
+// nullopt after setting `error`: why it cannot be opened or read, or what
+// `rules` found wrong with its first bytes.
+std::optional<std::string> read_whole_file(const std::string& path, std::string& error, const WholeInputRules& rules);
+
+// `rules` whose refusal goes on to say what the file is instead, when it is
+// another kind edgemem reads (kind_hint): `reads_like` is the command whose
+// kind was expected.
+WholeInputRules hinted(WholeInputRules rules, const std::string& path, std::string_view reads_like);
+
+// A linker map, hinted as `edgemem map`'s; an ELF in its place is refused
+// with `elf_refusal`, or read when that is empty.
+WholeInputRules linker_map_input(const std::string& path, const std::string& elf_refusal = {});
 
 // Why a file could not be read: "cannot open (no such file)", "(a directory)", ...
 std::string cannot_open(const std::string& path);

@@ -27,8 +27,8 @@ int run_map(MapArgs args) {
   if (args.map.empty() && args.elf.empty()) return fail("map", "give a map file, --elf FW.elf, or both");
   std::optional<std::string> text;
   if (!args.map.empty()) {
-    text = read_whole_file(args.map);
-    if (!text) return fail(args.map, cannot_open(args.map));
+    text = read_whole_file(args.map, error, linker_map_input(args.map));
+    if (!text) return fail(args.map, error);
     // An ELF given where the map goes is read as the ELF it is.
     if (text->starts_with("\x7f" "ELF")) {
       if (!args.elf.empty())

@@ -26,9 +26,9 @@ struct PlanArgs {
 
 int run_plan(const PlanArgs& args) {
   if (std::string clash = clashing_outputs({args.model}, {{"--html", args.html}}); !clash.empty()) return fail(clash);
-  auto file = read_whole_file(args.model);
-  if (!file) return fail(args.model, cannot_open(args.model));
   std::string error;
+  auto file = read_whole_file(args.model, error, hinted(plan::tflite_input(), args.model, "plan"));
+  if (!file) return fail(args.model, error);
   auto model = plan::read_tflite({reinterpret_cast<const uint8_t*>(file->data()), file->size()}, error);
   if (!model) return fail(args.model, error + kind_hint(args.model, *file, "plan"));
   plan::PlanOptions options;

@@ -121,6 +121,16 @@ uint32_t element_size(int type) {
   }
 }
 
+namespace {
+
+// Of at least the first 8 bytes.
+std::string identifier_problem(std::span<const uint8_t> bytes) {
+  return flatbuffers::BufferHasIdentifier(bytes.data(), "TFL3") ? std::string()
+                                                                : "offset 4: expected the TFLite file identifier \"TFL3\"";
+}
+
+}  // namespace
+
 std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::string& error) {
   if (bytes.empty()) {
     error = "empty file, expected a TFLite model";
@@ -130,10 +140,7 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
     error = fmt::format("offset {}: the file ends before the TFLite file identifier \"TFL3\" at offset 4", bytes.size());
     return std::nullopt;
   }
-  if (!flatbuffers::BufferHasIdentifier(bytes.data(), "TFL3")) {
-    error = "offset 4: expected the TFLite file identifier \"TFL3\"";
-    return std::nullopt;
-  }
+  if (error = identifier_problem(bytes); !error.empty()) return std::nullopt;
   Verifier verifier(bytes.data(), bytes.size(), 64, 10'000'000);
   const Table* model = flatbuffers::GetRoot<Table>(bytes.data());
   if (!verify_model(verifier, model)) {
@@ -287,6 +294,18 @@ std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::stri
     }
   }
   return out;
+}
+
+WholeInputRules tflite_input() {
+  WholeInputRules rules;
+  rules.what = "a TFLite model";
+  rules.stream_limit = uint64_t{2} << 30;
+  // Shorter heads are read_tflite's to refuse, with its offset.
+  rules.check = [](std::string_view head) {
+    return head.size() < 8 ? std::string()
+                           : identifier_problem({reinterpret_cast<const uint8_t*>(head.data()), head.size()});
+  };
+  return rules;
 }
 
 }  // namespace edgemem::plan

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "session/whole_input.h"
+
 namespace edgemem::plan {
 
 struct TfliteTensor {
@@ -48,6 +50,10 @@ struct TfliteModel {
 
 // Reads and verifies a model; on failure returns nullopt and a one-line reason.
 std::optional<TfliteModel> read_tflite(std::span<const uint8_t> bytes, std::string& error);
+
+// Reading a model whole: refused on its file identifier before the rest is
+// read, and at 2 GiB from a pipe (a flatbuffer is never larger).
+WholeInputRules tflite_input();
 
 // Bytes per element of a TensorType, 0 for types without a fixed size.
 uint32_t element_size(int type);

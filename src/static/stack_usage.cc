@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -12,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "session/whole_input.h"
 #include "static/deepest_chains.h"
 #include "static/demangle.h"
 #include "static/elf_image.h"
@@ -91,9 +91,11 @@ std::string frame_too_large(const fs::path& p, size_t line, std::string_view byt
                      line, bytes, function);
 }
 
+// Empty when it cannot be read. A file that is no text (/dev/zero) is read
+// no further than its first bytes, which the parsers then refuse.
 std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto in = read_whole_input(p.string(), text_input("a stack usage file"));
+  return in ? std::move(in->bytes) : std::string();
 }
 
 // Value of `key: "..."` in a VCG line.

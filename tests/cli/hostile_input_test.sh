@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Hostile input: endless sources (/dev/zero), cut files and a file-size
+# limit are refused or reported, one line and exit 2, never read into
+# memory until it runs out or left hanging.
+# Usage: hostile_input_test.sh EDGEMEM SOURCE_DIR CORPUS_DIR
+set -u
+edgemem=$1 src=$2 corpus=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+model=$corpus/tflite/tflm_keyword_scrambled.tflite
+map=$corpus/map/own_cm4_O2.map
+for f in "$model" "$map"; do
+  [ -r "$f" ] || { echo "FAIL: test data missing: $f (see tests/data/SOURCES.md)"; exit 1; }
+done
+expect() {  # expect CODE DESCRIPTION PATTERN -- command...: stderr one line matching PATTERN when CODE is 2
+  local want=$1 what=$2 pattern=$3
+  shift 4
+  timeout 20 "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; head -c 2000 "$tmp/err"; fail=1
+  elif ! grep -q -- "$pattern" "$tmp/err" || { [ "$want" = 2 ] && [ "$(wc -l <"$tmp/err")" != 1 ]; }; then
+    echo "FAIL: $what: stderr is not one line with '$pattern':"; head -c 2000 "$tmp/err"; fail=1
+  else
+    echo "ok: $what"
+  fi
+}
+
+# Inputs read whole are refused on their first bytes: /dev/zero once grew
+# edgemem by gigabytes with no output.
+expect 2 "map /dev/zero" "/dev/zero: offset 0: a NUL byte: expected text (a linker map)" -- "$edgemem" map /dev/zero
+expect 2 "plan /dev/zero" "/dev/zero: offset 4: expected the TFLite file identifier" -- "$edgemem" plan /dev/zero
+expect 2 "fit /dev/zero" "/dev/zero: offset 4: expected the TFLite" -- "$edgemem" fit --ram 1M --flash 1M /dev/zero
+expect 2 "fit --map /dev/zero" "/dev/zero: offset 0: a NUL byte" -- "$edgemem" fit "$model" --map /dev/zero
+expect 2 "stack /dev/zero" "/dev/zero: line 1: expected" -- "$edgemem" stack /dev/zero
+expect 2 "check --budget /dev/zero" "/dev/zero: offset 0: a NUL byte: expected text (a budget (JSON))" -- \
+  "$edgemem" check --budget /dev/zero
+printf '{"inputs": {"model": "/dev/zero"}, "arena": {"max": "64K"}}\n' >"$tmp/budget.json"
+expect 2 "check, the budget's model /dev/zero" "/dev/zero: offset 4: expected the TFLite" -- \
+  "$edgemem" check --budget "$tmp/budget.json"
+# What the first bytes show is still named.
+expect 2 "plan of a map" "it looks like" -- "$edgemem" plan "$map"
+exit $fail
