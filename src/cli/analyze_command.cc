@@ -68,13 +68,34 @@ std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
   if (!options) return std::nullopt;
   options->event_tap = std::move(tap);
   TraceOutcome outcome;
+  uint64_t read = 0;
   {
     ReadProgress progress(args.path);  // its line is cleared before any note is printed
-    outcome = analyse_trace_file(
-        args.path, *options, [] { return interrupted() != 0; }, [&](uint64_t bytes) { progress.update(bytes); });
+    outcome = analyse_trace_file(args.path, *options, [] { return interrupted() != 0; }, [&](uint64_t bytes) {
+      read = bytes;
+      progress.update(bytes);
+    });
   }
   for (const std::string& note : outcome.notes) fmt::print(stderr, "edgemem: {}\n", note);
+  if (!outcome.run && interrupted())
+    fmt::print(stderr, "edgemem: {}: interrupted after {} bytes, before a memory event was decoded\n", args.path, read);
   return std::move(outcome.run);
+}
+
+int interrupted_trace(const std::string& path, const std::optional<TraceRun>& run, std::string_view command) {
+  if (!interrupted()) return 0;
+  // Without a run run_trace said how far it got.
+  if (run)
+    fmt::print(stderr, "edgemem: {}: interrupted after {}: {} judges whole traces, not part of one\n", path,
+               read_so_far(*run), command);
+  return 128 + interrupted();
+}
+
+std::string read_so_far(const TraceRun& run) {
+  // Of a compressed file, the file's bytes read and what they unpacked to.
+  const DecodeStats& s = run.input.stats;
+  return s.compressed_bytes ? fmt::format("{} bytes of the file ({} bytes unpacked)", s.compressed_bytes, s.bytes)
+                            : fmt::format("{} bytes", s.bytes);
 }
 
 namespace {
@@ -142,17 +163,11 @@ int run_analyze(const AnalyzeArgs& args) {
   // Closed before the report, so its size and warnings are said whatever the
   // report does; a trace that could not be read leaves an earlier file as it was.
   bool textlog_written = args.textlog.empty() || (run && textlog_open && textlog.close());
-  if (interrupted()) {
+  if (interrupted() && run) {
     // Ctrl-C on a long or live capture: report what was decoded so far.
-    // Of a compressed file, the file's bytes read and what they unpacked to.
-    std::string read = "0 bytes";
-    if (run && run->input.stats.compressed_bytes)
-      read = fmt::format("{} bytes of the file ({} bytes unpacked)", run->input.stats.compressed_bytes,
-                         run->input.stats.bytes);
-    else if (run)
-      read = fmt::format("{} bytes", run->input.stats.bytes);
+    const std::string read = read_so_far(*run);
     fmt::print(stderr, "edgemem: interrupted after {}; the report covers only what was decoded until then\n", read);
-    if (run && !args.json) fmt::print(summary, "interrupted after {}: partial report\n\n", read);
+    if (!args.json) fmt::print(summary, "interrupted after {}: partial report\n\n", read);
   }
   if (!run) return interrupted() ? 128 + interrupted() : 2;
   run->input.interrupted = interrupted() != 0;

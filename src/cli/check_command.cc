@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/interrupt.h"
 #include "cli/options.h"
 #include "plan/arena_budget.h"
 #include "report/budget.h"
@@ -113,7 +114,9 @@ int run_check(CheckArgs args) {
     AnalyzeArgs a;
     a.path = args.trace;
     a.format = args.format;
+    catch_interrupts();  // Ctrl-C on an endless input says how far it got
     trace = run_trace(a);
+    if (int code = interrupted_trace(a.path, trace, "check")) return code;
     if (!trace) return 2;
   }
   std::optional<plan::ArenaBudget> arena;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "edgemem/analysis_result.h"
 #include "edgemem/report.h"
@@ -39,10 +40,17 @@ struct AnalyzeArgs {
 int run_analyze(const AnalyzeArgs& args);
 
 // Decodes and analyses a trace as `analyze` does, printing the session's
-// notes. On input that yields no events it returns nullopt (exit 2).
+// notes. On input that yields no events it returns nullopt (exit 2), after
+// saying how many bytes were read when an interrupt (interrupt.h) ended it.
 // `tap` sees every decoded event (TraceSessionOptions::event_tap).
 std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
                                   std::function<void(const Event&, const TraceContext&)> tap = {});
+// For a command that judges whole traces (diff, check), after run_trace and
+// catch_interrupts(): when an interrupt cut the read short, says so and
+// returns the exit code (128 + the signal); 0 when none did.
+int interrupted_trace(const std::string& path, const std::optional<TraceRun>& run, std::string_view command);
+// How much of a trace `run` covers: "N bytes", and what they unpacked to.
+std::string read_so_far(const TraceRun& run);
 // How to read a trace, the flags `analyze` and `watch` share: --format,
 // --arena-size, --clock-hz, --tpiu-stream, --elf.
 void add_trace_options(CLI::App& cmd, AnalyzeArgs& args);

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/input_stream.h"
+#include "cli/interrupt.h"
 #include "cli/options.h"
 #include "cli/report_file.h"
 #include "edgemem/decoder.h"
@@ -101,9 +102,12 @@ int run_diff(const DiffArgs& args) {
     ta.path = args.before;
     tb.path = args.after;
     ta.format = tb.format = args.format;
+    catch_interrupts();  // Ctrl-C on an endless input says how far it got
     auto ra = run_trace(ta);
+    if (int code = interrupted_trace(ta.path, ra, "diff")) return code;
     if (!ra) return 2;
     auto rb = run_trace(tb);
+    if (int code = interrupted_trace(tb.path, rb, "diff")) return code;
     if (!rb) return 2;
     report.groups = diff_traces(ra->result, rb->result);
   }

@@ -410,6 +410,8 @@ TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions opt
   if (!session.accepting()) return session.finish();
   uint64_t total = 0;
   bool stopped = false;
+  // Also once the session takes no more (not a trace, decided on the first
+  // 64 KiB): an endless source (/dev/zero) is refused then, not at its end.
   std::string error = read_chunks(
       path,
       [&](std::span<const uint8_t> bytes) {
@@ -417,7 +419,7 @@ TraceOutcome analyse_trace_file(const std::string& path, TraceSessionOptions opt
         total += bytes.size();
         if (progress) progress(total);
       },
-      stop, &stopped);
+      [&] { return !session.accepting() || (stop && stop()); }, &stopped);
   if (!error.empty()) session.read_failed(error);
   else if (stopped) session.stopped();  // not when the file had ended first: a cut file is still called cut
   TraceOutcome outcome = session.finish();

@@ -41,4 +41,14 @@ expect 2 "check, the budget's model /dev/zero" "/dev/zero: offset 4: expected th
   "$edgemem" check --budget "$tmp/budget.json"
 # What the first bytes show is still named.
 expect 2 "plan of a map" "it looks like" -- "$edgemem" plan "$map"
+# A trace refused on its first 64 KiB is refused then, not at the end of an endless source.
+expect 2 "analyze /dev/zero" "/dev/zero: " -- "$edgemem" analyze /dev/zero
+expect 2 "diff of /dev/zero" "/dev/zero: " -- "$edgemem" diff "$src/examples/traces/kws_leak.emt" /dev/zero
+mkfifo "$tmp/fifo"
+(head -c 3000000 /dev/urandom; exec sleep 60) >"$tmp/fifo" &
+writer=$!
+expect 2 "analyze of random bytes from a source that stays open" "fifo: " -- "$edgemem" analyze "$tmp/fifo"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+
 exit $fail

@@ -60,6 +60,31 @@ grep -q "interrupted after $half bytes of the file (" "$tmp/err" || { echo "FAIL
 ! grep -q "ends early" "$tmp/out" "$tmp/err" || { echo "FAIL: gzip: a stopped read called a cut file"; cat "$tmp/err"; fail=1; }
 echo "ok: a stopped gzip read"
 
+# SIGTERM before anything was decoded, and in check, which judges whole
+# traces only: how many bytes were read is said (it was "0 bytes" for 1,200
+# bytes of text, and nothing at all from check).
+stopped() {  # stopped FILE PATTERN COMMAND...: FILE through a FIFO that stays open, then SIGTERM
+  local file=$1 pattern=$2
+  shift 2
+  rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
+  "$@" >"$tmp/out" 2>"$tmp/err" &
+  local pid=$!
+  exec 3>"$tmp/fifo"
+  cat "$file" >&3
+  sleep 1
+  kill -TERM "$pid"
+  wait "$pid"
+  local got=$?
+  exec 3>&-
+  if [ "$got" != 143 ]; then echo "FAIL: $*: exit $got, expected 143"; cat "$tmp/err"; fail=1
+  elif ! grep -q "$pattern" "$tmp/err"; then echo "FAIL: $*: no '$pattern'"; cat "$tmp/err"; fail=1
+  else echo "ok: stopped: $*"; fi
+}
+for i in $(seq 100); do echo "not a trace"; done >"$tmp/text"  # 1,200 bytes
+stopped "$tmp/text" "fifo: interrupted after 1200 bytes, before a memory event was decoded" "$edgemem" analyze "$tmp/fifo"
+printf '{"inputs": {"trace": "fifo"}, "leak": {"max_leaked_bytes": 1024}}\n' >"$tmp/budget.json"
+stopped "$trace" "fifo: interrupted after $size bytes: check judges whole traces" "$edgemem" check --budget "$tmp/budget.json"
+
 # Progress: the trace arrives in two halves 1.5 s apart; stderr a terminal (script's pty) or a file.
 progress() {  # progress COMMAND-PREFIX: runs analyze on a slow FIFO, output in $tmp/out
   rm -f "$tmp/fifo" && mkfifo "$tmp/fifo"
