@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
   // A reader that closes the pipe early (| head) makes writes fail; the
   // write error is caught below instead of the signal ending the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // Past `ulimit -f` a write fails with EFBIG ("File too large") and is
+  // said as any failed write, instead of the signal ending the process with
+  // no report and an export's temporary left behind.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"edgemem: memory of on-device inference, made visible"};
   app.set_version_flag("--version", "edgemem " EDGEMEM_VERSION);
   app.ignore_case();  // subcommands and options, in any case

@@ -113,7 +113,8 @@ Waiting fork_waiting(const std::string& path, const std::vector<std::string>& co
   if (w.pid == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGQUIT, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
+    signal(SIGPIPE, SIG_DFL);  // edgemem ignores these; an ignored signal stays ignored across exec
+    signal(SIGXFSZ, SIG_DFL);
     char byte;
     close(go[1]);
     if (read(go[0], &byte, 1) != 1) _exit(127);

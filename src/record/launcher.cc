@@ -168,7 +168,8 @@ RecordResult run_recorded(const RecordRequest& request) {
       sigaction(SIGHUP, &old_hup, nullptr);
       sigprocmask(SIG_SETMASK, &old_mask, nullptr);  // (a signal held back meanwhile is the parent's to forward)
     }
-    signal(SIGPIPE, SIG_DFL);  // edgemem ignores it; an ignored signal stays ignored across exec
+    signal(SIGPIPE, SIG_DFL);  // edgemem ignores these; an ignored signal stays ignored across exec
+    signal(SIGXFSZ, SIG_DFL);
     // gdb passes LD_PRELOAD to the program only.
     if (probe) unsetenv("LD_PRELOAD");
     else setenv("LD_PRELOAD", ld_preload.c_str(), 1);

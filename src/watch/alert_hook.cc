@@ -52,10 +52,11 @@ std::string AlertHook::run(const Alert& a) {
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
-  // edgemem ignores SIGPIPE; a shell pipeline in the hook should not.
+  // edgemem ignores SIGPIPE and SIGXFSZ; a shell pipeline in the hook should not.
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGXFSZ);
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   std::string sh = "/bin/sh", dash_c = "-c", cmd = command_;
   char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};

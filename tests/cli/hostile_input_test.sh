@@ -51,4 +51,12 @@ expect 2 "analyze of random bytes from a source that stays open" "fifo: " -- "$e
 kill "$writer" 2>/dev/null
 wait "$writer" 2>/dev/null
 
+# Past `ulimit -f` a write fails (EFBIG): said, exit 2, the report still
+# printed, no temporary left; SIGXFSZ once ended the run with none of that.
+leak=$src/examples/traces/kws_leak.emt
+mkdir "$tmp/w"
+expect 2 "--html past ulimit -f" "r.html: cannot write: File too large" -- \
+  bash -c "cd \"$tmp/w\" && ulimit -f 20 && exec \"$edgemem\" analyze \"$leak\" --html r.html"
+grep -q "LEAK" "$tmp/out" || { echo "FAIL: past ulimit -f: no report on stdout"; fail=1; }
+[ -z "$(ls -A "$tmp/w")" ] || { echo "FAIL: past ulimit -f: left behind: $(ls -A "$tmp/w")"; fail=1; }
 exit $fail
