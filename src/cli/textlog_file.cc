@@ -44,14 +44,12 @@ bool TextLogFile::open(const std::string& path) {
 }
 
 bool TextLogFile::start() {
-  if (file_ || error_) return file_ != nullptr;
-  file_ = to_stdout_ ? stdout : std::fopen(path_.c_str(), "wb");
-  if (!file_) error_ = errno ? errno : EIO;
-  return file_ != nullptr;
-}
-
-TextLogFile::~TextLogFile() {
-  if (file_ && !to_stdout_) std::fclose(file_);
+  if (started_ || !error_.empty()) return error_.empty();
+  started_ = true;
+  // Through a temporary and a rename as every export (docs/exports.md): a
+  // write that fails (a full disk) leaves the old log, not a cut one.
+  if (!to_stdout_) error_ = file_.open(path_);
+  return error_.empty();
 }
 
 void TextLogFile::on_event(const Event& event, const TraceContext& context) {
@@ -60,18 +58,22 @@ void TextLogFile::on_event(const Event& event, const TraceContext& context) {
 }
 
 void TextLogFile::flush() {
-  if (start() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() && !error_)
-    error_ = errno ? errno : EIO;
+  if (start()) {
+    if (!to_stdout_) error_ = file_.write(buffer_);
+    else if (std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size())
+      error_ = fmt::format("standard output: cannot write: {}", std::strerror(errno ? errno : EIO));
+  }
   written_ += buffer_.size();
   buffer_.clear();
 }
 
 bool TextLogFile::close() {
   flush();  // opens the file even for a trace without events
-  if (file_ && (to_stdout_ ? std::fflush(file_) : std::fclose(file_)) != 0 && !error_) error_ = errno ? errno : EIO;
-  file_ = nullptr;
-  if (error_) {
-    cannot_write(path_, error_);
+  if (error_.empty() && to_stdout_ && std::fflush(stdout) != 0)
+    error_ = fmt::format("standard output: cannot write: {}", std::strerror(errno ? errno : EIO));
+  if (error_.empty() && !to_stdout_) error_ = file_.commit();
+  if (!error_.empty()) {
+    fmt::print(stderr, "edgemem: {} (pass --textlog PATH to write it elsewhere)\n", error_);
     return false;
   }
   std::error_code ec;

@@ -8,16 +8,17 @@
 
 #include "edgemem/decoder.h"
 #include "report/textlog_export.h"
+#include "watch/atomic_file.h"
 
 namespace edgemem::cli {
 
 class TextLogFile {
  public:
   // Whether `path` can be written; false after printing the one-line error.
-  // The file is opened (truncated) at the first event, so a trace that
-  // cannot be read leaves an earlier file there as it was.
+  // Written to a temporary from the first event and put in place by
+  // close(), so a trace that cannot be read or a failed write leaves an
+  // earlier file there as it was.
   bool open(const std::string& path);
-  ~TextLogFile();
   void on_event(const Event& event, const TraceContext& context);
   // Writes what is buffered and closes; false after printing why. Says on
   // stderr where the log went and what the text form could not hold.
@@ -28,11 +29,12 @@ class TextLogFile {
   void flush();
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  watch::AtomicFileWriter file_;
+  bool started_ = false;
   bool to_stdout_ = false;  // "-" or another name of standard output: written there, not opened
   std::string buffer_;
   uint64_t written_ = 0;
-  int error_ = 0;  // errno of the first failed open or write
+  std::string error_;  // the first failed open or write
   TextLogWriter writer_;
 };
 

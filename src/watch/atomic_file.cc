@@ -1,5 +1,6 @@
 #include "watch/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,31 +60,47 @@ static std::string link_target(const std::string& given) {
   return fs::is_symlink(p, ec) ? std::string() : p.string();
 }
 
-std::string write_file_atomically(const std::string& given, const std::string& text) {
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+std::string AtomicFileWriter::fail(const char* why) {
+  if (error_.empty()) error_ = fmt::format("{}: cannot write: {}", path_, why);
+  return error_;
+}
+
+std::string AtomicFileWriter::open_in_place() {
+  tmp_.clear();
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  return fd_ < 0 ? fail(std::strerror(errno)) : std::string();
+}
+
+std::string AtomicFileWriter::open(const std::string& given) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  path_ = given;
   // A device, /dev/stdout or /proc/self/fd/N: written in place, as a rename
   // would replace the node (or the file stdout is redirected to) by a file.
-  if (system_path(given) || fs::is_character_file(given, ec)) return write_in_place(given, text);
-  if (std::string why = target_problem(given); !why.empty()) return why;
+  if (system_path(given) || fs::is_character_file(given, ec)) return open_in_place();
+  if (std::string why = target_problem(given); !why.empty()) return error_ = why;
   // The rename would replace a link by a file: the link's target is replaced.
-  std::string path = given;
   if (fs::is_symlink(given, ec)) {
-    path = link_target(given);
-    if (path.empty()) return fmt::format("{}: cannot follow the link (a loop, or unreadable)", given);
-    if (std::string why = target_problem(path); !why.empty()) return why;
+    path_ = link_target(given);
+    if (path_.empty()) return error_ = fmt::format("{}: cannot follow the link (a loop, or unreadable)", given);
+    if (std::string why = target_problem(path_); !why.empty()) return error_ = why;
   }
   struct stat old {};
-  const bool exists = ::stat(path.c_str(), &old) == 0;
+  const bool exists = ::stat(path_.c_str(), &old) == 0;
   // Another name of the same file would keep the old bytes: written in place.
-  if (exists && old.st_nlink > 1) return write_in_place(path, text);
+  if (exists && old.st_nlink > 1) return open_in_place();
   // A fresh name (O_EXCL: nothing planted there is followed), short enough
   // beside a name of 255 bytes.
-  const fs::path dir = fs::path(path).parent_path();
-  std::string tmp = ((dir.empty() ? fs::path(".") : dir) / ".edgemem-XXXXXX").string();
-  const int fd = ::mkstemp(tmp.data());
+  const fs::path dir = fs::path(path_).parent_path();
+  tmp_ = ((dir.empty() ? fs::path(".") : dir) / ".edgemem-XXXXXX").string();
+  fd_ = ::mkstemp(tmp_.data());
   // A directory we may not add to (the file itself writable): in place.
-  if (fd < 0) return write_in_place(path, text);
+  if (fd_ < 0) return open_in_place();
   // The old file's permissions (mkstemp gives 0600); a new one's as fopen's.
   mode_t mode = old.st_mode & 07777;
   if (!exists) {
@@ -93,24 +110,37 @@ std::string write_file_atomically(const std::string& given, const std::string& t
   }
   // The old owner too (a textfile collector running as another user reads
   // it); where that cannot be given, the file is written in place.
-  if (exists && (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) && ::fchown(fd, old.st_uid, old.st_gid) != 0) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return write_in_place(path, text);
+  if (exists && (old.st_uid != ::geteuid() || old.st_gid != ::getegid()) && ::fchown(fd_, old.st_uid, old.st_gid) != 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+    return open_in_place();
   }
-  std::string error;
-  if (::fchmod(fd, mode) != 0) error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-  for (size_t at = 0; error.empty() && at < text.size();) {
-    const ssize_t put = ::write(fd, text.data() + at, text.size() - at);
+  return ::fchmod(fd_, mode) != 0 ? fail(std::strerror(errno)) : std::string();
+}
+
+std::string AtomicFileWriter::write(std::string_view bytes) {
+  for (size_t at = 0; error_.empty() && at < bytes.size();) {
+    const ssize_t put = ::write(fd_, bytes.data() + at, bytes.size() - at);
     if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) error = fmt::format("{}: cannot write: {}", path, std::strerror(put < 0 ? errno : EIO));
+    if (put <= 0) fail(std::strerror(put < 0 ? errno : EIO));
     else at += static_cast<size_t>(put);
   }
-  if (::close(fd) != 0 && error.empty()) error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-  if (error.empty() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
-  if (!error.empty()) ::unlink(tmp.c_str());
-  return error;
+  return error_;
+}
+
+std::string AtomicFileWriter::commit() {
+  if (fd_ >= 0 && ::close(fd_) != 0) fail(std::strerror(errno));
+  fd_ = -1;
+  if (error_.empty() && !tmp_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0) fail(std::strerror(errno));
+  else if (error_.empty()) tmp_.clear();  // in place now: nothing to remove
+  return error_;
+}
+
+std::string write_file_atomically(const std::string& path, const std::string& text) {
+  AtomicFileWriter file;
+  if (std::string error = file.open(path); !error.empty()) return error;
+  file.write(text);
+  return file.commit();
 }
 
 }  // namespace edgemem::watch

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace edgemem::watch {
 
@@ -15,6 +16,30 @@ namespace edgemem::watch {
 // directory that takes no new name; another user's file we cannot give
 // back to its owner. Returns an error text, empty on success.
 std::string write_file_atomically(const std::string& path, const std::string& text);
+
+// The same written by parts, for output too large to hold (analyze
+// --textlog): nothing replaces the old file before commit(), and a writer
+// destroyed uncommitted (or whose write failed) removes its temporary.
+// Each call returns the first error text, empty while all went well.
+class AtomicFileWriter {
+ public:
+  AtomicFileWriter() = default;
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+  std::string open(const std::string& path);
+  std::string write(std::string_view bytes);
+  std::string commit();
+
+ private:
+  std::string open_in_place();
+  std::string fail(const char* why);
+
+  std::string path_;  // the file replaced: a link's target
+  std::string tmp_;   // the temporary written, empty when written in place
+  int fd_ = -1;
+  std::string error_;
+};
 // Writes `text` to `path` as it is (created or truncated): for devices and
 // FIFOs. Returns an error text naming `path`, empty on success.
 std::string write_in_place(const std::string& path, const std::string& text);

@@ -59,4 +59,12 @@ expect 2 "--html past ulimit -f" "r.html: cannot write: File too large" -- \
   bash -c "cd \"$tmp/w\" && ulimit -f 20 && exec \"$edgemem\" analyze \"$leak\" --html r.html"
 grep -q "LEAK" "$tmp/out" || { echo "FAIL: past ulimit -f: no report on stdout"; fail=1; }
 [ -z "$(ls -A "$tmp/w")" ] || { echo "FAIL: past ulimit -f: left behind: $(ls -A "$tmp/w")"; fail=1; }
+# --textlog is written through a temporary as every export (docs/exports.md):
+# a write that fails leaves the old log whole (it was cut in place).
+echo "an older log" >"$tmp/w/t.log"
+expect 2 "--textlog past ulimit -f" "t.log: cannot write: File too large" -- \
+  bash -c "cd \"$tmp/w\" && ulimit -f 20 && exec \"$edgemem\" analyze \"$leak\" --textlog t.log"
+[ "$(cat "$tmp/w/t.log")" = "an older log" ] || { echo "FAIL: a failed --textlog replaced the old file"; fail=1; }
+[ "$(ls -A "$tmp/w")" = t.log ] || { echo "FAIL: --textlog left behind: $(ls -A "$tmp/w")"; fail=1; }
+
 exit $fail
