@@ -94,7 +94,7 @@ int run_diff(const DiffArgs& args) {
                a ? "a map or ELF" : "no map or ELF", args.after, b ? "a map or ELF" : "no map or ELF");
     return 2;
   }
-  DiffReport report{args.before, args.after, a ? "images" : "traces", {}};
+  DiffReport report{args.before, args.after, a ? "images" : "traces", {}, {}, {}};
   if (a) {
     report.groups = diff_maps(*a, *b);
   } else {
@@ -110,6 +110,9 @@ int run_diff(const DiffArgs& args) {
     if (int code = interrupted_trace(tb.path, rb, "diff")) return code;
     if (!rb) return 2;
     report.groups = diff_traces(ra->result, rb->result);
+    for (const auto& [run, lost] : {std::pair{&*ra, &report.before_lost}, {&*rb, &report.after_lost}})
+      if (Check loss = data_loss_check(run->input.stats, run->result.counts); loss.status == CheckStatus::found)
+        *lost = loss.reason;
   }
   fmt::print("{}", args.json ? diff_json(report) : diff_text(report, args.top, args.all));
   if (!args.html.empty() && !write_report_file(args.html, diff_html(report, args.top), "--html")) return 2;

@@ -78,6 +78,10 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
   DiffHeadline headline = diff_headline(r);
   std::string out = (headline.changed ? style::strong("changed: ") + headline.text : style::good(headline.text)) + "\n";
   out += fmt::format("\nedgemem diff: {} -> {} ({})\n", r.before, r.after, r.kind);
+  for (const auto& [path, lost] : {std::pair{&r.before, &r.before_lost}, {&r.after, &r.after_lost}})
+    if (!lost->empty())
+      out += fmt::format("{} {}: {}; its numbers are of the data that arrived\n", style::warn("[DATA LOST]"), *path,
+                         *lost);
   for (const auto& g : r.groups) {
     size_t changed = 0;
     for (const auto& row : g.rows) changed += row.delta() != 0;
@@ -97,6 +101,10 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
 
 std::string diff_json(const DiffReport& r) {
   nlohmann::json j = {{"schema", "edgemem.diff/2"}, {"before", r.before}, {"after", r.after}, {"kind", r.kind}};
+  if (r.kind == "traces") {
+    auto lost = [](const std::string& why) { return why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why); };
+    j["data_lost"] = {{"before", lost(r.before_lost)}, {"after", lost(r.after_lost)}};
+  }
   j["groups"] = nlohmann::json::array();
   for (const auto& g : r.groups) {
     nlohmann::json rows = nlohmann::json::array();

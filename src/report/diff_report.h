@@ -17,6 +17,9 @@ struct DiffReport {
   std::string before, after;
   std::string kind;  // "images" | "traces"
   std::vector<DiffGroup> groups;
+  // Two traces: what each lost (analyze's [DATA LOST]), empty when nothing:
+  // its numbers are of the data that arrived, so a change may be the loss.
+  std::string before_lost, after_lost;
 };
 
 // The line that opens the text report: the biggest changes of the group a

@@ -67,4 +67,16 @@ expect 2 "--textlog past ulimit -f" "t.log: cannot write: File too large" -- \
 [ "$(cat "$tmp/w/t.log")" = "an older log" ] || { echo "FAIL: a failed --textlog replaced the old file"; fail=1; }
 [ "$(ls -A "$tmp/w")" = t.log ] || { echo "FAIL: --textlog left behind: $(ls -A "$tmp/w")"; fail=1; }
 
+# diff of a cut trace says so, in text and JSON: "leaked -18,676 B" once
+# came with no word that the second trace had lost its end.
+head -c 3000 "$leak" >"$tmp/cut.emt"
+cut_said=ok
+"$edgemem" diff "$leak" "$tmp/cut.emt" >"$tmp/out" 2>"$tmp/err"
+grep -q "^.*\[DATA LOST\].* $tmp/cut.emt: .*cut-off" "$tmp/out" && ! grep -q "DATA LOST.* $leak" "$tmp/out" ||
+  { echo "FAIL: diff of a cut trace does not say it lost data:"; cat "$tmp/out"; cut_said=; }
+"$edgemem" diff --json "$leak" "$tmp/cut.emt" >"$tmp/out" 2>"$tmp/err"
+python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['data_lost']; sys.exit(d['before'] is not None or not d['after'])" \
+  "$tmp/out" || { echo "FAIL: diff --json of a cut trace: no data_lost.after"; cut_said=; }
+[ -n "$cut_said" ] && echo "ok: diff of a cut trace" || fail=1
+
 exit $fail

@@ -179,7 +179,7 @@ TEST(StackPage, WorstPathCarriesEachFrameFromTheSuFilesAndItsRunningTotal) {
 
 // Rows as the text prints them, `top` of the changed ones, counted all.
 TEST(DiffPage, RowsCarryTheTextsNumbersAndTopLimitsOnlyWhatIsShown) {
-  DiffReport r{"a.map", "b.map", "images", {}};
+  DiffReport r{"a.map", "b.map", "images", {}, {}, {}};
   DiffGroup g{"symbols", "symbols", {}};
   g.rows.push_back({"tensor_arena", "", DiffUnit::bytes, 16384, 20480, false, false});
   g.rows.push_back({"g_model", "", DiffUnit::bytes, 0, 2048, true, false});
