@@ -1,6 +1,8 @@
 #include "edgemem/analyzer.h"
 
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -43,16 +45,25 @@ struct Analyzer::Impl {
   uint64_t failed_at_begin = 0;
   uint64_t failed_at_end = 0;  // firmware that marks only the end: failures since the previous end are this one's
   bool ends_seen = false;  // an end marker came: a begin no longer ends the inference before it
-  // Inferences begun and not ended, oldest first. Threads may run them at
-  // once (a pool of workers; --inference-fn on several threads): an end
-  // closes its own thread's inference, not the latest begun (three threads'
-  // 120 inferences read as 121, with spans left open and duplicated).
+  // Inferences begun and not ended, by their span's position (the order
+  // they began). Threads may run them at once (a pool of workers;
+  // --inference-fn on several threads): an end closes its own thread's
+  // inference, not the latest begun (three threads' 120 inferences read as
+  // 121, with spans left open and duplicated). At most kMaxOpen: past it the
+  // oldest is taken for one that will not end.
   struct OpenInference {
     uint32_t thread = 0;
     uint64_t number = 0;    // the device's number, as the tracker gave it
     uint64_t position = 0;  // its span's, in the timeline
   };
-  std::vector<OpenInference> open;
+  static constexpr size_t kMaxOpen = 1024;
+  std::map<uint64_t, OpenInference> open;
+  std::unordered_map<uint32_t, uint64_t> open_of_thread;  // position
+  // Until an end marker is seen a begin ends the open inference, whichever
+  // thread began it (firmware may mark only begins). If that thread's end
+  // then comes, its inference is counted already: the end is its, not
+  // another's. By thread, the position; bounded (kMaxOpen).
+  std::unordered_map<uint32_t, uint64_t> ended_by_a_begin;
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   // The resets a restart sends, one per pool, still to come: their blocks
@@ -258,7 +269,10 @@ struct Analyzer::Impl {
       // inference) it is left as the last inference of a trace is: open.
       r.during_inference = tracker.device_inference();
       tracker.abandon_inference();
+      for (const auto& [position, o] : open) timeline.abandoned(position);
       open.clear();
+      open_of_thread.clear();
+      ended_by_a_begin.clear();
     } else {
       r.after_inference = tracker.device_inference();
     }
@@ -286,24 +300,72 @@ struct Analyzer::Impl {
     const uint64_t device = begun ? begun->number : *tracker.device_inference();
     tracker.end_inference();
     timeline.inference_end(time, device, begun ? std::optional<uint64_t>(begun->position) : std::nullopt);
-    watermark.inference_end(time, tracker);
+    watermark.inference_end(time, tracker, device);
     leaks.inference_end(tracker.completed(), device);
     tell_observers(time, device);
     failed_at_end = counts.failed;
   }
 
-  // The open inference an end marker closes: its thread's, else (an
-  // inference handed to another thread to finish) the one of its number,
-  // else the latest begun. Taken out of `open`.
-  std::optional<OpenInference> ended_by(const Event& e) {
-    auto it = std::find_if(open.rbegin(), open.rend(), [&](const OpenInference& o) { return o.thread == e.thread; });
-    if (it == open.rend() && e.size)
-      it = std::find_if(open.rbegin(), open.rend(), [&](const OpenInference& o) { return o.number == e.size; });
-    if (it == open.rend() && !open.empty()) it = open.rbegin();
-    if (it == open.rend()) return std::nullopt;
-    OpenInference o = *it;
-    open.erase(std::next(it).base());
+  OpenInference take_open(uint64_t position) {
+    auto it = open.find(position);
+    const OpenInference o = it->second;
+    open.erase(it);
+    if (auto t = open_of_thread.find(o.thread); t != open_of_thread.end() && t->second == position) open_of_thread.erase(t);
     return o;
+  }
+
+  // The open inference an end marker closes: its thread's, else (an
+  // inference handed to another thread to finish while its own waits) the
+  // one of its number, else the latest begun.
+  std::optional<OpenInference> ended_by(const Event& e) {
+    if (auto t = open_of_thread.find(e.thread); t != open_of_thread.end()) return take_open(t->second);
+    if (e.size)
+      for (auto it = open.rbegin(); it != open.rend(); ++it)
+        if (it->second.number == e.size) return take_open(it->first);
+    if (!open.empty()) return take_open(open.rbegin()->first);
+    return std::nullopt;
+  }
+
+  // An inference that will not end: its thread began again, or too many are open.
+  void abandon(uint64_t position) {
+    take_open(position);
+    tracker.abandon_one();
+    timeline.abandoned(position);
+  }
+
+  void begin_marked(const Event& e) {
+    if (open.size() > open_of_thread.count(e.thread)) ++begins_of_other_threads;  // another thread's is open
+    ended_by_a_begin.erase(e.thread);
+    if (!ends_seen && !open.empty()) {
+      // Firmware that marks only the begins: each one ends the inference before it.
+      const OpenInference before = take_open(open.rbegin()->first);
+      if (before.thread != e.thread && ended_by_a_begin.size() < kMaxOpen)
+        ended_by_a_begin[before.thread] = before.position;
+      end_inference(e.time, e.size, before);
+    } else if (auto same = open_of_thread.find(e.thread); same != open_of_thread.end()) {
+      // Its thread began again without ending the one before (an exception
+      // past --inference-fn's return probe): that one never ends.
+      abandon(same->second);
+    }
+    if (open.size() == kMaxOpen) abandon(open.begin()->first);
+    begin_inference(e.size, counts.failed);
+    watermark.inference_begin(e.time, usage_known_now());
+    const uint64_t device = *tracker.device_inference();
+    const uint64_t position = timeline.inference_begin(e.time, device);
+    open.emplace(position, OpenInference{e.thread, device, position});
+    open_of_thread[e.thread] = position;
+  }
+
+  void end_marked(const Event& e) {
+    ends_seen = true;
+    // A begin of another thread ended its inference before ends were seen:
+    // counted then; this is that inference's end.
+    if (auto t = ended_by_a_begin.find(e.thread); t != ended_by_a_begin.end() && !open_of_thread.contains(e.thread)) {
+      timeline.end_again(e.time, t->second);
+      ended_by_a_begin.erase(t);
+      return;
+    }
+    end_inference(e.time, e.size, ended_by(e));
   }
 
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
@@ -451,29 +513,11 @@ struct Analyzer::Impl {
         request_failed(e);
         sampled(e);
         break;
-      case EventKind::inference_begin: {
-        if (std::any_of(open.begin(), open.end(), [&](const OpenInference& o) { return o.thread != e.thread; }))
-          ++begins_of_other_threads;
-        // Its thread began again without ending the one before. Firmware that
-        // marks only the begins: each one ends its thread's inference before
-        // it. Once ends are seen, that one never ends (an exception past
-        // --inference-fn's return probe).
-        if (auto same = std::find_if(open.begin(), open.end(), [&](const OpenInference& o) { return o.thread == e.thread; });
-            same != open.end()) {
-          const OpenInference before = *same;
-          open.erase(same);
-          if (ends_seen) tracker.abandon_one();
-          else end_inference(e.time, e.size, before);
-        }
-        begin_inference(e.size, counts.failed);
-        watermark.inference_begin(e.time, usage_known_now());
-        const uint64_t device = *tracker.device_inference();
-        open.push_back({e.thread, device, timeline.inference_begin(e.time, device)});
+      case EventKind::inference_begin:
+        begin_marked(e);
         break;
-      }
       case EventKind::inference_end:
-        ends_seen = true;
-        end_inference(e.time, e.size, ended_by(e));
+        end_marked(e);
         break;
       case EventKind::arena_reset:
         ++counts.resets;

@@ -22,10 +22,10 @@ bool TimelineAnalysis::kept(uint64_t position) const {
 }
 
 uint64_t TimelineAnalysis::inference_begin(uint64_t time, uint64_t number) {
-  open_position_ = total_;
+  const uint64_t position = total_;
   add_span({number, time, std::nullopt});
-  open_ = InferenceSpan{number, time, std::nullopt};
-  return open_position_;
+  open_.emplace(position, InferenceSpan{number, time, std::nullopt});
+  return position;
 }
 
 void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, std::optional<uint64_t> begun) {
@@ -33,8 +33,12 @@ void TimelineAnalysis::inference_end(uint64_t time, uint64_t number, std::option
     add_span({number, std::nullopt, time});
     return;
   }
-  if (open_ && open_position_ == *begun) open_.reset();
+  open_.erase(*begun);
   if (kept(*begun)) spans_[*begun / stride_].end_time = time;
+}
+
+void TimelineAnalysis::end_again(uint64_t time, uint64_t position) {
+  if (kept(position)) spans_[position / stride_].end_time = time;
 }
 
 void TimelineAnalysis::summary(PoolId pool, uint64_t time, uint64_t used, uint64_t peak) {
@@ -53,10 +57,18 @@ void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
     out.timelines.push_back({context.pools.at(static_cast<PoolId>(i)).name, p.added(), p.points(0),
                              blocks_known ? p.points(1) : std::vector<std::pair<uint64_t, uint64_t>>{}});
   }
-  out.inference_marks.spans = spans_;
-  // Past the cap the one still running was dropped with the others between
-  // kept ones: the exports then drew no open inference at the end.
-  if (open_ && !kept(open_position_)) out.inference_marks.spans.push_back(*open_);
+  // Past the cap those still running were dropped with the others between
+  // kept ones: the exports then drew no open inference at the end. They go
+  // back in their place, in the order the inferences began.
+  auto& spans = out.inference_marks.spans;
+  spans.clear();
+  auto open = open_.begin();
+  for (size_t i = 0; i <= spans_.size(); ++i) {
+    const uint64_t position = i * stride_;
+    for (; open != open_.end() && (i == spans_.size() || open->first < position); ++open)
+      if (!kept(open->first)) spans.push_back(open->second);
+    if (i < spans_.size()) spans.push_back(spans_[i]);
+  }
   out.inference_marks.total = total_;
   out.inference_marks.dropped = total_ - out.inference_marks.spans.size();
 }

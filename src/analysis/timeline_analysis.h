@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -34,6 +35,10 @@ class TimelineAnalysis {
   // `begun`: the position inference_begin gave; none for an inference
   // without a begin marker, a span of its end only.
   void inference_end(uint64_t time, uint64_t number, std::optional<uint64_t> begun);
+  // The inference at `position`, already ended, has its end marker at `time`.
+  void end_again(uint64_t time, uint64_t position);
+  // The inference at `position` will not end: not drawn as still running.
+  void abandoned(uint64_t position) { open_.erase(position); }
   // Leaves the analysis as it was, so it can be called mid-trace.
   void finish(const TraceContext& context, AnalysisResult& out) const;
 
@@ -48,10 +53,10 @@ class TimelineAnalysis {
   std::vector<InferenceSpan> spans_;
   uint64_t total_ = 0;
   uint64_t stride_ = 1;  // every stride-th inference is kept: spans_[i] is position i * stride_
-  // The latest begun inference while it awaits its end, kept or not, and
-  // its position: one still running at the end of the trace is always drawn.
-  std::optional<InferenceSpan> open_;
-  uint64_t open_position_ = 0;
+  // Inferences awaiting their end, kept or not, by position: those still
+  // running at the end of the trace are always drawn (the analyser bounds
+  // how many are open).
+  std::map<uint64_t, InferenceSpan> open_;
 };
 
 }  // namespace edgemem

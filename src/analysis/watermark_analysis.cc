@@ -15,7 +15,7 @@ void WatermarkAnalysis::inference_begin(uint64_t time, uint64_t usage) {
   inference_peak_ = usage;
 }
 
-void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
+void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker, uint64_t device) {
   if (!began_) {
     first_begin_time_ = time;
     began_ = true;
@@ -25,7 +25,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
   peak_sum_ += static_cast<double>(inference_peak_);
   if (inference_peak_ > peak_max_) {
     peak_max_ = inference_peak_;
-    peak_max_index_ = tracker.device_inference().value_or(0);
+    peak_max_index_ = device;
   }
   peak_min_ = std::min(peak_min_, inference_peak_);
   inference_peak_ = tracker.total_usage();
@@ -47,7 +47,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
         run.on = run.steady();
       }
       if (!run.on && usage > f.last) {
-        run = Fit::Run{true, f.x_last, tracker.device_inference().value_or(0), f.n - 1, 1, 1, 0};
+        run = Fit::Run{true, f.x_last, device, f.n - 1, 1, 1, 0};
         run.add(0, static_cast<double>(f.last));
         run.add(static_cast<double>(completed - run.x0), static_cast<double>(usage));
       }
@@ -60,13 +60,13 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
           f.max_rise_gap = std::max(f.max_rise_gap, completed - f.last_rise_at);
         }
         f.last_rise_at = completed;
-        f.last_rise_number = tracker.device_inference().value_or(0);
+        f.last_rise_number = device;
       } else if (usage < f.last) {
         ++f.falls;
       }
     }
     const double y = static_cast<double>(usage);
-    const uint64_t number = tracker.device_inference().value_or(0);
+    const uint64_t number = device;
     if (f.n == 0) {
       f.x_first = completed;
       f.number_first = number;
@@ -81,7 +81,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker) {
     f.last = usage;
     f.last_peak = pools[i].inference_peak;
     f.series.add(number, usage);
-    if (completed > warm_up_ && f.trend.add(usage)) f.trend_at = tracker.device_inference().value_or(0);
+    if (completed > warm_up_ && f.trend.add(usage)) f.trend_at = device;
   }
 }
 

@@ -20,7 +20,9 @@ class WatermarkAnalysis {
   void usage_changed(uint64_t usage) {
     if (usage > inference_peak_) inference_peak_ = usage;
   }
-  void inference_end(uint64_t time, PoolTracker& tracker);
+  // `device`: the device's number of the inference that ended (with threads
+  // running several at once, not always the latest begun).
+  void inference_end(uint64_t time, PoolTracker& tracker, uint64_t device);
   // The device booted again (its pools were reset after `completed`
   // inference ends): shapes, slopes, trends and forecasts are judged within
   // the latest boot, as leaks are — fitted across boots, a leak's sawtooth

@@ -221,8 +221,11 @@ TEST(ThreadSplit, EachThreadsEndClosesItsOwnInference) {
     int step = 0, done = 0;
   };
   Thread threads[3];
-  std::string log;
-  uint64_t time = 0, address = 0x10000, overlaps = 0;
+  // Thread 1's first inference runs alone, so an end is seen before the
+  // others begin (before one, a begin ends the inference before it: below).
+  std::string log = "[MEM][1] INFER begin 99 thread=1\n[MEM][2] ALLOC size=128 addr=0x8000 site=model.c:9 thread=1\n"
+                    "[MEM][3] INFER end 99 thread=1\n";
+  uint64_t time = 3, address = 0x10000, overlaps = 0;
   uint32_t rng = 12345;
   for (int left = 3 * 40 * 3; left > 0; --left) {
     int t;
@@ -249,18 +252,18 @@ TEST(ThreadSplit, EachThreadsEndClosesItsOwnInference) {
   ASSERT_GT(overlaps, 40u) << "the schedule interleaves the threads";
   auto run = analyse(Format::log, log);
   const AnalysisResult& r = run->result;
-  EXPECT_EQ(r.inferences, 120u);
+  EXPECT_EQ(r.inferences, 121u);
   EXPECT_EQ(r.overlapping_inferences, overlaps);
-  ASSERT_EQ(r.inference_marks.spans.size(), 120u);
+  ASSERT_EQ(r.inference_marks.spans.size(), 121u);
   std::set<uint64_t> numbers;
   for (const InferenceSpan& s : r.inference_marks.spans) {
     EXPECT_TRUE(s.begin_time && s.end_time) << s.number;
     EXPECT_LT(*s.begin_time, *s.end_time) << s.number;
     numbers.insert(s.number);
   }
-  EXPECT_EQ(numbers.size(), 120u);
+  EXPECT_EQ(numbers.size(), 121u);
   ASSERT_EQ(r.leaks.size(), 1u);
-  EXPECT_EQ(r.leaks[0].bytes, 120u * 128);
+  EXPECT_EQ(r.leaks[0].bytes, 121u * 128);
   ASSERT_TRUE(r.leaks[0].bytes_per_inference);
   EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 128.0);
 }
@@ -269,18 +272,49 @@ TEST(ThreadSplit, EachThreadsEndClosesItsOwnInference) {
 // --inference-fn's return probe) leaves the other thread's inferences
 // whole: counted, and its leak found.
 TEST(ThreadSplit, AnInferenceNeverEndedLeavesTheOtherThreadsCounted) {
-  std::string log = "[MEM][1] INFER begin 1 thread=1\n";
+  std::string log = "[MEM][1] INFER begin 99 thread=2\n[MEM][2] INFER end 99 thread=2\n[MEM][3] INFER begin 1 thread=1\n";
   for (int i = 0; i < 50; ++i)
     log += fmt::format("[MEM][{}] INFER begin {} thread=2\n[MEM][{}] ALLOC size=100 addr={:#x} site=run.c:4 thread=2\n"
                        "[MEM][{}] INFER end {} thread=2\n",
                        10 + 3 * i, 100 + i, 11 + 3 * i, 0x1000 + 0x100 * i, 12 + 3 * i, 100 + i);
   auto run = analyse(Format::log, log);
   const AnalysisResult& r = run->result;
-  EXPECT_EQ(r.inferences, 50u);
+  EXPECT_EQ(r.inferences, 51u);
   EXPECT_EQ(r.overlapping_inferences, 50u);
+  EXPECT_EQ(r.inference_marks.spans.size(), 52u);
   ASSERT_EQ(r.leaks.size(), 1u);
   ASSERT_TRUE(r.leaks[0].bytes_per_inference);
   EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 100.0);
+}
+
+// Before any end marker a begin ends the inference before it (firmware may
+// mark only begins), whichever thread began it. When that thread's end then
+// comes, it is that inference's: its span ends there, and it does not close
+// another thread's (two threads' first inferences read as 3 for 2, the
+// second's span cut short, its end taken for the third's).
+TEST(ThreadSplit, AnEndAfterAnotherThreadsBeginEndsItsOwnInference) {
+  auto run = analyse(Format::log,
+                     "[MEM][10] INFER begin 1 thread=1\n[MEM][20] INFER begin 2 thread=2\n"
+                     "[MEM][30] ALLOC size=8 addr=0x100 site=a.c:1 thread=1\n[MEM][40] INFER end 1 thread=1\n"
+                     "[MEM][50] INFER end 2 thread=2\n[MEM][60] INFER begin 3 thread=1\n[MEM][70] INFER end 3 thread=1\n");
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.inferences, 3u);
+  EXPECT_EQ(r.overlapping_inferences, 1u);
+  ASSERT_EQ(r.inference_marks.spans.size(), 3u);
+  const uint64_t ends[] = {40, 50, 70};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.inference_marks.spans[i].number, i + 1);
+    EXPECT_EQ(r.inference_marks.spans[i].end_time, std::optional<uint64_t>(ends[i])) << i;
+  }
+  // Marking only begins, two threads taking turns: one sequence, as before.
+  std::string begins_only;
+  for (int i = 1; i <= 60; ++i)
+    begins_only += fmt::format("[MEM][{}] INFER begin {} thread={}\n[MEM][{}] ALLOC size=64 addr={:#x} site=run.c:4 thread={}\n",
+                               2 * i, i, 1 + i % 2, 2 * i + 1, 0x1000 + 0x100 * i, 1 + i % 2);
+  auto alternating = analyse(Format::log, begins_only);
+  EXPECT_EQ(alternating->result.inferences, 59u);
+  ASSERT_EQ(alternating->result.leaks.size(), 1u);
+  EXPECT_DOUBLE_EQ(*alternating->result.leaks[0].bytes_per_inference, 64.0);
 }
 
 }  // namespace
