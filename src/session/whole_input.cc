@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -14,21 +15,21 @@
 namespace edgemem {
 namespace {
 
-// Appends up to `limit` bytes from `fd` to `out`, until the end; false on a read error.
+// Appends up to `limit` bytes from `fd` to `out`, until the end; false on
+// a read error. The buffer grows with what arrives, not to the limit (a
+// pipe's limit is a GiB).
 bool read_more(int fd, std::string& out, uint64_t limit) {
-  const size_t start = out.size();
-  out.resize(start + static_cast<size_t>(limit));
-  size_t done = 0;
-  bool ok = true;
+  uint64_t done = 0;
+  char buf[1 << 16];
   while (done < limit) {
-    ssize_t n = ::read(fd, out.data() + start + done, static_cast<size_t>(limit) - done);
+    ssize_t n = ::read(fd, buf, static_cast<size_t>(std::min<uint64_t>(sizeof buf, limit - done)));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
+    if (n < 0) return false;
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    done += static_cast<uint64_t>(n);
   }
-  out.resize(start + done);
-  return ok;
+  return true;
 }
 
 }  // namespace
@@ -47,6 +48,7 @@ std::optional<WholeInput> read_whole_input(const std::string& path, const WholeI
   if (ok && in.refused.empty() && in.bytes.size() == kSniffBytes) {
     if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kSniffBytes) {
       // Read to the size it has now: a file still growing is cut there.
+      in.bytes.reserve(static_cast<size_t>(st.st_size));
       ok = read_more(fd, in.bytes, static_cast<uint64_t>(st.st_size) - kSniffBytes);
     } else {
       // (A /proc file says size 0 and is read as a stream.)

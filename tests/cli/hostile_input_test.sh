@@ -39,6 +39,14 @@ expect 2 "check --budget /dev/zero" "/dev/zero: offset 0: a NUL byte: expected t
 printf '{"inputs": {"model": "/dev/zero"}, "arena": {"max": "64K"}}\n' >"$tmp/budget.json"
 expect 2 "check, the budget's model /dev/zero" "/dev/zero: offset 4: expected the TFLite" -- \
   "$edgemem" check --budget "$tmp/budget.json"
+# A map from a pipe is read as it arrives, not into a buffer of the pipe's
+# limit (the first version of the above filled 1 GiB for a 108 KB map).
+big_map=$corpus/map_armlink/stm32deployai_cmsisnn_mnist_f407_ac5_5.06u6.map
+if bash -c "ulimit -v 400000 && cat \"$big_map\" | \"$edgemem\" map -" 2>"$tmp/err" | grep -q "(armlink)"; then
+  echo "ok: map from a pipe in 400 MB of address space"
+else
+  echo "FAIL: map from a pipe in 400 MB of address space:"; head -c 2000 "$tmp/err"; fail=1
+fi
 # What the first bytes show is still named.
 expect 2 "plan of a map" "it looks like" -- "$edgemem" plan "$map"
 # A trace refused on its first 64 KiB is refused then, not at the end of an endless source.
