@@ -34,6 +34,16 @@ const StackRoot* root(const StackReport& r, std::string_view name) {
   return nullptr;
 }
 
+// util.c's call graph: a_entry (8 B) calls the static helper (80 B).
+void write_util_ci(const std::filesystem::path& dir) {
+  std::ofstream(dir / "util.ci")
+      << "graph: { title: \"util.c\"\n"
+         "node: { title: \"util.c:helper\" label: \"helper\\nutil.c:1:12\\n80 bytes (static)\" }\n"
+         "node: { title: \"a_entry\" label: \"a_entry\\nutil.c:2:5\\n8 bytes (static)\" }\n"
+         "edge: { sourcename: \"a_entry\" targetname: \"util.c:helper\" label: \"util.c:2:29\" }\n"
+         "}\n";
+}
+
 TEST(Stack, O2WorstCaseIs136BytesWithTheDynamicFrameFlagged) {
   auto truth = nlohmann::json::parse(test::read_file(test::corpus("map/own_ground_truth.json")))["worst_case_stack_by_hand"]["O2"];
   std::string error;
@@ -786,12 +796,7 @@ TEST(Stack, ARecursiveFunctionTheLinkerRemovedIsNoRoot) {
 TEST(Stack, AStraySuFileWithoutItsCallGraphCountsItsLargerFramesWithANote) {
   auto dir = test::scratch_dir("edgemem_stray_su");
   std::ofstream(dir / "util.su") << "util.c:1:12:helper\t80\tstatic\nutil.c:2:5:a_entry\t8\tstatic\n";
-  std::ofstream(dir / "util.ci")
-      << "graph: { title: \"util.c\"\n"
-         "node: { title: \"util.c:helper\" label: \"helper\\nutil.c:1:12\\n80 bytes (static)\" }\n"
-         "node: { title: \"a_entry\" label: \"a_entry\\nutil.c:2:5\\n8 bytes (static)\" }\n"
-         "edge: { sourcename: \"a_entry\" targetname: \"util.c:helper\" label: \"util.c:2:29\" }\n"
-         "}\n";
+  write_util_ci(dir);
   std::ofstream(dir / "util_O0.su") << "util.c:1:12:helper\t104\tstatic\nutil.c:2:5:a_entry\t16\tstatic\n";
   std::ofstream(dir / "other.su") << "other.c:1:12:helper\t900\tstatic\n";
   std::string error;
@@ -880,12 +885,7 @@ TEST(Stack, AConstructorCalledByItsAliasIsTheConstructor) {
 TEST(Stack, AFrameItsSuAndCiGiveDifferentlyCountsTheLargerWithANote) {
   auto dir = test::scratch_dir("edgemem_stale_su");
   std::ofstream(dir / "util.su") << "util.c:1:12:helper\t800\tstatic\nutil.c:2:5:a_entry\t8\tstatic\n";
-  std::ofstream(dir / "util.ci")
-      << "graph: { title: \"util.c\"\n"
-         "node: { title: \"util.c:helper\" label: \"helper\\nutil.c:1:12\\n80 bytes (static)\" }\n"
-         "node: { title: \"a_entry\" label: \"a_entry\\nutil.c:2:5\\n8 bytes (static)\" }\n"
-         "edge: { sourcename: \"a_entry\" targetname: \"util.c:helper\" label: \"util.c:2:29\" }\n"
-         "}\n";
+  write_util_ci(dir);
   std::string error;
   auto report = analyze_stack({dir.string()}, false, error);
   ASSERT_TRUE(report) << error;
