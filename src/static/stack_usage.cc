@@ -772,14 +772,20 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
   // PendSV_Handler as a polling fallback hid PendSV's use on top of the
   // deepest thread point (2,136 B measured, 1,928 B said). One known only
   // by its name that another handler calls (HAL_UART_IRQHandler from
-  // USART1_IRQHandler) is that handler's callee.
+  // USART1_IRQHandler) is that handler's callee, also when thread code
+  // calls USART1_IRQHandler (it was a root of its own, counted twice).
   std::vector<bool> handler(titles.size());
   {
+    std::vector<bool> called_by_named(titles.size());  // by a function named as a handler
+    for (const auto& [title, n] : nodes)
+      if (const uint32_t v = index.at(title); is_interrupt(n.fn.name))
+        for (uint32_t c : callees[v])
+          if (c != v) called_by_named[c] = true;
     std::vector<bool> reached(titles.size());  // by a call from a handler
     std::vector<uint32_t> work;
     for (const auto& [title, n] : nodes) {
       const uint32_t v = index.at(title);
-      if (!n.unused && (n.vectored || (is_interrupt(n.fn.name) && !called.count(v)))) {
+      if (!n.unused && (n.vectored || (is_interrupt(n.fn.name) && !called_by_named[v]))) {
         handler[v] = true;
         work.insert(work.end(), callees[v].begin(), callees[v].end());
       }

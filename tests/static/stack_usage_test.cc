@@ -753,6 +753,18 @@ TEST(Stack, AHandlerThreadCodeAlsoCallsIsStillARoot) {
   EXPECT_EQ(r.interrupts.handlers, 2u);
   EXPECT_EQ(r.interrupts.one_level_bytes, 140 + 40 + r.interrupts.frame_bytes);
   EXPECT_EQ(r.interrupts.all_nested_bytes, 140 + 40 + 24 + 2 * r.interrupts.frame_bytes);
+  // main polls USART1_IRQHandler too: HAL_UART_IRQHandler stays its callee
+  // (a reviewer's graph read it as a root of its own, nested 1,490 B for 1,054 B).
+  auto polled = graph({{"main", 100, {"USART1_IRQHandler"}},
+                       {"USART1_IRQHandler", 16, {"HAL_UART_IRQHandler"}},
+                       {"HAL_UART_IRQHandler", 400, {}},
+                       {"SysTick_Handler", 50, {}}});
+  StackReport p = worst_case_stacks(polled, false);
+  EXPECT_FALSE(root(p, "HAL_UART_IRQHandler"));
+  ASSERT_TRUE(root(p, "USART1_IRQHandler"));
+  EXPECT_TRUE(root(p, "USART1_IRQHandler")->interrupt);
+  EXPECT_EQ(p.interrupts.handlers, 2u);
+  EXPECT_EQ(p.interrupts.all_nested_bytes, 516u + 416 + 50 + 2 * p.interrupts.frame_bytes);
 }
 
 // With CCR.STKALIGN (set out of reset on the M3 r2p0 and later, M4, M7)
