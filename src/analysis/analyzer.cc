@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -60,10 +61,23 @@ struct Analyzer::Impl {
   std::map<uint64_t, OpenInference> open;
   std::unordered_map<uint32_t, uint64_t> open_of_thread;  // position
   // Until an end marker is seen a begin ends the open inference, whichever
-  // thread began it (firmware may mark only begins). If that thread's end
-  // then comes, its inference is counted already: the end is its, not
-  // another's. By thread, the position; bounded (kMaxOpen).
-  std::unordered_map<uint32_t, uint64_t> ended_by_a_begin;
+  // thread began it (firmware may mark only begins). If its end then comes
+  // — from the thread that began it, or by its number from a thread it was
+  // handed to while the first ran ahead — it is counted already: the end is
+  // its, not another's. Bounded (kMaxOpen).
+  struct EndedByABegin {
+    uint64_t position = 0;
+    uint64_t number = 0;  // 0: unnumbered
+    uint32_t thread = 0;
+  };
+  std::unordered_map<uint32_t, EndedByABegin> ended_by_a_begin;  // by the thread that began it
+  std::unordered_map<uint64_t, EndedByABegin> ended_by_a_begin_number;  // by its number
+  // Threads that began a numbered inference while their previous one was
+  // open: a dispatcher that hands each inference on and runs ahead, whose
+  // open ones another thread ends by number; or a thread whose end was
+  // missed (an exception past --inference-fn's return probe), whose older
+  // open ones are abandoned when it next ends its own.
+  std::unordered_set<uint32_t> began_ahead;
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   // The resets a restart sends, one per pool, still to come: their blocks
@@ -273,6 +287,8 @@ struct Analyzer::Impl {
       open.clear();
       open_of_thread.clear();
       ended_by_a_begin.clear();
+      ended_by_a_begin_number.clear();
+      began_ahead.clear();
     } else {
       r.after_inference = tracker.device_inference();
     }
@@ -318,7 +334,11 @@ struct Analyzer::Impl {
   // inference handed to another thread to finish while its own waits) the
   // one of its number, else the latest begun.
   std::optional<OpenInference> ended_by(const Event& e) {
-    if (auto t = open_of_thread.find(e.thread); t != open_of_thread.end()) return take_open(t->second);
+    if (auto t = open_of_thread.find(e.thread); t != open_of_thread.end()) {
+      const OpenInference own = take_open(t->second);
+      if (began_ahead.erase(e.thread)) abandon_older(e.thread, own.position);
+      return own;
+    }
     if (e.size)
       for (auto it = open.rbegin(); it != open.rend(); ++it)
         if (it->second.number == e.size) return take_open(it->first);
@@ -333,19 +353,35 @@ struct Analyzer::Impl {
     timeline.abandoned(position);
   }
 
+  // The thread ended its own latest inference: those it began before and
+  // nobody ended will not end.
+  void abandon_older(uint32_t thread, uint64_t position) {
+    std::vector<uint64_t> older;
+    for (auto it = open.begin(); it != open.end() && it->first < position; ++it)
+      if (it->second.thread == thread) older.push_back(it->first);
+    for (uint64_t p : older) abandon(p);
+  }
+
   void begin_marked(const Event& e) {
     if (open.size() > open_of_thread.count(e.thread)) ++begins_of_other_threads;  // another thread's is open
     ended_by_a_begin.erase(e.thread);
     if (!ends_seen && !open.empty()) {
       // Firmware that marks only the begins: each one ends the inference before it.
       const OpenInference before = take_open(open.rbegin()->first);
-      if (before.thread != e.thread && ended_by_a_begin.size() < kMaxOpen)
-        ended_by_a_begin[before.thread] = before.position;
+      const EndedByABegin ended{before.position, before.number, before.thread};
+      if (before.thread != e.thread && ended_by_a_begin.size() < kMaxOpen) ended_by_a_begin[before.thread] = ended;
+      if (before.number != 0 && before.number != e.size && ended_by_a_begin_number.size() < kMaxOpen)
+        ended_by_a_begin_number[before.number] = ended;
       end_inference(e.time, e.size, before);
     } else if (auto same = open_of_thread.find(e.thread); same != open_of_thread.end()) {
-      // Its thread began again without ending the one before (an exception
-      // past --inference-fn's return probe): that one never ends.
-      abandon(same->second);
+      if (e.size != 0 && open.at(same->second).number != e.size) {
+        // Numbered: another thread may end that one by its number.
+        began_ahead.insert(e.thread);
+      } else {
+        // Its thread began again without ending the one before (an
+        // exception past --inference-fn's return probe): that one never ends.
+        abandon(same->second);
+      }
     }
     if (open.size() == kMaxOpen) abandon(open.begin()->first);
     begin_inference(e.size, counts.failed);
@@ -360,10 +396,22 @@ struct Analyzer::Impl {
     ends_seen = true;
     // A begin of another thread ended its inference before ends were seen:
     // counted then; this is that inference's end.
-    if (auto t = ended_by_a_begin.find(e.thread); t != ended_by_a_begin.end() && !open_of_thread.contains(e.thread)) {
-      timeline.end_again(e.time, t->second);
-      ended_by_a_begin.erase(t);
-      return;
+    if (!open_of_thread.contains(e.thread)) {
+      std::optional<EndedByABegin> ended;
+      if (auto t = ended_by_a_begin.find(e.thread); t != ended_by_a_begin.end()) {
+        ended = t->second;
+      } else if (auto n = e.size ? ended_by_a_begin_number.find(e.size) : ended_by_a_begin_number.end();
+                 n != ended_by_a_begin_number.end()) {
+        ended = n->second;
+      }
+      if (ended) {
+        timeline.end_again(e.time, ended->position);
+        if (auto t = ended_by_a_begin.find(ended->thread); t != ended_by_a_begin.end() && t->second.position == ended->position)
+          ended_by_a_begin.erase(t);
+        if (auto n = ended_by_a_begin_number.find(ended->number); n != ended_by_a_begin_number.end() && n->second.position == ended->position)
+          ended_by_a_begin_number.erase(n);
+        return;
+      }
     }
     end_inference(e.time, e.size, ended_by(e));
   }

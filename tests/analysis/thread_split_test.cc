@@ -317,5 +317,45 @@ TEST(ThreadSplit, AnEndAfterAnotherThreadsBeginEndsItsOwnInference) {
   EXPECT_DOUBLE_EQ(*alternating->result.leaks[0].bytes_per_inference, 64.0);
 }
 
+// A dispatcher begins each inference and hands it to a worker, which ends
+// it; the dispatcher runs one or two ahead, beginning the next before the
+// worker has ended the one before. Numbered ends find their own inference:
+// each end closed the latest begun instead, so 20 inferences read as 21 and
+// a leak from the 5th as "from inference 6 on".
+TEST(ThreadSplit, AWorkerEndsTheInferenceItWasHandedByItsNumber) {
+  for (int ahead : {1, 2}) {
+    std::string log;
+    uint64_t time = 0;
+    auto line = [&](const std::string& what) { log += fmt::format("[MEM][{}] {}\n", time += 10, what); };
+    auto begin = [&](int n) {
+      line(fmt::format("INFER begin {} thread=1", n));
+      line(fmt::format("ALLOC size=64 addr={:#x} site=pre.c:1 thread=1", 0x1000 + 0x100 * n));
+    };
+    std::vector<uint64_t> ends;
+    for (int n = 1; n <= ahead; ++n) begin(n);
+    for (int n = 1; n <= 20; ++n) {
+      if (n + ahead <= 20) begin(n + ahead);
+      line(fmt::format("FREE addr={:#x} thread=2", 0x1000 + 0x100 * n));
+      if (n >= 5) line(fmt::format("ALLOC size=128 addr={:#x} site=model.c:9 thread=2", 0x100000 + 0x100 * n));
+      line(fmt::format("INFER end {} thread=2", n));
+      ends.push_back(time);
+    }
+    auto run = analyse(Format::log, log);
+    const AnalysisResult& r = run->result;
+    EXPECT_EQ(r.inferences, 20u) << ahead;
+    ASSERT_EQ(r.inference_marks.spans.size(), 20u) << ahead;
+    for (size_t i = 0; i < 20; ++i) {
+      EXPECT_EQ(r.inference_marks.spans[i].number, i + 1) << ahead;
+      EXPECT_EQ(r.inference_marks.spans[i].end_time, std::optional<uint64_t>(ends[i])) << ahead << " " << i;
+    }
+    ASSERT_EQ(r.leaks.size(), 1u) << ahead;
+    EXPECT_EQ(r.leaks[0].bytes, 16u * 128) << ahead;
+    ASSERT_TRUE(r.leaks[0].growth) << ahead;
+    EXPECT_EQ(r.leaks[0].growth->first_inference, 5u) << ahead;
+    ASSERT_TRUE(r.leaks[0].bytes_per_inference) << ahead;
+    EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 128.0) << ahead;
+  }
+}
+
 }  // namespace
 }  // namespace edgemem::test
