@@ -239,6 +239,15 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   TextLines lines(text);
   std::string_view line;
   while (lines.next(line)) {
+    // ld writes each part once: a second is another map joined to this one
+    // (`cat a.map b.map`), whose regions, sections and objects would all
+    // be counted twice.
+    if ((line == "Memory Configuration" && saw_memory) || (line == "Linker script and memory map" && saw_script)) {
+      error = fmt::format("line {}: a second \"{}\": two maps joined in one file; give each map on its own "
+                          "(`edgemem diff A.map B.map` compares two)",
+                          lines.number(), line);
+      return std::nullopt;
+    }
     if (line == "Discarded input sections") { part = Part::discarded; saw_discarded = true; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }

@@ -432,6 +432,24 @@ TEST(GnuMapRegions, AMapCutShortIsRefusedNotUnderCounted) {
   }
 }
 
+// Two maps joined in one file (`cat a.map b.map`) read as one listed every
+// region, section and object twice, exit 0: refused at the second map's
+// first part.
+TEST(GnuMapRegions, TwoMapsJoinedInOneFileAreRefused) {
+  const std::string whole = test::read_file(test::corpus("map/own_cm4_O2.map"));
+  std::string error;
+  EXPECT_FALSE(parse_gnu_map(whole + whole, error));
+  const size_t line = std::count(whole.begin(), whole.begin() + whole.find("Memory Configuration"), '\n') + 1 +
+                      std::count(whole.begin(), whole.end(), '\n');
+  EXPECT_EQ(error, "line " + std::to_string(line) +
+                       ": a second \"Memory Configuration\": two maps joined in one file; give each map on its own "
+                       "(`edgemem diff A.map B.map` compares two)");
+  // Only its memory map joined on: the same.
+  EXPECT_FALSE(parse_gnu_map(whole + whole.substr(whole.find("Linker script and memory map")), error));
+  EXPECT_NE(error.find("a second \"Linker script and memory map\": two maps joined in one file"), std::string::npos)
+      << error;
+}
+
 // Made by hand after a review: merged strings in a small map (the first
 // input holds the block, the second was merged away, a COMMON input with a
 // size before relaxing, which once aborted the parser), and a region without
