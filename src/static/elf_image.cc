@@ -105,6 +105,21 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
     close(fd);
     return std::nullopt;
   }
+  // Section names are read from the table e_shstrndx names: out of range
+  // or no string table, every section read as "" (or as garbage) and the
+  // vector table went unfound, exit 0.
+  size_t sections = 0;
+  GElf_Shdr names;
+  Elf_Scn* names_scn = elf_getscn(elf, shstrndx);
+  if (elf_getshdrnum(elf, &sections) == 0 && sections > 1 &&
+      (!names_scn || !gelf_getshdr(names_scn, &names) || names.sh_type != SHT_STRTAB)) {
+    error = fmt::format("{}: offset {}: e_shstrndx {} is not the section name table's index (expected a string "
+                        "table among its {} sections): the ELF is damaged; link it again",
+                        path, ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? 62 : 50, shstrndx, sections);
+    elf_end(elf);
+    close(fd);
+    return std::nullopt;
+  }
   ElfImage img;
   bool arm = ehdr.e_machine == EM_ARM;
   std::vector<GElf_Shdr> headers(1);  // by section index; 0 is the null section

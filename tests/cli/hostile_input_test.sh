@@ -72,6 +72,22 @@ expect 2 "analyze of random bytes from a source that stays open" "fifo: " -- "$e
 kill "$writer" 2>/dev/null
 wait "$writer" 2>/dev/null
 
+# An ELF whose e_shstrndx names no section of it: every section read as ""
+# and the vector table unfound, exit 0. Refused by each command that reads one.
+elf=$src/examples/traces/kws_leak.elf
+python3 - "$elf" "$tmp/shstrndx.elf" <<'PY'
+import struct, sys
+elf = bytearray(open(sys.argv[1], "rb").read())
+struct.pack_into("<H", elf, 50, 0x7fff)  # ELF32 e_shstrndx
+open(sys.argv[2], "wb").write(elf)
+PY
+bad="shstrndx.elf: offset 50: e_shstrndx 32767 is not the section name table's index"
+expect 2 "map --elf, e_shstrndx out of range" "$bad" -- "$edgemem" map --elf "$tmp/shstrndx.elf"
+expect 2 "stack --elf, e_shstrndx out of range" "$bad" -- "$edgemem" stack "$corpus/su" --elf "$tmp/shstrndx.elf"
+expect 2 "analyze --elf, e_shstrndx out of range" "$bad" -- \
+  "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --elf "$tmp/shstrndx.elf"
+expect 2 "diff of an ELF, e_shstrndx out of range" "$bad" -- "$edgemem" diff "$elf" "$tmp/shstrndx.elf"
+
 # Past `ulimit -f` a write fails (EFBIG): said, exit 2, the report still
 # printed, no temporary left; SIGXFSZ once ended the run with none of that.
 leak=$src/examples/traces/kws_leak.emt
