@@ -16,13 +16,17 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "edgemem_version.h"  // written at every build by cmake/version.cmake
+#include "ingest/printable_name.h"
 #include "report/names.h"
 #include "report/style.h"
 
 int edgemem::cli::fail(const std::string& what, const std::string& why) { return fail(what + ": " + why); }
 
+// An error quotes what it could not read (a line's words, a file's name):
+// control bytes in it are shown escaped, so a hostile file cannot drive the
+// terminal the error is printed on.
 int edgemem::cli::fail(const std::string& error) {
-  fmt::print(stderr, "edgemem: {}\n", error);
+  fmt::print(stderr, "edgemem: {}\n", edgemem::printable_name(error));
   return 2;
 }
 
@@ -158,8 +162,7 @@ int main(int argc, char** argv) {
                        "as /dev/zero, or a file that is not what the command reads)\n");
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "edgemem: {}\n", e.what());
-    return 2;
+    return edgemem::cli::fail(e.what());
   }
   // The report on stdout is the answer: a full disk or a closed pipe must not pass as success.
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

@@ -1,5 +1,7 @@
 #include "edgemem/decoder.h"
 
+#include "printable_name.h"
+
 namespace edgemem {
 
 std::string_view to_string(EventKind kind) {
@@ -19,8 +21,10 @@ std::string_view to_string(EventKind kind) {
   return "?";
 }
 
+// `what` may quote the damaged bytes: kept printable, as the report and its
+// errors show it on a terminal.
 void DecodeStats::note_problem(uint64_t offset, uint64_t line, std::string what) {
-  if (!first_problem) first_problem = DecodeProblem{offset, line, std::move(what)};
+  if (!first_problem) first_problem = DecodeProblem{offset, line, printable_name(what)};
 }
 
 std::optional<Format> parse_format(std::string_view name) {

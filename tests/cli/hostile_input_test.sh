@@ -88,6 +88,18 @@ expect 2 "analyze --elf, e_shstrndx out of range" "$bad" -- \
   "$edgemem" analyze "$src/examples/traces/kws_leak.emt" --elf "$tmp/shstrndx.elf"
 expect 2 "diff of an ELF, e_shstrndx out of range" "$bad" -- "$edgemem" diff "$elf" "$tmp/shstrndx.elf"
 
+# Control bytes a damaged file holds are quoted escaped, not sent to the
+# terminal: a .su line's qualifier once set the window title and cleared it.
+printf 'main.c:3:5:main\t16\tstatic\033]0;owned\007\033[2J\n' >"$tmp/escape.su"
+expect 2 "stack: escape sequences in a .su line" 'found "static\\x1B]0;owned\\x07\\x1B\[2J"' -- \
+  "$edgemem" stack "$tmp/escape.su"
+printf '[MEM][1] ALLOC ptr=0x1000 size=16 pool=heap\n[MEM][2] ALLOC ptr=0x2000 s\033[2Jize=x\n' >"$tmp/escape.log"
+expect 0 "analyze: an escape sequence in a [MEM] line" 'expected a number after .s\\x1B\[2Jize=.' -- \
+  "$edgemem" analyze "$tmp/escape.log" --format log
+if grep -q "$(printf '\033')" "$tmp/out" "$tmp/err"; then
+  echo "FAIL: analyze printed the [MEM] line's escape byte raw"; fail=1
+fi
+
 # Past `ulimit -f` a write fails (EFBIG): said, exit 2, the report still
 # printed, no temporary left; SIGXFSZ once ended the run with none of that.
 leak=$src/examples/traces/kws_leak.emt
