@@ -59,7 +59,7 @@ void add_trace_options(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("--tpiu-stream", args.tpiu_stream, "TPIU source ID carrying ITM (1-111)")
       ->check(CLI::Range(1, 0x6F))
       ->capture_default_str();
-  cmd.add_option("--elf", args.elf, "Firmware ELF: turn return-address sites into function (file:line)");
+  file_name(cmd.add_option("--elf", args.elf, "Firmware ELF: turn return-address sites into function (file:line)"));
 }
 
 std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
@@ -210,23 +210,23 @@ int run_analyze(const AnalyzeArgs& args) {
 void add_analyze_command(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand("analyze", "Decode a memory trace and report leaks, fragmentation, overflow and peak");
-  cmd->add_option("trace", args->path, "Trace file, or - for stdin")->required();
+  file_name(cmd->add_option("trace", args->path, "Trace file, or - for stdin"))->required();
   add_trace_options(*cmd, *args);
   cmd->add_flag("--json", args->json, "Print the edgemem.analyze/1 JSON document instead of the summary");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML report (charts, sites) to this file");
-  cmd->add_option("--perfetto", args->perfetto, "Also write a Perfetto trace (ui.perfetto.dev): counters per pool, events, inferences");
-  cmd->add_option("--chrome-json", args->chrome_json, "Also write the same as Chrome Trace Event JSON (chrome://tracing)");
-  cmd->add_option("--folded", args->folded, "Also write folded stacks of the bytes live at the end (flamegraph.pl)");
-  cmd->add_option("--folded-peak", args->folded_peak, "Also write folded stacks of the bytes live at the peak");
-  cmd->add_option("--speedscope", args->speedscope, "Also write a speedscope profile (speedscope.app) of live bytes");
-  cmd->add_option("--textlog", args->textlog,
-                  "Also write the events as a [MEM] text log, sites as call stacks (analyze reads it back)");
-  cmd->add_option("--model", args->model,
-                  "The .tflite a TFLite Micro capture ran: put edgemem's plan beside it, tensor by tensor");
+  file_name(cmd->add_option("--html", args->html, "Also write a self-contained HTML report (charts, sites) to this file"));
+  file_name(cmd->add_option("--perfetto", args->perfetto, "Also write a Perfetto trace (ui.perfetto.dev): counters per pool, events, inferences"));
+  file_name(cmd->add_option("--chrome-json", args->chrome_json, "Also write the same as Chrome Trace Event JSON (chrome://tracing)"));
+  file_name(cmd->add_option("--folded", args->folded, "Also write folded stacks of the bytes live at the end (flamegraph.pl)"));
+  file_name(cmd->add_option("--folded-peak", args->folded_peak, "Also write folded stacks of the bytes live at the peak"));
+  file_name(cmd->add_option("--speedscope", args->speedscope, "Also write a speedscope profile (speedscope.app) of live bytes"));
+  file_name(cmd->add_option("--textlog", args->textlog,
+                            "Also write the events as a [MEM] text log, sites as call stacks (analyze reads it back)"));
+  file_name(cmd->add_option("--model", args->model,
+                            "The .tflite a TFLite Micro capture ran: put edgemem's plan beside it, tensor by tensor"));
   add_name_option(*cmd, "--target", args->target, "With --model: cortex-m | x86-64 struct sizes", "--target",
                   {"cortex-m", "x86-64"});
-  cmd->add_option("--metrics-file", args->metrics_file,
-                  "Also write Prometheus text metrics (docs/metrics.md) to this file, atomically: batch jobs");
+  file_name(cmd->add_option("--metrics-file", args->metrics_file,
+                            "Also write Prometheus text metrics (docs/metrics.md) to this file, atomically: batch jobs"));
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when any of these hold: leak,overflow,guard,lifo,alloc-failure,fragmentation=warning|danger");
   exit_code_help(*cmd, "a --fail-on rule holds (leak, overflow, ...) or the --model plan differs from the capture",

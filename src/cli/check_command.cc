@@ -144,14 +144,14 @@ int run_check(CheckArgs args) {
 void add_check_command(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = app.add_subcommand("check", "Evaluate a memory budget file for CI: exit 1 when one breaks");
-  cmd->add_option("--budget", args->budget, "The budget (JSON, edgemem.budget/1; docs/check.md)")->required();
-  cmd->add_option("--map", args->map, "Linker map (GNU ld, armlink, IAR)");
-  cmd->add_option("--elf", args->elf, "Linked ELF, when there is no map");
-  cmd->add_option("--stack", args->stack, "Directories or .su/.ci files, or a Keil .htm report");
-  cmd->add_option("--trace", args->trace, "A memory trace, for leak, fragmentation and arena margins");
+  file_name(cmd->add_option("--budget", args->budget, "The budget (JSON, edgemem.budget/1; docs/check.md)"))->required();
+  file_name(cmd->add_option("--map", args->map, "Linker map (GNU ld, armlink, IAR)"));
+  file_name(cmd->add_option("--elf", args->elf, "Linked ELF, when there is no map"));
+  file_name(cmd->add_option("--stack", args->stack, "Directories or .su/.ci files, or a Keil .htm report"));
+  file_name(cmd->add_option("--trace", args->trace, "A memory trace, for leak, fragmentation and arena margins"));
   add_name_option(*cmd, "--format", args->format, "The trace's format: auto | log | seedbin | itm | tpiu | emt", "--format",
                   {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
-  cmd->add_option("--model", args->model, "The .tflite model, for the arena the firmware declares");
+  file_name(cmd->add_option("--model", args->model, "The .tflite model, for the arena the firmware declares"));
   add_name_option(*cmd, "--target", args->target, "cortex-m | x86-64", "--target", {"cortex-m", "x86-64"});
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (108 B with the alignment pad)");
   cmd->add_flag("--json", args->json, "Print the edgemem.check/2 JSON document");

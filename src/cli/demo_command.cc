@@ -29,7 +29,7 @@ void add_demo_command(CLI::App& app) {
   auto html = std::make_shared<std::string>("edgemem-demo.html");
   CLI::App* cmd = app.add_subcommand("demo", "Analyse the bundled inference trace");
   cmd->add_flag("--json", *json, "Print JSON instead of the summary");
-  cmd->add_option("--html", *html, "Where to write the HTML report")->capture_default_str();
+  file_name(cmd->add_option("--html", *html, "Where to write the HTML report"))->capture_default_str();
   exit_code_help(*cmd, "(not used: the bundled trace's findings are the demonstration)",
                  "edgemem demo --html /tmp/report.html && xdg-open /tmp/report.html");
   cmd->callback([json, html] {

@@ -124,12 +124,12 @@ int run_diff(const DiffArgs& args) {
 void add_diff_command(CLI::App& app) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand("diff", "What grew: two maps/ELFs (regions, sections, objects, symbols) or two traces");
-  cmd->add_option("before", args->before, "Map, ELF or trace before")->required();
-  cmd->add_option("after", args->after, "Map, ELF or trace after")->required();
+  file_name(cmd->add_option("before", args->before, "Map, ELF or trace before"))->required();
+  file_name(cmd->add_option("after", args->after, "Map, ELF or trace after"))->required();
   whole_number(cmd->add_option("--top", args->top, "Rows per group"))->capture_default_str();
   add_name_option(*cmd, "--format", args->format, "Two traces' format: auto | log | seedbin | itm | tpiu | emt",
                   "--format", {"auto", "log", "seedbin", "itm", "tpiu", "emt"});
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (what grew, with bars) to this file");
+  file_name(cmd->add_option("--html", args->html, "Also write a self-contained HTML page (what grew, with bars) to this file"));
   cmd->add_flag("--all", args->all, "Show unchanged rows too");
   cmd->add_flag("--json", args->json, "Print the edgemem.diff/2 JSON document (every row)");
   exit_code_help(*cmd, "(not used: a diff states no limit; use edgemem check for one)",

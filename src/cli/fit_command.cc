@@ -155,9 +155,10 @@ int run_fit(const FitArgs& args) {
 void add_fit_command(CLI::App& app) {
   auto args = std::make_shared<FitArgs>();
   CLI::App* cmd = app.add_subcommand("fit", "Does the model, with its tensor arena, fit beside the firmware on the chip?");
-  cmd->add_option("model", args->model, "The .tflite model");
-  cmd->add_option("--map", args->map, "The firmware's linker map (GNU ld, armlink or IAR); without it only the model is counted");
-  cmd->add_option("--elf", args->elf, "The firmware's ELF, beside --map: symbol sizes the map cannot give (LTO builds)");
+  file_name(cmd->add_option("model", args->model, "The .tflite model"));
+  file_name(cmd->add_option(
+      "--map", args->map, "The firmware's linker map (GNU ld, armlink or IAR); without it only the model is counted"));
+  file_name(cmd->add_option("--elf", args->elf, "The firmware's ELF, beside --map: symbol sizes the map cannot give (LTO builds)"));
   cmd->add_option("--arena-symbol", args->arena_symbol,
                   "The map's symbol that holds the tensor arena, when it is not named like one (a struct or class "
                   "member: the arena is then among the statics, not added to them)");
@@ -166,10 +167,10 @@ void add_fit_command(CLI::App& app) {
   add_size_option(*cmd, "--flash", args->flash, "Flash");
   add_name_option(*cmd, "--target", args->target, "Struct sizes of the runtime: cortex-m | x86-64", "--target",
                   {"cortex-m", "x86-64"});
-  cmd->add_option("--mcu-table", args->mcu_table, "Use this MCU table (JSON, as data/mcus.json)");
+  file_name(cmd->add_option("--mcu-table", args->mcu_table, "Use this MCU table (JSON, as data/mcus.json)"));
   cmd->add_flag("--list-mcus", args->list, "List the MCU table (with --json, in the form --mcu-table reads)");
   cmd->add_flag("--json", args->json, "Print the edgemem.fit/2 JSON document");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (flash and RAM against the chip)");
+  file_name(cmd->add_option("--html", args->html, "Also write a self-contained HTML page (flash and RAM against the chip)"));
   exit_code_help(*cmd,
                  "the model does not fit (flash, RAM or one contiguous block for the arena), fits only once the "
                  "declared arena is enlarged, or TFLite Micro cannot run it",

@@ -72,10 +72,10 @@ int run_map(MapArgs args) {
 void add_map_command(CLI::App& app) {
   auto args = std::make_shared<MapArgs>();
   CLI::App* cmd = app.add_subcommand("map", "Read a linker map (GNU ld, armlink, IAR): regions, sections, objects, symbols");
-  cmd->add_option("map", args->map, "The .map file (an ELF here is read as --elf)");
-  cmd->add_option("--elf", args->elf, "The linked ELF: sections and symbols as size -A and nm -S see them");
+  file_name(cmd->add_option("map", args->map, "The .map file (an ELF here is read as --elf)"));
+  file_name(cmd->add_option("--elf", args->elf, "The linked ELF: sections and symbols as size -A and nm -S see them"));
   cmd->add_flag("--json", args->json, "Print the edgemem.map/2 JSON document");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (region bars, treemap, symbols) to this file");
+  file_name(cmd->add_option("--html", args->html, "Also write a self-contained HTML page (region bars, treemap, symbols) to this file"));
   whole_number(cmd->add_option("--top", args->top, "Symbols to list"))->capture_default_str();
   exit_code_help(*cmd, "the map and the ELF are not from the same link, a region overflowed, or the map's own totals "
                  "disagree with its sections (SELF-CHECK FAILED)",

@@ -57,6 +57,12 @@ CLI::Option* whole_number_from(CLI::Option* option, bool zero) {
 CLI::Option* whole_number_from_one(CLI::Option* option) { return whole_number_from(option, false); }
 CLI::Option* whole_number(CLI::Option* option) { return whole_number_from(option, true); }
 
+CLI::Option* file_name(CLI::Option* option) {
+  return option->check(CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "expected a file name, got an empty one" : ""; },
+      "FILE"));
+}
+
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example, const std::string& more) {
   cmd.footer(fmt::format("Exit codes:\n  0  nothing against you\n  1  {}\n  2  bad usage or input it cannot read\n{}"
                          "Example:\n  {}",

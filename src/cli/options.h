@@ -26,6 +26,10 @@ CLI::Option* whole_number_from_one(CLI::Option* option);
 // The same from 0.
 CLI::Option* whole_number(CLI::Option* option);
 
+// A file or directory name: an empty one (`--html ""`, an unset shell
+// variable) is refused, not taken for the option left out.
+CLI::Option* file_name(CLI::Option* option);
+
 // "Exit codes: 0 ..., 1 `finding`, 2 ..." and an example, after the options.
 // `more`: further exit codes, one "  N  meaning\n" line each.
 void exit_code_help(CLI::App& cmd, const std::string& finding, const std::string& example, const std::string& more = "");

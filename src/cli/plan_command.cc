@@ -52,14 +52,14 @@ int run_plan(const PlanArgs& args) {
 void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand("plan", "Plan the tensor arena of a .tflite model");
-  cmd->add_option("model", args->model, "The .tflite model")->required();
+  file_name(cmd->add_option("model", args->model, "The .tflite model"))->required();
   add_name_option(*cmd, "--planner", args->planner, "best (edgemem) | greedy (TFLite Micro's)", "--planner",
                   {"best", "greedy"});
   cmd->add_flag("--json", args->json, "Print the edgemem.plan/1 JSON document");
   add_name_option(*cmd, "--target", args->target, "Struct sizes of the runtime: cortex-m (32-bit) | x86-64", "--target",
                   {"cortex-m", "x86-64"});
   add_size_option(*cmd, "--declared", args->declared, "The kTensorArenaSize the firmware declares, to compare");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (both plans over the operators, the arena in parts)");
+  file_name(cmd->add_option("--html", args->html, "Also write a self-contained HTML page (both plans over the operators, the arena in parts)"));
   cmd->add_flag("--reorder", args->reorder, "Search the operator order with the lowest peak (Liberis & Lane)");
   exit_code_help(*cmd, "the --declared arena is shorter than the recommended one, or TFLite Micro cannot run the model",
                  "edgemem plan --declared 64K model.tflite || echo 'kTensorArenaSize is too small'");

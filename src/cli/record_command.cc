@@ -297,7 +297,7 @@ int run_record(const RecordArgs& args) {
 void add_record_command(CLI::App& app) {
   auto args = std::make_shared<RecordArgs>();
   CLI::App* cmd = app.add_subcommand("record", "Run a Linux program and record every heap allocation with its call stack");
-  cmd->add_option("-o,--output", args->output, "The recording (emt v3); forked children write OUTPUT.PID")
+  file_name(cmd->add_option("-o,--output", args->output, "The recording (emt v3); forked children write OUTPUT.PID"))
       ->capture_default_str();
   cmd->add_option("command", args->command, "The program and its arguments, after --");
   whole_number_from_one(

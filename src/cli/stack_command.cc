@@ -46,12 +46,12 @@ int run_stack(const StackArgs& args) {
 void add_stack_command(CLI::App& app) {
   auto args = std::make_shared<StackArgs>();
   CLI::App* cmd = app.add_subcommand("stack", "Worst-case stack per root from GCC .su/.ci files or a Keil .htm call graph (Clang .su files: frames only)");
-  cmd->add_option("paths", args->paths, "Directories (searched recursively), .su/.ci files, or a Keil .htm report")->required();
+  file_name(cmd->add_option("paths", args->paths, "Directories (searched recursively), .su/.ci files, or a Keil .htm report"))->required();
   cmd->add_flag("--json", args->json, "Print the edgemem.stack/1 JSON document");
-  cmd->add_option("--html", args->html, "Also write a self-contained HTML page (each root's worst path as a call tree) to this file");
-  cmd->add_option("--elf", args->elf,
-                  "The ELF linked from these objects: settles weak against static definitions and leaves out roots "
-                  "the linker removed");
+  file_name(cmd->add_option("--html", args->html, "Also write a self-contained HTML page (each root's worst path as a call tree) to this file"));
+  file_name(cmd->add_option("--elf", args->elf,
+                            "The ELF linked from these objects: settles weak against static definitions and leaves out roots "
+                            "the linker removed"));
   cmd->add_flag("--fpu", args->fpu, "Exception frames include the FPU context (108 B instead of 36 B, each with the alignment pad)");
   whole_number(cmd->add_option("--top", args->top, "Heaviest frames to list"))->capture_default_str();
   exit_code_help(*cmd, "(not used: stack states no limit; put one in a budget and run edgemem check)",

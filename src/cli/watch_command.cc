@@ -172,12 +172,13 @@ void add_watch_command(CLI::App& app) {
   AnalyzeArgs& a = args->trace;
   CLI::App* cmd = app.add_subcommand(
       "watch", "Follow a live capture (growing file, -, tcp://HOST:PORT, serial device): status line, alerts, metrics");
-  cmd->add_option("source", a.path,
-                  "A file still being written, - for stdin, tcp://HOST:PORT (probe or emulator), or a serial device")
+  file_name(cmd->add_option("source", a.path,
+                            "A file still being written, - for stdin, tcp://HOST:PORT (probe or emulator), or a serial "
+                            "device"))
       ->required();
   add_trace_options(*cmd, a);
   cmd->add_flag("--json", a.json, "At the end print the edgemem.analyze/1 JSON document instead of the summary");
-  cmd->add_option("--html", a.html, "At the end also write the HTML report to this file");
+  file_name(cmd->add_option("--html", a.html, "At the end also write the HTML report to this file"));
   cmd->add_option("--fail-on", a.fail_on,
                   "Also exit 1 when at the end any of these hold: leak,overflow,guard,lifo,alloc-failure,"
                   "fragmentation=warning|danger");
@@ -194,8 +195,8 @@ void add_watch_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "Name of the device, for alerts and metrics labels");
   cmd->add_option("--metrics-listen", args->metrics_listen,
                   "Serve /metrics (Prometheus text or OpenMetrics) at HOST:PORT, :PORT or PORT (:0 = any free port)");
-  cmd->add_option("--metrics-file", args->metrics_file,
-                  "Rewrite this .prom file (atomically) every interval, for node_exporter's textfile collector");
+  file_name(cmd->add_option("--metrics-file", args->metrics_file,
+                            "Rewrite this .prom file (atomically) every interval, for node_exporter's textfile collector"));
   cmd->add_option("--otlp", args->otlp,
                   "Push the metrics as OTLP/HTTP JSON every interval to this collector URL (http://HOST:4318[/v1/metrics])");
   exit_code_help(*cmd,

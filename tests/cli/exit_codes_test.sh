@@ -91,6 +91,16 @@ expect 2 "a trace that cannot be read" -- "$edgemem" analyze "$tmp/nope.log" --t
 [ "$(cat "$tmp/old.log")" = keep ] || { echo "FAIL: a failed run changed an earlier --textlog file"; fail=1; }
 expect 2 "--top -1 (CLI11 read it as 2^64 - 1)" -- "$edgemem" map "$corpus/map/own_cm4_O2.map" --top -1
 expect 2 "--clock-hz inf" -- "$edgemem" analyze "$tmp/in.log" --clock-hz inf
+# An empty file name (an unset shell variable) was taken for the option left
+# out: no report written, or no ELF read, exit 0.
+for args in "analyze $tmp/in.log --html" "analyze $tmp/in.log --perfetto" "analyze $tmp/in.log --metrics-file" \
+            "analyze $tmp/in.log --elf" "watch $tmp/in.log --until 1 --metrics-file" "record -o" \
+            "map $corpus/map/own_cm4_O2.map --elf" "stack $corpus/su --html" "demo --html"; do
+  # shellcheck disable=SC2086  # the words of $args are the arguments
+  expect 2 "$args ''" -- "$edgemem" $args ""
+  [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "expected a file name, got an empty one" "$tmp/err" ||
+    { echo "FAIL: $args '': not one line asking for a file name"; cat "$tmp/err"; fail=1; }
+done
 expect 0 "fit --list-mcus --json" -- "$edgemem" fit --list-mcus --json
 cp "$tmp/out" "$tmp/mcus.json"
 expect 0 "that list read back as --mcu-table" -- "$edgemem" fit --list-mcus --mcu-table "$tmp/mcus.json"
