@@ -121,6 +121,14 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   w.sample("edgemem_inferences_total", "", d(r.inferences));
   w.family("edgemem_events_total", "counter", "", "Memory events decoded");
   w.sample("edgemem_events_total", "", d(s.events));
+  // analyze stopped by Ctrl-C or SIGTERM: every number is of the input read
+  // until then, as the JSON's input.interrupted says. (A watch is read so
+  // far by nature: Ctrl-C is how it ends.)
+  if (!in.watching) {
+    w.family("edgemem_input_interrupted", "gauge", "",
+             "1 when SIGINT or SIGTERM stopped analyze before the input's end: the numbers cover what was read until then");
+    w.sample("edgemem_input_interrupted", "", in.input->interrupted ? 1 : 0);
+  }
 
   w.family("edgemem_pool_used_bytes", "gauge", "bytes", "Bytes in use now (heap: live blocks; arena: top)");
   for (const PoolSummary& p : r.pools) w.sample("edgemem_pool_used_bytes", pool_label(p.name), d(p.final_bytes));

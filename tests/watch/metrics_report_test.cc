@@ -43,6 +43,17 @@ TEST(MetricsReport, PrometheusTextNamesCountersWithTotalAndHasNoUnitLines) {
   EXPECT_FALSE(has(t, "# EOF"));
 }
 
+// analyze stopped by Ctrl-C wrote its metrics file with nothing to tell a
+// scraper they were of part of the input: marked as the JSON marks it.
+TEST(MetricsReport, AnInterruptedAnalyzeIsMarked) {
+  Fixture f;
+  EXPECT_TRUE(has(f.render(MetricsFormat::prometheus), "edgemem_input_interrupted 0\n"));
+  f.input.interrupted = true;
+  EXPECT_TRUE(has(f.render(MetricsFormat::prometheus), "# TYPE edgemem_input_interrupted gauge\nedgemem_input_interrupted 1\n"));
+  const std::string watching = metrics_report({&f.input, &f.result, "", {}, true}, MetricsFormat::prometheus);
+  EXPECT_FALSE(has(watching, "edgemem_input_interrupted")) << "Ctrl-C is how a watch ends";
+}
+
 TEST(MetricsReport, OpenMetricsNamesCounterFamiliesWithoutTotalGivesUnitsAndEnds) {
   std::string t = Fixture().render(MetricsFormat::openmetrics);
   EXPECT_TRUE(has(t, "# TYPE edgemem_inferences counter\nedgemem_inferences_total 400\n"));
