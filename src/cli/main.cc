@@ -154,9 +154,13 @@ int main(int argc, char** argv) {
     rc = app.exit(e) == 0 ? 0 : 2;
   } catch (const std::system_error& e) {
     if (e.code() == std::errc::broken_pipe) return 128 + SIGPIPE;  // what the shell reports for | head
-    // A print to a full disk (stdout on /dev/full) throws from fmt.
-    fmt::print(stderr, "edgemem: {}\n", e.what());
-    return 2;
+    // A print to a full disk (stdout on /dev/full) throws from fmt, which
+    // calls every stream "file".
+    if (std::ferror(stdout)) {
+      fmt::print(stderr, "edgemem: cannot write the report to stdout: {}\n", e.code().message());
+      return 2;
+    }
+    return edgemem::cli::fail(e.what());
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "edgemem: out of memory: the input is larger than this machine can hold (a device file such "
                        "as /dev/zero, or a file that is not what the command reads)\n");
@@ -165,9 +169,14 @@ int main(int argc, char** argv) {
     return edgemem::cli::fail(e.what());
   }
   // The report on stdout is the answer: a full disk or a closed pipe must not pass as success.
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+  // A write that failed before (an export sent to stdout) was said where it
+  // failed; errno is now of whatever ran since, so only this flush's own failure is said.
+  const bool failed_before = std::ferror(stdout) != 0;
+  errno = 0;
+  if (std::fflush(stdout) != 0 || failed_before) {
     if (errno == EPIPE) return 128 + SIGPIPE;
-    fmt::print(stderr, "edgemem: cannot write the report to stdout: {}\n", std::strerror(errno ? errno : EIO));
+    if (!failed_before)
+      fmt::print(stderr, "edgemem: cannot write the report to stdout: {}\n", std::strerror(errno ? errno : EIO));
     return 2;
   }
   return rc;

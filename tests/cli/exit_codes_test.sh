@@ -71,6 +71,15 @@ if [ -w /dev/full ]; then
   expect 2 "text report to a full disk" -- sh -c "\"$edgemem\" analyze \"$tmp/in.log\" >/dev/full"
   grep -q "cannot write the report to stdout" "$tmp/err" || { echo "FAIL: a full stdout is not said"; cat "$tmp/err"; fail=1; }
   expect 2 "JSON to a full disk" -- sh -c "\"$edgemem\" analyze --json \"$tmp/in.log\" >/dev/full"
+  # Said as standard output with the write's own reason: not as fmt's
+  # "cannot write to file", nor, after an export on stdout had failed, with
+  # the errno of a later stat ("No such file or directory") on a second line.
+  [ "$(cat "$tmp/err")" = "edgemem: cannot write the report to stdout: No space left on device" ] ||
+    { echo "FAIL: JSON to a full stdout:"; cat "$tmp/err"; fail=1; }
+  expect 2 "--folded - to a full disk" -- sh -c \
+    "\"$edgemem\" analyze \"$tmp/in.log\" --folded - --speedscope \"$tmp/full.speedscope\" >/dev/full"
+  [ "$(grep -c "cannot write" "$tmp/err")" = 1 ] && ! grep -q "No such file" "$tmp/err" ||
+    { echo "FAIL: --folded - to a full stdout is not said once with its reason:"; grep edgemem: "$tmp/err"; fail=1; }
 fi
 printf '{"schema":"edgemem.budget/1","regions":{"RAM":{"max_percent":1e400}}}' >"$tmp/huge.json"
 expect 2 "a budget number past any double" -- "$edgemem" check --budget "$tmp/huge.json" --map "$corpus/map/own_cm4_O2.map"
