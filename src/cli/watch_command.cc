@@ -123,7 +123,8 @@ int run_watch(const WatchArgs& args) {
   }
   // Any signal after this one (the one that ended the watch, if any) ends the wait for hooks.
   const int signals_at_end = interrupt_count();
-  if (int signal = interrupted()) fmt::print(stderr, "edgemem: stopped by signal {}; summary of everything seen\n", signal);
+  if (int signal = interrupted(); signal && outcome.run)
+    fmt::print(stderr, "edgemem: stopped by signal {}; summary of everything seen\n", signal);
   // "empty input" would read as a file that exists and is empty.
   if (!outcome.run && watcher.received() == 0)
     for (std::string& note : outcome.notes)

@@ -60,15 +60,17 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
       note(fmt::format("{} inferences seen (--until {})", engine_.inferences(), *limits.until_inferences));
       break;
     }
+    // Why the watch ends, before its summary; with nothing received there
+    // is none, and "nothing arrived" is the one line said.
     if (r.ended) {
-      note("end of input");
+      if (received_) note("end of input");
       ended = true;
       break;
     }
     now = Clock::now();
     if (limits.duration && now - start >= *limits.duration) {
       const auto ms = std::chrono::duration_cast<milliseconds>(*limits.duration).count();
-      note(ms % 1000 ? fmt::format("--for {} ms elapsed", ms) : fmt::format("--for {} s elapsed", ms / 1000));
+      if (received_) note(ms % 1000 ? fmt::format("--for {} ms elapsed", ms) : fmt::format("--for {} s elapsed", ms / 1000));
       break;
     }
     if (now >= next_tick) {

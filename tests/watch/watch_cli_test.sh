@@ -66,6 +66,26 @@ rc=$?
 [ "$rc" = 2 ] && grep -q "never.log: nothing arrived; no trace to summarise" "$tmp/err" &&
   ! grep -q "empty input" "$tmp/err" && ok "a file that never appeared: nothing arrived, exit 2" ||
   bad "file never appeared: exit $rc, $(tail -2 "$tmp/err")"
+# An empty file or stdin, ended by --for, its end or Ctrl-C: that one line
+# alone, not first "--for 300 ms elapsed", "end of input" or "stopped by
+# signal 2; summary of everything seen" (there is none).
+: >"$tmp/empty.log"
+"$edgemem" watch "$tmp/empty.log" --for 300ms >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "edgemem: $tmp/empty.log: nothing arrived; no trace to summarise" ] &&
+  ok "an empty file: one line, exit 2" || bad "an empty file: exit $rc, $(cat "$tmp/err")"
+"$edgemem" watch - <"$tmp/empty.log" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "edgemem: -: nothing arrived; no trace to summarise" ] &&
+  ok "an empty stdin: one line, exit 2" || bad "an empty stdin: exit $rc, $(cat "$tmp/err")"
+"$edgemem" watch "$tmp/empty.log" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "edgemem: $tmp/empty.log: nothing arrived; no trace to summarise" ] &&
+  ok "an empty file, Ctrl-C: one line, exit 2" || bad "an empty file, Ctrl-C: exit $rc, $(cat "$tmp/err")"
 # ... and a fatal error before any byte (an --elf that is no ELF) is still said.
 printf 'not an elf' >"$tmp/bad.elf"
 "$edgemem" watch "$tmp/never.log" --elf "$tmp/bad.elf" --for 300ms >"$tmp/out" 2>"$tmp/err"
