@@ -232,6 +232,13 @@ struct TraceSession::Impl {
       if (s.first_problem)
         out.notes.push_back(fmt::format("{}: {} (as --format {}); no memory events decoded{}", where(name, *s.first_problem),
                                         s.first_problem->what, run.input.format, other));
+      // Records that decoded, each of a block no address space holds
+      // (addr + size past 2^64): not "expected [MEM] lines".
+      else if (s.impossible_events > 0)
+        out.notes.push_back(fmt::format("{}: {} memory event{} decoded, none possible (the first: {}): the data is "
+                                        "corrupt; no memory events analysed",
+                                        name, s.impossible_events, s.impossible_events == 1 ? "" : "s",
+                                        s.first_impossible));
       else if (s.truncated_bytes > 0)
         // Not "its first record": an emt stream's SYNC, HEADER and POOL records may have come whole.
         out.notes.push_back(fmt::format("{}: the input ends inside a record ({} bytes of it, cut off) before any "

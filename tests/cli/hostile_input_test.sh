@@ -100,6 +100,15 @@ if grep -q "$(printf '\033')" "$tmp/out" "$tmp/err"; then
   echo "FAIL: analyze printed the [MEM] line's escape byte raw"; fail=1
 fi
 
+# [MEM] lines at the 64-bit edge: a block past 2^64 is dropped as impossible,
+# never wrapped to a small address or size; with nothing else the error
+# says so, not "expected [MEM] lines".
+printf '[MEM][1] ALLOC size=0x20 addr=0xFFFFFFFFFFFFFFF0\n[MEM][2] ALLOC size=0xFFFFFFFFFFFFFFFF addr=0x1000\n' \
+  >"$tmp/edge.log"
+expect 2 "[MEM] blocks past 2^64 only" \
+  "edge.log: 2 memory events decoded, none possible (the first: alloc at time 1: a block of 32 B at 0xfffffffffffffff0 runs past the 64-bit address space)" \
+  -- "$edgemem" analyze "$tmp/edge.log"
+
 # Past `ulimit -f` a write fails (EFBIG): said, exit 2, the report still
 # printed, no temporary left; SIGXFSZ once ended the run with none of that.
 leak=$src/examples/traces/kws_leak.emt
