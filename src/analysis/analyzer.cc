@@ -60,6 +60,7 @@ struct Analyzer::Impl {
   static constexpr size_t kMaxOpen = 1024;
   std::map<uint64_t, OpenInference> open;
   std::unordered_map<uint32_t, uint64_t> open_of_thread;  // position
+  std::unordered_map<uint32_t, uint32_t> opens_of_thread;  // how many, when a thread ran ahead
   // Until an end marker is seen a begin ends the open inference, whichever
   // thread began it (firmware may mark only begins). If its end then comes
   // — from the thread that began it, or by its number from a thread it was
@@ -286,12 +287,14 @@ struct Analyzer::Impl {
       for (const auto& [position, o] : open) timeline.abandoned(position);
       open.clear();
       open_of_thread.clear();
-      ended_by_a_begin.clear();
-      ended_by_a_begin_number.clear();
+      opens_of_thread.clear();
       began_ahead.clear();
     } else {
       r.after_inference = tracker.device_inference();
     }
+    // An end lost before the boot does not come after it: its number is the new boot's.
+    ended_by_a_begin.clear();
+    ended_by_a_begin_number.clear();
     if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(r);
     ++restarts.total;
     restart_resets_left = context.pools.size();
@@ -327,6 +330,7 @@ struct Analyzer::Impl {
     const OpenInference o = it->second;
     open.erase(it);
     if (auto t = open_of_thread.find(o.thread); t != open_of_thread.end() && t->second == position) open_of_thread.erase(t);
+    if (auto c = opens_of_thread.find(o.thread); c != opens_of_thread.end() && --c->second == 0) opens_of_thread.erase(c);
     return o;
   }
 
@@ -363,8 +367,10 @@ struct Analyzer::Impl {
   }
 
   void begin_marked(const Event& e) {
-    if (open.size() > open_of_thread.count(e.thread)) ++begins_of_other_threads;  // another thread's is open
+    const auto own = opens_of_thread.find(e.thread);
+    if (open.size() > (own == opens_of_thread.end() ? 0 : own->second)) ++begins_of_other_threads;  // another thread's is open
     ended_by_a_begin.erase(e.thread);
+    if (e.size) ended_by_a_begin_number.erase(e.size);  // an end of that number is this one's now
     if (!ends_seen && !open.empty()) {
       // Firmware that marks only the begins: each one ends the inference before it.
       const OpenInference before = take_open(open.rbegin()->first);
@@ -390,6 +396,7 @@ struct Analyzer::Impl {
     const uint64_t position = timeline.inference_begin(e.time, device);
     open.emplace(position, OpenInference{e.thread, device, position});
     open_of_thread[e.thread] = position;
+    ++opens_of_thread[e.thread];
   }
 
   void end_marked(const Event& e) {
