@@ -39,10 +39,21 @@ void TpiuDeframer::frame() {
   }
 }
 
+namespace {
+bool reserved_source(uint8_t id) { return (id >= 0x70 && id <= 0x7A) || id == 0x7C || id >= 0x7E; }
+}  // namespace
+
 TpiuDecoder::TpiuDecoder(TraceContext& context, EventSink& sink, unsigned stream)
     : itm_(context, sink),
       deframer_([this](uint8_t id, uint8_t byte) {
         ++id_bytes_[id & 0x7f];
+        if (reserved_source(id)) {
+          ++reserved_bytes_;
+          if (!reserved_frame_) {
+            reserved_frame_ = frame_at_;
+            reserved_id_ = id;
+          }
+        }
         if (id != stream_) return;
         itm_.feed({&byte, 1});
         if (!problem_frame_ && itm_.stats().first_problem) problem_frame_ = frame_at_;
@@ -79,7 +90,12 @@ DecodeStats TpiuDecoder::framed(DecodeStats s) const {
                                          *problem_frame_);
     s.first_problem->offset = *problem_frame_;
   }
-  s.corrupt_bytes += deframer_.dropped();
+  s.corrupt_bytes += deframer_.dropped() + reserved_bytes_;
+  if (reserved_frame_ && (!s.first_problem || *reserved_frame_ < s.first_problem->offset))
+    s.first_problem = DecodeProblem{*reserved_frame_, 0,
+                                    fmt::format("TPIU frame with source ID {:#04x}, which the architecture reserves: "
+                                                "the capture is damaged here (its bytes are skipped)",
+                                                *reserved_id_)};
   s.packets["tpiu_frames"] = deframer_.frames();
   s.packets["tpiu_syncs"] = deframer_.syncs();
   for (unsigned id = 1; id < 0x70; ++id)

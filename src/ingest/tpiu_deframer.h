@@ -49,6 +49,11 @@ class TpiuDecoder final : public Decoder {
   std::array<uint64_t, 128> id_bytes_{};
   uint64_t frame_at_ = 0;                  // file offset of the frame being deframed
   std::optional<uint64_t> problem_frame_;  // the frame that held the ITM stream's first problem
+  // A source ID the architecture reserves (0x70-0x7A, 0x7C, 0x7E, 0x7F): no
+  // trace source sends it, so its frame is damage, such as noise after the
+  // capture's end scattered over IDs (one tail in five made up an event).
+  uint64_t reserved_bytes_ = 0;
+  std::optional<uint64_t> reserved_frame_, reserved_id_;
   DecodeStats framed(DecodeStats itm) const;
 };
 
