@@ -1,4 +1,6 @@
 #include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -92,6 +94,14 @@ std::string extras_message(const CLI::App& top, int argc, char** argv) {
   return fmt::format("edgemem: {} does not take {}{} (see {})\n", command, fmt::join(extras, " "), hint, help);
 }
 
+// A pipe whose reader has gone (`| head`): Linux polls its write end as
+// POLLERR. An export that met it was said where it failed; the exit code is
+// still the shell's for a closed pipe, as for the report itself.
+bool reader_gone(int fd) {
+  pollfd p{fd, 0, 0};
+  return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,7 +184,7 @@ int main(int argc, char** argv) {
   const bool failed_before = std::ferror(stdout) != 0;
   errno = 0;
   if (std::fflush(stdout) != 0 || failed_before) {
-    if (errno == EPIPE) return 128 + SIGPIPE;
+    if (errno == EPIPE || (failed_before && reader_gone(STDOUT_FILENO))) return 128 + SIGPIPE;
     if (!failed_before)
       fmt::print(stderr, "edgemem: cannot write the report to stdout: {}\n", std::strerror(errno ? errno : EIO));
     return 2;

@@ -394,6 +394,14 @@ if [ "$code" != 141 ] || grep -q "terminate\|what()" "$tmp/pipe_err"; then
 else
   echo "ok: closed pipe"
 fi
+# An export sent to stdout meets the closed pipe first: said, and still the shell's 141.
+awk 'BEGIN { for (i = 1; i <= 20000; i++) printf "[MEM][%d] ALLOC size=16 addr=%#x\n", i, 4096 + 16 * i }' >"$tmp/many.log"
+code=$("$edgemem" analyze "$tmp/many.log" --textlog - 2>"$tmp/pipe_err" | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}")
+if [ "$code" != 141 ]; then
+  echo "FAIL: --textlog - into a closed pipe: exit $code, expected 141"; cat "$tmp/pipe_err"; fail=1
+else
+  echo "ok: export into a closed pipe"
+fi
 # analyze refuses what is not a trace (exit 2, one line: the file, what it
 # looks like, what to run instead) instead of decoding it as ITM.
 refused() {  # refused DESCRIPTION FILE EXPECTED-LINE
