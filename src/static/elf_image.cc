@@ -113,9 +113,15 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
   Elf_Scn* names_scn = elf_getscn(elf, shstrndx);
   if (elf_getshdrnum(elf, &sections) == 0 && sections > 1 &&
       (!names_scn || !gelf_getshdr(names_scn, &names) || names.sh_type != SHT_STRTAB)) {
-    error = fmt::format("{}: offset {}: e_shstrndx {} is not the section name table's index (expected a string "
-                        "table among its {} sections): the ELF is damaged; link it again",
-                        path, ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? 62 : 50, shstrndx, sections);
+    // SHN_UNDEF is legal ELF for "no names", but edgemem finds sections by name.
+    error = shstrndx == SHN_UNDEF
+                ? fmt::format("{}: offset {}: e_shstrndx is 0: the ELF has no section name table, and sections are "
+                              "found by name (.text, .data, .vectors); give the linker's own output, not one "
+                              "rewritten without names",
+                              path, ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? 62 : 50)
+                : fmt::format("{}: offset {}: e_shstrndx {} is not the section name table's index (expected a string "
+                              "table among its {} sections): the ELF is damaged; link it again",
+                              path, ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? 62 : 50, shstrndx, sections);
     elf_end(elf);
     close(fd);
     return std::nullopt;
