@@ -148,18 +148,10 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
                           {"last_time", l.last_time},
                           {"off_inference_thread", l.off_inference_thread},
                           {"threads", thread_shares_json(l.threads)}});
-  // Empty but for a group that joins several stacks.
-  auto add_stacks = [](json& group, const std::vector<StackShare>& stacks) {
-    json& out = group["stacks"] = json::array();
-    for (const StackShare& s : stacks) out.push_back({{"site", s.site}, {"bytes", s.bytes}, {"count", s.count}});
-  };
-  for (size_t i = 0; i < r.leaks.size(); ++i) add_stacks(j["leaks"][i], r.leaks[i].stacks);
   j["persistent"] = json::array();
-  for (const auto& p : r.persistent) {
+  for (const auto& p : r.persistent)
     j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count},
                                {"reason", to_string(p.reason)}});
-    add_stacks(j["persistent"].back(), p.stacks);
-  }
   j["leak_rate_bytes_per_inference"] = r.inferences ? json(r.leak_rate_bytes_per_inference) : json(nullptr);
   if (r.exhaustion_forecast)
     j["exhaustion_forecast"] = {{"inferences", r.exhaustion_forecast->inferences},
