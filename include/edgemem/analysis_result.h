@@ -63,13 +63,6 @@ struct LeakGrowth {
   bool stopped_on_its_own() const { return stopped_after_inference && failed_requests == 0; }
 };
 
-// What a group that joins several call stacks (stacks through code a JIT
-// compiled, docs/record.md) holds at the end under one of them, whole.
-struct StackShare {
-  std::string site;
-  uint64_t bytes = 0, count = 0;
-};
-
 struct SiteLeak {
   std::string site;
   std::string pool;
@@ -88,7 +81,6 @@ struct SiteLeak {
   // its threads' own activity and has no rate per inference.
   bool off_inference_thread = false;
   std::vector<ThreadShare> threads;  // which threads made its live blocks, most bytes first
-  std::vector<StackShare> stacks;    // a joined group's live blocks by whole stack, most bytes first; else empty
 };
 
 // Why live blocks at the end are not a leak.
@@ -104,7 +96,6 @@ struct PersistentBlock {
   uint64_t bytes = 0;
   uint64_t count = 0;
   LiveReason reason = LiveReason::not_growing;
-  std::vector<StackShare> stacks;  // as SiteLeak::stacks
 };
 
 struct SiteBalance {

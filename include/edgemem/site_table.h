@@ -42,12 +42,6 @@ class SiteTable {
   std::string_view name(SiteId id) const;  // "?" for kUnknownSite
   // Gives a site a better name (a symbolised address); ids stay valid.
   void rename(SiteId id, std::string_view text);
-  // Leaks of `id`'s blocks are judged in `group`'s group, with those of
-  // every other site joined to it (a recorded stack through code a JIT
-  // compiled, docs/record.md); the site itself stays as it is everywhere else.
-  void join(SiteId id, SiteId group);
-  // The site whose group `id`'s blocks join: itself unless joined.
-  SiteId leak_group(SiteId id) const { return id < leak_groups_.size() ? leak_groups_[id] : id; }
   size_t size() const { return names_.size(); }
   // intern() calls that got the overflow site because the table was full.
   uint64_t dropped() const { return dropped_; }
@@ -67,7 +61,6 @@ class SiteTable {
   mutable std::unordered_map<SiteId, Unnamed> unnamed_;
   std::vector<std::shared_ptr<SiteNamer>> namers_;  // keeps each namer alive for unnamed_
   uint64_t dropped_ = 0;
-  std::vector<SiteId> leak_groups_;  // by site, up to the last one joined
   SiteId overflow_ = kUnknownSite;  // "(other sites)" once the table is full
 };
 

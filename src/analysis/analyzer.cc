@@ -132,8 +132,7 @@ struct Analyzer::Impl {
     const PoolInfo& info = pool_info(e.pool);
     bool replaced = false;
     Block old;
-    const Block& b =
-        tracker.alloc(e, leaks.group_of(e.pool, context.sites.leak_group(e.site), e.size), thread_clock, replaced, old);
+    const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), thread_clock, replaced, old);
     if (replaced) {
       // A bump allocator hands the next block the offset of a 0-byte one:
       // in an arena that is no lost free.
@@ -219,7 +218,7 @@ struct Analyzer::Impl {
     hear_partner(e.pool, e.time);
     fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference(),
                          tracker.pool(e.pool).live.size());
-    leaks.failed(e.pool, context.sites.leak_group(e.site), e.size);
+    leaks.failed(e.pool, e.site, e.size);
     const uint64_t size = pool_info(e.pool).size;
     if (size == 0 || e.size <= size) {
       if (latest_refusal.size() <= e.pool) latest_refusal.resize(e.pool + 1);

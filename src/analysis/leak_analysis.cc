@@ -1,7 +1,6 @@
 #include "leak_analysis.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
 #include <unordered_set>
 
@@ -330,27 +329,7 @@ struct Live {
   uint64_t bytes = 0, count = 0, min_size = UINT64_MAX, max_size = 0;
   uint64_t first = UINT64_MAX, last = 0;
   std::vector<ThreadShare> threads;  // of bytes and count, by the thread that made them
-  // Of a group that joins several stacks (SiteTable::join): its blocks by
-  // whole stack, those made before the first inference apart.
-  struct Stack {
-    uint64_t bytes = 0, count = 0, pre_bytes = 0, pre_count = 0;
-  };
-  std::map<SiteId, Stack> stacks;
 };
-
-// A joined group's blocks by whole stack, most bytes first: those counted
-// (`made`), made before the first inference (`before`), or both.
-std::vector<StackShare> stack_shares(const TraceContext& context, const Live& g, bool made, bool before) {
-  std::vector<StackShare> out;
-  for (const auto& [site, s] : g.stacks) {
-    const uint64_t bytes = (made ? s.bytes : 0) + (before ? s.pre_bytes : 0);
-    const uint64_t count = (made ? s.count : 0) + (before ? s.pre_count : 0);
-    if (count > 0) out.push_back({std::string(context.sites.name(site)), bytes, count});
-  }
-  std::sort(out.begin(), out.end(),
-            [](const StackShare& a, const StackShare& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; });
-  return out;
-}
 
 void add_share(std::vector<ThreadShare>& shares, uint32_t tid, uint64_t size) {
   auto s = std::find_if(shares.rbegin(), shares.rend(), [&](const ThreadShare& x) { return x.tid == tid; });
@@ -382,13 +361,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           g.latest = std::max(g.latest, at);
         }
       }
-      const bool before_first = markers && clocked && b.inference == 0 && !began_at_start_;
-      if (const SiteId key_site = std::get<1>(groups_[b.group].key); b.site != key_site) {
-        Live::Stack& s = g.stacks[b.site];
-        (before_first ? s.pre_bytes : s.bytes) += b.size;
-        ++(before_first ? s.pre_count : s.count);
-      }
-      if (before_first) {
+      if (markers && clocked && b.inference == 0 && !began_at_start_) {
         g.pre_bytes += b.size;
         ++g.pre_count;
         return;
@@ -436,8 +409,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       grows = rising_minima(counters);
     }
     if (kept_by_c_runtime(name, files_open)) {
-      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, LiveReason::kept_by_c_runtime,
-                                stack_shares(context, g, true, true)});
+      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, LiveReason::kept_by_c_runtime});
     } else if (g.count > 0 && grows) {
       SiteLeak leak;
       leak.site = name;
@@ -484,17 +456,15 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
       leak.allocs = counters.allocs;
       leak.frees = counters.frees;
       leak.threads = std::move(g.threads);
-      leak.stacks = stack_shares(context, g, true, false);
       std::sort(leak.threads.begin(), leak.threads.end(),
                 [](const ThreadShare& a, const ThreadShare& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.tid < b.tid; });
       out.leaks.push_back(std::move(leak));
       leaking.insert(site);
       if (g.pre_count > 0)
-        out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count, LiveReason::before_first_inference,
-                                  stack_shares(context, g, false, true)});
+        out.persistent.push_back({name, pool, g.pre_bytes, g.pre_count, LiveReason::before_first_inference});
     } else {
       LiveReason why = g.count > 0 ? LiveReason::not_growing : LiveReason::before_first_inference;
-      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, why, stack_shares(context, g, true, true)});
+      out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, why});
     }
   }
   auto by_bytes = [](const auto& a, const auto& b) { return a.bytes != b.bytes ? a.bytes > b.bytes : a.site < b.site; };
@@ -506,7 +476,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   // an exit read "[LEAK]", three "NOT CHECKED".
   if (!markers && events_ < 8 && !out.leaks.empty()) {
     for (const SiteLeak& l : out.leaks)
-      out.persistent.push_back({l.site, l.pool, l.bytes, l.count, LiveReason::not_growing, l.stacks});
+      out.persistent.push_back({l.site, l.pool, l.bytes, l.count, LiveReason::not_growing});
     out.leaks.clear();
     leaking.clear();
     std::sort(out.persistent.begin(), out.persistent.end(), by_bytes);
@@ -544,7 +514,7 @@ void LeakAnalysis::list_sites(const PoolTracker& tracker, const TraceContext& co
   std::vector<SiteId> listed, others;
   for (size_t id = 0; id < sites.size(); ++id) {
     if (sites[id].allocs == 0) continue;
-    (leaking.contains(context.sites.leak_group(static_cast<SiteId>(id))) ? listed : others).push_back(static_cast<SiteId>(id));
+    (leaking.contains(static_cast<SiteId>(id)) ? listed : others).push_back(static_cast<SiteId>(id));
   }
   if (others.size() > listed::kSites) {
     auto first = [&](SiteId a, SiteId b) {

@@ -687,15 +687,9 @@ SiteId EmtV2Reader::site(uint32_t slot, uint64_t node) {
   }
   SiteId id = kUnknownSite;
   if (std::optional<uint32_t> s = stack(slot, node)) {
-    auto site_of = [&](uint32_t stack) {
-      auto [it, fresh] = stack_sites_.try_emplace(stack);
-      if (fresh) it->second = context_.sites.intern_unnamed(stacks_, stack);
-      return std::pair{it->second, fresh};
-    };
-    const auto [site, fresh] = site_of(*s);
-    id = site;
-    // Its leaks are judged with those of the stacks joined to the same group.
-    if (const uint32_t group = stacks_->leak_node(*s); fresh && group != *s) context_.sites.join(id, site_of(group).first);
+    auto [it, fresh] = stack_sites_.try_emplace(*s);
+    if (fresh) it->second = context_.sites.intern_unnamed(stacks_, *s);
+    id = it->second;
   } else {
     ++stats_.sites_dropped;
     id = context_.sites.intern(SiteTable::kOverflowName);

@@ -3,12 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <string_view>
-
 namespace edgemem {
 
 RecordedStacks::RecordedStacks(size_t max_nodes, bool name_frames) : max_nodes_(max_nodes), name_frames_(name_frames) {
-  nodes_.push_back({kTop, 0, kNoCut});
+  nodes_.push_back({kTop, 0});
 }
 
 uint32_t RecordedStacks::add_module(const std::string& record, uint64_t bias) {
@@ -31,58 +29,18 @@ uint32_t RecordedStacks::frames_of(uint64_t address, uint32_t module) {
     frames = symbolizer_.frames({}, {}, 0, address);
   else
     frames = symbolizer_.frames(modules_[module].path, modules_[module].build_id, modules_[module].bias, address);
-  // V8's builtins (node links them into its binary, as Builtins_*) are
-  // code V8 generated: its interpreter's entry trampoline stands for each
-  // function it interprets, and the stubs around JavaScript (entry, API
-  // call, C entry) change as it compiles a function. Its C++ that calls a
-  // native function from them (v8::internal::Builtin_HandleApiCall,
-  // FunctionCallbackArguments::Call) is the interpreter's slow path only.
-  Code code = Code::module;
-  const std::string_view outermost = frames.empty() ? std::string_view() : std::string_view(frames.front());
-  if ((module == kNoModule && address != 0) || outermost.starts_with("Builtins_")) code = Code::generated;
-  else if (outermost.starts_with("v8::internal::")) code = Code::runtime_call;
-  return at->second = frame_list(fmt::format("{}", fmt::join(frames, ";")), code);
-}
-
-uint32_t RecordedStacks::frame_list(std::string text, Code code) {
-  auto [id, added] = frame_list_ids_.try_emplace(std::move(text), static_cast<uint32_t>(frame_lists_.size()));
-  if (added) {
-    frame_lists_.push_back(id->first);
-    frame_code_.push_back(code);
-  }
-  return id->second;
+  auto [id, added] = frame_list_ids_.try_emplace(fmt::format("{}", fmt::join(frames, ";")),
+                                                 static_cast<uint32_t>(frame_lists_.size()));
+  if (added) frame_lists_.push_back(id->first);
+  return at->second = id->second;
 }
 
 std::optional<uint32_t> RecordedStacks::child(uint32_t parent, uint64_t address, uint32_t module) {
-  return node(parent, frames_of(address, module));
-}
-
-std::optional<uint32_t> RecordedStacks::node(uint32_t parent, uint32_t frames) {
-  uint64_t key = uint64_t{parent} << 32 | frames;
+  uint64_t key = uint64_t{parent} << 32 | frames_of(address, module);
   if (auto it = index_.find(key); it != index_.end()) return it->second;
   if (nodes_.size() >= max_nodes_) return std::nullopt;
-  const uint32_t above = nodes_[parent].cut;
   auto id = static_cast<uint32_t>(nodes_.size());
-  uint32_t cut = kNoCut;
-  if (frame_code_[frames] == Code::generated) {
-    if (generated_ == kNoCut) {
-      if (nodes_.size() + 1 >= max_nodes_) return std::nullopt;
-      generated_ = id++;
-      nodes_.push_back({kTop, frame_list("(JIT code)", Code::generated), generated_});
-      index_.emplace(uint64_t{kTop} << 32 | nodes_.back().frames, generated_);
-    }
-    cut = generated_;
-  } else if (above == kNoCut || (above == generated_ && frame_code_[frames] == Code::runtime_call)) {
-    cut = above;
-  } else if (above == parent) {
-    cut = id;  // a node of a cut stack: its own
-  } else {
-    std::optional<uint32_t> inward = node(above, frames);
-    if (!inward || nodes_.size() >= max_nodes_) return std::nullopt;
-    cut = *inward;
-    id = static_cast<uint32_t>(nodes_.size());
-  }
-  nodes_.push_back({parent, frames, cut});
+  nodes_.push_back({parent, static_cast<uint32_t>(key)});
   index_.emplace(key, id);
   return id;
 }

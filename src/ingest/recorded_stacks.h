@@ -6,11 +6,6 @@
 // same frames (two calls on one line) are one node, as their text is one
 // site. Stacks are joined into text only when a site's name is asked for:
 // joining every stack cost more than the rest of reading a recording.
-//
-// Code a JIT compiles has no file, and a runtime gives one call path several
-// stacks as it compiles it (docs/record.md, "Code a JIT compiles"): each
-// node also has the node its leaks are judged under, the stack cut at its
-// innermost generated frame (`leak_node`).
 #pragma once
 
 #include <cstdint>
@@ -49,33 +44,14 @@ class RecordedStacks : public SiteNamer {
   // nullopt once the tree holds `max_nodes` (damaged input).
   std::optional<uint32_t> child(uint32_t parent, uint64_t address, uint32_t module);
   size_t size() const { return nodes_.size(); }
-  // The node whose group a leak of `node`'s blocks is judged in: itself,
-  // unless a frame of generated code (a return address in no module: what
-  // a JIT compiled; or one of V8's builtins, which stand for JavaScript
-  // functions as V8 runs them) lies outward of a frame of a module. Then
-  // the frames inward of the innermost generated one, under a frame
-  // "(JIT code)", less V8's own C++ frames that call out of it: the same
-  // native function called from JavaScript is one group whether V8
-  // interprets its caller or runs it compiled, at any address.
-  uint32_t leak_node(uint32_t node) const {
-    const uint32_t cut = nodes_[node].cut;
-    return cut == kNoCut || cut == generated_ ? node : cut;
-  }
   // Frames from the outermost to the innermost, joined by ';'.
   std::string name(uint64_t node) override;
 
  private:
-  static constexpr uint32_t kNoCut = UINT32_MAX;
   struct Node {
     uint32_t parent;
     uint32_t frames;  // in frame_lists_
-    // The node of its frames inward of the innermost generated one, under
-    // generated_ (generated_ itself when there are none yet), kNoCut when
-    // no frame is generated; itself for a node under generated_.
-    uint32_t cut;
   };
-  // What a frame list's return address ran, for leak_node.
-  enum class Code : uint8_t { module, generated, runtime_call };
   struct AddressHash {
     size_t operator()(const std::pair<uint32_t, uint64_t>& a) const {
       return std::hash<uint64_t>{}(a.second * 0x9E3779B97F4A7C15ull ^ a.first);
@@ -88,8 +64,6 @@ class RecordedStacks : public SiteNamer {
   };
   // The frames of a return address in a module, as an id in frame_lists_.
   uint32_t frames_of(uint64_t address, uint32_t module);
-  uint32_t frame_list(std::string text, Code code);
-  std::optional<uint32_t> node(uint32_t parent, uint32_t frames);
 
   size_t max_nodes_;
   bool name_frames_;
@@ -100,8 +74,6 @@ class RecordedStacks : public SiteNamer {
   // Each at most one entry per node.
   std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, AddressHash> address_frames_;
   std::vector<std::string> frame_lists_;  // frames joined by ';'
-  std::vector<Code> frame_code_;          // per frame list
-  uint32_t generated_ = kNoCut;           // the node "(JIT code)", once a stack has generated code
   std::unordered_map<std::string, uint32_t> frame_list_ids_;
   ProcessSymbolizer symbolizer_;
 };

@@ -46,11 +46,6 @@ void SiteTable::rename(SiteId id, std::string_view text) {
   ids_.emplace(names_[id], id);
 }
 
-void SiteTable::join(SiteId id, SiteId group) {
-  while (leak_groups_.size() <= id) leak_groups_.push_back(static_cast<SiteId>(leak_groups_.size()));
-  leak_groups_[id] = group;
-}
-
 std::string_view SiteTable::name(SiteId id) const {
   if (auto it = unnamed_.find(id); it != unnamed_.end()) {
     // Not entered in ids_: nothing interns a recorded stack by its text, and

@@ -75,15 +75,9 @@ std::vector<LiveStack> live_stacks(const AnalysisResult& result, LiveSet set) {
     s.bytes += bytes;
     s.blocks += blocks;
   };
-  // A group that joins several stacks (through code a JIT compiled) is drawn by its whole stacks.
-  auto add_group = [&](const std::string& pool, const std::string& site, uint64_t bytes, uint64_t blocks,
-                       const std::vector<StackShare>& stacks) {
-    if (stacks.empty()) add(pool, site, bytes, blocks);
-    for (const StackShare& s : stacks) add(pool, s.site, s.bytes, s.count);
-  };
   if (set == LiveSet::at_end) {
-    for (const SiteLeak& l : result.leaks) add_group(l.pool, l.site, l.bytes, l.count, l.stacks);
-    for (const PersistentBlock& p : result.persistent) add_group(p.pool, p.site, p.bytes, p.count, p.stacks);
+    for (const SiteLeak& l : result.leaks) add(l.pool, l.site, l.bytes, l.count);
+    for (const PersistentBlock& p : result.persistent) add(p.pool, p.site, p.bytes, p.count);
   } else {
     std::string root = peak_root(result);
     for (const PeakHolder& h : result.peak.live_at_peak) add(root, h.site, h.bytes, h.count);

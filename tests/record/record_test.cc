@@ -580,58 +580,6 @@ TEST(Record, MoreStacksThanTheSiteCapStillNameThePlantedLeak) {
   EXPECT_EQ(report.out.find(SiteTable::kOverflowName), std::string::npos) << report.out;
 }
 
-// A native function called from JavaScript has one stack while the runtime
-// interprets its caller (V8's builtins, and its C++ that calls the function)
-// and another once it compiled it (code in no file, at one address, later
-// at another): its leak is judged as one, of every call, from the first
-// inference, and the ring of buffers it keeps is no leak (docs/record.md,
-// "Code a JIT compiles"). Each stack's blocks are still told apart, whole.
-TEST(Record, ALeakCalledFromCompiledCodeIsOneLeakAndItsRingNone) {
-  fs::path out = scratch("jit_calls.emt");
-  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_jit_calls 60"));
-  if (c.status == 77) GTEST_SKIP() << c.out;
-  ASSERT_EQ(c.status, 0) << c.out;
-  TraceRun r = analyse_recording(out);
-  const std::string source = "tests/record/programs/jit_calls.cc";
-  const std::string leaked = "leak_block (" + source_line(source, "jit-calls-test: leak") + ")";
-  const std::string ring = "ring_block (" + source_line(source, "jit-calls-test: ring") + ")";
-  std::string leaks;
-  for (const SiteLeak& l : r.result.leaks) leaks += l.site + "\n";
-  ASSERT_EQ(r.result.leaks.size(), 1u) << leaks;
-  const SiteLeak& leak = r.result.leaks[0];
-  EXPECT_TRUE(leak.site.starts_with("(JIT code);addon_callback (jit_calls.cc:")) << leak.site;
-  EXPECT_TRUE(leak.site.ends_with(";" + leaked)) << leak.site;
-  EXPECT_EQ(leak.bytes, 60u * 3072);
-  EXPECT_EQ(leak.count, 60u);
-  ASSERT_TRUE(leak.bytes_per_inference && leak.growth);
-  EXPECT_NEAR(*leak.bytes_per_inference, 3072.0, 0.5);
-  EXPECT_EQ(leak.growth->first_inference, 1u);
-  EXPECT_EQ(leak.growth->pattern, LeakPattern::every_inference);
-  // Interpreted up to inference 29, then compiled twice.
-  ASSERT_EQ(leak.stacks.size(), 3u);
-  EXPECT_EQ(leak.stacks[0].count, 29u);
-  EXPECT_NE(leak.stacks[0].site.find(";Builtins_InterpreterEntryTrampoline ("), std::string::npos) << leak.stacks[0].site;
-  EXPECT_EQ(leak.stacks[1].count, 16u);
-  EXPECT_EQ(leak.stacks[2].count, 15u);
-  for (const StackShare& s : leak.stacks) {
-    EXPECT_TRUE(s.site.starts_with("main (jit_calls.cc:")) << s.site;
-    EXPECT_TRUE(s.site.ends_with(";" + leaked)) << s.site;
-  }
-  uint64_t in_ring = 0;
-  for (const PersistentBlock& p : r.result.persistent)
-    if (p.site.ends_with(";" + ring)) {
-      EXPECT_EQ(p.reason, LiveReason::not_growing) << p.site;
-      in_ring += p.count;
-    }
-  EXPECT_EQ(in_ring, 4u);
-  // The events keep each whole stack: three sites allocated the leak.
-  auto d = decode_file(out);
-  std::set<SiteId> sites;
-  for (const Event& e : d->events)
-    if (e.kind == EventKind::alloc && d->context.sites.name(e.site).ends_with(";" + leaked)) sites.insert(e.site);
-  EXPECT_EQ(sites.size(), 3u);
-}
-
 // A library loaded after start-up is in the recording's module map, so its
 // allocation is named by function and line, the inlined helper that called
 // malloc as a frame of its own; so is its constructor's, made before dlopen

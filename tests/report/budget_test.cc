@@ -187,7 +187,7 @@ TEST(Budget, TraceLimits) {
   t.inferences = 400;
   t.checks.leaks.status = CheckStatus::found;
   t.leak_rate_bytes_per_inference = 644;
-  t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0, std::nullopt, false, {}, {}});
+  t.leaks.push_back({"model.c:58", "heap", 257600, 400, 644.0, "", 0, 0, 0, 400, 0, std::nullopt, false, {}});
   t.fragmentation.band = Band::warning;
   t.fragmentation.alloc_failures = 1;
   t.pools.push_back({"arena", PoolKind::arena, 81920, 78848, 78848, 3, 3.75});
