@@ -80,6 +80,29 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
   return SectionKind::other;
 }
 
+// The region an address lies in (the last of those that hold it), or nullptr.
+const MapRegion* sized_region_at(const LinkerMap& map, uint64_t at) {
+  const MapRegion* found = nullptr;
+  for (const MapRegion& r : map.regions)
+    if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
+  return found;
+}
+
+// A region without attributes within the addresses of one that has them is
+// another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
+// ld assigns it no section, and its bytes are not the chip's twice. (One
+// that reaches past them holds bytes of its own.)
+std::vector<bool> region_aliases(const LinkerMap& map) {
+  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
+    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
+  };
+  std::vector<bool> alias(map.regions.size(), false);
+  for (size_t i = 0; i < map.regions.size(); ++i)
+    for (const MapRegion& other : map.regions)
+      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) alias[i] = true;
+  return alias;
+}
+
 }  // namespace
 
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
@@ -107,6 +130,15 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // to (index + 1; 0: none yet).
   size_t last_contribution = 0;
   bool saw_memory = false, saw_script = false, saw_output = false, saw_discarded = false;
+  // Per output section, whether bytes of input sections or data the script
+  // writes (LONG, BYTE...) fill it: ld gives it contents (a load image) then.
+  struct Filled {
+    bool inputs = false, data = false;
+  };
+  std::vector<Filled> filled;
+  // What symbol assignments evaluate to (`_sidata = LOADADDR (.data)`):
+  // where start-up code finds a load image to copy.
+  std::set<uint64_t> assigned;
 
   // Aliases at one address (printf and iprintf, __adddf3 and
   // __aeabi_dadd) all end where the next symbol begins: only the last of
@@ -207,6 +239,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         if (map_hex(w[i + 2], lma)) s.load_address = lma;
       }
     map.sections.push_back(std::move(s));
+    filled.emplace_back();
     current = &map.sections.back();
   };
   auto input_line = [&](std::string_view name, const std::vector<std::string_view>& w, size_t at) {
@@ -229,6 +262,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (w.size() <= at + 2) return;
     std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
     contribution(current->name, object).size += size;
+    if (size) filled.back().inputs = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;
@@ -306,6 +340,13 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
         continue;
       }
+      if (w.size() >= 3 && current && (w[2] == "BYTE" || w[2] == "SHORT" || w[2] == "LONG" || w[2] == "QUAD" ||
+                                       w[2] == "SQUAD")) {
+        filled.back().data = true;
+        continue;
+      }
+      if (w.size() >= 3 && w[1] != "." && line.find(" = ") != std::string_view::npos && map_hex(w[0], address))
+        assigned.insert(address);
       // Two numbers are a wrapped section's address and size, never a symbol.
       if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
           !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
@@ -352,15 +393,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     return std::nullopt;
   }
 
-  auto sized_region_at = [&](uint64_t at) -> const MapRegion* {
-    const MapRegion* found = nullptr;
-    for (const MapRegion& r : map.regions)
-      if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
-    return found;
-  };
-  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
-    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
-  };
   for (MapRegion& r : map.regions) {
     bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
     r.kind = writable ? RegionKind::ram : RegionKind::flash;
@@ -374,88 +406,58 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // window on an ESP32-S2/S3), not the chip's RAM.
     if (r.name == "IDT_LIST" || r.name == "extern_ram_seg") r.kind = RegionKind::other;
   }
-  // A region without attributes within the addresses of one that has them is
-  // another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
-  // ld assigns it no section, and its bytes are not the chip's twice. (One
-  // that reaches past them holds bytes of its own.)
-  std::vector<bool> alias(map.regions.size(), false);
+  const std::vector<bool> alias = region_aliases(map);
   for (size_t i = 0; i < map.regions.size(); ++i)
-    for (const MapRegion& other : map.regions)
-      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) {
-        alias[i] = true;
-        map.regions[i].kind = RegionKind::other;
-      }
+    if (alias[i]) map.regions[i].kind = RegionKind::other;
   // The region a section's kind is read from: not an alias, a pseudo-region
   // or external memory, where the same addresses have a region of their own.
   auto kind_region_at = [&](uint64_t at) -> const MapRegion* {
     const MapRegion* found = nullptr;
     for (const MapRegion& r : map.regions)
       if (r.length && at >= r.origin && at - r.origin < r.length && r.kind != RegionKind::other) found = &r;
-    return found ? found : sized_region_at(at);
+    return found ? found : sized_region_at(map, at);
   };
-  // Per region, the extent of every section at its run address there,
-  // placeholders included (ESP-IDF's rodata follows .flash_rodata_dummy),
-  // and at its load address (Zephyr's .last_section follows the data's).
-  std::vector<uint64_t> seen(map.regions.size(), 0);
-  for (MapSection& s : map.sections) {
-    bool elsewhere = s.load_address && *s.load_address != s.address;
-    s.kind = classify(s.name, elsewhere, s.address, kind_region_at(s.address));
-    if (s.size == 0) continue;
-    // A placeholder (ESP-IDF's .ext_ram.dummy) at addresses two regions
-    // share reserves them in the one that is not flash: no image bytes.
-    size_t holding = 0;
-    for (const MapRegion& r : map.regions) holding += r.length && s.address >= r.origin && s.address - r.origin < r.length;
-    // Region usage: the extent of every section that occupies the region,
-    // at its run address, and at its load address when that differs and the
-    // section has contents to load.
-    for (size_t i = 0; i < map.regions.size(); ++i) {
-      MapRegion& r = map.regions[i];
-      // Past everything in the region so far by more than aligning to its
-      // address would skip: the script placed it there (`.boot_flags
-      // 0x2001FFE0 :`, WCH's `.stack ORIGIN(RAM) + LENGTH(RAM) - size :`).
-      const bool run_inside = r.length && s.kind != SectionKind::debug && s.address >= r.origin &&
-                              s.address - r.origin < r.length;
-      const uint64_t alignment = s.address & (~s.address + 1);
-      const bool placed = run_inside && seen[i] && s.address - r.origin > seen[i] &&
-                          s.address - r.origin - seen[i] >= alignment;
-      if (placed) r.placed.push_back({s.name, s.address, s.size});
-      if (run_inside) seen[i] = std::max(seen[i], s.address + s.size - r.origin);
-      if (elsewhere && s.kind != SectionKind::bss && r.length && *s.load_address >= r.origin &&
-          *s.load_address - r.origin < r.length)
-        seen[i] = std::max(seen[i], *s.load_address + s.size - r.origin);
-      if (alias[i] || (s.kind == SectionKind::other && holding > 1 && r.kind == RegionKind::flash)) continue;
-      // A region of length 0 still holds what ld put at its origin when no
-      // other region does: a failed link (LENGTH = 0) has bytes there, and
-      // that is an overflow.
-      auto claim = [&](uint64_t at, bool run) {
-        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
-        // A failed link goes on placing what did not fit past the region's
-        // end, where no region is: ld counts it to the region (its "overflowed
-        // by"), as long as it follows the region's last section.
-        const uint64_t extent = r.origin + r.used;
-        // Only once a section crossed the end: a region filled exactly (a
-        // .heap to its end) may be followed by a section in no region.
-        bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
-                       !sized_region_at(at);
-        if (inside || spilled) {
-          r.used = std::max(r.used, at + s.size - r.origin);
-          if (!(placed && run)) r.flow_used = std::max(r.flow_used, at + s.size - r.origin);
-        }
-      };
-      if (s.kind == SectionKind::debug) continue;
-      claim(s.address, true);
-      if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address, false);
+  auto load_at = [](const MapSection& s) { return s.load_address.value_or(s.address); };
+  for (MapSection& s : map.sections)
+    s.kind = classify(s.name, s.load_address && *s.load_address != s.address, s.address, kind_region_at(s.address));
+  for (size_t i = 0; i < map.sections.size(); ++i) {
+    MapSection& s = map.sections[i];
+    const bool elsewhere = s.load_address && *s.load_address != s.address;
+    if (!elsewhere || !s.size || s.kind == SectionKind::bss || s.kind == SectionKind::debug) continue;
+    // ld moves a region's next load address past a section only when the
+    // section has contents. A later section loaded within this one's load
+    // image shows that it has none (NOLOAD); one that runs elsewhere
+    // relative to its load address and is loaded right after it and the
+    // sections with contents copied along with it (Zephyr's .last_section
+    // after k_heap_area and the rest of its data), that it has.
+    const uint64_t lma = *s.load_address, offset = s.address - lma;
+    const MapRegion* load_region = sized_region_at(map, lma);
+    uint64_t end = lma + s.size;
+    std::optional<bool> contents;
+    // (Empty sections at address 0, `.line`, are no memory; one placed at
+    // an address of its own, `.config_page 0x08007C00`, tells nothing.)
+    for (size_t j = i + 1; j < map.sections.size() && !contents && load_region; ++j) {
+      const MapSection& t = map.sections[j];
+      const uint64_t t_lma = load_at(t);
+      if (t.kind == SectionKind::debug || (!t.size && !t.address) || sized_region_at(map, t_lma) != load_region)
+        continue;
+      if (t_lma >= lma && t_lma - lma < s.size) contents = false;
+      else if (t.address - t_lma == offset && (filled[j].inputs || filled[j].data)) end = std::max(end, t_lma + t.size);
+      else if (t_lma >= end && t_lma - end < (t_lma & (~t_lma + 1))) contents = true;
     }
-  }
-  // A section taken for placed that the rest of the region reached after all
-  // was part of it.
-  for (MapRegion& r : map.regions) {
-    std::sort(r.placed.begin(), r.placed.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
-    while (!r.placed.empty() && r.placed.front().address - r.origin < r.flow_used) {
-      r.flow_used = std::max(r.flow_used, r.placed.front().address + r.placed.front().size - r.origin);
-      r.placed.erase(r.placed.begin());
+    // Nothing after it tells, and ld prints the same map with NOLOAD as
+    // without (`.lwip_sec (NOLOAD) : {...} >RAM_D2 AT> FLASH` in the
+    // STM32H7 LwIP examples). Start-up code copies a load image from an
+    // address the script names (`_sidata = LOADADDR(.data)`, `PROVIDE
+    // (_data_lma = .)`): one nothing names, of no data the script writes
+    // (LONG) and not named like data or code, is taken for NOLOAD, and said so.
+    if (!contents && !filled[i].data && !assigned.count(lma) && !has(s.name, {"data", "text", "func", "code"})) {
+      contents = false;
+      s.noload_guessed = true;
     }
+    if (contents == false) s.kind = SectionKind::bss;
   }
+  gnu_region_use(map);
   // LTO lists a symbol per object in .debug_info (`lfs.c.c392b76d`): they
   // take no memory and name nothing in the image.
   std::set<std::string_view> debug_sections;
@@ -484,6 +486,76 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   }
   map.toolchain = "GNU ld";
   return map;
+}
+
+void gnu_region_use(LinkerMap& map) {
+  const std::vector<bool> alias = region_aliases(map);
+  for (MapRegion& r : map.regions) {
+    r.used = r.flow_used = 0;
+    r.placed.clear();
+  }
+  // Per region, the extent of every section at its run address there,
+  // placeholders included (ESP-IDF's rodata follows .flash_rodata_dummy),
+  // and at its load address (Zephyr's .last_section follows the data's).
+  std::vector<uint64_t> seen(map.regions.size(), 0);
+  for (const MapSection& s : map.sections) {
+    const bool elsewhere = s.load_address && *s.load_address != s.address;
+    if (s.size == 0) continue;
+    // A placeholder (ESP-IDF's .ext_ram.dummy) at addresses two regions
+    // share reserves them in the one that is not flash: no image bytes.
+    size_t holding = 0;
+    for (const MapRegion& r : map.regions) holding += r.length && s.address >= r.origin && s.address - r.origin < r.length;
+    // Region usage: the extent of every section that occupies the region,
+    // at its run address, and at its load address when that differs and the
+    // section has contents to load.
+    for (size_t i = 0; i < map.regions.size(); ++i) {
+      MapRegion& r = map.regions[i];
+      // Past everything in the region so far by more than aligning to its
+      // address would skip: the script placed it there (`.boot_flags
+      // 0x2001FFE0 :`, WCH's `.stack ORIGIN(RAM) + LENGTH(RAM) - size :`).
+      const bool run_inside = r.length && s.kind != SectionKind::debug && s.address >= r.origin &&
+                              s.address - r.origin < r.length;
+      const uint64_t alignment = s.address & (~s.address + 1);
+      const bool placed = run_inside && seen[i] && s.address - r.origin > seen[i] &&
+                          s.address - r.origin - seen[i] >= alignment;
+      if (placed) r.placed.push_back({s.name, s.address, s.size});
+      if (run_inside) seen[i] = std::max(seen[i], s.address + s.size - r.origin);
+      if (elsewhere && s.kind != SectionKind::bss && r.length && *s.load_address >= r.origin &&
+          *s.load_address - r.origin < r.length)
+        seen[i] = std::max(seen[i], *s.load_address + s.size - r.origin);
+      if (alias[i] || (s.kind == SectionKind::other && holding > 1 && r.kind == RegionKind::flash)) continue;
+      // A region of length 0 still holds what ld put at its origin when no
+      // other region does: a failed link (LENGTH = 0) has bytes there, and
+      // that is an overflow.
+      auto claim = [&](uint64_t at, bool run) {
+        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(map, at);
+        // A failed link goes on placing what did not fit past the region's
+        // end, where no region is: ld counts it to the region (its "overflowed
+        // by"), as long as it follows the region's last section.
+        const uint64_t extent = r.origin + r.used;
+        // Only once a section crossed the end: a region filled exactly (a
+        // .heap to its end) may be followed by a section in no region.
+        bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
+                       !sized_region_at(map, at);
+        if (inside || spilled) {
+          r.used = std::max(r.used, at + s.size - r.origin);
+          if (!(placed && run)) r.flow_used = std::max(r.flow_used, at + s.size - r.origin);
+        }
+      };
+      if (s.kind == SectionKind::debug) continue;
+      claim(s.address, true);
+      if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address, false);
+    }
+  }
+  // A section taken for placed that the rest of the region reached after all
+  // was part of it.
+  for (MapRegion& r : map.regions) {
+    std::sort(r.placed.begin(), r.placed.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+    while (!r.placed.empty() && r.placed.front().address - r.origin < r.flow_used) {
+      r.flow_used = std::max(r.flow_used, r.placed.front().address + r.placed.front().size - r.origin);
+      r.placed.erase(r.placed.begin());
+    }
+  }
 }
 
 }  // namespace edgemem

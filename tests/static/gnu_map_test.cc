@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "static/elf_image.h"
 #include "static/linker_map.h"
 #include "test_support.h"
 
@@ -147,6 +148,47 @@ TEST(GnuMap, AliasesAtOneAddressEachGetTheSpanToTheNextSymbol) {
   EXPECT_EQ(size["_iprintf_r"], 0x2cu);
   EXPECT_EQ(size["printf"], 0x34u);
   EXPECT_EQ(size["iprintf"], 0x34u);
+}
+
+const MapRegion* region(const LinkerMap& map, std::string_view name) {
+  for (const MapRegion& r : map.regions)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+const MapSection* section(const LinkerMap& map, std::string_view name) {
+  for (const MapSection& s : map.sections)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// A NOLOAD section with a load address in flash (tests/data/map_binutils):
+// ld gives it no load image, and prints the same map as for one with
+// contents. The LwIP pattern's 268 KiB of DMA buffers were counted in
+// 128 KiB of flash: OVERFLOWED by 143,948 B where ld printed FLASH 76 B and
+// the link succeeded; a NOLOAD .dma_buffers after a section loaded from
+// flash added 768 B to the 476 B of objcopy's fw.bin.
+TEST(GnuMap, ANoloadSectionWithALoadAddressHasNoLoadImage) {
+  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/";
+  for (const auto& [name, flash, noload] : {std::tuple<std::string, uint64_t, std::string>{"lwip_noload", 76, ".lwip_sec"},
+                                            {"overlay_common", 476, ".dma_buffers"}}) {
+    SCOPED_TRACE(name);
+    std::string error;
+    auto map = parse_gnu_map(read_file(dir + name + ".map"), error);
+    ASSERT_TRUE(map) << error;
+    // The map alone cannot tell: nothing names its load address to copy
+    // from, so it is taken for NOLOAD and marked as guessed.
+    EXPECT_EQ(region(*map, "FLASH")->used, flash);
+    EXPECT_EQ(section(*map, noload)->kind, SectionKind::bss);
+    EXPECT_TRUE(section(*map, noload)->noload_guessed);
+    EXPECT_FALSE(section(*map, ".data")->noload_guessed);
+    // The ELF tells: SHT_NOBITS.
+    auto elf = read_elf_image(dir + name + ".elf", error);
+    ASSERT_TRUE(elf) << error;
+    classify_by_elf(*map, *elf);
+    EXPECT_EQ(region(*map, "FLASH")->used, flash);
+    EXPECT_FALSE(section(*map, noload)->noload_guessed);
+  }
 }
 
 }  // namespace
