@@ -347,11 +347,16 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       }
       if (w.size() >= 3 && w[1] != "." && line.find(" = ") != std::string_view::npos && map_hex(w[0], address))
         assigned.insert(address);
-      // Two numbers are a wrapped section's address and size, never a symbol.
-      if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
+      // A symbol is its address and its name to the end of the line, which
+      // holds blanks when ld demangles a C++ name (`vtable for Filter`,
+      // `big_unsigned(unsigned int, char const*)`). Two numbers are a
+      // wrapped section's address and size, never a symbol; ` = ` is an
+      // assignment (`operator=` has no blanks around it).
+      if (w.size() >= 2 && map_hex(w[0], address) && current && line.find(" = ") == std::string_view::npos &&
           !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
+        std::string_view name(w[1].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[1].data()));
         close_symbol(address);
-        map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
+        map.symbols.push_back({std::string(name), current->name, input_object, address, 0});
       }
       continue;
     }

@@ -191,5 +191,33 @@ TEST(GnuMap, ANoloadSectionWithALoadAddressHasNoLoadImage) {
   }
 }
 
+// ld prints a demangled C++ name as it is, blanks and all. Taken for no
+// symbol, `big_unsigned(unsigned int, char const*)` (166 B by nm -S) gave
+// its bytes to `tiny(int)` (4 B), "≤ 170 B", and `vtable for Filter` was
+// missing; with --elf too, as the ELF only sizes symbols the map lists.
+TEST(GnuMap, DemangledNamesWithBlanksAreSymbols) {
+  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/";
+  std::string error;
+  auto map = parse_gnu_map(read_file(dir + "cpp_nosections.map"), error);
+  ASSERT_TRUE(map) << error;
+  auto symbol = [&](std::string_view name) -> const MapSymbol* {
+    for (const MapSymbol& s : map->symbols)
+      if (s.name == name) return &s;
+    return nullptr;
+  };
+  ASSERT_TRUE(symbol("tiny(int)"));
+  EXPECT_EQ(symbol("tiny(int)")->size, 4u);
+  ASSERT_TRUE(symbol("big_unsigned(unsigned int, char const*)"));
+  EXPECT_EQ(symbol("big_unsigned(unsigned int, char const*)")->address, 0x0800004eu);
+  ASSERT_TRUE(symbol("vtable for Filter"));
+  EXPECT_EQ(symbol("vtable for Filter")->address, 0x080003c8u);
+  auto elf = read_elf_image(dir + "cpp_nosections.elf", error);
+  ASSERT_TRUE(elf) << error;
+  classify_by_elf(*map, *elf);
+  EXPECT_EQ(symbol("big_unsigned(unsigned int, char const*)")->size, 166u);
+  EXPECT_FALSE(symbol("big_unsigned(unsigned int, char const*)")->size_is_upper_bound);
+  EXPECT_EQ(symbol("vtable for Filter")->size, 12u);
+}
+
 }  // namespace
 }  // namespace edgemem
