@@ -106,7 +106,7 @@ std::vector<bool> region_aliases(const LinkerMap& map) {
 }  // namespace
 
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
-  enum class Part { preamble, discarded, memory, script } part = Part::preamble;
+  enum class Part { preamble, common, discarded, memory, script } part = Part::preamble;
   LinkerMap map;
   // hash(section, object) -> index into map.contributions, in link order:
   // no string is allocated for a lookup, and a collision is told apart by
@@ -139,6 +139,11 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // What symbol assignments evaluate to (`_sidata = LOADADDR (.data)`):
   // where start-up code finds a load image to copy.
   std::set<uint64_t> assigned;
+  // "Allocating common symbols": each COMMON symbol's own size. In the
+  // COMMON input section the next symbol begins only after alignment
+  // (c_odd[5]: 8 B to the next one), so the span to it is no size.
+  std::map<std::string, uint64_t, std::less<>> common_size;
+  std::string common_pending;  // a long name: its size follows on the next line
 
   // Aliases at one address (printf and iprintf, __adddf3 and
   // __aeabi_dadd) all end where the next symbol begins: only the last of
@@ -159,6 +164,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         input_name != "COMMON") {  // COMMON holds globals only, each listed
       for (size_t i = symbols_before_input; i < map.symbols.size(); ++i) map.symbols[i].size_is_upper_bound = true;
     }
+    if (current && input_name == "COMMON")
+      for (size_t i = symbols_before_input; i < map.symbols.size(); ++i)
+        if (auto it = common_size.find(map.symbols[i].name); it != common_size.end() && it->second <= map.symbols[i].size)
+          map.symbols[i].size = it->second;
     if (!current || input_name.empty() || listed || input_end <= input_start) {
       input_name.clear();
       return;
@@ -282,6 +291,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
                           lines.number(), line);
       return std::nullopt;
     }
+    if (line == "Allocating common symbols") { part = Part::common; continue; }
     if (line == "Discarded input sections") { part = Part::discarded; saw_discarded = true; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
@@ -293,6 +303,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (w.size() >= 3 && map_hex(w[1], origin) && map_hex(w[2], length) && w[0] != "*default*")
         map.regions.push_back({std::string(w[0]), origin, length, w.size() > 3 ? std::string(w[3]) : "", 0,
                                RegionKind::other});
+      continue;
+    }
+    if (part == Part::common) {  // "name 0xSIZE object", a long name alone with the rest on the next line
+      uint64_t size = 0;
+      if (w.size() == 1 && line[0] != ' ') common_pending.assign(w[0]);
+      else if (w.size() >= 2 && map_hex(w[0], size) && !common_pending.empty()) common_size[common_pending] = size;
+      else if (w.size() >= 3 && map_hex(w[1], size)) common_size[std::string(w[0])] = size;
+      if (w.size() > 1) common_pending.clear();
       continue;
     }
     if (part != Part::script && part != Part::discarded) continue;

@@ -219,5 +219,22 @@ TEST(GnuMap, DemangledNamesWithBlanksAreSymbols) {
   EXPECT_EQ(symbol("vtable for Filter")->size, 12u);
 }
 
+// COMMON symbols (-fcommon) are exact, and ld's "Allocating common
+// symbols" table gives their sizes: the span to the next one holds its
+// alignment too. c_int and c_odd read 8 B each, exact, where nm -S and the
+// table say 4 B and 5 B.
+TEST(GnuMap, CommonSymbolsTakeTheSizesOfLdsCommonTable) {
+  std::string error;
+  auto map = parse_gnu_map(read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/overlay_common.map"), error);
+  ASSERT_TRUE(map) << error;
+  std::map<std::string, uint64_t> size;
+  for (const MapSymbol& s : map->symbols)
+    if (s.section == ".bss") {
+      size[s.name] = s.size;
+      EXPECT_FALSE(s.size_is_upper_bound) << s.name;
+    }
+  EXPECT_EQ(size, (std::map<std::string, uint64_t>{{"c_int", 4}, {"c_dbl", 8}, {"c_odd", 5}, {"c_small", 3}}));
+}
+
 }  // namespace
 }  // namespace edgemem
