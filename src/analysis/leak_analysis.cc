@@ -482,8 +482,30 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     std::sort(out.persistent.begin(), out.persistent.end(), by_bytes);
   }
   Check& c = out.checks.leaks;
+  // A leak grows at the end of at least two inferences of one boot: with
+  // fewer, blocks made and kept are no trend (one inference keeping 10,000 B
+  // once read "[OK] no leak", and passed a budget of 0 B leaked).
+  const uint64_t boot_completed = tracker.completed() - boot_began_after_;
   if (out.leaks.empty() && !markers && events_ < 8) {
     c = {CheckStatus::not_checked, fmt::format("{} memory events: too few to tell a leak from a working set", events_)};
+  } else if (out.leaks.empty() && markers && boot_completed < 2) {
+    uint64_t kept = 0;
+    const PersistentBlock* largest = nullptr;
+    for (const PersistentBlock& p : out.persistent)
+      if (p.reason == LiveReason::not_growing) {
+        kept += p.bytes;
+        if (!largest || p.bytes > largest->bytes) largest = &p;
+      }
+    const bool restarted = out.restarts.total > 0;
+    c = {CheckStatus::not_checked,
+         fmt::format("{} inference{} ended {}: a leak shows as growth over at least two{}", boot_completed,
+                     boot_completed == 1 ? "" : "s",
+                     restarted ? "since the device last started again (leaks are judged within its latest boot)"
+                               : "in the trace",
+                     largest ? fmt::format("; {} B made since {} are still live at the end (largest {}): kept or "
+                                           "leaked, the trace cannot tell",
+                                           kept, restarted ? "the restart" : "the first inference began", largest->site)
+                             : "")};
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
     if (!markers)

@@ -1371,6 +1371,53 @@ TEST(HonestFindings, ARefusalInAHeapSaysWhatAllocatorHeadersWouldLeave) {
 // 1 KiB blocks, the middle one's free is in the trace, and one free of a
 // block never seen says records were lost: 2,048 B free, 1,024 B largest
 // (50 %) is measured, not judged, and neither gate passes.
+// One inference that keeps 10,000 B: one inference cannot show growth, so
+// the leak check did not run, and a budget of 0 B leaked is not held on it
+// (a CI engineer's gate once passed it: "0.0 B per inference over 1
+// inferences", and analyze said "[OK] no leak"). Two such inferences are a
+// leak, found.
+// One boot of a device that keeps `kept` bytes in each of its inferences.
+void boot_keeping(MemLog& log, int inferences, uint64_t kept) {
+  log("BOOT");
+  log("POOL name=heap kind=heap base=0x20000000 size=65536");
+  log("ALLOC size=2000 addr=0x20000000 site=init.c:5");
+  for (int i = 1; i <= inferences; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=1000 addr=0x200007d0 site=work.c:10");
+    log("ALLOC size={} addr=0x{:x} site=leak.c:42", kept, 0x20001000 + (i - 1) * kept);
+    log("FREE addr=0x200007d0");
+    log("INFER end {}", i);
+  }
+}
+
+TEST(HonestFindings, OneInferenceCannotShowALeakAndHoldsNoLeakBudget) {
+  MemLog log;
+  boot_keeping(log, 1, 10000);
+  auto one = analyse(Format::log, log.text);
+  const AnalysisResult& r = one->result;
+  EXPECT_TRUE(r.leaks.empty()) << text_of(*one, "log");
+  EXPECT_EQ(r.checks.leaks.status, CheckStatus::not_checked) << text_of(*one, "log");
+  EXPECT_NE(r.checks.leaks.reason.find("1 inference ended in the trace: a leak shows as growth over at least two; "
+                                       "10000 B made since the first inference began are still live at the end "
+                                       "(largest leak.c:42)"),
+            std::string::npos)
+      << r.checks.leaks.reason;
+  EXPECT_EQ(unjudged_rules(parse_fail_on("leak"), r).size(), 1u);
+  BudgetInputs in{nullptr, nullptr, &r, nullptr};
+  for (const char* limit : {"max_bytes_per_inference", "max_leaked_bytes"}) {
+    std::string error;
+    auto out = evaluate_budget(nlohmann::json::parse(fmt::format(R"({{"leak": {{"{}": 0}}}})", limit)), in, error);
+    EXPECT_TRUE(out.empty()) << limit;
+    EXPECT_NE(error.find("the leak check did not run on this trace (1 inference ended"), std::string::npos) << error;
+  }
+
+  MemLog twice;
+  boot_keeping(twice, 2, 10000);
+  auto two = analyse(Format::log, twice.text);
+  ASSERT_EQ(two->result.leaks.size(), 1u) << text_of(*two, "log");
+  EXPECT_EQ(two->result.checks.leaks.status, CheckStatus::found);
+}
+
 TEST(HonestFindings, RecordsLostMidTraceJudgeNeitherFragmentationNorAPassingLeakGate) {
   std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=4096\n"
                     "[MEM][1] ALLOC size=1024 addr=0x1000 site=a.c:1\n"

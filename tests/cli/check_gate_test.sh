@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# check as a merge gate, on traces whose truth is known by construction (a
+# CI engineer's findings): a gate never passes what it could not judge, and
+# says what its verdict rests on.
+set -u
+edgemem=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # expect CODE DESCRIPTION -- command...
+  local want=$1 what=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; fail=1
+  else
+    echo "ok: $what"
+  fi
+}
+has() {  # has FILE TEXT DESCRIPTION: the output holds TEXT (fixed string)
+  grep -qF -- "$2" "$tmp/$1" || { echo "FAIL: $3: no '$2' in:"; cat "$tmp/$1"; fail=1; }
+}
+# One boot per argument, INFERENCES:KEPT: a 2,000 B block before the first
+# inference, 1,000 B made and freed in each, and KEPT bytes made in each and
+# never freed.
+boots() {
+  local t=0 spec n kept i
+  for spec in "$@"; do
+    n=${spec%:*} kept=${spec#*:}
+    echo "[MEM][$((t += 10))] BOOT"
+    echo "[MEM][$((t += 10))] POOL name=heap kind=heap base=0x20000000 size=65536"
+    echo "[MEM][$((t += 10))] ALLOC size=2000 addr=0x20000000 pool=heap site=init.c:5"
+    for ((i = 1; i <= n; i++)); do
+      echo "[MEM][$((t += 10))] INFER begin $i"
+      echo "[MEM][$((t += 10))] ALLOC size=1000 addr=0x200007d0 pool=heap site=work.c:10"
+      if [ "$kept" -gt 0 ]; then
+        printf '[MEM][%d] ALLOC size=%d addr=0x%x pool=heap site=leak.c:42\n' $((t += 10)) "$kept" \
+          $((0x20001000 + (i - 1) * kept))
+      fi
+      echo "[MEM][$((t += 10))] FREE addr=0x200007d0 pool=heap"
+      echo "[MEM][$((t += 10))] INFER end $i"
+    done
+  done
+}
+echo '{"schema": "edgemem.budget/1", "leak": {"max_bytes_per_inference": 0, "max_leaked_bytes": 0}}' >"$tmp/leak0.json"
+
+# One inference keeping 10,000 B cannot show growth: once "ok ... 0.0 B per
+# inference over 1 inferences" and "[OK] no leak".
+boots 1:10000 >"$tmp/one.log"
+expect 2 "check: a leak budget on one inference is not judged" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/one.log"
+has err "leak.max_bytes_per_inference: the leak check did not run on this trace (1 inference ended in the trace: a leak shows as growth over at least two; 10000 B made since the first inference began are still live at the end (largest leak.c:42)" \
+  "the refusal says why and what is kept"
+expect 2 "analyze --fail-on leak on one inference" -- "$edgemem" analyze --fail-on leak "$tmp/one.log"
+has out "[NOT CHECKED] leak" "analyze says the leak check did not run"
+boots 2:10000 >"$tmp/two.log"
+expect 1 "check: two inferences keeping 10,000 B each leak" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/two.log"
+
+exit $fail
