@@ -437,6 +437,9 @@ struct EventCounts {
 struct AnalysisResult {
   EventCounts counts;
   uint64_t inferences = 0;
+  // Of them, those completed before the device last started again: leaks
+  // are judged over the rest, the latest boot's (0 without a restart).
+  uint64_t inferences_before_latest_boot = 0;
   // Begins from one thread while another thread's inference was open: the
   // inferences overlap, and the per-inference numbers take them as one
   // sequence (0 without end markers, where a begin ends the one before).

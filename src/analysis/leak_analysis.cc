@@ -485,6 +485,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   // A leak grows at the end of at least two inferences of one boot: with
   // fewer, blocks made and kept are no trend (one inference keeping 10,000 B
   // once read "[OK] no leak", and passed a budget of 0 B leaked).
+  out.inferences_before_latest_boot = boot_began_after_;
   const uint64_t boot_completed = tracker.completed() - boot_began_after_;
   if (out.leaks.empty() && !markers && events_ < 8) {
     c = {CheckStatus::not_checked, fmt::format("{} memory events: too few to tell a leak from a working set", events_)};

@@ -133,7 +133,12 @@ int run_check(CheckArgs args) {
   auto outcomes = evaluate_budget(budget, in, error);
   if (!error.empty()) return fail(args.budget, error);
 
-  fmt::print("{}", args.json ? check_json(args.budget, outcomes) : check_text(outcomes));
+  std::optional<CheckTrace> judged;
+  if (trace) {
+    const AnalysisResult& r = trace->result;
+    judged = CheckTrace{args.trace, r.inferences, r.inferences - r.inferences_before_latest_boot, r.restarts.total};
+  }
+  fmt::print("{}", args.json ? check_json(args.budget, outcomes, judged) : check_text(outcomes, judged));
   for (const auto& o : outcomes)
     if (!o.ok) return 1;
   return 0;

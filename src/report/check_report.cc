@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/style.h"
+#include "report/units.h"
 
 namespace edgemem {
 namespace {
@@ -18,11 +19,21 @@ size_t broken(const std::vector<BudgetOutcome>& outcomes) {
 
 }  // namespace
 
-std::string check_text(const std::vector<BudgetOutcome>& outcomes) {
+std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::optional<CheckTrace>& trace) {
   size_t n = broken(outcomes);
   std::string out = n ? style::bad(fmt::format("BROKEN: {} of {} budgets", n, outcomes.size()))
                       : style::good(fmt::format("all {} budgets hold", outcomes.size()));
-  out += "\n\n";
+  out += "\n";
+  // Under the verdict, what it rests on: a tag as analyze's, then the trace.
+  auto note = [&](std::string_view tag, const std::string& what) {
+    out += fmt::format("{} {}: {}\n", style::warn(fmt::format("{:<11}", tag)), trace->path, what);
+  };
+  if (trace && trace->device_restarts)
+    note("[RESTART]", fmt::format("the device started again {} time{}: leaks are judged within its latest boot ({} "
+                                  "of {} inferences)",
+                                  units::grouped(trace->device_restarts), trace->device_restarts == 1 ? "" : "s",
+                                  units::grouped(trace->latest_boot_inferences), units::grouped(trace->inferences)));
+  out += "\n";
   // The messages line up past the longest rule (34 columns at least, as before).
   size_t width = 34;
   for (const auto& o : outcomes) width = std::max(width, o.rule.size());
@@ -33,10 +44,16 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes) {
   return out;
 }
 
-std::string check_json(const std::string& budget_path, const std::vector<BudgetOutcome>& outcomes) {
+std::string check_json(const std::string& budget_path, const std::vector<BudgetOutcome>& outcomes,
+                       const std::optional<CheckTrace>& trace) {
   size_t n = broken(outcomes);
   nlohmann::json j = {{"schema", "edgemem.check/2"}, {"budget", budget_path}, {"ok", n == 0},
                       {"verdict", n ? "broken" : "holds"}, {"broken_count", n}, {"rule_count", outcomes.size()}};
+  if (trace)
+    j["trace"] = {{"path", trace->path},
+                  {"inferences", trace->inferences},
+                  {"latest_boot_inferences", trace->latest_boot_inferences},
+                  {"device_restarts", trace->device_restarts}};
   j["outcomes"] = nlohmann::json::array();
   for (const auto& o : outcomes)
     j["outcomes"].push_back({{"rule", o.rule}, {"ok", o.ok}, {"unit", to_string(o.unit)}, {"measured", o.measured},

@@ -4,6 +4,7 @@
 // (docs/schemas/check.schema.json).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,18 @@
 
 namespace edgemem {
 
-std::string check_text(const std::vector<BudgetOutcome>& outcomes);
-std::string check_json(const std::string& budget_path, const std::vector<BudgetOutcome>& outcomes);
+// The trace the limits were judged on, when one was given. What they rest
+// on is said under the verdict: a device that started again inside the
+// capture has its leaks judged within its latest boot only.
+struct CheckTrace {
+  std::string path;
+  uint64_t inferences = 0;
+  uint64_t latest_boot_inferences = 0;  // those leaks are judged over
+  uint64_t device_restarts = 0;
+};
+
+std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::optional<CheckTrace>& trace);
+std::string check_json(const std::string& budget_path, const std::vector<BudgetOutcome>& outcomes,
+                       const std::optional<CheckTrace>& trace);
 
 }  // namespace edgemem

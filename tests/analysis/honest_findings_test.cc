@@ -1418,6 +1418,25 @@ TEST(HonestFindings, OneInferenceCannotShowALeakAndHoldsNoLeakBudget) {
   EXPECT_EQ(two->result.checks.leaks.status, CheckStatus::found);
 }
 
+// Leaks are judged within the latest boot: one inference there is as
+// short as a trace of one (50 inferences leaking 32 B, a restart, one more
+// leaking 32 B once passed "0.0 B per inference over 51 inferences").
+TEST(HonestFindings, OneInferenceAfterARestartCannotShowALeak) {
+  MemLog log;
+  boot_keeping(log, 50, 32);
+  boot_keeping(log, 1, 32);
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.restarts.total, 1u) << text_of(*run, "log");
+  EXPECT_EQ(r.inferences, 51u);
+  EXPECT_EQ(r.inferences_before_latest_boot, 50u);
+  EXPECT_EQ(r.checks.leaks.status, CheckStatus::not_checked) << text_of(*run, "log");
+  EXPECT_NE(r.checks.leaks.reason.find("1 inference ended since the device last started again (leaks are judged "
+                                       "within its latest boot)"),
+            std::string::npos)
+      << r.checks.leaks.reason;
+}
+
 TEST(HonestFindings, RecordsLostMidTraceJudgeNeitherFragmentationNorAPassingLeakGate) {
   std::string log = "[MEM][0] POOL name=heap kind=heap base=0x1000 size=4096\n"
                     "[MEM][1] ALLOC size=1024 addr=0x1000 site=a.c:1\n"

@@ -58,4 +58,32 @@ boots 2:10000 >"$tmp/two.log"
 expect 1 "check: two inferences keeping 10,000 B each leak" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/two.log"
 
+# Leaks are judged within the latest boot. Boot 1 leaking 32 B in each of
+# 50 inferences, a restart, one more inference leaking 32 B: once "0.0 B per
+# inference over 51 inferences"; a clean boot 2 once passed boot 1's 1,600 B.
+boots 50:32 1:32 >"$tmp/reboot_leak1.log"
+expect 2 "check: one inference after a restart is not judged" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_leak1.log"
+has err "(1 inference ended since the device last started again (leaks are judged within its latest boot)" \
+  "the refusal names the latest boot"
+boots 50:32 50:0 >"$tmp/reboot_clean.log"
+expect 2 "check: a clean boot after a restart holds no leak limit for the boot before" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_clean.log"
+has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and leaks are judged within its latest boot (50 of 100 inferences)" \
+  "the refusal says the boots before were not judged"
+boots 50:0 50:32 >"$tmp/reboot_then_leak.log"
+expect 1 "check: a leak in the latest boot breaks" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_then_leak.log"
+has out "over 50 inferences of the latest boot (100 in the trace: the device started again 1 time)" \
+  "the rate names the inferences judged"
+has out "[RESTART]   $tmp/reboot_then_leak.log: the device started again 1 time: leaks are judged within its latest boot (50 of 100 inferences)" \
+  "the restart is said under the verdict"
+expect 1 "check --json after a restart" -- \
+  "$edgemem" check --json --budget "$tmp/leak0.json" --trace "$tmp/reboot_then_leak.log"
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["trace"]
+assert (t["inferences"], t["latest_boot_inferences"], t["device_restarts"]) == (100, 50, 1), t
+' "$tmp/out" || { echo "FAIL: check --json does not say the restart"; fail=1; }
+
 exit $fail

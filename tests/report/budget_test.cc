@@ -2,6 +2,8 @@
 // and a malformed budget or a missing input is an error, not a pass.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "report/budget.h"
 
 namespace edgemem {
@@ -333,6 +335,50 @@ TEST(Budget, ARateIsRefusedWhereTheLeakCheckDidNotRunAndAStoppedPoolCounts) {
   EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
   EXPECT_NE(find(out, "leak.max_bytes_per_inference")->message.find("leaks 200.0 B"), std::string::npos)
       << find(out, "leak.max_bytes_per_inference")->message;
+}
+
+// A device that started again inside the capture: leaks are judged within
+// its latest boot only. A leak of 1,600 B in the boot before once passed as
+// "0.0 B per inference over 100 inferences" (50 of them judged): within the
+// limit is refused, beyond it breaks, naming the boot's inferences.
+TEST(Budget, ALeakLimitIsNotHeldOnTheLatestBootAloneAfterARestart) {
+  AnalysisResult t;
+  t.inferences = 100;
+  t.inferences_before_latest_boot = 50;
+  t.counts.allocs = 400;
+  t.restarts.total = 1;
+  t.checks.leaks.status = CheckStatus::clean;
+  BudgetInputs in{nullptr, nullptr, &t, nullptr};
+  for (const char* limit : {"max_bytes_per_inference", "max_leaked_bytes"}) {
+    std::string error;
+    EXPECT_TRUE(evaluate_budget(json::parse(fmt::format(R"({{"leak": {{"{}": 0}}}})", limit)), in, error).empty());
+    EXPECT_NE(error.find(fmt::format("leak.{}: the device started again 1 time in the trace, and leaks are judged "
+                                     "within its latest boot (50 of 100 inferences)",
+                                     limit)),
+              std::string::npos)
+        << error;
+  }
+  t.checks.leaks.status = CheckStatus::found;
+  t.leak_rate_bytes_per_inference = 32;
+  t.leaks.push_back({"leak.c:42", "heap", 1600, 50, 32.0, "", 0, 0, 0, 50, 0, std::nullopt, false, {}});
+  std::string error;
+  auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0, "max_leaked_bytes": 0}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_EQ(find(out, "leak.max_bytes_per_inference")->message,
+            "leaks 32.0 B per inference over 50 inferences of the latest boot (100 in the trace: the device started "
+            "again 1 time), limit 0 B");
+  EXPECT_NE(find(out, "leak.max_leaked_bytes")->message.find("in the latest boot (the device started again 1 time)"),
+            std::string::npos)
+      << find(out, "leak.max_leaked_bytes")->message;
+  // A summary-mode trace with one inference end in its latest boot has no slope.
+  AnalysisResult summary;
+  summary.inferences = 1;
+  summary.counts.summaries = 1;
+  BudgetInputs s{nullptr, nullptr, &summary, nullptr};
+  error.clear();
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), s, error).empty());
+  EXPECT_NE(error.find("leak.max_bytes_per_inference: 1 inference ended: a rate needs two"), std::string::npos) << error;
 }
 
 TEST(Budget, MistakesAreErrorsNotPasses) {
