@@ -14,6 +14,7 @@
 #include "cli/input_stream.h"
 #include "cli/interrupt.h"
 #include "cli/options.h"
+#include "edgemem/analyzer.h"
 #include "plan/arena_budget.h"
 #include "report/budget.h"
 #include "report/check_report.h"
@@ -136,7 +137,11 @@ int run_check(CheckArgs args) {
   std::optional<CheckTrace> judged;
   if (trace) {
     const AnalysisResult& r = trace->result;
-    judged = CheckTrace{args.trace, r.inferences, r.inferences - r.inferences_before_latest_boot, r.restarts.total};
+    judged = CheckTrace{args.trace, r.inferences, r.inferences - r.inferences_before_latest_boot, r.restarts.total, {}};
+    // Lost at the end too (a capture cut mid-record, a gzip cut short): said,
+    // not only on stderr; a loss mid-trace is refused by the limits it touches.
+    if (Check loss = data_loss_check(trace->input.stats, r.counts); loss.status == CheckStatus::found)
+      judged->data_lost = loss.reason;
   }
   fmt::print("{}", args.json ? check_json(args.budget, outcomes, judged) : check_text(outcomes, judged));
   for (const auto& o : outcomes)

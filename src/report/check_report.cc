@@ -33,6 +33,8 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::op
                                   "of {} inferences)",
                                   units::grouped(trace->device_restarts), trace->device_restarts == 1 ? "" : "s",
                                   units::grouped(trace->latest_boot_inferences), units::grouped(trace->inferences)));
+  if (trace && !trace->data_lost.empty())
+    note("[DATA LOST]", trace->data_lost + "; the limits were judged on the data that arrived");
   out += "\n";
   // The messages line up past the longest rule (34 columns at least, as before).
   size_t width = 34;
@@ -53,7 +55,8 @@ std::string check_json(const std::string& budget_path, const std::vector<BudgetO
     j["trace"] = {{"path", trace->path},
                   {"inferences", trace->inferences},
                   {"latest_boot_inferences", trace->latest_boot_inferences},
-                  {"device_restarts", trace->device_restarts}};
+                  {"device_restarts", trace->device_restarts},
+                  {"data_lost", trace->data_lost.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace->data_lost)}};
   j["outcomes"] = nlohmann::json::array();
   for (const auto& o : outcomes)
     j["outcomes"].push_back({{"rule", o.rule}, {"ok", o.ok}, {"unit", to_string(o.unit)}, {"measured", o.measured},

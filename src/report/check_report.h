@@ -14,12 +14,14 @@ namespace edgemem {
 
 // The trace the limits were judged on, when one was given. What they rest
 // on is said under the verdict: a device that started again inside the
-// capture has its leaks judged within its latest boot only.
+// capture has its leaks judged within its latest boot only, and a trace
+// that lost data (a cut end too) was judged on what arrived.
 struct CheckTrace {
   std::string path;
   uint64_t inferences = 0;
   uint64_t latest_boot_inferences = 0;  // those leaks are judged over
   uint64_t device_restarts = 0;
+  std::string data_lost;  // analyze's [DATA LOST]; empty when nothing was
 };
 
 std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::optional<CheckTrace>& trace);

@@ -86,4 +86,26 @@ t = json.load(open(sys.argv[1]))["trace"]
 assert (t["inferences"], t["latest_boot_inferences"], t["device_restarts"]) == (100, 50, 1), t
 ' "$tmp/out" || { echo "FAIL: check --json does not say the restart"; fail=1; }
 
+# A trace cut at its end is judged on what arrived, and says so on stdout
+# and in the JSON (a record cut mid-line once passed with no word at all,
+# a cut gzip with a warning on stderr only).
+boots 50:0 >"$tmp/cut.log"
+printf '[MEM][9999] ALLOC size=99' >>"$tmp/cut.log"
+expect 0 "check: a trace cut mid-record is judged on what arrived" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/cut.log"
+sed -n 2p "$tmp/out" | grep -qF "[DATA LOST] $tmp/cut.log: 25 bytes of a cut-off last record ignored; the limits were judged on the data that arrived" ||
+  { echo "FAIL: the cut end is not said under the verdict"; cat "$tmp/out"; fail=1; }
+boots 50:0 | gzip -c | head -c 400 >"$tmp/cut.log.gz"
+expect 0 "check --json: a gzip cut short" -- "$edgemem" check --json --budget "$tmp/leak0.json" --trace "$tmp/cut.log.gz"
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["trace"]
+assert "the gzip stream ends early" in (t["data_lost"] or ""), t
+' "$tmp/out" || { echo "FAIL: check --json does not say the gzip was cut"; fail=1; }
+expect 0 "check --json: a whole trace" -- "$edgemem" check --json --trace "$tmp/two.log" --budget /dev/stdin <<<'{"fragmentation": {"max_alloc_failures": 0}}'
+python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["trace"]["data_lost"] is None
+' "$tmp/out" || { echo "FAIL: check --json: data_lost of a whole trace is not null"; cat "$tmp/out"; fail=1; }
+
 exit $fail
