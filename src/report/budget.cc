@@ -115,7 +115,16 @@ class Evaluator {
   std::vector<BudgetOutcome> out;
 
   void add(std::string rule, bool ok, std::string message, BudgetUnit unit, json measured, json limit) {
-    out.push_back({std::move(rule), ok, std::move(message), unit, std::move(measured), std::move(limit)});
+    out.push_back({std::move(rule), ok, std::move(message), unit, std::move(measured), std::move(limit), std::nullopt});
+  }
+
+  // A stack need beside the roots it could not bound: the JSON's `measured`
+  // leaves them out, and "+ unbounded" in the message alone was missed.
+  void add_stack(std::string rule, bool ok, std::string message, uint64_t need, uint64_t limit,
+                 const std::vector<const StackRoot*>& unbounded) {
+    add(std::move(rule), ok, std::move(message), BudgetUnit::bytes, need, limit);
+    std::vector<std::string>& why = out.back().unbounded.emplace();
+    for (const StackRoot* r : unbounded) why.push_back(fmt::format("{}: {}", r->function, fmt::join(r->reasons, "; ")));
   }
 
   // A root whose stack has no bound breaks the budget, naming why.
@@ -263,14 +272,14 @@ class Evaluator {
       std::vector<const StackRoot*> unbounded;
       for (const StackRoot& r : st.roots)
         if (r.unbounded && (!r.interrupt || (irq.handlers && nesting != "none"))) unbounded.push_back(&r);
-      add("stack.main_stack_bytes", need_bytes <= configured,
-          fmt::format("main stack needs {}{} (thread {}{}){}, configured {}{}", units::bytes(need_bytes),
-                      unbounded.empty() ? "" : " + unbounded", units::bytes(irq.thread_bytes),
-                      irq.handlers && nesting != "none"
-                          ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
-                          : "",
-                      if_weak, units::bytes(configured), where),
-          BudgetUnit::bytes, need_bytes, configured);
+      add_stack("stack.main_stack_bytes", need_bytes <= configured,
+                fmt::format("main stack needs {}{} (thread {}{}){}, configured {}{}", units::bytes(need_bytes),
+                            unbounded.empty() ? "" : " + unbounded", units::bytes(irq.thread_bytes),
+                            irq.handlers && nesting != "none"
+                                ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
+                                : "",
+                            if_weak, units::bytes(configured), where),
+                need_bytes, configured, unbounded);
       if (!allow_unbounded) {
         if (unbounded.size() <= 3) {
           for (const StackRoot* r : unbounded) require_bounded(*r);
@@ -306,13 +315,15 @@ class Evaluator {
       if (it == st.roots.end()) throw BudgetError(rule + ": no such root in the stack analysis");
       uint64_t max = size(b["roots"], name.c_str(), "stack.roots");
       const uint64_t need = it->if_weak_bytes.value_or(it->worst_case_bytes);
-      add(rule, need <= max,
-          fmt::format("{} needs {}{}{}, configured {}", name, units::bytes(need), it->unbounded ? " + unbounded" : "",
-                      it->if_weak_bytes ? fmt::format(" were {} weak ({} if static)", fmt::join(st.weak_or_static, ", "),
-                                                      units::bytes(it->worst_case_bytes))
-                                        : "",
-                      units::bytes(max)),
-          BudgetUnit::bytes, need, max);
+      add_stack(rule, need <= max,
+                fmt::format("{} needs {}{}{}, configured {}", name, units::bytes(need),
+                            it->unbounded ? " + unbounded" : "",
+                            it->if_weak_bytes ? fmt::format(" were {} weak ({} if static)",
+                                                            fmt::join(st.weak_or_static, ", "),
+                                                            units::bytes(it->worst_case_bytes))
+                                              : "",
+                            units::bytes(max)),
+                need, max, it->unbounded ? std::vector<const StackRoot*>{&*it} : std::vector<const StackRoot*>{});
       if (!allow_unbounded) require_bounded(*it);
     }
   }

@@ -37,6 +37,10 @@ struct BudgetOutcome {
   std::string message;  // one line: what was measured against what limit
   BudgetUnit unit = BudgetUnit::bytes;
   nlohmann::json measured, limit;  // integers for bytes and counts, 0..1 for fractions, a band's name
+  // A stack need's roots that have no bound, each "function: why", which
+  // `measured` leaves out; empty when every root is bounded, unset for
+  // other rules.
+  std::optional<std::vector<std::string>> unbounded;
 };
 
 // Reads a budget's JSON text. Refused, with one line in `error`: text that

@@ -58,9 +58,11 @@ std::string check_json(const std::string& budget_path, const std::vector<BudgetO
                   {"device_restarts", trace->device_restarts},
                   {"data_lost", trace->data_lost.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace->data_lost)}};
   j["outcomes"] = nlohmann::json::array();
-  for (const auto& o : outcomes)
+  for (const auto& o : outcomes) {
     j["outcomes"].push_back({{"rule", o.rule}, {"ok", o.ok}, {"unit", to_string(o.unit)}, {"measured", o.measured},
                              {"limit", o.limit}, {"message", o.message}});
+    if (o.unbounded) j["outcomes"].back()["unbounded"] = *o.unbounded;
+  }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/budget.h"
+#include "report/check_report.h"
 
 namespace edgemem {
 namespace {
@@ -122,6 +123,32 @@ TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {
   // Allowed, the number still says it counts known frames only.
   EXPECT_NE(find(out, "stack.main_stack_bytes")->message.find("needs 972 B + unbounded"), std::string::npos)
       << find(out, "stack.main_stack_bytes")->message;
+}
+
+// Allowed, an unbounded root still leaves the need a lower bound: the JSON
+// says which roots and why beside `measured` (once only the text's
+// "+ unbounded" did, with measured 32 and ok true).
+TEST(Budget, TheJsonNamesTheUnboundedRootsAStackNeedLeavesOut) {
+  LinkerMap m = image();
+  StackReport s = stacks();
+  BudgetInputs in{&m, &s, nullptr, nullptr};
+  std::string error;
+  auto out = evaluate_budget(
+      json::parse(R"({"stack": {"main_stack_bytes": 4096, "allow_unbounded": true,
+                      "roots": {"vTaskInfer": 1024, "Reset_Handler": 1024}}})"),
+      in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  const std::vector<std::string> walk = {"vTaskInfer: recursion: walk"};
+  EXPECT_EQ(find(out, "stack.main_stack_bytes")->unbounded, walk);
+  EXPECT_EQ(find(out, "stack.roots.vTaskInfer")->unbounded, walk);
+  EXPECT_EQ(find(out, "stack.roots.Reset_Handler")->unbounded, std::vector<std::string>{});
+  const json doc = json::parse(check_json("b.json", out, std::nullopt));
+  EXPECT_EQ(doc["outcomes"][0]["unbounded"], json(walk)) << doc.dump();
+  EXPECT_EQ(doc["outcomes"][0]["measured"], 972);
+  LinkerMap other = image();
+  BudgetInputs map_only{&other, nullptr, nullptr, nullptr};
+  out = evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_bytes": 65536}}})"), map_only, error);
+  EXPECT_FALSE(json::parse(check_json("b.json", out, std::nullopt))["outcomes"][0].contains("unbounded"));
 }
 
 // A definition the graph cannot tell weak from static (an STM32 HAL weak
