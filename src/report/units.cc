@@ -64,16 +64,26 @@ std::optional<uint64_t> parse_size(std::string_view text, std::string& error) {
   if (ec != std::errc() || end == s.data()) return expected("no number");
   std::string unit(end, s.data() + s.size());
   for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();  // 64KB, 64KiB
+  // 16kB is 16,000 B in SI and 16,384 B to many tools: read the one way
+  // where the other was meant, a budget limit passed 384 B unsaid.
+  const bool ambiguous = unit.size() == 2 && unit.back() == 'b' && unit.front() != 'b';
+  if (unit.size() > 1 && unit.back() == 'b') unit.pop_back();  // 64KiB
   if (unit.size() > 1 && unit.back() == 'i') unit.pop_back();
-  uint64_t scale = 1;
-  if (unit == "k") scale = 1024;
-  else if (unit == "m") scale = 1024 * 1024;
-  else if (unit == "g") scale = 1024ull * 1024 * 1024;
+  uint64_t scale = 1, si = 1;
+  if (unit == "k") scale = 1024, si = 1000;
+  else if (unit == "m") scale = 1024 * 1024, si = 1000 * 1000;
+  else if (unit == "g") scale = 1024ull * 1024 * 1024, si = 1000ull * 1000 * 1000;
   else if (!unit.empty() && unit != "b") return expected(unit.front() == '.' ? "not a whole number" : "unknown unit");
   if (base == 16 && scale != 1) return expected("a hex size takes no unit");
   if (value > std::numeric_limits<uint64_t>::max() / scale) return expected("too large");
   if (value == 0) return expected("zero");
+  if (ambiguous) {
+    const char prefix = static_cast<char>(std::toupper(static_cast<unsigned char>(unit.front())));
+    error = fmt::format("'{}' is ambiguous: {} B in SI, {} B as many tools count; write {}{} or {}{}iB for {}, or {}",
+                        text, grouped(value * si), grouped(value * scale), value, prefix, value, prefix,
+                        grouped(value * scale), value * si);
+    return std::nullopt;
+  }
   return value * scale;
 }
 

@@ -20,8 +20,9 @@ std::string percent(double fraction);      // 0.123 -> 12.3 %
 double fraction(uint64_t part, uint64_t whole);  // part / whole, 0 when whole is 0
 
 // A size option (--arena-size, --declared, --ram, --flash) or budget value:
-// decimal, 0x hex, or a K/M/G suffix (1024-based, optional "iB"/"B").
-// Refuses zero, negatives, fractions and overflow; `error` says what was expected.
+// decimal, 0x hex, or a K/M/G suffix (1024-based, optional "iB").
+// Refuses zero, negatives, fractions, overflow and kB/MB/GB (1000-based in
+// SI, 1024-based to many tools); `error` says what was expected.
 std::optional<uint64_t> parse_size(std::string_view text, std::string& error);
 
 }  // namespace edgemem::units

@@ -108,4 +108,11 @@ import json, sys
 assert json.load(open(sys.argv[1]))["trace"]["data_lost"] is None
 ' "$tmp/out" || { echo "FAIL: check --json: data_lost of a whole trace is not null"; cat "$tmp/out"; fail=1; }
 
+# "16kB" is 16,000 B in SI: 16,200 B leaked once held against it, read as 16,384.
+boots 2:8100 >"$tmp/leak16200.log"
+expect 2 "check: a kB limit is refused as ambiguous" -- "$edgemem" check --trace "$tmp/leak16200.log" \
+  --budget /dev/stdin <<<'{"leak": {"max_leaked_bytes": "16kB"}}'
+has err "leak.max_leaked_bytes: '16kB' is ambiguous: 16,000 B in SI, 16,384 B as many tools count; write 16K or 16KiB for 16,384, or 16000" \
+  "the refusal gives the spellings that are not ambiguous"
+
 exit $fail

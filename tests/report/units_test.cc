@@ -21,7 +21,6 @@ TEST(Units, SizesAsAnEmbeddedEngineerTypesThem) {
   EXPECT_EQ(size("64K"), 65536u);
   EXPECT_EQ(size("64k"), 65536u);
   EXPECT_EQ(size("64KiB"), 65536u);
-  EXPECT_EQ(size("64KB"), 65536u);
   EXPECT_EQ(size("1M"), 1048576u);
   EXPECT_EQ(size("2G"), 2147483648u);
   EXPECT_EQ(size("100B"), 100u);
@@ -40,6 +39,19 @@ TEST(Units, WhatIsNotASizeIsRefusedNotWrapped) {
   EXPECT_FALSE(size("99999999999999999999"));
   EXPECT_FALSE(size("17179869184G"));  // 2^64 bytes
   EXPECT_FALSE(size("K"));
+}
+
+// 16kB is 16,000 B in SI and 16,384 B to many tools: once read as 16,384
+// in silence, a budget's "max_bytes": "16kB" passed 384 B over 16,000.
+TEST(Units, KilobytesAreAmbiguousAndRefused) {
+  std::string error;
+  EXPECT_FALSE(parse_size("16kB", error));
+  EXPECT_EQ(error, "'16kB' is ambiguous: 16,000 B in SI, 16,384 B as many tools count; write 16K or 16KiB for "
+                   "16,384, or 16000");
+  for (const char* text : {"1MB", "2GB", "64KB", "64kb", "1mb"}) EXPECT_FALSE(size(text)) << text;
+  EXPECT_EQ(size("64KiB"), 65536u);
+  EXPECT_EQ(size("1MiB"), 1048576u);
+  EXPECT_EQ(size("100b"), 100u);
 }
 
 TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
