@@ -51,6 +51,15 @@ double real(const json& limits, const char* key, const std::string& rule) {
   return v.get<double>();
 }
 
+// A percent limit as the fraction the JSON gives: the double nearest its
+// decimal (94.7 % is 0.947, where 94.7 / 100 wrote 0.9470000000000001).
+double fraction_of_percent(double percent) {
+  const std::string shown = fmt::format("{:.15g}", percent / 100);
+  double read = 0;
+  std::from_chars(shown.data(), shown.data() + shown.size(), read);
+  return read;
+}
+
 // A measured value beside its limit, with one decimal or as many more as
 // it takes to show it on the limit's same side (6.96 against 7 is not
 // "7.0"; a leak of 0.04 B against 0 is not "0.0").
@@ -189,7 +198,7 @@ class Evaluator {
         add(rule + ".max_percent", pct <= max,
             fmt::format("{} uses {} % ({} of {}), limit {:g} %{}", name, beside(pct, max), units::bytes(used),
                         units::bytes(it->length), max, guessed),
-            BudgetUnit::fraction, pct / 100, max / 100);
+            BudgetUnit::fraction, pct / 100, fraction_of_percent(max));
       }
       if (limits.contains("min_free_bytes")) {
         uint64_t min = size(limits, "min_free_bytes", rule);
@@ -332,6 +341,12 @@ class Evaluator {
     only_keys(b, "arena", {"min_margin_bytes", "min_margin_percent"});
     uint64_t min_bytes = b.contains("min_margin_bytes") ? size(b, "min_margin_bytes", "arena") : 0;
     double min_pct = b.contains("min_margin_percent") ? real(b, "min_margin_percent", "arena") : 0;
+    // A margin is at most the whole arena: as a region's max_percent over
+    // 100, a limit no input can meet is a mistake in the budget (it broke).
+    if (min_pct > 100)
+      throw BudgetError(fmt::format("arena.min_margin_percent: {:g} % no arena can leave (its margin is at most all "
+                                    "of it); expected 0 to 100",
+                                    min_pct));
     bool checked = false;
     const bool by_bytes = b.contains("min_margin_bytes"), by_percent = b.contains("min_margin_percent");
     // One outcome per minimum set, each with its own unit, so the JSON's
@@ -348,7 +363,8 @@ class Evaluator {
             margin, min_bytes);
       if (by_percent)
         add(by_bytes ? "arena." + what + ".min_margin_percent" : "arena." + what, pct >= min_pct,
-            stands + fmt::format(", at least {:g} % wanted", min_pct), BudgetUnit::fraction, pct / 100, min_pct / 100);
+            stands + fmt::format(", at least {:g} % wanted", min_pct), BudgetUnit::fraction, pct / 100,
+            fraction_of_percent(min_pct));
       checked = true;
     };
     if (in_.arena && !in_.arena->runnable()) {  // no arena size to hold a margin against
@@ -356,7 +372,7 @@ class Evaluator {
           fmt::format("TFLite Micro cannot run the model: {}; no arena size can be recommended",
                       fmt::join(in_.arena->blockers, ", ")),
           by_percent && !by_bytes ? BudgetUnit::fraction : BudgetUnit::bytes, nullptr,
-          by_percent && !by_bytes ? json(min_pct / 100) : json(min_bytes));
+          by_percent && !by_bytes ? json(fraction_of_percent(min_pct)) : json(min_bytes));
       checked = true;
     } else if (in_.arena && in_.map) {
       if (const MapSymbol* declared = largest_symbol_with_role(*in_.map, "tensor arena")) {
@@ -416,7 +432,10 @@ class Evaluator {
                                       key, restarted, units::grouped(judged), units::grouped(t.inferences), measured));
     };
     if (b.contains("max_bytes_per_inference")) {
-      double max = real(b, "max_bytes_per_inference", "leak");
+      // Bytes per inference, a size string too as the byte limits take ("32", "1K").
+      double max = b["max_bytes_per_inference"].is_string()
+                       ? static_cast<double>(size(b, "max_bytes_per_inference", "leak"))
+                       : real(b, "max_bytes_per_inference", "leak");
       // A rate that could not be measured cannot be shown to hold.
       if (t.inferences == 0)
         throw BudgetError("leak.max_bytes_per_inference: the trace has no inference markers (INFER begin/end), so no "

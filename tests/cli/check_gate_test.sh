@@ -115,4 +115,15 @@ expect 2 "check: a kB limit is refused as ambiguous" -- "$edgemem" check --trace
 has err "leak.max_leaked_bytes: '16kB' is ambiguous: 16,000 B in SI, 16,384 B as many tools count; write 16K or 16KiB for 16,384, or 16000" \
   "the refusal gives the spellings that are not ambiguous"
 
+# A margin percent no arena can leave is a mistake in the budget, as a
+# max_percent over 100 is (exit 2, not 1); a rate takes a size string; the
+# JSON's 94.7 % is 0.947.
+expect 2 "check: min_margin_percent over 100 is refused" -- "$edgemem" check --trace "$tmp/two.log" \
+  --budget /dev/stdin <<<'{"arena": {"min_margin_percent": 101}}'
+has err "arena.min_margin_percent: 101 % no arena can leave" "the refusal says why"
+expect 1 "check: a rate as a size string" -- "$edgemem" check --json --trace "$tmp/two.log" \
+  --budget /dev/stdin <<<'{"leak": {"max_bytes_per_inference": "32K"}, "arena": {"min_margin_percent": 94.7}}'
+grep -q '"limit": 0.947,' "$tmp/out" || { echo "FAIL: 94.7 % is not the limit 0.947"; cat "$tmp/out"; fail=1; }
+grep -q '"limit": 32768.0,' "$tmp/out" || { echo "FAIL: the rate limit is not 32K"; cat "$tmp/out"; fail=1; }
+
 exit $fail

@@ -408,6 +408,36 @@ TEST(Budget, ALeakLimitIsNotHeldOnTheLatestBootAloneAfterARestart) {
   EXPECT_NE(error.find("leak.max_bytes_per_inference: 1 inference ended: a rate needs two"), std::string::npos) << error;
 }
 
+// Limits said as people write them: a margin percent no arena can leave is
+// refused as a max_percent over 100 is (it broke, exit 1), a rate takes a
+// size string as the byte limits do, and 94.7 % is 0.947 in the JSON, not
+// 0.9470000000000001.
+TEST(Budget, PercentsAndRatesAreReadAsWritten) {
+  AnalysisResult t;
+  t.inferences = 10;
+  t.counts.allocs = 40;
+  t.checks.leaks.status = CheckStatus::clean;
+  t.pools.push_back({"arena", PoolKind::arena, 81920, 78848, 78848, 3, 3.75});
+  BudgetInputs in{nullptr, nullptr, &t, nullptr};
+  std::string error;
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"arena": {"min_margin_percent": 101}})"), in, error).empty());
+  EXPECT_EQ(error, "arena.min_margin_percent: 101 % no arena can leave (its margin is at most all of it); expected 0 "
+                   "to 100");
+  error.clear();
+  auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": "32"},
+                                             "arena": {"min_margin_percent": 94.7}})"),
+                             in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_EQ(find(out, "leak.max_bytes_per_inference")->limit, 32.0);
+  EXPECT_EQ(find(out, "arena.arena")->limit.dump(), "0.947");
+  LinkerMap m = image();
+  BudgetInputs map{&m, nullptr, nullptr, nullptr};
+  out = evaluate_budget(json::parse(R"({"regions": {"RAM": {"max_percent": 94.7}}})"), map, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(find(out, "regions.RAM.max_percent")->limit.dump(), "0.947");
+}
+
 TEST(Budget, MistakesAreErrorsNotPasses) {
   LinkerMap m = image();
   BudgetInputs with_map{&m, nullptr, nullptr, nullptr};
