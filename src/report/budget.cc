@@ -174,17 +174,10 @@ class Evaluator {
       auto it = std::find_if(map.regions.begin(), map.regions.end(), [&](const MapRegion& r) { return r.name == name; });
       uint64_t used = it->used, free = it->length > used ? it->length - used : 0;
       double pct = it->length ? 100.0 * static_cast<double>(used) / static_cast<double>(it->length) : 0;
-      // A load image the map could not tell from NOLOAD is said, not hidden.
-      std::string guessed;
-      for (const MapSection& s : map.sections)
-        if (s.noload_guessed && *s.load_address >= it->origin && *s.load_address - it->origin < it->length)
-          guessed += fmt::format("; {} {} not counted, taken for NOLOAD (the map cannot tell: `edgemem map --elf`)",
-                                 s.name, units::bytes(s.size));
       if (limits.contains("max_bytes")) {
         uint64_t max = size(limits, "max_bytes", rule);
-        add(rule + ".max_bytes", used <= max,
-            fmt::format("{} uses {}, limit {}{}", name, units::bytes(used), units::bytes(max), guessed), BudgetUnit::bytes,
-            used, max);
+        add(rule + ".max_bytes", used <= max, fmt::format("{} uses {}, limit {}", name, units::bytes(used), units::bytes(max)),
+            BudgetUnit::bytes, used, max);
       }
       if (limits.contains("max_percent")) {
         double max = real(limits, "max_percent", rule);
@@ -196,8 +189,8 @@ class Evaluator {
           throw BudgetError(fmt::format("{}.max_percent: the map gives region {} no length, so no percentage of it can "
                                         "be judged; use max_bytes", rule, name));
         add(rule + ".max_percent", pct <= max,
-            fmt::format("{} uses {} % ({} of {}), limit {:g} %{}", name, beside(pct, max), units::bytes(used),
-                        units::bytes(it->length), max, guessed),
+            fmt::format("{} uses {} % ({} of {}), limit {:g} %", name, beside(pct, max), units::bytes(used),
+                        units::bytes(it->length), max),
             BudgetUnit::fraction, pct / 100, fraction_of_percent(max));
       }
       if (limits.contains("min_free_bytes")) {
@@ -206,8 +199,8 @@ class Evaluator {
           throw BudgetError(fmt::format("{}.min_free_bytes: the map gives region {} no length, so its free bytes are "
                                         "unknown; use max_bytes", rule, name));
         add(rule + ".min_free_bytes", free >= min,
-            fmt::format("{} has {} free, at least {} wanted{}", name, units::bytes(free), units::bytes(min), guessed),
-            BudgetUnit::bytes, free, min);
+            fmt::format("{} has {} free, at least {} wanted", name, units::bytes(free), units::bytes(min)), BudgetUnit::bytes,
+            free, min);
       }
     }
   }

@@ -90,12 +90,6 @@ std::string map_text(const MapReport& r) {
                          "without > {} ld counts {} of {}\n",
                          p.name, bytes(p.size), address(p.address), reg.name, reg.name,
                          bytes(reg.used_without_placed()), reg.name);
-    for (const MapSection& s : map.sections)
-      if (s.noload_guessed && reg.length && *s.load_address >= reg.origin && *s.load_address - reg.origin < reg.length)
-        out += fmt::format("  {} {} loaded at {}: taken for NOLOAD, not counted; ld prints no flags and nothing in the "
-                           "map names its load address to copy it from; with contents {} holds {} (--elf tells)\n",
-                           s.name, bytes(s.size), address(*s.load_address), reg.name,
-                           bytes(std::max(reg.used, *s.load_address + s.size - reg.origin)));
   }
   out += fmt::format("{}{:<24} {:>10} {:>14}  kind\n", map.regions.empty() ? "" : "\n", "section", "address", "size");
   for (const auto& s : map.sections)
@@ -155,7 +149,7 @@ std::string map_json(const MapReport& r) {
   for (const auto& s : map.sections)
     j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size},
                              {"load_address", s.load_address ? nlohmann::json(*s.load_address) : nlohmann::json(nullptr)},
-                             {"kind", to_string(s.kind)}, {"fill_bytes", s.fill}, {"noload_guessed", s.noload_guessed}});
+                             {"kind", to_string(s.kind)}, {"fill_bytes", s.fill}});
   j["contributions"] = nlohmann::json::array();
   for (const auto& c : map.contributions)
     j["contributions"].push_back({{"section", c.section}, {"object", c.object}, {"size_bytes", c.size}});

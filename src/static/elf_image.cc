@@ -216,13 +216,9 @@ void classify_by_elf(LinkerMap& map, const ElfImage& elf) {
   map.totals = {};
   for (MapSection& s : map.sections) {
     for (const ElfSection& e : elf.sections)
-      if (e.name == s.name && e.address == s.address) {
-        s.kind = elf_section_kind(e);
-        s.noload_guessed = false;
-      }
+      if (e.name == s.name && e.address == s.address) s.kind = elf_section_kind(e);
     add_to_totals(map.totals, s.kind, s.size);
   }
-  gnu_region_use(map);  // a NOLOAD section (SHT_NOBITS) has no load image the map could not rule out
   // A size the map could only bound is the ELF's own (nm -S) when the ELF
   // has the symbol at the same address. The map prints C++ names demangled
   // (`app::tensor_arena`), the ELF keeps them mangled: demangled only when

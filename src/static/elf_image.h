@@ -56,8 +56,6 @@ SectionKind elf_section_kind(const ElfSection& section);
 // A GNU ld map read with its ELF: each output section takes the kind its
 // flags give, not the one its name suggests, and the totals are summed
 // again, so code + rodata, data and bss are `size`'s text, data and bss.
-// Region use is counted again: a section without contents (SHT_NOBITS,
-// NOLOAD) has no load image, whatever load address the map gives it.
 void classify_by_elf(LinkerMap& map, const ElfImage& elf);
 
 // Allocated sections whose size differs between a map and an ELF: the two

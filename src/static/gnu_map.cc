@@ -80,33 +80,10 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
   return SectionKind::other;
 }
 
-// The region an address lies in (the last of those that hold it), or nullptr.
-const MapRegion* sized_region_at(const LinkerMap& map, uint64_t at) {
-  const MapRegion* found = nullptr;
-  for (const MapRegion& r : map.regions)
-    if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
-  return found;
-}
-
-// A region without attributes within the addresses of one that has them is
-// another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
-// ld assigns it no section, and its bytes are not the chip's twice. (One
-// that reaches past them holds bytes of its own.)
-std::vector<bool> region_aliases(const LinkerMap& map) {
-  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
-    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
-  };
-  std::vector<bool> alias(map.regions.size(), false);
-  for (size_t i = 0; i < map.regions.size(); ++i)
-    for (const MapRegion& other : map.regions)
-      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) alias[i] = true;
-  return alias;
-}
-
 }  // namespace
 
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
-  enum class Part { preamble, common, discarded, memory, script } part = Part::preamble;
+  enum class Part { preamble, discarded, memory, script } part = Part::preamble;
   LinkerMap map;
   // hash(section, object) -> index into map.contributions, in link order:
   // no string is allocated for a lookup, and a collision is told apart by
@@ -130,20 +107,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // to (index + 1; 0: none yet).
   size_t last_contribution = 0;
   bool saw_memory = false, saw_script = false, saw_output = false, saw_discarded = false;
-  // Per output section, whether bytes of input sections or data the script
-  // writes (LONG, BYTE...) fill it: ld gives it contents (a load image) then.
-  struct Filled {
-    bool inputs = false, data = false;
-  };
-  std::vector<Filled> filled;
-  // What symbol assignments evaluate to (`_sidata = LOADADDR (.data)`):
-  // where start-up code finds a load image to copy.
-  std::set<uint64_t> assigned;
-  // "Allocating common symbols": each COMMON symbol's own size. In the
-  // COMMON input section the next symbol begins only after alignment
-  // (c_odd[5]: 8 B to the next one), so the span to it is no size.
-  std::map<std::string, uint64_t, std::less<>> common_size;
-  std::string common_pending;  // a long name: its size follows on the next line
 
   // Aliases at one address (printf and iprintf, __adddf3 and
   // __aeabi_dadd) all end where the next symbol begins: only the last of
@@ -164,10 +127,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         input_name != "COMMON") {  // COMMON holds globals only, each listed
       for (size_t i = symbols_before_input; i < map.symbols.size(); ++i) map.symbols[i].size_is_upper_bound = true;
     }
-    if (current && input_name == "COMMON")
-      for (size_t i = symbols_before_input; i < map.symbols.size(); ++i)
-        if (auto it = common_size.find(map.symbols[i].name); it != common_size.end() && it->second <= map.symbols[i].size)
-          map.symbols[i].size = it->second;
     if (!current || input_name.empty() || listed || input_end <= input_start) {
       input_name.clear();
       return;
@@ -248,7 +207,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         if (map_hex(w[i + 2], lma)) s.load_address = lma;
       }
     map.sections.push_back(std::move(s));
-    filled.emplace_back();
     current = &map.sections.back();
   };
   auto input_line = [&](std::string_view name, const std::vector<std::string_view>& w, size_t at) {
@@ -271,7 +229,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (w.size() <= at + 2) return;
     std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
     contribution(current->name, object).size += size;
-    if (size) filled.back().inputs = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;
@@ -291,7 +248,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
                           lines.number(), line);
       return std::nullopt;
     }
-    if (line == "Allocating common symbols") { part = Part::common; continue; }
     if (line == "Discarded input sections") { part = Part::discarded; saw_discarded = true; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
@@ -303,14 +259,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (w.size() >= 3 && map_hex(w[1], origin) && map_hex(w[2], length) && w[0] != "*default*")
         map.regions.push_back({std::string(w[0]), origin, length, w.size() > 3 ? std::string(w[3]) : "", 0,
                                RegionKind::other});
-      continue;
-    }
-    if (part == Part::common) {  // "name 0xSIZE object", a long name alone with the rest on the next line
-      uint64_t size = 0;
-      if (w.size() == 1 && line[0] != ' ') common_pending.assign(w[0]);
-      else if (w.size() >= 2 && map_hex(w[0], size) && !common_pending.empty()) common_size[common_pending] = size;
-      else if (w.size() >= 3 && map_hex(w[1], size)) common_size[std::string(w[0])] = size;
-      if (w.size() > 1) common_pending.clear();
       continue;
     }
     if (part != Part::script && part != Part::discarded) continue;
@@ -358,23 +306,11 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
         continue;
       }
-      if (w.size() >= 3 && current && (w[2] == "BYTE" || w[2] == "SHORT" || w[2] == "LONG" || w[2] == "QUAD" ||
-                                       w[2] == "SQUAD")) {
-        filled.back().data = true;
-        continue;
-      }
-      if (w.size() >= 3 && w[1] != "." && line.find(" = ") != std::string_view::npos && map_hex(w[0], address))
-        assigned.insert(address);
-      // A symbol is its address and its name to the end of the line, which
-      // holds blanks when ld demangles a C++ name (`vtable for Filter`,
-      // `big_unsigned(unsigned int, char const*)`). Two numbers are a
-      // wrapped section's address and size, never a symbol; ` = ` is an
-      // assignment (`operator=` has no blanks around it).
-      if (w.size() >= 2 && map_hex(w[0], address) && current && line.find(" = ") == std::string_view::npos &&
+      // Two numbers are a wrapped section's address and size, never a symbol.
+      if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
           !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
-        std::string_view name(w[1].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[1].data()));
         close_symbol(address);
-        map.symbols.push_back({std::string(name), current->name, input_object, address, 0});
+        map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
       }
       continue;
     }
@@ -416,6 +352,15 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     return std::nullopt;
   }
 
+  auto sized_region_at = [&](uint64_t at) -> const MapRegion* {
+    const MapRegion* found = nullptr;
+    for (const MapRegion& r : map.regions)
+      if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
+    return found;
+  };
+  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
+    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
+  };
   for (MapRegion& r : map.regions) {
     bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
     r.kind = writable ? RegionKind::ram : RegionKind::flash;
@@ -429,100 +374,32 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // window on an ESP32-S2/S3), not the chip's RAM.
     if (r.name == "IDT_LIST" || r.name == "extern_ram_seg") r.kind = RegionKind::other;
   }
-  const std::vector<bool> alias = region_aliases(map);
+  // A region without attributes within the addresses of one that has them is
+  // another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
+  // ld assigns it no section, and its bytes are not the chip's twice. (One
+  // that reaches past them holds bytes of its own.)
+  std::vector<bool> alias(map.regions.size(), false);
   for (size_t i = 0; i < map.regions.size(); ++i)
-    if (alias[i]) map.regions[i].kind = RegionKind::other;
+    for (const MapRegion& other : map.regions)
+      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) {
+        alias[i] = true;
+        map.regions[i].kind = RegionKind::other;
+      }
   // The region a section's kind is read from: not an alias, a pseudo-region
   // or external memory, where the same addresses have a region of their own.
   auto kind_region_at = [&](uint64_t at) -> const MapRegion* {
     const MapRegion* found = nullptr;
     for (const MapRegion& r : map.regions)
       if (r.length && at >= r.origin && at - r.origin < r.length && r.kind != RegionKind::other) found = &r;
-    return found ? found : sized_region_at(map, at);
+    return found ? found : sized_region_at(at);
   };
-  auto load_at = [](const MapSection& s) { return s.load_address.value_or(s.address); };
-  for (MapSection& s : map.sections)
-    s.kind = classify(s.name, s.load_address && *s.load_address != s.address, s.address, kind_region_at(s.address));
-  for (size_t i = 0; i < map.sections.size(); ++i) {
-    MapSection& s = map.sections[i];
-    const bool elsewhere = s.load_address && *s.load_address != s.address;
-    if (!elsewhere || !s.size || s.kind == SectionKind::bss || s.kind == SectionKind::debug) continue;
-    // ld moves a region's next load address past a section only when the
-    // section has contents. A later section loaded within this one's load
-    // image shows that it has none (NOLOAD); one that runs elsewhere
-    // relative to its load address and is loaded right after it and the
-    // sections with contents copied along with it (Zephyr's .last_section
-    // after k_heap_area and the rest of its data), that it has.
-    const uint64_t lma = *s.load_address, offset = s.address - lma;
-    const MapRegion* load_region = sized_region_at(map, lma);
-    uint64_t end = lma + s.size;
-    std::optional<bool> contents;
-    // (Empty sections at address 0, `.line`, are no memory; one placed at
-    // an address of its own, `.config_page 0x08007C00`, tells nothing.)
-    for (size_t j = i + 1; j < map.sections.size() && !contents && load_region; ++j) {
-      const MapSection& t = map.sections[j];
-      const uint64_t t_lma = load_at(t);
-      if (t.kind == SectionKind::debug || (!t.size && !t.address) || sized_region_at(map, t_lma) != load_region)
-        continue;
-      if (t_lma >= lma && t_lma - lma < s.size) contents = false;
-      else if (t.address - t_lma == offset && (filled[j].inputs || filled[j].data)) end = std::max(end, t_lma + t.size);
-      else if (t_lma >= end && t_lma - end < (t_lma & (~t_lma + 1))) contents = true;
-    }
-    // Nothing after it tells, and ld prints the same map with NOLOAD as
-    // without (`.lwip_sec (NOLOAD) : {...} >RAM_D2 AT> FLASH` in the
-    // STM32H7 LwIP examples). Start-up code copies a load image from an
-    // address the script names (`_sidata = LOADADDR(.data)`, `PROVIDE
-    // (_data_lma = .)`): one nothing names, of no data the script writes
-    // (LONG) and not named like data or code, is taken for NOLOAD, and said so.
-    if (!contents && !filled[i].data && !assigned.count(lma) && !has(s.name, {"data", "text", "func", "code"})) {
-      contents = false;
-      s.noload_guessed = true;
-    }
-    if (contents == false) s.kind = SectionKind::bss;
-  }
-  gnu_region_use(map);
-  // LTO lists a symbol per object in .debug_info (`lfs.c.c392b76d`): they
-  // take no memory and name nothing in the image.
-  std::set<std::string_view> debug_sections;
-  for (const MapSection& s : map.sections)
-    if (s.kind == SectionKind::debug) debug_sections.insert(s.name);
-  std::erase_if(map.symbols, [&](const MapSymbol& s) { return debug_sections.count(s.section) != 0; });
-  // Each address once: sections a script lays over each other (nRF's
-  // .heap and .stack_dummy, both COPY at one address) share their bytes.
-  std::vector<const MapSection*> by_address;
-  for (const MapSection& s : map.sections)
-    if (s.size && s.kind != SectionKind::debug) by_address.push_back(&s);
-  std::stable_sort(by_address.begin(), by_address.end(),
-                   [](const MapSection* a, const MapSection* b) { return a->address < b->address; });
-  uint64_t covered_to = 0;
-  for (const MapSection* s : by_address) {
-    const uint64_t end = s->address + s->size;
-    const uint64_t fresh = end > std::max(covered_to, s->address) ? end - std::max(covered_to, s->address) : 0;
-    covered_to = std::max(covered_to, end);
-    switch (s->kind) {
-      case SectionKind::code: map.totals.code += fresh; break;
-      case SectionKind::rodata: map.totals.ro_data += fresh; break;
-      case SectionKind::data: map.totals.rw_data += fresh; break;
-      case SectionKind::bss: map.totals.zi_data += fresh; break;
-      default: break;
-    }
-  }
-  map.toolchain = "GNU ld";
-  return map;
-}
-
-void gnu_region_use(LinkerMap& map) {
-  const std::vector<bool> alias = region_aliases(map);
-  for (MapRegion& r : map.regions) {
-    r.used = r.flow_used = 0;
-    r.placed.clear();
-  }
   // Per region, the extent of every section at its run address there,
   // placeholders included (ESP-IDF's rodata follows .flash_rodata_dummy),
   // and at its load address (Zephyr's .last_section follows the data's).
   std::vector<uint64_t> seen(map.regions.size(), 0);
-  for (const MapSection& s : map.sections) {
-    const bool elsewhere = s.load_address && *s.load_address != s.address;
+  for (MapSection& s : map.sections) {
+    bool elsewhere = s.load_address && *s.load_address != s.address;
+    s.kind = classify(s.name, elsewhere, s.address, kind_region_at(s.address));
     if (s.size == 0) continue;
     // A placeholder (ESP-IDF's .ext_ram.dummy) at addresses two regions
     // share reserves them in the one that is not flash: no image bytes.
@@ -551,7 +428,7 @@ void gnu_region_use(LinkerMap& map) {
       // other region does: a failed link (LENGTH = 0) has bytes there, and
       // that is an overflow.
       auto claim = [&](uint64_t at, bool run) {
-        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(map, at);
+        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
         // A failed link goes on placing what did not fit past the region's
         // end, where no region is: ld counts it to the region (its "overflowed
         // by"), as long as it follows the region's last section.
@@ -559,7 +436,7 @@ void gnu_region_use(LinkerMap& map) {
         // Only once a section crossed the end: a region filled exactly (a
         // .heap to its end) may be followed by a section in no region.
         bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
-                       !sized_region_at(map, at);
+                       !sized_region_at(at);
         if (inside || spilled) {
           r.used = std::max(r.used, at + s.size - r.origin);
           if (!(placed && run)) r.flow_used = std::max(r.flow_used, at + s.size - r.origin);
@@ -579,6 +456,34 @@ void gnu_region_use(LinkerMap& map) {
       r.placed.erase(r.placed.begin());
     }
   }
+  // LTO lists a symbol per object in .debug_info (`lfs.c.c392b76d`): they
+  // take no memory and name nothing in the image.
+  std::set<std::string_view> debug_sections;
+  for (const MapSection& s : map.sections)
+    if (s.kind == SectionKind::debug) debug_sections.insert(s.name);
+  std::erase_if(map.symbols, [&](const MapSymbol& s) { return debug_sections.count(s.section) != 0; });
+  // Each address once: sections a script lays over each other (nRF's
+  // .heap and .stack_dummy, both COPY at one address) share their bytes.
+  std::vector<const MapSection*> by_address;
+  for (const MapSection& s : map.sections)
+    if (s.size && s.kind != SectionKind::debug) by_address.push_back(&s);
+  std::stable_sort(by_address.begin(), by_address.end(),
+                   [](const MapSection* a, const MapSection* b) { return a->address < b->address; });
+  uint64_t covered_to = 0;
+  for (const MapSection* s : by_address) {
+    const uint64_t end = s->address + s->size;
+    const uint64_t fresh = end > std::max(covered_to, s->address) ? end - std::max(covered_to, s->address) : 0;
+    covered_to = std::max(covered_to, end);
+    switch (s->kind) {
+      case SectionKind::code: map.totals.code += fresh; break;
+      case SectionKind::rodata: map.totals.ro_data += fresh; break;
+      case SectionKind::data: map.totals.rw_data += fresh; break;
+      case SectionKind::bss: map.totals.zi_data += fresh; break;
+      default: break;
+    }
+  }
+  map.toolchain = "GNU ld";
+  return map;
 }
 
 }  // namespace edgemem

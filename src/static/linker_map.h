@@ -62,10 +62,6 @@ struct MapSection {
   std::optional<uint64_t> load_address;  // LMA when the map states one
   SectionKind kind = SectionKind::other;
   uint64_t fill = 0;  // alignment padding inside it
-  // GNU ld: taken for NOLOAD (kind bss, nothing at its load address)
-  // though the map cannot tell: ld prints no flags, and nothing in the map
-  // names its load address for start-up code to copy from. The ELF tells.
-  bool noload_guessed = false;
 };
 
 struct MapContribution {
@@ -121,11 +117,6 @@ struct LinkerMap {
 std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& error);
 
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error);
-// A GNU ld map's region use (MapRegion::used, placed) from its sections'
-// addresses and kinds, as ld counts it: a bss section has nothing at its
-// load address. parse_gnu_map calls it; classify_by_elf again once the ELF's
-// flags (SHT_NOBITS) have given the kinds.
-void gnu_region_use(LinkerMap& map);
 std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& error);
 std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error);
 

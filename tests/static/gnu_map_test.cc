@@ -8,7 +8,6 @@
 #include <set>
 #include <tuple>
 
-#include "static/elf_image.h"
 #include "static/linker_map.h"
 #include "test_support.h"
 
@@ -148,92 +147,6 @@ TEST(GnuMap, AliasesAtOneAddressEachGetTheSpanToTheNextSymbol) {
   EXPECT_EQ(size["_iprintf_r"], 0x2cu);
   EXPECT_EQ(size["printf"], 0x34u);
   EXPECT_EQ(size["iprintf"], 0x34u);
-}
-
-const MapRegion* region(const LinkerMap& map, std::string_view name) {
-  for (const MapRegion& r : map.regions)
-    if (r.name == name) return &r;
-  return nullptr;
-}
-
-const MapSection* section(const LinkerMap& map, std::string_view name) {
-  for (const MapSection& s : map.sections)
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-// A NOLOAD section with a load address in flash (tests/data/map_binutils):
-// ld gives it no load image, and prints the same map as for one with
-// contents. The LwIP pattern's 268 KiB of DMA buffers were counted in
-// 128 KiB of flash: OVERFLOWED by 143,948 B where ld printed FLASH 76 B and
-// the link succeeded; a NOLOAD .dma_buffers after a section loaded from
-// flash added 768 B to the 476 B of objcopy's fw.bin.
-TEST(GnuMap, ANoloadSectionWithALoadAddressHasNoLoadImage) {
-  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/";
-  for (const auto& [name, flash, noload] : {std::tuple<std::string, uint64_t, std::string>{"lwip_noload", 76, ".lwip_sec"},
-                                            {"overlay_common", 476, ".dma_buffers"}}) {
-    SCOPED_TRACE(name);
-    std::string error;
-    auto map = parse_gnu_map(read_file(dir + name + ".map"), error);
-    ASSERT_TRUE(map) << error;
-    // The map alone cannot tell: nothing names its load address to copy
-    // from, so it is taken for NOLOAD and marked as guessed.
-    EXPECT_EQ(region(*map, "FLASH")->used, flash);
-    EXPECT_EQ(section(*map, noload)->kind, SectionKind::bss);
-    EXPECT_TRUE(section(*map, noload)->noload_guessed);
-    EXPECT_FALSE(section(*map, ".data")->noload_guessed);
-    // The ELF tells: SHT_NOBITS.
-    auto elf = read_elf_image(dir + name + ".elf", error);
-    ASSERT_TRUE(elf) << error;
-    classify_by_elf(*map, *elf);
-    EXPECT_EQ(region(*map, "FLASH")->used, flash);
-    EXPECT_FALSE(section(*map, noload)->noload_guessed);
-  }
-}
-
-// ld prints a demangled C++ name as it is, blanks and all. Taken for no
-// symbol, `big_unsigned(unsigned int, char const*)` (166 B by nm -S) gave
-// its bytes to `tiny(int)` (4 B), "≤ 170 B", and `vtable for Filter` was
-// missing; with --elf too, as the ELF only sizes symbols the map lists.
-TEST(GnuMap, DemangledNamesWithBlanksAreSymbols) {
-  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/";
-  std::string error;
-  auto map = parse_gnu_map(read_file(dir + "cpp_nosections.map"), error);
-  ASSERT_TRUE(map) << error;
-  auto symbol = [&](std::string_view name) -> const MapSymbol* {
-    for (const MapSymbol& s : map->symbols)
-      if (s.name == name) return &s;
-    return nullptr;
-  };
-  ASSERT_TRUE(symbol("tiny(int)"));
-  EXPECT_EQ(symbol("tiny(int)")->size, 4u);
-  ASSERT_TRUE(symbol("big_unsigned(unsigned int, char const*)"));
-  EXPECT_EQ(symbol("big_unsigned(unsigned int, char const*)")->address, 0x0800004eu);
-  ASSERT_TRUE(symbol("vtable for Filter"));
-  EXPECT_EQ(symbol("vtable for Filter")->address, 0x080003c8u);
-  auto elf = read_elf_image(dir + "cpp_nosections.elf", error);
-  ASSERT_TRUE(elf) << error;
-  classify_by_elf(*map, *elf);
-  EXPECT_EQ(symbol("big_unsigned(unsigned int, char const*)")->size, 166u);
-  EXPECT_FALSE(symbol("big_unsigned(unsigned int, char const*)")->size_is_upper_bound);
-  EXPECT_EQ(symbol("vtable for Filter")->size, 12u);
-}
-
-// COMMON symbols (-fcommon) are exact, and ld's "Allocating common
-// symbols" table gives their sizes: the span to the next one holds its
-// alignment too. c_int and c_odd read 8 B each, exact, where nm -S and the
-// table say 4 B and 5 B.
-TEST(GnuMap, CommonSymbolsTakeTheSizesOfLdsCommonTable) {
-  std::string error;
-  auto map = parse_gnu_map(read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/overlay_common.map"), error);
-  ASSERT_TRUE(map) << error;
-  std::map<std::string, uint64_t> size;
-  for (const MapSymbol& s : map->symbols)
-    if (s.section == ".bss") {
-      size[s.name] = s.size;
-      EXPECT_FALSE(s.size_is_upper_bound) << s.name;
-    }
-  EXPECT_EQ(size, (std::map<std::string, uint64_t>{{"c_int", 4}, {"c_dbl", 8}, {"c_odd", 5}, {"c_small", 3}}));
 }
 
 }  // namespace
