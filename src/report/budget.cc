@@ -418,7 +418,7 @@ class Evaluator {
                                        t.restarts.total == 1 ? "" : "s")
                          : "";
     auto within_limit_on_restart = [&](const char* key, bool ok, const std::string& measured) {
-      if (ok && t.restarts.total)
+      if (ok && t.inferences_before_latest_boot > 0)  // a restart before any inference (a boot banner) hides none
         throw BudgetError(fmt::format("leak.{}: {} in the trace, and leaks are judged within its latest boot ({} of {} "
                                       "inferences), so {} there does not show the limit holds for the boots before; "
                                       "capture one boot, or give the trace from its last BOOT on",

@@ -71,6 +71,11 @@ expect 2 "check: a clean boot after a restart holds no leak limit for the boot b
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_clean.log"
 has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and leaks are judged within its latest boot (50 of 100 inferences)" \
   "the refusal says the boots before were not judged"
+# A restart before any inference (a boot banner, the serial port's open
+# resetting the board) hides nothing: the clean run holds.
+boots 0:0 50:0 >"$tmp/banner_then_clean.log"
+expect 0 "check: a restart before the first inference holds a clean run" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/banner_then_clean.log"
 boots 50:0 50:32 >"$tmp/reboot_then_leak.log"
 expect 1 "check: a leak in the latest boot breaks" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_then_leak.log"
