@@ -7,17 +7,7 @@ edgemem=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-expect() {  # expect CODE DESCRIPTION -- command...
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $what: exit $got, expected $want"; cat "$tmp/out" "$tmp/err"; fail=1
-  else
-    echo "ok: $what"
-  fi
-}
+. "$(dirname "$0")/expect.sh"
 has() {  # has FILE TEXT DESCRIPTION: the output holds TEXT (fixed string)
   grep -qF -- "$2" "$tmp/$1" || { echo "FAIL: $3: no '$2' in:"; cat "$tmp/$1"; fail=1; }
 }

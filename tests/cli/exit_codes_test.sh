@@ -15,17 +15,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-expect() {  # expect CODE DESCRIPTION -- command...
-  local want=$1 what=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $what: exit $got, expected $want"; cat "$tmp/err"; fail=1
-  else
-    echo "ok: $what"
-  fi
-}
+. "$(dirname "$0")/expect.sh"
 
 expect 0 "demo runs" -- "$edgemem" demo
 grep -q "model.c:" "$tmp/out" || { echo "FAIL: demo does not name the leak site"; fail=1; }
