@@ -71,16 +71,12 @@ int run_check(CheckArgs args) {
     const nlohmann::json* v = inputs ? member(*inputs, key) : nullptr;
     if (arg.empty() && v && v->is_string()) arg = (base / v->get<std::string>()).string();
   };
-  // The image is a map or an ELF: one on the command line stands for both
-  // keys of the budget, and two are refused (an --elf beside a map was read
-  // as nothing; found in review).
-  if (!args.map.empty() && !args.elf.empty()) return fail("check", "--map and --elf: give one image, the map or the ELF");
+  // The image is a map, an ELF, or both of one link: the command line's
+  // stands for the budget's (a map from the command line beside the
+  // budget's ELF of another build would be judged as one image).
   if (args.map.empty() && args.elf.empty()) {
     from_budget(args.map, "map");
     from_budget(args.elf, "elf");
-    if (!args.map.empty() && !args.elf.empty())
-      return fail(args.budget, "inputs names both a map and an ELF: give one image (--map or --elf on the command line "
-                               "chooses)");
   }
   from_budget(args.trace, "trace");
   from_budget(args.model, "model");
@@ -94,14 +90,24 @@ int run_check(CheckArgs args) {
   std::string error;
   std::optional<LinkerMap> map;
   std::optional<ElfImage> elf;
+  if (!args.elf.empty()) {
+    elf = read_elf_image(args.elf, error);
+    if (!elf) return fail(error);
+  }
   if (!args.map.empty()) {
     auto t = read_whole_file(args.map, error, text_input("a linker map"));
     if (!t) return fail(args.map, error);
     map = parse_linker_map(*t, error);
     if (!map) return fail(args.map, error);
-  } else if (!args.elf.empty()) {
-    elf = read_elf_image(args.elf, error);
-    if (!elf) return fail(error);
+    if (elf) {
+      // The ELF settles what the map cannot (NOLOAD load images, sizes it
+      // only bounds), if it is of the same link.
+      if (const auto differ = compare_with_map(*elf, *map); !differ.empty())
+        return fail(args.elf, fmt::format("is not of the link {} describes ({}{}): give the ELF and the map of one build",
+                                          args.map, differ.front(), differ.size() > 1 ? ", ..." : ""));
+      classify_by_elf(*map, *elf);
+    }
+  } else if (elf) {
     map = to_linker_map(*elf);
   }
   std::optional<StackReport> stack;
@@ -156,7 +162,7 @@ void add_check_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("check", "Evaluate a memory budget file for CI: exit 1 when one breaks");
   file_name(cmd->add_option("--budget", args->budget, "The budget (JSON, edgemem.budget/1; docs/check.md)"))->required();
   file_name(cmd->add_option("--map", args->map, "Linker map (GNU ld, armlink, IAR)"));
-  file_name(cmd->add_option("--elf", args->elf, "Linked ELF, when there is no map"));
+  file_name(cmd->add_option("--elf", args->elf, "Linked ELF: alone, or beside its map to settle what the map cannot tell"));
   file_name(cmd->add_option("--stack", args->stack, "Directories or .su/.ci files, or a Keil .htm report"));
   file_name(cmd->add_option("--trace", args->trace, "A memory trace, for leak, fragmentation and arena margins"));
   add_name_option(*cmd, "--format", args->format, "The trace's format: auto | log | seedbin | itm | tpiu | emt", "--format",

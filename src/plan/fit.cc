@@ -165,7 +165,11 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
         for (const MapRegion& reg : map.regions)
           if (reg.kind == RegionKind::ram && within(reg, s.address)) flash_used += s.size;
   for (const MapRegion& reg : map.regions) {
-    if (holds_image(reg, esp)) flash_used += image_bytes(map, reg, esp);
+    if (holds_image(reg, esp)) {
+      flash_used += image_bytes(map, reg, esp);
+      r.flash_unsure += reg.unsure_bytes;
+      r.flash_unsure_sections.insert(r.flash_unsure_sections.end(), reg.unsure_images.begin(), reg.unsure_images.end());
+    }
     if (reg.kind != RegionKind::ram) continue;
     ram_used += reg.occupied();
     if (arena && within(reg, arena->address)) arena_region = &reg;

@@ -53,6 +53,10 @@ struct FitResult {
   // The weights are one array too, in one flash region beside what the
   // image keeps there (not checked when the map shows them linked in).
   std::optional<uint64_t> weights_block_free;
+  // Of the firmware image: load images the map cannot confirm (a NOLOAD
+  // section reads the same; LoadImage), and the sections they belong to.
+  uint64_t flash_unsure = 0;
+  std::vector<std::string> flash_unsure_sections;
   bool fits_flash = false, fits_ram = false, fits_block = false, fits_weights_block = true;
   bool firmware_counted = true;      // false: no map, the firmware's own code and data are left out
   bool fits() const { return fits_flash && fits_ram && fits_block && fits_weights_block; }

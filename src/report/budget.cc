@@ -174,8 +174,20 @@ class Evaluator {
       auto it = std::find_if(map.regions.begin(), map.regions.end(), [&](const MapRegion& r) { return r.name == name; });
       uint64_t used = it->used, free = it->length > used ? it->length - used : 0;
       double pct = it->length ? 100.0 * static_cast<double>(used) / static_cast<double>(it->length) : 0;
+      // With a load image the map cannot confirm (a NOLOAD section reads
+      // the same) the region uses `used` or `low`: a limit that one holds
+      // and the other breaks is not judged.
+      const uint64_t low = used - it->unsure_bytes;
+      auto settled = [&](const std::string& limit, bool with, bool without) {
+        if (with != without)
+          throw BudgetError(fmt::format("{}.{}: {} uses {} if {} {} a load image there, {} if not, and the map reads the "
+                                        "same for a NOLOAD section: give the ELF too (--elf FW.elf or inputs.elf)",
+                                        rule, limit, name, units::bytes(used), fmt::join(it->unsure_images, ", "),
+                                        it->unsure_images.size() == 1 ? "has" : "have", units::bytes(low)));
+      };
       if (limits.contains("max_bytes")) {
         uint64_t max = size(limits, "max_bytes", rule);
+        settled("max_bytes", used <= max, low <= max);
         add(rule + ".max_bytes", used <= max, fmt::format("{} uses {}, limit {}", name, units::bytes(used), units::bytes(max)),
             BudgetUnit::bytes, used, max);
       }
@@ -188,6 +200,8 @@ class Evaluator {
         if (it->length == 0)
           throw BudgetError(fmt::format("{}.max_percent: the map gives region {} no length, so no percentage of it can "
                                         "be judged; use max_bytes", rule, name));
+        settled("max_percent", pct <= max,
+                100.0 * static_cast<double>(low) / static_cast<double>(it->length) <= max);
         add(rule + ".max_percent", pct <= max,
             fmt::format("{} uses {} % ({} of {}), limit {:g} %", name, beside(pct, max), units::bytes(used),
                         units::bytes(it->length), max),
@@ -198,6 +212,7 @@ class Evaluator {
         if (it->length == 0)  // once "0 B free": broken, on a number the map never gave
           throw BudgetError(fmt::format("{}.min_free_bytes: the map gives region {} no length, so its free bytes are "
                                         "unknown; use max_bytes", rule, name));
+        settled("min_free_bytes", free >= min, (it->length > low ? it->length - low : 0) >= min);
         add(rule + ".min_free_bytes", free >= min,
             fmt::format("{} has {} free, at least {} wanted", name, units::bytes(free), units::bytes(min)), BudgetUnit::bytes,
             free, min);
@@ -602,11 +617,18 @@ std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs
     // The map of a link that failed (a region overflowed) is no firmware: a
     // FLASH limit held beside a RAM that did not fit.
     if (in.map)
-      for (const MapRegion& r : in.map->regions)
-        if (const uint64_t over = overflow_bytes(r))
+      for (const MapRegion& r : in.map->regions) {
+        if (overflow_unsure(r))
+          throw BudgetError(fmt::format("regions.{}.overflowed: {} overflowed by {} if {} {} a load image there, and "
+                                        "fits if not; the map reads the same for a NOLOAD section: give the ELF too "
+                                        "(--elf FW.elf or inputs.elf)",
+                                        r.name, r.name, units::bytes(overflow_bytes(r)), fmt::join(r.unsure_images, ", "),
+                                        r.unsure_images.size() == 1 ? "has" : "have"));
+        else if (const uint64_t over = overflow_bytes(r))
           e.add("regions." + r.name + ".overflowed", false,
                 fmt::format("{} overflowed by {}: the map is of a link that failed", r.name, units::bytes(over)),
                 BudgetUnit::bytes, r.used, r.length);
+      }
     // One line per broken budget: drop repeats (an unbounded root named twice).
     std::set<std::string> seen;
     std::vector<BudgetOutcome> out;

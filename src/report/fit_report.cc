@@ -76,6 +76,7 @@ std::string fit_text(const FitReport& rep) {
   out += fmt::format(" on {}{}", chip, rep.core.empty() ? "" : fmt::format(" ({})", rep.core));
   // An arena estimate with parts unpriced is a floor: the fit is said to rest on it.
   if (r.fits() && !rep.budget.complete) out += style::warn(" -- if the INCOMPLETE arena estimate holds (see below)");
+  if (!r.fits() && r.flash_unsure) out += style::warn(" -- counting a load image the map cannot confirm (see below)");
   out += "\n";
   if (!r.firmware_counted)
     out += "  without --map: the firmware's own code and data are not counted; this is the least it needs\n";
@@ -89,6 +90,12 @@ std::string fit_text(const FitReport& rep) {
                        fits ? style::good("fits") : style::bad("SHORT by " + bytes(need - capacity)));
   };
   block("flash", r.flash, r.flash_need, r.flash_capacity, r.fits_flash);
+  if (r.flash_unsure)
+    out += style::warn(fmt::format(
+        "  {} of the image is the load image of {}, if it has one: a NOLOAD section has none, and its map reads the "
+        "same; the ELF tells (--elf FW.elf){}\n",
+        bytes(r.flash_unsure), fmt::join(r.flash_unsure_sections, ", "),
+        !r.fits_flash && r.flash_need - r.flash_unsure <= r.flash_capacity ? ": without it flash fits" : ""));
   if (r.weights_block_free && r.firmware_counted)
     out += fmt::format("  {:<48} {:>14} of {} contiguous  {}\n", "weights in one block", bytes(r.flash.back().bytes),
                        bytes(*r.weights_block_free),
@@ -145,6 +152,8 @@ std::string fit_json(const FitReport& rep) {
         {"need_bytes", r.flash_need},
         {"lines", lines(r.flash)},
         {"fits", r.fits_flash},
+        {"unsure_bytes", r.flash_unsure},
+        {"unsure_load_images", r.flash_unsure_sections},
         {"weights_block_free_bytes", r.weights_block_free ? nlohmann::json(*r.weights_block_free) : nlohmann::json(nullptr)},
         {"weights_fit_block", r.weights_block_free ? nlohmann::json(r.fits_weights_block) : nlohmann::json(nullptr)}}},
       // Without an arena size the RAM need is unknown, not the statics alone.

@@ -152,11 +152,12 @@ json image_tree(const LinkerMap& map) {
     const MapRegion* reg = region_of(map, s);
     Node& home = reg ? regions[static_cast<size_t>(reg - map.regions.data())] : outside;
     home.children.push_back(section_node(map, s, symbols, stack_section));
-    if (!verbatim_copies || !s.load_address || !reg || s.kind == SectionKind::bss) continue;  // zero-init: no image
+    if (!verbatim_copies || !s.load_address || !reg || s.load_image == LoadImage::no) continue;  // NOLOAD: no image
     const MapRegion* load = region_at(map, *s.load_address);
     if (load && load != reg)
       regions[static_cast<size_t>(load - map.regions.data())].children.push_back(
-          {s.name + " (load image)", s.size, std::string(to_string(s.kind)), "", {}, false});
+          {s.name + (s.load_image == LoadImage::unsure ? " (load image, unsure: NOLOAD?)" : " (load image)"), s.size,
+           std::string(to_string(s.kind)), "", {}, false});
   }
   Node image{"image", 0, "", "", {}, false};
   for (size_t i = 0; i < map.regions.size(); ++i) {

@@ -41,6 +41,29 @@ nlohmann::json placed_json(const MapRegion& reg) {
   return out;
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? (i + 1 == names.size() ? " and " : ", ") : "") + names[i];
+  return out;
+}
+
+// Why a region's use is a bound: ld prints the same map for a section with
+// contents and a NOLOAD one.
+std::string unsure_images_text(const MapReport& r) {
+  return fmt::format("a NOLOAD section has none, and its map reads the same; the ELF tells: edgemem map {} --elf FW.elf",
+                     r.path);
+}
+
+nlohmann::json load_image_json(const MapSection& s) {
+  if (!s.load_address || *s.load_address == s.address) return nullptr;
+  switch (s.load_image) {
+    case LoadImage::yes: return "yes";
+    case LoadImage::no: return "no";
+    case LoadImage::unsure: return "unsure";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<MapVerdict> map_verdicts(const MapReport& r) {
@@ -55,7 +78,12 @@ std::vector<MapVerdict> map_verdicts(const MapReport& r) {
                    fmt::format("the map and the ELF are not from the same link ({} difference{})", r.mismatches.size(),
                                r.mismatches.size() == 1 ? "" : "s")});
   for (const auto& reg : map.regions)
-    if (overflow_bytes(reg))
+    if (overflow_unsure(reg))
+      out.push_back({true, "MAY HAVE OVERFLOWED",
+                     fmt::format("{} by {}, if {} {} a load image there ({})", reg.name, bytes(overflow_bytes(reg)),
+                                 join(reg.unsure_images), reg.unsure_images.size() == 1 ? "has" : "have",
+                                 unsure_images_text(r))});
+    else if (overflow_bytes(reg))
       out.push_back({true, "OVERFLOWED", fmt::format("{} by {}", reg.name, bytes(overflow_bytes(reg)))});
   // An ELF alone names no memory regions: nothing could overflow, or be said to.
   if (out.empty() && map.regions.empty())
@@ -84,7 +112,13 @@ std::string map_text(const MapReport& r) {
     std::string pct = reg.length ? units::percent(units::fraction(reg.used, reg.length)) : std::string("    -  ");
     out += fmt::format("{:<16} {:>14} of {:>14}  {:>7}  {}{}\n", reg.name, bytes(reg.used), bytes(reg.length), pct,
                        address(reg.origin),
-                       overflow_bytes(reg) ? style::bad(fmt::format("  OVERFLOWED by {}", bytes(overflow_bytes(reg)))) : "");
+                       overflow_bytes(reg) ? style::bad(fmt::format("  {}OVERFLOWED by {}", overflow_unsure(reg) ? "MAY HAVE " : "",
+                                                                     bytes(overflow_bytes(reg))))
+                                           : "");
+    if (reg.unsure_bytes)
+      out += fmt::format("  {} of it if {} {} a load image there, {} used if not ({})\n", bytes(reg.unsure_bytes),
+                         join(reg.unsure_images), reg.unsure_images.size() == 1 ? "has" : "have",
+                         bytes(reg.used - reg.unsure_bytes), unsure_images_text(r));
     for (const PlacedSection& p : reg.placed)
       out += fmt::format("  {} {} at {}: placed at its own address, counted to its end as ld counts it with > {}; "
                          "without > {} ld counts {} of {}\n",
@@ -137,19 +171,20 @@ std::string map_json(const MapReport& r) {
   j["toolchain"] = map.toolchain;
   j["verdict"] = r.mismatch()                ? "elf_mismatch"
                  : !map.self_check.empty() ? "self_check_failed"
-                 : r.overflowed()          ? "region_overflow"
+                 : r.overflowed()          ? (r.overflow_unsure() ? "region_overflow_unsure" : "region_overflow")
                                            : "ok";
   j["regions"] = nlohmann::json::array();
   for (const auto& reg : map.regions)
     j["regions"].push_back({{"name", reg.name}, {"origin", reg.origin}, {"length_bytes", reg.length},
                             {"used_bytes", reg.used}, {"free_bytes", reg.length - std::min(reg.used, reg.length)},
                             {"used_without_placed_bytes", reg.used_without_placed()},
+                            {"unsure_bytes", reg.unsure_bytes}, {"unsure_load_images", reg.unsure_images},
                             {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}, {"placed", placed_json(reg)}});
   j["sections"] = nlohmann::json::array();
   for (const auto& s : map.sections)
     j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size},
                              {"load_address", s.load_address ? nlohmann::json(*s.load_address) : nlohmann::json(nullptr)},
-                             {"kind", to_string(s.kind)}, {"fill_bytes", s.fill}});
+                             {"load_image", load_image_json(s)}, {"kind", to_string(s.kind)}, {"fill_bytes", s.fill}});
   j["contributions"] = nlohmann::json::array();
   for (const auto& c : map.contributions)
     j["contributions"].push_back({{"section", c.section}, {"object", c.object}, {"size_bytes", c.size}});

@@ -31,6 +31,12 @@ struct MapReport {
       if (overflow_bytes(r)) return true;
     return false;
   }
+  // Every overflow only load images the map cannot confirm make.
+  bool overflow_unsure() const {
+    for (const auto& r : map->regions)
+      if (overflow_bytes(r) && !edgemem::overflow_unsure(r)) return false;
+    return overflowed();
+  }
   // The exit-1 verdicts of `edgemem map`.
   bool against_user() const { return disagrees() || overflowed(); }
 };

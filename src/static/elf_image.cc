@@ -213,6 +213,13 @@ SectionKind elf_section_kind(const ElfSection& e) {
 
 void classify_by_elf(LinkerMap& map, const ElfImage& elf) {
   if (map.toolchain != "GNU ld") return;  // armlink and IAR sections are per region, not ELF sections
+  // The section type settles which load images the map could not tell
+  // from NOLOAD: SHT_NOBITS has none. Counted with the map's own kinds.
+  for (MapSection& s : map.sections)
+    if (s.load_address && *s.load_address != s.address)
+      for (const ElfSection& e : elf.sections)
+        if (e.name == s.name && e.address == s.address) s.load_image = e.nobits ? LoadImage::no : LoadImage::yes;
+  count_gnu_regions(map);
   map.totals = {};
   for (MapSection& s : map.sections) {
     for (const ElfSection& e : elf.sections)

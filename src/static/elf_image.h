@@ -53,9 +53,11 @@ LinkerMap to_linker_map(const ElfImage& elf);
 // (writable with contents), bss (writable without); debug if not allocated.
 SectionKind elf_section_kind(const ElfSection& section);
 
-// A GNU ld map read with its ELF: each output section takes the kind its
-// flags give, not the one its name suggests, and the totals are summed
-// again, so code + rodata, data and bss are `size`'s text, data and bss.
+// A GNU ld map read with its ELF: a section loaded elsewhere has a load
+// image unless it is SHT_NOBITS (NOLOAD), and the regions are counted again
+// with that; each output section takes the kind its flags give, not the one
+// its name suggests, and the totals are summed again, so code + rodata, data
+// and bss are `size`'s text, data and bss.
 void classify_by_elf(LinkerMap& map, const ElfImage& elf);
 
 // Allocated sections whose size differs between a map and an ELF: the two

@@ -80,10 +80,73 @@ SectionKind classify(std::string_view name, bool loaded_elsewhere, uint64_t addr
   return SectionKind::other;
 }
 
+const MapRegion* sized_region_at(const LinkerMap& map, uint64_t at) {
+  const MapRegion* found = nullptr;
+  for (const MapRegion& r : map.regions)
+    if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
+  return found;
+}
+
+// A region without attributes within the addresses of one that has them is
+// another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
+// ld assigns it no section, and its bytes are not the chip's twice. (One
+// that reaches past them holds bytes of its own.)
+std::vector<bool> region_aliases(const LinkerMap& map) {
+  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
+    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
+  };
+  std::vector<bool> alias(map.regions.size(), false);
+  for (size_t i = 0; i < map.regions.size(); ++i)
+    for (const MapRegion& other : map.regions)
+      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) alias[i] = true;
+  return alias;
+}
+
+// Input sections whose bytes are the program's (initialised data, code
+// run from RAM), not a reservation.
+bool contents_input(std::string_view name) {
+  if (has(name, {"bss", "noinit", "no_init", "uninit"})) return false;
+  for (std::string_view prefix : {".data", ".sdata", ".tdata", ".text", ".rodata", ".srodata", ".ramfunc",
+                                   ".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors"})
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+// Which sections loaded elsewhere have a load image (LoadImage). ld moves a
+// load region on past a section with contents only, so the next section
+// loaded in the same region tells: inside this one's load image, it has
+// none; at or past its end, it has one. Else input sections of initialised data or code, or
+// bytes the script writes (LONG()), say it has one. A zero-initialised
+// section (by name) never has.
+void settle_load_images(LinkerMap& map, const std::vector<bool>& contents) {
+  for (size_t i = 0; i < map.sections.size(); ++i) {
+    MapSection& s = map.sections[i];
+    if (!s.load_address || *s.load_address == s.address || !s.size) continue;
+    if (s.kind == SectionKind::bss) {
+      s.load_image = LoadImage::no;
+      continue;
+    }
+    const uint64_t lma = *s.load_address, end = lma + s.size;
+    s.load_image = contents[i] ? LoadImage::yes : LoadImage::unsure;
+    const MapRegion* loaded_in = sized_region_at(map, lma);
+    for (size_t j = i + 1; loaded_in && j < map.sections.size(); ++j) {
+      const MapSection& next = map.sections[j];
+      if (!next.load_address || *next.load_address == next.address || next.kind == SectionKind::debug ||
+          sized_region_at(map, *next.load_address) != loaded_in)
+        continue;
+      if (*next.load_address >= lma && *next.load_address < end) s.load_image = LoadImage::no;
+      else if (*next.load_address >= end) s.load_image = LoadImage::yes;
+      break;
+    }
+    // No bytes to copy: zeroed or left as it was at start-up.
+    if (s.load_image == LoadImage::no && s.kind == SectionKind::data) s.kind = SectionKind::bss;
+  }
+}
+
 }  // namespace
 
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error) {
-  enum class Part { preamble, discarded, memory, script } part = Part::preamble;
+  enum class Part { preamble, common, discarded, memory, script } part = Part::preamble;
   LinkerMap map;
   // hash(section, object) -> index into map.contributions, in link order:
   // no string is allocated for a lookup, and a collision is told apart by
@@ -107,6 +170,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // to (index + 1; 0: none yet).
   size_t last_contribution = 0;
   bool saw_memory = false, saw_script = false, saw_output = false, saw_discarded = false;
+  // "Allocating common symbols": each COMMON symbol's own size. In the
+  // COMMON input section the next symbol begins only after alignment
+  // (c_odd[5]: 8 B to the next one), so the span to it is no size.
+  std::map<std::string, uint64_t, std::less<>> common_size;
+  std::string common_pending;  // a long name: its size follows on the next line
+  // Per output section: an input section of initialised data or code, or
+  // bytes the script writes (LONG()), shows it has contents.
+  std::vector<bool> contents;
 
   // Aliases at one address (printf and iprintf, __adddf3 and
   // __aeabi_dadd) all end where the next symbol begins: only the last of
@@ -127,6 +198,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         input_name != "COMMON") {  // COMMON holds globals only, each listed
       for (size_t i = symbols_before_input; i < map.symbols.size(); ++i) map.symbols[i].size_is_upper_bound = true;
     }
+    if (current && input_name == "COMMON")
+      for (size_t i = symbols_before_input; i < map.symbols.size(); ++i)
+        if (auto it = common_size.find(map.symbols[i].name); it != common_size.end() && it->second <= map.symbols[i].size)
+          map.symbols[i].size = it->second;
     if (!current || input_name.empty() || listed || input_end <= input_start) {
       input_name.clear();
       return;
@@ -207,6 +282,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         if (map_hex(w[i + 2], lma)) s.load_address = lma;
       }
     map.sections.push_back(std::move(s));
+    contents.push_back(false);
     current = &map.sections.back();
   };
   auto input_line = [&](std::string_view name, const std::vector<std::string_view>& w, size_t at) {
@@ -229,6 +305,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (w.size() <= at + 2) return;
     std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
     contribution(current->name, object).size += size;
+    if (size && contents_input(name)) contents.back() = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;
@@ -248,6 +325,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
                           lines.number(), line);
       return std::nullopt;
     }
+    if (line == "Allocating common symbols") { part = Part::common; continue; }
     if (line == "Discarded input sections") { part = Part::discarded; saw_discarded = true; continue; }
     if (line == "Memory Configuration") { part = Part::memory; saw_memory = true; continue; }
     if (line == "Linker script and memory map") { part = Part::script; saw_script = true; continue; }
@@ -259,6 +337,14 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       if (w.size() >= 3 && map_hex(w[1], origin) && map_hex(w[2], length) && w[0] != "*default*")
         map.regions.push_back({std::string(w[0]), origin, length, w.size() > 3 ? std::string(w[3]) : "", 0,
                                RegionKind::other});
+      continue;
+    }
+    if (part == Part::common) {  // "name 0xSIZE object", a long name alone with the rest on the next line
+      uint64_t size = 0;
+      if (w.size() == 1 && line[0] != ' ') common_pending.assign(w[0]);
+      else if (w.size() >= 2 && map_hex(w[0], size) && !common_pending.empty()) common_size[common_pending] = size;
+      else if (w.size() >= 3 && map_hex(w[1], size)) common_size[std::string(w[0])] = size;
+      if (w.size() > 1) common_pending.clear();
       continue;
     }
     if (part != Part::script && part != Part::discarded) continue;
@@ -302,15 +388,28 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // Indented: an input section, *fill*, a symbol, an assignment or a pattern.
     if (w[0].starts_with("0x")) {
       uint64_t address = 0;
+      // "0x00000400 _Min_Stack_Size = 0x400": the stack a CubeIDE script
+      // keeps room for.
+      if (part == Part::script && w.size() >= 3 && w[1] == "_Min_Stack_Size" && w[2] == "=")
+        map_hex(w[0], map.script_min_stack);
+      // "0x20010000 0x4 LONG 0x11111111": bytes the script writes.
+      if (current && part == Part::script && w.size() >= 3 &&
+          (w[2] == "LONG" || w[2] == "SHORT" || w[2] == "BYTE" || w[2] == "QUAD" || w[2] == "SQUAD"))
+        contents.back() = true;
       if (w.size() == 4 && w[1] == "(size" && w[3] == "relaxing)") {
         if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
         continue;
       }
-      // Two numbers are a wrapped section's address and size, never a symbol.
-      if (w.size() == 2 && map_hex(w[0], address) && current && line.find('=') == std::string_view::npos &&
+      // A symbol is its address and its name to the end of the line, which
+      // holds blanks when ld demangles a C++ name (`vtable for Filter`,
+      // `big_unsigned(unsigned int, char const*)`). Two numbers are a
+      // wrapped section's address and size, never a symbol; ` = ` is an
+      // assignment (`operator=` has no blanks around it).
+      if (w.size() >= 2 && map_hex(w[0], address) && current && line.find(" = ") == std::string_view::npos &&
           !w[1].starts_with("PROVIDE") && !w[1].starts_with("ASSERT") && !w[1].starts_with("0x")) {
+        std::string_view name(w[1].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[1].data()));
         close_symbol(address);
-        map.symbols.push_back({std::string(w[1]), current->name, input_object, address, 0});
+        map.symbols.push_back({std::string(name), current->name, input_object, address, 0});
       }
       continue;
     }
@@ -352,15 +451,6 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     return std::nullopt;
   }
 
-  auto sized_region_at = [&](uint64_t at) -> const MapRegion* {
-    const MapRegion* found = nullptr;
-    for (const MapRegion& r : map.regions)
-      if (r.length && at >= r.origin && at - r.origin < r.length) found = &r;
-    return found;
-  };
-  auto inside = [](const MapRegion& a, const MapRegion& b) {  // a lies within b
-    return a.length && b.length && a.origin >= b.origin && a.origin + a.length <= b.origin + b.length;
-  };
   for (MapRegion& r : map.regions) {
     bool writable = r.attributes.find('w') != std::string::npos && r.attributes.find("!w") == std::string::npos;
     r.kind = writable ? RegionKind::ram : RegionKind::flash;
@@ -374,88 +464,32 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // window on an ESP32-S2/S3), not the chip's RAM.
     if (r.name == "IDT_LIST" || r.name == "extern_ram_seg") r.kind = RegionKind::other;
   }
-  // A region without attributes within the addresses of one that has them is
-  // another name for them (Zephyr's devicetree memory regions, SRAM1 = RAM):
-  // ld assigns it no section, and its bytes are not the chip's twice. (One
-  // that reaches past them holds bytes of its own.)
-  std::vector<bool> alias(map.regions.size(), false);
-  for (size_t i = 0; i < map.regions.size(); ++i)
-    for (const MapRegion& other : map.regions)
-      if (map.regions[i].attributes.empty() && !other.attributes.empty() && inside(map.regions[i], other)) {
-        alias[i] = true;
-        map.regions[i].kind = RegionKind::other;
-      }
+  const std::vector<bool> alias = region_aliases(map);
+  for (size_t i = 0; i < alias.size(); ++i)
+    if (alias[i]) map.regions[i].kind = RegionKind::other;
   // The region a section's kind is read from: not an alias, a pseudo-region
   // or external memory, where the same addresses have a region of their own.
   auto kind_region_at = [&](uint64_t at) -> const MapRegion* {
     const MapRegion* found = nullptr;
     for (const MapRegion& r : map.regions)
       if (r.length && at >= r.origin && at - r.origin < r.length && r.kind != RegionKind::other) found = &r;
-    return found ? found : sized_region_at(at);
+    return found ? found : sized_region_at(map, at);
   };
-  // Per region, the extent of every section at its run address there,
-  // placeholders included (ESP-IDF's rodata follows .flash_rodata_dummy),
-  // and at its load address (Zephyr's .last_section follows the data's).
-  std::vector<uint64_t> seen(map.regions.size(), 0);
-  for (MapSection& s : map.sections) {
-    bool elsewhere = s.load_address && *s.load_address != s.address;
-    s.kind = classify(s.name, elsewhere, s.address, kind_region_at(s.address));
-    if (s.size == 0) continue;
-    // A placeholder (ESP-IDF's .ext_ram.dummy) at addresses two regions
-    // share reserves them in the one that is not flash: no image bytes.
-    size_t holding = 0;
-    for (const MapRegion& r : map.regions) holding += r.length && s.address >= r.origin && s.address - r.origin < r.length;
-    // Region usage: the extent of every section that occupies the region,
-    // at its run address, and at its load address when that differs and the
-    // section has contents to load.
-    for (size_t i = 0; i < map.regions.size(); ++i) {
-      MapRegion& r = map.regions[i];
-      // Past everything in the region so far by more than aligning to its
-      // address would skip: the script placed it there (`.boot_flags
-      // 0x2001FFE0 :`, WCH's `.stack ORIGIN(RAM) + LENGTH(RAM) - size :`).
-      const bool run_inside = r.length && s.kind != SectionKind::debug && s.address >= r.origin &&
-                              s.address - r.origin < r.length;
-      const uint64_t alignment = s.address & (~s.address + 1);
-      const bool placed = run_inside && seen[i] && s.address - r.origin > seen[i] &&
-                          s.address - r.origin - seen[i] >= alignment;
-      if (placed) r.placed.push_back({s.name, s.address, s.size});
-      if (run_inside) seen[i] = std::max(seen[i], s.address + s.size - r.origin);
-      if (elsewhere && s.kind != SectionKind::bss && r.length && *s.load_address >= r.origin &&
-          *s.load_address - r.origin < r.length)
-        seen[i] = std::max(seen[i], *s.load_address + s.size - r.origin);
-      if (alias[i] || (s.kind == SectionKind::other && holding > 1 && r.kind == RegionKind::flash)) continue;
-      // A region of length 0 still holds what ld put at its origin when no
-      // other region does: a failed link (LENGTH = 0) has bytes there, and
-      // that is an overflow.
-      auto claim = [&](uint64_t at, bool run) {
-        bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(at);
-        // A failed link goes on placing what did not fit past the region's
-        // end, where no region is: ld counts it to the region (its "overflowed
-        // by"), as long as it follows the region's last section.
-        const uint64_t extent = r.origin + r.used;
-        // Only once a section crossed the end: a region filled exactly (a
-        // .heap to its end) may be followed by a section in no region.
-        bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
-                       !sized_region_at(at);
-        if (inside || spilled) {
-          r.used = std::max(r.used, at + s.size - r.origin);
-          if (!(placed && run)) r.flow_used = std::max(r.flow_used, at + s.size - r.origin);
-        }
-      };
-      if (s.kind == SectionKind::debug) continue;
-      claim(s.address, true);
-      if (elsewhere && s.kind != SectionKind::bss) claim(*s.load_address, false);
-    }
+  for (MapSection& s : map.sections)
+    s.kind = classify(s.name, s.load_address && *s.load_address != s.address, s.address, kind_region_at(s.address));
+  // A region without attributes (`RAM : ORIGIN = ...`) is RAM if data or
+  // zero-initialised sections run in it, and flash if it holds only code,
+  // constants and load images.
+  for (size_t i = 0; i < map.regions.size(); ++i) {
+    MapRegion& r = map.regions[i];
+    if (!r.attributes.empty() || alias[i] || r.kind != RegionKind::flash) continue;
+    for (const MapSection& s : map.sections)
+      if (s.size && (s.kind == SectionKind::data || s.kind == SectionKind::bss) && r.length && s.address >= r.origin &&
+          s.address - r.origin < r.length)
+        r.kind = RegionKind::ram;
   }
-  // A section taken for placed that the rest of the region reached after all
-  // was part of it.
-  for (MapRegion& r : map.regions) {
-    std::sort(r.placed.begin(), r.placed.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
-    while (!r.placed.empty() && r.placed.front().address - r.origin < r.flow_used) {
-      r.flow_used = std::max(r.flow_used, r.placed.front().address + r.placed.front().size - r.origin);
-      r.placed.erase(r.placed.begin());
-    }
-  }
+  settle_load_images(map, contents);
+  count_gnu_regions(map);
   // LTO lists a symbol per object in .debug_info (`lfs.c.c392b76d`): they
   // take no memory and name nothing in the image.
   std::set<std::string_view> debug_sections;
@@ -484,6 +518,99 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   }
   map.toolchain = "GNU ld";
   return map;
+}
+
+void count_gnu_regions(LinkerMap& map) {
+  const std::vector<bool> alias = region_aliases(map);
+  // Counts every region's use, with the load images that are unsure or
+  // without them.
+  auto count = [&](std::vector<MapRegion>& regions, bool with_unsure) {
+    for (MapRegion& r : regions) {
+      r.used = r.flow_used = 0;
+      r.placed.clear();
+    }
+    // Per region, the extent of every section at its run address there,
+    // placeholders included (ESP-IDF's rodata follows .flash_rodata_dummy),
+    // and at its load address (Zephyr's .last_section follows the data's).
+    std::vector<uint64_t> seen(regions.size(), 0);
+    for (const MapSection& s : map.sections) {
+      if (s.size == 0) continue;
+      const bool elsewhere = s.load_address && *s.load_address != s.address;
+      const bool loads = elsewhere && (s.load_image == LoadImage::yes || (with_unsure && s.load_image == LoadImage::unsure));
+      // A placeholder (ESP-IDF's .ext_ram.dummy) at addresses two regions
+      // share reserves them in the one that is not flash: no image bytes.
+      size_t holding = 0;
+      for (const MapRegion& r : regions) holding += r.length && s.address >= r.origin && s.address - r.origin < r.length;
+      // Region usage: the extent of every section that occupies the region,
+      // at its run address, and at its load address when that differs and the
+      // section has contents to load.
+      for (size_t i = 0; i < regions.size(); ++i) {
+        MapRegion& r = regions[i];
+        // Past everything in the region so far by more than aligning to its
+        // address would skip: the script placed it there (`.boot_flags
+        // 0x2001FFE0 :`, WCH's `.stack ORIGIN(RAM) + LENGTH(RAM) - size :`).
+        const bool run_inside = r.length && s.kind != SectionKind::debug && s.address >= r.origin &&
+                                s.address - r.origin < r.length;
+        const uint64_t alignment = s.address & (~s.address + 1);
+        const bool placed = run_inside && seen[i] && s.address - r.origin > seen[i] &&
+                            s.address - r.origin - seen[i] >= alignment;
+        if (placed) r.placed.push_back({s.name, s.address, s.size});
+        if (run_inside) seen[i] = std::max(seen[i], s.address + s.size - r.origin);
+        if (loads && r.length && *s.load_address >= r.origin && *s.load_address - r.origin < r.length)
+          seen[i] = std::max(seen[i], *s.load_address + s.size - r.origin);
+        if (alias[i] || (s.kind == SectionKind::other && holding > 1 && r.kind == RegionKind::flash)) continue;
+        // A region of length 0 still holds what ld put at its origin when no
+        // other region does: a failed link (LENGTH = 0) has bytes there, and
+        // that is an overflow.
+        auto claim = [&](uint64_t at, bool run) {
+          bool inside = r.length ? at >= r.origin && at - r.origin < r.length : at == r.origin && !sized_region_at(map, at);
+          // A failed link goes on placing what did not fit past the region's
+          // end, where no region is: ld counts it to the region (its "overflowed
+          // by"), as long as it follows the region's last section.
+          const uint64_t extent = r.origin + r.used;
+          // Only once a section crossed the end: a region filled exactly (a
+          // .heap to its end) may be followed by a section in no region.
+          bool spilled = r.length && r.used > r.length && at >= extent && at - extent <= kSpillAlignment &&
+                         !sized_region_at(map, at);
+          if (inside || spilled) {
+            r.used = std::max(r.used, at + s.size - r.origin);
+            if (!(placed && run)) r.flow_used = std::max(r.flow_used, at + s.size - r.origin);
+          }
+        };
+        if (s.kind == SectionKind::debug) continue;
+        claim(s.address, true);
+        if (loads) claim(*s.load_address, false);
+      }
+    }
+    // A section taken for placed that the rest of the region reached after all
+    // was part of it.
+    for (MapRegion& r : regions) {
+      std::sort(r.placed.begin(), r.placed.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+      while (!r.placed.empty() && r.placed.front().address - r.origin < r.flow_used) {
+        r.flow_used = std::max(r.flow_used, r.placed.front().address + r.placed.front().size - r.origin);
+        r.placed.erase(r.placed.begin());
+      }
+    }
+  };
+  count(map.regions, true);
+  for (MapRegion& r : map.regions) {
+    r.unsure_bytes = 0;
+    r.unsure_images.clear();
+  }
+  if (std::none_of(map.sections.begin(), map.sections.end(),
+                   [](const MapSection& s) { return s.load_image == LoadImage::unsure; }))
+    return;
+  std::vector<MapRegion> without = map.regions;
+  count(without, false);
+  for (size_t i = 0; i < map.regions.size(); ++i) {
+    MapRegion& r = map.regions[i];
+    r.unsure_bytes = r.used - std::min(r.used, without[i].used);
+    if (!r.unsure_bytes) continue;
+    for (const MapSection& s : map.sections)
+      if (s.load_image == LoadImage::unsure && s.size && s.load_address && *s.load_address >= r.origin &&
+          *s.load_address - r.origin < std::max(r.length, r.used))
+        r.unsure_images.push_back(s.name);
+  }
 }
 
 }  // namespace edgemem

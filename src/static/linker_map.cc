@@ -90,6 +90,10 @@ uint64_t overflow_bytes(const MapRegion& r) {
   return !r.position_only && r.used > r.length ? r.used - r.length : 0;
 }
 
+bool overflow_unsure(const MapRegion& r) {
+  return overflow_bytes(r) && r.used - r.unsure_bytes <= r.length;
+}
+
 std::string_view to_string(SectionKind kind) {
   switch (kind) {
     case SectionKind::code: return "code";
@@ -156,6 +160,7 @@ std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& 
   for (const MapSymbol& s : map.symbols)
     if (s.name == "Stack_Mem" && s.size) return std::make_pair(s.name, s.size);
   if (map.startup_stack_area) return std::make_pair(std::string("STACK"), map.startup_stack_area);
+  if (map.script_min_stack) return std::make_pair(std::string("_Min_Stack_Size"), map.script_min_stack);
   const MapSymbol* best = largest_symbol_with_role(map, "stack");
   if (best && best->size) return std::make_pair(best->name, best->size);
   return std::nullopt;

@@ -42,6 +42,10 @@ struct MapRegion {
   // same either way. By address; the rest grows up to the first of them.
   std::vector<PlacedSection> placed{};
   uint64_t flow_used = 0;  // `used` without them (GNU, when `placed` is not empty)
+  // Of `used`: what the load images of `unsure_images` add (GNU; see
+  // LoadImage). Without them the region would use `used - unsure_bytes`.
+  uint64_t unsure_bytes = 0;
+  std::vector<std::string> unsure_images{};
   uint64_t used_without_placed() const { return placed.empty() ? used : flow_used; }
   uint64_t placed_bytes() const;
   // Bytes really there: the rest of the region and the placed sections.
@@ -53,8 +57,20 @@ struct MapRegion {
 // Bytes used beyond a region's length (0 when it fits). A region of length 0
 // that holds bytes overflowed by all of them, unless it only names a position.
 uint64_t overflow_bytes(const MapRegion& region);
+// An overflow that only load images the map cannot confirm make (see
+// LoadImage): without them the region fits.
+bool overflow_unsure(const MapRegion& region);
 
 enum class SectionKind : uint8_t { code, rodata, data, bss, debug, other };
+
+// Whether a section's load address holds bytes of the image. ld prints the
+// same map for a section with contents and for a NOLOAD one that took a load
+// address in flash (the STM32H7 LwIP examples' `.lwip_sec (NOLOAD) : {...}
+// >RAM_D2 AT> FLASH`), and counts only the first in --print-memory-usage.
+// The map's own evidence decides where it has some (the next section's load
+// address, the input sections), the ELF's section type where it is given;
+// else it stays unsure, counted, and said so.
+enum class LoadImage : uint8_t { yes, no, unsure };
 
 struct MapSection {
   std::string name;
@@ -62,6 +78,7 @@ struct MapSection {
   std::optional<uint64_t> load_address;  // LMA when the map states one
   SectionKind kind = SectionKind::other;
   uint64_t fill = 0;  // alignment padding inside it
+  LoadImage load_image = LoadImage::yes;  // when load_address differs from address
 };
 
 struct MapContribution {
@@ -110,6 +127,10 @@ struct LinkerMap {
   // reserves the main stack there), listed even where its Stack_Mem symbol
   // is not; 0 when none.
   uint64_t startup_stack_area = 0;
+  // GNU ld: the script's `_Min_Stack_Size` (STM32CubeIDE and CubeMX
+  // scripts), the stack `._user_heap_stack` keeps room for below _estack;
+  // 0 when none.
+  uint64_t script_min_stack = 0;
 };
 
 // Detects the toolchain and parses; nullopt with a one-line reason ("line N:
@@ -119,6 +140,11 @@ std::optional<LinkerMap> parse_linker_map(std::string_view text, std::string& er
 std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error);
 std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& error);
 std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error);
+
+// A GNU ld map's region use from its sections (`used`, `placed`,
+// `unsure_bytes`), as `ld --print-memory-usage` counts it; again after the
+// ELF settled which load images exist.
+void count_gnu_regions(LinkerMap& map);
 
 std::string_view to_string(SectionKind kind);
 std::string_view to_string(RegionKind kind);
@@ -136,8 +162,8 @@ SectionKind section_kind(const LinkerMap& map, const std::string& section);
 const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role);
 
 // The main stack the image reserves: a stack section (.stack, IAR's
-// CSTACK), the startup code's Stack_Mem or armlink's STACK area, else the
-// largest symbol named like a stack; its name and size. `check` holds a stack budget against it; the map page
+// CSTACK), the startup code's Stack_Mem, armlink's STACK area or a CubeIDE
+// script's _Min_Stack_Size, else the largest symbol named like a stack; its name and size. `check` holds a stack budget against it; the map page
 // marks it.
 std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& map);
 
