@@ -465,8 +465,8 @@ class Evaluator {
         for (const PoolWatermark& w : t.watermarks)
           if (w.stopped_growing() && w.stairs.steps > 0)
             rate += w.stairs.step_bytes / std::max(w.stairs.period_inferences, 1.0);
-      within_limit_on_loss("max_bytes_per_inference", rate <= max, fmt::format("{:.1f} B per inference", rate));
-      within_limit_on_restart("max_bytes_per_inference", rate <= max, fmt::format("{:.1f} B per inference", rate));
+      within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
+      within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       add("leak.max_bytes_per_inference", rate <= max,
           fmt::format("leaks {} B per inference over {} inferences{}, limit {:g} B", beside(rate, max),
                       units::grouped(judged),

@@ -24,7 +24,7 @@ std::string diff_value(double v, DiffUnit unit) {
     case DiffUnit::bytes: return units::bytes(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::count: return units::grouped(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::fraction: return units::percent(v);
-    case DiffUnit::bytes_per_inference: return fmt::format("{:.1f} B/inference", v);
+    case DiffUnit::bytes_per_inference: return units::decimal(v, 1) + " B/inference";
     case DiffUnit::band: return std::string(band_name(v));
   }
   return "";
@@ -71,7 +71,7 @@ std::string diff_ratio(const DiffRow& row) {
   if (row.before == 0 || row.unit == DiffUnit::fraction || row.unit == DiffUnit::band) return "";
   if (row.delta() == 0) return "0 %";
   if (std::fabs(ratio) < 0.005) return ratio > 0 ? "+<0.01 %" : "-<0.01 %";
-  return std::fabs(ratio) < 0.1 ? fmt::format("{:+.2f} %", ratio) : fmt::format("{:+.1f} %", ratio);
+  return std::fabs(ratio) < 0.1 ? fmt::format("{:+.2f} %", ratio) : units::decimal(ratio, 1, true) + " %";
 }
 
 std::string diff_text(const DiffReport& r, size_t top, bool all) {

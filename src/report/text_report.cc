@@ -22,6 +22,7 @@ namespace edgemem {
 namespace {
 
 using units::bytes;
+using units::decimal;
 using units::grouped;
 
 // The bytes of the blocks made before an attach and freed since: the
@@ -315,8 +316,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     for (const auto& w : r.watermarks) {
       if (w.growing()) {
         ++problems;
-        line(out, "[LEAK]", fmt::format("pool '{}' grows {:.1f} B per inference{} ({}; summary records name no site)",
-                                        w.pool, w.growth_rate(), late_rise_from(w, r.restarts.total + 1),
+        line(out, "[LEAK]", fmt::format("pool '{}' grows {} B per inference{} ({}; summary records name no site)",
+                                        w.pool, decimal(w.growth_rate(), 1), late_rise_from(w, r.restarts.total + 1),
                                         to_string(w.shape)));
       } else if (w.stopped_growing()) {
         ++problems;
@@ -329,10 +330,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
         const FloorTrend& t = *w.floor_trend;
         ++problems;
         line(out, "[LEAK]",
-             fmt::format("pool '{}' grows {:.1f} B per inference over the run (irregular: its lowest usage in each "
-                         "window of inferences rose {:.1f} B per inference over the {} to inference {}, p {}, above "
+             fmt::format("pool '{}' grows {} B per inference over the run (irregular: its lowest usage in each "
+                         "window of inferences rose {} B per inference over the {} to inference {}, p {}, above "
                          "any earlier; summary records name no site)",
-                         w.pool, w.slope > 0 ? w.slope : t.bytes_per_inference, t.bytes_per_inference, t.inferences,
+                         w.pool, decimal(w.slope > 0 ? w.slope : t.bytes_per_inference, 1),
+                         decimal(t.bytes_per_inference, 1), t.inferences,
                          t.at_inference, t.p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", t.p_value)));
       }
     }
@@ -341,9 +343,9 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   // freed, or more of them kept.
   auto growth = [&](const std::string& pool, double rate, std::string_view why) {
     ++problems;
-    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {:.1f} B per inference{}, yet no group of blocks leaks: "
+    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} B per inference{}, yet no group of blocks leaks: "
                                       "live blocks get bigger or more of them are kept{}",
-                                      pool, rate, why.empty() ? "" : fmt::format(" ({})", why),
+                                      pool, decimal(rate, 1), why.empty() ? "" : fmt::format(" ({})", why),
                                       std::any_of(r.pools.begin(), r.pools.end(),
                                                   [&](const PoolSummary& p) { return p.name == pool && p.size == 0; })
                                           ? " (no pool size: no forecast)"
@@ -361,10 +363,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (fc.already_exhausted)
       more(out, fmt::format("-> '{}' is already exhausted: it overflowed or refused a request (see above)", fc.pool));
     else if (fc.inferences == 0)
-      more(out, fmt::format("-> '{}' is already exhausted at {:.1f} B/inference", fc.pool, fc.bytes_per_inference));
+      more(out, fmt::format("-> '{}' is already exhausted at {} B/inference", fc.pool, decimal(fc.bytes_per_inference, 1)));
     else
-      more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {:.1f} B/inference", fc.pool,
-                            grouped(fc.inferences), when, fc.bytes_per_inference));
+      more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {} B/inference", fc.pool,
+                            grouped(fc.inferences), when, decimal(fc.bytes_per_inference, 1)));
   }
   // The same growth in a pool without the forecast (of unknown size, as
   // every pool of a Linux recording, or not the first to run out) was not

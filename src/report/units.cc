@@ -1,5 +1,6 @@
 #include "report/units.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <limits>
@@ -15,6 +16,19 @@ std::string grouped(uint64_t n) {
     out += digits[i];
   }
   return out;
+}
+
+std::string decimal(double v, int places, bool plus) {
+  const std::string text = plus ? fmt::format("{:+.{}f}", v, places) : fmt::format("{:.{}f}", v, places);
+  const size_t start = text.find_first_of("0123456789");
+  if (start == std::string::npos) return text;  // inf, nan
+  const size_t end = std::min(text.find_first_not_of("0123456789", start), text.size());
+  std::string out(text, 0, start);
+  for (size_t i = start; i < end; ++i) {
+    if (i > start && (end - i) % 3 == 0) out += ',';
+    out += text[i];
+  }
+  return out.append(text, end, std::string::npos);
 }
 
 std::string bytes(uint64_t n) { return grouped(n) + " B"; }

@@ -68,6 +68,14 @@ TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
   EXPECT_EQ(address(0x20000000), "0x20000000");
   EXPECT_EQ(address(0x40), "0x00000040");
   EXPECT_EQ(percent(0.123), "12.3 %");
+  // Rates and ratios group their whole part too: "8588.0 B per inference"
+  // stood beside "1,024 B" in one report.
+  EXPECT_EQ(decimal(8588.04, 1), "8,588.0");
+  EXPECT_EQ(decimal(124.94, 1), "124.9");
+  EXPECT_EQ(decimal(999.96, 1), "1,000.0");
+  EXPECT_EQ(decimal(-1234567.0, 0), "-1,234,567");
+  EXPECT_EQ(decimal(33541.7, 1, true), "+33,541.7");
+  EXPECT_EQ(decimal(-0.5, 1, true), "-0.5");
 }
 
 }  // namespace
