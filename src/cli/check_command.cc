@@ -148,6 +148,14 @@ int run_check(CheckArgs args) {
     // not only on stderr; a loss mid-trace is refused by the limits it touches.
     if (Check loss = data_loss_check(trace->input.stats, r.counts); loss.status == CheckStatus::found)
       judged->data_lost = loss.reason;
+    // An arena margin or a fragmentation band is judged per sized pool:
+    // the others are named, not passed in silence.
+    const bool per_pool = std::any_of(outcomes.begin(), outcomes.end(), [](const BudgetOutcome& o) {
+      return o.rule.starts_with("arena.") || o.rule.starts_with("fragmentation.max_band");
+    });
+    if (per_pool)
+      for (const PoolSummary& p : r.pools)
+        if (!p.size) judged->unsized_pools.push_back(p.name);
   }
   fmt::print("{}", args.json ? check_json(args.budget, outcomes, judged) : check_text(outcomes, judged));
   for (const auto& o : outcomes)

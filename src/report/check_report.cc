@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "report/style.h"
@@ -35,6 +36,10 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::op
                                   units::grouped(trace->latest_boot_inferences), units::grouped(trace->inferences)));
   if (trace && !trace->data_lost.empty())
     note("[DATA LOST]", trace->data_lost + "; the limits were judged on the data that arrived");
+  if (trace && !trace->unsized_pools.empty())
+    note("[UNSIZED]", fmt::format("no size for pool{} '{}': the arena and fragmentation limits were judged on the sized "
+                                  "pools only (declare each: POOL name= base= size=, or --arena-size for an arena)",
+                                  trace->unsized_pools.size() == 1 ? "" : "s", fmt::join(trace->unsized_pools, "', '")));
   out += "\n";
   // The messages line up past the longest rule (34 columns at least, as before).
   size_t width = 34;
@@ -56,7 +61,8 @@ std::string check_json(const std::string& budget_path, const std::vector<BudgetO
                   {"inferences", trace->inferences},
                   {"latest_boot_inferences", trace->latest_boot_inferences},
                   {"device_restarts", trace->device_restarts},
-                  {"data_lost", trace->data_lost.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace->data_lost)}};
+                  {"data_lost", trace->data_lost.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace->data_lost)},
+                  {"unsized_pools", trace->unsized_pools}};
   j["outcomes"] = nlohmann::json::array();
   for (const auto& o : outcomes) {
     j["outcomes"].push_back({{"rule", o.rule}, {"ok", o.ok}, {"unit", to_string(o.unit)}, {"measured", o.measured},

@@ -121,4 +121,19 @@ expect 1 "check: a rate as a size string" -- "$edgemem" check --json --trace "$t
 grep -q '"limit": 0.947,' "$tmp/out" || { echo "FAIL: 94.7 % is not the limit 0.947"; cat "$tmp/out"; fail=1; }
 grep -q '"limit": 32768.0,' "$tmp/out" || { echo "FAIL: the rate limit is not 32K"; cat "$tmp/out"; fail=1; }
 
+# An arena margin and a fragmentation band are judged per sized pool: a
+# pool of unknown size beside a sized one was skipped in silence.
+{ boots 2:0; echo "[MEM][900] ALLOC size=64 addr=0x30000000 pool=scratch site=s.c:1"; } >"$tmp/unsized.log"
+expect 0 "check: an arena margin over a sized and an unsized pool" -- "$edgemem" check --trace "$tmp/unsized.log" \
+  --budget /dev/stdin <<<'{"arena": {"min_margin_percent": 10}}'
+has out "[UNSIZED]" "the unsized pool is said"
+has out "no size for pool 'scratch': the arena and fragmentation limits were judged on the sized pools only" \
+  "the note names the pool and what it means"
+expect 0 "check --json: the unsized pools" -- "$edgemem" check --json --trace "$tmp/unsized.log" \
+  --budget /dev/stdin <<<'{"arena": {"min_margin_percent": 10}}'
+has out '"unsized_pools": [' "the JSON lists them"
+expect 0 "check: a leak limit alone names no unsized pool" -- "$edgemem" check --trace "$tmp/unsized.log" \
+  --budget /dev/stdin <<<'{"leak": {"max_leaked_bytes": 100000}}'
+if grep -qF "[UNSIZED]" "$tmp/out"; then echo "FAIL: [UNSIZED] under a leak limit"; cat "$tmp/out"; fail=1; fi
+
 exit $fail
