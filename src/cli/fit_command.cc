@@ -102,7 +102,12 @@ int run_fit(const FitArgs& args) {
     if (!args.elf.empty()) {
       auto elf = read_elf_image(args.elf, error);
       if (!elf) return fail(error);
-      classify_by_elf(*map, *elf);  // sizes the map only bounds, from the ELF's symbol table
+      // It settles what the map cannot (sizes it only bounds, NOLOAD load
+      // images), if it is of the same link.
+      if (const auto differ = compare_with_map(*elf, *map); !differ.empty())
+        return fail(args.elf, fmt::format("is not of the link {} describes ({}{}): give the ELF and the map of one build",
+                                          args.map, differ.front(), differ.size() > 1 ? ", ..." : ""));
+      classify_by_elf(*map, *elf);
       // Statics the map does not list (all of them, after LTO): the arena
       // and the weights array may be among them.
       // By address: the map's C++ names are demangled, the ELF's are not.

@@ -181,7 +181,7 @@ class Evaluator {
       auto settled = [&](const std::string& limit, bool with, bool without) {
         if (with != without)
           throw BudgetError(fmt::format("{}.{}: {} uses {} if {} {} a load image there, {} if not, and the map reads the "
-                                        "same for a NOLOAD section: give the ELF too (--elf FW.elf or inputs.elf)",
+                                        "same for a NOLOAD section: give the ELF of the same link too (--elf FW.elf)",
                                         rule, limit, name, units::bytes(used), fmt::join(it->unsure_images, ", "),
                                         it->unsure_images.size() == 1 ? "has" : "have", units::bytes(low)));
       };
@@ -620,8 +620,8 @@ std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs
       for (const MapRegion& r : in.map->regions) {
         if (overflow_unsure(r))
           throw BudgetError(fmt::format("regions.{}.overflowed: {} overflowed by {} if {} {} a load image there, and "
-                                        "fits if not; the map reads the same for a NOLOAD section: give the ELF too "
-                                        "(--elf FW.elf or inputs.elf)",
+                                        "fits if not; the map reads the same for a NOLOAD section: give the ELF of the "
+                                        "same link too (--elf FW.elf; a link that failed wrote none, and did overflow)",
                                         r.name, r.name, units::bytes(overflow_bytes(r)), fmt::join(r.unsure_images, ", "),
                                         r.unsure_images.size() == 1 ? "has" : "have"));
         else if (const uint64_t over = overflow_bytes(r))

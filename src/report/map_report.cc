@@ -171,8 +171,10 @@ std::string map_json(const MapReport& r) {
   j["toolchain"] = map.toolchain;
   j["verdict"] = r.mismatch()                ? "elf_mismatch"
                  : !map.self_check.empty() ? "self_check_failed"
-                 : r.overflowed()          ? (r.overflow_unsure() ? "region_overflow_unsure" : "region_overflow")
+                 : r.overflowed()          ? "region_overflow"
                                            : "ok";
+  // Every overflow only a load image the map cannot confirm makes.
+  j["overflow_unsure"] = r.overflow_unsure();
   j["regions"] = nlohmann::json::array();
   for (const auto& reg : map.regions)
     j["regions"].push_back({{"name", reg.name}, {"origin", reg.origin}, {"length_bytes", reg.length},

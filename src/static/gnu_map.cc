@@ -112,12 +112,39 @@ bool contents_input(std::string_view name) {
   return false;
 }
 
+// Where a section lies in the region that holds its bytes: its load
+// address when the map states one apart from its run address.
+uint64_t image_address(const MapSection& s) {
+  return s.load_address && *s.load_address != s.address ? *s.load_address : s.address;
+}
+
+// Whether ld may have set section j's load address from an earlier
+// section's: without AT or AT>, a section keeps the run-to-load offset of
+// the last section placed in its run region (a NOLOAD .bss after .data has
+// .data's offset whatever .data holds). Such a load address is no evidence
+// of where a region's load pointer stood.
+bool offset_inherited(const LinkerMap& map, size_t j) {
+  const MapSection& f = map.sections[j];
+  const MapRegion* runs_in = sized_region_at(map, f.address);
+  for (size_t k = j; runs_in && k-- > 0;) {
+    const MapSection& before = map.sections[k];
+    if (before.kind == SectionKind::debug || sized_region_at(map, before.address) != runs_in) continue;
+    return image_address(before) - before.address == *f.load_address - f.address;
+  }
+  return false;
+}
+
 // Which sections loaded elsewhere have a load image (LoadImage). ld moves a
-// load region on past a section with contents only, so the next section
-// loaded in the same region tells: inside this one's load image, it has
-// none; at or past its end, it has one. Else input sections of initialised data or code, or
-// bytes the script writes (LONG()), say it has one. A zero-initialised
-// section (by name) never has.
+// region's pointer past a section's load image only when it has one, so
+// the next section placed from that pointer (run there, or loaded there by
+// AT> REGION: not a load address kept from the section before) tells:
+// placed inside this one's image, it has none; at or past its end, it has
+// one. Where that and the input disagree (an AT(address) section, past
+// which ld does not move the pointer, with .data input) it stays unsure.
+// Without a next section, input sections of initialised data or code, or
+// bytes the script writes (LONG(), which a NOLOAD section may hold too: the
+// ELF settles it), say it has one. A zero-initialised section (by name)
+// never has.
 void settle_load_images(LinkerMap& map, const std::vector<bool>& contents) {
   for (size_t i = 0; i < map.sections.size(); ++i) {
     MapSection& s = map.sections[i];
@@ -131,11 +158,11 @@ void settle_load_images(LinkerMap& map, const std::vector<bool>& contents) {
     const MapRegion* loaded_in = sized_region_at(map, lma);
     for (size_t j = i + 1; loaded_in && j < map.sections.size(); ++j) {
       const MapSection& next = map.sections[j];
-      if (!next.load_address || *next.load_address == next.address || next.kind == SectionKind::debug ||
-          sized_region_at(map, *next.load_address) != loaded_in)
-        continue;
-      if (*next.load_address >= lma && *next.load_address < end) s.load_image = LoadImage::no;
-      else if (*next.load_address >= end) s.load_image = LoadImage::yes;
+      const uint64_t at = image_address(next);
+      if (next.kind == SectionKind::debug || sized_region_at(map, at) != loaded_in || at < lma) continue;
+      if (next.load_address && *next.load_address != next.address && offset_inherited(map, j)) continue;
+      if (at >= end) s.load_image = LoadImage::yes;
+      else s.load_image = contents[i] ? LoadImage::unsure : LoadImage::no;
       break;
     }
     // No bytes to copy: zeroed or left as it was at start-up.
