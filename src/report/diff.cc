@@ -14,6 +14,7 @@ struct Value {
   double v = 0;
   DiffUnit unit = DiffUnit::bytes;
   std::string label;
+  bool upper_bound = false;
 };
 using Table = std::map<std::string, Value>;
 
@@ -28,10 +29,11 @@ DiffGroup join(std::string id, std::string title, const Table& a, const Table& b
   DiffGroup g{std::move(id), std::move(title), {}};
   for (const auto& [name, v] : a) {
     auto it = b.find(name);
-    g.rows.push_back({name, v.label, v.unit, v.v, it == b.end() ? 0 : it->second.v, false, it == b.end()});
+    g.rows.push_back({name, v.label, v.unit, v.v, it == b.end() ? 0 : it->second.v, false, it == b.end(),
+                      v.upper_bound || (it != b.end() && it->second.upper_bound)});
   }
   for (const auto& [name, v] : b)
-    if (!a.count(name)) g.rows.push_back({name, v.label, v.unit, 0, v.v, true, false});
+    if (!a.count(name)) g.rows.push_back({name, v.label, v.unit, 0, v.v, true, false, v.upper_bound});
   std::stable_sort(g.rows.begin(), g.rows.end(), [](const DiffRow& x, const DiffRow& y) {
     return std::fabs(x.delta()) > std::fabs(y.delta());
   });
@@ -81,11 +83,13 @@ std::set<std::string> shared_names(const LinkerMap& a, const LinkerMap& b) {
 // One row per symbol; one per (name, object) for a shared name, those of
 // one object (or of an ELF, which names none) summed. Taking the largest of
 // a name once hid every change but the largest one's.
-std::map<std::string, double> symbols(const LinkerMap& m, const std::set<std::string>& shared) {
-  std::map<std::string, double> out;
+Table symbols(const LinkerMap& m, const std::set<std::string>& shared) {
+  Table out;
   for (const auto& s : m.symbols) {
     const bool qualified = shared.contains(s.name) && !s.object.empty();
-    out[qualified ? s.name + " (" + object_row(s.object) + ")" : s.name] += static_cast<double>(s.size);
+    Value& v = out[qualified ? s.name + " (" + object_row(s.object) + ")" : s.name];
+    v.v += static_cast<double>(s.size);
+    v.upper_bound |= s.size_is_upper_bound;
   }
   return out;
 }
@@ -116,7 +120,7 @@ std::vector<DiffGroup> diff_maps(const LinkerMap& a, const LinkerMap& b) {
           join("regions", "regions", bytes_table(regions(a)), bytes_table(regions(b))),
           join("sections", "sections", bytes_table(sections(a)), bytes_table(sections(b))),
           join("objects", "objects", bytes_table(objects(a)), bytes_table(objects(b))),
-          join("symbols", "symbols", bytes_table(symbols(a, shared_names(a, b))), bytes_table(symbols(b, shared_names(a, b))))};
+          join("symbols", "symbols", symbols(a, shared_names(a, b)), symbols(b, shared_names(a, b)))};
 }
 
 std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult& b) {
@@ -161,6 +165,18 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   Table before = headline(a), after = headline(b);
   std::erase_if(before, [&](const auto& row) { return !after.contains(row.first); });
   std::erase_if(after, [&](const auto& row) { return !before.contains(row.first); });
+  // Fragmentation is over the pools of known extent: over different pools
+  // (one trace leaves a heap's base out) the runs' rates are of different
+  // things, and once read "band better (danger -> healthy)".
+  auto judged = [](const AnalysisResult& r) {
+    std::set<std::string> out;
+    for (const PoolFragmentation& p : r.fragmentation.pools)
+      if (p.known_extent) out.insert(p.pool);
+    return out;
+  };
+  if (judged(a) != judged(b))
+    for (Table* t : {&before, &after})
+      std::erase_if(*t, [](const auto& row) { return row.first.starts_with("fragmentation_"); });
   // A run that lists only its first sites (sites_omitted) cannot say that a
   // site it leaves out held nothing: such a site is compared only where
   // both runs list it.

@@ -23,6 +23,9 @@ struct DiffRow {
   DiffUnit unit = DiffUnit::bytes;
   double before = 0, after = 0;
   bool added = false, removed = false;  // present on one side only
+  // A map symbol whose size the map only bounds on either side (the span to
+  // the next listed symbol, holding statics it does not list).
+  bool upper_bound = false;
   double delta() const { return after - before; }
 };
 

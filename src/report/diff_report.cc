@@ -44,7 +44,10 @@ std::string diff_change(double delta, DiffUnit unit) {
   return "";
 }
 
-std::string diff_label(const DiffRow& r) { return r.label.empty() ? r.name : r.label; }
+std::string diff_label(const DiffRow& r) {
+  const std::string& name = r.label.empty() ? r.name : r.label;
+  return r.upper_bound ? name + " (size only bounded by the map: the span to the next listed symbol)" : name;
+}
 
 DiffHeadline diff_headline(const DiffReport& r) {
   const DiffGroup* g = nullptr;
@@ -83,6 +86,13 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
       out += fmt::format("{} {}: {}; its numbers are of the data that arrived\n", style::warn("[DATA LOST]"), *path,
                          *lost);
   for (const auto& g : r.groups) {
+    // An ELF names no memory regions and no objects: "regions (0 changed)"
+    // read as if none had changed.
+    if (g.rows.empty() && (g.id == "regions" || g.id == "objects")) {
+      out += fmt::format("\n{}: none in either input (an ELF names no {}: diff the linker maps)\n", g.title,
+                         g.id == "regions" ? "memory regions" : "objects");
+      continue;
+    }
     size_t changed = 0;
     for (const auto& row : g.rows) changed += row.delta() != 0;
     out += fmt::format("\n{} ({} changed)\n", g.title, changed);
@@ -111,6 +121,7 @@ std::string diff_json(const DiffReport& r) {
     for (const auto& row : g.rows) {
       std::string suffix(to_string(row.unit));
       nlohmann::json o = {{"name", row.name}, {"unit", suffix}, {"added", row.added}, {"removed", row.removed}};
+      if (row.upper_bound) o["size_is_upper_bound"] = true;
       bool integral = row.unit == DiffUnit::bytes || row.unit == DiffUnit::count;
       auto put = [&](const char* key, double v) {
         o[std::string(key) + "_" + suffix] = integral ? nlohmann::json(whole(v)) : nlohmann::json(v);

@@ -94,6 +94,46 @@ TEST(Diff, SymbolsThatShareANameAreToldApartByObject) {
   EXPECT_EQ(row(added, "symbols", "buf (o/a.o)")->delta(), 0);
 }
 
+// A map symbol's size that is only a span to the next listed one grows
+// with the statics inside it: a file-local array going from 32 B to 64 B
+// read "g_model 3,048 B -> 3,080 B +32 B", as exact, where nm -S says
+// g_model is 3,000 B in both builds (a stranger's audit). The row says so.
+TEST(Diff, ASizeTheMapOnlyBoundsIsSaidToBeOne) {
+  auto image = [](uint64_t span, bool bounded) {
+    LinkerMap m;
+    m.symbols = {{"g_model", ".rodata", "main.o", 0x08001000, span}, {"main", ".text", "main.o", 0x08000000, 40}};
+    m.symbols[0].size_is_upper_bound = bounded;
+    return m;
+  };
+  auto grown = diff_maps(image(3048, true), image(3080, true));
+  ASSERT_NE(row(grown, "symbols", "g_model"), nullptr);
+  EXPECT_TRUE(row(grown, "symbols", "g_model")->upper_bound);
+  EXPECT_NE(diff_label(*row(grown, "symbols", "g_model")).find("size only bounded by the map"), std::string::npos);
+  EXPECT_FALSE(row(grown, "symbols", "main")->upper_bound);
+  EXPECT_TRUE(row(diff_maps(image(3000, false), image(3080, true)), "symbols", "g_model")->upper_bound);
+  EXPECT_FALSE(row(diff_maps(image(3000, false), image(3000, false)), "symbols", "g_model")->upper_bound);
+}
+
+// Fragmentation over different pools is not compared: a trace whose heap
+// lost its base measured the arena alone, and the diff read "band better
+// (danger -> healthy)" for the same events (a stranger's audit).
+TEST(Diff, FragmentationOverDifferentPoolsIsNotCompared) {
+  auto run = [](bool heap_judged, double max) {
+    AnalysisResult r;
+    r.fragmentation.max_rate = max;
+    r.fragmentation.final_rate = max;
+    r.fragmentation.band = max > 0.4 ? Band::danger : Band::healthy;
+    r.fragmentation.pools = {{"arena", true, 0, 0, 0, 0, {}}, {"heap", heap_judged, max, max, 0, 0, {}}};
+    return r;
+  };
+  auto different = diff_traces(run(true, 0.5), run(false, 0.0));
+  EXPECT_EQ(row(different, "run", "fragmentation_band"), nullptr);
+  EXPECT_EQ(row(different, "run", "fragmentation_max_rate"), nullptr);
+  auto same = diff_traces(run(true, 0.5), run(true, 0.1));
+  ASSERT_NE(row(same, "run", "fragmentation_max_rate"), nullptr);
+  EXPECT_DOUBLE_EQ(row(same, "run", "fragmentation_max_rate")->delta(), 0.1 - 0.5);
+}
+
 // The change's share of its before value, never a bare 0.0 %: +1 B of
 // 200,000 B once read "+0.00 %" (found in review).
 TEST(Diff, ARatioTooSmallToShowSaysSo) {
