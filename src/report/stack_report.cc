@@ -12,8 +12,10 @@ namespace {
 
 using units::bytes;
 
-// The main stack's worst case: thread code plus one level of interrupts
-// when there are handlers; unbounded when any root it counts is.
+// The main stack's worst case: thread code plus every handler nested, each
+// with its exception frame, when there are handlers (their priorities, set
+// at run time, decide how deep they nest: one level only if none preempts
+// another); unbounded when any root it counts is.
 struct MainStack {
   uint64_t bytes = 0;
   std::vector<const StackRoot*> unbounded;
@@ -21,7 +23,7 @@ struct MainStack {
 
 MainStack main_stack(const StackReport& r) {
   MainStack m;
-  m.bytes = r.interrupts.handlers ? r.interrupts.one_level_bytes : r.interrupts.thread_bytes;
+  m.bytes = r.interrupts.handlers ? r.interrupts.all_nested_bytes : r.interrupts.thread_bytes;
   for (const auto& root : r.roots)
     if (root.unbounded) m.unbounded.push_back(&root);
   return m;
@@ -41,11 +43,15 @@ std::vector<StackVerdict> stack_verdicts(const StackReport& r) {
   std::vector<StackVerdict> out;
   const InterruptBudget* weak = r.interrupts_if_weak ? &*r.interrupts_if_weak : nullptr;
   out.push_back({false, "main stack worst case", bytes(m.bytes),
-                 (irq.handlers ? fmt::format(" (thread {} + the deepest handler and its {} exception frame)",
-                                             bytes(irq.thread_bytes), bytes(irq.frame_bytes))
-                               : "") +
+                 (irq.handlers == 1 ? fmt::format(" (thread {} + its one handler and its {} exception frame)",
+                                                  bytes(irq.thread_bytes), bytes(irq.frame_bytes))
+                  : irq.handlers    ? fmt::format(" (thread {} + every handler nested, each with its {} exception frame; "
+                                                  "{} if no handler preempts another)",
+                                                  bytes(irq.thread_bytes), bytes(irq.frame_bytes),
+                                                  bytes(irq.one_level_bytes))
+                                    : "") +
                      (weak ? fmt::format("; {} were {} weak (note)",
-                                         bytes(weak->handlers ? weak->one_level_bytes : weak->thread_bytes),
+                                         bytes(weak->handlers ? weak->all_nested_bytes : weak->thread_bytes),
                                          fmt::join(r.weak_or_static, ", "))
                            : "")});
   if (!m.unbounded.empty()) {
@@ -74,9 +80,10 @@ std::string stack_text(const StackReport& r, size_t top) {
   out += fmt::format("\nedgemem stack: {} function{} from {} {} file{}\n", r.functions.size(),
                      r.functions.size() == 1 ? "" : "s", r.files, r.source, r.files == 1 ? "" : "s");
   if (irq.handlers)
-    out += fmt::format("main stack: thread {}; + the deepest handler and its {} exception frame: {}; every handler nested: {}{}\n",
-                       bytes(irq.thread_bytes), bytes(irq.frame_bytes), bytes(irq.one_level_bytes),
-                       bytes(irq.all_nested_bytes), irq.frame_bytes == kExceptionFrameBytes ? " (--fpu: 108 B frames)" : "");
+    out += fmt::format("main stack: thread {}; every handler nested: {}; + the deepest handler and its {} exception frame "
+                       "only (no handler preempts another): {}{}\n",
+                       bytes(irq.thread_bytes), bytes(irq.all_nested_bytes), bytes(irq.frame_bytes),
+                       bytes(irq.one_level_bytes), irq.frame_bytes == kExceptionFrameBytes ? " (--fpu: 108 B frames)" : "");
   if (r.stated_max_bytes)
     out += fmt::format("Keil states: maximum stack usage {}{} via {}\n", bytes(*r.stated_max_bytes),
                        r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));

@@ -667,6 +667,12 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                        "tool's, such as a Charm++ interface): {}",
                                        not_graphs.size(), not_graphs.size() == 1 ? "" : "s", fmt::join(not_graphs, ", ")));
   if (clang_lines) report.source = gcc_lines || !ci.empty() ? "GCC and Clang" : "Clang";
+  // Without the image, handlers are known by their names only: one named
+  // otherwise (uart_isr in the vector table) counts as thread code, and the
+  // nested figure misses it.
+  if (!linked.image && report.interrupts.handlers && !report.roots.empty())
+    report.notes.push_back("handlers are known by name here (..._Handler, ..._IRQHandler): one the vector table names "
+                           "otherwise is counted as thread code; --elf FW.elf reads the vector table");
   auto first_three = [](const std::vector<std::string>& items) {
     return fmt::format("{}{}", fmt::join(items.begin(), items.begin() + std::min<size_t>(items.size(), 3), "; "),
                        items.size() > 3 ? fmt::format(" and {} more", items.size() - 3) : "");
@@ -712,7 +718,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                        fmt::join(deeper, ", "),
                                        report.interrupts_if_weak
                                            ? fmt::format(", main stack {} B", report.interrupts_if_weak->handlers
-                                                                                ? report.interrupts_if_weak->one_level_bytes
+                                                                                ? report.interrupts_if_weak->all_nested_bytes
                                                                                 : report.interrupts_if_weak->thread_bytes)
                                            : "")));
     }

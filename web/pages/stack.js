@@ -13,9 +13,9 @@ EM.pages.stack = function (doc) {
   const fact = (key, text) => facts.append(el("div", "key", key), el("div", null, text));
   const m = doc.main_stack;
   if (m.handlers)
-    fact("Main stack", "thread " + bytes(m.thread_bytes) + "; + the deepest handler and its " + bytes(m.exception_frame_bytes) +
-         " exception frame: " + bytes(m.one_level_bytes) + "; every handler nested: " + bytes(m.all_nested_bytes) +
-         " (" + m.handlers + " handler" + (m.handlers === 1 ? "" : "s") + ")");
+    fact("Main stack", "thread " + bytes(m.thread_bytes) + "; every handler nested: " + bytes(m.all_nested_bytes) +
+         "; + the deepest handler and its " + bytes(m.exception_frame_bytes) + " exception frame only (no handler " +
+         "preempts another): " + bytes(m.one_level_bytes) + " (" + m.handlers + " handler" + (m.handlers === 1 ? "" : "s") + ")");
   if (doc.stated)
     fact("Keil states", "maximum stack usage " + bytes(doc.stated.max_bytes) +
          (doc.stated.unknown ? " + unknown (" + doc.stated.unknown + ")" : "") + " via " + doc.stated.chain.join(" > "));
