@@ -140,9 +140,7 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
     if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
       w.shape = Shape::flat;
-    } else if (f.rises >= 2 && f.rises * 10 >= steps * 8 && f.falls * 10 <= steps) {
-      // Two rises at least, as a leaking group needs two growths: one rise
-      // between two inferences read "[GROWTH] runs out in 38 more inferences".
+    } else if (f.rises * 10 >= steps * 8 && f.falls * 10 <= steps) {
       w.shape = Shape::linear;
     } else if (f.rises >= 2 && f.rises * 2 <= steps && f.falls * 10 <= f.rises) {  // steps only go up
       w.shape = Shape::stair;

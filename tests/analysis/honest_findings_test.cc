@@ -1472,26 +1472,5 @@ TEST(HonestFindings, RecordsLostMidTraceJudgeNeitherFragmentationNorAPassingLeak
   }
 }
 
-
-// A pool's usage that rose once, between two inferences, is no trend: it
-// read "[GROWTH] pool 'heap' use grows 100.0 B per inference" and "runs out
-// in 38 more inferences" from two points. Two rises are needed, as a
-// leaking group needs two growths.
-TEST(HonestFindings, OneRiseIsNoGrowthAndForecastsNothing) {
-  const std::string pool = "[MEM][1] POOL name=heap kind=heap base=0x20000000 size=4096\n";
-  auto inference = [](int n, uint32_t address) {
-    return fmt::format("[MEM][{0}0] INFER begin {0}\n[MEM][{0}1] ALLOC size=100 addr={1:#x} site=a.c:{0} pool=heap\n"
-                       "[MEM][{0}2] INFER end {0}\n",
-                       n, address);
-  };
-  auto two = analyse(Format::log, pool + inference(1, 0x20000010) + inference(2, 0x20000100));
-  ASSERT_EQ(two->result.watermarks.size(), 1u);
-  EXPECT_FALSE(two->result.watermarks[0].growing()) << text_of(*two, "log");
-  EXPECT_FALSE(two->result.exhaustion_forecast) << text_of(*two, "log");
-  EXPECT_EQ(text_of(*two, "log").find("[GROWTH]"), std::string::npos) << text_of(*two, "log");
-  auto three = analyse(Format::log, pool + inference(1, 0x20000010) + inference(2, 0x20000100) + inference(3, 0x20000200));
-  EXPECT_TRUE(three->result.watermarks[0].growing()) << text_of(*three, "log");
-}
-
 }  // namespace
 }  // namespace edgemem::test
