@@ -106,11 +106,19 @@ std::vector<bool> region_aliases(const LinkerMap& map) {
 // run from RAM), not a reservation.
 bool contents_input(std::string_view name) {
   if (has(name, {"bss", "noinit", "no_init", "uninit"})) return false;
+  std::string lower(name);  // ST's .RamFunc
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view prefix : {".data", ".sdata", ".tdata", ".text", ".rodata", ".srodata", ".ramfunc",
                                    ".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors"})
-    if (name.starts_with(prefix)) return true;
+    if (lower.starts_with(prefix)) return true;
   return false;
 }
+
+// What an output section's lines show it holds: any input bytes or data
+// the script writes, and whether they are initialised data or code.
+struct SectionInput {
+  bool any = false, contents = false;
+};
 
 // Where a section lies in the region that holds its bytes: its load
 // address when the map states one apart from its run address.
@@ -134,27 +142,32 @@ bool offset_inherited(const LinkerMap& map, size_t j) {
   return false;
 }
 
-// Which sections loaded elsewhere have a load image (LoadImage). ld moves a
-// region's pointer past a section's load image only when it has one, so
-// the next section placed from that pointer (run there, or loaded there by
-// AT> REGION: not a load address kept from the section before) tells:
-// placed inside this one's image, it has none; at or past its end, it has
-// one. Where that and the input disagree (an AT(address) section, past
-// which ld does not move the pointer, with .data input) it stays unsure.
-// Without a next section, input sections of initialised data or code, or
-// bytes the script writes (LONG(), which a NOLOAD section may hold too: the
-// ELF settles it), say it has one. A zero-initialised section (by name)
-// never has.
-void settle_load_images(LinkerMap& map, const std::vector<bool>& contents) {
+// Which sections loaded elsewhere have a load image (LoadImage). A section
+// that only assignments fill (no input section, no LONG(): WCH's .dalign
+// aligning .data in RAM) has none: ld makes it NOBITS. ld moves a region's
+// pointer past a load image only when there is one, so the next section
+// placed from that pointer (run there, or loaded there by AT> REGION: not a
+// load address kept from the section before) at or past this one's end
+// says it has one; inside it says nothing sure, since ld does not move the
+// pointer past an AT(address) section with contents either. Else input
+// sections of initialised data or code, or bytes the script writes (LONG(),
+// which a NOLOAD section may hold too: the ELF settles it), say it has one.
+// A zero-initialised section (by name) never has.
+void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) {
   for (size_t i = 0; i < map.sections.size(); ++i) {
     MapSection& s = map.sections[i];
     if (!s.load_address || *s.load_address == s.address || !s.size) continue;
-    if (s.kind == SectionKind::bss) {
+    // All of it fill the assignments made, no input line or data: nothing
+    // the map does not show.
+    const bool only_assignments = !input[i].any && s.fill >= s.size;
+    if (s.kind == SectionKind::bss || only_assignments) {
       s.load_image = LoadImage::no;
+      // No bytes to copy: zeroed or left as it was at start-up.
+      if (s.kind == SectionKind::data) s.kind = SectionKind::bss;
       continue;
     }
     const uint64_t lma = *s.load_address, end = lma + s.size;
-    s.load_image = contents[i] ? LoadImage::yes : LoadImage::unsure;
+    s.load_image = input[i].contents ? LoadImage::yes : LoadImage::unsure;
     const MapRegion* loaded_in = sized_region_at(map, lma);
     for (size_t j = i + 1; loaded_in && j < map.sections.size(); ++j) {
       const MapSection& next = map.sections[j];
@@ -162,11 +175,8 @@ void settle_load_images(LinkerMap& map, const std::vector<bool>& contents) {
       if (next.kind == SectionKind::debug || sized_region_at(map, at) != loaded_in || at < lma) continue;
       if (next.load_address && *next.load_address != next.address && offset_inherited(map, j)) continue;
       if (at >= end) s.load_image = LoadImage::yes;
-      else s.load_image = contents[i] ? LoadImage::unsure : LoadImage::no;
       break;
     }
-    // No bytes to copy: zeroed or left as it was at start-up.
-    if (s.load_image == LoadImage::no && s.kind == SectionKind::data) s.kind = SectionKind::bss;
   }
 }
 
@@ -202,9 +212,8 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
   // (c_odd[5]: 8 B to the next one), so the span to it is no size.
   std::map<std::string, uint64_t, std::less<>> common_size;
   std::string common_pending;  // a long name: its size follows on the next line
-  // Per output section: an input section of initialised data or code, or
-  // bytes the script writes (LONG()), shows it has contents.
-  std::vector<bool> contents;
+  // Per output section: what its input lines show it holds.
+  std::vector<SectionInput> input;
 
   // Aliases at one address (printf and iprintf, __adddf3 and
   // __aeabi_dadd) all end where the next symbol begins: only the last of
@@ -309,7 +318,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
         if (map_hex(w[i + 2], lma)) s.load_address = lma;
       }
     map.sections.push_back(std::move(s));
-    contents.push_back(false);
+    input.push_back({});
     current = &map.sections.back();
   };
   auto input_line = [&](std::string_view name, const std::vector<std::string_view>& w, size_t at) {
@@ -332,7 +341,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (w.size() <= at + 2) return;
     std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
     contribution(current->name, object).size += size;
-    if (size && contents_input(name)) contents.back() = true;
+    if (size) {
+      input.back().any = true;
+      input.back().contents |= contents_input(name);
+    }
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;
@@ -422,7 +434,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       // "0x20010000 0x4 LONG 0x11111111": bytes the script writes.
       if (current && part == Part::script && w.size() >= 3 &&
           (w[2] == "LONG" || w[2] == "SHORT" || w[2] == "BYTE" || w[2] == "QUAD" || w[2] == "SQUAD"))
-        contents.back() = true;
+        input.back() = {true, true};
       if (w.size() == 4 && w[1] == "(size" && w[3] == "relaxing)") {
         if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
         continue;
@@ -515,7 +527,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
           s.address - r.origin < r.length)
         r.kind = RegionKind::ram;
   }
-  settle_load_images(map, contents);
+  settle_load_images(map, input);
   count_gnu_regions(map);
   // LTO lists a symbol per object in .debug_info (`lfs.c.c392b76d`): they
   // take no memory and name nothing in the image.
