@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -148,14 +149,20 @@ int run_check(CheckArgs args) {
     // not only on stderr; a loss mid-trace is refused by the limits it touches.
     if (Check loss = data_loss_check(trace->input.stats, r.counts); loss.status == CheckStatus::found)
       judged->data_lost = loss.reason;
-    // An arena margin or a fragmentation band is judged per sized pool:
-    // the others are named, not passed in silence.
-    const bool per_pool = std::any_of(outcomes.begin(), outcomes.end(), [](const BudgetOutcome& o) {
-      return o.rule.starts_with("arena.") || o.rule.starts_with("fragmentation.max_band");
-    });
-    if (per_pool)
+    // An arena margin is judged per sized pool, a fragmentation band over
+    // the pools of known extent (base and size): the others are named, not
+    // passed in silence.
+    auto judged_by = [&](std::string_view prefix) {
+      return std::any_of(outcomes.begin(), outcomes.end(), [&](const BudgetOutcome& o) { return o.rule.starts_with(prefix); });
+    };
+    std::set<std::string> unjudged;
+    if (judged_by("arena."))
       for (const PoolSummary& p : r.pools)
-        if (!p.size) judged->unsized_pools.push_back(p.name);
+        if (!p.size) unjudged.insert(p.name);
+    if (judged_by("fragmentation.max_band"))
+      for (const PoolFragmentation& p : r.fragmentation.pools)
+        if (!p.known_extent) unjudged.insert(p.pool);
+    judged->unsized_pools.assign(unjudged.begin(), unjudged.end());
   }
   fmt::print("{}", args.json ? check_json(args.budget, outcomes, judged) : check_text(outcomes, judged));
   for (const auto& o : outcomes)

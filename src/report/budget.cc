@@ -71,9 +71,9 @@ std::string beside(double value, double limit) {
     std::string shown = fmt::format("{:.{}f}", value, digits);
     double read = 0;
     std::from_chars(shown.data(), shown.data() + shown.size(), read);
-    if (side(read) == side(value)) return shown;
+    if (side(read) == side(value)) return units::group_digits(shown);
   }
-  return fmt::format("{}", value);
+  return units::group_digits(fmt::format("{}", value));
 }
 
 // A count or a byte limit: a whole number, never silently rounded.

@@ -37,8 +37,8 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::op
   if (trace && !trace->data_lost.empty())
     note("[DATA LOST]", trace->data_lost + "; the limits were judged on the data that arrived");
   if (trace && !trace->unsized_pools.empty())
-    note("[UNSIZED]", fmt::format("no size for pool{} '{}': the arena and fragmentation limits were judged on the sized "
-                                  "pools only (declare each: POOL name= base= size=, or --arena-size for an arena)",
+    note("[UNSIZED]", fmt::format("no size or base for pool{} '{}': the arena and fragmentation limits were judged on "
+                                  "the other pools only (declare each in the trace: POOL name= base= size=)",
                                   trace->unsized_pools.size() == 1 ? "" : "s", fmt::join(trace->unsized_pools, "', '")));
   out += "\n";
   // The messages line up past the longest rule (34 columns at least, as before).

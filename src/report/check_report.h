@@ -22,8 +22,8 @@ struct CheckTrace {
   uint64_t latest_boot_inferences = 0;  // those leaks are judged over
   uint64_t device_restarts = 0;
   std::string data_lost;  // analyze's [DATA LOST]; empty when nothing was
-  // Pools of unknown size, when an arena or fragmentation limit was judged
-  // on the sized pools only: their margins and gaps were not.
+  // Pools an arena limit (no size) or a fragmentation band (no size or
+  // base) was not judged on, when one was: their margins and gaps were not.
   std::vector<std::string> unsized_pools{};
 };
 

@@ -6,6 +6,9 @@
 #include <regex>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace edgemem {
 namespace {
 
@@ -174,9 +177,17 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
       if (p.known_extent) out.insert(p.pool);
     return out;
   };
-  if (judged(a) != judged(b))
+  std::string note;
+  if (const auto judged_a = judged(a), judged_b = judged(b); judged_a != judged_b) {
     for (Table* t : {&before, &after})
       std::erase_if(*t, [](const auto& row) { return row.first.starts_with("fragmentation_"); });
+    auto names = [](const std::set<std::string>& pools) {
+      return pools.empty() ? std::string("none") : fmt::format("{}", fmt::join(pools, ", "));
+    };
+    note = fmt::format("fragmentation not compared: measured over different pools of known extent (before: {}; "
+                       "after: {})",
+                       names(judged_a), names(judged_b));
+  }
   // A run that lists only its first sites (sites_omitted) cannot say that a
   // site it leaves out held nothing: such a site is compared only where
   // both runs list it.
@@ -184,7 +195,9 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   const Table listed_before = sites_before;
   if (b.sites_omitted) std::erase_if(sites_before, [&](const auto& row) { return !sites_after.contains(row.first); });
   if (a.sites_omitted) std::erase_if(sites_after, [&](const auto& row) { return !listed_before.contains(row.first); });
-  return {join("run", "run", before, after),
+  DiffGroup run = join("run", "run", before, after);
+  run.note = std::move(note);
+  return {std::move(run),
           join("pool_peaks", "pool peaks", bytes_table(pools(a)), bytes_table(pools(b))),
           join("site_live_bytes", "live bytes at the end, per site", sites_before, sites_after)};
 }

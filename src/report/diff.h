@@ -33,6 +33,7 @@ struct DiffGroup {
   std::string id;             // "totals", "regions", "sections", "objects", "symbols", "run", "pool_peaks", "site_live_bytes"
   std::string title;          // what text shows
   std::vector<DiffRow> rows;  // changed rows first, by the size of the change
+  std::string note{};         // what it leaves out and why; empty when nothing
 };
 
 // Groups with every row (unchanged rows last); callers decide how many to show.

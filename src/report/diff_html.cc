@@ -26,6 +26,7 @@ json diff_page_data(const DiffReport& r, size_t top) {
                       {"ratio", diff_ratio(row)}, {"delta", row.delta()}});
     }
     d["groups"].push_back({{"id", g.id}, {"title", g.title}, {"changed", changed}, {"rows", std::move(rows)}});
+    if (!g.note.empty()) d["groups"].back()["note"] = g.note;
   }
   return d;
 }

@@ -37,8 +37,8 @@ std::string diff_change(double delta, DiffUnit unit) {
       const int64_t n = whole(delta);
       return fmt::format("{}{}", n < 0 ? "-" : "+", units::grouped(static_cast<uint64_t>(n < 0 ? -n : n)));
     }
-    case DiffUnit::fraction: return fmt::format("{:+.1f} points", delta * 100);
-    case DiffUnit::bytes_per_inference: return fmt::format("{:+.1f} B/inference", delta);
+    case DiffUnit::fraction: return units::decimal(delta * 100, 1, true) + " points";
+    case DiffUnit::bytes_per_inference: return units::decimal(delta, 1, true) + " B/inference";
     case DiffUnit::band: return delta > 0 ? "worse" : delta < 0 ? "better" : "same";
   }
   return "";
@@ -63,7 +63,8 @@ DiffHeadline diff_headline(const DiffReport& r) {
                            diff_value(row.before, row.unit), diff_value(row.after, row.unit));
       ++shown;
     }
-  if (!shown) return {false, fmt::format("no change in {}", g ? g->title : "anything")};
+  if (!shown)
+    return {false, fmt::format("no change in {}{}", g ? g->title : "anything", g && !g->note.empty() ? " (" + g->note + ")" : "")};
   return {true, parts};
 }
 
@@ -89,13 +90,15 @@ std::string diff_text(const DiffReport& r, size_t top, bool all) {
     // An ELF names no memory regions and no objects: "regions (0 changed)"
     // read as if none had changed.
     if (g.rows.empty() && (g.id == "regions" || g.id == "objects")) {
-      out += fmt::format("\n{}: none in either input (an ELF names no {}: diff the linker maps)\n", g.title,
-                         g.id == "regions" ? "memory regions" : "objects");
+      out += fmt::format("\n{}: none in either input{}\n", g.title,
+                         g.id == "regions" ? " (an ELF names no memory regions, nor a map whose script has no MEMORY)"
+                                           : " (an ELF names no objects: diff the linker maps)");
       continue;
     }
     size_t changed = 0;
     for (const auto& row : g.rows) changed += row.delta() != 0;
     out += fmt::format("\n{} ({} changed)\n", g.title, changed);
+    if (!g.note.empty()) out += fmt::format("  {}\n", style::warn(g.note));
     size_t shown = 0;
     for (const auto& row : g.rows) {
       if ((row.delta() == 0 && !all) || shown == top) break;
@@ -137,6 +140,7 @@ std::string diff_json(const DiffReport& r) {
       rows.push_back(std::move(o));
     }
     j["groups"].push_back({{"id", g.id}, {"title", g.title}, {"rows", std::move(rows)}});
+    if (!g.note.empty()) j["groups"].back()["note"] = g.note;
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -245,7 +245,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
   if (f.alloc_failures) {
     std::string rate = f.failures_per_1000_inferences
-                           ? fmt::format(", {:.1f} per 1000 inferences", *f.failures_per_1000_inferences)
+                           ? fmt::format(", {} per 1,000 inferences", decimal(*f.failures_per_1000_inferences, 1))
                            : "";
     // The count, unless it would only repeat the one failure shown above.
     if (!fragmentation_failure_shown || f.alloc_failures > 1) {

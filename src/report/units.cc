@@ -18,8 +18,7 @@ std::string grouped(uint64_t n) {
   return out;
 }
 
-std::string decimal(double v, int places, bool plus) {
-  const std::string text = plus ? fmt::format("{:+.{}f}", v, places) : fmt::format("{:.{}f}", v, places);
+std::string group_digits(const std::string& text) {
   const size_t start = text.find_first_of("0123456789");
   if (start == std::string::npos) return text;  // inf, nan
   const size_t end = std::min(text.find_first_not_of("0123456789", start), text.size());
@@ -29,6 +28,10 @@ std::string decimal(double v, int places, bool plus) {
     out += text[i];
   }
   return out.append(text, end, std::string::npos);
+}
+
+std::string decimal(double v, int places, bool plus) {
+  return group_digits(plus ? fmt::format("{:+.{}f}", v, places) : fmt::format("{:.{}f}", v, places));
 }
 
 std::string bytes(uint64_t n) { return grouped(n) + " B"; }

@@ -15,6 +15,9 @@ std::string grouped(uint64_t n);           // 1,081,344
 // A real number with `places` decimals, its whole part grouped as grouped()
 // does ("8,588.0"); a sign only where fmt's spec gives one ("+" forced).
 std::string decimal(double v, int places, bool plus = false);
+// A number already written ("-6000.25", "+7600.0"), its first run of
+// digits grouped.
+std::string group_digits(const std::string& text);
 std::string bytes(uint64_t n);             // 1,081,344 B
 std::string bytes_human(uint64_t n);       // 1,081,344 B (1.03 MiB); no suffix below 10 KiB
 std::string signed_bytes(int64_t n);       // +1,024 B, -8 B, 0 B

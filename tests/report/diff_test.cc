@@ -129,6 +129,12 @@ TEST(Diff, FragmentationOverDifferentPoolsIsNotCompared) {
   auto different = diff_traces(run(true, 0.5), run(false, 0.0));
   EXPECT_EQ(row(different, "run", "fragmentation_band"), nullptr);
   EXPECT_EQ(row(different, "run", "fragmentation_max_rate"), nullptr);
+  // Said, not dropped in silence ("no change in run" read as the same band).
+  EXPECT_EQ(different.front().note,
+            "fragmentation not compared: measured over different pools of known extent (before: arena, heap; after: "
+            "arena)");
+  DiffReport report{"a.log", "b.log", "traces", different, "", ""};
+  EXPECT_NE(diff_headline(report).text.find("fragmentation not compared"), std::string::npos);
   auto same = diff_traces(run(true, 0.5), run(true, 0.1));
   ASSERT_NE(row(same, "run", "fragmentation_max_rate"), nullptr);
   EXPECT_DOUBLE_EQ(row(same, "run", "fragmentation_max_rate")->delta(), 0.1 - 0.5);

@@ -76,6 +76,9 @@ TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
   EXPECT_EQ(decimal(-1234567.0, 0), "-1,234,567");
   EXPECT_EQ(decimal(33541.7, 1, true), "+33,541.7");
   EXPECT_EQ(decimal(-0.5, 1, true), "-0.5");
+  EXPECT_EQ(group_digits("6000.25"), "6,000.25");
+  EXPECT_EQ(group_digits("-1e+20"), "-1e+20");
+  EXPECT_EQ(group_digits("inf"), "inf");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ EM.pages.diff = function (doc) {
   for (const g of doc.groups) {
     const section = el("section", "group");
     section.append(el("h2", null, g.title + " (" + g.changed + " changed)"));
+    if (g.note) section.append(el("p", "note", g.note));
     groups.append(section);
     if (!g.rows.length) {
       section.append(el("p", "note", "No change."));
