@@ -3,6 +3,7 @@
 // exits 1 with one line per broken budget.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -155,14 +156,17 @@ int run_check(CheckArgs args) {
     auto judged_by = [&](std::string_view prefix) {
       return std::any_of(outcomes.begin(), outcomes.end(), [&](const BudgetOutcome& o) { return o.rule.starts_with(prefix); });
     };
-    std::set<std::string> unjudged;
+    std::map<std::string, std::vector<std::string>> unjudged;  // pool -> the limits it was not judged by
     if (judged_by("arena."))
       for (const PoolSummary& p : r.pools)
-        if (!p.size) unjudged.insert(p.name);
+        if (!p.size) unjudged[p.name].push_back("arena margin");
     if (judged_by("fragmentation.max_band"))
       for (const PoolFragmentation& p : r.fragmentation.pools)
-        if (!p.known_extent) unjudged.insert(p.pool);
-    judged->unsized_pools.assign(unjudged.begin(), unjudged.end());
+        if (!p.known_extent) unjudged[p.pool].push_back("fragmentation band");
+    for (const auto& [pool, limits] : unjudged) {
+      judged->unsized_pools.push_back(pool);
+      judged->unsized_limits.push_back(fmt::format("'{}' ({})", pool, fmt::join(limits, ", ")));
+    }
   }
   fmt::print("{}", args.json ? check_json(args.budget, outcomes, judged) : check_text(outcomes, judged));
   for (const auto& o : outcomes)

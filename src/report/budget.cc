@@ -297,7 +297,11 @@ class Evaluator {
                             irq.handlers && nesting != "none"
                                 ? fmt::format(" + interrupts, {}", nesting == "all" ? "all nested" : "one level")
                                 : "",
-                            if_weak, units::bytes(configured), where),
+                            if_weak, units::bytes(configured), where) +
+                    // A handler the vector table names otherwise counts as thread code.
+                    (irq.handlers && st.elf.empty() && st.source != "Keil"
+                         ? "; handlers known by name only: --elf FW.elf reads the vector table"
+                         : ""),
                 need_bytes, configured, unbounded);
       if (!allow_unbounded) {
         if (unbounded.size() <= 3) {

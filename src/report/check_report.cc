@@ -22,8 +22,9 @@ size_t broken(const std::vector<BudgetOutcome>& outcomes) {
 
 std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::optional<CheckTrace>& trace) {
   size_t n = broken(outcomes);
-  std::string out = n ? style::bad(fmt::format("BROKEN: {} of {} budgets", n, outcomes.size()))
-                      : style::good(fmt::format("all {} budgets hold", outcomes.size()));
+  std::string out = n                      ? style::bad(fmt::format("BROKEN: {} of {} budgets", n, outcomes.size()))
+                    : outcomes.size() == 1 ? style::good("the 1 budget holds")
+                                           : style::good(fmt::format("all {} budgets hold", outcomes.size()));
   out += "\n";
   // Under the verdict, what it rests on: a tag as analyze's, then the trace.
   auto note = [&](std::string_view tag, const std::string& what) {
@@ -37,9 +38,9 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::op
   if (trace && !trace->data_lost.empty())
     note("[DATA LOST]", trace->data_lost + "; the limits were judged on the data that arrived");
   if (trace && !trace->unsized_pools.empty())
-    note("[UNSIZED]", fmt::format("no size or base for pool{} '{}': the arena and fragmentation limits were judged on "
-                                  "the other pools only (declare each in the trace: POOL name= base= size=)",
-                                  trace->unsized_pools.size() == 1 ? "" : "s", fmt::join(trace->unsized_pools, "', '")));
+    note("[UNSIZED]", fmt::format("not judged for {}: an arena margin needs the pool's size, a fragmentation band its "
+                                  "base and size (declare each in the trace: POOL name= base= size=)",
+                                  fmt::join(trace->unsized_limits, ", ")));
   out += "\n";
   // The messages line up past the longest rule (34 columns at least, as before).
   size_t width = 34;

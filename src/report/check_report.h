@@ -25,6 +25,7 @@ struct CheckTrace {
   // Pools an arena limit (no size) or a fragmentation band (no size or
   // base) was not judged on, when one was: their margins and gaps were not.
   std::vector<std::string> unsized_pools{};
+  std::vector<std::string> unsized_limits{};  // beside each: "'heap' (fragmentation band)"
 };
 
 std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::optional<CheckTrace>& trace);

@@ -80,10 +80,11 @@ std::string stack_text(const StackReport& r, size_t top) {
   out += fmt::format("\nedgemem stack: {} function{} from {} {} file{}\n", r.functions.size(),
                      r.functions.size() == 1 ? "" : "s", r.files, r.source, r.files == 1 ? "" : "s");
   if (irq.handlers)
-    out += fmt::format("main stack: thread {}; every handler nested: {}; + the deepest handler and its {} exception frame "
-                       "only (no handler preempts another): {}{}\n",
-                       bytes(irq.thread_bytes), bytes(irq.all_nested_bytes), bytes(irq.frame_bytes),
-                       bytes(irq.one_level_bytes), irq.frame_bytes == kExceptionFrameBytes ? " (--fpu: 108 B frames)" : "");
+    out += fmt::format("main stack: thread {}; every handler nested, {} exception frames{}: {}; + the deepest handler "
+                       "and its frame only (no handler preempts another): {}\n",
+                       bytes(irq.thread_bytes), bytes(irq.frame_bytes),
+                       irq.frame_bytes == kExceptionFrameBytes ? " (--fpu: 108 B)" : "", bytes(irq.all_nested_bytes),
+                       bytes(irq.one_level_bytes));
   if (r.stated_max_bytes)
     out += fmt::format("Keil states: maximum stack usage {}{} via {}\n", bytes(*r.stated_max_bytes),
                        r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));

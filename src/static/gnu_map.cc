@@ -117,7 +117,7 @@ bool contents_input(std::string_view name) {
 // What an output section's lines show it holds: any input bytes or data
 // the script writes, and whether they are initialised data or code.
 struct SectionInput {
-  bool any = false, contents = false;
+  bool any = false, contents = false;  // any input line (size 0 too: ld keeps its contents flag), or data
 };
 
 // Where a section lies in the region that holds its bytes: its load
@@ -143,22 +143,23 @@ bool offset_inherited(const LinkerMap& map, size_t j) {
 }
 
 // Which sections loaded elsewhere have a load image (LoadImage). A section
-// that only assignments fill (no input section, no LONG(): WCH's .dalign
-// aligning .data in RAM) has none: ld makes it NOBITS. ld moves a region's
-// pointer past a load image only when there is one, so the next section
-// placed from that pointer (run there, or loaded there by AT> REGION: not a
-// load address kept from the section before) at or past this one's end
-// says it has one; inside it says nothing sure, since ld does not move the
-// pointer past an AT(address) section with contents either. Else input
-// sections of initialised data or code, or bytes the script writes (LONG(),
-// which a NOLOAD section may hold too: the ELF settles it), say it has one.
-// A zero-initialised section (by name) never has.
+// that only assignments fill (no input line at all, no LONG(): WCH's
+// .dalign aligning .data in RAM) has none: ld makes it NOBITS. ld moves a
+// region's pointer past a load image only when there is one, so the next
+// section placed from that pointer (run there, or loaded there by AT>
+// REGION: not a load address kept from the section before) at or past this
+// one's end says it has one; inside it, it may have none (NOLOAD) or one
+// (ld does not move the pointer past an AT(address) section either):
+// unsure. Without a next section, input sections of initialised data or
+// code, or bytes the script writes (LONG(), which a NOLOAD section may hold
+// too: the ELF settles it), say it has one. A zero-initialised section (by
+// name) never has.
 void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) {
   for (size_t i = 0; i < map.sections.size(); ++i) {
     MapSection& s = map.sections[i];
     if (!s.load_address || *s.load_address == s.address || !s.size) continue;
-    // All of it fill the assignments made, no input line or data: nothing
-    // the map does not show.
+    // All of it fill the assignments made, no input line (not even one of
+    // size 0) and no data: ld makes such a section NOBITS.
     const bool only_assignments = !input[i].any && s.fill >= s.size;
     if (s.kind == SectionKind::bss || only_assignments) {
       s.load_image = LoadImage::no;
@@ -174,7 +175,9 @@ void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) 
       const uint64_t at = image_address(next);
       if (next.kind == SectionKind::debug || sized_region_at(map, at) != loaded_in || at < lma) continue;
       if (next.load_address && *next.load_address != next.address && offset_inherited(map, j)) continue;
-      if (at >= end) s.load_image = LoadImage::yes;
+      // Inside: NOLOAD, or an AT(address) section with contents, past which
+      // ld does not move the pointer either.
+      s.load_image = at >= end ? LoadImage::yes : LoadImage::unsure;
       break;
     }
   }
@@ -341,10 +344,11 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (w.size() <= at + 2) return;
     std::string_view object(w[at + 2].data(), static_cast<size_t>(w.back().data() + w.back().size() - w[at + 2].data()));
     contribution(current->name, object).size += size;
-    if (size) {
-      input.back().any = true;
-      input.back().contents |= contents_input(name);
-    }
+    // An input section of size 0 still gives the output section contents
+    // when it has them (`.data 0x0 c.o`, in nearly every object): ld then
+    // writes the fill an assignment made as bytes of the image.
+    input.back().any = true;
+    if (size) input.back().contents |= contents_input(name);
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;

@@ -148,6 +148,11 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
       current->fn.frame_bytes = frame;
       current->fn.qualifier = found ? "static" : "unknown";
       current->unused = rest.find(", UNUSED)") != std::string_view::npos;
+      // "(Thumb, 0 bytes, Stack size 0 bytes, ...)": a label sharing the
+      // next one's code (the startup's weak IRQ labels on Default_Handler).
+      current->label_only = found && frame == 0 &&
+                            (rest.find("(Thumb, 0 bytes,") != std::string_view::npos ||
+                             rest.find("(ARM, 0 bytes,") != std::string_view::npos);
       // The object(section) is the last comma-separated field.
       size_t last = rest.rfind(", ");
       if (last != std::string_view::npos) {
@@ -190,6 +195,8 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
                         std::count(html.begin(), html.end(), '\n') + 1);
     return std::nullopt;
   }
+  for (auto& [id, node] : graph)
+    if (!node.callees.empty()) node.label_only = false;  // code after all
   StackReport report = worst_case_stacks(graph, fpu);
   report.source = "Keil";
   report.files = 1;

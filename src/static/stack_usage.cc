@@ -791,7 +791,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     std::vector<uint32_t> work;
     for (const auto& [title, n] : nodes) {
       const uint32_t v = index.at(title);
-      if (!n.unused && (n.vectored || (is_interrupt(n.fn.name) && !called_by_named[v]))) {
+      if (!n.unused && !n.label_only && (n.vectored || (is_interrupt(n.fn.name) && !called_by_named[v]))) {
         handler[v] = true;
         work.insert(work.end(), callees[v].begin(), callees[v].end());
       }
@@ -835,7 +835,8 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     // A name without a frame or calls is a declaration, unless it is a
     // handler: the hardware calls it, whatever its stack (Keil's "unknown").
     const bool interrupt = handler[v];
-    if (n.unused || (called.count(v) && !interrupt) || (!n.has_frame && n.callees.empty() && !interrupt)) continue;
+    if (n.unused || n.label_only || (called.count(v) && !interrupt) || (!n.has_frame && n.callees.empty() && !interrupt))
+      continue;
     StackRoot root;
     root.function = n.fn.name;
     root.interrupt = interrupt;

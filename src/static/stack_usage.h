@@ -89,6 +89,10 @@ struct CallNode {
   bool unused = false;               // removed by the linker
   bool calls_unknown = false;        // frame from a .su with no .ci beside it
   bool vectored = false;             // in the linked image's vector table: an exception handler, whatever its name
+  // A label with no code of its own: Keil's startup files export each weak
+  // IRQ handler as a 0-byte label on Default_Handler's one `B .`. Not a
+  // root or a handler of its own: nested 80 times it read 3,480 B.
+  bool label_only = false;
 };
 
 // Worst case for every root of the graph (a node nobody calls), the

@@ -127,8 +127,8 @@ grep -q '"limit": 32768.0,' "$tmp/out" || { echo "FAIL: the rate limit is not 32
 expect 0 "check: an arena margin over a sized and an unsized pool" -- "$edgemem" check --trace "$tmp/unsized.log" \
   --budget /dev/stdin <<<'{"arena": {"min_margin_percent": 10}}'
 has out "[UNSIZED]" "the unsized pool is said"
-has out "no size or base for pool 'scratch': the arena and fragmentation limits were judged on the other pools only" \
-  "the note names the pool and what it means"
+has out "not judged for 'scratch' (arena margin): an arena margin needs the pool's size" \
+  "the note names the pool and what it was not judged by"
 # A heap with a size and no base is no extent: its band is not judged.
 sed 's/ base=0x20000000//' "$tmp/two.log" >"$tmp/nobase.log"
 expect 2 "check: a band over no pool of known extent is refused" -- "$edgemem" check --trace "$tmp/nobase.log" \
@@ -137,7 +137,7 @@ expect 2 "check: a band over no pool of known extent is refused" -- "$edgemem" c
   sed 's/ base=0x20000000//' >"$tmp/nobase_arena.log"
 expect 0 "check: a band judged on the arena alone" -- "$edgemem" check --trace "$tmp/nobase_arena.log" \
   --budget /dev/stdin <<<'{"fragmentation": {"max_band": "warning"}}'
-has out "no size or base for pool 'heap'" "the heap without a base is named under the band"
+has out "not judged for 'heap' (fragmentation band)" "the heap without a base is named under the band"
 expect 0 "check --json: the unsized pools" -- "$edgemem" check --json --trace "$tmp/unsized.log" \
   --budget /dev/stdin <<<'{"arena": {"min_margin_percent": 10}}'
 has out '"unsized_pools": [' "the JSON lists them"
