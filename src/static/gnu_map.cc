@@ -161,7 +161,9 @@ void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) 
     // All of it fill the assignments made, no input line (not even one of
     // size 0) and no data: ld makes such a section NOBITS.
     const bool only_assignments = !input[i].any && s.fill >= s.size;
-    if (s.kind == SectionKind::bss || only_assignments) {
+    // A name that says zero-initialised is overruled by input of data or
+    // code (`.stack_guard_table : { *(.data.x) } AT> FLASH` has an image).
+    if ((s.kind == SectionKind::bss && !input[i].contents) || only_assignments) {
       s.load_image = LoadImage::no;
       // No bytes to copy: zeroed or left as it was at start-up.
       if (s.kind == SectionKind::data) s.kind = SectionKind::bss;
@@ -458,7 +460,9 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     }
     if (w[0].starts_with("KEEP") || w[0].starts_with("SORT") || (w[0][0] == '*' && w[0] != "*fill*")) continue;
     if (w.size() == 1) {  // long input section name: the numbers follow on the next line
-      if (w[0].starts_with(".") || w[0] == "COMMON") pending_input.assign(w[0]);
+      // Any name: a section named without a dot (`fast_ram_code_section`)
+      // is input too, and losing it read its output section as empty.
+      pending_input.assign(w[0]);
       continue;
     }
     input_line(w[0], w, 1);

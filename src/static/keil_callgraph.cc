@@ -6,6 +6,7 @@
 // kept beside ours (stated_bytes, stated_max_bytes).
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -195,8 +196,22 @@ std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu,
                         std::count(html.begin(), html.end(), '\n') + 1);
     return std::nullopt;
   }
+  // The labels' code is counted once: by the 0-byte label that carries it
+  // (Keil lists its `B .` as a call to itself: badshun's ADC1_2_IRQHandler),
+  // or, where the code's own label is UNUSED (TI MSPM0's Default_Handler),
+  // by one of the labels, per object.
+  std::set<std::string> carried;
   for (auto& [id, node] : graph)
-    if (!node.callees.empty()) node.label_only = false;  // code after all
+    if (node.label_only && !node.callees.empty()) {
+      node.label_only = false;  // code after all
+      if (!node.unused && std::find(node.callees.begin(), node.callees.end(), id) != node.callees.end())
+        carried.insert(node.fn.file);
+    }
+  for (auto& [id, node] : graph)
+    if (node.label_only && is_interrupt(node.fn.name) && !carried.contains(node.fn.file)) {
+      node.label_only = false;
+      carried.insert(node.fn.file);
+    }
   StackReport report = worst_case_stacks(graph, fpu);
   report.source = "Keil";
   report.files = 1;

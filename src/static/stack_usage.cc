@@ -24,16 +24,6 @@ namespace fs = std::filesystem;
 
 using Node = CallNode;
 
-bool is_interrupt(const std::string& full_name) {
-  const std::string_view name = bare_function_name(full_name);
-  // CMSIS names, FreeRTOS ports' own (its GCC demos put them in the vector
-  // table), the Pico SDK's isr_* and TivaWare's *IntHandler.
-  return name != "Reset_Handler" &&
-         (name.ends_with("_Handler") || name.ends_with("IRQHandler") || name.ends_with("IntHandler") ||
-          name.starts_with("isr_") || name == "vPortSVCHandler" || name == "xPortPendSVHandler" ||
-          name == "xPortSysTickHandler");
-}
-
 // A title as a person reads it: a static's "dir/x.c.ci|x.c:name" key is
 // its unit's, and a callee GCC names by its assembler name is demangled.
 std::string shown_title(std::string_view title) {
@@ -119,6 +109,16 @@ std::optional<std::string> vcg_field(std::string_view line, std::string_view key
 }
 
 }  // namespace
+
+bool is_interrupt(const std::string& full_name) {
+  const std::string_view name = bare_function_name(full_name);
+  // CMSIS names, FreeRTOS ports' own (its GCC demos put them in the vector
+  // table), the Pico SDK's isr_* and TivaWare's *IntHandler.
+  return name != "Reset_Handler" &&
+         (name.ends_with("_Handler") || name.ends_with("IRQHandler") || name.ends_with("IntHandler") ||
+          name.starts_with("isr_") || name == "vPortSVCHandler" || name == "xPortPendSVHandler" ||
+          name == "xPortSysTickHandler");
+}
 
 std::string_view bare_function_name(std::string_view name) {
   name = name.substr(0, name.find('('));

@@ -104,6 +104,10 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& graph, bool
 // extern "C" one), C ones as is; Clang's, demangled, keep their parameters.
 std::string_view bare_function_name(std::string_view name);
 
+// Whether a function is an exception or interrupt handler by its name
+// (CMSIS's ..._Handler and ..._IRQHandler, FreeRTOS ports', isr_*).
+bool is_interrupt(const std::string& full_name);
+
 // Keil MDK's static call graph (.htm); nullopt with a reason if it is not one.
 std::optional<StackReport> parse_keil_callgraph(std::string_view html, bool fpu, std::string& error);
 

@@ -296,6 +296,22 @@ TEST(GnuMap, AnEmptyInputSectionStillGivesContents) {
   EXPECT_EQ(region(*parsed, "FLASH").unsure_bytes, 0x40u);
 }
 
+// Two more ways a map once read FLASH below the image, sure (a review): a
+// section named like zero-initialised data holding .data input (64 B for
+// 72 B), and an input section named without a dot, printed alone on its
+// line with its numbers on the next, lost, so its section read as
+// assignments only (64 B for 128 B).
+TEST(GnuMap, NeitherANameNorAnUndottedInputHidesALoadImage) {
+  for (const auto& [name, image] : {std::pair<std::string, uint64_t>{"review_k3", 72}, {"review_e1", 128}}) {
+    SCOPED_TRACE(name);
+    const LinkerMap map = binutils_map(name, false);
+    const MapRegion& flash = region(map, "FLASH");
+    EXPECT_GE(flash.used, image);
+    EXPECT_LE(flash.used - flash.unsure_bytes, image);
+    EXPECT_EQ(region(binutils_map(name, true), "FLASH").used, image);
+  }
+}
+
 // ld prints a demangled C++ name as it is, blanks and all. Taken for no
 // symbol, `big_unsigned(unsigned int, char const*)` (166 B by nm -S) gave
 // its bytes to `tiny(int)` (4 B), "≤ 170 B", and `vtable for Filter` was
