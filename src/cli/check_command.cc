@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
