@@ -205,7 +205,8 @@ TEST(GnuMap, ALoadImageTheMapCannotConfirmIsUnsureAndTheElfSettlesIt) {
     EXPECT_FALSE(overflow_bytes(region(settled, "FLASH")));
   }
   // Overflowed only if the LwIP buffers have a load image: said so.
-  const MapRegion& lwip_flash = region(binutils_map("lwip_noload", false), "FLASH");
+  const LinkerMap lwip = binutils_map("lwip_noload", false);
+  const MapRegion& lwip_flash = region(lwip, "FLASH");
   EXPECT_EQ(overflow_bytes(lwip_flash), 143'948u);
   EXPECT_TRUE(overflow_unsure(lwip_flash));
 }
