@@ -14,10 +14,9 @@ namespace {
 // Whether a lower-case part occurs in a section name, in any case
 // (TF-M's .TFM_BSS, .ER_TFM_CODE).
 bool has(std::string_view name, std::initializer_list<std::string_view> parts) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  auto same = [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; };
   for (std::string_view p : parts)
-    if (lower.find(p) != std::string::npos) return true;
+    if (std::search(name.begin(), name.end(), p.begin(), p.end(), same) != name.end()) return true;
   return false;
 }
 
@@ -106,11 +105,10 @@ std::vector<bool> region_aliases(const LinkerMap& map) {
 // run from RAM), not a reservation.
 bool contents_input(std::string_view name) {
   if (has(name, {"bss", "noinit", "no_init", "uninit"})) return false;
-  std::string lower(name);  // ST's .RamFunc
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (std::string_view prefix : {".data", ".sdata", ".tdata", ".text", ".rodata", ".srodata", ".ramfunc",
                                    ".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors"})
-    if (lower.starts_with(prefix)) return true;
+    if (name.size() >= prefix.size() && has(name.substr(0, prefix.size()), {prefix}))  // starts with, any case: .RamFunc
+      return true;
   return false;
 }
 
@@ -350,7 +348,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // when it has them (`.data 0x0 c.o`, in nearly every object): ld then
     // writes the fill an assignment made as bytes of the image.
     input.back().any = true;
-    if (size) input.back().contents |= contents_input(name);
+    if (size && !input.back().contents) input.back().contents = contents_input(name);
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;
