@@ -75,8 +75,7 @@ std::vector<MapVerdict> map_verdicts(const MapReport& r) {
                                bytes(c.computed_bytes))});
   if (r.mismatch())
     out.push_back({true, "MISMATCH",
-                   fmt::format("the map and the ELF are not from the same link ({} difference{})", r.mismatches.size(),
-                               r.mismatches.size() == 1 ? "" : "s")});
+                   "the map and the ELF are not from the same link"});
   for (const auto& reg : map.regions)
     if (overflow_unsure(reg))
       out.push_back({true, "MAY HAVE OVERFLOWED",

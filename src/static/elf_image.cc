@@ -14,6 +14,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -270,12 +271,51 @@ LinkerMap to_linker_map(const ElfImage& elf) {
 
 std::vector<std::string> compare_with_map(const ElfImage& elf, const LinkerMap& map) {
   std::vector<std::string> out;
+  size_t agreed = 0;  // sections and symbols found at the same place in both
+  auto named = [](const auto& list, const std::string& name) {
+    return std::count_if(list.begin(), list.end(), [&](const auto& x) { return x.name == name; });
+  };
   for (const ElfSection& e : elf.sections) {
     if (!e.alloc) continue;
-    for (const MapSection& s : map.sections)
-      if (s.name == e.name && s.size != e.size)
+    // ld's map lists every output section it wrote.
+    if (map.toolchain == "GNU ld" && e.size != 0 && named(map.sections, e.name) == 0)
+      out.push_back(fmt::format("{}: not in the map, ELF {} B", e.name, e.size));
+    for (const MapSection& s : map.sections) {
+      if (s.name != e.name) continue;
+      if (s.size != e.size)
         out.push_back(fmt::format("{}: map {} B, ELF {} B", e.name, s.size, e.size));
+      else if (s.address != e.address && named(map.sections, s.name) == 1 && named(elf.sections, e.name) == 1)
+        out.push_back(fmt::format("{}: map at {:#010x}, ELF at {:#010x}", e.name, s.address, e.address));
+      else if (s.address == e.address && s.size != 0)
+        ++agreed;
+    }
   }
+  // Sections of one size can hold other code: a name the ELF also has must
+  // stand where the map puts it, at one of its places in either (statics
+  // repeat; a `.rodata.f` input section, the map's second `f`, is f's
+  // tables). Bit 0 of an ARM function's address says Thumb.
+  std::unordered_multimap<std::string_view, uint64_t> elf_at, map_at;
+  constexpr size_t kNamed = 10;
+  size_t misplaced = 0;
+  for (const ElfSymbol& e : elf.symbols) elf_at.emplace(e.name, e.address & ~uint64_t{1});
+  for (const MapSymbol& s : map.symbols) map_at.emplace(s.name, s.address & ~uint64_t{1});
+  std::unordered_set<std::string_view> judged;
+  for (const MapSymbol& s : map.symbols) {
+    if (!judged.insert(s.name).second) continue;
+    const auto [first, last] = map_at.equal_range(s.name);
+    const auto [elf_first, elf_last] = elf_at.equal_range(s.name);
+    if (elf_first == elf_last) continue;
+    const bool placed = std::any_of(first, last, [&](const auto& m) {
+      return std::any_of(elf_first, elf_last, [&](const auto& e) { return e.second == m.second; });
+    });
+    if (placed)
+      ++agreed;
+    else if (++misplaced <= kNamed)
+      out.push_back(fmt::format("{}: map at {:#010x}, ELF at {:#010x}", s.name, first->second, elf_first->second));
+  }
+  if (misplaced > kNamed) out.push_back(fmt::format("and {} more symbols at other addresses", misplaced - kNamed));
+  if (out.empty() && agreed == 0 && !map.sections.empty())
+    out.push_back("no section or symbol of the map is in the ELF at the map's address");
   return out;
 }
 

@@ -249,6 +249,15 @@ expect 2 "check: max_percent of a region without a length" -- "$edgemem" check -
   --map "$src/tests/data/realworld/iar/jagaldol_runningalarm_stm32_ewarm9.30.1.map" <<<'{"regions": {"A0": {"max_percent": 0}}}'
 expect 2 "check: --map and --elf together" -- "$edgemem" check --budget /dev/stdin --map "$map" --elf /nonexistent.elf \
   <<<'{"regions": {"RAM": {"max_percent": 90}}}'
+# A rebuild whose sections kept their sizes while its code moved: its ELF
+# beside the other link's map is not the same link.
+relink=$src/tests/data/map_binutils
+expect 2 "check: an ELF of another link, sections of the same sizes" -- "$edgemem" check --budget /dev/stdin \
+  --map "$relink/relink_fg.map" --elf "$relink/relink_gf.elf" <<<'{"regions": {"FLASH": {"max_bytes": 100}}}'
+grep -q "relink_gf.elf: is not of the link .*relink_fg.map describes (f_step: map at 0x08000000, ELF at 0x08000014, ...)" "$tmp/err" ||
+  { echo "FAIL: check does not name the symbol that moved"; cat "$tmp/err"; fail=1; }
+expect 0 "check: the ELF of the map's own link" -- "$edgemem" check --budget /dev/stdin \
+  --map "$relink/relink_fg.map" --elf "$relink/relink_fg.elf" <<<'{"regions": {"FLASH": {"max_bytes": 100}}}'
 # An ELF cut to its header: libdwfl took it and named nothing (exit 0, sites
 # left as addresses); refused as `map --elf` refuses it (found by fuzzing).
 head -c 64 "$src/examples/traces/kws_leak.elf" >"$tmp/cut.elf"

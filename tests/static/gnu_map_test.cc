@@ -177,6 +177,36 @@ LinkerMap binutils_map(const std::string& name, bool with_elf) {
   return *map;
 }
 
+// A rebuild can keep every section's size while its code and data move:
+// relink_fg links f.o before g.o, relink_gf the other way round (nm -S:
+// f_step 0x08000000 and 0x08000014). Its ELF beside the other's map once
+// passed as the same link, and settled that map's load images and sizes.
+TEST(GnuMapElf, SymbolsElsewhereAreAnotherLink) {
+  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/";
+  std::string error;
+  auto map = parse_gnu_map(read_file(dir + "relink_fg.map"), error);
+  ASSERT_TRUE(map) << error;
+  auto same = read_elf_image(dir + "relink_fg.elf", error);
+  auto other = read_elf_image(dir + "relink_gf.elf", error);
+  ASSERT_TRUE(same && other) << error;
+  EXPECT_EQ(compare_with_map(*same, *map), std::vector<std::string>{});
+  const auto differ = compare_with_map(*other, *map);
+  EXPECT_EQ(differ, (std::vector<std::string>{"f_step: map at 0x08000000, ELF at 0x08000014",
+                                              "g_step: map at 0x08000014, ELF at 0x08000000",
+                                              "f_count: map at 0x20000000, ELF at 0x20000004",
+                                              "g_count: map at 0x20000004, ELF at 0x20000000"}));
+}
+
+// An ELF section the map does not list: ld lists every output section.
+TEST(GnuMapElf, AnElfSectionMissingFromTheMapIsAnotherLink) {
+  const std::string dir = std::string(EDGEMEM_TEST_DATA_DIR) + "/map_binutils/";
+  std::string error;
+  auto map = parse_gnu_map(read_file(dir + "review_e1.map"), error);
+  auto elf = read_elf_image(dir + "review_k3.elf", error);
+  ASSERT_TRUE(map && elf) << error;
+  EXPECT_EQ(compare_with_map(*elf, *map), std::vector<std::string>{".stack_guard_table: not in the map, ELF 8 B"});
+}
+
 // ld prints the same map for a section with contents and a NOLOAD one with a
 // load address in flash, and counts only the first (tests/data/map_binutils,
 // truth from ld --print-memory-usage). The STM32H7 LwIP examples' 268 KiB
