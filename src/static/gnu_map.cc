@@ -149,9 +149,8 @@ bool offset_inherited(const LinkerMap& map, size_t j) {
 // one's end says it has one; inside it, it may have none (NOLOAD) or one
 // (ld does not move the pointer past an AT(address) section either):
 // unsure. Without a next section, input sections of initialised data or
-// code, or bytes the script writes (LONG(), which a NOLOAD section may hold
-// too: the ELF settles it), say it has one. A zero-initialised section (by
-// name) never has.
+// code say it has one; bytes the script writes (LONG()) do not, as a NOLOAD
+// section may hold them too. A zero-initialised section (by name) never has.
 void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) {
   for (size_t i = 0; i < map.sections.size(); ++i) {
     MapSection& s = map.sections[i];
@@ -435,10 +434,11 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       // keeps room for.
       if (part == Part::script && w.size() >= 3 && w[1] == "_Min_Stack_Size" && w[2] == "=")
         map_hex(w[0], map.script_min_stack);
-      // "0x20010000 0x4 LONG 0x11111111": bytes the script writes.
+      // "0x20010000 0x4 LONG 0x11111111": bytes the script writes, in a
+      // NOLOAD section too (where ld loads none of them).
       if (current && part == Part::script && w.size() >= 3 &&
           (w[2] == "LONG" || w[2] == "SHORT" || w[2] == "BYTE" || w[2] == "QUAD" || w[2] == "SQUAD"))
-        input.back() = {true, true};
+        input.back().any = true;
       if (w.size() == 4 && w[1] == "(size" && w[3] == "relaxing)") {
         if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
         continue;

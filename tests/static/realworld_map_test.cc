@@ -52,7 +52,7 @@ TEST(RealworldGnuMap, InputSectionsAndFillAddUpToTheirOutputSection) {
   // Bytes the script writes itself (LONG(), BYTE()), and two output sections
   // of one name (ESP-IDF bootloaders' .iram.text), which contributions do not tell apart.
   const std::set<std::string> written_by_script = {".mcuboot_header", ".metadata", ".copy.table", ".zero.table", ".last_section",
-                                                   ".gnu.sgstubs", ".iram.text", ".sram2_init"};
+                                                   ".gnu.sgstubs", ".iram.text", ".sram2_init", ".canary"};
   int maps = 0, merged_blocks = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(EDGEMEM_TEST_DATA_DIR)) {
     if (entry.path().extension() != ".map") continue;
