@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
+
 namespace edgemem {
 
 namespace {
@@ -503,9 +505,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
                      boot_completed == 1 ? "" : "s",
                      restarted ? "since the device last started again (leaks are judged within its latest boot)"
                                : "in the trace",
-                     largest ? fmt::format("; {} B made since {} are still live at the end (largest {}): kept or "
+                     largest ? fmt::format("; {} made since {} are still live at the end (largest {}): kept or "
                                            "leaked, the trace cannot tell",
-                                           kept, restarted ? "the restart" : "the first inference began", largest->site)
+                                           units::bytes(kept), restarted ? "the restart" : "the first inference began", largest->site)
                              : "")};
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
@@ -521,9 +523,9 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         ++groups;
       }
     if (!markers && out.leaks.empty() && live_bytes > 0)
-      c.reason += fmt::format("; but {} B in {} group{} {} still live at the end (Live at end): heaptrack counts "
+      c.reason += fmt::format("; but {} in {} group{} {} still live at the end (Live at end): heaptrack counts "
                               "such blocks leaked, valgrind lost or still reachable; nothing here shows they grew",
-                              live_bytes, groups, groups == 1 ? "" : "s", groups == 1 ? "is" : "are");
+                              units::bytes(live_bytes), units::grouped(groups), groups == 1 ? "" : "s", groups == 1 ? "is" : "are");
   }
 
   list_sites(tracker, context, leaking, out);

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "session/decompressor.h"
+#include "report/units.h"
 #include "session/ring_dump.h"
 #include "static/elf_symbolizer.h"
 
@@ -391,11 +392,13 @@ std::optional<TraceOutcome> analyse_ring_dump(const std::string& path, TraceSess
   session.feed({reinterpret_cast<const uint8_t*>(ring->unread.data()), ring->unread.size()});
   outcome = session.finish();
   const std::string drained =
-      ring->tail == 0 ? "nothing had been drained" : fmt::format("the {} bytes before went to whoever drained it", ring->tail);
+      ring->tail == 0 ? "nothing had been drained"
+                      : fmt::format("the {} bytes before went to whoever drained it", units::grouped(ring->tail));
   outcome.notes.insert(outcome.notes.begin(),
-                       fmt::format("{}: an em_ring dump ({} B ring): read the {} bytes not drained, from its tail ({}) "
+                       fmt::format("{}: an em_ring dump ({} ring): read the {} bytes not drained, from its tail ({}) "
                                    "to its head ({}); {}",
-                                   path, ring->size, ring->unread.size(), ring->tail, ring->head, drained));
+                                   path, units::bytes(ring->size), units::grouped(ring->unread.size()),
+                                   units::grouped(ring->tail), units::grouped(ring->head), drained));
   // Records dropped after the last one that fit are told by the next record
   // that fits, and by the ring's counter alone when none came. The counter
   // counts from em_ring_init: it stands for this stream when it is whole.

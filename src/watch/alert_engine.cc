@@ -6,6 +6,7 @@
 
 #include "analysis/leak_trend.h"
 #include "edgemem/analyzer.h"
+#include "report/units.h"
 
 namespace edgemem::watch {
 
@@ -76,11 +77,11 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
     const std::string boot = boot_ > 1 ? fmt::format("boot {}", boot_) : "";
     if (raised_.contains({AlertKind::leak, it->first, boot})) continue;
     raise(AlertKind::leak, it->first, e->bytes_per_inference,
-          fmt::format("pool {} leaks: its lowest usage in each {} inferences rose {:.0f} B per inference over the "
-                      "last {} (p {}), above any earlier in the {}; now {} B at inference {}{}",
-                      it->first, LeakTrend::kWindow, e->bytes_per_inference, e->inferences,
+          fmt::format("pool {} leaks: its lowest usage in each {} inferences rose {} B per inference over the "
+                      "last {} (p {}), above any earlier in the {}; now {} at inference {}{}",
+                      it->first, LeakTrend::kWindow, units::decimal(e->bytes_per_inference, 0), e->inferences,
                       e->p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", e->p_value),
-                      boot_ > 1 ? "boot" : "run", p.used_bytes, record.number,
+                      boot_ > 1 ? "boot" : "run", units::bytes(p.used_bytes), record.number,
                       boot_ > 1 ? fmt::format(" of boot {}", boot_) : ""),
           boot);
   }
@@ -102,9 +103,9 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
     confirmed_.insert(l.pool);
     if (!raised_.contains({AlertKind::leak, l.pool, boot}))
       raise(AlertKind::leak, l.pool, *l.bytes_per_inference,
-            fmt::format("pool {} leaks: {:.0f} B per inference at {} until it was full at inference {}{}; its {} "
+            fmt::format("pool {} leaks: {} B per inference at {} until it was full at inference {}{}; its {} "
                         "request{} since failed",
-                        l.pool, *l.bytes_per_inference, l.site, *l.growth->stopped_after_inference,
+                        l.pool, units::decimal(*l.bytes_per_inference, 0), l.site, *l.growth->stopped_after_inference,
                         boot_ > 1 ? fmt::format(" of boot {}", boot_) : "", l.growth->failed_requests,
                         l.growth->failed_requests == 1 ? "" : "s"),
             boot);
@@ -112,8 +113,8 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
   if (r.overflow_count && !r.overflows.empty()) {
     const Overflow& o = r.overflows.front();
     raise(AlertKind::overflow, o.pool, static_cast<double>(r.overflow_count),
-          fmt::format("pool {} overflowed: {} B at offset {} runs {} B past its {} B end ({})", o.pool, o.size,
-                      o.offset, o.over_by, o.arena_size, o.site.empty() ? "site unknown" : o.site));
+          fmt::format("pool {} overflowed: {} at offset {} runs {} past its {} end ({})", o.pool,
+                      units::bytes(o.size), units::grouped(o.offset), units::bytes(o.over_by), units::bytes(o.arena_size), o.site.empty() ? "site unknown" : o.site));
   }
   if (r.guard_failure_count && !r.guard_failures.empty()) {
     const GuardFailure& g = r.guard_failures.front();
@@ -131,13 +132,14 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
           // chunks (newlib's free chunk below its sbrk top does not grow
           // into the unclaimed space past it: the fragment firmware's
           // "2,820 B" was newlib's 2,320 B).
-          a.total_free ? fmt::format("pool {}: a {} B request failed{} with {} B free, {} B in the largest block as "
+          a.total_free ? fmt::format("pool {}: a {} request failed{} with {} free, {} in the largest block as "
                                      "the trace tells it{}",
-                                     a.pool, a.size, when, *a.total_free, *a.largest_free,
+                                     a.pool, units::bytes(a.size), when, units::bytes(*a.total_free),
+                                     units::bytes(*a.largest_free),
                                      a.fragmentation ? " (fragmentation)" : "")
-                       : fmt::format("pool {}: a {} B request failed{} (free space not known: the pool's extent is not "
+                       : fmt::format("pool {}: a {} request failed{} (free space not known: the pool's extent is not "
                                      "declared)",
-                                     a.pool, a.size, when));
+                                     a.pool, units::bytes(a.size), when));
   }
   // A device in summary mode tells how many requests each pool refused, not their sizes.
   for (const PoolSummary& p : r.pools)

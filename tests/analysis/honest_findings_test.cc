@@ -1399,7 +1399,7 @@ TEST(HonestFindings, OneInferenceCannotShowALeakAndHoldsNoLeakBudget) {
   EXPECT_TRUE(r.leaks.empty()) << text_of(*one, "log");
   EXPECT_EQ(r.checks.leaks.status, CheckStatus::not_checked) << text_of(*one, "log");
   EXPECT_NE(r.checks.leaks.reason.find("1 inference ended in the trace: a leak shows as growth over at least two; "
-                                       "10000 B made since the first inference began are still live at the end "
+                                       "10,000 B made since the first inference began are still live at the end "
                                        "(largest leak.c:42)"),
             std::string::npos)
       << r.checks.leaks.reason;

@@ -543,7 +543,7 @@ TEST(LeakRate, ABurstNeverFreedWithoutMarkersIsNotCalledAWorkingSet) {
       << text;
   // The [OK] says so too: valgrind would call them lost or still reachable.
   EXPECT_EQ(run->result.checks.leaks.status, CheckStatus::clean);
-  EXPECT_NE(run->result.checks.leaks.reason.find("but 6400 B in 1 group is still live at the end"), std::string::npos)
+  EXPECT_NE(run->result.checks.leaks.reason.find("but 6,400 B in 1 group is still live at the end"), std::string::npos)
       << run->result.checks.leaks.reason;
 }
 

@@ -40,7 +40,7 @@ echo '{"schema": "edgemem.budget/1", "leak": {"max_bytes_per_inference": 0, "max
 boots 1:10000 >"$tmp/one.log"
 expect 2 "check: a leak budget on one inference is not judged" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/one.log"
-has err "leak.max_bytes_per_inference: the leak check did not run on this trace (1 inference ended in the trace: a leak shows as growth over at least two; 10000 B made since the first inference began are still live at the end (largest leak.c:42)" \
+has err "leak.max_bytes_per_inference: the leak check did not run on this trace (1 inference ended in the trace: a leak shows as growth over at least two; 10,000 B made since the first inference began are still live at the end (largest leak.c:42)" \
   "the refusal says why and what is kept"
 expect 2 "analyze --fail-on leak on one inference" -- "$edgemem" analyze --fail-on leak "$tmp/one.log"
 has out "[NOT CHECKED] leak" "analyze says the leak check did not run"

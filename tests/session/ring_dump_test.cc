@@ -10,6 +10,7 @@
 
 #include "edgemem/report.h"
 #include "edgemem/trace_session.h"
+#include "report/units.h"
 #include "session/ring_dump.h"
 #include "test_support.h"
 
@@ -68,8 +69,8 @@ TEST(RingDump, ReadsAsTheStreamItHoldsWrappedOrNot) {
     dumped.run->input.path = whole.run->input.path;
     EXPECT_EQ(json_of(dumped), json_of(whole)) << c.name;
     ASSERT_FALSE(dumped.notes.empty());
-    EXPECT_NE(dumped.notes[0].find(fmt::format("an em_ring dump (8192 B ring): read the {} bytes not drained",
-                                               capture.size())),
+    EXPECT_NE(dumped.notes[0].find(fmt::format("an em_ring dump (8,192 B ring): read the {} bytes not drained",
+                                               units::grouped(capture.size()))),
               std::string::npos)
         << dumped.notes[0];
   }
