@@ -1,6 +1,7 @@
 #include "static/stack_usage.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "static/deepest_chains.h"
 #include "static/demangle.h"
 #include "static/elf_image.h"
+#include "static/function_lines.h"
 #include "static/vector_table.h"
 
 namespace edgemem {
@@ -248,6 +250,57 @@ class ImageSymbols {
   std::set<std::pair<std::string, std::string>> vectored_locals_;  // local code the vector table points to
   std::set<std::string> vectored_globals_;                        // global (or internalised) code it points to
 };
+
+// The same source file: the call graph's path (as given to the compiler,
+// "../src/app.c") ends the DWARF's ("/home/u/fw/src/app.c"), or the other
+// way round, whole components compared; "./" and "../" say nothing.
+bool same_source(std::string_view graph, std::string_view dwarf) {
+  while (graph.starts_with("./") || graph.starts_with("../")) graph.remove_prefix(graph.find('/') + 1);
+  const std::string_view& longer = graph.size() > dwarf.size() ? graph : dwarf;
+  const std::string_view& shorter = graph.size() > dwarf.size() ? dwarf : graph;
+  return !shorter.empty() && longer.ends_with(shorter) &&
+         (longer.size() == shorter.size() || longer[longer.size() - shorter.size() - 1] == '/');
+}
+
+// Functions of a source file the image's DWARF describes, which it defines
+// at another line or not at all: the image was linked from another version
+// of that file. DWARF keeps a unit's functions the linker removed too. An
+// ELF left from an earlier build names that build's roots and handlers: a
+// task entry added since read as removed by the linker, and was no root.
+std::vector<std::string> moved_functions(const std::map<std::string, Node>& nodes, const std::string& elf_path) {
+  std::vector<std::string> out;
+  const auto lines = read_function_lines(elf_path);
+  if (!lines) return out;  // no DWARF: nothing to tell by
+  std::set<std::string_view> described;  // source files the DWARF defines functions in
+  for (const auto& [name, at] : *lines) described.insert(at.file);
+  for (const auto& [title, n] : nodes) {
+    // C names only: GCC writes C++ functions' signatures, DWARF their bare names.
+    const std::string& name = n.fn.name;
+    if (!n.has_frame || name.empty() ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+      continue;
+    // "path/app.c:42:6"
+    const size_t column = n.fn.file.rfind(':');
+    const size_t line_at = column == std::string::npos || column == 0 ? std::string::npos : n.fn.file.rfind(':', column - 1);
+    if (line_at == std::string::npos || line_at == 0) continue;
+    int line = 0;
+    if (std::from_chars(n.fn.file.data() + line_at + 1, n.fn.file.data() + column, line).ec != std::errc()) continue;
+    const std::string_view file(n.fn.file.data(), line_at);
+    if (std::none_of(described.begin(), described.end(), [&](std::string_view d) { return same_source(file, d); })) continue;
+    const FunctionLine* elsewhere = nullptr;
+    bool here = false;
+    for (auto [it, end] = lines->equal_range(name); it != end; ++it)
+      if (same_source(file, it->second.file)) {
+        if (it->second.line == line) here = true;
+        else elsewhere = &it->second;
+      }
+    if (here) continue;
+    out.push_back(elsewhere ? fmt::format("{} at {}:{} in the call graphs, line {} in the ELF", name, file, line, elsewhere->line)
+                            : fmt::format("{} at {}:{} in the call graphs, not in the ELF's {}", name, file, line, file));
+  }
+  return out;
+}
+
 
 // Settles by the linked image what a call graph cannot tell: a call into a
 // file's own definition of a name goes to that definition when the image
@@ -648,6 +701,12 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     if (!linked.image->has_symbol_table) {
       error = fmt::format("{}: no symbol table (stripped?): give the ELF as the linker wrote it, or leave --elf out",
                           linked.path);
+      return std::nullopt;
+    }
+    if (const auto moved = moved_functions(nodes, linked.path); !moved.empty()) {
+      error = fmt::format("{}: not linked from the sources of these call graphs ({}{}): give the ELF of this build, or "
+                          "leave --elf out",
+                          linked.path, moved.front(), moved.size() > 1 ? fmt::format(", and {} more", moved.size() - 1) : "");
       return std::nullopt;
     }
     if (!settle_by_image(nodes, linked, settled, settled_by_image)) {

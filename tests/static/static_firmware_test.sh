@@ -79,6 +79,26 @@ PY
     # Reset_Handler 8 + main 80 + invoke_model 24 + dense_s8 24
     check "O2 worst case" "$worst" "136 Reset_Handler > main > invoke_model > dense_s8"
     case "$reasons" in *"dynamic frame: normalize_dynamic"*) echo "ok: O2 VLA flagged";; *) echo "FAIL: O2 reasons: $reasons"; fail=1;; esac
+    # The ELF of this build (with DWARF) settles the graph; one left from
+    # an earlier build of the sources does not: a task added at the end of
+    # own_app.c read as removed by the linker and was no root (208 B
+    # where the task alone takes 512 B), and two lines added above moved
+    # every function.
+    stack_rc=0; "$edgemem" stack "$out" --elf "$out/fw.elf" >/dev/null 2>"$out/stack_elf.err" || stack_rc=$?
+    check "O2 stack --elf of its own build" "$stack_rc" 0
+    mkdir -p "$out/added" "$out/moved"
+    { cat "$src/own_app.c"; echo 'void late_task(void) { volatile char buf[512]; buf[0] = 1; for (;;) buf[1] = buf[0]; }'; } >"$out/added/own_app.c"
+    { printf '\n\n'; cat "$src/own_app.c"; } >"$out/moved/own_app.c"
+    for edit in added moved; do
+      cp "$src/own_startup.c" "$out/$edit/"
+      (cd "$out/$edit" && arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -O2 \
+         -ffunction-sections -fdata-sections -fstack-usage -fcallgraph-info=su -g -c own_app.c own_startup.c)
+      stack_rc=0; "$edgemem" stack "$out/$edit" --elf "$out/fw.elf" >/dev/null 2>"$out/$edit.err" || stack_rc=$?
+      check "O2 stack --elf of an earlier build ($edit)" "$stack_rc" 2
+    done
+    grep -q "not linked from the sources of these call graphs (late_task at own_app.c:[0-9]* in the call graphs, not in the ELF's own_app.c)" "$out/added.err" &&
+      grep -q "(argmax_s8 at own_app.c:[0-9]* in the call graphs, line [0-9]* in the ELF, and [0-9]* more)" "$out/moved.err" &&
+      echo "ok: O2 stale ELF named" || { echo "FAIL: O2 stale ELF: $(cat "$out/added.err" "$out/moved.err")"; fail=1; }
   else
     # Reset_Handler 16 + main 80 + invoke_model 32 + dense_s8 72 + dot_s8 32
     check "O0 worst case" "$worst" "232 Reset_Handler > main > invoke_model > dense_s8 > dot_s8"
