@@ -172,6 +172,13 @@ std::optional<OwnTitle> own_title(std::string_view title) {
 // LTO's ltrans files), so nothing is settled or left out by it.
 enum class Linked { absent, kept, replaced, unknown };  // replaced: a weak definition a global took the place of
 
+// A path's last component: the STT_FILE symbol, the graph's unit and DWARF
+// may name one source with or without its directory.
+std::string_view base_name(std::string_view file) {
+  const size_t slash = file.find_last_of("/\\");
+  return slash == std::string_view::npos ? file : file.substr(slash + 1);
+}
+
 class ImageSymbols {
  public:
   // `graph`: the call graph's titles; a local symbol one of them titles as
@@ -237,11 +244,7 @@ class ImageSymbols {
   }
 
  private:
-  // The STT_FILE symbol and the graph's unit may name the source with or without its directory.
-  static std::string base(std::string_view file) {
-    const size_t slash = file.find_last_of("/\\");
-    return std::string(slash == std::string_view::npos ? file : file.substr(slash + 1));
-  }
+  static std::string base(std::string_view file) { return std::string(base_name(file)); }
   std::set<std::pair<std::string, std::string>> locals_;  // (source file, symbol) of local code
   std::set<std::string> internalised_;                     // local code no static of the graph accounts for
   std::set<std::string> files_;                            // source files the image names (STT_FILE)
@@ -251,32 +254,31 @@ class ImageSymbols {
   std::set<std::string> vectored_globals_;                        // global (or internalised) code it points to
 };
 
-// The same source file: the call graph's path (as given to the compiler,
-// "../src/app.c") ends the DWARF's ("/home/u/fw/src/app.c"), or the other
-// way round, whole components compared; "./" and "../" say nothing.
-bool same_source(std::string_view graph, std::string_view dwarf) {
-  while (graph.starts_with("./") || graph.starts_with("../")) graph.remove_prefix(graph.find('/') + 1);
-  const std::string_view& longer = graph.size() > dwarf.size() ? graph : dwarf;
-  const std::string_view& shorter = graph.size() > dwarf.size() ? dwarf : graph;
-  return !shorter.empty() && longer.ends_with(shorter) &&
-         (longer.size() == shorter.size() || longer[longer.size() - shorter.size() - 1] == '/');
-}
-
-// Functions of a source file the image's DWARF describes, which it defines
+// Functions of a compile unit the image's DWARF describes, which it defines
 // at another line or not at all: the image was linked from another version
-// of that file. DWARF keeps a unit's functions the linker removed too. An
-// ELF left from an earlier build names that build's roots and handlers: a
-// task entry added since read as removed by the linker, and was no root.
-std::vector<std::string> moved_functions(const std::map<std::string, Node>& nodes, const std::string& elf_path) {
-  std::vector<std::string> out;
-  const auto lines = read_function_lines(elf_path);
-  if (!lines) return out;  // no DWARF: nothing to tell by
-  std::set<std::string_view> described;  // source files the DWARF defines functions in
-  for (const auto& [name, at] : *lines) described.insert(at.file);
+// of that source. A unit is the .ci file a function's frame comes from; its
+// source is the file of the same base name in the DWARF (paths rewritten by
+// -ffile-prefix-map still end in it) that defines at least one of its
+// functions by name: a unit of the same base name that the image does not
+// hold (a library's util.c built without -g) is not compared with another.
+// An ELF left from an earlier build names that build's roots and handlers:
+// a task entry added since read as removed by the linker, and was no root.
+// `checked`: whether any unit could be compared.
+std::vector<std::string> moved_functions(const std::map<std::string, Node>& nodes,
+                                         const std::map<std::string, std::set<std::string>>& defined_in,
+                                         const std::unordered_multimap<std::string, FunctionLine>& lines, bool& checked) {
+  struct Placed {
+    std::string_view name, base;
+    int line;
+  };
+  std::map<std::string_view, std::vector<Placed>> units;  // by .ci file
   for (const auto& [title, n] : nodes) {
-    // C names only: GCC writes C++ functions' signatures, DWARF their bare names.
+    // C names only (GCC writes C++ functions' signatures, DWARF their bare
+    // names), and none GCC makes itself (a --coverage unit's _sub_I_00100_0).
     const std::string& name = n.fn.name;
-    if (!n.has_frame || name.empty() ||
+    const auto graph = defined_in.find(title);
+    if (!n.has_frame || name.empty() || name.starts_with("_sub_") || graph == defined_in.end() ||
+        graph->second.size() != 1 ||
         !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
       continue;
     // "path/app.c:42:6"
@@ -285,18 +287,27 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
     if (line_at == std::string::npos || line_at == 0) continue;
     int line = 0;
     if (std::from_chars(n.fn.file.data() + line_at + 1, n.fn.file.data() + column, line).ec != std::errc()) continue;
-    const std::string_view file(n.fn.file.data(), line_at);
-    if (std::none_of(described.begin(), described.end(), [&](std::string_view d) { return same_source(file, d); })) continue;
-    const FunctionLine* elsewhere = nullptr;
-    bool here = false;
-    for (auto [it, end] = lines->equal_range(name); it != end; ++it)
-      if (same_source(file, it->second.file)) {
-        if (it->second.line == line) here = true;
-        else elsewhere = &it->second;
-      }
-    if (here) continue;
-    out.push_back(elsewhere ? fmt::format("{} at {}:{} in the call graphs, line {} in the ELF", name, file, line, elsewhere->line)
-                            : fmt::format("{} at {}:{} in the call graphs, not in the ELF's {}", name, file, line, file));
+    units[*graph->second.begin()].push_back({name, base_name(std::string_view(n.fn.file).substr(0, line_at)), line});
+  }
+  std::vector<std::string> out;
+  checked = false;
+  for (const auto& [unit, functions] : units) {
+    auto defined = [&](const Placed& f, auto&& each) {
+      for (auto [it, end] = lines.equal_range(std::string(f.name)); it != end; ++it)
+        if (base_name(it->second.file) == f.base) each(it->second);
+    };
+    bool described = false;
+    for (const Placed& f : functions) defined(f, [&](const FunctionLine&) { described = true; });
+    if (!described) continue;
+    checked = true;
+    for (const Placed& f : functions) {
+      bool here = false;
+      std::optional<int> elsewhere;
+      defined(f, [&](const FunctionLine& at) { at.line == f.line ? here = true : (elsewhere = at.line, true); });
+      if (!here)
+        out.push_back(elsewhere ? fmt::format("{} at {}:{} in the call graphs, line {} in the ELF", f.name, f.base, f.line, *elsewhere)
+                                : fmt::format("{} at {}:{} in the call graphs, not in the ELF's {}", f.name, f.base, f.line, f.base));
+    }
   }
   return out;
 }
@@ -703,12 +714,20 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                           linked.path);
       return std::nullopt;
     }
-    if (const auto moved = moved_functions(nodes, linked.path); !moved.empty()) {
-      error = fmt::format("{}: not linked from the sources of these call graphs ({}{}): give the ELF of this build, or "
-                          "leave --elf out",
-                          linked.path, moved.front(), moved.size() > 1 ? fmt::format(", and {} more", moved.size() - 1) : "");
-      return std::nullopt;
+    bool checked = false;
+    if (const auto lines = read_function_lines(linked.path)) {
+      if (const auto moved = moved_functions(nodes, defined_in, *lines, checked); !moved.empty()) {
+        error = fmt::format("{}: not linked from the sources of these call graphs ({}{}): give the ELF of this build, or "
+                            "leave --elf out",
+                            linked.path, moved.front(), moved.size() > 1 ? fmt::format(", and {} more", moved.size() - 1) : "");
+        return std::nullopt;
+      }
     }
+    if (!checked)
+      settled_by_image.notes.push_back(fmt::format(
+          "{} has no DWARF that defines these call graphs' functions (built without -g, or -gsplit-dwarf): that it was "
+          "linked from these sources is not checked",
+          linked.path));
     if (!settle_by_image(nodes, linked, settled, settled_by_image)) {
       error = fmt::format("{}: holds none of the functions of the call graphs in {}: not this build's image? give the "
                           "ELF linked from these objects",
