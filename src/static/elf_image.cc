@@ -185,8 +185,8 @@ std::optional<ElfImage> read_elf_image(const std::string& path, std::string& err
       const GElf_Shdr* owner = sym.st_shndx < headers.size() && sym.st_shndx < SHN_LORESERVE ? &headers[sym.st_shndx] : nullptr;
       // Bit 0 of an ARM function's address only says "Thumb"; nm clears it.
       uint64_t address = arm && type == STT_FUNC ? sym.st_value & ~uint64_t{1} : sym.st_value;
-      img.symbols.push_back(
-          {name, address, sym.st_size, nm_type(sym, owner), GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : ""});
+      img.symbols.push_back({name, address, sym.st_size, nm_type(sym, owner),
+                             GELF_ST_BIND(sym.st_info) == STB_LOCAL ? file : "", type == STT_TLS});
     }
   }
   if (arm && ehdr.e_ident[EI_CLASS] == ELFCLASS32)
@@ -272,24 +272,39 @@ LinkerMap to_linker_map(const ElfImage& elf) {
 std::vector<std::string> compare_with_map(const ElfImage& elf, const LinkerMap& map) {
   std::vector<std::string> out;
   size_t agreed = 0;  // sections and symbols found at the same place in both
-  auto named = [](const auto& list, const std::string& name) {
-    return std::count_if(list.begin(), list.end(), [&](const auto& x) { return x.name == name; });
-  };
+  // ld's map lists every output section it wrote, and the ELF holds each
+  // one with contents. Two of one name (a script's two .text statements,
+  // --unique, the default scripts' ONLY_IF_RO/ONLY_IF_RW pair leaving an
+  // empty second .eh_frame) are compared by their total.
+  const bool gnu = map.toolchain == "GNU ld";
+  std::set<std::string_view> compared;
   for (const ElfSection& e : elf.sections) {
-    if (!e.alloc) continue;
-    // ld's map lists every output section it wrote.
-    if (map.toolchain == "GNU ld" && e.size != 0 && named(map.sections, e.name) == 0)
-      out.push_back(fmt::format("{}: not in the map, ELF {} B", e.name, e.size));
-    for (const MapSection& s : map.sections) {
-      if (s.name != e.name) continue;
-      if (s.size != e.size)
-        out.push_back(fmt::format("{}: map {} B, ELF {} B", e.name, s.size, e.size));
-      else if (s.address != e.address && named(map.sections, s.name) == 1 && named(elf.sections, e.name) == 1)
-        out.push_back(fmt::format("{}: map at {:#010x}, ELF at {:#010x}", e.name, s.address, e.address));
-      else if (s.address == e.address && s.size != 0)
-        ++agreed;
+    if (!e.alloc || !compared.insert(e.name).second) continue;
+    uint64_t elf_bytes = 0, map_bytes = 0;
+    const ElfSection* only_elf = nullptr;
+    const MapSection* only_map = nullptr;
+    size_t in_elf = 0, in_map = 0;
+    for (const ElfSection& x : elf.sections)
+      if (x.alloc && x.name == e.name) elf_bytes += x.size, only_elf = &x, ++in_elf;
+    for (const MapSection& s : map.sections)
+      if (s.name == e.name) map_bytes += s.size, only_map = &s, ++in_map;
+    if (in_map == 0) {
+      if (gnu && elf_bytes != 0) out.push_back(fmt::format("{}: not in the map, ELF {} B", e.name, elf_bytes));
+    } else if (map_bytes != elf_bytes) {
+      out.push_back(fmt::format("{}: map {} B, ELF {} B", e.name, map_bytes, elf_bytes));
+    } else if (in_map == 1 && in_elf == 1 && only_map->address != only_elf->address) {
+      out.push_back(fmt::format("{}: map at {:#010x}, ELF at {:#010x}", e.name, only_map->address, only_elf->address));
+    } else if (map_bytes != 0) {
+      ++agreed;
     }
   }
+  // Sections the script made unallocated ((COPY), (INFO): pico-sdk's .heap)
+  // are in the ELF without SHF_ALLOC.
+  if (gnu)
+    for (const MapSection& s : map.sections)
+      if (s.size != 0 && s.kind <= SectionKind::bss && compared.insert(s.name).second &&
+          std::none_of(elf.sections.begin(), elf.sections.end(), [&](const ElfSection& e) { return e.name == s.name; }))
+        out.push_back(fmt::format("{}: map {} B, not in the ELF", s.name, s.size));
   // Sections of one size can hold other code: a name the ELF also has must
   // stand where the map puts it, at one of its places in either (statics
   // repeat; a `.rodata.f` input section, the map's second `f`, is f's
@@ -297,7 +312,8 @@ std::vector<std::string> compare_with_map(const ElfImage& elf, const LinkerMap& 
   std::unordered_multimap<std::string_view, uint64_t> elf_at, map_at;
   constexpr size_t kNamed = 10;
   size_t misplaced = 0;
-  for (const ElfSymbol& e : elf.symbols) elf_at.emplace(e.name, e.address & ~uint64_t{1});
+  for (const ElfSymbol& e : elf.symbols)
+    if (!e.tls) elf_at.emplace(e.name, e.address & ~uint64_t{1});
   for (const MapSymbol& s : map.symbols) map_at.emplace(s.name, s.address & ~uint64_t{1});
   std::unordered_set<std::string_view> judged;
   for (const MapSymbol& s : map.symbols) {

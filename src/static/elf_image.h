@@ -23,6 +23,7 @@ struct ElfSymbol {
   uint64_t address = 0, size = 0;
   char type = '?';  // nm's letter: T/t code, D/d data, B/b bss, R/r read-only, A absolute, W/V weak...
   std::string file;  // a local symbol's source file, as the STT_FILE symbol before it names it
+  bool tls = false;  // STT_TLS: the address is an offset into the thread's block, not where the map puts it
 };
 
 struct ElfImage {

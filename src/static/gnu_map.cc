@@ -116,6 +116,7 @@ bool contents_input(std::string_view name) {
 // the script writes, and whether they are initialised data or code.
 struct SectionInput {
   bool any = false, contents = false;  // any input line (size 0 too: ld keeps its contents flag), or data
+  bool written = false;                // bytes the script writes (LONG()): an image, unless the section is NOLOAD
 };
 
 // Where a section lies in the region that holds its bytes: its load
@@ -159,8 +160,10 @@ void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) 
     // size 0) and no data: ld makes such a section NOBITS.
     const bool only_assignments = !input[i].any && s.fill >= s.size;
     // A name that says zero-initialised is overruled by input of data or
-    // code (`.stack_guard_table : { *(.data.x) } AT> FLASH` has an image).
-    if ((s.kind == SectionKind::bss && !input[i].contents) || only_assignments) {
+    // code (`.stack_guard_table : { *(.data.x) } AT> FLASH` has an image),
+    // and made unsure by bytes the script writes (a `.stack` that writes a
+    // LONG() canary is loaded, unless it is NOLOAD).
+    if ((s.kind == SectionKind::bss && !input[i].contents && !input[i].written) || only_assignments) {
       s.load_image = LoadImage::no;
       // No bytes to copy: zeroed or left as it was at start-up.
       if (s.kind == SectionKind::data) s.kind = SectionKind::bss;
@@ -438,7 +441,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       // NOLOAD section too (where ld loads none of them).
       if (current && part == Part::script && w.size() >= 3 &&
           (w[2] == "LONG" || w[2] == "SHORT" || w[2] == "BYTE" || w[2] == "QUAD" || w[2] == "SQUAD"))
-        input.back().any = true;
+        input.back().any = input.back().written = true;
       if (w.size() == 4 && w[1] == "(size" && w[3] == "relaxing)") {
         if (uint64_t before = 0; map_hex(w[0], before)) merged_block(before);
         continue;
