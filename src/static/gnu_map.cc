@@ -117,6 +117,7 @@ bool contents_input(std::string_view name) {
 struct SectionInput {
   bool any = false, contents = false;  // any input line (size 0 too: ld keeps its contents flag), or data
   bool written = false;                // bytes the script writes (LONG()): an image, unless the section is NOLOAD
+  bool unnamed = false;  // input bytes named neither as data or code nor as zero-initialised (a startup's .stack)
 };
 
 // Where a section lies in the region that holds its bytes: its load
@@ -161,9 +162,11 @@ void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) 
     const bool only_assignments = !input[i].any && s.fill >= s.size;
     // A name that says zero-initialised is overruled by input of data or
     // code (`.stack_guard_table : { *(.data.x) } AT> FLASH` has an image),
-    // and made unsure by bytes the script writes (a `.stack` that writes a
-    // LONG() canary is loaded, unless it is NOLOAD).
-    if ((s.kind == SectionKind::bss && !input[i].contents && !input[i].written) || only_assignments) {
+    // and made unsure by bytes the script writes or input not named as
+    // zero-initialised (a `.stack` that writes a LONG() canary, or holds a
+    // startup file's `.section .stack,"aw"`, is loaded unless it is NOLOAD).
+    const SectionInput& in = input[i];
+    if ((s.kind == SectionKind::bss && !in.contents && !in.written && !in.unnamed) || only_assignments) {
       s.load_image = LoadImage::no;
       // No bytes to copy: zeroed or left as it was at start-up.
       if (s.kind == SectionKind::data) s.kind = SectionKind::bss;
@@ -351,6 +354,8 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // writes the fill an assignment made as bytes of the image.
     input.back().any = true;
     if (size && !input.back().contents) input.back().contents = contents_input(name);
+    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss", "noinit", "no_init", "uninit"}))
+      input.back().unnamed = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;

@@ -254,24 +254,26 @@ class ImageSymbols {
   std::set<std::string> vectored_globals_;                        // global (or internalised) code it points to
 };
 
-// Functions of a compile unit the image's DWARF describes, which it defines
-// at another line or not at all: the image was linked from another version
-// of that source. A unit is the .ci file a function's frame comes from; its
-// source is the file of the same base name in the DWARF (paths rewritten by
-// -ffile-prefix-map still end in it) that defines at least one of its
-// functions by name: a unit of the same base name that the image does not
-// hold (a library's util.c built without -g) is not compared with another.
-// An ELF left from an earlier build names that build's roots and handlers:
-// a task entry added since read as removed by the linker, and was no root.
-// `checked`: whether any unit could be compared.
+// Functions of a source file of a compile unit that the image's DWARF
+// describes, which it defines at another line or not at all: the image was
+// linked from another version of that source. A group is a unit's (its .ci
+// file's) functions of one source file (a header's static functions are
+// the header's). Its DWARF file is one of the same base name (paths
+// rewritten by -ffile-prefix-map still end in it) that defines one of its
+// functions by name, given to the group that matches it best (most
+// functions at their lines, then by name): a library's util.c built without
+// -g, or left in an archive, is not compared with the application's. An ELF
+// left from an earlier build names that build's roots and handlers: a task
+// entry added since read as removed by the linker, and was no root.
+// `checked`: whether any group could be compared.
 std::vector<std::string> moved_functions(const std::map<std::string, Node>& nodes,
                                          const std::map<std::string, std::set<std::string>>& defined_in,
                                          const std::unordered_multimap<std::string, FunctionLine>& lines, bool& checked) {
   struct Placed {
-    std::string_view name, base;
+    std::string_view name;
     int line;
   };
-  std::map<std::string_view, std::vector<Placed>> units;  // by .ci file
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<Placed>> groups;  // (.ci file, base name)
   for (const auto& [title, n] : nodes) {
     // C names only (GCC writes C++ functions' signatures, DWARF their bare
     // names), and none GCC makes itself (a --coverage unit's _sub_I_00100_0).
@@ -287,26 +289,43 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
     if (line_at == std::string::npos || line_at == 0) continue;
     int line = 0;
     if (std::from_chars(n.fn.file.data() + line_at + 1, n.fn.file.data() + column, line).ec != std::errc()) continue;
-    units[*graph->second.begin()].push_back({name, base_name(std::string_view(n.fn.file).substr(0, line_at)), line});
+    groups[{*graph->second.begin(), base_name(std::string_view(n.fn.file).substr(0, line_at))}].push_back({name, line});
+  }
+  // Each group's score against each DWARF file: (functions at their line, by name).
+  using Score = std::pair<size_t, size_t>;
+  std::map<std::pair<std::string_view, std::string_view>, std::map<std::string_view, Score>> scores;
+  std::map<std::string_view, Score> best;  // by DWARF file
+  for (const auto& [key, functions] : groups) {
+    auto& mine = scores[key];
+    for (const Placed& f : functions) {
+      std::set<std::string_view> files;
+      for (auto [it, end] = lines.equal_range(std::string(f.name)); it != end; ++it)
+        if (base_name(it->second.file) == key.second) {
+          Score& s = mine[it->second.file];
+          if (it->second.line == f.line) ++s.first;
+          if (files.insert(it->second.file).second) ++s.second;
+        }
+    }
+    for (const auto& [file, score] : mine) best[file] = std::max(best[file], score);
   }
   std::vector<std::string> out;
   checked = false;
-  for (const auto& [unit, functions] : units) {
-    auto defined = [&](const Placed& f, auto&& each) {
-      for (auto [it, end] = lines.equal_range(std::string(f.name)); it != end; ++it)
-        if (base_name(it->second.file) == f.base) each(it->second);
-    };
-    bool described = false;
-    for (const Placed& f : functions) defined(f, [&](const FunctionLine&) { described = true; });
-    if (!described) continue;
+  for (const auto& [key, functions] : groups) {
+    std::set<std::string_view> claimed;
+    for (const auto& [file, score] : scores[key])
+      if (score == best[file]) claimed.insert(file);
+    if (claimed.empty()) continue;
     checked = true;
     for (const Placed& f : functions) {
       bool here = false;
       std::optional<int> elsewhere;
-      defined(f, [&](const FunctionLine& at) { at.line == f.line ? here = true : (elsewhere = at.line, true); });
+      for (auto [it, end] = lines.equal_range(std::string(f.name)); it != end; ++it)
+        if (claimed.contains(it->second.file)) it->second.line == f.line ? here = true : (elsewhere = it->second.line, true);
       if (!here)
-        out.push_back(elsewhere ? fmt::format("{} at {}:{} in the call graphs, line {} in the ELF", f.name, f.base, f.line, *elsewhere)
-                                : fmt::format("{} at {}:{} in the call graphs, not in the ELF's {}", f.name, f.base, f.line, f.base));
+        out.push_back(elsewhere
+                          ? fmt::format("{} at {}:{} in the call graphs, line {} in the ELF", f.name, key.second, f.line, *elsewhere)
+                          : fmt::format("{} at {}:{} in the call graphs, not in the ELF's {}", f.name, key.second, f.line,
+                                        key.second));
     }
   }
   return out;
