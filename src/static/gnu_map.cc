@@ -117,7 +117,7 @@ bool contents_input(std::string_view name) {
 struct SectionInput {
   bool any = false, contents = false;  // any input line (size 0 too: ld keeps its contents flag), or data
   bool written = false;                // bytes the script writes (LONG()): an image, unless the section is NOLOAD
-  bool unnamed = false;  // input bytes named neither as data or code nor as zero-initialised (a startup's .stack)
+  bool unnamed = false;  // input bytes named neither as data or code nor .bss (a startup's .stack, a .no_init variable)
 };
 
 // Where a section lies in the region that holds its bytes: its load
@@ -354,8 +354,9 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // writes the fill an assignment made as bytes of the image.
     input.back().any = true;
     if (size && !input.back().contents) input.back().contents = contents_input(name);
-    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss", "noinit", "no_init", "uninit"}))
-      input.back().unnamed = true;
+    // Only the compiler's own zero-initialised names (.bss, .sbss, COMMON)
+    // say no bytes: a `.no_init` input may hold an initialised variable.
+    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss"})) input.back().unnamed = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;

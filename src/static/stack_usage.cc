@@ -257,12 +257,14 @@ class ImageSymbols {
 // Functions of a source file of a compile unit that the image's DWARF
 // describes, which it defines at another line or not at all: the image was
 // linked from another version of that source. A group is a unit's (its .ci
-// file's) functions of one source file (a header's static functions are
-// the header's). Its DWARF file is one of the same base name (paths
-// rewritten by -ffile-prefix-map still end in it) that defines one of its
-// functions by name, given to the group that matches it best (most
-// functions at their lines, then by name): a library's util.c built without
-// -g, or left in an archive, is not compared with the application's. An ELF
+// file's) functions of one source file; a header's are left out (a unit
+// the linker dropped may use a static function no linked unit emits). Its
+// DWARF file is one of the same base name (paths rewritten by
+// -ffile-prefix-map still end in it) that defines one of its functions by
+// name, given to the group that matches it best (most functions at their
+// lines, then by name; a tie gives it to none): a library's util.c built
+// without -g, or left in an archive, is not compared with the
+// application's. An ELF
 // left from an earlier build names that build's roots and handlers: a task
 // entry added since read as removed by the linker, and was no root.
 // `checked`: whether any group could be compared.
@@ -289,12 +291,15 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
     if (line_at == std::string::npos || line_at == 0) continue;
     int line = 0;
     if (std::from_chars(n.fn.file.data() + line_at + 1, n.fn.file.data() + column, line).ec != std::errc()) continue;
-    groups[{*graph->second.begin(), base_name(std::string_view(n.fn.file).substr(0, line_at))}].push_back({name, line});
+    const std::string_view base = base_name(std::string_view(n.fn.file).substr(0, line_at));
+    const std::string_view extension = base.substr(std::min(base.size(), base.rfind('.')));
+    if (extension != ".c" && extension != ".C" && extension != ".s" && extension != ".S") continue;
+    groups[{*graph->second.begin(), base}].push_back({name, line});
   }
   // Each group's score against each DWARF file: (functions at their line, by name).
   using Score = std::pair<size_t, size_t>;
   std::map<std::pair<std::string_view, std::string_view>, std::map<std::string_view, Score>> scores;
-  std::map<std::string_view, Score> best;  // by DWARF file
+  std::map<std::string_view, std::pair<Score, size_t>> best;  // by DWARF file: the best score, and how many groups have it
   for (const auto& [key, functions] : groups) {
     auto& mine = scores[key];
     for (const Placed& f : functions) {
@@ -306,14 +311,18 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
           if (files.insert(it->second.file).second) ++s.second;
         }
     }
-    for (const auto& [file, score] : mine) best[file] = std::max(best[file], score);
+    for (const auto& [file, score] : mine) {
+      auto& [top, groups_at_top] = best[file];
+      if (score > top) top = score, groups_at_top = 0;
+      if (score == top) ++groups_at_top;
+    }
   }
   std::vector<std::string> out;
   checked = false;
   for (const auto& [key, functions] : groups) {
     std::set<std::string_view> claimed;
     for (const auto& [file, score] : scores[key])
-      if (score == best[file]) claimed.insert(file);
+      if (const auto& [top, groups_at_top] = best[file]; score == top && groups_at_top == 1) claimed.insert(file);
     if (claimed.empty()) continue;
     checked = true;
     for (const Placed& f : functions) {

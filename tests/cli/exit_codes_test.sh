@@ -542,6 +542,12 @@ printf '{"schema": "edgemem.budget/1", "inputs": {"elf": "%s", "stack": "%s"}, "
   "$weak/weak.elf" "$weak" >"$tmp/stack_budget.json"
 expect 1 "check: stack settled by the budget's ELF" -- "$edgemem" check --budget "$tmp/stack_budget.json"
 grep -q "876 B" "$tmp/out" && ! grep -q "if static" "$tmp/out" || { echo "FAIL: check with ELF: $(cat "$tmp/out")"; fail=1; }
+# Its own build's ELF (with DWARF), though the unit the linker dropped calls
+# a header's static function no linked unit emits (a reviewer's build:
+# once refused as "linked from other sources").
+hs=$src/tests/data/stack/header_static
+expect 0 "stack --elf: a dropped unit's header function" -- "$edgemem" stack "$hs" --elf "$hs/fw.elf"
+grep -q "not counted as roots: unused_fn" "$tmp/out" || { echo "FAIL: header_static: $(cat "$tmp/out")"; fail=1; }
 expect 2 "stack --elf of a stripped image" -- "$edgemem" stack "$weak" --elf /bin/true
 grep -q "no symbol table (stripped?)" "$tmp/err" || { echo "FAIL: stripped ELF: $(cat "$tmp/err")"; fail=1; }
 # An export cut short (a full disk; here a 64 KiB file-size limit, with
