@@ -354,9 +354,10 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // writes the fill an assignment made as bytes of the image.
     input.back().any = true;
     if (size && !input.back().contents) input.back().contents = contents_input(name);
-    // Only the compiler's own zero-initialised names (.bss, .sbss, COMMON)
-    // say no bytes: a `.no_init` input may hold an initialised variable.
-    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss"})) input.back().unnamed = true;
+    // Only names the compiler keeps zero say no bytes: .bss, .sbss, COMMON,
+    // and .noinit (GCC and gas refuse a non-zero value there); a `.no_init`
+    // input may hold an initialised variable.
+    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss", "noinit"})) input.back().unnamed = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;

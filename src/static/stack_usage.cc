@@ -257,12 +257,13 @@ class ImageSymbols {
 // Functions of a source file of a compile unit that the image's DWARF
 // describes, which it defines at another line or not at all: the image was
 // linked from another version of that source. A group is a unit's (its .ci
-// file's) functions of one source file; a header's are left out (a unit
-// the linker dropped may use a static function no linked unit emits). Its
-// DWARF file is one of the same base name (paths rewritten by
-// -ffile-prefix-map still end in it) that defines one of its functions by
-// name, given to the group that matches it best (most functions at their
-// lines, then by name; a tie gives it to none): a library's util.c built
+// file's) functions of its own source file, the graph's title; those of
+// files it includes (headers, a helpers.c) are left out: a unit the linker
+// dropped may use a static function no linked unit emits. Its DWARF file
+// is one of the same base name (paths rewritten by -ffile-prefix-map still
+// end in it) that defines one of its functions by name, given to the
+// groups that match it best (most functions at their lines, then by name;
+// one .c compiled twice and linked twice ties): a library's util.c built
 // without -g, or left in an archive, is not compared with the
 // application's. An ELF
 // left from an earlier build names that build's roots and handlers: a task
@@ -270,6 +271,7 @@ class ImageSymbols {
 // `checked`: whether any group could be compared.
 std::vector<std::string> moved_functions(const std::map<std::string, Node>& nodes,
                                          const std::map<std::string, std::set<std::string>>& defined_in,
+                                         const std::map<std::string, std::string>& unit_source,
                                          const std::unordered_multimap<std::string, FunctionLine>& lines, bool& checked) {
   struct Placed {
     std::string_view name;
@@ -292,14 +294,14 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
     int line = 0;
     if (std::from_chars(n.fn.file.data() + line_at + 1, n.fn.file.data() + column, line).ec != std::errc()) continue;
     const std::string_view base = base_name(std::string_view(n.fn.file).substr(0, line_at));
-    const std::string_view extension = base.substr(std::min(base.size(), base.rfind('.')));
-    if (extension != ".c" && extension != ".C" && extension != ".s" && extension != ".S") continue;
+    const auto source = unit_source.find(*graph->second.begin());
+    if (source == unit_source.end() || base_name(source->second) != base) continue;
     groups[{*graph->second.begin(), base}].push_back({name, line});
   }
   // Each group's score against each DWARF file: (functions at their line, by name).
   using Score = std::pair<size_t, size_t>;
   std::map<std::pair<std::string_view, std::string_view>, std::map<std::string_view, Score>> scores;
-  std::map<std::string_view, std::pair<Score, size_t>> best;  // by DWARF file: the best score, and how many groups have it
+  std::map<std::string_view, Score> best;  // by DWARF file
   for (const auto& [key, functions] : groups) {
     auto& mine = scores[key];
     for (const Placed& f : functions) {
@@ -311,18 +313,14 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
           if (files.insert(it->second.file).second) ++s.second;
         }
     }
-    for (const auto& [file, score] : mine) {
-      auto& [top, groups_at_top] = best[file];
-      if (score > top) top = score, groups_at_top = 0;
-      if (score == top) ++groups_at_top;
-    }
+    for (const auto& [file, score] : mine) best[file] = std::max(best[file], score);
   }
   std::vector<std::string> out;
   checked = false;
   for (const auto& [key, functions] : groups) {
     std::set<std::string_view> claimed;
     for (const auto& [file, score] : scores[key])
-      if (const auto& [top, groups_at_top] = best[file]; score == top && groups_at_top == 1) claimed.insert(file);
+      if (score == best[file]) claimed.insert(file);
     if (claimed.empty()) continue;
     checked = true;
     for (const Placed& f : functions) {
@@ -512,6 +510,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
   std::map<std::string, Node> nodes;        // by .ci title (static functions: ".ci path|file:name")
   std::multimap<std::string, std::string> by_name;  // function name -> title
   std::map<std::string, std::set<std::string>> defined_in;  // title -> the .ci files giving it a frame
+  std::map<std::string, std::string> unit_source;  // .ci file -> its graph's title, the unit's own source file
   // GCC ends every line it writes, and a call graph with a line of its
   // closing '}': a file that does not was cut short, and its frames would
   // add up to too little.
@@ -543,7 +542,9 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     if (cut_short(p, text, true)) return std::nullopt;
     // A static function's title is "file.c:name", and two directories can
     // each hold a file.c with its own: such titles are this file's alone.
-    const std::string unit = vcg_field(text.substr(0, text.find('\n')), "title:").value_or("") + ":";
+    const std::string source = vcg_field(text.substr(0, text.find('\n')), "title:").value_or("");
+    unit_source[p.string()] = source;
+    const std::string unit = source + ":";
     auto own = [&](std::string title) { return title.starts_with(unit) ? p.string() + "|" + title : title; };
     size_t pos = 0;
     while (pos < text.size()) {
@@ -744,7 +745,7 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     }
     bool checked = false;
     if (const auto lines = read_function_lines(linked.path)) {
-      if (const auto moved = moved_functions(nodes, defined_in, *lines, checked); !moved.empty()) {
+      if (const auto moved = moved_functions(nodes, defined_in, unit_source, *lines, checked); !moved.empty()) {
         error = fmt::format("{}: not linked from the sources of these call graphs ({}{}): give the ELF of this build, or "
                             "leave --elf out",
                             linked.path, moved.front(), moved.size() > 1 ? fmt::format(", and {} more", moved.size() - 1) : "");
