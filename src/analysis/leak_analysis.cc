@@ -507,7 +507,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
                                : "in the trace",
                      largest ? fmt::format("; {} made since {} are still live at the end (largest {}): kept or "
                                            "leaked, the trace cannot tell",
-                                           units::bytes(kept), restarted ? "the restart" : "the first inference began", largest->site)
+                                           units::bytes(kept), restarted ? "the restart" : "the first inference began",
+                                           largest->site)
                              : "")};
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
@@ -525,7 +526,8 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     if (!markers && out.leaks.empty() && live_bytes > 0)
       c.reason += fmt::format("; but {} in {} group{} {} still live at the end (Live at end): heaptrack counts "
                               "such blocks leaked, valgrind lost or still reachable; nothing here shows they grew",
-                              units::bytes(live_bytes), units::grouped(groups), groups == 1 ? "" : "s", groups == 1 ? "is" : "are");
+                              units::bytes(live_bytes), units::grouped(groups), groups == 1 ? "" : "s",
+                              groups == 1 ? "is" : "are");
   }
 
   list_sites(tracker, context, leaking, out);

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "session/decompressor.h"
 #include "report/units.h"
+#include "session/decompressor.h"
 #include "session/ring_dump.h"
 #include "static/elf_symbolizer.h"
 

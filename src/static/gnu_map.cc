@@ -152,7 +152,8 @@ bool offset_inherited(const LinkerMap& map, size_t j) {
 // (ld does not move the pointer past an AT(address) section either):
 // unsure. Without a next section, input sections of initialised data or
 // code say it has one; bytes the script writes (LONG()) do not, as a NOLOAD
-// section may hold them too. A zero-initialised section (by name) never has.
+// section may hold them too. A section named zero-initialised has none,
+// unless such bytes or input not named as zero make it unsure.
 void settle_load_images(LinkerMap& map, const std::vector<SectionInput>& input) {
   for (size_t i = 0; i < map.sections.size(); ++i) {
     MapSection& s = map.sections[i];
@@ -357,7 +358,8 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     // Only names the compiler keeps zero say no bytes: .bss, .sbss, COMMON,
     // and .noinit (GCC and gas refuse a non-zero value there); a `.no_init`
     // input may hold an initialised variable.
-    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss", "noinit"})) input.back().unnamed = true;
+    if (size && !input.back().contents && name != "COMMON" && !has(name, {"bss", "noinit"}))
+      input.back().unnamed = true;
     input_object.assign(object);
     input_name.assign(name);
     input_start = address;

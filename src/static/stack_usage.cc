@@ -265,9 +265,9 @@ class ImageSymbols {
 // groups that match it best (most functions at their lines, then by name;
 // one .c compiled twice and linked twice ties): a library's util.c built
 // without -g, or left in an archive, is not compared with the
-// application's. An ELF
-// left from an earlier build names that build's roots and handlers: a task
-// entry added since read as removed by the linker, and was no root.
+// application's. An ELF left from an earlier build names that build's roots
+// and handlers: a task entry added since read as removed by the linker, and
+// was no root.
 // `checked`: whether any group could be compared.
 std::vector<std::string> moved_functions(const std::map<std::string, Node>& nodes,
                                          const std::map<std::string, std::set<std::string>>& defined_in,
@@ -283,13 +283,14 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
     // names), and none GCC makes itself (a --coverage unit's _sub_I_00100_0).
     const std::string& name = n.fn.name;
     const auto graph = defined_in.find(title);
+    auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     if (!n.has_frame || name.empty() || name.starts_with("_sub_") || graph == defined_in.end() ||
-        graph->second.size() != 1 ||
-        !std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+        graph->second.size() != 1 || !std::all_of(name.begin(), name.end(), identifier))
       continue;
     // "path/app.c:42:6"
     const size_t column = n.fn.file.rfind(':');
-    const size_t line_at = column == std::string::npos || column == 0 ? std::string::npos : n.fn.file.rfind(':', column - 1);
+    if (column == std::string::npos || column == 0) continue;
+    const size_t line_at = n.fn.file.rfind(':', column - 1);
     if (line_at == std::string::npos || line_at == 0) continue;
     int line = 0;
     if (std::from_chars(n.fn.file.data() + line_at + 1, n.fn.file.data() + column, line).ec != std::errc()) continue;
@@ -326,18 +327,19 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
     for (const Placed& f : functions) {
       bool here = false;
       std::optional<int> elsewhere;
-      for (auto [it, end] = lines.equal_range(std::string(f.name)); it != end; ++it)
-        if (claimed.contains(it->second.file)) it->second.line == f.line ? here = true : (elsewhere = it->second.line, true);
-      if (!here)
-        out.push_back(elsewhere
-                          ? fmt::format("{} at {}:{} in the call graphs, line {} in the ELF", f.name, key.second, f.line, *elsewhere)
-                          : fmt::format("{} at {}:{} in the call graphs, not in the ELF's {}", f.name, key.second, f.line,
-                                        key.second));
+      for (auto [it, end] = lines.equal_range(std::string(f.name)); it != end; ++it) {
+        if (!claimed.contains(it->second.file)) continue;
+        if (it->second.line == f.line) here = true;
+        else elsewhere = it->second.line;
+      }
+      if (here) continue;
+      const std::string at = fmt::format("{} at {}:{} in the call graphs", f.name, key.second, f.line);
+      out.push_back(elsewhere ? fmt::format("{}, line {} in the ELF", at, *elsewhere)
+                              : fmt::format("{}, not in the ELF's {}", at, key.second));
     }
   }
   return out;
 }
-
 
 // Settles by the linked image what a call graph cannot tell: a call into a
 // file's own definition of a name goes to that definition when the image
@@ -754,8 +756,8 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     }
     if (!checked)
       settled_by_image.notes.push_back(fmt::format(
-          "{} has no DWARF that defines these call graphs' functions (built without -g, or -gsplit-dwarf): that it was "
-          "linked from these sources is not checked",
+          "no source file of these call graphs could be compared with {}'s DWARF (built without -g, with -gsplit-dwarf, "
+          "or LTO's units): that it was linked from these sources is not checked",
           linked.path));
     if (!settle_by_image(nodes, linked, settled, settled_by_image)) {
       error = fmt::format("{}: holds none of the functions of the call graphs in {}: not this build's image? give the "

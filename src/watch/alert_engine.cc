@@ -113,8 +113,9 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
   if (r.overflow_count && !r.overflows.empty()) {
     const Overflow& o = r.overflows.front();
     raise(AlertKind::overflow, o.pool, static_cast<double>(r.overflow_count),
-          fmt::format("pool {} overflowed: {} at offset {} runs {} past its {} end ({})", o.pool,
-                      units::bytes(o.size), units::grouped(o.offset), units::bytes(o.over_by), units::bytes(o.arena_size), o.site.empty() ? "site unknown" : o.site));
+          fmt::format("pool {} overflowed: {} at offset {} runs {} past its {} end ({})", o.pool, units::bytes(o.size),
+                      units::grouped(o.offset), units::bytes(o.over_by), units::bytes(o.arena_size),
+                      o.site.empty() ? "site unknown" : o.site));
   }
   if (r.guard_failure_count && !r.guard_failures.empty()) {
     const GuardFailure& g = r.guard_failures.front();
