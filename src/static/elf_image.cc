@@ -318,16 +318,18 @@ std::vector<std::string> compare_with_map(const ElfImage& elf, const LinkerMap& 
   std::unordered_set<std::string_view> judged;
   for (const MapSymbol& s : map.symbols) {
     if (!judged.insert(s.name).second) continue;
-    const auto [first, last] = map_at.equal_range(s.name);
-    const auto [elf_first, elf_last] = elf_at.equal_range(s.name);
-    if (elf_first == elf_last) continue;
-    const bool placed = std::any_of(first, last, [&](const auto& m) {
-      return std::any_of(elf_first, elf_last, [&](const auto& e) { return e.second == m.second; });
+    // Ranges, not structured bindings: clang 14 (the fuzz build) cannot capture those.
+    const auto in_map = map_at.equal_range(s.name);
+    const auto in_elf = elf_at.equal_range(s.name);
+    if (in_elf.first == in_elf.second) continue;
+    const bool placed = std::any_of(in_map.first, in_map.second, [&](const auto& m) {
+      return std::any_of(in_elf.first, in_elf.second, [&](const auto& e) { return e.second == m.second; });
     });
     if (placed)
       ++agreed;
     else if (++misplaced <= kNamed)
-      out.push_back(fmt::format("{}: map at {:#010x}, ELF at {:#010x}", s.name, first->second, elf_first->second));
+      out.push_back(
+          fmt::format("{}: map at {:#010x}, ELF at {:#010x}", s.name, in_map.first->second, in_elf.first->second));
   }
   if (misplaced > kNamed) out.push_back(fmt::format("and {} more symbols at other addresses", misplaced - kNamed));
   if (out.empty() && agreed == 0 && !map.sections.empty())

@@ -1,5 +1,6 @@
 #include "static/function_lines.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <unistd.h>
