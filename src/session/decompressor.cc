@@ -46,13 +46,6 @@ class GzipDecompressor final : public Decompressor {
   }
   ~GzipDecompressor() override { inflateEnd(&z_); }
 
-  std::string feed(std::span<const uint8_t> in, const Output& out) override {
-    // zlib counts input in 32 bits.
-    for (size_t at = 0; at < in.size(); at += kSlice)
-      if (std::string error = feed_slice(in.subspan(at, std::min(kSlice, in.size() - at)), out); !error.empty())
-        return error;
-    return {};
-  }
   std::string finish(const Output&) override {
     if (!failed_.empty()) return failed_;
     return in_member_ ? "the gzip stream ends early: the file was cut off (or is still being written)" : "";
@@ -63,8 +56,7 @@ class GzipDecompressor final : public Decompressor {
   }
 
  private:
-  static constexpr size_t kSlice = size_t{1} << 30;
-  std::string feed_slice(std::span<const uint8_t> in, const Output& out) {
+  std::string feed_piece(std::span<const uint8_t> in, const Output& out) override {
     if (!failed_.empty()) return failed_;
     z_.next_in = const_cast<Bytef*>(in.data());  // zlib's API is not const-correct; it does not write there
     z_.avail_in = static_cast<uInt>(in.size());
@@ -116,7 +108,7 @@ class XzDecompressor final : public Decompressor {
   }
   ~XzDecompressor() override { lzma_end(&s_); }
 
-  std::string feed(std::span<const uint8_t> in, const Output& out) override { return run(in, LZMA_RUN, out); }
+  std::string feed_piece(std::span<const uint8_t> in, const Output& out) override { return run(in, LZMA_RUN, out); }
   std::string finish(const Output& out) override { return run({}, LZMA_FINISH, out); }
 
  private:
@@ -161,12 +153,11 @@ class ZstdDecompressor final : public Decompressor {
   }
   ~ZstdDecompressor() override { ZSTD_freeDStream(stream_); }
 
-  std::string feed(std::span<const uint8_t> in, const Output& out) override {
+  std::string feed_piece(std::span<const uint8_t> in, const Output& out) override {
     if (!failed_.empty()) return failed_;
     // Each call gets at most what zstd asked for (its hint: the rest of the
     // current block), so it decodes at most one block: damage then loses no
-    // good block decoded in the same call, and where it is found does not
-    // depend on how the input was split. Calls go on until one moves
+    // good block decoded in the same call. Calls go on until one moves
     // nothing: a full output buffer may hold back more.
     size_t at = 0;
     for (bool progress = true; progress;) {
@@ -207,6 +198,31 @@ class ZstdDecompressor final : public Decompressor {
 
 }  // namespace
 
+std::string Decompressor::feed(std::span<const uint8_t> in, const Output& out) {
+  while (!in.empty()) {
+    if (partial_.empty() && in.size() >= kPieceBytes) {
+      if (std::string error = feed_piece(in.first(kPieceBytes), out); !error.empty()) return error;
+      in = in.subspan(kPieceBytes);
+      continue;
+    }
+    const size_t take = std::min(kPieceBytes - partial_.size(), in.size());
+    partial_.insert(partial_.end(), in.begin(), in.begin() + static_cast<std::ptrdiff_t>(take));
+    in = in.subspan(take);
+    if (partial_.size() < kPieceBytes) break;
+    std::string error = feed_piece(partial_, out);
+    partial_.clear();
+    if (!error.empty()) return error;
+  }
+  return {};
+}
+
+std::string Decompressor::drain(const Output& out) {
+  if (partial_.empty()) return {};
+  std::string error = feed_piece(partial_, out);
+  partial_.clear();
+  return error;
+}
+
 std::unique_ptr<Decompressor> Decompressor::make(Compression c) {
   switch (c) {
     case Compression::gzip: return std::make_unique<GzipDecompressor>();
@@ -224,6 +240,7 @@ std::optional<std::string> decompressed(std::string data, std::string& error) {
   auto unpack = Decompressor::make(*c);
   auto append = [&](std::span<const uint8_t> piece) { out.append(reinterpret_cast<const char*>(piece.data()), piece.size()); };
   error = unpack->feed({bytes, data.size()}, append);
+  if (error.empty()) error = unpack->drain(append);
   if (error.empty()) error = unpack->finish(append);
   if (error.empty()) return out;
   error = fmt::format("compressed offset {}: {}", unpack->consumed(), error);

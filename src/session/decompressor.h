@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace edgemem {
 
@@ -31,9 +32,15 @@ class Decompressor {
 
   // Undoes `in`, handing each piece of output to `out`. Empty when fine;
   // else what is damaged, and consumed() says where. Nothing is read after
-  // damage: a compressed stream cannot be resynchronised.
-  virtual std::string feed(std::span<const uint8_t> in, const Output& out) = 0;
-  // At the end of the input: empty, or why the stream is incomplete.
+  // damage: a compressed stream cannot be resynchronised. The library is
+  // given the input in pieces of kPieceBytes at fixed offsets (the last
+  // one at drain()), so what comes out, and where damage is found, is the
+  // same however the input was split into reads.
+  std::string feed(std::span<const uint8_t> in, const Output& out);
+  // At the end of the input, first: undoes the piece held back; empty, or
+  // what is damaged there.
+  std::string drain(const Output& out);
+  // Then: empty, or why the stream is incomplete.
   virtual std::string finish(const Output& out) = 0;
   // Compressed bytes read without damage so far.
   uint64_t consumed() const { return consumed_; }
@@ -41,8 +48,14 @@ class Decompressor {
   // warning, not damage); empty when nothing was.
   virtual std::string ignored() const { return {}; }
 
+  static constexpr size_t kPieceBytes = 4096;
+
  protected:
+  virtual std::string feed_piece(std::span<const uint8_t> piece, const Output& out) = 0;
   uint64_t consumed_ = 0;
+
+ private:
+  std::vector<uint8_t> partial_;  // the start of the next piece
 };
 
 // A whole file in memory, decompressed if it is compressed (else unchanged).

@@ -161,10 +161,13 @@ struct TraceSession::Impl {
     }
     if (!wrapping_known && !magic.empty()) wrap();
     // Not once the bytes were refused: the rest was never fed.
-    if (unpack && unpack_damage.empty() && fatal.empty() && refusal.empty())
-      if (std::string cut = unpack->finish([this](std::span<const uint8_t> out) { take(out); });
-          !cut.empty() && !stopped)
+    if (unpack && unpack_damage.empty() && fatal.empty() && refusal.empty()) {
+      const Decompressor::Output to_decoder = [this](std::span<const uint8_t> out) { take(out); };
+      if (std::string error = unpack->drain(to_decoder); !error.empty())
+        damaged(std::move(error), false);
+      else if (std::string cut = unpack->finish(to_decoder); !cut.empty() && !stopped)
         damaged(std::move(cut), true);
+    }
     if (!unpack_damage.empty())
       notes.push_back(fmt::format(
           "{}: compressed offset {}: {}; {}", name, unpack_damage_at, unpack_damage,
