@@ -4,38 +4,41 @@
 
 #include "edgemem/analyzer.h"
 #include "edgemem/site_table.h"
+#include "report/units.h"
 
 namespace edgemem {
 
 Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
   std::string lost;
-  auto add = [&](uint64_t n, std::string_view what) {
-    if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
+  // A count, grouped, with the phrase for one or for many, and what both share.
+  auto add = [&](uint64_t n, std::string_view one, std::string_view many, std::string_view why = {}) {
+    if (n) lost += fmt::format("{}{} {}{}", lost.empty() ? "" : ", ", units::grouped(n), n == 1 ? one : many, why);
   };
-  add(s.overflows, "ITM overflow packets (the device dropped trace data)");
-  add(s.dropped_records,
-      "records lost before they were written (a device's trace buffer was full; in a Linux recording, records the "
-      "process numbered and never wrote, or probe events the kernel dropped)");
-  add(s.out_of_order_records,
-      "records applied after later ones (more records waited for an earlier one than the reader holds, 256 MiB "
-      "packed: a block freed on another thread near them may read as a lost free and a live block)");
+  add(s.overflows, "ITM overflow packet", "ITM overflow packets", " (the device dropped trace data)");
+  add(s.dropped_records, "record lost before it was written", "records lost before they were written",
+      " (a device's trace buffer was full; in a Linux recording, records the process numbered and never wrote, or "
+      "probe events the kernel dropped)");
+  add(s.out_of_order_records, "record applied after later ones", "records applied after later ones",
+      " (more records waited for an earlier one than the reader holds, 256 MiB packed: a block freed on another "
+      "thread near them may read as a lost free and a live block)");
   if (s.recording_stopped)
     lost += fmt::format("{}the recording stopped before the program ended ({} calls not recorded: the program closed "
                         "the recording's file and it could not be opened again, after chroot or setuid, or it "
                         "could not grow: a file size limit, a full disk)",
-                        lost.empty() ? "" : ", ", s.calls_not_recorded);
+                        lost.empty() ? "" : ", ", units::grouped(s.calls_not_recorded));
   // A failed record's bytes join the corrupt ones when the next SYNC ends
   // the skip: a live watch can see the failure first.
   if (s.corrupt_bytes || s.failed_checks) {
     std::string failed = s.failed_checks ? fmt::format("{} emt record{} failed {} check byte: damaged in transit",
-                                                       s.failed_checks, s.failed_checks == 1 ? "" : "s",
+                                                       units::grouped(s.failed_checks), s.failed_checks == 1 ? "" : "s",
                                                        s.failed_checks == 1 ? "its" : "their")
                                          : std::string();
     lost += lost.empty() ? "" : ", ";
     if (!s.corrupt_bytes) lost += failed;
-    else lost += fmt::format("{} corrupt bytes skipped{}", s.corrupt_bytes, failed.empty() ? "" : " (" + failed + ")");
+    else lost += fmt::format("{} corrupt byte{} skipped{}", units::grouped(s.corrupt_bytes), s.corrupt_bytes == 1 ? "" : "s",
+                             failed.empty() ? "" : " (" + failed + ")");
   }
-  add(s.malformed_lines, "malformed [MEM] lines skipped");
+  add(s.malformed_lines, "malformed [MEM] line skipped", "malformed [MEM] lines skipped");
   if (s.recording_cut) {
     // The file ends where its layout says more must come: the recording's
     // end is not in it. Said as what it is, in the file's own bytes, not as
@@ -45,35 +48,43 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
         s.cut_in_packed_frame
             ? fmt::format("inside the packed zstd frame that starts at byte {} ({} of its bytes are here, not its end "
                           "or its checksum)",
-                          s.cut_at, s.cut_bytes_present)
-            : fmt::format("inside the chunk at byte {} ({} of its bytes are here)", s.cut_at, s.cut_bytes_present);
+                          units::grouped(s.cut_at), units::grouped(s.cut_bytes_present))
+            : fmt::format("inside the chunk at byte {} ({} of its bytes are here)", units::grouped(s.cut_at),
+                          units::grouped(s.cut_bytes_present));
     std::string lost_here;
     if (s.truncated_bytes)
-      lost_here += fmt::format("; its last {} bytes could not be decoded{}", s.truncated_bytes,
+      lost_here += fmt::format("; its last {} bytes could not be decoded{}", units::grouped(s.truncated_bytes),
                                s.cut_in_packed_frame ? " (zstd gives a block only whole)" : "");
     if (s.cut_chunk_missing)
-      lost_here += fmt::format("; the last chunk read lacks {} bytes of its records{}", s.cut_chunk_missing,
+      lost_here += fmt::format("; the last chunk read lacks {} bytes of its records{}", units::grouped(s.cut_chunk_missing),
                                s.cut_in_packed_frame ? " (unpacked)" : "");
     lost += fmt::format("{}the recording's file is cut off: it ends {}, so the recording did not end there: the "
                         "rest of the program's run is not in the file, and nothing says how much of it there was; "
                         "read: {} events from the file's {} bytes{}",
-                        lost.empty() ? "" : ", ", where, s.events, s.bytes, lost_here);
+                        lost.empty() ? "" : ", ", where, units::grouped(s.events), units::grouped(s.bytes), lost_here);
   } else {
-    add(s.truncated_bytes, "bytes of a cut-off last record ignored");
+    add(s.truncated_bytes, "byte of a cut-off last record ignored", "bytes of a cut-off last record ignored");
   }
-  add(s.stream_cut_bytes, "bytes of a record cut where the followed file was truncated or replaced (rotated, or "
-                          "written again) ignored");
-  add(s.impossible_events, "impossible events dropped (no pool could hold them: corrupt data)");
-  add(s.sites_dropped, fmt::format("events whose call site, marker or counter name did not fit the site table of {} "
-                                   "names (counted under '(other sites)')",
-                                   SiteTable::kMaxSites));
-  add(s.pools_dropped, "events whose pool did not fit the pool table (counted under '(other pools)')");
-  add(s.strings_dropped, "emt STRING records past the string table's cap (their sites lose the file name)");
+  add(s.stream_cut_bytes, "byte", "bytes",
+      " of a record cut where the followed file was truncated or replaced (rotated, or written again) ignored");
+  add(s.impossible_events, "impossible event dropped (no pool could hold it", "impossible events dropped (no pool could hold them",
+      ": corrupt data)");
+  const std::string site_table = fmt::format(" did not fit the site table of {} names (counted under '(other sites)')",
+                                             units::grouped(SiteTable::kMaxSites));
+  add(s.sites_dropped, "event whose call site, marker or counter name", "events whose call site, marker or counter name",
+      site_table);
+  add(s.pools_dropped, "event whose pool", "events whose pool", " did not fit the pool table (counted under '(other pools)')");
+  add(s.strings_dropped, "emt STRING record", "emt STRING records",
+      " past the string table's cap (their sites lose the file name)");
   if (!s.compression_problem.empty())
     lost += fmt::format("{}{}{}", lost.empty() ? "" : ", ", s.compression_problem,
-                        s.compressed_bytes_unread ? fmt::format(" ({} compressed bytes unread)", s.compressed_bytes_unread) : "");
-  add(c.unknown_frees, "frees of blocks that were not live (allocations lost, or the program freed a block twice)");
-  add(c.replaced_blocks, "allocations over a live block (frees lost)");
+                        s.compressed_bytes_unread
+                            ? fmt::format(" ({} compressed byte{} unread)", units::grouped(s.compressed_bytes_unread),
+                                          s.compressed_bytes_unread == 1 ? "" : "s")
+                            : "");
+  add(c.unknown_frees, "free of a block that was not live", "frees of blocks that were not live",
+      " (allocations lost, or the program freed a block twice)");
+  add(c.replaced_blocks, "allocation over a live block", "allocations over a live block", " (frees lost)");
   if (lost.empty()) return {CheckStatus::clean, {}};
   // Damage was seen; where records carry no check byte, more of it may
   // have decoded as events.
@@ -87,7 +98,7 @@ void judge_after_data_loss(const DecodeStats& s, AnalysisResult& r) {
   const EventCounts& c = r.counts;
   std::string lost;
   auto add = [&](uint64_t n, std::string_view one, std::string_view many) {
-    if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, n == 1 ? one : many);
+    if (n) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", units::grouped(n), n == 1 ? one : many);
   };
   add(s.overflows, "ITM overflow packet", "ITM overflow packets");
   add(s.dropped_records, "record dropped", "records dropped");

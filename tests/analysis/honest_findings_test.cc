@@ -1342,6 +1342,26 @@ TEST(HonestFindings, ImpossibleEventsAndCappedTablesAreDataLoss) {
   EXPECT_NE(c.reason.find("2 events whose call site, marker or counter name did not fit"), std::string::npos) << c.reason;
 }
 
+// The reason reads as the rest of the report does: one is one, thousands
+// are grouped (it once said "1 malformed [MEM] lines skipped, 2446 bytes of
+// a cut-off last record ignored").
+TEST(HonestFindings, DataLossCountsAreGroupedAndOneIsSingular) {
+  DecodeStats stats;
+  EventCounts counts;
+  stats.corrupt_bytes = 1;
+  stats.malformed_lines = 1;
+  stats.truncated_bytes = 2446;
+  stats.compression_problem = "damaged xz data (corrupt compressed data)";
+  stats.compressed_bytes_unread = 1;
+  counts.replaced_blocks = 1;
+  counts.unknown_frees = 12000;
+  EXPECT_EQ(data_loss_check(stats, counts).reason,
+            "1 corrupt byte skipped, 1 malformed [MEM] line skipped, 2,446 bytes of a cut-off last record ignored, "
+            "damaged xz data (corrupt compressed data) (1 compressed byte unread), 12,000 frees of blocks that were "
+            "not live (allocations lost, or the program freed a block twice), 1 allocation over a live block (frees "
+            "lost)");
+}
+
 // A heap's requests sit 8 B apart (newlib's chunk headers): the trace
 // counts those 8 B gaps as free, so a full heap's refusal read as
 // "fragmentation 75 %" (618 B free for a 200 B request, where newlib had

@@ -25,6 +25,7 @@
 #include "record/decoded_recording.h"
 #include "record/ebpf_recorder.h"
 #include "report/timeline_tracks.h"
+#include "report/units.h"
 #include "test_support.h"
 
 namespace edgemem::test {
@@ -854,10 +855,11 @@ TEST(Record, ACutRecordingSaysWhereItWasCutAndJudgesNoLeak) {
     const Check loss = data_loss_check(s, r.result.counts);
     EXPECT_NE(loss.reason.find(fmt::format("the recording's file is cut off: it ends inside the packed zstd frame "
                                            "that starts at byte {} ({} of its bytes are here",
-                                           s.cut_at, s.cut_bytes_present)),
+                                           units::grouped(s.cut_at), units::grouped(s.cut_bytes_present))),
               std::string::npos)
         << loss.reason;
-    EXPECT_NE(loss.reason.find(fmt::format("read: {} events from the file's {} bytes", s.events, keep)),
+    EXPECT_NE(loss.reason.find(fmt::format("read: {} events from the file's {} bytes", units::grouped(s.events),
+                                           units::grouped(keep))),
               std::string::npos)
         << loss.reason;
     EXPECT_EQ(loss.reason.find("cut-off last record"), std::string::npos) << loss.reason;
