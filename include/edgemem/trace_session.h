@@ -59,6 +59,11 @@ class TraceSession {
   // Reading was stopped before the input ended (Ctrl-C, a watch limit): a
   // compressed stream left unfinished then is not reported as cut off.
   void stopped();
+  // A live view (watch): compressed bytes are decoded as each read arrives,
+  // not held back to be given in 4 KiB pieces at fixed offsets (a trickle
+  // would show nothing for minutes); where damage is named may then move
+  // by a byte or two with where the reads ended.
+  void decode_as_read();
   // A followed file starts over (truncated, rewritten or rotated): the
   // record it cut is counted as truncated, not glued to the new bytes
   // (Decoder::cut). Not inside a compressed stream, which cannot restart.

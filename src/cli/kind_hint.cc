@@ -18,13 +18,14 @@ namespace {
 std::optional<Format> trace_inside(Compression packed, std::span<const uint8_t> head) {
   std::string inner;
   auto unpacker = Decompressor::make(packed);
-  for (size_t at = 0; at < head.size() && inner.size() < kSniffBytes; at += 4096) {
-    const std::string damage = unpacker->feed(head.subspan(at, std::min<size_t>(4096, head.size() - at)),
-                                              [&](std::span<const uint8_t> out) {
-      inner.append(reinterpret_cast<const char*>(out.data()), std::min(out.size(), kSniffBytes - inner.size()));
-    });
-    if (!damage.empty()) break;
-  }
+  const Decompressor::Output keep = [&](std::span<const uint8_t> out) {
+    inner.append(reinterpret_cast<const char*>(out.data()), std::min(out.size(), kSniffBytes - inner.size()));
+  };
+  bool damaged = false;
+  for (size_t at = 0; at < head.size() && inner.size() < kSniffBytes && !damaged; at += 4096)
+    damaged = !unpacker->feed(head.subspan(at, std::min<size_t>(4096, head.size() - at)), keep).empty();
+  // The last piece short of 4 KiB is held back until drained.
+  if (!damaged && inner.size() < kSniffBytes) unpacker->drain(keep);
   return sniff_trace({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}).format;
 }
 

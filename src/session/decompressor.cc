@@ -108,10 +108,10 @@ class XzDecompressor final : public Decompressor {
   }
   ~XzDecompressor() override { lzma_end(&s_); }
 
-  std::string feed_piece(std::span<const uint8_t> in, const Output& out) override { return run(in, LZMA_RUN, out); }
   std::string finish(const Output& out) override { return run({}, LZMA_FINISH, out); }
 
  private:
+  std::string feed_piece(std::span<const uint8_t> in, const Output& out) override { return run(in, LZMA_RUN, out); }
   std::string run(std::span<const uint8_t> in, lzma_action action, const Output& out) {
     if (!failed_.empty()) return failed_;
     s_.next_in = in.data();
@@ -153,6 +153,12 @@ class ZstdDecompressor final : public Decompressor {
   }
   ~ZstdDecompressor() override { ZSTD_freeDStream(stream_); }
 
+  std::string finish(const Output&) override {
+    if (!failed_.empty()) return failed_;
+    return in_frame_ ? "the zstd stream ends early: the file was cut off (or is still being written)" : "";
+  }
+
+ private:
   std::string feed_piece(std::span<const uint8_t> in, const Output& out) override {
     if (!failed_.empty()) return failed_;
     // Each call gets at most what zstd asked for (its hint: the rest of the
@@ -161,12 +167,17 @@ class ZstdDecompressor final : public Decompressor {
     // nothing: a full output buffer may hold back more.
     size_t at = 0;
     for (bool progress = true; progress;) {
-      ZSTD_inBuffer input{in.data() + at, std::min(in.size() - at, hint_ ? hint_ : 1), 0};
+      const size_t asked = hint_ ? hint_ : 1;
+      ZSTD_inBuffer input{in.data() + at, std::min(in.size() - at, asked), 0};
       ZSTD_outBuffer output{out_.data(), out_.size(), 0};
       const size_t hint = ZSTD_decompressStream(stream_, &output, &input);
       at += input.pos;
       consumed_ += input.pos;
       if (ZSTD_isError(hint)) {
+        // zstd judges a block (or the checksum) once it holds all of it,
+        // taken in over any number of calls: the damage is named at its
+        // start, wherever the reads ended.
+        consumed_ = unit_start_;
         failed_ = fmt::format("damaged zstd data ({})", ZSTD_getErrorName(hint));
         if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge)
           failed_ = fmt::format("a zstd --long frame ({}): decompress it with zstd -d --long=31 and pipe it in",
@@ -180,18 +191,14 @@ class ZstdDecompressor final : public Decompressor {
         in_frame_ = hint != 0;
         hint_ = hint;
       }
+      if (input.pos == asked) unit_start_ = consumed_;  // all it asked for: the next unit starts here
     }
     return {};
   }
-  std::string finish(const Output&) override {
-    if (!failed_.empty()) return failed_;
-    return in_frame_ ? "the zstd stream ends early: the file was cut off (or is still being written)" : "";
-  }
-
- private:
   ZSTD_DStream* stream_;
   std::array<uint8_t, kOutBytes> out_;
   size_t hint_ = 1;
+  uint64_t unit_start_ = 0;  // where the block or other part zstd is taking in began
   bool in_frame_ = false;
   std::string failed_;
 };

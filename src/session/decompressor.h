@@ -30,17 +30,19 @@ class Decompressor {
   static std::unique_ptr<Decompressor> make(Compression c);
   virtual ~Decompressor() = default;
 
-  // Undoes `in`, handing each piece of output to `out`. Empty when fine;
+  // Takes `in`, handing each piece of output to `out`. Empty when fine;
   // else what is damaged, and consumed() says where. Nothing is read after
   // damage: a compressed stream cannot be resynchronised. The library is
-  // given the input in pieces of kPieceBytes at fixed offsets (the last
-  // one at drain()), so what comes out, and where damage is found, is the
-  // same however the input was split into reads.
+  // given the input in pieces of kPieceBytes at fixed offsets, so what
+  // comes out, and where damage is found, is the same however the input
+  // was split into reads; up to kPieceBytes - 1 bytes are held back until
+  // the next feed() completes their piece, or drain().
   std::string feed(std::span<const uint8_t> in, const Output& out);
-  // At the end of the input, first: undoes the piece held back; empty, or
-  // what is damaged there.
+  // Undoes the bytes held back now: at the end of the input, or in a live
+  // view that cannot wait (the pieces then start again from here). Empty,
+  // or what is damaged there.
   std::string drain(const Output& out);
-  // Then: empty, or why the stream is incomplete.
+  // At the end of the input, after drain(): empty, or why the stream is incomplete.
   virtual std::string finish(const Output& out) = 0;
   // Compressed bytes read without damage so far.
   uint64_t consumed() const { return consumed_; }

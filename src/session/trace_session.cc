@@ -72,6 +72,7 @@ struct TraceSession::Impl {
   uint64_t unpack_damage_at = 0;  // its compressed offset
   bool unpack_cut = false;        // it ended early: cut off, not damaged
   bool stopped = false;           // reading was stopped before the input's end
+  bool as_read = false;           // decode_as_read()
 
   void wrap() {
     wrapping_known = true;
@@ -84,7 +85,9 @@ struct TraceSession::Impl {
     if (!unpack) return take(bytes);
     compressed_bytes += bytes.size();
     if (!unpack_damage.empty()) return;
-    std::string error = unpack->feed(bytes, [this](std::span<const uint8_t> out) { take(out); });
+    const Decompressor::Output to_decoder = [this](std::span<const uint8_t> out) { take(out); };
+    std::string error = unpack->feed(bytes, to_decoder);
+    if (error.empty() && as_read) error = unpack->drain(to_decoder);
     if (!error.empty()) damaged(std::move(error), false);
   }
   void damaged(std::string why, bool cut) {
@@ -296,6 +299,8 @@ void TraceSession::feed(std::span<const uint8_t> bytes) {
 }
 
 void TraceSession::stopped() { impl_->stopped = true; }
+
+void TraceSession::decode_as_read() { impl_->as_read = true; }
 
 void TraceSession::cut_stream() {
   // Bytes still held back to tell the format are decoded first if they show

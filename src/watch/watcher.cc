@@ -16,7 +16,10 @@ constexpr milliseconds kMaxWait{100};
 constexpr size_t kUntilSlice = 256;
 constexpr size_t kJudgeEvery = 4096;
 
-Watcher::Watcher(TraceSession& session) : session_(session) { session_.analyzer().add_observer(engine_); }
+Watcher::Watcher(TraceSession& session) : session_(session) {
+  session_.analyzer().add_observer(engine_);
+  session_.decode_as_read();
+}
 
 void Watcher::deliver(const WatchHandlers& handlers) {
   for (const Alert& a : engine_.take())

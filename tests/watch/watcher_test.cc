@@ -2,6 +2,7 @@
 // before the 64 KiB sniffing window fills, ticks carry snapshots, alerts
 // arrive as inferences end, and --until / the end of the input stop it.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <deque>
@@ -107,6 +108,47 @@ TEST(Watcher, UntilStopsAtTheFirstReadThatReachesIt) {
   EXPECT_NE(notes.back().find("(--until 30)"), std::string::npos) << notes.back();
   // The watch cut the stream in a record (200-byte reads): not data lost.
   EXPECT_EQ(out.run->input.stats.truncated_bytes, 0u);
+}
+
+// A device log gzip'd as it is written (each inference flushed, as
+// `gzip` behind a pipe or a logger with Z_SYNC_FLUSH does): the watch
+// decodes each read as it comes. Held back for 4 KiB pieces, as `analyze`
+// holds it, this 100-inference stream showed nothing until it ended.
+TEST(Watcher, ACompressedStreamIsDecodedAsItArrives) {
+  const std::string log = test::soak_log(100, std::nullopt);
+  z_stream z{};
+  ASSERT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string packed;
+  for (size_t at = 0; at < log.size();) {
+    const size_t end = log.find("INFER end", at);
+    const size_t line_end = end == std::string::npos ? log.size() : log.find('\n', end) + 1;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(log.data() + at));
+    z.avail_in = static_cast<uInt>(line_end - at);
+    std::string out(z.avail_in + 1024, '\0');
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    ASSERT_EQ(deflate(&z, Z_SYNC_FLUSH), Z_OK);
+    packed += out.substr(0, out.size() - z.avail_out);
+    at = line_end;
+  }
+  deflateEnd(&z);
+  ASSERT_LT(packed.size(), 4096u);
+  ScriptedSource source(packed, 40, false);  // never ends by itself
+  TraceSessionOptions options = heap_of_16m();
+  options.format = Format::log;
+  TraceSession session("live", options);
+  Watcher watcher(session);
+  std::vector<std::string> notes;
+  WatchHandlers h;
+  h.note = [&](const std::string& n) { notes.push_back(n); };
+  int reads = 0;
+  TraceOutcome out = watcher.run(source, {1s, 30, std::nullopt}, h, [&] { return ++reads > 1000; });
+  ASSERT_TRUE(out.run);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.back().find("(--until 30)"), std::string::npos) << notes.back();
+  EXPECT_GE(out.run->result.inferences, 30u);
+  EXPECT_LE(out.run->result.inferences, 33u);
+  EXPECT_EQ(out.run->input.stats.compression, "gzip");
 }
 
 TEST(Watcher, StopsWhenAskedAndReportsWhatWasSeen) {
