@@ -162,22 +162,22 @@ class ZstdDecompressor final : public Decompressor {
   std::string feed_piece(std::span<const uint8_t> in, const Output& out) override {
     if (!failed_.empty()) return failed_;
     // Each call gets at most what zstd asked for (its hint: the rest of the
-    // current block), so it decodes at most one block: damage then loses no
-    // good block decoded in the same call. Calls go on until one moves
-    // nothing: a full output buffer may hold back more.
+    // current block and the next block's 3-byte header), so it decodes at
+    // most one block. Calls go on until one moves nothing: a full output
+    // buffer may hold back more.
     size_t at = 0;
     for (bool progress = true; progress;) {
-      const size_t asked = hint_ ? hint_ : 1;
-      ZSTD_inBuffer input{in.data() + at, std::min(in.size() - at, asked), 0};
+      ZSTD_inBuffer input{in.data() + at, std::min(in.size() - at, hint_ ? hint_ : 1), 0};
       ZSTD_outBuffer output{out_.data(), out_.size(), 0};
       const size_t hint = ZSTD_decompressStream(stream_, &output, &input);
       at += input.pos;
       consumed_ += input.pos;
       if (ZSTD_isError(hint)) {
-        // zstd judges a block (or the checksum) once it holds all of it,
-        // taken in over any number of calls: the damage is named at its
-        // start, wherever the reads ended.
-        consumed_ = unit_start_;
+        // zstd leaves pos where the failing call began: the damage is named
+        // at the end of what it was given, as far as it had read when it
+        // found it (a block is judged whole, so up to 128 KiB after the
+        // damaged byte), as gzip and xz name theirs.
+        consumed_ += input.size - input.pos;
         failed_ = fmt::format("damaged zstd data ({})", ZSTD_getErrorName(hint));
         if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge)
           failed_ = fmt::format("a zstd --long frame ({}): decompress it with zstd -d --long=31 and pipe it in",
@@ -191,14 +191,12 @@ class ZstdDecompressor final : public Decompressor {
         in_frame_ = hint != 0;
         hint_ = hint;
       }
-      if (input.pos == asked) unit_start_ = consumed_;  // all it asked for: the next unit starts here
     }
     return {};
   }
   ZSTD_DStream* stream_;
   std::array<uint8_t, kOutBytes> out_;
   size_t hint_ = 1;
-  uint64_t unit_start_ = 0;  // where the block or other part zstd is taking in began
   bool in_frame_ = false;
   std::string failed_;
 };
