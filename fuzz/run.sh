@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Builds the fuzz preset and runs every target on its seed corpus with a
 # fixed seed and a fixed number of inputs (about 15-20 s each on 2 cores), so
-# the smoke run in CI is repeatable: what passed here passes there. Longer,
-# randomised campaigns: fuzz/run.sh explore SECONDS. Any crash fails.
+# the smoke run in CI is repeatable: what passed here passes there. That
+# takes two more things: the seeds named to libFuzzer in sorted order (read
+# from a directory, their order was the file system's: ext4 hashes names
+# with a per-disk seed) and address-space randomisation off where the
+# kernel lets us (the targets' coverage moved with it: containers keyed by
+# address). Without them a CI machine's run took another path and found
+# what this one had not. Longer, randomised campaigns: fuzz/run.sh explore
+# SECONDS. Any crash fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,18 +23,23 @@ for spec in textlog:5000 seedbin:20000 itm:20000 tpiu:20000 emt:10000 emt2:5000 
   corpus=fuzz/corpus/$target
   [ -d "$corpus" ] || corpus=fuzz/corpus/textlog
   work=$(mktemp -d)
-  cp "$corpus"/* "$work"/
+  mkdir "$work/corpus"
+  log=$(mktemp)
+  fixed=()
   if [ "$mode" = explore ]; then
+    cp "$corpus"/* "$work/corpus"/
     args=(-max_total_time="$seconds")
     echo "fuzz_$target: ${seconds}s, random seed"
   else
-    args=(-seed=1 -runs="$runs" -max_total_time=120)
+    mkdir "$work/seeds" && cp "$corpus"/* "$work/seeds"/
+    (cd "$work" && printf '%s\n' seeds/* | LC_ALL=C sort | paste -sd, >seeds.txt)
+    args=(-seed=1 -runs="$runs" -max_total_time=120 -seed_inputs=@seeds.txt)
+    setarch -R true 2>/dev/null && fixed=(setarch -R)
     echo "fuzz_$target: $runs inputs, seed 1"
   fi
-  log=$(mktemp)
   max_len=8192
   [ "$target" = elf ] && max_len=16384  # the seed ELF whole, so its symbols and DWARF are reached
-  if ! (cd "$work" && "$root/build/fuzz/fuzz/fuzz_$target" "${args[@]}" -max_len=$max_len -print_final_stats=1 . >"$log" 2>&1); then
+  if ! (cd "$work" && "${fixed[@]}" "$root/build/fuzz/fuzz/fuzz_$target" "${args[@]}" -max_len=$max_len -print_final_stats=1 corpus >"$log" 2>&1); then
     cat "$log"
     echo "fuzz_$target FAILED; reproducer saved in $work"
     exit 1
