@@ -44,7 +44,8 @@ class Decompressor {
   std::string drain(const Output& out);
   // At the end of the input, after drain(): empty, or why the stream is incomplete.
   virtual std::string finish(const Output& out) = 0;
-  // Compressed bytes read without damage so far.
+  // Compressed bytes read so far; after damage, as far as was read when it
+  // was found (zstd: the end of the block it judged, with the next header).
   uint64_t consumed() const { return consumed_; }
   // What was read and left out, as the format's own tool leaves it out (a
   // warning, not damage); empty when nothing was.
