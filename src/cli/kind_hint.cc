@@ -12,7 +12,7 @@ namespace edgemem::cli {
 namespace {
 
 // The trace format of what the first compressed bytes unpack to, if they
-// show one. Fed 4 KiB at a time until the sniffing window is full, so a
+// show one. Fed a piece at a time until the sniffing window is full, so a
 // highly compressed file is not unpacked whole (zstd gives nothing until a
 // whole block of up to 128 KiB has come in).
 std::optional<Format> trace_inside(Compression packed, std::span<const uint8_t> head) {
@@ -22,8 +22,9 @@ std::optional<Format> trace_inside(Compression packed, std::span<const uint8_t> 
     inner.append(reinterpret_cast<const char*>(out.data()), std::min(out.size(), kSniffBytes - inner.size()));
   };
   bool damaged = false;
-  for (size_t at = 0; at < head.size() && inner.size() < kSniffBytes && !damaged; at += 4096)
-    damaged = !unpacker->feed(head.subspan(at, std::min<size_t>(4096, head.size() - at)), keep).empty();
+  constexpr size_t kPiece = Decompressor::kPieceBytes;
+  for (size_t at = 0; at < head.size() && inner.size() < kSniffBytes && !damaged; at += kPiece)
+    damaged = !unpacker->feed(head.subspan(at, std::min(kPiece, head.size() - at)), keep).empty();
   // The last piece short of 4 KiB is held back until drained.
   if (!damaged && inner.size() < kSniffBytes) unpacker->drain(keep);
   return sniff_trace({reinterpret_cast<const uint8_t*>(inner.data()), inner.size()}).format;

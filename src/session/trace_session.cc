@@ -73,6 +73,8 @@ struct TraceSession::Impl {
   bool unpack_cut = false;        // it ended early: cut off, not damaged
   bool stopped = false;           // reading was stopped before the input's end
   bool as_read = false;           // decode_as_read()
+  // Where the decompressor hands what it undoes.
+  const Decompressor::Output to_decoder = [this](std::span<const uint8_t> out) { take(out); };
 
   void wrap() {
     wrapping_known = true;
@@ -85,7 +87,6 @@ struct TraceSession::Impl {
     if (!unpack) return take(bytes);
     compressed_bytes += bytes.size();
     if (!unpack_damage.empty()) return;
-    const Decompressor::Output to_decoder = [this](std::span<const uint8_t> out) { take(out); };
     std::string error = unpack->feed(bytes, to_decoder);
     if (error.empty() && as_read) error = unpack->drain(to_decoder);
     if (!error.empty()) damaged(std::move(error), false);
@@ -165,7 +166,6 @@ struct TraceSession::Impl {
     if (!wrapping_known && !magic.empty()) wrap();
     // Not once the bytes were refused: the rest was never fed.
     if (unpack && unpack_damage.empty() && fatal.empty() && refusal.empty()) {
-      const Decompressor::Output to_decoder = [this](std::span<const uint8_t> out) { take(out); };
       if (std::string error = unpack->drain(to_decoder); !error.empty())
         damaged(std::move(error), false);
       else if (std::string cut = unpack->finish(to_decoder); !cut.empty() && !stopped)

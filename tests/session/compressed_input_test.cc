@@ -194,10 +194,9 @@ TEST(CompressedInput, DamageIsNamedWithItsOffsetAndNothingAfterItIsRead) {
 
 // Damage reads the same whatever the reads: the decompressor is given the
 // input in pieces at fixed offsets, so the data before the damage, the offset
-// it is named at and what is said of it do not move (zstd is also given one
-// block per call, so no good block decoded beside a bad one is lost). Before
-// that, zlib's and liblzma's read-ahead moved the offset by a byte or two,
-// and zstd's by the part of a checksum that came in the earlier read.
+// it is named at and what is said of it do not move. Before that, zlib's
+// and liblzma's read-ahead moved the offset by a byte or two, and zstd's by
+// the part of a checksum that came in the earlier read.
 TEST(CompressedInput, DamageReadsTheSameHoweverTheBytesArrive) {
   const std::string plain = device_log(6000);
   std::mt19937 random(11);
