@@ -418,12 +418,29 @@ struct Restart {
   std::optional<uint64_t> during_inference;
   std::optional<uint64_t> after_inference;  // the last inference that ended (or began, marked by begins only)
   uint64_t bytes_in_use = 0;  // every pool's usage summed, just before the reset
+  // The boot that ended here, judged for leaks as it went down: each boot
+  // leaks again from empty, and the one before a restart is the one that
+  // may have run out (judging only the latest once read "[OK] no leak" for
+  // a device that leaked 644 B per inference until it rebooted).
+  uint64_t boot = 0;        // 1 for the first
+  uint64_t inferences = 0;  // inferences that ended in it
+  Check leak_check;         // found, clean, or not_checked with the reason
+  std::vector<SiteLeak> leaks;  // most bytes first, at most kLeaksKept
+  uint64_t leaking_groups = 0;  // all of them, listed or not
+  uint64_t leaked_bytes = 0;    // their live bytes as it went down
+  // What they added per inference while they grew, each at its own rate
+  // (a leak that stopped on its own too: the boot leaked at that rate).
+  double leak_bytes_per_inference = 0;
+  static constexpr size_t kLeaksKept = 16;
 };
 
 struct Restarts {
   static constexpr size_t kKept = 256;  // the first ones; a board rebooting every 6 h keeps two months
   std::vector<Restart> kept;
   uint64_t total = 0;
+  // Over every restart, kept or not: boots before the latest whose leak
+  // check found a leak, and those it could not judge.
+  uint64_t leaking_boots = 0, unjudged_boots = 0;
 };
 
 struct EventCounts {

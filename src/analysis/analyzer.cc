@@ -15,6 +15,7 @@
 #include "overflow_analysis.h"
 #include "peak_analysis.h"
 #include "pool_tracker.h"
+#include "report/units.h"
 #include "size_analysis.h"
 #include "temporary_analysis.h"
 #include "thread_analysis.h"
@@ -81,6 +82,7 @@ struct Analyzer::Impl {
   std::unordered_set<uint32_t> began_ahead;
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
+  uint64_t boot_began_after = 0;  // inferences completed when the latest boot began
   // The resets a restart sends, one per pool, still to come: their blocks
   // were lost with the boot, not freed (a site that never frees read "30
   // allocations, 10 frees" after a reboot).
@@ -295,12 +297,60 @@ struct Analyzer::Impl {
     // An end lost before the boot does not come after it: its number is the new boot's.
     ended_by_a_begin.clear();
     ended_by_a_begin_number.clear();
-    if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(r);
+    judge_boot_leaks(r);
+    if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(std::move(r));
     ++restarts.total;
     restart_resets_left = context.pools.size();
+    boot_began_after = tracker.completed();
     tracker.device_restarted();
     leaks.device_restarted(tracker.inference());
     watermark.device_restarted(tracker.completed());
+  }
+
+  // The boot going down, judged for leaks as if the trace ended here: the
+  // pools still hold its blocks and the groups count its growth.
+  void judge_boot_leaks(Restart& r) {
+    AnalysisResult boot;
+    boot.restarts = restarts;
+    leaks.finish(tracker, context, boot);
+    r.boot = tracker.boot();
+    r.inferences = tracker.completed() - boot_began_after;
+    r.leak_check = std::move(boot.checks.leaks);
+    // Summary records carry no blocks: a summarised pool's growth is judged
+    // from its usage over the latest boot only (WatermarkAnalysis).
+    if (counts.summaries > 0 && r.leak_check.status != CheckStatus::found)
+      r.leak_check = {CheckStatus::not_checked,
+                      "summary records carry no blocks: a boot before the latest is not judged by its pools' growth"};
+    r.leaking_groups = boot.leaks.size();
+    for (const SiteLeak& l : boot.leaks) {
+      r.leaked_bytes += l.bytes;
+      if (l.bytes_per_inference) r.leak_bytes_per_inference += *l.bytes_per_inference;
+    }
+    if (boot.leaks.size() > Restart::kLeaksKept) boot.leaks.resize(Restart::kLeaksKept);
+    r.leaks = std::move(boot.leaks);
+    if (r.leak_check.status == CheckStatus::found) ++restarts.leaking_boots;
+    else if (r.leak_check.status == CheckStatus::not_checked && r.inferences > 0) ++restarts.unjudged_boots;
+  }
+
+  // A leak found in a boot before the latest is a leak of the trace, whatever
+  // the latest boot shows (a device often restarts because it leaked, and
+  // the capture ends soon after).
+  void leaks_of_earlier_boots(AnalysisResult& out) {
+    if (restarts.leaking_boots == 0) return;
+    Check& c = out.checks.leaks;
+    std::string boots;
+    for (const Restart& r : out.restarts.kept)
+      if (r.leak_check.status == CheckStatus::found) boots += fmt::format("{}{}", boots.empty() ? "" : ", ", r.boot);
+    const std::string earlier =
+        fmt::format("leaks found in {} boot{} before the device started again ({}{})", units::grouped(restarts.leaking_boots),
+                    restarts.leaking_boots == 1 ? "" : "s", restarts.leaking_boots == 1 ? "boot " : "boots ",
+                    boots.empty() ? "past the first 256 restarts" : boots);
+    if (c.status == CheckStatus::found) {
+      c.reason = c.reason.empty() ? earlier : c.reason + "; " + earlier;
+      return;
+    }
+    const std::string latest = c.status == CheckStatus::clean ? "none in the latest boot" : "the latest boot: " + c.reason;
+    c = {CheckStatus::found, earlier + "; " + latest};
   }
 
   // Restarts inside an inference, once the whole trace tells whether the
@@ -624,6 +674,7 @@ struct Analyzer::Impl {
     out.overlapping_inferences = ends_seen ? begins_of_other_threads : 0;
     judge_restarts(out);
     leaks.finish(tracker, context, out);
+    leaks_of_earlier_boots(out);
     threads.finish(context, out);
     temporaries.finish(tracker, context, out);
     watermark.finish(tracker, context, options.clock_hz, out);
@@ -756,6 +807,11 @@ struct Analyzer::Impl {
     for (auto& r : out.restarts.kept) {
       shift(r.during_inference);
       shift(r.after_inference);
+      for (auto& l : r.leaks)
+        if (l.growth && l.growth->growth_inferences) {
+          ++l.growth->first_inference;
+          shift(l.growth->stopped_after_inference);
+        }
     }
   }
 

@@ -144,7 +144,13 @@ int run_check(CheckArgs args) {
   std::optional<CheckTrace> judged;
   if (trace) {
     const AnalysisResult& r = trace->result;
-    judged = CheckTrace{args.trace, r.inferences, r.inferences - r.inferences_before_latest_boot, r.restarts.total, {}};
+    judged = CheckTrace{args.trace,
+                        r.inferences,
+                        r.inferences - r.inferences_before_latest_boot,
+                        r.restarts.total,
+                        r.restarts.leaking_boots,
+                        r.restarts.unjudged_boots,
+                        {}};
     // Lost at the end too (a capture cut mid-record, a gzip cut short): said,
     // not only on stderr; a loss mid-trace is refused by the limits it touches.
     if (Check loss = data_loss_check(trace->input.stats, r.counts); loss.status == CheckStatus::found)

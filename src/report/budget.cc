@@ -429,21 +429,42 @@ class Evaluator {
                                       "the limit holds; capture again without loss (see [DATA LOST] in the report)",
                                       key, t.lost_mid_trace, measured));
     };
-    // Leaks are judged within the device's latest boot, and the boots before
-    // it were not: a leak of 1,600 B that ended in a restart once passed as
-    // "0.0 B per inference over 100 inferences", 50 of them judged. Within
-    // the limit there says nothing of them; beyond it, it breaks.
+    // Each boot is judged on its own, the ones before the latest as they
+    // went down (a leak of 1,600 B that ended in a restart once passed as
+    // "0.0 B per inference over 100 inferences", 50 of them judged): the
+    // limit holds for the worst boot. A boot that could not be judged (one
+    // inference, or past the restarts kept) can hide a leak: within the
+    // limit then says nothing of it; beyond it, it breaks.
     const uint64_t judged = t.inferences - t.inferences_before_latest_boot;
     const std::string restarted =
         t.restarts.total ? fmt::format("the device started again {} time{}", units::grouped(t.restarts.total),
                                        t.restarts.total == 1 ? "" : "s")
                          : "";
+    const bool boots_unjudged = t.inferences_before_latest_boot > 0 &&  // a restart before any inference hides none
+                                (t.restarts.unjudged_boots > 0 || t.restarts.total > t.restarts.kept.size());
     auto within_limit_on_restart = [&](const char* key, bool ok, const std::string& measured) {
-      if (ok && t.inferences_before_latest_boot > 0)  // a restart before any inference (a boot banner) hides none
-        throw BudgetError(fmt::format("leak.{}: {} in the trace, and leaks are judged within its latest boot ({} of {} "
-                                      "inferences), so {} there does not show the limit holds for the boots before; "
-                                      "capture one boot, or give the trace from its last BOOT on",
-                                      key, restarted, units::grouped(judged), units::grouped(t.inferences), measured));
+      if (ok && boots_unjudged)
+        throw BudgetError(fmt::format("leak.{}: {} in the trace, and {} of the boots before the latest could not be "
+                                      "judged (fewer than two inferences ended in it, or past the first {} restarts), "
+                                      "so {} does not show the limit holds for them; capture one boot, or give the "
+                                      "trace from its last BOOT on",
+                                      key, restarted,
+                                      units::grouped(t.restarts.unjudged_boots + t.restarts.total -
+                                                     t.restarts.kept.size()),
+                                      Restarts::kKept, measured));
+    };
+    // The boot before a restart that measured the most, if it is above the latest's.
+    auto worst_earlier_boot = [&](double latest, auto measure) -> const Restart* {
+      const Restart* worst = nullptr;
+      for (const Restart& boot : t.restarts.kept)
+        if (boot.leak_check.status == CheckStatus::found && measure(boot) > (worst ? measure(*worst) : latest))
+          worst = &boot;
+      return worst;
+    };
+    auto in_boot = [&](const Restart* boot) {
+      return boot ? fmt::format(" in boot {}, before the device started again ({} inferences)",
+                                units::grouped(boot->boot), units::grouped(boot->inferences))
+                  : std::string();
     };
     if (b.contains("max_bytes_per_inference")) {
       // Bytes per inference, a size string too as the byte limits take ("32", "1K").
@@ -471,14 +492,19 @@ class Evaluator {
         for (const PoolWatermark& w : t.watermarks)
           if (w.stopped_growing() && w.stairs.steps > 0)
             rate += w.stairs.step_bytes / std::max(w.stairs.period_inferences, 1.0);
+      const Restart* worst =
+          worst_earlier_boot(rate, [](const Restart& boot) { return boot.leak_bytes_per_inference; });
+      if (worst) rate = worst->leak_bytes_per_inference;
       within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       add("leak.max_bytes_per_inference", rate <= max,
-          fmt::format("leaks {} B per inference over {} inferences{}, limit {:g} B", beside(rate, max),
-                      units::grouped(judged),
-                      t.restarts.total ? fmt::format(" of the latest boot ({} in the trace: {})",
-                                                     units::grouped(t.inferences), restarted)
-                                       : "",
+          fmt::format("leaks {} B per inference{}, limit {:g} B", beside(rate, max),
+                      worst ? in_boot(worst)
+                      : t.restarts.total
+                          ? fmt::format(" over {} inferences of the latest boot, the worst of every boot ({} in the "
+                                        "trace: {})",
+                                        units::grouped(judged), units::grouped(t.inferences), restarted)
+                          : fmt::format(" over {} inferences", units::grouped(judged)),
                       max),
           BudgetUnit::bytes_per_inference, rate, max);
     }
@@ -489,12 +515,21 @@ class Evaluator {
                           "no bytes leaked by site are known; limit leak.max_bytes_per_inference instead");
       require_checked("max_leaked_bytes");
       for (const auto& l : t.leaks) total += l.bytes;
+      const Restart* worst = worst_earlier_boot(static_cast<double>(total), [](const Restart& boot) {
+        return static_cast<double>(boot.leaked_bytes);
+      });
+      if (worst) total = worst->leaked_bytes;
+      const std::vector<SiteLeak>& leaks = worst ? worst->leaks : t.leaks;
+      const uint64_t sites = worst ? worst->leaking_groups : t.leaks.size();
       within_limit_on_loss("max_leaked_bytes", total <= max, units::bytes(total) + " leaked");
       within_limit_on_restart("max_leaked_bytes", total <= max, units::bytes(total) + " leaked");
       add("leak.max_leaked_bytes", total <= max,
-          fmt::format("{} leaked at {} site(s){}{}, limit {}", units::bytes(total), t.leaks.size(),
-                      t.leaks.empty() ? "" : " (first " + t.leaks.front().site + ")",
-                      t.restarts.total ? fmt::format(" in the latest boot ({})", restarted) : "", units::bytes(max)),
+          fmt::format("{} leaked at {} site(s){}{}, limit {}", units::bytes(total), sites,
+                      leaks.empty() ? "" : " (first " + leaks.front().site + ")",
+                      worst              ? in_boot(worst)
+                      : t.restarts.total ? fmt::format(" in the latest boot, the worst of every boot ({})", restarted)
+                                         : "",
+                      units::bytes(max)),
           BudgetUnit::bytes, total, max);
     }
   }

@@ -31,10 +31,19 @@ std::string check_text(const std::vector<BudgetOutcome>& outcomes, const std::op
     out += fmt::format("{} {}: {}\n", style::warn(fmt::format("{:<11}", tag)), trace->path, what);
   };
   if (trace && trace->device_restarts)
-    note("[RESTART]", fmt::format("the device started again {} time{}: leaks are judged within its latest boot ({} "
-                                  "of {} inferences)",
-                                  units::grouped(trace->device_restarts), trace->device_restarts == 1 ? "" : "s",
-                                  units::grouped(trace->latest_boot_inferences), units::grouped(trace->inferences)));
+    note("[RESTART]",
+         fmt::format("the device started again {} time{}: leaks are judged in each boot on its own (the latest: {} "
+                     "of {} inferences){}{}",
+                     units::grouped(trace->device_restarts), trace->device_restarts == 1 ? "" : "s",
+                     units::grouped(trace->latest_boot_inferences), units::grouped(trace->inferences),
+                     trace->leaking_boots ? fmt::format("; {} boot{} before the latest leaked",
+                                                        units::grouped(trace->leaking_boots),
+                                                        trace->leaking_boots == 1 ? "" : "s")
+                                          : "",
+                     trace->unjudged_boots ? fmt::format("; {} boot{} before it could not be judged",
+                                                         units::grouped(trace->unjudged_boots),
+                                                         trace->unjudged_boots == 1 ? "" : "s")
+                                           : ""));
   if (trace && !trace->data_lost.empty())
     note("[DATA LOST]", trace->data_lost + "; the limits were judged on the data that arrived");
   if (trace && !trace->unsized_pools.empty())
@@ -62,6 +71,8 @@ std::string check_json(const std::string& budget_path, const std::vector<BudgetO
                   {"inferences", trace->inferences},
                   {"latest_boot_inferences", trace->latest_boot_inferences},
                   {"device_restarts", trace->device_restarts},
+                  {"leaking_boots", trace->leaking_boots},
+                  {"unjudged_boots", trace->unjudged_boots},
                   {"data_lost", trace->data_lost.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace->data_lost)},
                   {"unsized_pools", trace->unsized_pools}};
   j["outcomes"] = nlohmann::json::array();

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -42,6 +43,17 @@ std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult&
   if (rules.leak && !r.leaks.empty() && r.checks.leaks.status != CheckStatus::not_checked)
     out.push_back(fmt::format("leak: {} site(s), {} B leaked at {} first", r.leaks.size(), r.leaks.front().bytes,
                               r.leaks.front().site));
+  // A boot before the latest leaked: judged as it went down, a leak whatever the latest boot shows.
+  if (rules.leak && r.restarts.leaking_boots > 0) {
+    const auto first = std::find_if(r.restarts.kept.begin(), r.restarts.kept.end(),
+                                    [](const Restart& b) { return !b.leaks.empty(); });
+    out.push_back(first == r.restarts.kept.end()
+                      ? fmt::format("leak: in {} boot(s) before the device started again", r.restarts.leaking_boots)
+                      : fmt::format("leak: in {} boot(s) before the device started again; in boot {}: {} site(s), "
+                                    "{} B leaked at {} first",
+                                    r.restarts.leaking_boots, first->boot, first->leaking_groups,
+                                    first->leaks.front().bytes, first->leaks.front().site));
+  }
   if (rules.overflow && r.overflow_count)
     out.push_back(fmt::format("overflow: {} allocation(s) past the end of their pool", r.overflow_count));
   if ((rules.guard || rules.overflow) && r.guard_failure_count)

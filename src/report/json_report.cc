@@ -28,6 +28,26 @@ json growth(const std::optional<LeakGrowth>& g) {
           {"inferences_since_stop", g->inferences_since_stop}};
 }
 
+json leaks_json(const std::vector<SiteLeak>& leaks) {
+  json out = json::array();
+  for (const auto& l : leaks)
+    out.push_back({{"site", l.site},
+                   {"pool", l.pool},
+                   {"bytes", l.bytes},
+                   {"count", l.count},
+                   {"bytes_per_inference", optional(l.bytes_per_inference)},
+                   {"pattern", growth(l.growth)},
+                   {"type_hint", text_or_null(l.type_hint)},
+                   {"block_size", l.block_size ? json(l.block_size) : json(nullptr)},
+                   {"allocs", l.allocs},
+                   {"frees", l.frees},
+                   {"first_time", l.first_time},
+                   {"last_time", l.last_time},
+                   {"off_inference_thread", l.off_inference_thread},
+                   {"threads", thread_shares_json(l.threads)}});
+  return out;
+}
+
 template <typename X, typename Y>
 json series(const std::vector<std::pair<X, Y>>& points) {
   json a = json::array();
@@ -132,22 +152,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   j["overlapping_inferences"] = r.overlapping_inferences;
   j["peak_bytes"] = r.peak_bytes;
 
-  j["leaks"] = json::array();
-  for (const auto& l : r.leaks)
-    j["leaks"].push_back({{"site", l.site},
-                          {"pool", l.pool},
-                          {"bytes", l.bytes},
-                          {"count", l.count},
-                          {"bytes_per_inference", optional(l.bytes_per_inference)},
-                          {"pattern", growth(l.growth)},
-                          {"type_hint", text_or_null(l.type_hint)},
-                          {"block_size", l.block_size ? json(l.block_size) : json(nullptr)},
-                          {"allocs", l.allocs},
-                          {"frees", l.frees},
-                          {"first_time", l.first_time},
-                          {"last_time", l.last_time},
-                          {"off_inference_thread", l.off_inference_thread},
-                          {"threads", thread_shares_json(l.threads)}});
+  j["leaks"] = leaks_json(r.leaks);
   j["persistent"] = json::array();
   for (const auto& p : r.persistent)
     j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count},
@@ -281,8 +286,12 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   json restarts = json::array();
   for (const Restart& x : r.restarts.kept)
     restarts.push_back({{"time", x.time}, {"during_inference", count_or_null(x.during_inference)},
-                        {"after_inference", count_or_null(x.after_inference)}, {"bytes_in_use", x.bytes_in_use}});
+                        {"after_inference", count_or_null(x.after_inference)}, {"bytes_in_use", x.bytes_in_use},
+                        {"boot", x.boot}, {"inferences", x.inferences}, {"leak_check", check(x.leak_check)},
+                        {"leaking_groups", x.leaking_groups}, {"leaked_bytes", x.leaked_bytes},
+                        {"leak_bytes_per_inference", x.inferences ? json(x.leak_bytes_per_inference) : json(nullptr)}, {"leaks", leaks_json(x.leaks)}});
   j["restarts"] = {{"total", r.restarts.total}, {"dropped", r.restarts.total - r.restarts.kept.size()},
+                   {"leaking_boots", r.restarts.leaking_boots}, {"unjudged_boots", r.restarts.unjudged_boots},
                    {"kept", restarts}};
   j["threads"] = threads_json(r.threads);
   j["cross_thread_frees"] = cross_thread_frees_json(r.threads);

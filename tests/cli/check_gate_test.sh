@@ -48,19 +48,37 @@ boots 2:10000 >"$tmp/two.log"
 expect 1 "check: two inferences keeping 10,000 B each leak" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/two.log"
 
-# Leaks are judged within the latest boot. Boot 1 leaking 32 B in each of
-# 50 inferences, a restart, one more inference leaking 32 B: once "0.0 B per
-# inference over 51 inferences"; a clean boot 2 once passed boot 1's 1,600 B.
+# Each boot is judged on its own, the ones before the latest as they went
+# down. Boot 1 leaking 32 B in each of 50 inferences, then a restart: once
+# "0.0 B per inference over 51 inferences", and a clean boot 2 once passed
+# boot 1's 1,600 B (analyze said "[OK] no leak").
 boots 50:32 1:32 >"$tmp/reboot_leak1.log"
-expect 2 "check: one inference after a restart is not judged" -- \
+expect 1 "check: a leak in the boot before a restart breaks, one inference after it" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_leak1.log"
-has err "(1 inference ended since the device last started again (leaks are judged within its latest boot)" \
-  "the refusal names the latest boot"
+has out "leaks 32.0 B per inference in boot 1, before the device started again (50 inferences), limit 0 B" \
+  "the rate is the leaking boot's"
 boots 50:32 50:0 >"$tmp/reboot_clean.log"
-expect 2 "check: a clean boot after a restart holds no leak limit for the boot before" -- \
+expect 1 "check: a clean boot after a restart does not hide the leak of the boot before" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_clean.log"
-has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and leaks are judged within its latest boot (50 of 100 inferences)" \
-  "the refusal says the boots before were not judged"
+has out "1,600 B leaked at 1 site(s) (first leak.c:42) in boot 1, before the device started again (50 inferences), limit 0 B" \
+  "the bytes are the leaking boot's"
+has out "leaks are judged in each boot on its own (the latest: 50 of 100 inferences); 1 boot before the latest leaked" \
+  "the restart note names the leaking boot"
+expect 1 "analyze --fail-on leak: a leak in the boot before a restart breaks" -- \
+  "$edgemem" analyze --fail-on leak "$tmp/reboot_clean.log"
+has out "[LEAK]        32 B per inference at leak.c:42, in boot 1 (it went down after inference 50, 3,600 B in use)" \
+  "analyze names the boot the leak was in"
+has err "edgemem: fail-on leak: in 1 boot(s) before the device started again; in boot 1: 1 site(s), 1600 B leaked at leak.c:42 first" \
+  "the broken rule names the boot"
+boots 50:0 50:0 >"$tmp/reboot_both_clean.log"
+expect 0 "check: two clean boots hold" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_both_clean.log"
+# One inference in the boot before shows no growth: it can hide a leak.
+boots 1:32 50:0 >"$tmp/reboot_unjudged.log"
+expect 2 "check: a boot before the latest that could not be judged holds no leak limit" -- \
+  "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_unjudged.log"
+has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and 1 of the boots before the latest could not be judged" \
+  "the refusal says a boot before was not judged"
 # A restart before any inference (a boot banner, the serial port's open
 # resetting the board) hides nothing: the clean run holds.
 boots 0:0 50:0 >"$tmp/banner_then_clean.log"
@@ -69,16 +87,16 @@ expect 0 "check: a restart before the first inference holds a clean run" -- \
 boots 50:0 50:32 >"$tmp/reboot_then_leak.log"
 expect 1 "check: a leak in the latest boot breaks" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_then_leak.log"
-has out "over 50 inferences of the latest boot (100 in the trace: the device started again 1 time)" \
+has out "over 50 inferences of the latest boot, the worst of every boot (100 in the trace: the device started again 1 time)" \
   "the rate names the inferences judged"
-has out "[RESTART]   $tmp/reboot_then_leak.log: the device started again 1 time: leaks are judged within its latest boot (50 of 100 inferences)" \
+has out "[RESTART]   $tmp/reboot_then_leak.log: the device started again 1 time: leaks are judged in each boot on its own (the latest: 50 of 100 inferences)" \
   "the restart is said under the verdict"
 expect 1 "check --json after a restart" -- \
   "$edgemem" check --json --budget "$tmp/leak0.json" --trace "$tmp/reboot_then_leak.log"
 python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1]))["trace"]
-assert (t["inferences"], t["latest_boot_inferences"], t["device_restarts"]) == (100, 50, 1), t
+assert (t["inferences"], t["latest_boot_inferences"], t["device_restarts"], t["leaking_boots"], t["unjudged_boots"]) == (100, 50, 1, 0, 0), t
 ' "$tmp/out" || { echo "FAIL: check --json does not say the restart"; fail=1; }
 
 # A trace cut at its end is judged on what arrived, and says so on stdout

@@ -152,6 +152,21 @@ with tempfile.TemporaryDirectory() as tmp:
             f.write(f"[MEM][{4 * i + 4}] FREE addr={a} thread=1\n" if i % 2 else
                     f"[MEM][{4 * i + 4}] ALLOC size=16 addr={a + 0x80} site=main.c:20 thread=1\n")
     run("analyze", threaded)
+    # A device that leaked until it restarted, then ran clean: the boot
+    # before judged as it went down (restarts.kept[].leaks, check's leaking_boots).
+    reboot = os.path.join(tmp, "reboot.log")
+    with open(reboot, "w") as f:
+        t = 0
+        for boot, leak in ((1, True), (2, False)):
+            f.write(f"[MEM][{t}] BOOT\n[MEM][{t}] POOL name=heap kind=heap base=0x20000000 size=65536\n")
+            for i in range(1, 41):
+                t += 4
+                f.write(f"[MEM][{t}] INFER begin {i}\n[MEM][{t + 1}] ALLOC size=512 addr=0x20008000 site=work.c:3\n")
+                if leak:
+                    f.write(f"[MEM][{t + 2}] ALLOC size=644 addr={0x20000000 + 644 * i:#x} site=model.c:58\n")
+                f.write(f"[MEM][{t + 3}] FREE addr=0x20008000\n[MEM][{t + 3}] INFER end {i}\n")
+    run("analyze", reboot)
+    run("check", "--budget", trace_budget, "--trace", reboot)
     # A heap far apart (layout regions with grids of their own), read
     # gzip-compressed (input.compression), and cut short (its problem).
     import gzip

@@ -385,27 +385,46 @@ TEST(Budget, ARateIsRefusedWhereTheLeakCheckDidNotRunAndAStoppedPoolCounts) {
       << find(out, "leak.max_bytes_per_inference")->message;
 }
 
-// A device that started again inside the capture: leaks are judged within
-// its latest boot only. A leak of 1,600 B in the boot before once passed as
-// "0.0 B per inference over 100 inferences" (50 of them judged): within the
-// limit is refused, beyond it breaks, naming the boot's inferences.
-TEST(Budget, ALeakLimitIsNotHeldOnTheLatestBootAloneAfterARestart) {
+// A device that started again inside the capture: each boot is judged on
+// its own, the ones before the latest as they went down. A leak of 1,600 B
+// in the boot before once passed as "0.0 B per inference over 100
+// inferences" (50 of them judged): a boot that could not be judged refuses
+// a limit held, a leaking one breaks it with its own numbers, the worst boot
+// decides.
+TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
   AnalysisResult t;
   t.inferences = 100;
   t.inferences_before_latest_boot = 50;
   t.counts.allocs = 400;
   t.restarts.total = 1;
+  t.restarts.unjudged_boots = 1;
+  Restart boot;
+  boot.boot = 1;
+  boot.inferences = 50;
+  boot.leak_check.status = CheckStatus::not_checked;
+  t.restarts.kept.push_back(boot);
   t.checks.leaks.status = CheckStatus::clean;
   BudgetInputs in{nullptr, nullptr, &t, nullptr};
   for (const char* limit : {"max_bytes_per_inference", "max_leaked_bytes"}) {
     std::string error;
     EXPECT_TRUE(evaluate_budget(json::parse(fmt::format(R"({{"leak": {{"{}": 0}}}})", limit)), in, error).empty());
-    EXPECT_NE(error.find(fmt::format("leak.{}: the device started again 1 time in the trace, and leaks are judged "
-                                     "within its latest boot (50 of 100 inferences)",
+    EXPECT_NE(error.find(fmt::format("leak.{}: the device started again 1 time in the trace, and 1 of the boots "
+                                     "before the latest could not be judged",
                                      limit)),
               std::string::npos)
         << error;
   }
+  // Judged clean: the limits hold.
+  t.restarts.unjudged_boots = 0;
+  t.restarts.kept[0].leak_check.status = CheckStatus::clean;
+  {
+    std::string error;
+    auto out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0, "max_leaked_bytes": 0}})"), in, error);
+    ASSERT_TRUE(error.empty()) << error;
+    EXPECT_TRUE(find(out, "leak.max_bytes_per_inference")->ok);
+    EXPECT_TRUE(find(out, "leak.max_leaked_bytes")->ok);
+  }
+  // Leaking in the latest boot: its numbers, the worst of every boot.
   t.checks.leaks.status = CheckStatus::found;
   t.leak_rate_bytes_per_inference = 32;
   t.leaks.push_back({"leak.c:42", "heap", 1600, 50, 32.0, "", 0, 0, 0, 50, 0, std::nullopt, false, {}});
@@ -414,11 +433,29 @@ TEST(Budget, ALeakLimitIsNotHeldOnTheLatestBootAloneAfterARestart) {
   ASSERT_TRUE(error.empty()) << error;
   EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
   EXPECT_EQ(find(out, "leak.max_bytes_per_inference")->message,
-            "leaks 32.0 B per inference over 50 inferences of the latest boot (100 in the trace: the device started "
-            "again 1 time), limit 0 B");
-  EXPECT_NE(find(out, "leak.max_leaked_bytes")->message.find("in the latest boot (the device started again 1 time)"),
+            "leaks 32.0 B per inference over 50 inferences of the latest boot, the worst of every boot (100 in the "
+            "trace: the device started again 1 time), limit 0 B");
+  EXPECT_NE(find(out, "leak.max_leaked_bytes")->message.find("in the latest boot, the worst of every boot"),
             std::string::npos)
       << find(out, "leak.max_leaked_bytes")->message;
+  // The boot before leaked more: its numbers decide.
+  t.restarts.leaking_boots = 1;
+  Restart& leaky = t.restarts.kept[0];
+  leaky.leak_check.status = CheckStatus::found;
+  leaky.leaked_bytes = 3200;
+  leaky.leaking_groups = 1;
+  leaky.leak_bytes_per_inference = 64;
+  leaky.leaks.push_back({"old.c:7", "heap", 3200, 50, 64.0, "", 0, 0, 0, 50, 0, std::nullopt, false, {}});
+  error.clear();
+  out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 40, "max_leaked_bytes": 2000}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(find(out, "leak.max_bytes_per_inference")->message,
+            "leaks 64.0 B per inference in boot 1, before the device started again (50 inferences), limit 40 B");
+  EXPECT_FALSE(find(out, "leak.max_bytes_per_inference")->ok);
+  EXPECT_EQ(find(out, "leak.max_leaked_bytes")->message,
+            "3,200 B leaked at 1 site(s) (first old.c:7) in boot 1, before the device started again (50 inferences), "
+            "limit 2,000 B");
+  EXPECT_FALSE(find(out, "leak.max_leaked_bytes")->ok);
   // A summary-mode trace with one inference end in its latest boot has no slope.
   AnalysisResult summary;
   summary.inferences = 1;
