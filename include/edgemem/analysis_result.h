@@ -439,8 +439,17 @@ struct Restarts {
   std::vector<Restart> kept;
   uint64_t total = 0;
   // Over every restart, kept or not: boots before the latest whose leak
-  // check found a leak, and those it could not judge.
+  // check found a leak, and those it could not judge (the first of them,
+  // with why, in first_unjudged).
   uint64_t leaking_boots = 0, unjudged_boots = 0;
+  uint64_t leaked_bytes = 0;  // what their leaks held as each went down, added
+  // The boots that leaked the most bytes, and at the highest rate: what a
+  // budget is held to, kept whatever their place (past the first kKept too).
+  std::optional<Restart> most_leaked, fastest_leak;
+  std::optional<Restart> first_unjudged;  // without its leaks
+  // The latest boot's own leak check, before what the boots before it found
+  // joined checks.leaks: a gate cannot pass a latest boot it did not judge.
+  Check latest_boot;
 };
 
 struct EventCounts {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "fragmentation_analysis.h"
 #include "layout_analysis.h"
@@ -311,16 +312,17 @@ struct Analyzer::Impl {
   // pools still hold its blocks and the groups count its growth.
   void judge_boot_leaks(Restart& r) {
     AnalysisResult boot;
-    boot.restarts = restarts;
-    leaks.finish(tracker, context, boot);
+    boot.restarts.total = restarts.total;  // the wording of its reasons; not the kept list (a copy per restart)
+    leaks.finish(tracker, context, boot, tracker.boot());
     r.boot = tracker.boot();
     r.inferences = tracker.completed() - boot_began_after;
     r.leak_check = std::move(boot.checks.leaks);
     // Summary records carry no blocks: a summarised pool's growth is judged
-    // from its usage over the latest boot only (WatermarkAnalysis).
-    if (counts.summaries > 0 && r.leak_check.status != CheckStatus::found)
+    // from its usage over the latest boot only (WatermarkAnalysis). A pool
+    // traced in full beside them keeps its verdict, as the latest boot's does.
+    if (counts.summaries > 0 && counts.allocs + counts.reallocs == 0)
       r.leak_check = {CheckStatus::not_checked,
-                      "summary records carry no blocks: a boot before the latest is not judged by its pools' growth"};
+                      "summary records carry no blocks, and a pool's growth is judged over the latest boot only"};
     r.leaking_groups = boot.leaks.size();
     for (const SiteLeak& l : boot.leaks) {
       r.leaked_bytes += l.bytes;
@@ -328,29 +330,50 @@ struct Analyzer::Impl {
     }
     if (boot.leaks.size() > Restart::kLeaksKept) boot.leaks.resize(Restart::kLeaksKept);
     r.leaks = std::move(boot.leaks);
-    if (r.leak_check.status == CheckStatus::found) ++restarts.leaking_boots;
-    else if (r.leak_check.status == CheckStatus::not_checked && r.inferences > 0) ++restarts.unjudged_boots;
+    if (r.leak_check.status == CheckStatus::found) {
+      ++restarts.leaking_boots;
+      restarts.leaked_bytes += r.leaked_bytes;
+      if (!restarts.most_leaked || r.leaked_bytes > restarts.most_leaked->leaked_bytes) restarts.most_leaked = r;
+      if (!restarts.fastest_leak || r.leak_bytes_per_inference > restarts.fastest_leak->leak_bytes_per_inference)
+        restarts.fastest_leak = r;
+    } else if (r.leak_check.status == CheckStatus::not_checked && r.inferences > 0) {
+      if (restarts.unjudged_boots++ == 0) {
+        restarts.first_unjudged = r;
+        restarts.first_unjudged->leaks.clear();
+      }
+    }
   }
 
   // A leak found in a boot before the latest is a leak of the trace, whatever
   // the latest boot shows (a device often restarts because it leaked, and
-  // the capture ends soon after).
+  // the capture ends soon after); one that could not be judged is said.
   void leaks_of_earlier_boots(AnalysisResult& out) {
-    if (restarts.leaking_boots == 0) return;
     Check& c = out.checks.leaks;
-    std::string boots;
-    for (const Restart& r : out.restarts.kept)
-      if (r.leak_check.status == CheckStatus::found) boots += fmt::format("{}{}", boots.empty() ? "" : ", ", r.boot);
-    const std::string earlier =
-        fmt::format("leaks found in {} boot{} before the device started again ({}{})", units::grouped(restarts.leaking_boots),
-                    restarts.leaking_boots == 1 ? "" : "s", restarts.leaking_boots == 1 ? "boot " : "boots ",
-                    boots.empty() ? "past the first 256 restarts" : boots);
-    if (c.status == CheckStatus::found) {
-      c.reason = c.reason.empty() ? earlier : c.reason + "; " + earlier;
-      return;
+    Restarts& rs = out.restarts;
+    rs.latest_boot = c;
+    std::vector<std::string> said;
+    if (rs.leaking_boots > 0) {
+      const auto kept = std::find_if(rs.kept.begin(), rs.kept.end(),
+                                     [](const Restart& b) { return b.leak_check.status == CheckStatus::found; });
+      const uint64_t named = kept != rs.kept.end() ? kept->boot : rs.most_leaked->boot;
+      said.push_back(fmt::format("leaks found in {} before the device started again ({}boot {})",
+                                 units::counted(rs.leaking_boots, "boot", "boots"),
+                                 rs.leaking_boots == 1                ? ""
+                                 : kept != rs.kept.end() ? "the first: "
+                                                                      : "the most bytes: ",
+                                 units::grouped(named)));
+      if (c.status == CheckStatus::clean) said.push_back("none in the latest boot");
+      else if (c.status == CheckStatus::not_checked) said.push_back("the latest boot: " + c.reason);
+      else if (!c.reason.empty()) said.push_back(c.reason);
+      c.status = CheckStatus::found;
+    } else if (!c.reason.empty()) {
+      said.push_back(c.reason);
     }
-    const std::string latest = c.status == CheckStatus::clean ? "none in the latest boot" : "the latest boot: " + c.reason;
-    c = {CheckStatus::found, earlier + "; " + latest};
+    if (rs.unjudged_boots > 0 && rs.first_unjudged)
+      said.push_back(fmt::format("{} before the latest could not be judged (boot {}: {})",
+                                 units::counted(rs.unjudged_boots, "boot", "boots"),
+                                 units::grouped(rs.first_unjudged->boot), rs.first_unjudged->leak_check.reason));
+    c.reason = fmt::format("{}", fmt::join(said, "; "));
   }
 
   // Restarts inside an inference, once the whole trace tells whether the

@@ -22,10 +22,10 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
       " (more records waited for an earlier one than the reader holds, 256 MiB packed: a block freed on another "
       "thread near them may read as a lost free and a live block)");
   if (s.recording_stopped)
-    lost += fmt::format("{}the recording stopped before the program ended ({} calls not recorded: the program closed "
+    lost += fmt::format("{}the recording stopped before the program ended ({} not recorded: the program closed "
                         "the recording's file and it could not be opened again, after chroot or setuid, or it "
                         "could not grow: a file size limit, a full disk)",
-                        lost.empty() ? "" : ", ", units::grouped(s.calls_not_recorded));
+                        lost.empty() ? "" : ", ", units::counted(s.calls_not_recorded, "call", "calls"));
   // A failed record's bytes join the corrupt ones when the next SYNC ends
   // the skip: a live watch can see the failure first.
   if (s.corrupt_bytes || s.failed_checks) {
@@ -53,15 +53,17 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
                           units::grouped(s.cut_bytes_present));
     std::string lost_here;
     if (s.truncated_bytes)
-      lost_here += fmt::format("; its last {} bytes could not be decoded{}", units::grouped(s.truncated_bytes),
+      lost_here += fmt::format("; its last {} could not be decoded{}",
+                               s.truncated_bytes == 1 ? std::string("byte") : units::counted(s.truncated_bytes, "byte", "bytes"),
                                s.cut_in_packed_frame ? " (zstd gives a block only whole)" : "");
     if (s.cut_chunk_missing)
       lost_here += fmt::format("; the last chunk read lacks {} bytes of its records{}", units::grouped(s.cut_chunk_missing),
                                s.cut_in_packed_frame ? " (unpacked)" : "");
     lost += fmt::format("{}the recording's file is cut off: it ends {}, so the recording did not end there: the "
                         "rest of the program's run is not in the file, and nothing says how much of it there was; "
-                        "read: {} events from the file's {} bytes{}",
-                        lost.empty() ? "" : ", ", where, units::grouped(s.events), units::grouped(s.bytes), lost_here);
+                        "read: {} from the file's {}{}",
+                        lost.empty() ? "" : ", ", where, units::counted(s.events, "event", "events"),
+                        units::counted(s.bytes, "byte", "bytes"), lost_here);
   } else {
     add(s.truncated_bytes, "byte of a cut-off last record ignored", "bytes of a cut-off last record ignored");
   }

@@ -345,7 +345,8 @@ void add_share(std::vector<ThreadShare>& shares, uint32_t tid, uint64_t size) {
 
 }  // namespace
 
-void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) const {
+void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out,
+                          uint64_t ending_boot) const {
   const bool markers = tracker.inference() > 0;
   std::unordered_set<SiteId> leaking;
   std::map<Key, Live> live;
@@ -500,16 +501,20 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         if (!largest || p.bytes > largest->bytes) largest = &p;
       }
     const bool restarted = out.restarts.total > 0;
+    const std::string where = ending_boot ? fmt::format("in boot {}", units::grouped(ending_boot))
+                              : restarted ? "since the device last started again (leaks are judged in each boot on its own)"
+                                          : "in the trace";
+    const std::string since = restarted ? "the restart" : "the first inference began";
     c = {CheckStatus::not_checked,
          fmt::format("{} inference{} ended {}: a leak shows as growth over at least two{}", boot_completed,
-                     boot_completed == 1 ? "" : "s",
-                     restarted ? "since the device last started again (leaks are judged within its latest boot)"
-                               : "in the trace",
-                     largest ? fmt::format("; {} made since {} are still live at the end (largest {}): kept or "
-                                           "leaked, the trace cannot tell",
-                                           units::bytes(kept), restarted ? "the restart" : "the first inference began",
-                                           largest->site)
-                             : "")};
+                     boot_completed == 1 ? "" : "s", where,
+                     !largest      ? ""
+                     : ending_boot ? fmt::format("; {} made since {} were still live when it went down (largest {}): "
+                                                 "kept or leaked, the trace cannot tell",
+                                                 units::bytes(kept), since, largest->site)
+                                   : fmt::format("; {} made since {} are still live at the end (largest {}): kept or "
+                                                 "leaked, the trace cannot tell",
+                                                 units::bytes(kept), since, largest->site))};
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
     if (!markers)

@@ -17,6 +17,7 @@
 #include "emt_decoder.h"
 #include "itm_port_router.h"
 #include "non_trace_signatures.h"
+#include "report/units.h"
 #include "seedbin_decoder.h"
 #include "textlog_decoder.h"
 #include "tpiu_deframer.h"
@@ -78,7 +79,7 @@ Evidence log_evidence(std::span<const uint8_t> head) {
   std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
   const bool is_text = mostly_text(head);
   if (text.find("[MEM][") == std::string_view::npos)
-    return {false, is_text ? fmt::format("log: text, but no [MEM] lines in its first {} bytes", head.size())
+    return {false, is_text ? fmt::format("log: text, but no [MEM] lines in its first {}", units::counted(head.size(), "byte", "bytes"))
                            : "log: no [MEM] lines"};
   if (!is_text) return {false, "log: [MEM] found inside binary data"};
   return {true, {}};

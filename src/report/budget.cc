@@ -415,10 +415,14 @@ class Evaluator {
     const bool summaries_only = t.counts.summaries > 0 && t.counts.allocs + t.counts.reallocs == 0;
     // A leak check that did not run found no leak, not 0 B of one (a rate
     // per inference without markers is refused below for what it lacks).
-    auto require_checked = [&](const char* key) {
-      if (t.checks.leaks.status == CheckStatus::not_checked)
+    // After a restart it is the latest boot's own check: a leak in a boot
+    // before it breaks a limit, but does not make the latest boot judged
+    // (one inference keeping 10,000 B there once passed beside it).
+    auto require_checked = [&](const char* key, bool ok) {
+      const Check& c = t.restarts.total ? t.restarts.latest_boot : t.checks.leaks;
+      if (ok && c.status == CheckStatus::not_checked)
         throw BudgetError(fmt::format("leak.{}: the leak check did not run on this trace ({})", key,
-                                      t.checks.leaks.reason.empty() ? "NOT CHECKED in its report" : t.checks.leaks.reason));
+                                      c.reason.empty() ? "NOT CHECKED in its report" : c.reason));
     };
     // Records lost mid-trace can hide a leak: what arrived within the limit
     // does not show the device is (8 flipped bits left 2,144 B of 9,440).
@@ -433,33 +437,27 @@ class Evaluator {
     // went down (a leak of 1,600 B that ended in a restart once passed as
     // "0.0 B per inference over 100 inferences", 50 of them judged): the
     // limit holds for the worst boot. A boot that could not be judged (one
-    // inference, or past the restarts kept) can hide a leak: within the
-    // limit then says nothing of it; beyond it, it breaks.
+    // inference, summary records) can hide a leak: within the limit then
+    // says nothing of it; beyond it, it breaks.
     const uint64_t judged = t.inferences - t.inferences_before_latest_boot;
     const std::string restarted =
         t.restarts.total ? fmt::format("the device started again {} time{}", units::grouped(t.restarts.total),
                                        t.restarts.total == 1 ? "" : "s")
                          : "";
-    const bool boots_unjudged = t.inferences_before_latest_boot > 0 &&  // a restart before any inference hides none
-                                (t.restarts.unjudged_boots > 0 || t.restarts.total > t.restarts.kept.size());
+    // A boot with no inference ended (a boot banner) hides no per-inference leak.
+    const Restart* unjudged = t.restarts.unjudged_boots ? &*t.restarts.first_unjudged : nullptr;
     auto within_limit_on_restart = [&](const char* key, bool ok, const std::string& measured) {
-      if (ok && boots_unjudged)
-        throw BudgetError(fmt::format("leak.{}: {} in the trace, and {} of the boots before the latest could not be "
-                                      "judged (fewer than two inferences ended in it, or past the first {} restarts), "
-                                      "so {} does not show the limit holds for them; capture one boot, or give the "
-                                      "trace from its last BOOT on",
-                                      key, restarted,
-                                      units::grouped(t.restarts.unjudged_boots + t.restarts.total -
-                                                     t.restarts.kept.size()),
-                                      Restarts::kKept, measured));
+      if (ok && unjudged)
+        throw BudgetError(fmt::format("leak.{}: {} in the trace, and {} before the latest could not be judged (boot "
+                                      "{}: {}), so {} does not show the limit holds for {}; capture one boot, or give "
+                                      "the trace from its last BOOT on",
+                                      key, restarted, units::counted(t.restarts.unjudged_boots, "boot", "boots"),
+                                      units::grouped(unjudged->boot), unjudged->leak_check.reason, measured,
+                                      t.restarts.unjudged_boots == 1 ? "it" : "them"));
     };
     // The boot before a restart that measured the most, if it is above the latest's.
-    auto worst_earlier_boot = [&](double latest, auto measure) -> const Restart* {
-      const Restart* worst = nullptr;
-      for (const Restart& boot : t.restarts.kept)
-        if (boot.leak_check.status == CheckStatus::found && measure(boot) > (worst ? measure(*worst) : latest))
-          worst = &boot;
-      return worst;
+    auto worst_earlier_boot = [&](double latest, const std::optional<Restart>& most, auto measure) -> const Restart* {
+      return most && measure(*most) > latest ? &*most : nullptr;
     };
     auto in_boot = [&](const Restart* boot) {
       return boot ? fmt::format(" in boot {}, before the device started again ({} inferences)",
@@ -477,8 +475,7 @@ class Evaluator {
                           "rate per inference was measured; limit leak.max_leaked_bytes instead");
       // A summary-mode trace's leak check never runs by site: its rate is the
       // pools', and one inference end is no slope.
-      if (!summaries_only) require_checked("max_bytes_per_inference");
-      else if (judged < 2)
+      if (summaries_only && judged < 2)
         throw BudgetError(fmt::format("leak.max_bytes_per_inference: {} inference{} ended{}: a rate needs two",
                                       judged, judged == 1 ? "" : "s", t.restarts.total ? " in the latest boot" : ""));
       // A leak that stopped on its own adds nothing now, but the build
@@ -492,9 +489,10 @@ class Evaluator {
         for (const PoolWatermark& w : t.watermarks)
           if (w.stopped_growing() && w.stairs.steps > 0)
             rate += w.stairs.step_bytes / std::max(w.stairs.period_inferences, 1.0);
-      const Restart* worst =
-          worst_earlier_boot(rate, [](const Restart& boot) { return boot.leak_bytes_per_inference; });
+      const Restart* worst = worst_earlier_boot(rate, t.restarts.fastest_leak,
+                                                [](const Restart& boot) { return boot.leak_bytes_per_inference; });
       if (worst) rate = worst->leak_bytes_per_inference;
+      if (!summaries_only) require_checked("max_bytes_per_inference", rate <= max);
       within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       add("leak.max_bytes_per_inference", rate <= max,
@@ -513,12 +511,12 @@ class Evaluator {
       if (summaries_only)
         throw BudgetError("leak.max_leaked_bytes: the trace holds summary records only, which carry no blocks, so "
                           "no bytes leaked by site are known; limit leak.max_bytes_per_inference instead");
-      require_checked("max_leaked_bytes");
       for (const auto& l : t.leaks) total += l.bytes;
-      const Restart* worst = worst_earlier_boot(static_cast<double>(total), [](const Restart& boot) {
+      const Restart* worst = worst_earlier_boot(static_cast<double>(total), t.restarts.most_leaked, [](const Restart& boot) {
         return static_cast<double>(boot.leaked_bytes);
       });
       if (worst) total = worst->leaked_bytes;
+      require_checked("max_leaked_bytes", total <= max);
       const std::vector<SiteLeak>& leaks = worst ? worst->leaks : t.leaks;
       const uint64_t sites = worst ? worst->leaking_groups : t.leaks.size();
       within_limit_on_loss("max_leaked_bytes", total <= max, units::bytes(total) + " leaked");

@@ -130,8 +130,8 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   auto headline = [](const AnalysisResult& r) {
     uint64_t leaked = 0;
     for (const auto& l : r.leaks) leaked += l.bytes;
-    // And what boots before a restart leaked (the first 256 restarts'): the capture's leak, not only its last boot's.
-    for (const Restart& boot : r.restarts.kept) leaked += boot.leaked_bytes;
+    // And what every boot before a restart leaked: the capture's leak, not only its last boot's.
+    leaked += r.restarts.leaked_bytes;
     Table table{
         {"peak_bytes", {d(r.peak_bytes), DiffUnit::bytes, "peak"}},
         {"inferences", {d(r.inferences), DiffUnit::count, "inferences"}},

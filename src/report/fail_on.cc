@@ -6,6 +6,7 @@
 
 #include "edgemem/report.h"
 #include "report/names.h"
+#include "report/units.h"
 
 namespace edgemem {
 
@@ -89,6 +90,11 @@ std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResul
     out.push_back(fmt::format("leak: none in what arrived, but records were lost mid-trace ({}), so it neither holds "
                               "nor breaks",
                               r.lost_mid_trace));
+  // A boot before a restart that could not be judged can hide a leak: no leak in the others is no pass.
+  if (rules.leak && r.checks.leaks.status == CheckStatus::clean && r.restarts.unjudged_boots > 0)
+    out.push_back(fmt::format("leak: none found, but {} before the latest could not be judged, so it neither holds "
+                              "nor breaks",
+                              units::counted(r.restarts.unjudged_boots, "boot", "boots")));
   unjudged(rules.overflow, r.checks.overflow, "overflow");
   unjudged(rules.guard, r.checks.guards, "guard");
   unjudged(rules.lifo, r.checks.lifo, "lifo");

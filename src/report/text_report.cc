@@ -311,30 +311,6 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (!r.leaks.empty() && !leaks_judged)
     more(out, "-> [LEAK?]: growing up to where the file was cut, not judged leaks: the rest of the run, where their "
               "blocks may be freed, is not in the file (see [NOT CHECKED] leak)");
-  // Boots before the latest, judged as each went down: the leak that made a
-  // device restart is often in the boot before the capture's last.
-  size_t earlier_shown = 0, earlier_leaks = 0;
-  for (const Restart& boot : r.restarts.kept) {
-    earlier_leaks += boot.leaking_groups;
-    std::vector<std::string_view> sites;
-    for (const SiteLeak& l : boot.leaks) sites.push_back(l.site);
-    const std::vector<std::string> names = shown_sites(sites);
-    const std::string ended =
-        boot.during_inference ? fmt::format("it went down during inference {}", grouped(*boot.during_inference))
-        : boot.after_inference ? fmt::format("it went down after inference {}", grouped(*boot.after_inference))
-                               : std::string("it went down before its first inference");
-    for (size_t i = 0; i < boot.leaks.size() && earlier_shown < 5; ++i, ++earlier_shown) {
-      const SiteLeak& l = boot.leaks[i];
-      ++problems;
-      line(out, "[LEAK]", fmt::format("{}, in boot {} ({}, {} in use)", leak_headline(l, marked, names[i], 0),
-                                      grouped(boot.boot), ended, bytes(boot.bytes_in_use)));
-      more(out, fmt::format("{} live in {} block{} when it went down; pool '{}'", bytes(l.bytes), grouped(l.count),
-                            l.count == 1 ? "" : "s", l.pool));
-    }
-  }
-  if (earlier_leaks > earlier_shown)
-    more(out, fmt::format("(and {} more leaking group{} in boots before the latest; JSON restarts.kept[].leaks)",
-                          grouped(earlier_leaks - earlier_shown), earlier_leaks - earlier_shown == 1 ? "" : "s"));
   // A device in summary mode sends no blocks: a pool's steady growth is the finding.
   if (r.leaks.empty() && r.counts.summaries > 0) {
     for (const auto& w : r.watermarks) {
@@ -401,6 +377,41 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
           std::none_of(r.leaks.begin(), r.leaks.end(), [&](const SiteLeak& l) { return l.pool == w.pool; }))
         growth(w.pool, w.growth_rate(), fmt::format("{}{}", to_string(w.shape), late_rise_from(w, r.restarts.total + 1)));
     }
+  // Boots before the latest, judged as each went down: the leak that made a
+  // device restart is often in the boot before the capture's last. Past the
+  // restarts kept, the boot that leaked the most bytes stands for the rest.
+  size_t earlier_shown = 0, earlier_listed = 0;
+  auto earlier_boot = [&](const Restart& boot) {
+    earlier_listed += boot.leaking_groups;
+    std::vector<std::string_view> sites;
+    for (const SiteLeak& l : boot.leaks) sites.push_back(l.site);
+    const std::vector<std::string> names = shown_sites(sites);
+    const std::string ended =
+        boot.during_inference  ? fmt::format("it went down during inference {}, ", grouped(*boot.during_inference))
+        : boot.after_inference ? fmt::format("it went down after inference {}, ", grouped(*boot.after_inference))
+        : marked               ? std::string("it went down before its first inference, ")
+                               : std::string();
+    for (size_t i = 0; i < boot.leaks.size() && earlier_shown < 5; ++i, ++earlier_shown) {
+      const SiteLeak& l = boot.leaks[i];
+      ++problems;
+      line(out, "[LEAK]", fmt::format("{}, in boot {} ({}{} in use)", leak_headline(l, marked, names[i], 0),
+                                      grouped(boot.boot), ended, bytes(boot.bytes_in_use)));
+      more(out, fmt::format("{} live in {} block{} when it went down; pool '{}'", bytes(l.bytes), grouped(l.count),
+                            l.count == 1 ? "" : "s", l.pool));
+    }
+  };
+  uint64_t kept_leaking = 0;
+  for (const Restart& boot : r.restarts.kept)
+    if (boot.leak_check.status == CheckStatus::found) {
+      ++kept_leaking;
+      earlier_boot(boot);
+    }
+  if (kept_leaking == 0 && r.restarts.most_leaked) earlier_boot(*r.restarts.most_leaked);
+  if (r.restarts.leaking_boots > std::max<uint64_t>(kept_leaking, 1) || earlier_listed > earlier_shown)
+    more(out, fmt::format("({} before the latest leaked, {} of their leaking groups shown; the JSON's restarts.kept[] "
+                          "has the first {} restarts and up to {} groups of each)",
+                          units::counted(r.restarts.leaking_boots, "boot", "boots"), grouped(earlier_shown),
+                          Restarts::kKept, Restart::kLeaksKept));
   if ((!r.leaks.empty() && leaks_judged) || earlier_shown > 0)
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "
               "Micro: in Prepare, not Invoke)");

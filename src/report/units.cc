@@ -18,6 +18,10 @@ std::string grouped(uint64_t n) {
   return out;
 }
 
+std::string counted(uint64_t n, std::string_view one, std::string_view many) {
+  return grouped(n) + ' ' + std::string(n == 1 ? one : many);
+}
+
 std::string group_digits(const std::string& text) {
   const size_t start = text.find_first_of("0123456789");
   if (start == std::string::npos) return text;  // inf, nan

@@ -12,6 +12,8 @@
 namespace edgemem::units {
 
 std::string grouped(uint64_t n);           // 1,081,344
+// A count and its noun, singular for 1: counted(1, "byte", "bytes") is "1 byte", counted(4096, ...) "4,096 bytes".
+std::string counted(uint64_t n, std::string_view one, std::string_view many);
 // A real number with `places` decimals, its whole part grouped as grouped()
 // does ("8,588.0"); a sign only where fmt's spec gives one ("+" forced).
 std::string decimal(double v, int places, bool plus = false);

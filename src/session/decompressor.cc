@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
+
 namespace edgemem {
 
 const char* to_string(Compression c) {
@@ -51,7 +53,8 @@ class GzipDecompressor final : public Decompressor {
     return in_member_ ? "the gzip stream ends early: the file was cut off (or is still being written)" : "";
   }
   std::string ignored() const override {
-    return trailing_nonzero_ ? fmt::format("{} bytes after the end of the gzip data ignored, as gzip -d ignores them", trailing_)
+    return trailing_nonzero_ ? fmt::format("{} after the end of the gzip data ignored, as gzip -d ignores them",
+                                           units::counted(trailing_, "byte", "bytes"))
                              : "";
   }
 

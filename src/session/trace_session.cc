@@ -177,8 +177,9 @@ struct TraceSession::Impl {
           unpack_cut ? std::string("what came before is analysed")
                      : fmt::format("what came before is analysed (a checksum at the end of a block finds damage only "
                                    "after its data was read: findings near the end may come from damaged data), the "
-                                   "{} compressed bytes after it are not (a compressed stream cannot be read past damage)",
-                                   compressed_bytes - unpack_damage_at)));
+                                   "{} after it {} not (a compressed stream cannot be read past damage)",
+                                   units::counted(compressed_bytes - unpack_damage_at, "compressed byte", "compressed bytes"),
+                                   compressed_bytes - unpack_damage_at == 1 ? "is" : "are")));
     if (unpack && !unpack->ignored().empty()) notes.push_back(fmt::format("warning: {}: {}", name, unpack->ignored()));
     out.notes = std::move(notes);
     if (read_failed && !decoder && head.empty()) return out;

@@ -77,8 +77,23 @@ expect 0 "check: two clean boots hold" -- \
 boots 1:32 50:0 >"$tmp/reboot_unjudged.log"
 expect 2 "check: a boot before the latest that could not be judged holds no leak limit" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_unjudged.log"
-has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and 1 of the boots before the latest could not be judged" \
-  "the refusal says a boot before was not judged"
+has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and 1 boot before the latest could not be judged (boot 1: 1 inference ended in boot 1: a leak shows as growth over at least two" \
+  "the refusal says which boot before was not judged and why"
+expect 2 "analyze --fail-on leak: a boot before the latest that could not be judged neither holds nor breaks" -- \
+  "$edgemem" analyze --fail-on leak "$tmp/reboot_unjudged.log"
+# A leak in the boot before does not make a latest boot of one inference
+# judged: under the limit it is refused (it once held, exit 0, where the
+# latest boot alone is refused).
+boots 40:32 1:10000 >"$tmp/reboot_leak_then_one.log"
+echo '{"leak": {"max_leaked_bytes": 2000, "max_bytes_per_inference": 40}}' >"$tmp/leak2000.json"
+expect 2 "check: a latest boot of one inference is not judged beside a leak before it" -- \
+  "$edgemem" check --budget "$tmp/leak2000.json" --trace "$tmp/reboot_leak_then_one.log"
+has err "the leak check did not run on this trace (1 inference ended since the device last started again" \
+  "the refusal names the latest boot"
+# Boots past the first 256 restarts kept are judged all the same: 300 clean
+# boots hold (they were once refused as not judged).
+boots $(for _ in $(seq 300); do printf "3:0 "; done) >"$tmp/many_clean.log"
+expect 0 "check: 300 clean boots hold" -- "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/many_clean.log"
 # A restart before any inference (a boot banner, the serial port's open
 # resetting the board) hides nothing: the clean run holds.
 boots 0:0 50:0 >"$tmp/banner_then_clean.log"

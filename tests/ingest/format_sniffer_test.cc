@@ -181,7 +181,7 @@ TEST(Sniffer, TextWithoutMemLinesInTheWindowPointsToFormatLog) {
   boot.resize(64 * 1024);
   SniffVerdict v = sniff_trace(bytes(boot));
   EXPECT_FALSE(v.format);
-  EXPECT_NE(v.refusal("F").find("log: text, but no [MEM] lines in its first 65536 bytes"), std::string::npos)
+  EXPECT_NE(v.refusal("F").find("log: text, but no [MEM] lines in its first 65,536 bytes"), std::string::npos)
       << v.refusal("F");
   EXPECT_TRUE(v.refusal("F").ends_with("; if its [MEM] lines come later, run with --format log; else force a decoder "
                                        "with --format"))

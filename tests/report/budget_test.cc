@@ -400,22 +400,26 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
   t.restarts.unjudged_boots = 1;
   Restart boot;
   boot.boot = 1;
-  boot.inferences = 50;
-  boot.leak_check.status = CheckStatus::not_checked;
+  boot.inferences = 1;
+  boot.leak_check = {CheckStatus::not_checked, "1 inference ended in boot 1"};
   t.restarts.kept.push_back(boot);
+  t.restarts.first_unjudged = boot;
   t.checks.leaks.status = CheckStatus::clean;
+  t.restarts.latest_boot = t.checks.leaks;
   BudgetInputs in{nullptr, nullptr, &t, nullptr};
   for (const char* limit : {"max_bytes_per_inference", "max_leaked_bytes"}) {
     std::string error;
     EXPECT_TRUE(evaluate_budget(json::parse(fmt::format(R"({{"leak": {{"{}": 0}}}})", limit)), in, error).empty());
-    EXPECT_NE(error.find(fmt::format("leak.{}: the device started again 1 time in the trace, and 1 of the boots "
-                                     "before the latest could not be judged",
+    EXPECT_NE(error.find(fmt::format("leak.{}: the device started again 1 time in the trace, and 1 boot before the "
+                                     "latest could not be judged (boot 1: 1 inference ended in boot 1)",
                                      limit)),
               std::string::npos)
         << error;
   }
   // Judged clean: the limits hold.
   t.restarts.unjudged_boots = 0;
+  t.restarts.first_unjudged.reset();
+  t.restarts.kept[0].inferences = 50;
   t.restarts.kept[0].leak_check.status = CheckStatus::clean;
   {
     std::string error;
@@ -426,6 +430,7 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
   }
   // Leaking in the latest boot: its numbers, the worst of every boot.
   t.checks.leaks.status = CheckStatus::found;
+  t.restarts.latest_boot = t.checks.leaks;
   t.leak_rate_bytes_per_inference = 32;
   t.leaks.push_back({"leak.c:42", "heap", 1600, 50, 32.0, "", 0, 0, 0, 50, 0, std::nullopt, false, {}});
   std::string error;
@@ -446,6 +451,7 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
   leaky.leaking_groups = 1;
   leaky.leak_bytes_per_inference = 64;
   leaky.leaks.push_back({"old.c:7", "heap", 3200, 50, 64.0, "", 0, 0, 0, 50, 0, std::nullopt, false, {}});
+  t.restarts.most_leaked = t.restarts.fastest_leak = leaky;
   error.clear();
   out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 40, "max_leaked_bytes": 2000}})"), in, error);
   ASSERT_TRUE(error.empty()) << error;
@@ -456,6 +462,22 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
             "3,200 B leaked at 1 site(s) (first old.c:7) in boot 1, before the device started again (50 inferences), "
             "limit 2,000 B");
   EXPECT_FALSE(find(out, "leak.max_leaked_bytes")->ok);
+  // The latest boot not judged (one inference): a leak before it breaks a
+  // limit it is over, and does not make a limit it is under hold.
+  t.checks.leaks.status = CheckStatus::found;
+  t.restarts.latest_boot = {CheckStatus::not_checked, "1 inference ended since the device last started again"};
+  t.leaks.clear();
+  t.leak_rate_bytes_per_inference = 0;
+  error.clear();
+  out = evaluate_budget(json::parse(R"({"leak": {"max_leaked_bytes": 2000}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_FALSE(find(out, "leak.max_leaked_bytes")->ok);
+  error.clear();
+  EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_leaked_bytes": 4000}})"), in, error).empty());
+  EXPECT_NE(error.find("leak.max_leaked_bytes: the leak check did not run on this trace (1 inference ended since the "
+                       "device last started again)"),
+            std::string::npos)
+      << error;
   // A summary-mode trace with one inference end in its latest boot has no slope.
   AnalysisResult summary;
   summary.inferences = 1;

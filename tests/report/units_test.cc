@@ -81,5 +81,13 @@ TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
   EXPECT_EQ(group_digits("inf"), "inf");
 }
 
+// Counts in messages read as people write them: "1 byte", "26,893 compressed
+// bytes" (once "1 bytes after the end of the gzip data", "the 26893 compressed bytes").
+TEST(Units, ACountTakesItsNounInTheSingularForOne) {
+  EXPECT_EQ(counted(0, "byte", "bytes"), "0 bytes");
+  EXPECT_EQ(counted(1, "call", "calls"), "1 call");
+  EXPECT_EQ(counted(26893, "compressed byte", "compressed bytes"), "26,893 compressed bytes");
+}
+
 }  // namespace
 }  // namespace edgemem::units

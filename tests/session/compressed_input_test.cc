@@ -237,7 +237,7 @@ TEST(CompressedInput, WhatGzipDIgnoresAfterTheLastMemberIsNoDamage) {
   EXPECT_EQ(report_of(padded), expected);
   TraceOutcome garbage = push_packed(gzip(plain) + "\n", {100});
   ASSERT_EQ(garbage.notes.size(), 1u);
-  EXPECT_EQ(garbage.notes[0], "warning: t.log: 1 bytes after the end of the gzip data ignored, as gzip -d ignores them");
+  EXPECT_EQ(garbage.notes[0], "warning: t.log: 1 byte after the end of the gzip data ignored, as gzip -d ignores them");
   EXPECT_EQ(report_of(garbage), expected);
 }
 
