@@ -84,6 +84,7 @@ struct Analyzer::Impl {
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   uint64_t boot_began_after = 0;  // inferences completed when the latest boot began
+  bool boot_without_inference = false;  // the latest boot has begun none yet (its blocks so far are its setup)
   // The resets a restart sends, one per pool, still to come: their blocks
   // were lost with the boot, not freed (a site that never frees read "30
   // allocations, 10 frees" after a reboot).
@@ -303,6 +304,7 @@ struct Analyzer::Impl {
     ++restarts.total;
     restart_resets_left = context.pools.size();
     boot_began_after = tracker.completed();
+    boot_without_inference = true;
     tracker.device_restarted();
     leaks.device_restarted(tracker.inference());
     watermark.device_restarted(tracker.completed());
@@ -497,7 +499,8 @@ struct Analyzer::Impl {
   }
 
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
-    if (tracker.inference() == 0) leaks.first_inference_begins(by_its_end);
+    if (tracker.inference() == 0 || std::exchange(boot_without_inference, false))
+      leaks.first_inference_begins(by_its_end);
     tracker.begin_inference(number, by_its_end);
     failed_at_begin = failed_before;
   }

@@ -109,6 +109,11 @@ void LeakAnalysis::first_inference_begins(bool at_trace_start) {
 
 void LeakAnalysis::device_restarted(uint32_t begun) {
   boot_began_at_ = begun;
+  // Its blocks, reset next, were lost with it (removed(b, false)); what the
+  // new boot makes before its first inference is its own setup.
+  inferences_began_ = false;
+  began_at_start_ = false;
+  std::fill(pre_live_bytes_.begin(), pre_live_bytes_.end(), 0);
   // Called at the first of the boot's resets, which then free every block:
   // the records start from empty, the live counts fall to 0 as they do.
   boot_began_after_ = completed_;
@@ -364,7 +369,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
           g.latest = std::max(g.latest, at);
         }
       }
-      if (markers && clocked && b.inference == 0 && !began_at_start_) {
+      if (markers && clocked && b.inference <= boot_began_at_ && !began_at_start_) {
         g.pre_bytes += b.size;
         ++g.pre_count;
         return;

@@ -69,9 +69,9 @@ class LeakAnalysis {
   }
   // `freed`: false for a block lost when the device restarted.
   void removed(const Block& b, bool freed = true) {
-    // A block made before the first inference: what the inferences added
-    // does not lose it (once markers began; without them every block is).
-    if (b.inference == 0 && inferences_began_ && !began_at_start_) [[unlikely]]
+    // A block made before its boot's first inference: what the inferences
+    // added does not lose it (once markers began; without them every block is).
+    if (b.inference <= boot_began_at_ && inferences_began_ && !began_at_start_) [[unlikely]]
       pre_live_bytes_[b.group] -= b.size;
     Group& g = touch(b.group);
     // What it held at its highest, given back: it churns, not only grows.
@@ -118,8 +118,10 @@ class LeakAnalysis {
   // `completed`: inferences completed so far; `device`: the device's number for this one.
   void inference_end(uint64_t completed, uint64_t device);
   // The device booted again (its pools were reset): a leak is judged within
-  // the latest boot, as each boot leaks again from empty. What the groups
-  // allocated and freed over the whole capture stays counted.
+  // each boot, as each boot leaks again from empty, and what a boot makes
+  // before its first inference is its setup, as in the first boot
+  // (first_inference_begins is called again at its first inference). What
+  // the groups allocated and freed over the whole capture stays counted.
   // `begun`: the inferences begun before the new boot.
   void device_restarted(uint32_t begun);
   // `ending_boot`: the boot going down at a restart, judged as it ends (its reasons say so); 0 at the trace's end.
@@ -253,7 +255,7 @@ class LeakAnalysis {
   // Per group: live bytes of blocks made before the first inference.
   std::vector<uint64_t> pre_live_bytes_;
   bool inferences_began_ = false;
-  bool began_at_start_ = false;  // first_inference_begins' at_trace_start
+  bool began_at_start_ = false;  // first_inference_begins' at_trace_start (of the latest boot)
   uint64_t completed_ = 0;  // inference ends so far
   uint64_t boot_began_after_ = 0;  // completed_ when the latest boot began
   uint32_t boot_began_at_ = 0;     // inferences begun then
