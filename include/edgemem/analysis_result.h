@@ -440,7 +440,8 @@ struct Restarts {
   uint64_t total = 0;
   // Over every restart, kept or not: boots before the latest whose leak
   // check found a leak, and those it could not judge (the first of them,
-  // with why, in first_unjudged).
+  // with why, in first_unjudged; in a trace that marks inferences, a boot
+  // that ended none hides no leak per inference and is not counted).
   uint64_t leaking_boots = 0, unjudged_boots = 0;
   uint64_t leaked_bytes = 0;  // what their leaks held as each went down, added
   // The boots that leaked the most bytes, and at the highest rate: what a

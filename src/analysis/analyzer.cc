@@ -85,6 +85,13 @@ struct Analyzer::Impl {
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   uint64_t boot_began_after = 0;  // inferences completed when the latest boot began
   bool boot_without_inference = false;  // the latest boot has begun none yet (its blocks so far are its setup)
+  // Boots before the latest whose leak check could not run, by whether they
+  // ended an inference; the first of each, without its leaks.
+  struct Unjudged {
+    uint64_t count = 0;
+    std::optional<Restart> first;
+  };
+  Unjudged unjudged_with_inferences, unjudged_without_inferences;
   // The resets a restart sends, one per pool, still to come: their blocks
   // were lost with the boot, not freed (a site that never frees read "30
   // allocations, 10 frees" after a reboot).
@@ -310,21 +317,32 @@ struct Analyzer::Impl {
     watermark.device_restarted(tracker.completed());
   }
 
+  static constexpr const char* kNoMarkersAfterARestart =
+      "no inference markers: growth over event time is measured with the boots before it, so no leak found there "
+      "is no proof";
   // The boot going down, judged for leaks as if the trace ended here: the
   // pools still hold its blocks and the groups count its growth.
   void judge_boot_leaks(Restart& r) {
     AnalysisResult boot;
     boot.restarts.total = restarts.total;  // the wording of its reasons; not the kept list (a copy per restart)
-    leaks.finish(tracker, context, boot, tracker.boot());
+    leaks.finish(tracker, context, boot, true);
     r.boot = tracker.boot();
     r.inferences = tracker.completed() - boot_began_after;
     r.leak_check = std::move(boot.checks.leaks);
     // Summary records carry no blocks: a summarised pool's growth is judged
-    // from its usage over the latest boot only (WatermarkAnalysis). A pool
-    // traced in full beside them keeps its verdict, as the latest boot's does.
-    if (counts.summaries > 0 && counts.allocs + counts.reallocs == 0)
+    // from its usage over the latest boot only (WatermarkAnalysis), so a boot
+    // before it that found no leak in its traced pools is not judged for its
+    // summarised ones (one that grew 100 B per inference once passed).
+    const bool markers = tracker.inference() > 0;
+    if (counts.summaries > 0 && r.leak_check.status != CheckStatus::found)
       r.leak_check = {CheckStatus::not_checked,
-                      "summary records carry no blocks, and a pool's growth is judged over the latest boot only"};
+                      "summary records carry no blocks, and a summarised pool's growth is judged over the latest "
+                      "boot only"};
+    // Without inference markers growth is measured over windows of event
+    // time that span the boots before: after the first boot, no leak found
+    // is no proof (a leak twice as large in boot 2 as in boot 1 read as none).
+    if (!markers && r.boot > 1 && r.leak_check.status == CheckStatus::clean)
+      r.leak_check = {CheckStatus::not_checked, kNoMarkersAfterARestart};
     r.leaking_groups = boot.leaks.size();
     for (const SiteLeak& l : boot.leaks) {
       r.leaked_bytes += l.bytes;
@@ -338,10 +356,13 @@ struct Analyzer::Impl {
       if (!restarts.most_leaked || r.leaked_bytes > restarts.most_leaked->leaked_bytes) restarts.most_leaked = r;
       if (!restarts.fastest_leak || r.leak_bytes_per_inference > restarts.fastest_leak->leak_bytes_per_inference)
         restarts.fastest_leak = r;
-    } else if (r.leak_check.status == CheckStatus::not_checked && r.inferences > 0) {
-      if (restarts.unjudged_boots++ == 0) {
-        restarts.first_unjudged = r;
-        restarts.first_unjudged->leaks.clear();
+    } else if (r.leak_check.status == CheckStatus::not_checked) {
+      // One that ended no inference hides no leak per inference, if the
+      // trace turns out to mark inferences (not known yet at a boot banner).
+      Unjudged& u = r.inferences > 0 ? unjudged_with_inferences : unjudged_without_inferences;
+      if (u.count++ == 0) {
+        u.first = r;
+        u.first->leaks.clear();
       }
     }
   }
@@ -352,7 +373,17 @@ struct Analyzer::Impl {
   void leaks_of_earlier_boots(AnalysisResult& out) {
     Check& c = out.checks.leaks;
     Restarts& rs = out.restarts;
+    const bool markers = tracker.inference() > 0;
+    const Unjudged& with = unjudged_with_inferences;
+    const Unjudged& without = unjudged_without_inferences;
+    rs.unjudged_boots = with.count + (markers ? 0 : without.count);
+    rs.first_unjudged = markers || !without.first || (with.first && with.first->boot < without.first->boot)
+                            ? with.first
+                            : without.first;
     rs.latest_boot = c;
+    if (rs.total > 0 && !markers && c.status == CheckStatus::clean)
+      rs.latest_boot = {CheckStatus::not_checked, kNoMarkersAfterARestart};
+    const Check& latest = rs.latest_boot;
     std::vector<std::string> said;
     if (rs.leaking_boots > 0) {
       const auto kept = std::find_if(rs.kept.begin(), rs.kept.end(),
@@ -364,12 +395,13 @@ struct Analyzer::Impl {
                                  : kept != rs.kept.end() ? "the first: "
                                                                       : "the most bytes: ",
                                  units::grouped(named)));
-      if (c.status == CheckStatus::clean) said.push_back("none in the latest boot");
-      else if (c.status == CheckStatus::not_checked) said.push_back("the latest boot: " + c.reason);
-      else if (!c.reason.empty()) said.push_back(c.reason);
+      if (latest.status == CheckStatus::clean) said.push_back("none in the latest boot");
+      else if (latest.status == CheckStatus::not_checked) said.push_back("the latest boot: " + latest.reason);
+      else if (!latest.reason.empty()) said.push_back(latest.reason);
       c.status = CheckStatus::found;
-    } else if (!c.reason.empty()) {
-      said.push_back(c.reason);
+    } else {
+      if (!c.reason.empty()) said.push_back(c.reason);
+      if (latest.status != c.status) said.push_back("the latest boot: " + latest.reason);
     }
     if (rs.unjudged_boots > 0 && rs.first_unjudged)
       said.push_back(fmt::format("{} before the latest could not be judged (boot {}: {})",

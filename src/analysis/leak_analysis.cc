@@ -351,7 +351,7 @@ void add_share(std::vector<ThreadShare>& shares, uint32_t tid, uint64_t size) {
 }  // namespace
 
 void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out,
-                          uint64_t ending_boot) const {
+                          bool at_restart) const {
   const bool markers = tracker.inference() > 0;
   std::unordered_set<SiteId> leaking;
   std::map<Key, Live> live;
@@ -506,7 +506,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
         if (!largest || p.bytes > largest->bytes) largest = &p;
       }
     const bool restarted = out.restarts.total > 0;
-    const std::string where = ending_boot ? fmt::format("in boot {}", units::grouped(ending_boot))
+    const std::string where = at_restart ? std::string("in that boot")
                               : restarted ? "since the device last started again (leaks are judged in each boot on its own)"
                                           : "in the trace";
     const std::string since = restarted ? "the restart" : "the first inference began";
@@ -514,7 +514,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
          fmt::format("{} inference{} ended {}: a leak shows as growth over at least two{}", boot_completed,
                      boot_completed == 1 ? "" : "s", where,
                      !largest      ? ""
-                     : ending_boot ? fmt::format("; {} made since {} were still live when it went down (largest {}): "
+                     : at_restart  ? fmt::format("; {} made since {} were still live when it went down (largest {}): "
                                                  "kept or leaked, the trace cannot tell",
                                                  units::bytes(kept), since, largest->site)
                                    : fmt::format("; {} made since {} are still live at the end (largest {}): kept or "

@@ -124,8 +124,8 @@ class LeakAnalysis {
   // the groups allocated and freed over the whole capture stays counted.
   // `begun`: the inferences begun before the new boot.
   void device_restarted(uint32_t begun);
-  // `ending_boot`: the boot going down at a restart, judged as it ends (its reasons say so); 0 at the trace's end.
-  void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out, uint64_t ending_boot = 0) const;
+  // `at_restart`: the boot going down at a restart is judged as it ends (its reasons say so).
+  void finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out, bool at_restart = false) const;
 
  private:
   static void list_sites(const PoolTracker& tracker, const TraceContext& context,

@@ -61,6 +61,8 @@ void ItmDecoder::add_port_stats(DecodeStats& s) const {
   if (!s.time_went_back) s.time_went_back_line = markers_.stats().time_went_back_line;
   s.time_went_back += markers_.stats().time_went_back;
   s.strings_dropped += emt_.stats().strings_dropped;
+  // A second HEADER on port 1, or a BOOT line on port 0: the device started again.
+  s.device_restarts += port1_stats().device_restarts + markers_.stats().device_restarts;
 }
 
 void ItmDecoder::note_port0_problem() {

@@ -418,10 +418,15 @@ class Evaluator {
     // After a restart it is the latest boot's own check: a leak in a boot
     // before it breaks a limit, but does not make the latest boot judged
     // (one inference keeping 10,000 B there once passed beside it).
+    // A latest boot that ended no inference (a capture stopped just after
+    // the device rebooted) hides no per-inference leak, as such a boot
+    // before it does not.
     auto require_checked = [&](const char* key, bool ok) {
       const Check& c = t.restarts.total ? t.restarts.latest_boot : t.checks.leaks;
-      if (ok && c.status == CheckStatus::not_checked)
-        throw BudgetError(fmt::format("leak.{}: the leak check did not run on this trace ({})", key,
+      const bool nothing_to_judge = t.restarts.total && t.inferences > 0 && t.inferences == t.inferences_before_latest_boot;
+      if (ok && c.status == CheckStatus::not_checked && !nothing_to_judge)
+        throw BudgetError(fmt::format("leak.{}: the leak check did not run on {} ({})", key,
+                                      t.restarts.total ? "the latest boot" : "this trace",
                                       c.reason.empty() ? "NOT CHECKED in its report" : c.reason));
     };
     // Records lost mid-trace can hide a leak: what arrived within the limit
@@ -460,9 +465,8 @@ class Evaluator {
       return most && measure(*most) > latest ? &*most : nullptr;
     };
     auto in_boot = [&](const Restart* boot) {
-      return boot ? fmt::format(" in boot {}, before the device started again ({} inferences)",
-                                units::grouped(boot->boot), units::grouped(boot->inferences))
-                  : std::string();
+      return fmt::format(" in boot {}, before the device started again{}", units::grouped(boot->boot),
+                         t.inferences ? fmt::format(" ({} inferences)", units::grouped(boot->inferences)) : "");
     };
     if (b.contains("max_bytes_per_inference")) {
       // Bytes per inference, a size string too as the byte limits take ("32", "1K").

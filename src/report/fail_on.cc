@@ -48,12 +48,11 @@ std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult&
   if (rules.leak && r.restarts.leaking_boots > 0) {
     const auto first = std::find_if(r.restarts.kept.begin(), r.restarts.kept.end(),
                                     [](const Restart& b) { return !b.leaks.empty(); });
-    out.push_back(first == r.restarts.kept.end()
-                      ? fmt::format("leak: in {} boot(s) before the device started again", r.restarts.leaking_boots)
-                      : fmt::format("leak: in {} boot(s) before the device started again; in boot {}: {} site(s), "
-                                    "{} B leaked at {} first",
-                                    r.restarts.leaking_boots, first->boot, first->leaking_groups,
-                                    first->leaks.front().bytes, first->leaks.front().site));
+    const Restart* named = first != r.restarts.kept.end() ? &*first : &*r.restarts.most_leaked;
+    out.push_back(fmt::format("leak: in {} before the device started again; in boot {}: {}, {} leaked at {} first",
+                              units::counted(r.restarts.leaking_boots, "boot", "boots"), units::grouped(named->boot),
+                              units::counted(named->leaking_groups, "site", "sites"), units::bytes(named->leaked_bytes),
+                              named->leaks.front().site));
   }
   if (rules.overflow && r.overflow_count)
     out.push_back(fmt::format("overflow: {} allocation(s) past the end of their pool", r.overflow_count));
@@ -91,10 +90,12 @@ std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResul
                               "nor breaks",
                               r.lost_mid_trace));
   // A boot before a restart that could not be judged can hide a leak: no leak in the others is no pass.
-  if (rules.leak && r.checks.leaks.status == CheckStatus::clean && r.restarts.unjudged_boots > 0)
-    out.push_back(fmt::format("leak: none found, but {} before the latest could not be judged, so it neither holds "
-                              "nor breaks",
-                              units::counted(r.restarts.unjudged_boots, "boot", "boots")));
+  const bool latest_unjudged = r.restarts.total > 0 && r.restarts.latest_boot.status == CheckStatus::not_checked;
+  if (rules.leak && r.checks.leaks.status == CheckStatus::clean && (r.restarts.unjudged_boots > 0 || latest_unjudged))
+    out.push_back(fmt::format("leak: none found, but {} could not be judged, so it neither holds nor breaks",
+                              r.restarts.unjudged_boots > 0
+                                  ? units::counted(r.restarts.unjudged_boots, "boot", "boots") + " before the latest"
+                                  : std::string("the latest boot")));
   unjudged(rules.overflow, r.checks.overflow, "overflow");
   unjudged(rules.guard, r.checks.guards, "guard");
   unjudged(rules.lifo, r.checks.lifo, "lifo");

@@ -409,9 +409,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (kept_leaking == 0 && r.restarts.most_leaked) earlier_boot(*r.restarts.most_leaked);
   if (r.restarts.leaking_boots > std::max<uint64_t>(kept_leaking, 1) || earlier_listed > earlier_shown)
     more(out, fmt::format("({} before the latest leaked, {} of their leaking groups shown; the JSON's restarts.kept[] "
-                          "has the first {} restarts and up to {} groups of each)",
+                          "has {})",
                           units::counted(r.restarts.leaking_boots, "boot", "boots"), grouped(earlier_shown),
-                          Restarts::kKept, Restart::kLeaksKept));
+                          r.restarts.total > Restarts::kKept
+                              ? fmt::format("the first {} restarts and up to {} groups of each", Restarts::kKept,
+                                            Restart::kLeaksKept)
+                              : fmt::format("up to {} groups of each", Restart::kLeaksKept)));
   if ((!r.leaks.empty() && leaks_judged) || earlier_shown > 0)
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "
               "Micro: in Prepare, not Invoke)");

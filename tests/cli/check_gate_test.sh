@@ -68,7 +68,7 @@ expect 1 "analyze --fail-on leak: a leak in the boot before a restart breaks" --
   "$edgemem" analyze --fail-on leak "$tmp/reboot_clean.log"
 has out "[LEAK]        32 B per inference at leak.c:42, in boot 1 (it went down after inference 50, 3,600 B in use)" \
   "analyze names the boot the leak was in"
-has err "edgemem: fail-on leak: in 1 boot(s) before the device started again; in boot 1: 1 site(s), 1600 B leaked at leak.c:42 first" \
+has err "edgemem: fail-on leak: in 1 boot before the device started again; in boot 1: 1 site, 1,600 B leaked at leak.c:42 first" \
   "the broken rule names the boot"
 boots 50:0 50:0 >"$tmp/reboot_both_clean.log"
 expect 0 "check: two clean boots hold" -- \
@@ -77,7 +77,7 @@ expect 0 "check: two clean boots hold" -- \
 boots 1:32 50:0 >"$tmp/reboot_unjudged.log"
 expect 2 "check: a boot before the latest that could not be judged holds no leak limit" -- \
   "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/reboot_unjudged.log"
-has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and 1 boot before the latest could not be judged (boot 1: 1 inference ended in boot 1: a leak shows as growth over at least two" \
+has err "leak.max_bytes_per_inference: the device started again 1 time in the trace, and 1 boot before the latest could not be judged (boot 1: 1 inference ended in that boot: a leak shows as growth over at least two" \
   "the refusal says which boot before was not judged and why"
 expect 2 "analyze --fail-on leak: a boot before the latest that could not be judged neither holds nor breaks" -- \
   "$edgemem" analyze --fail-on leak "$tmp/reboot_unjudged.log"
@@ -88,12 +88,29 @@ boots 40:32 1:10000 >"$tmp/reboot_leak_then_one.log"
 echo '{"leak": {"max_leaked_bytes": 2000, "max_bytes_per_inference": 40}}' >"$tmp/leak2000.json"
 expect 2 "check: a latest boot of one inference is not judged beside a leak before it" -- \
   "$edgemem" check --budget "$tmp/leak2000.json" --trace "$tmp/reboot_leak_then_one.log"
-has err "the leak check did not run on this trace (1 inference ended since the device last started again" \
+has err "the leak check did not run on the latest boot (1 inference ended since the device last started again" \
   "the refusal names the latest boot"
 # Boots past the first 256 restarts kept are judged all the same: 300 clean
 # boots hold (they were once refused as not judged).
 boots $(for _ in $(seq 300); do printf "3:0 "; done) >"$tmp/many_clean.log"
 expect 0 "check: 300 clean boots hold" -- "$edgemem" check --budget "$tmp/leak0.json" --trace "$tmp/many_clean.log"
+# The capture stops just after the device rebooted (the latest boot ended no
+# inference): boot 1 judged, nothing hidden in the latest (once refused).
+boots 40:32 0:0 >"$tmp/reboot_then_stop.log"
+expect 0 "check: a capture that stops after the reboot holds a limit the leak is under" -- \
+  "$edgemem" check --budget "$tmp/leak2000.json" --trace "$tmp/reboot_then_stop.log"
+# Without inference markers the latest boot's growth is measured with the
+# boots before: boot 2 leaking twice boot 1's once passed on boot 1's bytes.
+boots 40:32 40:64 | grep -v INFER >"$tmp/nomarkers_two_boots.log"
+expect 2 "check: a latest boot without markers after a restart is not judged" -- \
+  "$edgemem" check --budget /dev/stdin --trace "$tmp/nomarkers_two_boots.log" <<<'{"leak": {"max_leaked_bytes": 2000}}' 
+has err "the leak check did not run on the latest boot (no inference markers" "the refusal says why"
+# A summarised pool that grew 100 B per inference in boot 1, then a clean
+# boot: not judged there (it once held a 40 B limit, exit 0).
+expect 2 "check: a summarised pool's growth before a restart is not judged" -- \
+  "$edgemem" check --budget /dev/stdin --trace "$(dirname "$0")/../data/restarts/summarised_growth_then_clean.emt" \
+  <<<'{"leak": {"max_bytes_per_inference": 40}}'
+has err "(boot 1: summary records carry no blocks" "the refusal names the boot and why"
 # A restart before any inference (a boot banner, the serial port's open
 # resetting the board) hides nothing: the clean run holds.
 boots 0:0 50:0 >"$tmp/banner_then_clean.log"

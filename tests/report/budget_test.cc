@@ -474,7 +474,7 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
   EXPECT_FALSE(find(out, "leak.max_leaked_bytes")->ok);
   error.clear();
   EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_leaked_bytes": 4000}})"), in, error).empty());
-  EXPECT_NE(error.find("leak.max_leaked_bytes: the leak check did not run on this trace (1 inference ended since the "
+  EXPECT_NE(error.find("leak.max_leaked_bytes: the leak check did not run on the latest boot (1 inference ended since the "
                        "device last started again)"),
             std::string::npos)
       << error;
