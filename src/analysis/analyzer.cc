@@ -380,6 +380,12 @@ struct Analyzer::Impl {
     rs.first_unjudged = markers || !without.first || (with.first && with.first->boot < without.first->boot)
                             ? with.first
                             : without.first;
+    // A capture stopped just after the device rebooted: the latest boot
+    // ended no inference and hides no leak per inference, as such a boot
+    // before it does not (check holds there, so analyze's gate agrees).
+    if (rs.total > 0 && markers && tracker.completed() == boot_began_after && c.status == CheckStatus::not_checked &&
+        out.leaks.empty())
+      c = {CheckStatus::clean, "the latest boot ended no inference: nothing in it to judge"};
     rs.latest_boot = c;
     if (rs.total > 0 && !markers && c.status == CheckStatus::clean)
       rs.latest_boot = {CheckStatus::not_checked, kNoMarkersAfterARestart};
@@ -408,6 +414,10 @@ struct Analyzer::Impl {
                                  units::counted(rs.unjudged_boots, "boot", "boots"),
                                  units::grouped(rs.first_unjudged->boot), rs.first_unjudged->leak_check.reason));
     c.reason = fmt::format("{}", fmt::join(said, "; "));
+    // No leak found, but a boot was not judged: the gates neither hold nor
+    // break, and the check says so too ("[OK] no leak" once stood beside them).
+    if (c.status == CheckStatus::clean && (rs.unjudged_boots > 0 || latest.status == CheckStatus::not_checked))
+      c.status = CheckStatus::not_checked;
   }
 
   // Restarts inside an inference, once the whole trace tells whether the
@@ -531,7 +541,9 @@ struct Analyzer::Impl {
   }
 
   void begin_inference(uint64_t number, uint64_t failed_before, bool by_its_end = false) {
-    if (tracker.inference() == 0 || std::exchange(boot_without_inference, false))
+    // The flag first: a boot after ones that began no inference (a boot loop
+    // in setup) still clears it at its first inference, not its second.
+    if (std::exchange(boot_without_inference, false) || tracker.inference() == 0)
       leaks.first_inference_begins(by_its_end);
     tracker.begin_inference(number, by_its_end);
     failed_at_begin = failed_before;
@@ -862,7 +874,7 @@ struct Analyzer::Impl {
       if (w.floor_trend) ++w.floor_trend->at_inference;
     }
     for (auto& span : out.inference_marks.spans) ++span.number;
-    for (auto& r : out.restarts.kept) {
+    auto shift_boot = [&](Restart& r) {
       shift(r.during_inference);
       shift(r.after_inference);
       for (auto& l : r.leaks)
@@ -870,7 +882,10 @@ struct Analyzer::Impl {
           ++l.growth->first_inference;
           shift(l.growth->stopped_after_inference);
         }
-    }
+    };
+    for (auto& r : out.restarts.kept) shift_boot(r);
+    for (auto* r : {&out.restarts.most_leaked, &out.restarts.fastest_leak, &out.restarts.first_unjudged})
+      if (*r) shift_boot(**r);
   }
 
   void judge_lifo(AnalysisResult& out) {

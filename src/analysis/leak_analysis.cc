@@ -109,6 +109,7 @@ void LeakAnalysis::first_inference_begins(bool at_trace_start) {
 
 void LeakAnalysis::device_restarted(uint32_t begun) {
   boot_began_at_ = begun;
+  restarted_ = true;
   // Its blocks, reset next, were lost with it (removed(b, false)); what the
   // new boot makes before its first inference is its own setup.
   inferences_began_ = false;
@@ -355,6 +356,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   const bool markers = tracker.inference() > 0;
   std::unordered_set<SiteId> leaking;
   std::map<Key, Live> live;
+  bool off_thread_unjudged = false;
   for (size_t pid = 0; pid < tracker.pools().size(); ++pid) {
     tracker.pools()[pid].live.for_each([&](const Block& b) {
       Live& g = live[groups_[b.group].key];
@@ -416,6 +418,10 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
     } else {
       grows = rising_minima(counters);
     }
+    // After a restart, a thread's own clock and its span run over the boots
+    // before: a group of threads that mark no inferences found not growing
+    // is no proof (boot 2's leak on such a thread read "[OK] no leak").
+    if (!g.clocked && !grows && g.count > 0 && markers && restarted_) off_thread_unjudged = true;
     if (kept_by_c_runtime(name, files_open)) {
       out.persistent.push_back({name, pool, g.pre_bytes + g.bytes, g.pre_count + g.count, LiveReason::kept_by_c_runtime});
     } else if (g.count > 0 && grows) {
@@ -520,6 +526,10 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
                                    : fmt::format("; {} made since {} are still live at the end (largest {}): kept or "
                                                  "leaked, the trace cannot tell",
                                                  units::bytes(kept), since, largest->site))};
+  } else if (out.leaks.empty() && off_thread_unjudged) {
+    c = {CheckStatus::not_checked,
+         "blocks of threads that mark no inferences are judged over their threads' lives, which run over the boots "
+         "before a restart: no growth found among them is no proof"};
   } else {
     c.status = out.leaks.empty() ? CheckStatus::clean : CheckStatus::found;
     if (!markers)

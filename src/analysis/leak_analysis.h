@@ -259,6 +259,7 @@ class LeakAnalysis {
   uint64_t completed_ = 0;  // inference ends so far
   uint64_t boot_began_after_ = 0;  // completed_ when the latest boot began
   uint32_t boot_began_at_ = 0;     // inferences begun then
+  bool restarted_ = false;         // a boot after the first is running
   std::vector<uint8_t> touched_flag_;  // per group: listed in touched_ since the last inference end
   std::vector<uint32_t> touched_;
   DenseIndex thread_index_{kMaxThreads};

@@ -89,13 +89,6 @@ std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResul
     out.push_back(fmt::format("leak: none in what arrived, but records were lost mid-trace ({}), so it neither holds "
                               "nor breaks",
                               r.lost_mid_trace));
-  // A boot before a restart that could not be judged can hide a leak: no leak in the others is no pass.
-  const bool latest_unjudged = r.restarts.total > 0 && r.restarts.latest_boot.status == CheckStatus::not_checked;
-  if (rules.leak && r.checks.leaks.status == CheckStatus::clean && (r.restarts.unjudged_boots > 0 || latest_unjudged))
-    out.push_back(fmt::format("leak: none found, but {} could not be judged, so it neither holds nor breaks",
-                              r.restarts.unjudged_boots > 0
-                                  ? units::counted(r.restarts.unjudged_boots, "boot", "boots") + " before the latest"
-                                  : std::string("the latest boot")));
   unjudged(rules.overflow, r.checks.overflow, "overflow");
   unjudged(rules.guard, r.checks.guards, "guard");
   unjudged(rules.lifo, r.checks.lifo, "lifo");

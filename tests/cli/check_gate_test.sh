@@ -111,6 +111,39 @@ expect 2 "check: a summarised pool's growth before a restart is not judged" -- \
   "$edgemem" check --budget /dev/stdin --trace "$(dirname "$0")/../data/restarts/summarised_growth_then_clean.emt" \
   <<<'{"leak": {"max_bytes_per_inference": 40}}'
 has err "(boot 1: summary records carry no blocks" "the refusal names the boot and why"
+# A boot loop in setup (boot 1 began no inference), then a boot leaking
+# 32 B per inference: its first inference is not its setup (it once read
+# 29 B per inference and held a 30 B limit).
+boots 0:0 10:32 10:0 >"$tmp/setup_loop_then_leak.log"
+expect 1 "check: a leak after a boot that began no inference keeps its rate" -- \
+  "$edgemem" check --budget /dev/stdin --trace "$tmp/setup_loop_then_leak.log" <<<'{"leak": {"max_bytes_per_inference": 30}}'
+has out "leaks 32.0 B per inference in boot 2" "the boot's own rate"
+# A capture stopped just after the reboot: analyze's gate agrees with check.
+boots 10:0 0:0 >"$tmp/clean_then_stop.log"
+expect 0 "analyze --fail-on leak: a latest boot that ended no inference hides nothing" -- \
+  "$edgemem" analyze --fail-on leak "$tmp/clean_then_stop.log"
+# A leak on a thread that marks no inferences, in boot 2 only: its threads'
+# lives span the boots, so the boot is not judged (it read "[OK] no leak").
+{
+  t=0
+  for boot in 1 2 3; do
+    echo "[MEM][$((t += 1))] BOOT"
+    echo "[MEM][$((t += 1))] POOL name=heap kind=heap base=0x20000000 size=65536"
+    for i in $(seq 20); do
+      echo "[MEM][$((t += 1))] INFER begin $i thread=1"
+      echo "[MEM][$((t += 1))] ALLOC size=100 addr=0x20008000 site=work.c:1 thread=1"
+      echo "[MEM][$((t += 1))] FREE addr=0x20008000 thread=1"
+      echo "[MEM][$((t += 1))] INFER end $i thread=1"
+      if [ $((i % 2)) = 0 ]; then
+        printf '[MEM][%d] ALLOC size=48 addr=0x%x site=bg.c:3 thread=2\n' $((t += 1)) $((0x20001000 + i * 64))
+        [ "$boot" = 2 ] || printf '[MEM][%d] FREE addr=0x%x thread=2\n' $((t += 1)) $((0x20001000 + i * 64))
+      fi
+    done
+  done
+} >"$tmp/off_thread_boot2.log"
+expect 2 "analyze --fail-on leak: a boot after a restart with blocks of an unmarked thread is not judged" -- \
+  "$edgemem" analyze --fail-on leak "$tmp/off_thread_boot2.log"
+has out "[NOT CHECKED] leak" "the report says so"
 # A restart before any inference (a boot banner, the serial port's open
 # resetting the board) hides nothing: the clean run holds.
 boots 0:0 50:0 >"$tmp/banner_then_clean.log"
