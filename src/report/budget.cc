@@ -421,10 +421,13 @@ class Evaluator {
     // A latest boot that ended no inference (a capture stopped just after
     // the device rebooted) hides no per-inference leak, as such a boot
     // before it does not.
-    auto require_checked = [&](const char* key, bool ok) {
+    // `broken_before`: a judged boot before the latest is over the limit,
+    // which breaks it whatever the latest boot shows; groups listed while
+    // the check did not run (a cut recording's) neither hold nor break it.
+    auto require_checked = [&](const char* key, bool broken_before) {
       const Check& c = t.restarts.total ? t.restarts.latest_boot : t.checks.leaks;
       const bool nothing_to_judge = t.restarts.total && t.inferences > 0 && t.inferences == t.inferences_before_latest_boot;
-      if (ok && c.status == CheckStatus::not_checked && !nothing_to_judge)
+      if (!broken_before && c.status == CheckStatus::not_checked && !nothing_to_judge)
         throw BudgetError(fmt::format("leak.{}: the leak check did not run on {} ({})", key,
                                       t.restarts.total ? "the latest boot" : "this trace",
                                       c.reason.empty() ? "NOT CHECKED in its report" : c.reason));
@@ -496,7 +499,9 @@ class Evaluator {
       const Restart* worst = worst_earlier_boot(rate, t.restarts.fastest_leak,
                                                 [](const Restart& boot) { return boot.leak_bytes_per_inference; });
       if (worst) rate = worst->leak_bytes_per_inference;
-      if (!summaries_only) require_checked("max_bytes_per_inference", rate <= max);
+      if (!summaries_only)
+        require_checked("max_bytes_per_inference",
+                        t.restarts.fastest_leak && t.restarts.fastest_leak->leak_bytes_per_inference > max);
       within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       add("leak.max_bytes_per_inference", rate <= max,
@@ -520,7 +525,8 @@ class Evaluator {
         return static_cast<double>(boot.leaked_bytes);
       });
       if (worst) total = worst->leaked_bytes;
-      require_checked("max_leaked_bytes", total <= max);
+      require_checked("max_leaked_bytes",
+                      t.restarts.most_leaked && t.restarts.most_leaked->leaked_bytes > max);
       const std::vector<SiteLeak>& leaks = worst ? worst->leaks : t.leaks;
       const uint64_t sites = worst ? worst->leaking_groups : t.leaks.size();
       within_limit_on_loss("max_leaked_bytes", total <= max, units::bytes(total) + " leaked");

@@ -488,6 +488,26 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
   EXPECT_NE(error.find("leak.max_bytes_per_inference: 1 inference ended: a rate needs two"), std::string::npos) << error;
 }
 
+// Groups listed while the leak check did not run (a cut recording's, growing
+// up to the cut) neither hold nor break a leak limit, over it or not.
+TEST(Budget, GroupsOfALeakCheckThatDidNotRunBreakNoLimit) {
+  AnalysisResult t;
+  t.inferences = 20;
+  t.counts.allocs = 400;
+  t.checks.leaks = {CheckStatus::not_checked, "the recording's file is cut off"};
+  t.leak_rate_bytes_per_inference = 500;
+  t.leaks.push_back({"cut.c:1", "heap", 10000, 20, 500.0, "", 0, 0, 0, 20, 0, std::nullopt, false, {}});
+  BudgetInputs in{nullptr, nullptr, &t, nullptr};
+  for (const char* limit : {"max_bytes_per_inference", "max_leaked_bytes"}) {
+    std::string error;
+    EXPECT_TRUE(evaluate_budget(json::parse(fmt::format(R"({{"leak": {{"{}": 10}}}})", limit)), in, error).empty());
+    EXPECT_NE(error.find(fmt::format("leak.{}: the leak check did not run on this trace (the recording's file is cut off)",
+                                     limit)),
+              std::string::npos)
+        << error;
+  }
+}
+
 // Limits said as people write them: a margin percent no arena can leave is
 // refused as a max_percent over 100 is (it broke, exit 1), a rate takes a
 // size string as the byte limits do, and 94.7 % is 0.947 in the JSON, not
