@@ -451,6 +451,12 @@ struct Restarts {
   // The latest boot's own leak check, before what the boots before it found
   // joined checks.leaks: a gate cannot pass a latest boot it did not judge.
   Check latest_boot;
+  // The first kept boot that leaked; null when every leaking boot is past the kept ones.
+  const Restart* first_leaking_kept() const {
+    for (const Restart& boot : kept)
+      if (boot.leak_check.status == CheckStatus::found) return &boot;
+    return nullptr;
+  }
 };
 
 struct EventCounts {

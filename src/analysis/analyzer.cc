@@ -392,15 +392,13 @@ struct Analyzer::Impl {
     const Check& latest = rs.latest_boot;
     std::vector<std::string> said;
     if (rs.leaking_boots > 0) {
-      const auto kept = std::find_if(rs.kept.begin(), rs.kept.end(),
-                                     [](const Restart& b) { return b.leak_check.status == CheckStatus::found; });
-      const uint64_t named = kept != rs.kept.end() ? kept->boot : rs.most_leaked->boot;
+      const Restart* first = rs.first_leaking_kept();
       said.push_back(fmt::format("leaks found in {} before the device started again ({}boot {})",
                                  units::counted(rs.leaking_boots, "boot", "boots"),
-                                 rs.leaking_boots == 1                ? ""
-                                 : kept != rs.kept.end() ? "the first: "
-                                                                      : "the most bytes: ",
-                                 units::grouped(named)));
+                                 rs.leaking_boots == 1 ? ""
+                                 : first               ? "the first: "
+                                                       : "the most bytes: ",
+                                 units::grouped(first ? first->boot : rs.most_leaked->boot)));
       if (latest.status == CheckStatus::clean) said.push_back("none in the latest boot");
       else if (latest.status == CheckStatus::not_checked) said.push_back("the latest boot: " + latest.reason);
       else if (!latest.reason.empty()) said.push_back(latest.reason);

@@ -1,4 +1,3 @@
-#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -46,9 +45,8 @@ std::vector<std::string> broken_rules(const FailOn& rules, const AnalysisResult&
                               r.leaks.front().site));
   // A boot before the latest leaked: judged as it went down, a leak whatever the latest boot shows.
   if (rules.leak && r.restarts.leaking_boots > 0) {
-    const auto first = std::find_if(r.restarts.kept.begin(), r.restarts.kept.end(),
-                                    [](const Restart& b) { return !b.leaks.empty(); });
-    const Restart* named = first != r.restarts.kept.end() ? &*first : &*r.restarts.most_leaked;
+    const Restart* first = r.restarts.first_leaking_kept();
+    const Restart* named = first ? first : &*r.restarts.most_leaked;
     out.push_back(fmt::format("leak: in {} before the device started again; in boot {}: {}, {} leaked at {} first",
                               units::counted(r.restarts.leaking_boots, "boot", "boots"), units::grouped(named->boot),
                               units::counted(named->leaking_groups, "site", "sites"), units::bytes(named->leaked_bytes),

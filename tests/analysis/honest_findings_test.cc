@@ -1411,6 +1411,18 @@ void boot_keeping(MemLog& log, int inferences, uint64_t kept) {
   }
 }
 
+// A boot whose inferences free all they make.
+void clean_boot(MemLog& log, int inferences) {
+  log("BOOT");
+  log("POOL name=heap kind=heap base=0x20000000 size=65536");
+  for (int i = 1; i <= inferences; ++i) {
+    log("INFER begin {}", i);
+    log("ALLOC size=1000 addr=0x200007d0 site=work.c:10");
+    log("FREE addr=0x200007d0");
+    log("INFER end {}", i);
+  }
+}
+
 TEST(HonestFindings, OneInferenceCannotShowALeakAndHoldsNoLeakBudget) {
   MemLog log;
   boot_keeping(log, 1, 10000);
@@ -1447,14 +1459,7 @@ TEST(HonestFindings, ALeakInTheBootBeforeARestartIsFound) {
   for (int latest : {1, 50}) {
     MemLog log;
     boot_keeping(log, 50, 32);
-    log("BOOT");
-    log("POOL name=heap kind=heap base=0x20000000 size=65536");
-    for (int i = 1; i <= latest; ++i) {
-      log("INFER begin {}", i);
-      log("ALLOC size=1000 addr=0x200007d0 site=work.c:10");
-      log("FREE addr=0x200007d0");
-      log("INFER end {}", i);
-    }
+    clean_boot(log, latest);
     auto run = analyse(Format::log, log.text);
     const AnalysisResult& r = run->result;
     ASSERT_EQ(r.restarts.total, 1u) << text_of(*run, "log");
@@ -1539,14 +1544,7 @@ TEST(HonestFindings, EarlierBootsAreJudgedByTheSameRules) {
     }
   }
   boot_keeping(log, 1, 32);
-  log("BOOT");
-  log("POOL name=heap kind=heap base=0x20000000 size=65536");
-  for (int i = 1; i <= 30; ++i) {
-    log("INFER begin {}", i);
-    log("ALLOC size=1000 addr=0x200007d0 site=work.c:10");
-    log("FREE addr=0x200007d0");
-    log("INFER end {}", i);
-  }
+  clean_boot(log, 30);
   auto run = analyse(Format::log, log.text);
   const AnalysisResult& r = run->result;
   ASSERT_EQ(r.restarts.total, 3u) << text_of(*run, "log");
