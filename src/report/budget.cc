@@ -424,10 +424,13 @@ class Evaluator {
     // `broken_before`: a judged boot before the latest is over the limit,
     // which breaks it whatever the latest boot shows; groups listed while
     // the check did not run (a cut recording's) neither hold nor break it.
+    const Check& own_check = t.restarts.total ? t.restarts.latest_boot : t.checks.leaks;
+    const bool nothing_to_judge = t.restarts.total && t.inferences > 0 && t.inferences == t.inferences_before_latest_boot;
+    // (A summary-mode trace's rate is its pools' growth, measured without the check.)
+    const bool unchecked = own_check.status == CheckStatus::not_checked && !nothing_to_judge && !summaries_only;
     auto require_checked = [&](const char* key, bool broken_before) {
-      const Check& c = t.restarts.total ? t.restarts.latest_boot : t.checks.leaks;
-      const bool nothing_to_judge = t.restarts.total && t.inferences > 0 && t.inferences == t.inferences_before_latest_boot;
-      if (!broken_before && c.status == CheckStatus::not_checked && !nothing_to_judge)
+      const Check& c = own_check;
+      if (!broken_before && unchecked)
         throw BudgetError(fmt::format("leak.{}: the leak check did not run on {} ({})", key,
                                       t.restarts.total ? "the latest boot" : "this trace",
                                       c.reason.empty() ? "NOT CHECKED in its report" : c.reason));
@@ -463,9 +466,10 @@ class Evaluator {
                                       units::grouped(unjudged->boot), unjudged->leak_check.reason, measured,
                                       t.restarts.unjudged_boots == 1 ? "it" : "them"));
     };
-    // The boot before a restart that measured the most, if it is above the latest's.
+    // The boot before a restart that measured the most, if it is above the
+    // latest's; an unjudged latest boot's groups measure nothing to cite.
     auto worst_earlier_boot = [&](double latest, const std::optional<Restart>& most, auto measure) -> const Restart* {
-      return most && measure(*most) > latest ? &*most : nullptr;
+      return most && (unchecked || measure(*most) > latest) ? &*most : nullptr;
     };
     auto in_boot = [&](const Restart* boot) {
       return fmt::format(" in boot {}, before the device started again{}", units::grouped(boot->boot),

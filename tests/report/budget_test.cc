@@ -478,6 +478,20 @@ TEST(Budget, ALeakLimitHoldsForEveryBootAfterARestart) {
                        "device last started again)"),
             std::string::npos)
       << error;
+  // Groups the unjudged latest boot lists measure nothing: even when they
+  // are more than the boot before, that boot's judged numbers are cited.
+  t.leaks.push_back({"cut.c:1", "heap", 9000, 1, 9000.0, "", 0, 0, 0, 1, 0, std::nullopt, false, {}});
+  t.leak_rate_bytes_per_inference = 9000;
+  error.clear();
+  out = evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 40, "max_leaked_bytes": 2000}})"), in, error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(find(out, "leak.max_bytes_per_inference")->message,
+            "leaks 64.0 B per inference in boot 1, before the device started again (50 inferences), limit 40 B");
+  EXPECT_EQ(find(out, "leak.max_leaked_bytes")->message,
+            "3,200 B leaked at 1 site(s) (first old.c:7) in boot 1, before the device started again (50 inferences), "
+            "limit 2,000 B");
+  t.leaks.clear();
+  t.leak_rate_bytes_per_inference = 0;
   // A summary-mode trace with one inference end in its latest boot has no slope.
   AnalysisResult summary;
   summary.inferences = 1;
