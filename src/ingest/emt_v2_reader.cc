@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include <zstd.h>
-
 #include <fmt/format.h>
 
 #include "edgemem/emt_v2.h"
+#include "ingest/zstd_step.h"
 
 namespace edgemem {
 namespace {
@@ -150,18 +149,18 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     stats_.corrupt_bytes += bytes.size();
     return;
   }
-  // Each call gets at most what zstd asked for (the rest of its current
-  // block), so it decodes at most one block: a damaged block then loses no
-  // good block decoded in the same call, whatever the read size. Calls go
-  // on until one moves nothing: a full output buffer may hold back more.
+  // Each call decodes at most one block, and judges nothing after it
+  // (zstd_step.h): a damaged block then loses no good block, whatever the
+  // read size. Calls go on until one moves nothing.
   ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-  for (bool progress = true; progress;) {
+  for (bool more = true; more;) {
     if (seeking_ && !seek_frame(bytes, offset, in.pos)) return;
     if (!frame_open_ && in.pos < in.size) {
       frame_open_ = true;
       frame_at_ = offset + in.pos;
     }
-    ZSTD_inBuffer part{bytes.data(), std::min(in.size, in.pos + (zstd_hint_ ? zstd_hint_ : 1)), in.pos};
+    ZSTD_inBuffer part{bytes.data(), in.pos + zstd_step_input(zstd_->stream, zstd_hint_, zstd_flushing_, in.size - in.pos),
+                       in.pos};
     ZSTD_outBuffer out{zstd_->out.data(), zstd_->out.size(), 0};
     const size_t before = in.pos;
     const size_t hint = ZSTD_decompressStream(zstd_->stream, &out, &part);
@@ -182,7 +181,9 @@ void EmtV2Reader::push_packed(std::span<const uint8_t> bytes, uint64_t offset) {
     }
     in.pos = part.pos;
     if (verified_frames_) keep_raw(bytes.subspan(before, in.pos - before));
-    progress = in.pos != before || out.pos > 0;
+    const bool progress = in.pos != before || out.pos > 0, flushed = zstd_flushing_;
+    zstd_flushing_ = out.pos == out.size;
+    more = progress || flushed;
     // A call that moved nothing answers for the next frame, not this one.
     if (progress) zstd_hint_ = hint;
     packed_at_ = offset + in.pos;
@@ -237,6 +238,7 @@ void EmtV2Reader::lose_frame(std::string_view why) {
   packed_field_ = 0;
   packed_shift_ = 0;
   zstd_hint_ = 1;
+  zstd_flushing_ = false;
   ZSTD_DCtx_reset(zstd_->stream, ZSTD_reset_session_only);
   // The next frame may begin inside what zstd took for this one (a damaged
   // block header that claimed more bytes): it is looked for there first,

@@ -145,6 +145,7 @@ class EmtV2Reader {
   bool frame_open_ = false;           // inside a zstd frame (not at its end)
   uint64_t frame_at_ = 0;             // input offset where it began
   size_t zstd_hint_ = 1;              // input the stream asked for last: the rest of its current block
+  bool zstd_flushing_ = false;        // its last call filled the output buffer
   uint64_t input_end_ = 0;            // offset after the last byte pushed
   uint64_t packed_at_ = 0;            // offset after the compressed bytes zstd has taken
   uint64_t decoded_at_ = 0;           // offset after the compressed bytes of the last output zstd gave

@@ -1,5 +1,7 @@
 #include "session/decompressor.h"
 
+#include "ingest/zstd_step.h"
+
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -164,13 +166,11 @@ class ZstdDecompressor final : public Decompressor {
  private:
   std::string feed_piece(std::span<const uint8_t> in, const Output& out) override {
     if (!failed_.empty()) return failed_;
-    // Each call gets at most what zstd asked for (its hint: the rest of the
-    // current block and the next block's 3-byte header), so it decodes at
-    // most one block. Calls go on until one moves nothing: a full output
-    // buffer may hold back more.
+    // Calls go on until one moves nothing (see zstd_step.h for how much each takes).
     size_t at = 0;
-    for (bool progress = true; progress;) {
-      ZSTD_inBuffer input{in.data() + at, std::min(in.size() - at, hint_ ? hint_ : 1), 0};
+    for (;;) {
+      const size_t give = zstd_step_input(stream_, hint_, flushing_, in.size() - at);
+      ZSTD_inBuffer input{in.data() + at, give, 0};
       ZSTD_outBuffer output{out_.data(), out_.size(), 0};
       const size_t hint = ZSTD_decompressStream(stream_, &output, &input);
       at += input.pos;
@@ -188,19 +188,22 @@ class ZstdDecompressor final : public Decompressor {
         return failed_;
       }
       if (output.pos) out({out_.data(), output.pos});
-      progress = input.pos > 0 || output.pos > 0;
+      const bool flushed = flushing_;
+      flushing_ = output.pos == output.size;
       // A call that moved nothing answers for the next frame (its header size), not this one.
-      if (progress) {
+      if (input.pos > 0 || output.pos > 0) {
         in_frame_ = hint != 0;
         hint_ = hint;
+      } else if (!flushed) {
+        return {};
       }
     }
-    return {};
   }
   ZSTD_DStream* stream_;
   std::array<uint8_t, kOutBytes> out_;
   size_t hint_ = 1;
   bool in_frame_ = false;
+  bool flushing_ = false;  // the last call filled the output buffer
   std::string failed_;
 };
 

@@ -45,7 +45,7 @@ class Decompressor {
   // At the end of the input, after drain(): empty, or why the stream is incomplete.
   virtual std::string finish(const Output& out) = 0;
   // Compressed bytes read so far; after damage, as far as was read when it
-  // was found (zstd: the end of the block it judged, with the next header).
+  // was found (zstd: the end of the block or block header it judged).
   uint64_t consumed() const { return consumed_; }
   // What was read and left out, as the format's own tool leaves it out (a
   // warning, not damage); empty when nothing was.

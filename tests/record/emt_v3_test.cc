@@ -524,6 +524,29 @@ TEST(EmtV3, APackedFileOfTheFirstLayoutStillReads) {
   std::string old = packed.substr(0, 9) + std::string(1, static_cast<char>(e2::kLayoutPacked)) + one_frame;
   EXPECT_EQ(decode(old), decode(packed));
   EXPECT_EQ(decode(old, nullptr, 0, 5), decode(packed));
+  // A damaged block header there loses no block before it: the reader once
+  // gave zstd a block with the next header in one call, and a failing call
+  // hands back nothing it decoded.
+  ASSERT_GT(n, 2 * ZSTD_BLOCKSIZE_MAX);
+  // RFC 8878: the frame's header, then its first block's header and body.
+  const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(one_frame[i])); };
+  const uint32_t fhd = byte(4);
+  const size_t dict_id[] = {0, 1, 2, 4}, content_size[] = {fhd & 0x20 ? 1u : 0u, 2, 4, 8};
+  const size_t first = 5 + (fhd & 0x20 ? 0 : 1) + dict_id[fhd & 3] + content_size[fhd >> 6];
+  const uint32_t header = byte(first) | byte(first + 1) << 8 | byte(first + 2) << 16;
+  const size_t second_block = 10 + first + 3 + ((header >> 1 & 3) == 1 ? 1 : header >> 3);
+  std::string damaged = old;
+  damaged[second_block] = static_cast<char>(damaged[second_block] | 0x06);  // block type 3: reserved
+  std::string first_block(ZSTD_compressBound(ZSTD_BLOCKSIZE_MAX), '\0');
+  first_block.resize(ZSTD_compress(first_block.data(), first_block.size(), unpacked.data(), ZSTD_BLOCKSIZE_MAX, 3));
+  const std::vector<Event> before_damage = decode(old.substr(0, 10) + first_block);
+  ASSERT_GT(before_damage.size(), 1000u);
+  for (size_t step : {size_t{0}, size_t{1}, size_t{4096}}) {
+    DecodeStats s;
+    EXPECT_EQ(decode(damaged, &s, step), before_damage) << "read in " << step;
+    ASSERT_TRUE(s.first_problem);
+    EXPECT_NE(s.first_problem->what.find("is damaged"), std::string::npos) << s.first_problem->what;
+  }
 }
 
 TEST(EmtV3, AFileAProcessStillRecordsIntoIsLeftChunked) {
