@@ -64,6 +64,12 @@ class TraceSession {
   // would show nothing for minutes); where damage is named may then move
   // by a byte or two with where the reads ended.
   void decode_as_read();
+  // A watch with --until: the decoder is fed 256 bytes at a time while
+  // `enough` is false, and nothing once it is true, so a block of
+  // decompressed output (up to 128 KiB of zstd) or the bytes held back to
+  // tell the format do not run far past the N-th inference. Call
+  // stopped() once it is true.
+  void stop_when(std::function<bool()> enough);
   // A followed file starts over (truncated, rewritten or rotated): the
   // record it cut is counted as truncated, not glued to the new bytes
   // (Decoder::cut). Not inside a compressed stream, which cannot restart.

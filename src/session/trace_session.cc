@@ -73,6 +73,7 @@ struct TraceSession::Impl {
   bool unpack_cut = false;        // it ended early: cut off, not damaged
   bool stopped = false;           // reading was stopped before the input's end
   bool as_read = false;           // decode_as_read()
+  std::function<bool()> enough;   // stop_when()
   // Where the decompressor hands what it undoes.
   const Decompressor::Output to_decoder = [this](std::span<const uint8_t> out) { take(out); };
 
@@ -111,7 +112,7 @@ struct TraceSession::Impl {
   void take(std::span<const uint8_t> bytes) {
     if (!fatal.empty() || !refusal.empty()) return;
     if (decoder) {
-      decoder->feed(bytes);
+      decode(bytes);
       return;
     }
     head.insert(head.end(), bytes.begin(), bytes.end());
@@ -152,9 +153,15 @@ struct TraceSession::Impl {
     }
     EventSink& sink = options.event_tap ? static_cast<EventSink&>(tapped) : analyzer;
     decoder = make_decoder(f, context, sink, options.decoder);
-    decoder->feed(head);
+    decode(head);
     head.clear();
     return true;
+  }
+  void decode(std::span<const uint8_t> bytes) {
+    if (!enough) return decoder->feed(bytes);
+    constexpr size_t kSlice = 256;
+    for (size_t at = 0; at < bytes.size() && !enough(); at += kSlice)
+      decoder->feed(bytes.subspan(at, std::min(kSlice, bytes.size() - at)));
   }
 
   TraceOutcome finish() {
@@ -302,6 +309,8 @@ void TraceSession::feed(std::span<const uint8_t> bytes) {
 void TraceSession::stopped() { impl_->stopped = true; }
 
 void TraceSession::decode_as_read() { impl_->as_read = true; }
+
+void TraceSession::stop_when(std::function<bool()> enough) { impl_->enough = std::move(enough); }
 
 void TraceSession::cut_stream() {
   // Bytes still held back to tell the format are decoded first if they show

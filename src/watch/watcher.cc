@@ -36,6 +36,9 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
   auto next_tick = start + limits.interval;
   bool told_undecided = false, ended = false;
   size_t unjudged = 0, judge_after = kUntilSlice;  // bytes fed since the format was last judged (--until)
+  auto reached = [&] { return limits.until_inferences && engine_.inferences() >= *limits.until_inferences; };
+  // Decompressed output, and the bytes held back to tell the format, are fed in slices too.
+  if (limits.until_inferences) session_.stop_when(reached);
   while (session_.accepting()) {
     if (stop && stop()) break;
     auto now = Clock::now();
@@ -44,7 +47,6 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     for (const std::string& n : r.notes) note(n);
     received_ += r.bytes;
     if (r.restarted) session_.cut_stream();
-    auto reached = [&] { return limits.until_inferences && engine_.inferences() >= *limits.until_inferences; };
     // With --until, fed in slices so the watch stops close to the N-th inference, not a 64 KiB read later.
     const size_t slice = limits.until_inferences ? kUntilSlice : buffer.size();
     // (and the format decided as soon as the bytes show it, rather than a 64 KiB sniffing window later).
@@ -95,6 +97,7 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
   }
   if (!ended) session_.stopped();
   TraceOutcome outcome = session_.finish();
+  session_.stop_when({});  // `reached` refers to this call's limits
   if (outcome.run) {
     engine_.on_snapshot(*outcome.run);
     deliver(h);

@@ -3,6 +3,7 @@
 // arrive as inferences end, and --until / the end of the input stop it.
 #include <gtest/gtest.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <deque>
@@ -149,6 +150,34 @@ TEST(Watcher, ACompressedStreamIsDecodedAsItArrives) {
   EXPECT_GE(out.run->result.inferences, 30u);
   EXPECT_LE(out.run->result.inferences, 33u);
   EXPECT_EQ(out.run->input.stats.compression, "gzip");
+}
+
+// A soak capture kept as one zstd file, piped in: zstd hands out a whole
+// block (128 KiB, hundreds of inferences) at once, and the watch once
+// decoded all of it before looking at --until again (and all the bytes held
+// back to tell the format, when it was not given).
+TEST(Watcher, UntilStopsInsideABlockOfDecompressedOutput) {
+  const std::string log = test::soak_log(3000, std::nullopt);
+  std::string packed(ZSTD_compressBound(log.size()), '\0');
+  packed.resize(ZSTD_compress(packed.data(), packed.size(), log.data(), log.size(), 3));
+  ASSERT_FALSE(ZSTD_isError(packed.size()));
+  for (const Format format : {Format::log, Format::automatic}) {
+    ScriptedSource source(packed, 64 << 10, false);
+    TraceSessionOptions options = heap_of_16m();
+    options.format = format;
+    TraceSession session("live", options);
+    Watcher watcher(session);
+    std::vector<std::string> notes;
+    WatchHandlers h;
+    h.note = [&](const std::string& n) { notes.push_back(n); };
+    TraceOutcome out = watcher.run(source, {1s, 30, std::nullopt}, h, {});
+    ASSERT_TRUE(out.run);
+    EXPECT_GE(out.run->result.inferences, 30u);
+    EXPECT_LE(out.run->result.inferences, 31u) << (format == Format::log ? "--format log" : "format judged");
+    EXPECT_NE(notes.back().find("(--until 30)"), std::string::npos) << notes.back();
+    EXPECT_EQ(out.run->input.stats.compression, "zstd");
+    EXPECT_TRUE(out.run->input.stats.compression_problem.empty()) << "stopped, not cut off";
+  }
 }
 
 TEST(Watcher, StopsWhenAskedAndReportsWhatWasSeen) {
