@@ -193,21 +193,48 @@ EM.pages.analyze = function (doc) {
   const persistentBySite = new Map(a.persistent.map((p) => [p.site, p]));
   // A cut recording's groups grew up to the cut: listed, not judged leaks (the text's [LEAK?]).
   const leaksJudged = a.checks.leaks.status !== "not_checked";
+  // Boots before a restart, judged as each went down: their leaking sites
+  // are marked too (their blocks went with the reset, so they hold nothing
+  // at the end), after the latest boot's.
+  const earlier = new Map();  // site -> [{boot, leak}]
+  for (const r of a.restarts.kept.filter((x) => x.leak_check.status === "found"))
+    for (const l of r.leaks) {
+      if (!earlier.has(l.site)) earlier.set(l.site, []);
+      earlier.get(l.site).push({ boot: r.boot, leak: l });
+    }
+  const inBoots = (site) => {
+    const list = earlier.get(site);
+    const shown = list.slice(0, 5).map((x) => grouped(x.boot)).join(", ") +
+                  (list.length > 5 ? " and " + grouped(list.length - 5) + " more" : "");
+    const rates = list.map((x) => x.leak.bytes_per_inference).filter((r) => r != null);
+    const rate = rates.length ? Math.max(...rates) : null;
+    return (list.length > 1 ? "boots " : "boot ") + shown +
+           (rate == null ? "" : " (" + (list.length > 1 ? "up to " : "") + rateBytes(rate) + " per inference)");
+  };
   const leakRows = a.leaks.map((l) => ({
     site: l.site, leak: true, allocs: l.allocs, frees: l.frees, live_bytes: l.bytes, live_count: l.count,
     alloc_bytes: siteBySite.has(l.site) ? siteBySite.get(l.site).alloc_bytes : null,
     finding: (leaksJudged ? "leak" : "leak? growing up to the cut, not judged") +
-             (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") }));
+             (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") +
+             (earlier.has(l.site) ? "; also a leak in " + inBoots(l.site) : "") }));
   const leakSites = new Set(a.leaks.map((l) => l.site));
-  const siteRows = a.sites.filter((x) => !leakSites.has(x.site))
+  // A site past the listed ones (the first 1,000 by live bytes) is shown by its leak's own counts.
+  const earlierRows = [...earlier.keys()].filter((site) => !leakSites.has(site)).map((site) => {
+    const first = earlier.get(site)[0].leak;
+    const row = siteBySite.get(site) ||
+                { site, allocs: first.allocs, frees: first.frees, live_bytes: null, live_count: null, alloc_bytes: null };
+    return { ...row, leak: true, finding: "leak in " + inBoots(site) + ", before the device started again" };
+  });
+  const siteRows = a.sites.filter((x) => !leakSites.has(x.site) && !earlier.has(x.site))
     .sort((x, y) => (y.live_bytes - x.live_bytes) || (y.alloc_bytes - x.alloc_bytes))
     .map((x) => ({ ...x, finding: persistentBySite.has(x.site) ? persistentBySite.get(x.site).reason.replace(/_/g, " ") : "" }));
   const body = document.querySelector("#sites tbody");
-  for (const r of leakRows.concat(siteRows)) {
+  for (const r of leakRows.concat(earlierRows, siteRows)) {
     const tr = el("tr", r.leak ? "leak" : null);
     tr.append(el("td", "site", r.site), el("td", null, r.finding), el("td", "num", grouped(r.allocs)),
               el("td", "num", grouped(r.frees)), el("td", "num", grouped(r.allocs - r.frees)),
-              el("td", "num", bytesHuman(r.live_bytes)), el("td", "num", grouped(r.live_count)),
+              el("td", "num", r.live_bytes == null ? "" : bytesHuman(r.live_bytes)),
+              el("td", "num", r.live_count == null ? "" : grouped(r.live_count)),
               el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
     body.append(tr);
   }
