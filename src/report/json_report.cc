@@ -283,16 +283,23 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& s3 : r.inference_marks.spans)
     spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)}});
   j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans}};
+  auto restart = [](const Restart& x) -> json {
+    return {{"time", x.time}, {"during_inference", count_or_null(x.during_inference)},
+            {"after_inference", count_or_null(x.after_inference)}, {"bytes_in_use", x.bytes_in_use},
+            {"boot", x.boot}, {"inferences", x.inferences}, {"leak_check", check(x.leak_check)},
+            {"leaking_groups", x.leaking_groups}, {"leaked_bytes", x.leaked_bytes},
+            {"leak_bytes_per_inference", x.inferences ? json(x.leak_bytes_per_inference) : json(nullptr)},
+            {"leaks", leaks_json(x.leaks)}};
+  };
+  // The worst boots and the first unjudged one, past the kept ones too (text and check name them).
+  auto restart_or_null = [&](const std::optional<Restart>& x) { return x ? restart(*x) : json(nullptr); };
   json restarts = json::array();
-  for (const Restart& x : r.restarts.kept)
-    restarts.push_back({{"time", x.time}, {"during_inference", count_or_null(x.during_inference)},
-                        {"after_inference", count_or_null(x.after_inference)}, {"bytes_in_use", x.bytes_in_use},
-                        {"boot", x.boot}, {"inferences", x.inferences}, {"leak_check", check(x.leak_check)},
-                        {"leaking_groups", x.leaking_groups}, {"leaked_bytes", x.leaked_bytes},
-                        {"leak_bytes_per_inference", x.inferences ? json(x.leak_bytes_per_inference) : json(nullptr)}, {"leaks", leaks_json(x.leaks)}});
+  for (const Restart& x : r.restarts.kept) restarts.push_back(restart(x));
   j["restarts"] = {{"total", r.restarts.total}, {"dropped", r.restarts.total - r.restarts.kept.size()},
                    {"leaking_boots", r.restarts.leaking_boots}, {"unjudged_boots", r.restarts.unjudged_boots},
-                   {"kept", restarts}};
+                   {"most_leaked", restart_or_null(r.restarts.most_leaked)},
+                   {"fastest_leak", restart_or_null(r.restarts.fastest_leak)},
+                   {"first_unjudged", restart_or_null(r.restarts.first_unjudged)}, {"kept", restarts}};
   j["threads"] = threads_json(r.threads);
   j["cross_thread_frees"] = cross_thread_frees_json(r.threads);
   j["temporary_allocations"] = temporaries_json(r.temporaries);

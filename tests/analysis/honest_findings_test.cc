@@ -1492,6 +1492,27 @@ TEST(HonestFindings, ALeakInTheBootBeforeARestartIsFound) {
   }
 }
 
+// The JSON keeps the first 256 restarts; the boot that leaked the most, past
+// them, is in it too (the text and check named boot 280, the JSON did not).
+TEST(HonestFindings, TheWorstBootPastTheKeptOnesIsInTheJson) {
+  MemLog log;
+  for (int boot = 1; boot <= 301; ++boot) boot == 280 ? boot_keeping(log, 50, 32) : clean_boot(log, 3);
+  auto run = analyse(Format::log, log.text);
+  ASSERT_EQ(run->result.restarts.total, 300u);
+  const nlohmann::json j = nlohmann::json::parse(json_report({"t", "log", run->stats, run->context.time_base}, run->result))["restarts"];
+  EXPECT_EQ(j["kept"].size(), Restarts::kKept);
+  EXPECT_EQ(j["leaking_boots"], 1);
+  for (const char* worst : {"most_leaked", "fastest_leak"}) {
+    ASSERT_TRUE(j.contains(worst) && j[worst].is_object()) << worst;
+    EXPECT_EQ(j[worst]["boot"], 280) << worst;
+    EXPECT_EQ(j[worst]["leaked_bytes"], 1600) << worst;
+    EXPECT_EQ(j[worst]["leak_bytes_per_inference"], 32.0) << worst;
+    EXPECT_EQ(j[worst]["leaks"][0]["site"], "leak.c:42") << worst;
+  }
+  ASSERT_TRUE(j.contains("first_unjudged"));
+  EXPECT_TRUE(j["first_unjudged"].is_null());
+}
+
 // What a boot makes before its first inference is its setup in every boot,
 // not only the first: the setup of boots 2 and 3 (1,000 B at the leak's own
 // site) once read as growth, 89 B per inference where each boot alone leaks 64 B.

@@ -197,7 +197,11 @@ EM.pages.analyze = function (doc) {
   // are marked too (their blocks went with the reset, so they hold nothing
   // at the end), after the latest boot's.
   const earlier = new Map();  // site -> [{boot, leak}]
-  for (const r of a.restarts.kept.filter((x) => x.leak_check.status === "found"))
+  // Past the first 256 restarts the JSON keeps the worst boots only.
+  const keptBoots = new Set(a.restarts.kept.map((x) => x.boot));
+  const worst = [a.restarts.most_leaked, a.restarts.fastest_leak].filter((x) => x && !keptBoots.has(x.boot));
+  if (worst.length === 2 && worst[0].boot === worst[1].boot) worst.pop();
+  for (const r of a.restarts.kept.concat(worst).filter((x) => x.leak_check.status === "found"))
     for (const l of r.leaks) {
       if (!earlier.has(l.site)) earlier.set(l.site, []);
       earlier.get(l.site).push({ boot: r.boot, leak: l });
