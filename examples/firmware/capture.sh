@@ -2,7 +2,7 @@
 # Builds one firmware variant for Cortex-M3 (mps2-an385), runs it under
 # qemu-system-arm and writes the capture to OUT.
 #   examples/firmware/capture.sh VARIANT OUT [ring|itm|text|summary|uart:PORT]
-# VARIANT: clean | leak | fragment | overflow | lifo (or cost: instructions per event). The ELF is left beside
+# VARIANT: clean | leak | fragment | overflow | lifo | reboot (or cost: instructions per event). The ELF is left beside
 # OUT as OUT.elf (for `edgemem analyze OUT --elf OUT.elf`).
 # uart:PORT streams the capture live out of UART0 as a TCP server on 127.0.0.1:PORT
 # (`edgemem watch tcp://127.0.0.1:PORT`), one inference per 10 ms of real time; QEMU
@@ -13,11 +13,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-variant=${1:?variant: clean|leak|fragment|overflow|lifo}
+variant=${1:?variant: clean|leak|fragment|overflow|lifo|reboot}
 out=$(realpath -m "${2:?output file}")
 transport=${3:-ring}
 case "$variant" in
   clean) v=0 ;; leak) v=1 ;; fragment) v=2 ;; overflow) v=3 ;; lifo) v=4 ;;
+  reboot) v=6 ;;  # the leak, reset by a watchdog after 30 inferences; 20 more in the second boot
   cost) v=5 ;;  # writes "alloc_instructions_x10=N free_instructions_x10=N" instead of a capture
   *) echo "capture.sh: unknown variant '$variant'" >&2; exit 2 ;;
 esac

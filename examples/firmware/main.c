@@ -5,7 +5,10 @@
  * (TRANSPORT_RING), or ITM packets / [MEM] lines are written directly.
  * TRANSPORT_UART streams the capture out of UART0 instead, as a device on
  * a soak rig would, one inference per INFERENCE_PERIOD_MS of real time
- * (run without -icount, the FPGAIO counter follows the host clock). */
+ * (run without -icount, the FPGAIO counter follows the host clock).
+ * VARIANT 6 is the leak of VARIANT 1 on a device that restarts: a watchdog
+ * resets it after its 30th inference, and the second boot runs 20 more
+ * inferences, appending to the same capture. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +56,23 @@ static void drain(void) {}
 #endif
 
 extern uint8_t __heap_start, __heap_end;
+
+#if VARIANT == 6
+#define REBOOT_AFTER 30
+#define SECOND_BOOT_INFERENCES 20
+/* In .noinit: startup.c does not zero it and QEMU does not reload it on a
+ * reset (its RAM starts zeroed; the magic tells a first power-on). */
+static struct {
+  uint32_t magic, boots;
+} persist __attribute__((section(".noinit")));
+
+static void watchdog_reset(void) {
+  __asm volatile("dsb" ::: "memory");
+  *(volatile uint32_t *)0xE000ED0Cu = 0x05FA0004u; /* AIRCR: VECTKEY | SYSRESETREQ */
+  for (;;) {
+  }
+}
+#endif
 
 static uint32_t seed = 99;
 static uint32_t next_random(void) {
@@ -137,9 +157,25 @@ static int measure_cost(void) {
 #endif
 
 int main(void) {
+  uint32_t inferences = INFERENCES;
+  int capture_mode = 4; /* "w" */
+#if VARIANT == 6
+  if (persist.magic != 0xB0075AFEu) {
+    persist.magic = 0xB0075AFEu;
+    persist.boots = 0;
+  }
+  const uint32_t boot = ++persist.boots;
+  if (boot > 1) {
+    inferences = SECOND_BOOT_INFERENCES;
+    capture_mode = 2; /* "r+", then to its end: the capture goes on after the first boot's */
+  }
+#endif
 #if !defined(TRANSPORT_UART)
-  trace_fd = sh_open("capture.bin", 4);
+  trace_fd = sh_open("capture.bin", capture_mode);
   if (trace_fd < 0) return 3;
+  if (capture_mode == 2) sh_seek_end(trace_fd);
+#else
+  (void)capture_mode;
 #endif
   em_config config;
   memset(&config, 0, sizeof config);
@@ -171,7 +207,7 @@ int main(void) {
 
   int8_t features[64];
   uint32_t votes[8] = {0};
-  for (uint32_t i = 1; i <= INFERENCES; ++i) {
+  for (uint32_t i = 1; i <= inferences; ++i) {
     em_inference_begin(i);
     front_end(features);
     int label = model_invoke(&arena, features, i);
@@ -181,6 +217,14 @@ int main(void) {
     drain();
 #if defined(TRANSPORT_UART)
     wait_ms(INFERENCE_PERIOD_MS);
+#endif
+#if VARIANT == 6
+    if (boot == 1 && i == REBOOT_AFTER) {
+#if !defined(TRANSPORT_UART)
+      sh_close(trace_fd);
+#endif
+      watchdog_reset();
+    }
 #endif
   }
 #if !defined(TRANSPORT_UART)

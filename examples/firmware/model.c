@@ -51,7 +51,7 @@ static void fully_connected(const int8_t *in, int n_in, const int8_t *w, const i
   }
 }
 
-#if VARIANT == 1
+#if VARIANT == 1 || VARIANT == 6
 /* The bug: state that should be allocated once in Prepare is allocated
  * from the persistent region in every Invoke and never returned. */
 static void lstm_step(em_arena *arena, const int8_t *h) {
@@ -83,7 +83,7 @@ int model_invoke(em_arena *arena, const int8_t *features, uint32_t inference) {
   if (!in || !acc || !h) return -1;
   memcpy(in, features, IN);
   fully_connected(in, IN, w1, b1, h, HIDDEN, acc, fc1_params);
-#if VARIANT == 1
+#if VARIANT == 1 || VARIANT == 6
   lstm_step(arena, h);
 #elif VARIANT == 3
   depthwise(arena, h, inference);

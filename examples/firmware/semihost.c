@@ -19,6 +19,12 @@ void sh_write(int fd, const void *data, uint32_t len) {
   call(0x05, args);
 }
 
+void sh_seek_end(int fd) {
+  uint32_t flen_args[1] = {(uint32_t)fd};
+  uint32_t args[2] = {(uint32_t)fd, (uint32_t)call(0x0C, flen_args)}; /* SYS_FLEN, then SYS_SEEK */
+  call(0x0A, args);
+}
+
 void sh_close(int fd) {
   uint32_t args[1] = {(uint32_t)fd};
   call(0x02, args);

@@ -22,6 +22,19 @@ done
 "$edgemem" analyze --json "$work/leak_itm.bin" >"$work/leak_itm.json" || true
 "$fw/capture.sh" leak "$work/leak_text.log" text
 "$edgemem" analyze --json "$work/leak_text.log" >"$work/leak_text.json" || true
+# The leak on a device that restarts: a watchdog reset (SYSRESETREQ, QEMU
+# resets the machine) after 30 inferences, 20 more in the second boot, one
+# capture across both: each boot's leak is found with its own numbers.
+"$fw/capture.sh" reboot "$work/reboot.emt"
+"$edgemem" analyze --json --elf "$work/reboot.emt.elf" "$work/reboot.emt" >"$work/reboot.json" || true
+"$fw/capture.sh" reboot "$work/reboot_text.log" text
+"$edgemem" analyze --json "$work/reboot_text.log" >"$work/reboot_text.json" || true
+echo '{"leak": {"max_bytes_per_inference": 100, "max_leaked_bytes": 15000}}' >"$work/budget.json"
+rc=0
+"$edgemem" check --budget "$work/budget.json" --trace "$work/reboot.emt" >"$work/reboot.check" 2>&1 || rc=$?
+grep -q "19,320 B leaked at 1 site(s) (first model.c:$(line_of 'EM_ARENA_PERSISTENT(arena, 161')) in boot 1" "$work/reboot.check" &&
+  [ "$rc" = 1 ] && echo "ok   reboot: check breaks the leak limits on boot 1's own bytes" ||
+  { echo "FAIL reboot: check exit $rc:"; cat "$work/reboot.check"; exit 1; }
 
 python3 - "$work" "$leak_line" "$dw_line" "$im2col_line" "$malloc_line" <<'PY'
 import json, sys
@@ -53,6 +66,27 @@ for name in ("leak", "leak_itm", "leak_text"):
     check(f"{name}: per inference", l["bytes_per_inference"], 644.0)
     check(f"{name}: type hint", l["type_hint"], "float32[161]")
     check(f"{name}: op data is persistent, not leaked", sorted(p["bytes"] for p in leak["persistent"]), [48, 48])
+
+for name in ("reboot", "reboot_text"):
+    r = load(name)
+    check(f"{name}: one restart", r["restarts"]["total"], 1)
+    boot = r["restarts"]["kept"][0]
+    check(f"{name}: boot 1 went down after its 30th inference",
+          (boot["boot"], boot["inferences"], boot["after_inference"], boot["during_inference"]), (1, 30, 30, None))
+    # 30 leaked blocks and the two 48 B op-data blocks made in Prepare.
+    check(f"{name}: in use when it went down", boot["bytes_in_use"], 30 * 644 + 2 * 48)
+    check(f"{name}: boot 1 leaked", (boot["leak_check"]["status"], boot["leaking_groups"], boot["leaked_bytes"]),
+          ("found", 1, 19320))
+    bl = boot["leaks"][0]
+    check(f"{name}: boot 1's leak", (bl["site"], bl["bytes"], bl["count"], bl["bytes_per_inference"]),
+          (f"model.c:{leak_line}", 19320, 30, 644.0))
+    check(f"{name}: 50 inferences over both boots", r["inferences"], 50)
+    check(f"{name}: leak check found", r["checks"]["leaks"]["status"], "found")
+    check(f"{name}: boot 2's leak", [(l["site"], l["bytes"], l["count"], l["bytes_per_inference"]) for l in r["leaks"]],
+          [(f"model.c:{leak_line}", 12880, 20, 644.0)])
+    check(f"{name}: worst boot", (r["restarts"]["most_leaked"]["boot"], r["restarts"]["leaking_boots"]), (1, 1))
+    check(f"{name}: nothing lost", (r["input"]["corrupt_bytes"], r["input"]["dropped_records"], r["input"]["truncated_bytes"]), (0, 0, 0))
+check("reboot: the emt capture's second HEADER", load("reboot")["input"]["device_restarts"], 1)
 
 frag = load("fragment")
 f = frag["fragmentation"]
