@@ -46,6 +46,23 @@ TraceSessionOptions heap_of_16m() {
   return o;
 }
 
+// A watch of `source` with --until `until`, in the given format, and its notes.
+struct Watched {
+  TraceOutcome out;
+  std::vector<std::string> notes;
+};
+Watched watch_until(LiveSource& source, Format format, uint64_t until, const std::function<bool()>& stop = {}) {
+  TraceSessionOptions options = heap_of_16m();
+  options.format = format;
+  TraceSession session("live", options);
+  Watcher watcher(session);
+  Watched w;
+  WatchHandlers h;
+  h.note = [&](const std::string& n) { w.notes.push_back(n); };
+  w.out = watcher.run(source, {1s, until, std::nullopt}, h, stop);
+  return w;
+}
+
 TEST(TraceSession, ALiveStreamIsDecodedOnceItsFirstBytesShowTheFormat) {
   TraceSession session("live", heap_of_16m());
   EXPECT_FALSE(session.start_if_known());  // nothing yet
@@ -95,14 +112,8 @@ TEST(Watcher, AlertsAsTheLeakShowsAndAFinalTickWithEverything) {
 TEST(Watcher, UntilStopsAtTheFirstReadThatReachesIt) {
   std::string log = test::soak_log(100, std::nullopt);
   ScriptedSource source(log, 200, false);  // never ends by itself
-  TraceSessionOptions options = heap_of_16m();
-  options.format = Format::log;  // decoded as it arrives: a read of 200 bytes ends at most one inference
-  TraceSession session("live", options);
-  Watcher watcher(session);
-  std::vector<std::string> notes;
-  WatchHandlers h;
-  h.note = [&](const std::string& n) { notes.push_back(n); };
-  TraceOutcome out = watcher.run(source, {1s, 30, std::nullopt}, h, {});
+  // --format log: decoded as it arrives, a read of 200 bytes ends at most one inference.
+  auto [out, notes] = watch_until(source, Format::log, 30);
   ASSERT_TRUE(out.run);
   EXPECT_GE(out.run->result.inferences, 30u);
   EXPECT_LE(out.run->result.inferences, 31u);
@@ -135,15 +146,8 @@ TEST(Watcher, ACompressedStreamIsDecodedAsItArrives) {
   deflateEnd(&z);
   ASSERT_LT(packed.size(), 4096u);
   ScriptedSource source(packed, 40, false);  // never ends by itself
-  TraceSessionOptions options = heap_of_16m();
-  options.format = Format::log;
-  TraceSession session("live", options);
-  Watcher watcher(session);
-  std::vector<std::string> notes;
-  WatchHandlers h;
-  h.note = [&](const std::string& n) { notes.push_back(n); };
   int reads = 0;
-  TraceOutcome out = watcher.run(source, {1s, 30, std::nullopt}, h, [&] { return ++reads > 1000; });
+  auto [out, notes] = watch_until(source, Format::log, 30, [&] { return ++reads > 1000; });
   ASSERT_TRUE(out.run);
   ASSERT_FALSE(notes.empty());
   EXPECT_NE(notes.back().find("(--until 30)"), std::string::npos) << notes.back();
@@ -163,14 +167,7 @@ TEST(Watcher, UntilStopsInsideABlockOfDecompressedOutput) {
   ASSERT_FALSE(ZSTD_isError(packed.size()));
   for (const Format format : {Format::log, Format::automatic}) {
     ScriptedSource source(packed, 64 << 10, false);
-    TraceSessionOptions options = heap_of_16m();
-    options.format = format;
-    TraceSession session("live", options);
-    Watcher watcher(session);
-    std::vector<std::string> notes;
-    WatchHandlers h;
-    h.note = [&](const std::string& n) { notes.push_back(n); };
-    TraceOutcome out = watcher.run(source, {1s, 30, std::nullopt}, h, {});
+    auto [out, notes] = watch_until(source, format, 30);
     ASSERT_TRUE(out.run);
     EXPECT_GE(out.run->result.inferences, 30u);
     EXPECT_LE(out.run->result.inferences, 31u) << (format == Format::log ? "--format log" : "format judged");
