@@ -84,6 +84,10 @@ struct Analyzer::Impl {
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   uint64_t boot_began_after = 0;  // inferences completed when the latest boot began
+  // When the latest boot began, and its pools' summary refusals before it:
+  // what a boot before it ran out of says nothing of the pools now.
+  std::optional<uint64_t> boot_began_at;
+  std::vector<uint64_t> summary_failures_before_boot;
   bool boot_without_inference = false;  // the latest boot has begun none yet (its blocks so far are its setup)
   // Boots before the latest whose leak check could not run, by whether they
   // ended an inference; the first of each, without its leaks.
@@ -311,6 +315,8 @@ struct Analyzer::Impl {
     ++restarts.total;
     restart_resets_left = context.pools.size();
     boot_began_after = tracker.completed();
+    boot_began_at = time;
+    summary_failures_before_boot = summary_failures;
     boot_without_inference = true;
     tracker.device_restarted();
     leaks.device_restarted(tracker.inference());
@@ -897,9 +903,12 @@ struct Analyzer::Impl {
     else c.reason = "no arena pool was used (free order matters only in a stack-like arena)";
   }
 
+  // In the latest boot.
   bool refused_in_summary(std::string_view pool) const {
-    for (size_t i = 0; i < summary_failures.size(); ++i)
-      if (summary_failures[i] && context.pools.at(static_cast<PoolId>(i)).name == pool) return true;
+    for (size_t i = 0; i < summary_failures.size(); ++i) {
+      const uint64_t before = i < summary_failures_before_boot.size() ? summary_failures_before_boot[i] : 0;
+      if (summary_failures[i] > before && context.pools.at(static_cast<PoolId>(i)).name == pool) return true;
+    }
     return false;
   }
 
@@ -917,10 +926,14 @@ struct Analyzer::Impl {
     uint64_t pool_size = 0;
     for (const PoolSummary& p : out.pools)
       if (p.name == fc.pool) pool_size = p.size;
+    // The forecast is of the latest boot: a pool that ran out before a restart was reset there.
+    auto this_boot = [&](uint64_t time) { return !boot_began_at || time > *boot_began_at; };
     auto ran_out = [&](const AllocFailure& f) {
-      return f.pool == fc.pool && (!f.total_free || *f.total_free < f.size) && !(pool_size && f.size > pool_size);
+      return f.pool == fc.pool && this_boot(f.time) && (!f.total_free || *f.total_free < f.size) &&
+             !(pool_size && f.size > pool_size);
     };
-    bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(), [&](const Overflow& o) { return o.pool == fc.pool; }) ||
+    bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(),
+                                 [&](const Overflow& o) { return o.pool == fc.pool && this_boot(o.time); }) ||
                      refused_in_summary(fc.pool) || refusing_at_end(fc.pool) ||
                      std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), ran_out) ||
                      std::any_of(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {

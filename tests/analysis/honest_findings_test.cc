@@ -1492,6 +1492,43 @@ TEST(HonestFindings, ALeakInTheBootBeforeARestartIsFound) {
   }
 }
 
+// A pool that ran out in the boot before a restart was reset there: the
+// latest boot's forecast is its own. It read "already exhausted" in boot 2,
+// which held 1,000 of 40,960 B and refused nothing. An arena that runs out
+// in the latest boot still is.
+TEST(HonestFindings, APoolThatRanOutBeforeARestartIsNotExhaustedAfterIt) {
+  for (bool again : {false, true}) {
+    MemLog log;
+    for (int boot = 1; boot <= 2; ++boot) {
+      log("BOOT");
+      log("POOL name=arena kind=arena size=40960");
+      const uint64_t step = boot == 1 || again ? 6000 : 100;
+      uint64_t offset = 0;
+      for (int i = 1; i <= 10; ++i) {
+        log("INFER begin {}", i);
+        if (offset + step <= 40960) {
+          log("ALLOC size={} align=4 offset={} site=leak.c:1", step, offset);
+          offset += step;
+        } else {
+          log("ALLOC_FAIL size={} align=4", step);
+        }
+        log("INFER end {}", i);
+      }
+    }
+    auto run = analyse(Format::log, log.text);
+    ASSERT_EQ(run->result.restarts.total, 1u) << text_of(*run, "log");
+    const auto& fc = run->result.exhaustion_forecast;
+    if (again) {  // its leak stopped when its requests failed: no inferences left to forecast
+      EXPECT_TRUE(!fc || fc->already_exhausted) << text_of(*run, "log");
+      continue;
+    }
+    ASSERT_TRUE(fc) << text_of(*run, "log");
+    EXPECT_FALSE(fc->already_exhausted) << text_of(*run, "log");
+    EXPECT_EQ(fc->remaining_bytes, 40960u - 1000u);
+    EXPECT_EQ(fc->inferences, 399u);
+  }
+}
+
 // The JSON keeps the first 256 restarts; the boot that leaked the most, past
 // them, is in it too (the text and check named boot 280, the JSON did not).
 TEST(HonestFindings, TheWorstBootPastTheKeptOnesIsInTheJson) {
