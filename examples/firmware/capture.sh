@@ -18,7 +18,7 @@ out=$(realpath -m "${2:?output file}")
 transport=${3:-ring}
 case "$variant" in
   clean) v=0 ;; leak) v=1 ;; fragment) v=2 ;; overflow) v=3 ;; lifo) v=4 ;;
-  reboot) v=6 ;;  # the leak, reset by a watchdog after 30 inferences; 20 more in the second boot
+  reboot) v=6 ;;  # the leak, reset by a watchdog after 30 inferences; 20 more in the second boot (INFERENCES does not apply)
   cost) v=5 ;;  # writes "alloc_instructions_x10=N free_instructions_x10=N" instead of a capture
   *) echo "capture.sh: unknown variant '$variant'" >&2; exit 2 ;;
 esac

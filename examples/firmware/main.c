@@ -165,10 +165,8 @@ int main(void) {
     persist.boots = 0;
   }
   const uint32_t boot = ++persist.boots;
-  if (boot > 1) {
-    inferences = SECOND_BOOT_INFERENCES;
-    capture_mode = 2; /* "r+", then to its end: the capture goes on after the first boot's */
-  }
+  inferences = boot == 1 ? REBOOT_AFTER : SECOND_BOOT_INFERENCES; /* INFERENCES does not apply */
+  if (boot > 1) capture_mode = 2; /* "r+", then to its end: the capture goes on after the first boot's */
 #endif
 #if !defined(TRANSPORT_UART)
   trace_fd = sh_open("capture.bin", capture_mode);
@@ -219,7 +217,7 @@ int main(void) {
     wait_ms(INFERENCE_PERIOD_MS);
 #endif
 #if VARIANT == 6
-    if (boot == 1 && i == REBOOT_AFTER) {
+    if (boot == 1 && i == inferences) {
 #if !defined(TRANSPORT_UART)
       sh_close(trace_fd);
 #endif

@@ -196,24 +196,26 @@ EM.pages.analyze = function (doc) {
   // Boots before a restart, judged as each went down: their leaking sites
   // are marked too (their blocks went with the reset, so they hold nothing
   // at the end), after the latest boot's.
-  const earlier = new Map();  // site -> [{boot, leak}]
+  const earlier = new Map();  // site -> Map(boot -> its groups' bytes per inference there, added; null unknown)
   // Past the first 256 restarts the JSON keeps the worst boots only.
   const keptBoots = new Set(a.restarts.kept.map((x) => x.boot));
   const worst = [a.restarts.most_leaked, a.restarts.fastest_leak].filter((x) => x && !keptBoots.has(x.boot));
   if (worst.length === 2 && worst[0].boot === worst[1].boot) worst.pop();
   for (const r of a.restarts.kept.concat(worst).filter((x) => x.leak_check.status === "found"))
-    for (const l of r.leaks) {
-      if (!earlier.has(l.site)) earlier.set(l.site, []);
-      earlier.get(l.site).push({ boot: r.boot, leak: l });
+    for (const l of r.leaks) {  // one group per pool: a site leaking in two pools is one boot, at both rates
+      if (!earlier.has(l.site)) earlier.set(l.site, new Map());
+      const boots = earlier.get(l.site);
+      const had = boots.has(r.boot) ? boots.get(r.boot) : null;
+      boots.set(r.boot, l.bytes_per_inference == null ? had : (had || 0) + l.bytes_per_inference);
     }
   const inBoots = (site) => {
-    const list = earlier.get(site);
-    const shown = list.slice(0, 5).map((x) => grouped(x.boot)).join(", ") +
-                  (list.length > 5 ? " and " + grouped(list.length - 5) + " more" : "");
-    const rates = list.map((x) => x.leak.bytes_per_inference).filter((r) => r != null);
+    const boots = [...earlier.get(site)];
+    const shown = boots.slice(0, 5).map(([boot]) => grouped(boot)).join(", ") +
+                  (boots.length > 5 ? " and " + grouped(boots.length - 5) + " more" : "");
+    const rates = boots.map(([, rate]) => rate).filter((rate) => rate != null);
     const rate = rates.length ? Math.max(...rates) : null;
-    return (list.length > 1 ? "boots " : "boot ") + shown +
-           (rate == null ? "" : " (" + (list.length > 1 ? "up to " : "") + rateBytes(rate) + " per inference)");
+    return (boots.length > 1 ? "boots " : "boot ") + shown +
+           (rate == null ? "" : " (" + (boots.length > 1 ? "up to " : "") + rateBytes(rate) + " per inference)");
   };
   const leakRows = a.leaks.map((l) => ({
     site: l.site, leak: true, allocs: l.allocs, frees: l.frees, live_bytes: l.bytes, live_count: l.count,
@@ -222,26 +224,29 @@ EM.pages.analyze = function (doc) {
              (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") +
              (earlier.has(l.site) ? "; also a leak in " + inBoots(l.site) : "") }));
   const leakSites = new Set(a.leaks.map((l) => l.site));
-  // A site past the listed ones (the first 1,000 by live bytes) is shown by its leak's own counts.
-  const earlierRows = [...earlier.keys()].filter((site) => !leakSites.has(site)).map((site) => {
-    const first = earlier.get(site)[0].leak;
-    const row = siteBySite.get(site) ||
-                { site, allocs: first.allocs, frees: first.frees, live_bytes: null, live_count: null, alloc_bytes: null };
-    return { ...row, leak: true, finding: "leak in " + inBoots(site) + ", before the device started again" };
-  });
+  // A site past the listed ones (the first 1,000 by live bytes) is in the
+  // summed row below: its own numbers are not known.
+  const earlierRows = [...earlier.keys()].filter((site) => !leakSites.has(site)).map((site) => ({
+    ...(siteBySite.get(site) || { site }), leak: true,
+    finding: "leak in " + inBoots(site) + ", before the device started again" }));
   const siteRows = a.sites.filter((x) => !leakSites.has(x.site) && !earlier.has(x.site))
     .sort((x, y) => (y.live_bytes - x.live_bytes) || (y.alloc_bytes - x.alloc_bytes))
     .map((x) => ({ ...x, finding: persistentBySite.has(x.site) ? persistentBySite.get(x.site).reason.replace(/_/g, " ") : "" }));
   const body = document.querySelector("#sites tbody");
+  const cell = (v, show) => el("td", "num", v == null ? "" : show(v));
   for (const r of leakRows.concat(earlierRows, siteRows)) {
     const tr = el("tr", r.leak ? "leak" : null);
-    tr.append(el("td", "site", r.site), el("td", null, r.finding), el("td", "num", grouped(r.allocs)),
-              el("td", "num", grouped(r.frees)), el("td", "num", grouped(r.allocs - r.frees)),
-              el("td", "num", r.live_bytes == null ? "" : bytesHuman(r.live_bytes)),
-              el("td", "num", r.live_count == null ? "" : grouped(r.live_count)),
-              el("td", "num", r.alloc_bytes == null ? "" : bytesHuman(r.alloc_bytes)));
+    tr.append(el("td", "site", r.site), el("td", null, r.finding), cell(r.allocs, grouped), cell(r.frees, grouped),
+              cell(r.allocs == null ? null : r.allocs - r.frees, grouped), cell(r.live_bytes, bytesHuman),
+              cell(r.live_count, grouped), cell(r.alloc_bytes, bytesHuman));
     body.append(tr);
   }
+  // What the JSON keeps of the boots before a restart bounds what is marked.
+  if (a.restarts.leaking_boots && (a.restarts.dropped > 0 || a.restarts.kept.some((x) => x.leaking_groups > x.leaks.length)))
+    document.getElementById("sites").after(el("p", "note",
+      "Leaks of boots before a restart are marked from the first 256 restarts (and the worst boots after them), " +
+      "16 leaking groups of each: " + EM.counted(a.restarts.leaking_boots, "boot") +
+      " before the latest leaked in all (the findings above name them)."));
   if (summariesOnly) document.getElementById("sites").after(el("p", "note", "Summary records name no sites."));
   const omitted = a.sites_omitted;  // the analysis lists the first 1,000 sites and sums the rest
   if (omitted && omitted.count) {
