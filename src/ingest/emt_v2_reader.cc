@@ -69,7 +69,11 @@ bool shape_of(uint8_t tag, Shape& s) {
 }  // namespace
 
 struct EmtV2Reader::ZstdStream {
-  ZSTD_DStream* stream = ZSTD_createDStream();
+  ZSTD_DStream* stream = [] {
+    ZSTD_DStream* s = ZSTD_createDStream();
+    if (s) ZSTD_decompressBegin(s);  // see zstd_step.h
+    return s;
+  }();
   std::vector<uint8_t> out = std::vector<uint8_t>(ZSTD_DStreamOutSize());
   ~ZstdStream() { ZSTD_freeDStream(stream); }
 };

@@ -17,7 +17,8 @@ namespace edgemem {
 // the next block's 3-byte header too, RFC 8878 3.1.1.2, which is left for
 // the next call); `flushing`: its last call filled the output buffer, so the
 // rest of a block may wait there, flushed by a call given no input before
-// any header is read.
+// any header is read. A new stream needs ZSTD_decompressBegin first: until
+// it reads a frame header libzstd leaves unset the stage ZSTD_nextInputType reads.
 inline size_t zstd_step_input(ZSTD_DStream* stream, size_t hint, bool flushing, size_t available) {
   constexpr size_t kBlockHeaderBytes = 3;
   if (flushing) return 0;

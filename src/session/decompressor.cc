@@ -153,8 +153,12 @@ class XzDecompressor final : public Decompressor {
 class ZstdDecompressor final : public Decompressor {
  public:
   ZstdDecompressor() : stream_(ZSTD_createDStream()) {
-    if (!stream_) failed_ = "zstd could not start (out of memory)";
-    else hint_ = ZSTD_initDStream(stream_);
+    if (!stream_) {
+      failed_ = "zstd could not start (out of memory)";
+      return;
+    }
+    hint_ = ZSTD_initDStream(stream_);
+    ZSTD_decompressBegin(stream_);  // see zstd_step.h
   }
   ~ZstdDecompressor() override { ZSTD_freeDStream(stream_); }
 
