@@ -501,9 +501,14 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   // once read "[OK] no leak", and passed a budget of 0 B leaked).
   out.inferences_before_latest_boot = boot_began_after_;
   const uint64_t boot_completed = tracker.completed() - boot_began_after_;
+  // With end markers only, growth counts from the first end (setup and the
+  // first inference cannot be told apart): one inference fewer shows it. Two
+  // such inferences, each keeping a block, once read "[OK] no leak".
+  const bool ends_only = began_at_start_ && boot_completed > 0;
+  const uint64_t measured = boot_completed - (ends_only ? 1 : 0);
   if (out.leaks.empty() && !markers && events_ < 8) {
     c = {CheckStatus::not_checked, fmt::format("{} memory events: too few to tell a leak from a working set", events_)};
-  } else if (out.leaks.empty() && markers && boot_completed < 2) {
+  } else if (out.leaks.empty() && markers && measured < 2) {
     uint64_t kept = 0;
     const PersistentBlock* largest = nullptr;
     for (const PersistentBlock& p : out.persistent)
@@ -516,9 +521,13 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
                               : restarted ? "since the device last started again (leaks are judged in each boot on its own)"
                                           : "in the trace";
     const std::string since = restarted ? "the restart" : "the first inference began";
+    const std::string ended =
+        fmt::format("{} ended {}{}", units::counted(boot_completed, "inference", "inferences"), where,
+                    ends_only && boot_completed > 1 ? ", and growth counts from the first one's end (end markers only: "
+                                                      "the first cannot be told from the setup before it)"
+                                                    : "");
     c = {CheckStatus::not_checked,
-         fmt::format("{} inference{} ended {}: a leak shows as growth over at least two{}", boot_completed,
-                     boot_completed == 1 ? "" : "s", where,
+         fmt::format("{}: a leak shows as growth over at least two{}", ended,
                      !largest      ? ""
                      : at_restart  ? fmt::format("; {} made since {} were still live when it went down (largest {}): "
                                                  "kept or leaked, the trace cannot tell",

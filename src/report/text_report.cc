@@ -343,9 +343,13 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   // freed, or more of them kept.
   auto growth = [&](const std::string& pool, double rate, std::string_view why) {
     ++problems;
-    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} B per inference{}, yet no group of blocks leaks: "
-                                      "live blocks get bigger or more of them are kept{}",
+    // A leak check that could not judge the groups found none, nor none leaking.
+    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} B per inference{}, {}{}",
                                       pool, decimal(rate, 1), why.empty() ? "" : fmt::format(" ({})", why),
+                                      leaks_judged ? "yet no group of blocks leaks: live blocks get bigger or more of "
+                                                     "them are kept"
+                                                   : "and the leak check could not judge its groups (see [NOT CHECKED] "
+                                                     "leak)",
                                       std::any_of(r.pools.begin(), r.pools.end(),
                                                   [&](const PoolSummary& p) { return p.name == pool && p.size == 0; })
                                           ? " (no pool size: no forecast)"

@@ -1058,6 +1058,40 @@ TEST(HonestFindings, SetupBeforeTheFirstEndMarkerIsNoGrowth) {
   EXPECT_EQ(r.leaks[0].count, 30u);  // setup and the first inference cannot be told apart
 }
 
+// So with end markers only, two inferences show one growth: too few to judge.
+// Each keeping a 32 B block once read "[OK] no leak" (the same trace with
+// begin markers reads the leak), and passed --fail-on leak.
+TEST(HonestFindings, TwoInferencesMarkedOnlyByTheirEndsCannotShowALeak) {
+  auto trace = [](int inferences, bool begins) {
+    MemLog log;
+    log("POOL name=heap kind=heap size=65536 base=0x1000");
+    for (int i = 1; i <= inferences; ++i) {
+      if (begins) log("INFER begin {}", i);
+      log("ALLOC size=32 addr={} site=leak.c:1", 0x2000 + 32 * i);
+      log("ALLOC size=16 addr=0x1000 site=tmp.c:1");
+      log("FREE addr=0x1000");
+      log("INFER end {}", i);
+    }
+    return log.text;
+  };
+  auto ends = analyse(Format::log, trace(2, false));
+  const AnalysisResult& r = ends->result;
+  EXPECT_TRUE(r.leaks.empty());
+  EXPECT_EQ(r.checks.leaks.status, CheckStatus::not_checked) << text_of(*ends, "log");
+  EXPECT_NE(r.checks.leaks.reason.find("2 inferences ended in the trace, and growth counts from the first one's end"),
+            std::string::npos)
+      << r.checks.leaks.reason;
+  EXPECT_EQ(unjudged_rules(parse_fail_on("leak"), r).size(), 1u);
+  const std::string text = text_of(*ends, "log");
+  EXPECT_EQ(text.find("yet no group of blocks leaks"), std::string::npos) << text;
+  EXPECT_NE(text.find("and the leak check could not judge its groups"), std::string::npos) << text;
+  for (const auto& [inferences, begins] : {std::pair{2, true}, {3, false}}) {
+    auto leaking = analyse(Format::log, trace(inferences, begins));
+    ASSERT_EQ(leaking->result.leaks.size(), 1u) << inferences << begins;
+    EXPECT_DOUBLE_EQ(*leaking->result.leaks[0].bytes_per_inference, 32.0);
+  }
+}
+
 // Firmware that marks only where each inference begins: every begin ends
 // the inference before it. Read as no inference at all, the trace had no
 // leak ("[OK]") and the leaking site was a working set.
