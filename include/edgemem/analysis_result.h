@@ -224,6 +224,7 @@ struct PoolFragmentation {
   double max_rate = 0, final_rate = 0;
   uint64_t total_free = 0, largest_free = 0;  // at the end
   std::vector<std::pair<uint64_t, double>> curve;  // (time, rate), downsampled
+  uint64_t samples = 0;                            // states measured, of which `curve` keeps some
 };
 
 struct FragmentationResult {

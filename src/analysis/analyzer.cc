@@ -145,6 +145,9 @@ struct Analyzer::Impl {
   // `thread_clock`: the event's number on its thread's own clock (LeakAnalysis::thread_active).
   void allocate(const Event& e, float thread_clock) {
     const PoolInfo& info = pool_info(e.pool);
+    // A kind a decoder guessed and then settled, before the pool held a block.
+    if (PoolState& p = tracker.pool(e.pool); p.kind != info.kind && p.live.size() == 0) [[unlikely]]
+      p.kind = info.kind;
     bool replaced = false;
     Block old;
     const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), thread_clock, replaced, old);
@@ -550,6 +553,7 @@ struct Analyzer::Impl {
     if (std::exchange(boot_without_inference, false) || tracker.inference() == 0)
       leaks.first_inference_begins(by_its_end);
     tracker.begin_inference(number, by_its_end);
+    peak.inference_begun(tracker, by_its_end);
     failed_at_begin = failed_before;
   }
 
@@ -850,7 +854,12 @@ struct Analyzer::Impl {
         "fragmentation there is not measured{}",
         unmeasured, refused ? fmt::format(", and its {} refused request{} not judged", refused, refused == 1 ? "" : "s")
                             : "");
-    if (c.status == CheckStatus::clean) c.status = CheckStatus::not_checked;
+    // The others' healthy band is no band of the trace (check once passed
+    // max_band: healthy on it); a warning or danger there stands.
+    if (c.status == CheckStatus::clean) {
+      c.status = CheckStatus::not_checked;
+      out.fragmentation.band.reset();
+    }
     c.reason = c.reason.empty() ? unknown : c.reason + "; " + unknown;
   }
 
@@ -892,15 +901,20 @@ struct Analyzer::Impl {
       if (*r) shift_boot(**r);
   }
 
+  // An arena the device summarised shows no free order: no violation found
+  // there is no proof (its summaries once read "[OK] no LIFO violation").
   void judge_lifo(AnalysisResult& out) {
-    bool arena = false;
-    for (size_t i = 0; i < context.pools.size(); ++i)
-      arena |= context.pools.at(static_cast<PoolId>(i)).kind == PoolKind::arena &&
-               tracker.pool(static_cast<PoolId>(i)).peak_usage > 0;
+    bool arena = false, summarised = false;
+    for (size_t i = 0; i < context.pools.size(); ++i) {
+      const PoolState& p = tracker.pool(static_cast<PoolId>(i));
+      if (context.pools.at(static_cast<PoolId>(i)).kind != PoolKind::arena || p.peak_usage == 0) continue;
+      arena = true;
+      summarised |= p.summarized;
+    }
     Check& c = out.checks.lifo;
     if (out.lifo.violations) c.status = CheckStatus::found;
-    else if (arena) c.status = CheckStatus::clean;
-    else c.reason = "no arena pool was used (free order matters only in a stack-like arena)";
+    else if (arena && !summarised) c.status = CheckStatus::clean;
+    else if (!arena) c.reason = "no arena pool was used (free order matters only in a stack-like arena)";
   }
 
   // In the latest boot.

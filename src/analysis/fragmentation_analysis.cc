@@ -221,6 +221,7 @@ void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferen
     BoundedSeries<uint64_t, double> curve = g.curve;
     if (g.changed_at) curve.add(*g.changed_at, p.final_rate);
     p.curve = curve.points();
+    p.samples = curve.added();
     // One definition: the worst is the curve's highest point (every bucket keeps its highest).
     for (const auto& [time, rate] : p.curve) p.max_rate = std::max(p.max_rate, rate);
     if (p.known_extent) {

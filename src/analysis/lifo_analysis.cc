@@ -18,8 +18,11 @@ void LifoAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
   LifoResult& r = out.lifo;
   r.violations = violations_;
   r.max_stranded_bytes = max_stranded_;
+  // In one arena, as max_stranded_bytes is (so it is never above it); a
+  // summarised arena's usage is the device's, with no blocks to hold it.
   for (PoolState& p : tracker.pools())
-    if (p.kind == PoolKind::arena) r.final_stranded_bytes += p.usage() - std::min(p.usage(), p.live_bytes);
+    if (p.kind == PoolKind::arena && !p.summarized)
+      r.final_stranded_bytes = std::max(r.final_stranded_bytes, p.usage() - std::min(p.usage(), p.live_bytes));
   for (size_t id = 0; id < sites_.size(); ++id)
     if (sites_[id].violations)
       r.sites.push_back({std::string(context.sites.name(static_cast<SiteId>(id))), sites_[id].violations,

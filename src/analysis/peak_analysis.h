@@ -18,9 +18,17 @@ class PeakAnalysis {
       time_ = time;
       inference_ = tracker.current_inference();
       boot_ = tracker.boot();
+      before_first_ = !inference_ && tracker.boot_began_no_inference();
       tracker.snapshot_sites();
       blocks_known_ = true;
     }
+  }
+  // With end markers only, the first inference began where the boot did:
+  // a peak before its end is that inference's (it once read "before the
+  // first inference").
+  void inference_begun(const PoolTracker& tracker, bool by_its_end) {
+    if (before_first_ && by_its_end && boot_ == tracker.boot()) inference_ = tracker.device_inference();
+    before_first_ = false;
   }
   // Summary records: `total` is one pool at its peak since its last summary
   // and the others as they stand; no block is known, so nobody holds it.
@@ -30,6 +38,7 @@ class PeakAnalysis {
       time_ = time;
       inference_ = tracker.device_inference();
       boot_ = tracker.boot();
+      before_first_ = false;
       blocks_known_ = false;
     }
   }
@@ -41,6 +50,7 @@ class PeakAnalysis {
   std::optional<uint64_t> inference_;
   uint64_t boot_ = 1;
   bool blocks_known_ = false;  // the peak was reached by blocks (not a summary record)
+  bool before_first_ = false;  // reached before its boot's first inference began
 };
 
 }  // namespace edgemem

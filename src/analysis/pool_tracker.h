@@ -173,9 +173,11 @@ class PoolTracker {
   // (one past the last end); unset between inferences and before the first.
   std::optional<uint64_t> current_inference() const {
     if (open_) return device_inference_;
-    if (ends_only_ && inference_) return device_inference_ + 1;
+    if (ends_only_ && inference_ && !counts_anew_) return device_inference_ + 1;  // not one of a boot before
     return std::nullopt;
   }
+  // No inference began since the trace or the device's latest restart began.
+  bool boot_began_no_inference() const { return inference_ == 0 || counts_anew_; }
   uint64_t completed() const { return completed_; }
   bool in_inference() const { return open_ > 0; }
   // Sum of pool usages, kept current on every change.

@@ -502,6 +502,10 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       else pool_kind = text;
       continue;
     }
+    if (which == Key::other) {  // newer firmware's fields, whatever their value (task=main)
+      p = token_stop(p, end, limit, false);
+      continue;
+    }
     uint64_t number = 0;
     p = scan_number(value, end, limit, number);
     if (!p || (p < end && !is_blank(*p))) {
@@ -533,8 +537,22 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     return ok;
   };
   auto pool_for = [&](bool offset_addressed) -> PoolId {
-    if (!pool_name.empty())
-      return named_pool(pool_name, offset_addressed ? PoolKind::arena : PoolKind::heap);
+    if (!pool_name.empty()) {
+      const PoolKind kind = offset_addressed ? PoolKind::arena : PoolKind::heap;
+      const size_t known = context_.pools.size();
+      const PoolId id = named_pool(pool_name, kind);
+      // A pool first named by a record with no address (GUARD, ALLOC_FAIL)
+      // has the kind of the log's last addressed record: a guess its own
+      // first addressed record settles (an arena named so beside a heap
+      // read its offset 0 as a NULL malloc, a failed allocation).
+      PoolInfo& info = context_.pools.at(id);
+      if (!has_addr && e.kind != EventKind::arena_reset && id >= known) context_.pools.mark_kind_guessed(id);
+      if (has_addr && info.kind_guessed && !info.declared) {
+        info.kind = kind;
+        info.kind_guessed = false;
+      }
+      return id;
+    }
     PoolId& id = offset_addressed ? arena_pool_ : heap_pool_;
     bool& have = offset_addressed ? have_arena_ : have_heap_;
     if (!have) {
@@ -610,8 +628,8 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style
-  // the log has been using.
-  bool by_offset = has_addr ? addr_is_offset : last_by_offset_;
+  // the log has been using; a RESET resets an arena.
+  bool by_offset = has_addr ? addr_is_offset : e.kind == EventKind::arena_reset || last_by_offset_;
   if (has_addr) last_by_offset_ = addr_is_offset, addressed_seen_ = true;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||

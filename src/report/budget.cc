@@ -554,7 +554,7 @@ class Evaluator {
       if (!max) throw BudgetError("fragmentation.max_band: expected healthy, warning or danger");
       const FragmentationResult& f = t.fragmentation;
       // A band that could not be measured cannot be shown to hold.
-      if (!f.band && !t.lost_mid_trace.empty())
+      if (!f.band && !t.checks.fragmentation.reason.empty())
         throw BudgetError("fragmentation.max_band: not judged: " + t.checks.fragmentation.reason);
       if (!f.band)
         throw BudgetError("fragmentation.max_band: the trace declares no pool extent (POOL name= base= size=, or "

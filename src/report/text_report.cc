@@ -447,7 +447,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (r.lifo.violations) {
     ++problems;
     std::string site = r.lifo.sites.empty() ? "?" : shown_site(r.lifo.sites.front().site);
-    line(out, "[LIFO]", fmt::format("{} arena frees out of stack order (first culprit {}): up to {} stranded, {} at the end",
+    line(out, "[LIFO]", fmt::format("{} arena frees out of stack order (first culprit {}): up to {} stranded in one arena, {} at the end",
                                     grouped(r.lifo.violations), site, bytes(r.lifo.max_stranded_bytes),
                                     bytes(r.lifo.final_stranded_bytes)));
     more(out, "-> free arena buffers in reverse order of allocation; counts can balance while the water mark stays up");

@@ -798,6 +798,20 @@ TEST(HonestFindings, ArenaStrandingZeroByteBlocksAndManyThreadsAreCountedExactly
                       "[MEM][3] ALLOC offset=0 size=0x10 align=16 pool=a site=a.c:2\n");
   EXPECT_EQ(lifo->result.lifo.final_stranded_bytes, 224u);
   EXPECT_EQ(lifo->result.lifo.max_stranded_bytes, 240u);  // at time 2: top 256, 16 B live
+  // Both numbers are of one arena: two arenas stranding 100 B each read
+  // "up to 100 B stranded, 200 B at the end" (the end summed over them).
+  std::string two;
+  for (const char* arena : {"a1", "a2"})
+    two += fmt::format("[MEM][1] POOL name={0} kind=arena size=4096\n"
+                       "[MEM][2] ALLOC size=100 align=4 offset=0 pool={0} site={0}.c:1\n"
+                       "[MEM][3] ALLOC size=100 align=4 offset=100 pool={0} site={0}.c:2\n"
+                       "[MEM][4] FREE offset=0 pool={0}\n",
+                       arena);
+  auto arenas = analyse(Format::log, two);
+  EXPECT_EQ(arenas->result.lifo.violations, 2u);
+  EXPECT_EQ(arenas->result.lifo.max_stranded_bytes, 100u);
+  EXPECT_EQ(arenas->result.lifo.final_stranded_bytes, 100u);
+  EXPECT_NE(text_of(*arenas, "log").find("up to 100 B stranded in one arena, 100 B at the end"), std::string::npos);
 
   auto zero = analyse(Format::log,
                       "[MEM][1] POOL name=arena kind=arena size=256\n"
@@ -1056,6 +1070,57 @@ TEST(HonestFindings, SetupBeforeTheFirstEndMarkerIsNoGrowth) {
   ASSERT_EQ(r.leaks.size(), 1u);
   EXPECT_DOUBLE_EQ(*r.leaks[0].bytes_per_inference, 64.0);
   EXPECT_EQ(r.leaks[0].count, 30u);  // setup and the first inference cannot be told apart
+}
+
+// With end markers only, the first inference began where the trace did: a
+// peak before its end is that inference's (it read "before the first
+// inference", beside per_inference.max_at 5).
+TEST(HonestFindings, APeakBeforeTheFirstEndMarkerIsTheFirstInferences) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] ALLOC size=500 addr=0x10\n"
+                     "[MEM][2] INFER end 5\n"
+                     "[MEM][3] FREE addr=0x10\n"
+                     "[MEM][4] ALLOC size=5 addr=0x10\n"
+                     "[MEM][5] INFER end 6\n");
+  EXPECT_EQ(run->result.peak.bytes, 500u);
+  EXPECT_EQ(run->result.peak.inference, std::optional<uint64_t>(5));
+  // With begin markers a peak before the first begin is still before it.
+  auto begun = analyse(Format::log,
+                       "[MEM][1] ALLOC size=500 addr=0x10\n"
+                       "[MEM][2] FREE addr=0x10\n"
+                       "[MEM][3] INFER begin 5\n"
+                       "[MEM][4] ALLOC size=5 addr=0x10\n"
+                       "[MEM][5] INFER end 5\n");
+  EXPECT_EQ(begun->result.peak.inference, std::nullopt);
+}
+
+// A pool first named by a RESET, GUARD or ALLOC_FAIL, after heap records:
+// its kind was the heap's, so its offset 0 read as a NULL malloc (a failed
+// allocation) and its top was not its usage.
+TEST(HonestFindings, AnArenaFirstNamedByARecordWithoutAnAddressIsAnArena) {
+  auto reset = analyse(Format::log,
+                       "[MEM][1] ALLOC size=64 addr=0x3ffb0000 site=main.c:10\n"
+                       "[MEM][2] INFER begin 1\n"
+                       "[MEM][3] RESET pool=arena\n"
+                       "[MEM][4] ALLOC size=1024 align=16 offset=0 site=conv.cc:88\n"
+                       "[MEM][5] ALLOC size=512 align=16 offset=1024 site=conv.cc:90\n"
+                       "[MEM][6] INFER end 1\n");
+  EXPECT_EQ(reset->result.counts.failed, 0u);
+  EXPECT_EQ(reset->result.counts.allocs, 3u);
+  EXPECT_EQ(reset->result.peak.bytes, 1600u);
+  auto guard = analyse(Format::log,
+                       "[MEM][1] ALLOC size=64 addr=0x3ffb0000 site=main.c:10\n"
+                       "[MEM][2] GUARD ok pool=scratch\n"
+                       "[MEM][3] ALLOC size=100 align=4 offset=0 pool=scratch site=a.c:1\n"
+                       "[MEM][4] ALLOC size=100 align=4 offset=100 pool=scratch site=a.c:2\n"
+                       "[MEM][5] FREE offset=0 pool=scratch\n");
+  EXPECT_EQ(guard->result.counts.failed, 0u);
+  EXPECT_EQ(guard->result.lifo.violations, 1u);
+  for (const PoolSummary& p : guard->result.pools) {
+    if (p.name == "scratch") {
+      EXPECT_EQ(p.final_bytes, 200u);  // its top, the freed block below it stranded
+    }
+  }
 }
 
 // So with end markers only, two inferences show one growth: too few to judge.

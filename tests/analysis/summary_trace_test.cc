@@ -465,5 +465,30 @@ TEST(SummaryTrace, ThePeakOfAllPoolsIsAProvenLowerBoundAndTheirOwnPeaksAdded) {
   EXPECT_TRUE(analyse(Format::emt, std::string("\x7E" "emt!" "\x00" "\x01\x01\xC0\xF0\xF5\x0B", 12))->result.peak.exact);
 }
 
+// A heap traced in full beside an arena the device summarised (a reviewer's
+// capture, tests/data/restarts): the heap's healthy band is no band of the
+// arena (check once held max_band healthy on it), its free order is not
+// known (it read "[OK] no LIFO violation"), and its usage strands no bytes
+// (final_stranded_bytes read 1,000 with max_stranded_bytes 0).
+TEST(SummaryTrace, AnArenaSummarisedBesideAHeapTracedInFullIsNotJudgedForFragmentationOrLifo) {
+  auto run = analyse(Format::emt, read_file(std::string(EDGEMEM_TEST_DATA_DIR) + "/restarts/summarised_growth_then_clean.emt"));
+  const AnalysisResult& r = run->result;
+  ASSERT_GT(r.counts.summaries, 0u);
+  ASSERT_GT(r.counts.allocs, 0u);
+  EXPECT_EQ(r.checks.fragmentation.status, CheckStatus::not_checked);
+  EXPECT_EQ(r.fragmentation.band, std::nullopt);
+  std::string error;
+  BudgetInputs in{nullptr, nullptr, &r, nullptr};
+  EXPECT_TRUE(evaluate_budget(nlohmann::json::parse(R"({"fragmentation": {"max_band": "healthy"}})"), in, error).empty());
+  EXPECT_NE(error.find("fragmentation.max_band: not judged: summary records of 'arena' gave no largest free block"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(r.checks.lifo.status, CheckStatus::not_checked);
+  EXPECT_NE(r.checks.lifo.reason.find("summary records carry no sites or blocks (pools 'arena')"), std::string::npos)
+      << r.checks.lifo.reason;
+  EXPECT_EQ(r.lifo.final_stranded_bytes, 0u);
+  EXPECT_EQ(r.lifo.max_stranded_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace edgemem::test

@@ -118,6 +118,22 @@ TEST(TextLog, ColourCodesAndCarriageReturnsAtALinesEndAreNoPartOfItsLastValue) {
   EXPECT_EQ(d->sink.events[3].kind, EventKind::inference_end);
 }
 
+// "unknown key=value fields are ignored so firmware can add fields": a
+// value that is no number (task=main) once dropped the whole record.
+TEST(TextLog, FieldsOfNewerFirmwareAreIgnoredWhateverTheirValue) {
+  auto d = decode("[MEM][1] ALLOC size=16 addr=0x20 site=a.c:1 task=main\n"
+                  "[MEM][2] FREE addr=0x20 task=main tag=x.y foo= core=0x1g\n"
+                  "[MEM][3] INFER begin 1 task=main\n");
+  EXPECT_EQ(d->stats.malformed_lines, 0u);
+  ASSERT_EQ(d->sink.events.size(), 3u);
+  EXPECT_EQ(d->sink.events[0].size, 16u);
+  EXPECT_EQ(d->sink.events[1].kind, EventKind::free);
+  EXPECT_EQ(d->sink.events[2].kind, EventKind::inference_begin);
+  EXPECT_EQ(d->sink.events[2].size, 1u);
+  // A known key still wants its number.
+  EXPECT_EQ(decode("[MEM][1] ALLOC size=big addr=0x20\n")->stats.malformed_lines, 1u);
+}
+
 TEST(TextLog, TruncatedLastLineIsCountedNotEmitted) {
   auto d = decode("[MEM][1] ALLOC size=16 offset=0\n[MEM][2] ALLOC size=12");
   EXPECT_EQ(d->sink.events.size(), 1u);

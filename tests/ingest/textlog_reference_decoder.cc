@@ -233,6 +233,10 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     if (key == "pool" || key == "name") { pool_storage = textlog_unescape(value); pool_name = pool_storage; continue; }
     if (key == "kind") { pool_kind = value; continue; }
     if (key == "shares") { shares_storage = textlog_unescape(value); shares = shares_storage; continue; }
+    // Unknown keys are tolerated, whatever their value, so newer firmware can add fields.
+    static constexpr std::string_view kNumeric[] = {"size", "offset", "addr", "ptr", "old", "align",
+                                                    "thread", "tid", "base", "value"};
+    if (std::find(std::begin(kNumeric), std::end(kNumeric), key) == std::end(kNumeric)) continue;
     if (!parse_number(value, number)) {
       stats_.note_problem(offset, line_no_, "expected a number after '" + std::string(key) + "='");
       return false;
@@ -253,7 +257,6 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     else if (key == "thread" || key == "tid") { e.thread = static_cast<uint32_t>(number); }
     else if (key == "base") { pool_base = number; }
     else if (key == "value") { e.size = number; has_size = true; }
-    // Unknown keys are tolerated so newer firmware can add fields.
   }
 
   auto need = [&](bool ok, const char* what) {
