@@ -43,14 +43,15 @@ class Writer {
                        {"args", std::move(args)}});
   }
   // `last`: only the trace's last inference can still be running at its end.
-  void inference(int pid, const InferenceSpan& s, bool last) {
+  // `lane`: the thread row it is drawn on, so overlapping ones do not nest.
+  void inference(int pid, const InferenceSpan& s, bool last, size_t lane) {
     std::string name = "inference " + std::to_string(s.number);
     json args = {{"inference", s.number}};
     if (s.begin_time && s.end_time)
-      events_.push_back({{"ph", "X"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", us(*s.begin_time)},
+      events_.push_back({{"ph", "X"}, {"name", name}, {"pid", pid}, {"tid", lane}, {"ts", us(*s.begin_time)},
                          {"dur", us(*s.end_time) - us(*s.begin_time)}, {"args", args}});
     else if (s.begin_time && last)  // still running when the trace ended: a begin without its end
-      events_.push_back({{"ph", "B"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", us(*s.begin_time)}, {"args", args}});
+      events_.push_back({{"ph", "B"}, {"name", name}, {"pid", pid}, {"tid", lane}, {"ts", us(*s.begin_time)}, {"args", args}});
     else if (s.begin_time)  // another began before it ended: its end is unknown
       instant(pid, *s.begin_time, name + " begins (no end marker)", args);
     else
@@ -70,8 +71,9 @@ std::string chrome_trace_json(const InputSummary& input, const AnalysisResult& r
   Writer w(clock);
   const int inferences_pid = 1;
   w.process(inferences_pid, "inferences", 0);
-  for (const InferenceSpan& s : result.inference_marks.spans)
-    w.inference(inferences_pid, s, &s == &result.inference_marks.spans.back());
+  const std::vector<InferenceSpan>& spans = result.inference_marks.spans;
+  const std::vector<size_t> lanes = inference_lanes(spans);
+  for (size_t i = 0; i < spans.size(); ++i) w.inference(inferences_pid, spans[i], i + 1 == spans.size(), lanes[i]);
   int pid = inferences_pid;
   for (const PoolTracks& t : pool_tracks(result)) {
     ++pid;

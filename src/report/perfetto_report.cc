@@ -132,23 +132,31 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
     if (!note.empty()) notes += "; " + note;
   uint64_t root = w.track(root_name, std::nullopt, notes);
 
-  uint64_t inferences = w.track("inferences", root, inference_note(result));
-  for (const InferenceSpan& s : result.inference_marks.spans)
-    w.inference(inferences, s, &s == &result.inference_marks.spans.back());
+  // Inferences that overlap (threads running several at once) on tracks of their own.
+  std::vector<uint64_t> lane_tracks{w.track("inferences", root, inference_note(result))};
+  const std::vector<InferenceSpan>& spans = result.inference_marks.spans;
+  const std::vector<size_t> lanes = inference_lanes(spans);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    while (lane_tracks.size() <= lanes[i])
+      lane_tracks.push_back(w.track(fmt::format("inferences, overlapping ({})", lane_tracks.size() + 1), root,
+                                    "inferences that began while one on the tracks above was still running"));
+    w.inference(lane_tracks[lanes[i]], spans[i], i + 1 == spans.size());
+  }
 
   for (const PoolTracks& t : pool_tracks(result)) {
     const std::string& name = t.pool->name;
     uint64_t group = w.track("pool " + name, root, pool_description(*t.pool));
+    // A counter holds each value to the next point: a reduced series
+    // says so, or a spike kept as one point reads as lasting to the next.
+    auto reduced_note = [](uint64_t kept, uint64_t samples) {
+      return samples > kept
+                 ? fmt::format("{} of {} samples kept (each stretch keeps its first, lowest, highest and last): the "
+                               "peaks and the end are exact, the value between two points is not the pool's",
+                               kept, samples)
+                 : std::string();
+    };
     if (t.timeline) {
-      // A counter holds each value to the next point: a reduced series
-      // says so, or a spike kept as one point reads as lasting to the next.
-      const uint64_t kept = t.timeline->used_bytes.size();
-      const std::string reduced =
-          t.timeline->samples > kept
-              ? fmt::format("{} of {} samples kept (each stretch keeps its first, lowest, highest and last): the "
-                            "peaks and the end are exact, the value between two points is not the pool's",
-                            kept, t.timeline->samples)
-              : "";
+      const std::string reduced = reduced_note(t.timeline->used_bytes.size(), t.timeline->samples);
       uint64_t used = w.counter_track(name + " used bytes", group, pp::CounterDescriptor::UNIT_SIZE_BYTES, "", reduced);
       for (const auto& [time, v] : t.timeline->used_bytes) w.counter(used, time, v);
       if (!t.timeline->live_blocks.empty()) {  // a pool in summary mode tells no blocks
@@ -158,7 +166,8 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
     }
     if (t.fragmentation) {
       uint64_t rate = w.counter_track(name + " fragmentation rate", group, pp::CounterDescriptor::UNIT_UNSPECIFIED,
-                                      "1 - largest free / total free");
+                                      "1 - largest free / total free",
+                                      reduced_note(t.fragmentation->curve.size(), t.fragmentation->samples));
       for (const auto& [time, v] : t.fragmentation->curve) w.counter(rate, time, v);
     }
     if (!t.marks.empty()) {

@@ -93,6 +93,22 @@ std::vector<PoolTracks> pool_tracks(const AnalysisResult& r) {
   return out;
 }
 
+std::vector<size_t> inference_lanes(const std::vector<InferenceSpan>& spans) {
+  std::vector<size_t> lanes(spans.size(), 0);
+  std::vector<uint64_t> busy_until;  // per lane: the end of its latest span
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const InferenceSpan& s = spans[i];
+    const bool open_at_end = s.begin_time && !s.end_time && i + 1 == spans.size();
+    if (!s.begin_time || (!s.end_time && !open_at_end)) continue;  // an instant
+    size_t lane = 0;
+    while (lane < busy_until.size() && busy_until[lane] > *s.begin_time) ++lane;
+    if (lane == busy_until.size()) busy_until.push_back(0);
+    busy_until[lane] = open_at_end ? UINT64_MAX : *s.end_time;
+    lanes[i] = lane;
+  }
+  return lanes;
+}
+
 std::string inference_note(const AnalysisResult& r) {
   const InferenceMarks& m = r.inference_marks;
   if (m.dropped == 0) return "";

@@ -2,6 +2,8 @@
 // counters per pool, the leak's instants and every kept inference.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "edgemem/exports.h"
@@ -77,6 +79,18 @@ TEST(ChromeTraceExport, AnInferenceStillRunningIsABeginAndAnEndOnlyIsAnInstant) 
     }
   EXPECT_EQ(phases, (std::vector<std::string>{"i", "X"}));
   EXPECT_EQ(said, "inference 1 begins (no end marker)");
+}
+
+// Overlapping inferences (several threads): complete events of one thread
+// row must nest, so each overlapping one is on a row of its own.
+TEST(ChromeTraceExport, OverlappingInferencesAreOnRowsOfTheirOwn) {
+  AnalysisResult r;
+  r.inference_marks.spans = {{1, 1, 6}, {2, 2, 8}, {3, 7, 9}};
+  json doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::sequence}, r));
+  std::map<std::string, int> row;
+  for (const json& e : doc["traceEvents"])
+    if (e["ph"] == "X") row[e["name"]] = e["tid"];
+  EXPECT_EQ(row, (std::map<std::string, int>{{"inference 1", 0}, {"inference 2", 1}, {"inference 3", 0}}));
 }
 
 // The result keeps the first 100 failures and a bounded set of inferences: the file says what it leaves out.

@@ -222,6 +222,29 @@ TEST(PerfettoExport, OnlyTheLastInferenceCanStayOpen) {
                                                              {T::TYPE_SLICE_BEGIN, "inference 3"}}));
 }
 
+// Inferences of several threads overlap and end in any order: on one track
+// an end closes the latest begun, so inference 2 read 2 -> 6 and inference 1
+// read 1 -> 8. Each slice now nests nothing: overlapping ones get their own
+// track.
+TEST(PerfettoExport, OverlappingInferencesAreSlicesOfTheirOwnTracks) {
+  AnalysisResult r;
+  r.inference_marks.spans = {{1, 1, 6}, {2, 2, 8}, {3, 7, 9}, {4, 10, std::nullopt}};
+  r.inference_marks.total = 4;
+  pp::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, r)));
+  Decoded d = decode(trace);
+  std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> slices;  // per track: (time, begin name or "end")
+  for (const pp::TracePacket& p : trace.packet())
+    if (p.has_track_event() && p.track_event().type() != pp::TrackEvent::TYPE_COUNTER)
+      slices[d.tracks.at(p.track_event().track_uuid())->name()].emplace_back(
+          p.timestamp(), p.track_event().type() == pp::TrackEvent::TYPE_SLICE_END ? "end" : p.track_event().name());
+  using Track = std::vector<std::pair<uint64_t, std::string>>;
+  EXPECT_EQ(slices["inferences"], (Track{{1, "inference 1"}, {6, "end"}, {7, "inference 3"}, {9, "end"},
+                                         {10, "inference 4"}}));
+  EXPECT_EQ(slices["inferences, overlapping (2)"], (Track{{2, "inference 2"}, {8, "end"}}));
+  EXPECT_EQ(slices.size(), 2u);
+}
+
 // A viewer holds a counter's value to its next point: a reduced series
 // says so on its tracks (a one-event spike read as lasting 72 inferences).
 TEST(PerfettoExport, AReducedCounterSaysSo) {
@@ -241,6 +264,18 @@ TEST(PerfettoExport, AReducedCounterSaysSo) {
   EXPECT_EQ(described(r), "");
   r.timelines[0].samples = 18002;
   EXPECT_EQ(described(r).rfind("3 of 18002 samples kept", 0), 0u) << described(r);
+
+  // The fragmentation curve is reduced the same way (its track once said nothing).
+  PoolFragmentation f;
+  f.pool = "heap";
+  f.curve = {{0, 0.0}, {10, 0.5}};
+  f.samples = 2001;
+  r.fragmentation.pools.push_back(f);
+  pp::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, r)));
+  Decoded d = decode(trace);
+  EXPECT_EQ(d.tracks.at(d.track_by_name.at("heap fragmentation rate"))->description().rfind("2 of 2001 samples kept", 0),
+            0u);
 }
 
 }  // namespace
