@@ -327,6 +327,30 @@ void reprotect(uintptr_t start, uintptr_t end, bool reserved) {
   }
 }
 
+// What an mremap made of [from, from_end) (the mappings `taken` from it, in
+// address order): at `to`, `length` bytes. A source of one kind is one
+// mapping there, made at the mremap's stack. One of reservations and
+// committed pages (the kernel moves or shrinks such a range, and grows only
+// a single area) keeps each part's kind at its offset: recorded whole, the
+// reservation's pages read as memory that was never there.
+void remap(uintptr_t to, size_t length, uintptr_t from, uintptr_t from_end, const Mapping* taken, size_t n,
+           bool reserved) {
+  bool mixed = false;
+  for (size_t i = 1; i < n && i < kPutBack; ++i) mixed = mixed || taken[i].reserved != taken[0].reserved;
+  if (!mixed || n > kPutBack) {
+    add_mapping(to, length, reserved);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const Mapping& m = taken[i];
+    const uintptr_t a = m.start > from ? m.start : from;
+    const uintptr_t m_end = page_end(m.start, m.length), b = m_end < from_end ? m_end : from_end;
+    if (a - from >= length) break;
+    const uintptr_t b_at = b - from < length ? b - from : length;
+    add_mapping(to + (a - from), b_at - (a - from), m.reserved);
+  }
+}
+
 bool anonymous(int flags) { return flags & MAP_ANONYMOUS; }
 
 // mprotect's and pkey_mprotect's bookkeeping around `call`, the real one.
@@ -440,19 +464,28 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
     return real.mremap(old, old_length, new_length, flags, wanted);
   MappingEdit edit(true);
   if (!any_overlapping(from, from_end)) return real.mremap(old, old_length, new_length, flags, wanted);
-  // The range moved (or resized) leaves the recorded mappings before the
-  // call; the rest of a mapping it was part of stays.
+  // In place, growing or keeping its pages, the call unmaps nothing another
+  // thread could be given before it returns: recorded after it, so one the
+  // kernel refuses (no room to grow there) leaves no trace. Each refusal
+  // once read as a free and a new mapping at the mremap.
+  const bool moves = flags & (MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP);
+  const uintptr_t new_end = page_end(from, new_length);
+  if (!moves && new_end == from_end) return real.mremap(old, old_length, new_length, flags, wanted);  // changes nothing
+  const bool after = !moves && new_end > from_end;
+  // Otherwise the range moved (or resized) leaves the recorded mappings
+  // before the call; the rest of a mapping it was part of stays.
   Mapping taken[kPutBack];
   bool reserved = false;
-  size_t n = cut(from, from_end, taken, kPutBack, &reserved);
+  size_t n = after ? 0 : cut(from, from_end, taken, kPutBack, &reserved);
   void* p = real.mremap(old, old_length, new_length, flags, wanted);
   if (p == MAP_FAILED) {
-    put_back(from, from_end, taken, n < kPutBack ? n : kPutBack);
+    if (!after) put_back(from, from_end, taken, n < kPutBack ? n : kPutBack);
     return p;
   }
+  if (after) n = cut(from, from_end, taken, kPutBack, &reserved);
   const auto to = reinterpret_cast<uintptr_t>(p);
   cut(to, page_end(to, new_length), nullptr, 0);  // MREMAP_FIXED replaces what was there
-  add_mapping(to, new_length, reserved);
+  remap(to, new_length, from, from_end, taken, n, reserved);
   if (flags & MREMAP_DONTUNMAP) add_mapping(from, old_length, reserved);  // still mapped, emptied
   return p;
 }

@@ -1291,6 +1291,34 @@ TEST(Record, MappingsCutInPiecesLeaveWhatIsStillMapped) {
   EXPECT_EQ(at_map, 2097152u + 48 * 1024);
 }
 
+// mremap's edges (mmap_pieces.c --mremap-edges): an in-place growth the
+// kernel refuses changes nothing (each once read as a free and a new
+// mapping at the mremap, a temporary), and a reservation shrunk past its
+// committed pages keeps only reserved ones (they once read as 16 KiB live).
+TEST(Record, AnMremapRefusedOrShrunkPastCommittedPagesLeavesOnlyWhatIsMapped) {
+  TraceRun plain = recorded_program("record_mmap_pieces", "mmap-pieces");
+  TraceRun edges = recorded_program("record_mmap_pieces --mremap-edges", "mmap-pieces");
+  const PoolSummary* before = mmap_pool(plain);
+  const PoolSummary* after = mmap_pool(edges);
+  ASSERT_TRUE(before && after);
+  EXPECT_EQ(after->final_bytes - before->final_bytes, 32u * 1024);
+  ASSERT_TRUE(after->live_count && before->live_count);
+  EXPECT_EQ(*after->live_count - *before->live_count, 2u);
+  // The committed pages the shrink unmapped: made and freed with nothing between.
+  EXPECT_EQ(edges.result.temporaries.count - plain.result.temporaries.count, 1u);
+  EXPECT_EQ(edges.result.temporaries.bytes - plain.result.temporaries.bytes, 16u * 1024);
+  EXPECT_EQ(edges.result.counts.unknown_frees, 0u);
+  auto at_map = [](const TraceRun& r) {
+    uint64_t bytes = 0;
+    for (const SiteBalance& s : r.result.sites) {
+      std::string innermost = s.site.substr(s.site.rfind(';') + 1);
+      if (innermost.substr(0, innermost.find(' ')) == "map") bytes += s.live_bytes;
+    }
+    return bytes;
+  };
+  EXPECT_EQ(at_map(edges) - at_map(plain), 32u * 1024);
+}
+
 // Address space reserved with PROT_NONE (tests/record/programs/
 // mmap_reserve.c, as V8, glibc's arenas and jemalloc reserve it) is not
 // memory: what mprotect or a MAP_FIXED mapping makes accessible inside it

@@ -12,6 +12,11 @@
  *   with --file-over, a 64 KiB mapping a file mapped with MAP_FIXED
  *     replaces (the preload follows it; the eBPF recorder sees only
  *     anonymous mappings)                                     (gone)
+ *   with --mremap-edges, a 16 KiB mapping that mremap cannot grow in place
+ *     (a mapping lies above it), five times            (16 + 16 KiB stay,
+ *     both made by map()), and a 64 KiB reservation whose last 16 KiB are
+ *     committed, shrunk by mremap to its first 16 KiB, still reserved
+ *                                                              (gone)
  * Left in the mmap pool: 2,310,144 B in 5 mappings; its peak is the first
  * 4 MiB. */
 #define _GNU_SOURCE
@@ -65,6 +70,17 @@ int main(int argc, char** argv) {
   if (mremap(moved, 64 * KIB, 64 * KIB, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL) == MAP_FAILED) {
     perror("mremap DONTUNMAP");
     return 1;
+  }
+  if (argc > 1 && strcmp(argv[1], "--mremap-edges") == 0) {
+    char* low = map(NULL, 32 * KIB, PROT_READ | PROT_WRITE, 0);
+    unmap(low + 16 * KIB, 16 * KIB);
+    map(low + 16 * KIB, 16 * KIB, PROT_READ, MAP_FIXED);
+    for (int i = 0; i < 5; ++i)
+      if (mremap(low, 16 * KIB, 24 * KIB, 0) != MAP_FAILED) return 1;
+    char* reservation = map(NULL, 64 * KIB, PROT_NONE, 0);
+    if (mprotect(reservation + 48 * KIB, 16 * KIB, PROT_READ | PROT_WRITE) != 0) return 1;
+    reservation[48 * KIB] = 1;
+    if (mremap(reservation, 64 * KIB, 16 * KIB, 0) != reservation) return 1;
   }
   if (argc > 1 && strcmp(argv[1], "--file-over") == 0) {
     char* replaced = map(NULL, 64 * KIB, PROT_READ | PROT_WRITE, 0);
