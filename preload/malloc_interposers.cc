@@ -106,8 +106,10 @@ void* valloc(size_t size) {
 void* pvalloc(size_t size) {
   if (!ensure_resolved()) return bootstrap_alloc(size, page_size());
   size_t page = page_size();
-  // pvalloc rounds the request up to whole pages: that is what the block holds.
-  size_t rounded = size ? (size + page - 1) / page * page : page;
+  // pvalloc rounds the request up to whole pages: that is what the block
+  // holds. A request within a page of SIZE_MAX fails: it is recorded as
+  // asked, not as the 0 B its rounding wraps to.
+  size_t rounded = size == 0 ? page : size > SIZE_MAX - (page - 1) ? size : (size + page - 1) / page * page;
   return recorded_alloc(rounded, page, [=] { return real.pvalloc(size); });
 }
 

@@ -174,15 +174,17 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     expecting_stack_ = true;
   } else if (tag == "X" && v.size() == 8) {
     // As the preload records it: the old mapping freed when mremap is
-    // entered, and the one it returned (the old one, if it failed) made
-    // when it returns.
-    bool failed = v[6] == UINT64_MAX;
-    held_.push_back(rec(K::remap_from, v[1], v[3], v[4], 0));
-    held_.back().mapping = true;
-    held_.push_back(rec(K::remap_to, v[2], failed ? v[3] : v[6], failed ? v[4] : v[5], 0));
-    held_.back().mapping = true;
-    held_.back().old = v[3];
-    held_.back().keeps_old = !failed && (v[7] & MREMAP_DONTUNMAP);
+    // entered, and the one it returned made when it returns. One that
+    // failed changed no mapping: no record (a free and the mapping made
+    // again at the mremap once stood for each refused growth in place).
+    if (v[6] != UINT64_MAX) {
+      held_.push_back(rec(K::remap_from, v[1], v[3], v[4], 0));
+      held_.back().mapping = true;
+      held_.push_back(rec(K::remap_to, v[2], v[6], v[5], 0));
+      held_.back().mapping = true;
+      held_.back().old = v[3];
+      held_.back().keeps_old = v[7] & MREMAP_DONTUNMAP;
+    }
     expecting_stack_ = true;
   } else if (tag == "F" && v.size() == 3) {
     out.push_back(rec(K::free, v[1], v[2], 0, 0));

@@ -283,17 +283,36 @@ void UprobeRecording::write_mapping(UprobeRecord& r, const std::string& name) {
       if (r.result == 0 && r.address % page == 0 && r.size > 0) cut(r.address, page_end(r.address, r.size));
       break;
     case K::remap_from:
-      if (r.size > 0)
-        if (auto [touched, reserved] = cut(r.address, page_end(r.address, r.size)); touched)
-          remapping_[r.address] = {r.size, reserved};
+      if (r.size > 0) {
+        const uint64_t end = page_end(r.address, r.size);
+        RemapSource source;
+        for (const auto& [m_start, m] : overlapping(r.address, end)) {
+          const uint64_t from = std::max(m_start, r.address), to = std::min(page_end(m_start, m.length), end);
+          source.parts.push_back({from - r.address, {to - from, m.reserved}});
+        }
+        if (auto [touched, reserved] = cut(r.address, end); touched) {
+          source.whole = {r.size, reserved};
+          remapping_[r.address] = std::move(source);
+        }
+      }
       break;
     case K::remap_to:
       if (auto from = remapping_.find(r.old); from != remapping_.end()) {
-        const Mapping old = from->second;
+        const RemapSource old = std::move(from->second);
         remapping_.erase(from);
         cut(r.address, page_end(r.address, r.size));  // MREMAP_FIXED replaces what was there
-        make(r.address, r.size, old.reserved);
-        if (r.keeps_old) make(r.old, old.length, old.reserved);  // MREMAP_DONTUNMAP: still mapped, emptied
+        // A source of reservation and committed pages keeps each part's kind
+        // where it lands, cut at the new length (the kernel grows only a
+        // single area): recorded whole, a reservation read as memory.
+        const bool mixed = std::any_of(old.parts.begin(), old.parts.end(),
+                                       [&](const auto& p) { return p.second.reserved != old.whole.reserved; });
+        if (!mixed) {
+          make(r.address, r.size, old.whole.reserved);
+        } else {
+          for (const auto& [offset, part] : old.parts)
+            if (offset < r.size) make(r.address + offset, std::min(part.length, r.size - offset), part.reserved);
+        }
+        if (r.keeps_old) make(r.old, old.whole.length, old.whole.reserved);  // MREMAP_DONTUNMAP: still mapped, emptied
       }
       break;
     case K::protect:

@@ -116,7 +116,13 @@ class UprobeRecording {
     bool reserved = false;  // PROT_NONE: followed, not recorded
   };
   std::map<uint64_t, Mapping> mappings_;
-  std::unordered_map<uint64_t, Mapping> remapping_;  // old address -> old length, and whether all reserved
+  // An mremap's source, from its entry to its return: its length, whether all
+  // of it was reserved, and its parts (offset, and each part's extent and kind).
+  struct RemapSource {
+    Mapping whole;
+    std::vector<std::pair<uint64_t, Mapping>> parts;
+  };
+  std::unordered_map<uint64_t, RemapSource> remapping_;  // by old address
   std::unordered_map<uint32_t, int> depth_;     // --inference-fn calls in progress per thread
   std::unordered_map<uint32_t, uint64_t> index_;  // the inference each thread is in
   std::unordered_map<uint32_t, std::string> names_;

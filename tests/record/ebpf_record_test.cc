@@ -96,6 +96,7 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
       "U 41 4200 139637976727552 16384 -1 1\n\n\t5620f256f210 0x5620f256f210 ([unknown])\n\n"
       "X 41 4300 4400 139637976727552 65536 131072 18446744073709551615 5 1\n\n\t5620f256f220 0x5620f256f220 ([unknown])\n\n"
       "V 41 4500 139637976727552 4096 0 0 1\n\n\t5620f256f230 0x5620f256f230 ([unknown])\n\n"
+      "X 41 4600 4700 139637976727552 65536 131072 139637976858624 1 1\n\n\t5620f256f240 0x5620f256f240 ([unknown])\n\n"
       "B 41 5000 1\nE 41 6000 1\nH 6100 3\nLost 7 events\nREADY 2\n__BPFTRACE_NOTIFY_PROBES_ATTACHED\n";
   auto parse = [&](size_t piece) {
     BpftraceOutputParser p;
@@ -138,23 +139,26 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
   EXPECT_EQ(whole[6].kind, K::unmap);
   EXPECT_EQ(whole[6].size, 16384u);
   EXPECT_EQ(whole[6].result, -1);
-  EXPECT_EQ(whole[7].kind, K::remap_from);
-  EXPECT_EQ(whole[7].time, 4300u);
-  EXPECT_EQ(whole[7].size, 65536u);  // the old length: the range that leaves the recorded mappings
-  // Its line's stack: what is left of the mapping is made again at it (it had none; found in review).
-  EXPECT_EQ(whole[7].stack, (std::vector<uint64_t>{0x5620f256f220}));
-  EXPECT_EQ(whole[8].kind, K::remap_to);
-  EXPECT_EQ(whole[8].time, 4400u);
-  EXPECT_EQ(whole[8].address, mapped);  // failed: the old mapping stays, at its old length
-  EXPECT_EQ(whole[8].size, 65536u);
-  EXPECT_EQ(whole[8].old, mapped);
-  EXPECT_FALSE(whole[8].keeps_old);  // MREMAP_DONTUNMAP (4) in its flags, but it failed
+  // The failed mremap changed no mapping: no record (its stack is read past).
   // Its first page made PROT_NONE (a guard page).
-  EXPECT_EQ(whole[9].kind, K::protect);
-  EXPECT_EQ(whole[9].address, mapped);
-  EXPECT_EQ(whole[9].size, 4096u);
-  EXPECT_TRUE(whole[9].reserved);
-  EXPECT_EQ(whole[9].result, 0);
+  EXPECT_EQ(whole[7].kind, K::protect);
+  EXPECT_EQ(whole[7].address, mapped);
+  EXPECT_EQ(whole[7].size, 4096u);
+  EXPECT_TRUE(whole[7].reserved);
+  EXPECT_EQ(whole[7].result, 0);
+  EXPECT_EQ(whole[7].stack, (std::vector<uint64_t>{0x5620f256f230}));
+  // One that moved it: the old range leaves the recorded mappings, the new one is made.
+  EXPECT_EQ(whole[8].kind, K::remap_from);
+  EXPECT_EQ(whole[8].time, 4600u);
+  EXPECT_EQ(whole[8].size, 65536u);  // the old length: the range that leaves the recorded mappings
+  // Its line's stack: what is left of the mapping is made again at it (it had none; found in review).
+  EXPECT_EQ(whole[8].stack, (std::vector<uint64_t>{0x5620f256f240}));
+  EXPECT_EQ(whole[9].kind, K::remap_to);
+  EXPECT_EQ(whole[9].time, 4700u);
+  EXPECT_EQ(whole[9].address, 139637976858624u);
+  EXPECT_EQ(whole[9].size, 131072u);
+  EXPECT_EQ(whole[9].old, mapped);
+  EXPECT_FALSE(whole[9].keeps_old);  // MREMAP_MAYMOVE (1) only
   for (size_t i = 5; i <= 9; ++i) EXPECT_TRUE(whole[i].mapping) << i;
   EXPECT_EQ(whole[10].kind, K::inference_enter);
   EXPECT_EQ(whole[11].kind, K::inference_leave);
@@ -654,10 +658,10 @@ TEST(EbpfRecord, AnonymousMappingsAreTheirOwnPoolAsThePreloadRecordsThem) {
 
 // The mmap pool of `program` (one of tests/record/programs) recorded with
 // eBPF, as its analysis summarises it.
-std::optional<PoolSummary> ebpf_mmap_pool(const std::string& program) {
+std::optional<PoolSummary> ebpf_mmap_pool(const std::string& program, const std::string& args = "") {
   fs::path out = scratch(program + ".emt"), log = scratch(program + ".log");
-  pid_t recorder = start(fmt::format("{} record --via ebpf -o {} -- {}/{}", EDGEMEM_BINARY, out.string(),
-                                     EDGEMEM_RECORD_PROGRAMS, program),
+  pid_t recorder = start(fmt::format("{} record --via ebpf -o {} -- {}/{} {}", EDGEMEM_BINARY, out.string(),
+                                     EDGEMEM_RECORD_PROGRAMS, program, args),
                          log);
   EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
   TraceOutcome outcome = analyse_trace_file(out.string(), {});
@@ -676,6 +680,17 @@ TEST(EbpfRecord, MappingsCutInPiecesLeaveWhatIsStillMapped) {
   EXPECT_EQ(pool->final_bytes, 2097152u + (48 + 32) * 1024 + 2 * 64 * 1024);
   EXPECT_EQ(pool->live_count, 5u);
   EXPECT_EQ(pool->peak_bytes, 4u << 20);
+}
+
+// mremap's edges, as the preload records them (record_test.cc): a refused
+// growth in place leaves no trace, and a reservation shrunk past its
+// committed pages holds no memory (each read 16 KiB more).
+TEST(EbpfRecord, AnMremapRefusedOrShrunkPastCommittedPagesLeavesOnlyWhatIsMapped) {
+  SKIP_WITHOUT_UPROBES();
+  std::optional<PoolSummary> pool = ebpf_mmap_pool("record_mmap_pieces", "--mremap-edges");
+  ASSERT_TRUE(pool);
+  EXPECT_EQ(pool->final_bytes, 2097152u + (48 + 32) * 1024 + 2 * 64 * 1024 + 32 * 1024);
+  EXPECT_EQ(pool->live_count, 7u);
 }
 
 // PROT_NONE reservations are not memory here either, and what mprotect

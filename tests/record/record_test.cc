@@ -1199,14 +1199,15 @@ TEST(Record, SigtermToRecordEndsTheProgramAndPacksWhatItRecorded) {
 
 // A failed new[] runs through libstdc++'s new[], new and malloc, each in
 // the recorder again: still one failed allocation per call of the program,
-// as is each C request whose size overflows.
+// as is each C request whose size overflows, at the size asked.
 TEST(Record, EachFailedNewIsOneFailedAllocation) {
   fs::path out = scratch("failed-new.emt");
   Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_failed_new"));
   ASSERT_EQ(c.status, 0) << c.out;
-  ASSERT_NE(c.out.find("failed-new-test: 9 failed"), std::string::npos) << c.out;
+  ASSERT_NE(c.out.find("failed-new-test: 10 failed"), std::string::npos) << c.out;
   TraceRun r = analyse_recording(out);
-  EXPECT_EQ(r.result.counts.failed, 9u);  // reallocarray's overflow was once not counted (found in review)
+  EXPECT_EQ(r.result.counts.failed, 10u);  // reallocarray's overflow was once not counted (found in review)
+  for (const AllocFailure& f : r.result.fragmentation.failures) EXPECT_GT(f.size, 0u);  // pvalloc's once read 0 B
   EXPECT_TRUE(r.result.leaks.empty());    // the block a failed reallocarray left is freed
   EXPECT_EQ(r.input.stats.dropped_records, 0u);
 }

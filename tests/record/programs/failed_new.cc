@@ -3,7 +3,12 @@
 // block, which stays live): every one a single call of the program, so a
 // single failed allocation in the recording (libstdc++'s new[] calls new,
 // which calls malloc: each lands in the recorder again; a new_handler makes
-// new try again). Then one allocation that succeeds, freed.
+// new try again), and a pvalloc within a page of SIZE_MAX (its rounding
+// to pages once wrapped to a request of 0 B). Then one allocation that
+// succeeds, freed.
+#include <malloc.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -49,6 +54,9 @@ int main() {
   failed += sink == nullptr;
   sink = reallocarray(nullptr, overflowing, 4);
   failed += sink == nullptr;
+  volatile std::size_t almost_all = SIZE_MAX - 100;
+  sink = pvalloc(almost_all);
+  failed += sink == nullptr;
   void* kept = std::malloc(16);
   void* grown = reallocarray(kept, overflowing, 4);
   failed += grown == nullptr;
@@ -57,5 +65,5 @@ int main() {
   sink = fine;
   delete[] fine;
   std::printf("failed-new-test: %d failed\n", failed);
-  return failed == 9 ? 0 : 1;
+  return failed == 10 ? 0 : 1;
 }
