@@ -238,6 +238,9 @@ struct FragmentationResult {
   std::optional<double> min_largest_to_request;  // at failures
   std::vector<AllocFailure> failures;  // first 100
   std::vector<PoolFragmentation> pools;
+  // Summarised pools whose fragmentation is not known (no largest free
+  // block): `band` is of the others only, and bounds nothing below it.
+  bool unmeasured_pools = false;
 };
 
 struct Overflow {

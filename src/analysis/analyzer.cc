@@ -234,8 +234,9 @@ struct Analyzer::Impl {
   void request_failed(const Event& e) {
     ++counts.failed;
     hear_partner(e.pool, e.time);
+    PoolState& own = tracker.pool(e.pool);
     fragmentation.failed(e.pool, pool_info(e.pool), e.size, e.align, e.time, e.site, tracker.current_inference(),
-                         tracker.pool(e.pool).live.size());
+                         own.live.size(), own.usage());
     leaks.failed(e.pool, e.site, e.size);
     const uint64_t size = pool_info(e.pool).size;
     if (size == 0 || e.size <= size) {
@@ -307,7 +308,7 @@ struct Analyzer::Impl {
       open_of_thread.clear();
       opens_of_thread.clear();
       began_ahead.clear();
-    } else {
+    } else if (!tracker.boot_began_no_inference()) {  // not one of the boot before (BOOT, BOOT)
       r.after_inference = tracker.device_inference();
     }
     // An end lost before the boot does not come after it: its number is the new boot's.
@@ -322,6 +323,8 @@ struct Analyzer::Impl {
     summary_failures_before_boot = summary_failures;
     boot_without_inference = true;
     tracker.device_restarted();
+    fragmentation.device_restarted();
+    overflow.device_restarted();
     leaks.device_restarted(tracker.inference());
     watermark.device_restarted(tracker.completed());
   }
@@ -552,8 +555,13 @@ struct Analyzer::Impl {
     // in setup) still clears it at its first inference, not its second.
     if (std::exchange(boot_without_inference, false) || tracker.inference() == 0)
       leaks.first_inference_begins(by_its_end);
+    const bool first_of_boot = tracker.boot_began_no_inference();
     tracker.begin_inference(number, by_its_end);
     peak.inference_begun(tracker, by_its_end);
+    if (first_of_boot && by_its_end) {
+      fragmentation.first_inference_by_its_end(*tracker.device_inference());
+      overflow.first_inference_by_its_end(*tracker.device_inference());
+    }
     failed_at_begin = failed_before;
   }
 
@@ -641,6 +649,13 @@ struct Analyzer::Impl {
       return;
     }
     last_time = e.time;
+    // A new boot: at the first of its pools' resets, or at the next event
+    // when it had no pool yet (its restart was once counted in the input
+    // only, and its inferences numbered on from the boot before).
+    while (restarts_seen < context.device_restarts) [[unlikely]] {
+      ++restarts_seen;
+      restarted(e.time);
+    }
     if (e.kind != EventKind::pool_summary) {
       if (!pending_levels.empty()) measure_summaries();
       summaries_told();
@@ -705,10 +720,6 @@ struct Analyzer::Impl {
       case EventKind::arena_reset:
         ++counts.resets;
         pool_info(e.pool);
-        if (context.device_restarts != restarts_seen) [[unlikely]] {  // the first reset of a new boot
-          restarts_seen = context.device_restarts;
-          restarted(e.time);
-        }
         {
           const bool lost = restart_resets_left > 0;
           if (lost) --restart_resets_left;
@@ -848,6 +859,7 @@ struct Analyzer::Impl {
       if (i < summary_failures.size()) refused += summary_failures[i];
     }
     if (unmeasured.empty()) return;
+    out.fragmentation.unmeasured_pools = true;
     Check& c = out.checks.fragmentation;
     const std::string unknown = fmt::format(
         "summary records of {} gave no largest free block (the allocator cannot tell, or the pool size is unknown): "

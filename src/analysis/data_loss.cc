@@ -15,9 +15,14 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
     if (n) lost += fmt::format("{}{} {}{}", lost.empty() ? "" : ", ", units::grouped(n), n == 1 ? one : many, why);
   };
   add(s.overflows, "ITM overflow packet", "ITM overflow packets", " (the device dropped trace data)");
-  add(s.dropped_records, "record lost before it was written", "records lost before they were written",
-      " (a device's trace buffer was full; in a Linux recording, records the process numbered and never wrote, or "
-      "probe events the kernel dropped)");
+  // In a file cut off, most are records written past the cut, not lost by the writer.
+  if (s.recording_cut)
+    add(s.dropped_records, "record numbered and not in the file", "records numbered and not in the file",
+        " (written past where the file is cut, or never written)");
+  else
+    add(s.dropped_records, "record lost before it was written", "records lost before they were written",
+        " (a device's trace buffer was full; in a Linux recording, records the process numbered and never wrote, or "
+        "probe events the kernel dropped)");
   add(s.out_of_order_records, "record applied after later ones", "records applied after later ones",
       " (more records waited for an earlier one than the reader holds, 256 MiB packed: a block freed on another "
       "thread near them may read as a lost free and a live block)");

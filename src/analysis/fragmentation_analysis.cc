@@ -21,6 +21,13 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
     }
+  } else if (g.fixed && info.size > g.gaps.high() - g.gaps.low()) [[unlikely]] {
+    // Declared again, larger (a bigger arena flashed before the device
+    // restarted): the rest is free too (a failure once read 0 B free of
+    // 8,192 B). Not with the other end's bytes at the old top.
+    const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
+    if (!g.summary && g.partner == 0 && low == g.gaps.low() && (info.kind == PoolKind::arena || info.base_known))
+      g.gaps.extend(low, low + info.size);
   }
   return g;
 }
@@ -175,7 +182,7 @@ void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint
 }
 
 void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time,
-                                   SiteId site, std::optional<uint64_t> inference, uint64_t live_blocks) {
+                                   SiteId site, std::optional<uint64_t> inference, uint64_t live_blocks, uint64_t top) {
   ++failure_count_;
   const bool invalid = (align & (align - 1)) != 0 || size >= (uint64_t{1} << 48) || (info.size > 0 && size > info.size);
   const bool was_fixed = pool < pools_.size() && pools_[pool].fixed;
@@ -195,6 +202,13 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
     if (!g.summary && g.changed_at) g.measure(*g.changed_at);
     f.total_free = g.gaps.total_free();
     f.largest_free = g.gaps.largest_free();
+    if (info.kind == PoolKind::arena && !g.summary) {
+      // Above its top, below the other end's bytes: one piece. Holes below
+      // once read as free (a 978 B request "failed with 980 B free", 6 B of
+      // them padding, judged fragmentation and band danger).
+      const uint64_t room = g.free_end() - g.gaps.low();
+      f.total_free = f.largest_free = room > top ? room - top : 0;
+    }
     f.fragmentation = *f.total_free >= size && *f.largest_free < size;
     if (size > 0) {
       double ratio = static_cast<double>(*f.largest_free) / static_cast<double>(size);

@@ -31,9 +31,11 @@ class FragmentationAnalysis {
   // the pool, than any address space, or with an alignment that is not a
   // power of two: refused as invalid) is a failed allocation but says
   // nothing of fragmentation: it does not raise the band.
-  // `live_blocks`: the pool's blocks live then.
+  // `live_blocks`: the pool's blocks live then. `top`: an arena's usage then:
+  // a linear allocator reuses no hole below its top until it resets (those
+  // bytes are stranded, LIFO's finding), so only what lies above is free.
   void failed(PoolId pool, const PoolInfo& info, uint64_t size, uint64_t align, uint64_t time, SiteId site,
-              std::optional<uint64_t> inference, uint64_t live_blocks);
+              std::optional<uint64_t> inference, uint64_t live_blocks, uint64_t top);
   // A summary record of a pool whose free bytes are known (its size less
   // what both ends of it use) and whose allocator told its largest free block.
   void summarized(PoolId pool, uint64_t time, uint64_t total_free, uint64_t largest_free);
@@ -43,6 +45,13 @@ class FragmentationAnalysis {
   void failed_in_summary(uint64_t count, bool judged) {
     failure_count_ += count;
     if (judged) judged_failures_ += count;
+  }
+  // With end markers only, the first inference of a boot began where the
+  // boot did: failures before its end marker are that inference's.
+  void device_restarted() { boot_failures_from_ = failures_.size(); }
+  void first_inference_by_its_end(uint64_t number) {
+    for (size_t i = boot_failures_from_; i < failures_.size(); ++i)
+      if (!failures_[i].f.inference) failures_[i].f.inference = number;
   }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);
@@ -98,6 +107,7 @@ class FragmentationAnalysis {
   };
   std::vector<PoolGaps> pools_;
   std::vector<Failure> failures_;
+  size_t boot_failures_from_ = 0;  // the first of failures_ in the latest boot
   uint64_t failure_count_ = 0;
   // Of them, valid requests in pools of known extent: the ones the band
   // follows. Whether memory could have served one in a pool of unknown

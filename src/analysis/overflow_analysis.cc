@@ -95,16 +95,26 @@ void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
   out.guard_failure_count = guard_failures_;
   out.guard_checks = guard_checks_;
 
-  std::string known, by_usage, unknown;
+  std::string known, by_usage, unknown, late;
   for (size_t i = 0; i < extents_.size(); ++i) {
-    std::string& list = extents_[i] == Extent::known ? known : extents_[i] == Extent::usage_only ? by_usage : unknown;
-    if (extents_[i] != Extent::none)
-      list += fmt::format("{}'{}'", list.empty() ? "" : ", ", context.pools.at(static_cast<PoolId>(i)).name);
+    const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
+    // Sized by a POOL line after blocks it made, which no size judged (the
+    // reason once said "declare its size" beside the size it declared).
+    const bool sized_late = extents_[i] == Extent::unknown && info.size > 0;
+    std::string& list = extents_[i] == Extent::known        ? known
+                        : extents_[i] == Extent::usage_only ? by_usage
+                        : sized_late                        ? late
+                                                            : unknown;
+    if (extents_[i] != Extent::none) list += fmt::format("{}'{}'", list.empty() ? "" : ", ", info.name);
   }
   Check& o = out.checks.overflow;
   if (overflow_count_) o.status = CheckStatus::found;
   else if (!known.empty() || !by_usage.empty()) o.status = CheckStatus::clean;
   std::vector<std::string> why;
+  if (!late.empty())
+    why.push_back(fmt::format("{} declared its size after blocks it had made, whose ends were not checked against "
+                              "it: declare the pool before its first allocation",
+                              late));
   if (!unknown.empty())
     why.push_back(fmt::format("size of {} unknown: declare its base and size (POOL name= base= size=), "
                               "or for an arena pass --arena-size N", unknown));

@@ -22,6 +22,13 @@ class OverflowAnalysis {
   // it is not judged: the records do not say what both held at one moment.)
   void summarized(PoolId pool, const PoolInfo& info, uint64_t peak_bytes, uint64_t time);
   void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference);
+  // As FragmentationAnalysis's: guard failures before the first end marker
+  // of a boot that marks only ends are its first inference's.
+  void device_restarted() { boot_guards_from_ = guards_.size(); }
+  void first_inference_by_its_end(uint64_t number) {
+    for (size_t i = boot_guards_from_; i < guards_.size(); ++i)
+      if (!guards_[i].g.inference) guards_[i].g.inference = number;
+  }
   void finish(const TraceContext& context, AnalysisResult& out);
 
  private:
@@ -40,6 +47,7 @@ class OverflowAnalysis {
   void used_past_size(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time, std::string_view marker);
   std::vector<Found> overflows_;
   std::vector<Guard> guards_;
+  size_t boot_guards_from_ = 0;  // the first of guards_ in the latest boot
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
   enum class Extent : uint8_t { none, known, usage_only, unknown };
   std::vector<Extent> extents_;  // per pool that had allocations: could its end be checked?

@@ -537,28 +537,29 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     return ok;
   };
   auto pool_for = [&](bool offset_addressed) -> PoolId {
+    const PoolKind kind = offset_addressed ? PoolKind::arena : PoolKind::heap;
+    const size_t known = context_.pools.size();
+    PoolId id;
     if (!pool_name.empty()) {
-      const PoolKind kind = offset_addressed ? PoolKind::arena : PoolKind::heap;
-      const size_t known = context_.pools.size();
-      const PoolId id = named_pool(pool_name, kind);
-      // A pool first named by a record with no address (GUARD, ALLOC_FAIL)
-      // has the kind of the log's last addressed record: a guess its own
-      // first addressed record settles (an arena named so beside a heap
-      // read its offset 0 as a NULL malloc, a failed allocation).
-      PoolInfo& info = context_.pools.at(id);
-      if (!has_addr && e.kind != EventKind::arena_reset && id >= known) context_.pools.mark_kind_guessed(id);
-      if (has_addr && info.kind_guessed && !info.declared) {
-        info.kind = kind;
-        info.kind_guessed = false;
+      id = named_pool(pool_name, kind);
+    } else {
+      PoolId& chosen = offset_addressed ? arena_pool_ : heap_pool_;
+      bool& have = offset_addressed ? have_arena_ : have_heap_;
+      if (!have) {
+        chosen = context_.pools.intern(offset_addressed ? "arena" : "heap", kind);
+        have = true;
       }
-      return id;
+      id = chosen;
     }
-    PoolId& id = offset_addressed ? arena_pool_ : heap_pool_;
-    bool& have = offset_addressed ? have_arena_ : have_heap_;
-    if (!have) {
-      id = context_.pools.intern(offset_addressed ? "arena" : "heap",
-                                 offset_addressed ? PoolKind::arena : PoolKind::heap);
-      have = true;
+    // A pool first named by a record with no address (RESET, GUARD,
+    // ALLOC_FAIL) has the kind of the log's last addressed record: a guess
+    // its own first addressed record settles (an arena named so beside a
+    // heap read its offset 0 as a NULL malloc, a failed allocation).
+    PoolInfo& info = context_.pools.at(id);
+    if (!has_addr && id >= known) context_.pools.mark_kind_guessed(id);
+    if (has_addr && info.kind_guessed && !info.declared) {
+      info.kind = kind;
+      info.kind_guessed = false;
     }
     return id;
   };
@@ -628,8 +629,8 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style
-  // the log has been using; a RESET resets an arena.
-  bool by_offset = has_addr ? addr_is_offset : e.kind == EventKind::arena_reset || last_by_offset_;
+  // the log has been using.
+  bool by_offset = has_addr ? addr_is_offset : last_by_offset_;
   if (has_addr) last_by_offset_ = addr_is_offset, addressed_seen_ = true;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||

@@ -554,7 +554,8 @@ class Evaluator {
       if (!max) throw BudgetError("fragmentation.max_band: expected healthy, warning or danger");
       const FragmentationResult& f = t.fragmentation;
       // A band that could not be measured cannot be shown to hold.
-      if (!f.band && !t.checks.fragmentation.reason.empty())
+      // Nor can one within the limit where some pools were not measured.
+      if ((!f.band || (f.unmeasured_pools && *f.band <= *max)) && !t.checks.fragmentation.reason.empty())
         throw BudgetError("fragmentation.max_band: not judged: " + t.checks.fragmentation.reason);
       if (!f.band)
         throw BudgetError("fragmentation.max_band: the trace declares no pool extent (POOL name= base= size=, or "

@@ -91,6 +91,12 @@ std::vector<std::string> unjudged_rules(const FailOn& rules, const AnalysisResul
   unjudged(rules.guard, r.checks.guards, "guard");
   unjudged(rules.lifo, r.checks.lifo, "lifo");
   unjudged(rules.fragmentation.has_value(), r.checks.fragmentation, "fragmentation");
+  // A band under the rule's, of the measured pools only, shows nothing of the others.
+  const FragmentationResult& f = r.fragmentation;
+  if (rules.fragmentation && f.band && f.unmeasured_pools && *f.band < *rules.fragmentation)
+    out.push_back(fmt::format("fragmentation: band {} where it was measured, but not known in every pool, so it "
+                              "neither holds nor breaks ({})",
+                              to_string(*f.band), r.checks.fragmentation.reason));
   return out;
 }
 

@@ -343,10 +343,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   // freed, or more of them kept.
   auto growth = [&](const std::string& pool, double rate, std::string_view why) {
     ++problems;
-    // A leak check that could not judge the groups found none, nor none leaking.
+    // A leak check that could not judge the groups found none, nor none
+    // leaking. The growth is the latest boot's, and so are its groups.
+    const Check& own = r.restarts.total ? r.restarts.latest_boot : r.checks.leaks;
     line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} B per inference{}, {}{}",
                                       pool, decimal(rate, 1), why.empty() ? "" : fmt::format(" ({})", why),
-                                      leaks_judged ? "yet no group of blocks leaks: live blocks get bigger or more of "
+                                      own.status != CheckStatus::not_checked ? "yet no group of blocks leaks: live blocks get bigger or more of "
                                                      "them are kept"
                                                    : "and the leak check could not judge its groups (see [NOT CHECKED] "
                                                      "leak)",
@@ -419,9 +421,12 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                               ? fmt::format("the first {} restarts and up to {} groups of each", Restarts::kKept,
                                             Restart::kLeaksKept)
                               : fmt::format("up to {} groups of each", Restart::kLeaksKept)));
-  if ((!r.leaks.empty() && leaks_judged) || earlier_shown > 0)
+  // Per inference only where inferences are marked (a recording of perl read this too).
+  if (((!r.leaks.empty() && leaks_judged) || earlier_shown > 0) && marked)
     more(out, "-> free what an inference allocates before it ends, or allocate it once before the first (TFLite "
               "Micro: in Prepare, not Invoke)");
+  else if (!r.leaks.empty() && leaks_judged)
+    more(out, "-> free each block of these groups once it is no longer used, or make it once and reuse it");
   for (const auto& w : r.watermarks)
     if (w.shape == Shape::stair)
       more(out, w.grew_until_inference

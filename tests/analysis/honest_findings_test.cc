@@ -1092,6 +1092,23 @@ TEST(HonestFindings, APeakBeforeTheFirstEndMarkerIsTheFirstInferences) {
                        "[MEM][4] ALLOC size=5 addr=0x10\n"
                        "[MEM][5] INFER end 5\n");
   EXPECT_EQ(begun->result.peak.inference, std::nullopt);
+  // A failure there is that inference's too, as the peak beside it is (in
+  // review it stayed outside every inference); after a restart, of the new
+  // boot's first (it read the old boot's last number plus one).
+  for (const char* boot : {"", "[MEM][1] INFER end 7\n[MEM][2] BOOT\n",
+                           "[MEM][1] ALLOC size=8 addr=0x10\n[MEM][2] INFER end 7\n[MEM][3] BOOT\n"}) {
+    auto failed = analyse(Format::log, std::string(boot) +
+                                           "[MEM][10] ALLOC size=1000 addr=0x20001000\n"
+                                           "[MEM][15] ALLOC_FAIL size=5000 align=8\n"
+                                           "[MEM][20] FREE addr=0x20001000\n"
+                                           "[MEM][30] INFER end 1\n"
+                                           "[MEM][40] ALLOC size=64 addr=0x20002000\n"
+                                           "[MEM][50] FREE addr=0x20002000\n"
+                                           "[MEM][60] INFER end 2\n");
+    ASSERT_EQ(failed->result.fragmentation.failures.size(), 1u);
+    EXPECT_EQ(failed->result.fragmentation.failures[0].inference, std::optional<uint64_t>(1)) << boot;
+    EXPECT_EQ(failed->result.peak.inference, std::optional<uint64_t>(1)) << boot;
+  }
 }
 
 // A pool first named by a RESET, GUARD or ALLOC_FAIL, after heap records:
@@ -1116,11 +1133,130 @@ TEST(HonestFindings, AnArenaFirstNamedByARecordWithoutAnAddressIsAnArena) {
                        "[MEM][5] FREE offset=0 pool=scratch\n");
   EXPECT_EQ(guard->result.counts.failed, 0u);
   EXPECT_EQ(guard->result.lifo.violations, 1u);
+  // A RESET is no arena of itself (in review, one named so read a heap's
+  // addresses as offsets: a peak of 536,936,896 B; one without pool= reset
+  // an empty arena, not the heap, and its blocks read as leaks).
+  MemLog named, unnamed;
+  named("ALLOC size=64 addr=0x20001000 site=main.c:1");
+  for (int i = 1; i <= 5; ++i) {
+    named("INFER begin {}", i);
+    named("RESET pool=scratch");
+    named("ALLOC size=256 addr=0x20010000 pool=scratch site=a.c:1");
+    named("ALLOC size=128 addr=0x20010100 pool=scratch site=a.c:2");
+    named("INFER end {}", i);
+    unnamed("INFER begin {}", i);
+    unnamed("ALLOC size=64 addr={} site=a.c:1", 0x20001000 + 16 * i);
+    unnamed("ALLOC size=32 addr={} site=b.c:2", 0x20002000 + 16 * i);
+    unnamed("RESET");
+    unnamed("INFER end {}", i);
+  }
+  EXPECT_EQ(analyse(Format::log, named.text)->result.peak.bytes, 448u);
+  auto reset_heap = analyse(Format::log, unnamed.text);
+  EXPECT_TRUE(reset_heap->result.leaks.empty());
+  EXPECT_EQ(reset_heap->result.peak.bytes, 96u);
   for (const PoolSummary& p : guard->result.pools) {
     if (p.name == "scratch") {
       EXPECT_EQ(p.final_bytes, 200u);  // its top, the freed block below it stranded
     }
   }
+}
+
+// An arena reuses no hole below its top until it resets: a request that
+// fails there had only what lies above the top. 6 B of padding once made a
+// 978 B refusal "failed with 980 B free" and a fragmentation failure (band
+// danger); a block freed out of order, "1,096 B free" where 96 B were.
+TEST(HonestFindings, AnArenasFreeSpaceAtAFailureIsAboveItsTop) {
+  auto padded = analyse(Format::log,
+                        "[MEM][1] POOL name=arena kind=arena size=1000\n"
+                        "[MEM][2] ALLOC size=10 align=16 offset=0 site=a.c:1\n"
+                        "[MEM][3] ALLOC size=10 align=16 offset=16 site=a.c:2\n"
+                        "[MEM][4] ALLOC_FAIL size=978 align=16\n");
+  const FragmentationResult& f = padded->result.fragmentation;
+  ASSERT_EQ(f.failures.size(), 1u);
+  EXPECT_EQ(f.failures[0].total_free, std::optional<uint64_t>(974));
+  EXPECT_EQ(f.failures[0].largest_free, std::optional<uint64_t>(974));
+  EXPECT_FALSE(f.failures[0].fragmentation);
+  EXPECT_NE(f.band, std::optional<Band>(Band::danger));
+  auto stranded = analyse(Format::log,
+                          "[MEM][1] POOL name=arena kind=arena size=4096\n"
+                          "[MEM][2] ALLOC size=1000 offset=0 site=a.c:1\n"
+                          "[MEM][3] ALLOC size=3000 offset=1000 site=a.c:2\n"
+                          "[MEM][4] FREE offset=0\n"
+                          "[MEM][5] ALLOC_FAIL size=512\n");
+  ASSERT_EQ(stranded->result.fragmentation.failures.size(), 1u);
+  EXPECT_EQ(stranded->result.fragmentation.failures[0].total_free, std::optional<uint64_t>(96));
+  EXPECT_FALSE(stranded->result.fragmentation.failures[0].fragmentation);
+  // A bigger arena declared after a restart is that big (it read 0 B free).
+  auto reflashed = analyse(Format::log,
+                           "[MEM][1] POOL name=arena kind=arena size=4096\n"
+                           "[MEM][2] ALLOC size=3000 align=4 offset=0 site=a.c:1\n"
+                           "[MEM][3] BOOT\n"
+                           "[MEM][4] POOL name=arena kind=arena size=8192\n"
+                           "[MEM][5] ALLOC size=6000 align=4 offset=0 site=a.c:1\n"
+                           "[MEM][6] ALLOC_FAIL size=2000 align=4\n");
+  ASSERT_EQ(reflashed->result.fragmentation.failures.size(), 1u);
+  EXPECT_EQ(reflashed->result.fragmentation.failures[0].total_free, std::optional<uint64_t>(2192));
+  // Declared after a block past its end: nothing free (it read 5,000 B free
+  // of 4,096), and the overflow check says the size came late, not that it
+  // is unknown.
+  auto late = analyse(Format::log,
+                      "[MEM][1] ALLOC size=100 align=0 offset=5000 site=a.c:1\n"
+                      "[MEM][2] POOL name=arena kind=arena size=4096\n"
+                      "[MEM][3] ALLOC_FAIL size=9000 align=8\n");
+  ASSERT_EQ(late->result.fragmentation.failures.size(), 1u);
+  EXPECT_EQ(late->result.fragmentation.failures[0].total_free, std::optional<uint64_t>(0));
+  EXPECT_EQ(late->result.checks.overflow.status, CheckStatus::not_checked);
+  EXPECT_NE(late->result.checks.overflow.reason.find("'arena' declared its size after blocks it had made"),
+            std::string::npos)
+      << late->result.checks.overflow.reason;
+}
+
+// A file cut off misses the records its program wrote past the cut: not
+// "records lost before they were written" (5,106,464 of them once read so).
+TEST(HonestFindings, RecordsMissingFromACutFileAreNotSaidLostBeforeTheyWereWritten) {
+  DecodeStats s;
+  s.recording_cut = true;
+  s.dropped_records = 5;
+  const Check loss = data_loss_check(s, EventCounts{});
+  EXPECT_NE(loss.reason.find("5 records numbered and not in the file (written past where the file is cut"),
+            std::string::npos)
+      << loss.reason;
+  EXPECT_EQ(loss.reason.find("lost before"), std::string::npos) << loss.reason;
+}
+
+// A restart before any pool existed (nothing to reset) is a restart all the
+// same: it was counted in the input only (restarts.total 0), and what it was
+// doing when it went down was lost.
+TEST(HonestFindings, ARestartBeforeAnyPoolIsARestart) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] INFER begin 1\n"
+                     "[MEM][2] INFER end 1\n"
+                     "[MEM][3] INFER begin 2\n"
+                     "[MEM][4] BOOT\n"
+                     "[MEM][5] ALLOC size=10 align=4 offset=0\n");
+  const Restarts& r = run->result.restarts;
+  EXPECT_EQ(r.total, 1u);
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0].during_inference, std::optional<uint64_t>(2));
+  EXPECT_EQ(r.kept[0].bytes_in_use, 0u);
+}
+
+// A boot that began no inference went down after none of its own: two BOOT
+// lines in a row once said the second came "after inference 2", the
+// inference the first boot never ended.
+TEST(HonestFindings, ABootWithoutInferencesWentDownAfterNone) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] INFER begin 1\n"
+                     "[MEM][2] ALLOC size=8 addr=0x10\n"
+                     "[MEM][3] INFER end 1\n"
+                     "[MEM][4] INFER begin 2\n"
+                     "[MEM][5] BOOT\n"
+                     "[MEM][6] BOOT\n");
+  const Restarts& r = run->result.restarts;
+  ASSERT_EQ(r.kept.size(), 2u);
+  EXPECT_EQ(r.kept[0].during_inference, std::optional<uint64_t>(2));
+  EXPECT_EQ(r.kept[1].during_inference, std::nullopt);
+  EXPECT_EQ(r.kept[1].after_inference, std::nullopt);
 }
 
 // So with end markers only, two inferences show one growth: too few to judge.
@@ -1150,6 +1286,19 @@ TEST(HonestFindings, TwoInferencesMarkedOnlyByTheirEndsCannotShowALeak) {
   const std::string text = text_of(*ends, "log");
   EXPECT_EQ(text.find("yet no group of blocks leaks"), std::string::npos) << text;
   EXPECT_NE(text.find("and the leak check could not judge its groups"), std::string::npos) << text;
+  // Judged in the latest boot, whose pool grew: only a boot before it was not.
+  MemLog boots;
+  boots("INFER begin 1");
+  boots("ALLOC size=64 addr=0x2000 site=work.c:5");
+  boots("INFER end 1");
+  boots("BOOT");
+  for (int i = 1; i <= 10; ++i) {
+    boots("INFER begin {}", i);
+    boots("ALLOC size=64 addr={} site=s.c:{}", 0x3000 + 64 * i, i);
+    boots("INFER end {}", i);
+  }
+  auto latest = analyse(Format::log, boots.text);
+  EXPECT_NE(text_of(*latest, "log").find("yet no group of blocks leaks"), std::string::npos) << text_of(*latest, "log");
   for (const auto& [inferences, begins] : {std::pair{2, true}, {3, false}}) {
     auto leaking = analyse(Format::log, trace(inferences, begins));
     ASSERT_EQ(leaking->result.leaks.size(), 1u) << inferences << begins;

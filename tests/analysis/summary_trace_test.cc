@@ -488,6 +488,22 @@ TEST(SummaryTrace, AnArenaSummarisedBesideAHeapTracedInFullIsNotJudgedForFragmen
       << r.checks.lifo.reason;
   EXPECT_EQ(r.lifo.final_stranded_bytes, 0u);
   EXPECT_EQ(r.lifo.max_stranded_bytes, 0u);
+  EXPECT_TRUE(r.fragmentation.unmeasured_pools);
+
+  // Where the heap's band is a warning it stays, found; but it bounds the
+  // arena's no more than a healthy one did (max_band warning once held).
+  AnalysisResult warned = r;
+  warned.fragmentation.band = Band::warning;
+  warned.checks.fragmentation.status = CheckStatus::found;
+  BudgetInputs on_warned{nullptr, nullptr, &warned, nullptr};
+  EXPECT_TRUE(evaluate_budget(nlohmann::json::parse(R"({"fragmentation": {"max_band": "warning"}})"), on_warned, error)
+                  .empty());
+  EXPECT_NE(error.find("fragmentation.max_band: not judged"), std::string::npos) << error;
+  auto broken = evaluate_budget(nlohmann::json::parse(R"({"fragmentation": {"max_band": "healthy"}})"), on_warned, error);
+  ASSERT_EQ(broken.size(), 1u);
+  EXPECT_FALSE(broken[0].ok);
+  EXPECT_EQ(unjudged_rules(parse_fail_on("fragmentation=danger"), warned).size(), 1u);
+  EXPECT_TRUE(unjudged_rules(parse_fail_on("fragmentation=warning"), warned).empty());  // broken: found
 }
 
 }  // namespace

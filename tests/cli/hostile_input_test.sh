@@ -93,8 +93,8 @@ expect 2 "diff of an ELF, e_shstrndx out of range" "$bad" -- "$edgemem" diff "$e
 printf 'main.c:3:5:main\t16\tstatic\033]0;owned\007\033[2J\n' >"$tmp/escape.su"
 expect 2 "stack: escape sequences in a .su line" 'found "static\\x1B]0;owned\\x07\\x1B\[2J"' -- \
   "$edgemem" stack "$tmp/escape.su"
-printf '[MEM][1] ALLOC ptr=0x1000 size=16 pool=heap\n[MEM][2] ALLOC ptr=0x2000 s\033[2Jize=x\n' >"$tmp/escape.log"
-expect 0 "analyze: an escape sequence in a [MEM] line" 'expected a number after .s\\x1B\[2Jize=.' -- \
+printf '[MEM][1] ALLOC ptr=0x1000 size=16 pool=heap\n[MEM][2] AL\033[2JLOC ptr=0x2000 size=8\n' >"$tmp/escape.log"
+expect 0 "analyze: an escape sequence in a [MEM] line" 'unknown .MEM. verb .AL\\x1B\[2JLOC.' -- \
   "$edgemem" analyze "$tmp/escape.log" --format log
 if grep -q "$(printf '\033')" "$tmp/out" "$tmp/err"; then
   echo "FAIL: analyze printed the [MEM] line's escape byte raw"; fail=1

@@ -264,14 +264,29 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     return ok;
   };
   auto pool_for = [&](bool offset_addressed) -> PoolId {
-    if (!pool_name.empty())
-      return context_.pools.intern(pool_name, offset_addressed ? PoolKind::arena : PoolKind::heap);
-    PoolId& id = offset_addressed ? arena_pool_ : heap_pool_;
-    bool& have = offset_addressed ? have_arena_ : have_heap_;
-    if (!have) {
-      id = context_.pools.intern(offset_addressed ? "arena" : "heap",
-                                 offset_addressed ? PoolKind::arena : PoolKind::heap);
-      have = true;
+    const PoolKind kind = offset_addressed ? PoolKind::arena : PoolKind::heap;
+    const size_t known = context_.pools.size();
+    PoolId id;
+    if (!pool_name.empty()) {
+      id = context_.pools.intern(pool_name, kind);
+    } else {
+      PoolId& chosen = offset_addressed ? arena_pool_ : heap_pool_;
+      bool& have = offset_addressed ? have_arena_ : have_heap_;
+      if (!have) {
+        chosen = context_.pools.intern(offset_addressed ? "arena" : "heap", kind);
+        have = true;
+      }
+      id = chosen;
+    }
+    // A pool first named by a record with no address (RESET, GUARD,
+    // ALLOC_FAIL) has the kind of the log's last addressed record: a guess
+    // its own first addressed record settles (an arena named so beside a
+    // heap read its offset 0 as a NULL malloc, a failed allocation).
+    PoolInfo& info = context_.pools.at(id);
+    if (!has_addr && id >= known) context_.pools.mark_kind_guessed(id);
+    if (has_addr && info.kind_guessed && !info.declared) {
+      info.kind = kind;
+      info.kind_guessed = false;
     }
     return id;
   };
