@@ -38,6 +38,10 @@ struct TraceContext {
   // Boots of the device after the first (an emt v1 HEADER after events):
   // the analyses judge growth within the latest boot.
   uint64_t device_restarts = 0;
+  // The latest restart: when, and how many pool resets the decoder sent for
+  // it (one per pool then; none when it had no pool yet).
+  uint64_t restart_time = 0;
+  size_t restart_resets = 0;
 };
 
 // The first thing the decoder could not make sense of, for the one-line error.

@@ -317,7 +317,7 @@ struct Analyzer::Impl {
     judge_boot_leaks(r);
     if (restarts.kept.size() < Restarts::kKept) restarts.kept.push_back(std::move(r));
     ++restarts.total;
-    restart_resets_left = context.pools.size();
+    restart_resets_left = context.restart_resets;
     boot_began_after = tracker.completed();
     boot_began_at = time;
     summary_failures_before_boot = summary_failures;
@@ -649,13 +649,7 @@ struct Analyzer::Impl {
       return;
     }
     last_time = e.time;
-    // A new boot: at the first of its pools' resets, or at the next event
-    // when it had no pool yet (its restart was once counted in the input
-    // only, and its inferences numbered on from the boot before).
-    while (restarts_seen < context.device_restarts) [[unlikely]] {
-      ++restarts_seen;
-      restarted(e.time);
-    }
+    if (restarts_seen < context.device_restarts) [[unlikely]] boot_again();
     if (e.kind != EventKind::pool_summary) {
       if (!pending_levels.empty()) measure_summaries();
       summaries_told();
@@ -751,7 +745,18 @@ struct Analyzer::Impl {
     }
   }
 
+  // A new boot: at the first of its pools' resets, or at the next event or
+  // the trace's end when it had no pool yet (its restart was once counted in
+  // the input only, and its inferences numbered on from the boot before).
+  void boot_again() {
+    while (restarts_seen < context.device_restarts) {
+      ++restarts_seen;
+      restarted(context.restart_time);
+    }
+  }
+
   AnalysisResult snapshot() {
+    if (restarts_seen < context.device_restarts) boot_again();
     measure_summaries();
     summaries_told();
     size_new_pools();

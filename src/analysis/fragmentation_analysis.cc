@@ -21,13 +21,19 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
     }
-  } else if (g.fixed && info.size > g.gaps.high() - g.gaps.low()) [[unlikely]] {
-    // Declared again, larger (a bigger arena flashed before the device
-    // restarted): the rest is free too (a failure once read 0 B free of
-    // 8,192 B). Not with the other end's bytes at the old top.
+  } else if (g.fixed && info.size != g.gaps.high() - g.gaps.low() && !g.summary && g.partner == 0 &&
+             info.size > 0) [[unlikely]] {
+    // Declared again (another arena flashed before the device restarted):
+    // larger, the rest is free too (a failure once read 0 B free of 8,192
+    // B); smaller, while all of it is free (reset), what lies past its new
+    // end is not (4,692 B free of 4,096). Not with the other end's bytes at
+    // the old top.
     const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
-    if (!g.summary && g.partner == 0 && low == g.gaps.low() && (info.kind == PoolKind::arena || info.base_known))
-      g.gaps.extend(low, low + info.size);
+    const uint64_t extent = g.gaps.high() - g.gaps.low();
+    if (low == g.gaps.low() && (info.kind == PoolKind::arena || info.base_known)) {
+      if (info.size > extent) g.gaps.extend(low, low + info.size);
+      else if (g.gaps.total_free() == extent) g.gaps.occupy(low + info.size, extent - info.size);
+    }
   }
   return g;
 }
@@ -206,7 +212,8 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
       // Above its top, below the other end's bytes: one piece. Holes below
       // once read as free (a 978 B request "failed with 980 B free", 6 B of
       // them padding, judged fragmentation and band danger).
-      const uint64_t room = g.free_end() - g.gaps.low();
+      // Not past its declared size (declared again, smaller, after a restart).
+      const uint64_t room = std::min(g.free_end() - g.gaps.low(), info.size);
       f.total_free = f.largest_free = room > top ? room - top : 0;
     }
     f.fragmentation = *f.total_free >= size && *f.largest_free < size;

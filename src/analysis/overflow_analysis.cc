@@ -16,6 +16,11 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
     extents_[pool] = Extent::unknown;
     return;
   }
+  // Sized after blocks it had made: those were not checked.
+  if (extents_[pool] == Extent::unknown) [[unlikely]] {
+    if (sized_late_.size() <= pool) sized_late_.resize(pool + 1, false);
+    sized_late_[pool] = true;
+  }
   // A heap's end is known only with its base: its addresses are absolute.
   if (info.kind == PoolKind::heap && !info.base_known) {
     if (extents_[pool] != Extent::known) extents_[pool] = Extent::usage_only;
@@ -100,16 +105,17 @@ void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
     const PoolInfo& info = context.pools.at(static_cast<PoolId>(i));
     // Sized by a POOL line after blocks it made, which no size judged (the
     // reason once said "declare its size" beside the size it declared).
-    const bool sized_late = extents_[i] == Extent::unknown && info.size > 0;
-    std::string& list = extents_[i] == Extent::known        ? known
+    const bool sized_late =
+        (extents_[i] == Extent::unknown && info.size > 0) || (i < sized_late_.size() && sized_late_[i]);
+    std::string& list = sized_late                          ? late
+                        : extents_[i] == Extent::known      ? known
                         : extents_[i] == Extent::usage_only ? by_usage
-                        : sized_late                        ? late
                                                             : unknown;
     if (extents_[i] != Extent::none) list += fmt::format("{}'{}'", list.empty() ? "" : ", ", info.name);
   }
   Check& o = out.checks.overflow;
   if (overflow_count_) o.status = CheckStatus::found;
-  else if (!known.empty() || !by_usage.empty()) o.status = CheckStatus::clean;
+  else if ((!known.empty() || !by_usage.empty()) && late.empty()) o.status = CheckStatus::clean;
   std::vector<std::string> why;
   if (!late.empty())
     why.push_back(fmt::format("{} declared its size after blocks it had made, whose ends were not checked against "

@@ -51,6 +51,7 @@ class OverflowAnalysis {
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
   enum class Extent : uint8_t { none, known, usage_only, unknown };
   std::vector<Extent> extents_;  // per pool that had allocations: could its end be checked?
+  std::vector<bool> sized_late_;  // per pool: sized after blocks it had made, which went unchecked
   std::vector<size_t> usage_overflow_;  // per pool: its use-past-size overflow in overflows_ (SIZE_MAX: none)
 };
 

@@ -288,9 +288,10 @@ uint64_t TextLogDecoder::unwrap(uint64_t raw) {
   if (raw + epoch_ < last_time_) {
     // Not a wrap: time cannot go back, and the exports draw by time. This
     // stamp starts a clock that continues from the last time.
-    if (stats_.time_went_back++ == 0) stats_.time_went_back_line = line_no_;
+    if (!clock_restarted_ && stats_.time_went_back++ == 0) stats_.time_went_back_line = line_no_;
     epoch_ = last_time_ - raw;
   }
+  clock_restarted_ = false;
   last_time_ = raw + epoch_;
   return last_time_;
 }
@@ -301,13 +302,14 @@ uint64_t TextLogDecoder::unwrap(uint64_t raw) {
 // from where the previous boot left it, without counting as going back.
 void TextLogDecoder::boot(uint64_t raw) {
   context_.time_base = TimeBase::cycles;
-  if (stats_.events == 0 && context_.pools.size() == 0) {
+  if (!records_seen_ && context_.pools.size() == 0) {
     if (!has_external_time_) unwrap(raw);
     return;
   }
   if (!has_external_time_) {
     if (raw + epoch_ < last_time_) epoch_ = last_time_ - raw;
     last_time_ = raw + epoch_;
+    clock_restarted_ = true;
   }
   device_restarted(context_, stats_, sink_, has_external_time_ ? external_time_ : last_time_);
 }
@@ -617,6 +619,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       // guess for records without one (an ALLOC_FAIL first went to a made-up
       // arena beside the one heap the log declared).
       if (!addressed_seen_) last_by_offset_ = info.kind == PoolKind::arena;
+      arena_declared_ = arena_declared_ || info.name == "arena";
       info.size = e.size;
       if (!shares.empty()) info.shares = context_.pools.intern(shares, PoolKind::arena);
       context_.pools.declare(info);
@@ -629,8 +632,11 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style
-  // the log has been using.
-  bool by_offset = has_addr ? addr_is_offset : last_by_offset_;
+  // the log has been using; a RESET without pool= to the arena, when the log
+  // has one (after a heap record it emptied the heap: its leak went unseen).
+  const bool resets_arena = e.kind == EventKind::arena_reset && (offset_seen_ || arena_declared_);
+  bool by_offset = has_addr ? addr_is_offset : resets_arena || last_by_offset_;
+  offset_seen_ = offset_seen_ || (has_addr && addr_is_offset);
   if (has_addr) last_by_offset_ = addr_is_offset, addressed_seen_ = true;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||
@@ -638,6 +644,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
     e.pool = pool_for(by_offset);
   sink_.on_event(e);
   ++stats_.events;
+  records_seen_ = records_seen_ || (e.kind != EventKind::mark && e.kind != EventKind::counter);
   return true;
 }
 

@@ -63,6 +63,9 @@ class TextLogDecoder final : public Decoder {
   uint64_t line_no_ = 0;
   uint64_t last_time_ = 0;
   uint64_t epoch_ = 0;        // added when a 32-bit cycle counter wraps
+  // The first stamp after a BOOT line: the new boot's clock, which may be
+  // below the BOOT line's own (stamped before the clock began again).
+  bool clock_restarted_ = false;
   uint64_t external_time_ = 0;
   bool has_external_time_ = false;
   bool marks_from_plain_lines_ = false;
@@ -70,6 +73,12 @@ class TextLogDecoder final : public Decoder {
   uint64_t plain_marks_ = 0;
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
+  // The log has an arena: a record with offset=, or a pool named "arena"
+  // declared (where offset= records without pool= go).
+  bool arena_declared_ = false, offset_seen_ = false;
+  // A record other than MARK or COUNTER came: a BOOT after it is a restart
+  // (a banner MARK before the first BOOT once made an empty boot 1).
+  bool records_seen_ = false;
   bool last_by_offset_ = true;
   bool addressed_seen_ = false;  // a record with addr= or offset= came: its style wins over POOL lines
   // Open addressing by a hash of the text: (hash tag, id), id 0 = empty.

@@ -555,7 +555,8 @@ class Evaluator {
       const FragmentationResult& f = t.fragmentation;
       // A band that could not be measured cannot be shown to hold.
       // Nor can one within the limit where some pools were not measured.
-      if ((!f.band || (f.unmeasured_pools && *f.band <= *max)) && !t.checks.fragmentation.reason.empty())
+      if ((!f.band || (f.unmeasured_pools && *f.band <= *max && *max != Band::danger)) &&
+          !t.checks.fragmentation.reason.empty())
         throw BudgetError("fragmentation.max_band: not judged: " + t.checks.fragmentation.reason);
       if (!f.band)
         throw BudgetError("fragmentation.max_band: the trace declares no pool extent (POOL name= base= size=, or "

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "report/units.h"
 
 namespace edgemem {
 namespace {
@@ -193,15 +196,41 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
   // A run that lists only its first sites (sites_omitted) cannot say that a
   // site it leaves out held nothing: such a site is compared only where
   // both runs list it.
+  // Such a site is said, though: the largest left out, and what the run
+  // that omits it can hold there at most, its smallest listed site's bytes
+  // (a site of 1 MiB gone from the other run's list read "0 changed").
   Table sites_before = bytes_table(sites(a)), sites_after = bytes_table(sites(b));
-  const Table listed_before = sites_before;
-  if (b.sites_omitted) std::erase_if(sites_before, [&](const auto& row) { return !sites_after.contains(row.first); });
-  if (a.sites_omitted) std::erase_if(sites_after, [&](const auto& row) { return !listed_before.contains(row.first); });
+  const Table listed_before = sites_before, listed_after = sites_after;
+  std::vector<std::string> unlisted;
+  auto leave_out = [&](Table& own, const Table& other, const AnalysisResult& omitting, const char* own_run,
+                       const char* other_run) {
+    if (!omitting.sites_omitted) return;
+    std::optional<std::pair<std::string, double>> largest;
+    size_t n = 0;
+    for (const auto& [site, v] : own)
+      if (!other.contains(site)) {
+        ++n;
+        if (!largest || v.v > largest->second) largest = std::pair{site, v.v};
+      }
+    std::erase_if(own, [&](const auto& row) { return !other.contains(row.first); });
+    if (!n) return;
+    double bound = 0;
+    for (const auto& s : omitting.sites) bound = bound == 0 ? d(s.live_bytes) : std::min(bound, d(s.live_bytes));
+    unlisted.push_back(fmt::format("{} listed {} only, not compared (the {} run lists the {} sites holding most): "
+                                   "the largest, {}, held {} B {}, and at most {} B {}",
+                                   units::counted(n, "site", "sites"), own_run, other_run,
+                                   units::grouped(omitting.sites.size()), largest->first,
+                                   units::grouped(static_cast<uint64_t>(largest->second)), own_run,
+                                   units::grouped(static_cast<uint64_t>(bound)), other_run));
+  };
+  leave_out(sites_before, listed_after, b, "before", "after");
+  leave_out(sites_after, listed_before, a, "after", "before");
   DiffGroup run = join("run", "run", before, after);
   run.note = std::move(note);
-  return {std::move(run),
-          join("pool_peaks", "pool peaks", bytes_table(pools(a)), bytes_table(pools(b))),
-          join("site_live_bytes", "live bytes at the end, per site", sites_before, sites_after)};
+  DiffGroup site_group = join("site_live_bytes", "live bytes at the end, per site", sites_before, sites_after);
+  site_group.note = fmt::format("{}", fmt::join(unlisted, "; "));
+  return {std::move(run), join("pool_peaks", "pool peaks", bytes_table(pools(a)), bytes_table(pools(b))),
+          std::move(site_group)};
 }
 
 }  // namespace edgemem

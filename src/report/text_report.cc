@@ -345,13 +345,17 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     ++problems;
     // A leak check that could not judge the groups found none, nor none
     // leaking. The growth is the latest boot's, and so are its groups.
+    // Where a boot before leaked, the check's line is a [LEAK] one.
     const Check& own = r.restarts.total ? r.restarts.latest_boot : r.checks.leaks;
+    const std::string unjudged =
+        r.checks.leaks.status == CheckStatus::not_checked
+            ? std::string("and the leak check could not judge its groups (see [NOT CHECKED] leak)")
+            : fmt::format("and the leak check could not judge the latest boot's groups ({})", own.reason);
     line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} B per inference{}, {}{}",
                                       pool, decimal(rate, 1), why.empty() ? "" : fmt::format(" ({})", why),
-                                      own.status != CheckStatus::not_checked ? "yet no group of blocks leaks: live blocks get bigger or more of "
-                                                     "them are kept"
-                                                   : "and the leak check could not judge its groups (see [NOT CHECKED] "
-                                                     "leak)",
+                                      own.status != CheckStatus::not_checked
+                                          ? "yet no group of blocks leaks: live blocks get bigger or more of them are kept"
+                                          : unjudged,
                                       std::any_of(r.pools.begin(), r.pools.end(),
                                                   [&](const PoolSummary& p) { return p.name == pool && p.size == 0; })
                                           ? " (no pool size: no forecast)"

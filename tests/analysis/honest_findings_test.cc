@@ -1196,6 +1196,18 @@ TEST(HonestFindings, AnArenasFreeSpaceAtAFailureIsAboveItsTop) {
                            "[MEM][6] ALLOC_FAIL size=2000 align=4\n");
   ASSERT_EQ(reflashed->result.fragmentation.failures.size(), 1u);
   EXPECT_EQ(reflashed->result.fragmentation.failures[0].total_free, std::optional<uint64_t>(2192));
+  // And a smaller one that small (it read 4,692 B free of 4,096).
+  auto smaller = analyse(Format::log,
+                         "[MEM][1] POOL name=arena kind=arena size=8192\n"
+                         "[MEM][2] ALLOC size=3000 align=4 offset=0 site=a.c:1\n"
+                         "[MEM][3] BOOT\n"
+                         "[MEM][4] POOL name=arena kind=arena size=4096\n"
+                         "[MEM][5] ALLOC size=3500 align=4 offset=0 site=a.c:1\n"
+                         "[MEM][6] ALLOC_FAIL size=1000 align=4\n");
+  ASSERT_EQ(smaller->result.fragmentation.failures.size(), 1u);
+  EXPECT_EQ(smaller->result.fragmentation.failures[0].total_free, std::optional<uint64_t>(596));
+  ASSERT_EQ(smaller->result.fragmentation.pools.size(), 1u);
+  EXPECT_EQ(smaller->result.fragmentation.pools[0].total_free, 596u);
   // Declared after a block past its end: nothing free (it read 5,000 B free
   // of 4,096), and the overflow check says the size came late, not that it
   // is unknown.
@@ -1239,6 +1251,84 @@ TEST(HonestFindings, ARestartBeforeAnyPoolIsARestart) {
   ASSERT_EQ(r.kept.size(), 1u);
   EXPECT_EQ(r.kept[0].during_inference, std::optional<uint64_t>(2));
   EXPECT_EQ(r.kept[0].bytes_in_use, 0u);
+}
+
+// Found in review of the restart above: a BOOT with no pool yet is a
+// restart when it came and at the trace's end too, sends no pool reset (the
+// new boot's first RESET freed its setup block as lost with the old boot),
+// and a banner MARK before the first BOOT makes no empty boot 1.
+TEST(HonestFindings, ARestartWithoutPoolsIsDatedAndCountedAsItCame) {
+  MemLog log;
+  log("MARK fw-1.2");
+  log("BOOT");
+  log("POOL name=arena kind=arena size=4096");
+  log("ALLOC size=500 offset=0 site=setup.c:1");
+  for (int i = 1; i <= 6; ++i) {
+    log("INFER begin {}", i);
+    log("RESET pool=arena");
+    log("ALLOC size=100 offset=0 site=work.c:1");
+    log("INFER end {}", i);
+  }
+  auto banner = analyse(Format::log, log.text);
+  EXPECT_EQ(banner->result.restarts.total, 0u);
+  for (const SiteBalance& site : banner->result.sites)
+    if (site.site == "setup.c:1") {
+      EXPECT_EQ(site.frees, 1u);
+    }
+  auto at_end = analyse(Format::log,
+                        "[MEM][1] INFER begin 1\n[MEM][2] INFER end 1\n[MEM][3] INFER begin 2\n[MEM][4] BOOT\n");
+  EXPECT_EQ(at_end->result.restarts.total, 1u);
+  ASSERT_EQ(at_end->result.restarts.kept.size(), 1u);
+  EXPECT_EQ(at_end->result.restarts.kept[0].during_inference, std::optional<uint64_t>(2));
+  auto dated = analyse(Format::log,
+                       "[MEM][1] INFER end 1\n[MEM][2] INFER end 2\n[MEM][5] BOOT\n"
+                       "[MEM][6] ALLOC size=8 addr=0x10\n[MEM][7] FREE addr=0x10\n");
+  ASSERT_EQ(dated->result.restarts.kept.size(), 1u);
+  EXPECT_EQ(dated->result.restarts.kept[0].time, 5u);
+}
+
+// A RESET without pool= resets the log's arena, where it has one, whatever
+// record came last (after a heap record it emptied the heap, and the heap's
+// 64 B leak per inference read "[OK] no leak").
+TEST(HonestFindings, AResetWithoutAPoolResetsTheArena) {
+  MemLog log;
+  log("POOL name=arena kind=arena size=4096");
+  log("POOL name=heap kind=heap size=65536 base=0x20000000");
+  for (int i = 1; i <= 4; ++i) {
+    log("INFER begin {}", i);
+    log("RESET");
+    log("ALLOC size=1000 offset=0 site=a.c:1");
+    log("ALLOC size=64 addr={} site=h.c:1", 0x20000000 + 0x100 * i);
+    log("INFER end {}", i);
+  }
+  auto run = analyse(Format::log, log.text);
+  EXPECT_EQ(run->result.counts.replaced_blocks, 0u);
+  ASSERT_EQ(run->result.leaks.size(), 1u);
+  EXPECT_EQ(run->result.leaks[0].site, "h.c:1");
+  EXPECT_DOUBLE_EQ(*run->result.leaks[0].bytes_per_inference, 64.0);
+  // A log without an arena: each RESET resets its heap, the first too.
+  MemLog heap_only;
+  for (int i = 1; i <= 5; ++i) {
+    heap_only("INFER begin {}", i);
+    heap_only("RESET");
+    heap_only("ALLOC size=64 addr={} site=a.c:1", 0x20001000 + 0x40 * i);
+    heap_only("INFER end {}", i);
+  }
+  EXPECT_TRUE(analyse(Format::log, heap_only.text)->result.leaks.empty());
+}
+
+// A block a pool made before its size was declared was never checked
+// against it: no "[OK] no overflow" (a block outside the heap declared later
+// read clean).
+TEST(HonestFindings, BlocksMadeBeforeAPoolsSizeLeaveItsOverflowCheckOpen) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] ALLOC size=100 addr=0x30000000 site=a.c:1\n"
+                     "[MEM][2] POOL name=heap kind=heap size=4096 base=0x20000000\n"
+                     "[MEM][3] ALLOC size=100 addr=0x20000200 site=a.c:1\n");
+  EXPECT_EQ(run->result.checks.overflow.status, CheckStatus::not_checked);
+  EXPECT_NE(run->result.checks.overflow.reason.find("'heap' declared its size after blocks it had made"),
+            std::string::npos)
+      << run->result.checks.overflow.reason;
 }
 
 // A boot that began no inference went down after none of its own: two BOOT

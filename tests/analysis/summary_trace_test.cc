@@ -502,6 +502,10 @@ TEST(SummaryTrace, AnArenaSummarisedBesideAHeapTracedInFullIsNotJudgedForFragmen
   auto broken = evaluate_budget(nlohmann::json::parse(R"({"fragmentation": {"max_band": "healthy"}})"), on_warned, error);
   ASSERT_EQ(broken.size(), 1u);
   EXPECT_FALSE(broken[0].ok);
+  // No pool can be past danger: that limit holds whatever the arena's band.
+  auto holds = evaluate_budget(nlohmann::json::parse(R"({"fragmentation": {"max_band": "danger"}})"), on_warned, error);
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_TRUE(holds[0].ok);
   EXPECT_EQ(unjudged_rules(parse_fail_on("fragmentation=danger"), warned).size(), 1u);
   EXPECT_TRUE(unjudged_rules(parse_fail_on("fragmentation=warning"), warned).empty());  // broken: found
 }

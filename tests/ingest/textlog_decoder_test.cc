@@ -191,6 +191,12 @@ TEST(TextLog, ABootLineAfterRecordsIsARestart) {
   auto d = decode(boot + run + boot + run);
   EXPECT_EQ(d->stats.device_restarts, 1u);
   EXPECT_EQ(d->stats.time_went_back, 0u);
+  // A BOOT line stamped on the old clock, the new one's first stamp below it:
+  // no going back either (it once counted one).
+  auto late = decode("[MEM][100] ALLOC size=8 addr=0x10\n[MEM][200] BOOT\n[MEM][5] ALLOC size=8 addr=0x10\n"
+                     "[MEM][6] ALLOC size=8 addr=0x20\n[MEM][3] FREE addr=0x20\n");
+  EXPECT_EQ(late->stats.time_went_back, 1u);  // the last line's, not the first after the BOOT
+  EXPECT_EQ(late->stats.time_went_back_line, 5u);
   EXPECT_EQ(d->stats.malformed_lines, 0u);
   std::vector<uint64_t> times;
   for (const Event& e : d->sink.events) times.push_back(e.time);

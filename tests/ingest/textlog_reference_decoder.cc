@@ -106,9 +106,10 @@ uint64_t ReferenceTextLogDecoder::unwrap(uint64_t raw) {
   if (raw + epoch_ < last_time_ && raw <= 0xffffffffull && last_raw <= 0xffffffffull && last_raw - raw > 0x80000000ull)
     epoch_ += 0x100000000ull;
   if (raw + epoch_ < last_time_) {
-    if (stats_.time_went_back++ == 0) stats_.time_went_back_line = line_no_;
+    if (!after_boot_ && stats_.time_went_back++ == 0) stats_.time_went_back_line = line_no_;
     epoch_ = last_time_ - raw;
   }
+  after_boot_ = false;
   last_time_ = raw + epoch_;
   return last_time_;
 }
@@ -163,7 +164,7 @@ void ReferenceTextLogDecoder::line(std::string_view text, uint64_t offset) {
 // continues without going back.
 void ReferenceTextLogDecoder::boot(uint64_t raw) {
   context_.time_base = TimeBase::cycles;
-  const bool first = stats_.events == 0 && context_.pools.size() == 0;
+  const bool first = !records_seen_ && context_.pools.size() == 0;
   if (has_external_time_) {
     if (first) return;
   } else if (first) {
@@ -172,6 +173,7 @@ void ReferenceTextLogDecoder::boot(uint64_t raw) {
   } else {
     epoch_ = std::max(epoch_, last_time_ - std::min(raw, last_time_));
     last_time_ = raw + epoch_;
+    after_boot_ = true;
   }
   ++stats_.device_restarts;
   ++context_.device_restarts;
@@ -332,6 +334,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     info.base = pool_base;
     info.size = e.size;
     if (!shares.empty()) info.shares = context_.pools.intern(shares, PoolKind::arena);
+    arena_declared_ = arena_declared_ || info.name == "arena";
     context_.pools.declare(info);
     return true;
   } else {
@@ -341,8 +344,11 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style
-  // the log has been using.
-  bool by_offset = has_addr ? addr_is_offset : last_by_offset_;
+  // the log has been using; a RESET without pool= to the arena, when the log
+  // has one (after a heap record it emptied the heap: its leak went unseen).
+  const bool resets_arena = e.kind == EventKind::arena_reset && (offset_seen_ || arena_declared_);
+  bool by_offset = has_addr ? addr_is_offset : resets_arena || last_by_offset_;
+  offset_seen_ = offset_seen_ || (has_addr && addr_is_offset);
   if (has_addr) last_by_offset_ = addr_is_offset;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||
@@ -350,6 +356,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     e.pool = pool_for(by_offset);
   sink_.on_event(e);
   ++stats_.events;
+  records_seen_ = records_seen_ || (e.kind != EventKind::mark && e.kind != EventKind::counter);
   return true;
 }
 

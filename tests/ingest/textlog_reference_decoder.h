@@ -38,12 +38,19 @@ class ReferenceTextLogDecoder final : public Decoder {
   uint64_t line_no_ = 0;
   uint64_t last_time_ = 0;
   uint64_t epoch_ = 0;
+  bool after_boot_ = false;  // the next stamp is the new boot's clock: going back there is no fault
   uint64_t external_time_ = 0;
   bool has_external_time_ = false;
   bool marks_from_plain_lines_ = false;
   size_t markers_ = 0;
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
+  // The log has an arena: a record with offset=, or a pool named "arena"
+  // declared (where offset= records without pool= go).
+  bool arena_declared_ = false, offset_seen_ = false;
+  // A record other than MARK or COUNTER came: a BOOT after it is a restart
+  // (a banner MARK before the first BOOT once made an empty boot 1).
+  bool records_seen_ = false;
   bool last_by_offset_ = true;
 };
 
