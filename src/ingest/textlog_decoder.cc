@@ -6,6 +6,7 @@
 
 #include "device_restart.h"
 #include "textlog_escape.h"
+#include "textlog_pool_kind.h"
 
 namespace edgemem {
 namespace {
@@ -553,16 +554,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       }
       id = chosen;
     }
-    // A pool first named by a record with no address (RESET, GUARD,
-    // ALLOC_FAIL) has the kind of the log's last addressed record: a guess
-    // its own first addressed record settles (an arena named so beside a
-    // heap read its offset 0 as a NULL malloc, a failed allocation).
-    PoolInfo& info = context_.pools.at(id);
-    if (!has_addr && id >= known) context_.pools.mark_kind_guessed(id);
-    if (has_addr && info.kind_guessed && !info.declared) {
-      info.kind = kind;
-      info.kind_guessed = false;
-    }
+    settle_textlog_pool_kind(context_.pools, id, known, has_addr, kind);
     return id;
   };
 

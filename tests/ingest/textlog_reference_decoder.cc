@@ -6,6 +6,7 @@
 
 #include "ingest/textlog_decoder.h"
 #include "ingest/textlog_escape.h"
+#include "ingest/textlog_pool_kind.h"
 
 namespace edgemem::test {
 namespace {
@@ -280,16 +281,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
       }
       id = chosen;
     }
-    // A pool first named by a record with no address (RESET, GUARD,
-    // ALLOC_FAIL) has the kind of the log's last addressed record: a guess
-    // its own first addressed record settles (an arena named so beside a
-    // heap read its offset 0 as a NULL malloc, a failed allocation).
-    PoolInfo& info = context_.pools.at(id);
-    if (!has_addr && id >= known) context_.pools.mark_kind_guessed(id);
-    if (has_addr && info.kind_guessed && !info.declared) {
-      info.kind = kind;
-      info.kind_guessed = false;
-    }
+    settle_textlog_pool_kind(context_.pools, id, known, has_addr, kind);
     return id;
   };
 
