@@ -6,7 +6,10 @@ void device_restarted(TraceContext& context, DecodeStats& stats, EventSink& sink
   ++stats.device_restarts;
   ++context.device_restarts;
   context.restart_time = time;
-  context.restart_resets = context.pools.size();
+  // The analyses see no reset of a placement pool (TFLM's tensor offsets).
+  context.restart_resets = 0;
+  for (size_t i = 0; i < context.pools.size(); ++i)
+    context.restart_resets += !context.pools.at(static_cast<PoolId>(i)).placement;
   for (size_t i = 0; i < context.pools.size(); ++i) {
     Event e;
     e.kind = EventKind::arena_reset;

@@ -303,15 +303,13 @@ uint64_t TextLogDecoder::unwrap(uint64_t raw) {
 // from where the previous boot left it, without counting as going back.
 void TextLogDecoder::boot(uint64_t raw) {
   context_.time_base = TimeBase::cycles;
-  if (!records_seen_ && context_.pools.size() == 0) {
-    if (!has_external_time_) unwrap(raw);
-    return;
-  }
+  // The first BOOT too: a banner's stamps before it were of another clock.
   if (!has_external_time_) {
     if (raw + epoch_ < last_time_) epoch_ = last_time_ - raw;
     last_time_ = raw + epoch_;
     clock_restarted_ = true;
   }
+  if (!records_seen_ && context_.pools.size() == 0) return;
   device_restarted(context_, stats_, sink_, has_external_time_ ? external_time_ : last_time_);
 }
 
@@ -628,7 +626,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
   // has one (after a heap record it emptied the heap: its leak went unseen).
   const bool resets_arena = e.kind == EventKind::arena_reset && (offset_seen_ || arena_declared_);
   bool by_offset = has_addr ? addr_is_offset : resets_arena || last_by_offset_;
-  offset_seen_ = offset_seen_ || (has_addr && addr_is_offset);
+  offset_seen_ = offset_seen_ || (has_addr && addr_is_offset && (pool_name.empty() || pool_name == "arena"));
   if (has_addr) last_by_offset_ = addr_is_offset, addressed_seen_ = true;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||

@@ -1285,6 +1285,31 @@ TEST(HonestFindings, ARestartWithoutPoolsIsDatedAndCountedAsItCame) {
                        "[MEM][6] ALLOC size=8 addr=0x10\n[MEM][7] FREE addr=0x10\n");
   ASSERT_EQ(dated->result.restarts.kept.size(), 1u);
   EXPECT_EQ(dated->result.restarts.kept[0].time, 5u);
+  // The banner's clock is not the device's: no stamp "went back" at its BOOT.
+  auto banner_clock = analyse(Format::log, "[MEM][5000] MARK banner\n[MEM][10] BOOT\n[MEM][20] ALLOC size=8 addr=0x10\n");
+  EXPECT_EQ(banner_clock->stats.time_went_back, 0u);
+  // A placement pool (TFLM's tensor offsets) gets no reset the analyses see:
+  // the new boot's first RESET is its own, not one lost with the boot before.
+  MemLog placed;
+  placed("POOL name=tflm.tensors kind=arena size=4096");
+  placed("POOL name=arena kind=arena size=4096");
+  placed("INFER begin 1");
+  placed("ALLOC size=10 offset=0 pool=arena site=a.c:1");
+  placed("INFER end 1");
+  placed("BOOT");
+  for (int i = 1; i <= 6; ++i) {
+    placed("INFER begin {}", i);
+    placed("ALLOC size=10 offset=0 pool=arena site=a.c:1");
+    placed("ALLOC size=10 offset=16 pool=arena site=b.c:1");
+    placed("INFER end {}", i);
+    placed("RESET pool=arena");
+  }
+  auto reset_after = analyse(Format::log, placed.text);
+  for (const SiteBalance& site : reset_after->result.sites) {
+    if (site.site == "a.c:1") {
+      EXPECT_EQ(site.frees, 6u);
+    }
+  }
 }
 
 // A RESET without pool= resets the log's arena, where it has one, whatever
@@ -1315,6 +1340,13 @@ TEST(HonestFindings, AResetWithoutAPoolResetsTheArena) {
     heap_only("INFER end {}", i);
   }
   EXPECT_TRUE(analyse(Format::log, heap_only.text)->result.leaks.empty());
+  // Records of an arena with another name make no pool "arena" to reset.
+  auto named_arena = analyse(Format::log,
+                             "[MEM][10] POOL name=tensor_arena kind=arena size=4096\n"
+                             "[MEM][20] ALLOC size=1000 align=8 offset=0 pool=tensor_arena site=a.c:1\n"
+                             "[MEM][30] ALLOC size=64 addr=0x20001000 site=h.c:5\n"
+                             "[MEM][40] RESET\n");
+  for (const PoolSummary& pool : named_arena->result.pools) EXPECT_NE(pool.name, "arena");
 }
 
 // A block a pool made before its size was declared was never checked

@@ -166,16 +166,12 @@ void ReferenceTextLogDecoder::line(std::string_view text, uint64_t offset) {
 void ReferenceTextLogDecoder::boot(uint64_t raw) {
   context_.time_base = TimeBase::cycles;
   const bool first = !records_seen_ && context_.pools.size() == 0;
-  if (has_external_time_) {
-    if (first) return;
-  } else if (first) {
-    unwrap(raw);
-    return;
-  } else {
+  if (!has_external_time_) {
     epoch_ = std::max(epoch_, last_time_ - std::min(raw, last_time_));
     last_time_ = raw + epoch_;
     after_boot_ = true;
   }
+  if (first) return;
   ++stats_.device_restarts;
   ++context_.device_restarts;
   for (size_t i = 0; i < context_.pools.size(); ++i) {
@@ -340,7 +336,7 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
   // has one (after a heap record it emptied the heap: its leak went unseen).
   const bool resets_arena = e.kind == EventKind::arena_reset && (offset_seen_ || arena_declared_);
   bool by_offset = has_addr ? addr_is_offset : resets_arena || last_by_offset_;
-  offset_seen_ = offset_seen_ || (has_addr && addr_is_offset);
+  offset_seen_ = offset_seen_ || (has_addr && addr_is_offset && (pool_name.empty() || pool_name == "arena"));
   if (has_addr) last_by_offset_ = addr_is_offset;
   if (!pool_name.empty() || e.kind == EventKind::alloc || e.kind == EventKind::free ||
       e.kind == EventKind::realloc || e.kind == EventKind::alloc_failed ||

@@ -45,8 +45,8 @@ class ReferenceTextLogDecoder final : public Decoder {
   size_t markers_ = 0;
   PoolId arena_pool_ = 0, heap_pool_ = 0;
   bool have_arena_ = false, have_heap_ = false;
-  // The log has an arena: a record with offset=, or a pool named "arena"
-  // declared (where offset= records without pool= go).
+  // The log has pool "arena" (where offset= records without pool= go): a
+  // record with offset= went there, or it was declared.
   bool arena_declared_ = false, offset_seen_ = false;
   // A record other than MARK or COUNTER came: a BOOT after it is a restart
   // (a banner MARK before the first BOOT once made an empty boot 1).
