@@ -208,6 +208,7 @@ struct AllocFailure {
   // free space beyond what its blocks touched is not seen.
   std::optional<uint64_t> total_free, largest_free;
   std::optional<uint64_t> inference;  // the device's number; unset outside inferences
+  uint64_t boot = 1;                  // the boot it fell in (inference numbers start anew in each)
   std::string pool, site;
   bool fragmentation = false;  // enough memory was free, just not in one piece
   // Blocks live in the pool then: a heap allocator's headers, one per block,
@@ -258,6 +259,7 @@ inline constexpr std::string_view kUsageOverflowSite = "(the pool's live bytes)"
 struct GuardFailure {
   uint64_t time = 0;
   std::optional<uint64_t> inference;
+  uint64_t boot = 1;  // the boot it fell in (inference numbers start anew in each)
   std::string pool, site;
 };
 

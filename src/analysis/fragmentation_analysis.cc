@@ -199,6 +199,7 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
   f.time = time;
   f.size = size;
   f.inference = inference;
+  f.boot = boot_;
   f.live_blocks = live_blocks;
   // Free space beyond the blocks seen is unknown in a pool of unknown extent.
   if (g.fixed) {

@@ -48,7 +48,10 @@ class FragmentationAnalysis {
   }
   // With end markers only, the first inference of a boot began where the
   // boot did: failures before its end marker are that inference's.
-  void device_restarted() { boot_failures_from_ = failures_.size(); }
+  void device_restarted() {
+    boot_failures_from_ = failures_.size();
+    ++boot_;
+  }
   void first_inference_by_its_end(uint64_t number) {
     for (size_t i = boot_failures_from_; i < failures_.size(); ++i)
       if (!failures_[i].f.inference) failures_[i].f.inference = number;
@@ -108,6 +111,7 @@ class FragmentationAnalysis {
   std::vector<PoolGaps> pools_;
   std::vector<Failure> failures_;
   size_t boot_failures_from_ = 0;  // the first of failures_ in the latest boot
+  uint64_t boot_ = 1;
   uint64_t failure_count_ = 0;
   // Of them, valid requests in pools of known extent: the ones the band
   // follows. Whether memory could have served one in a pool of unknown

@@ -81,7 +81,7 @@ void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId si
   ++guard_checks_;
   if (!corrupt) return;
   ++guard_failures_;
-  if (guards_.size() < kKept) guards_.push_back({GuardFailure{time, inference, {}, {}}, pool, site});
+  if (guards_.size() < kKept) guards_.push_back({GuardFailure{time, inference, boot_, {}, {}}, pool, site});
 }
 
 void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) {

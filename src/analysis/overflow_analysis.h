@@ -24,7 +24,10 @@ class OverflowAnalysis {
   void guard(PoolId pool, bool corrupt, uint64_t time, SiteId site, std::optional<uint64_t> inference);
   // As FragmentationAnalysis's: guard failures before the first end marker
   // of a boot that marks only ends are its first inference's.
-  void device_restarted() { boot_guards_from_ = guards_.size(); }
+  void device_restarted() {
+    boot_guards_from_ = guards_.size();
+    ++boot_;
+  }
   void first_inference_by_its_end(uint64_t number) {
     for (size_t i = boot_guards_from_; i < guards_.size(); ++i)
       if (!guards_[i].g.inference) guards_[i].g.inference = number;
@@ -48,6 +51,7 @@ class OverflowAnalysis {
   std::vector<Found> overflows_;
   std::vector<Guard> guards_;
   size_t boot_guards_from_ = 0;  // the first of guards_ in the latest boot
+  uint64_t boot_ = 1;
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;
   enum class Extent : uint8_t { none, known, usage_only, unknown };
   std::vector<Extent> extents_;  // per pool that had allocations: could its end be checked?

@@ -173,7 +173,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& x : f.failures)
     failures.push_back({{"time", x.time}, {"pool", x.pool}, {"site", x.site}, {"size", x.size},
                         {"total_free", optional(x.total_free)}, {"largest_free", optional(x.largest_free)},
-                        {"inference", count_or_null(x.inference)}, {"fragmentation", x.fragmentation},
+                        {"inference", count_or_null(x.inference)}, {"boot", x.boot}, {"fragmentation", x.fragmentation},
                         {"live_blocks", x.live_blocks}});
   json frag_pools = json::array();
   for (const auto& p : f.pools)
@@ -200,7 +200,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   j["guard_checks"] = r.guard_checks;
   json guards = json::array();
   for (const auto& g : r.guard_failures)
-    guards.push_back({{"time", g.time}, {"inference", count_or_null(g.inference)}, {"pool", g.pool}, {"site", g.site}});
+    guards.push_back({{"time", g.time}, {"inference", count_or_null(g.inference)}, {"boot", g.boot}, {"pool", g.pool}, {"site", g.site}});
   j["guard_failure_events"] = guards;
 
   j["pools"] = json::array();

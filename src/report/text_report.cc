@@ -210,7 +210,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (r.guard_failure_count) {
     ++problems;
     const auto& g = r.guard_failures.front();
-    std::string when = g.inference ? fmt::format("inference {}", grouped(*g.inference)) : fmt::format("time {}", grouped(g.time));
+    std::string when = g.inference ? units::inference_of_boot(*g.inference, g.boot, r.restarts.total > 0)
+                                   : fmt::format("time {}", grouped(g.time));
     line(out, "[GUARD]", fmt::format("sentinel corrupted in {} of {} checks, first at {} (pool '{}')",
                                      grouped(r.guard_failure_count), grouped(r.guard_checks), when, g.pool));
     more(out, fmt::format("-> something wrote past its buffer; check the allocations just before that {}",
@@ -258,7 +259,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
         const bool too_big = pool != r.pools.end() && pool->size && x.size > pool->size;
         more(out, fmt::format("{}{} to '{}'{}{}{}", f.alloc_failures == 1 ? "" : "the first: ", bytes(x.size), x.pool,
                               x.site.empty() ? "" : " at " + x.site,
-                              x.inference ? fmt::format(" in inference {}", *x.inference) : "",
+                              x.inference ? " in " + units::inference_of_boot(*x.inference, x.boot, r.restarts.total > 0) : "",
                               too_big ? fmt::format(", larger than the whole pool ({})", bytes(pool->size))
                               : x.total_free ? fmt::format(", with {} free", bytes(*x.total_free))
                                              : ""));

@@ -11,8 +11,11 @@ namespace edgemem {
 
 namespace {
 
-void add_inference(std::vector<MarkArg>& args, const std::optional<uint64_t>& inference) {
+// The device's inference number, and its boot where the device restarted
+// (each boot numbers its inferences anew).
+void add_inference(std::vector<MarkArg>& args, const std::optional<uint64_t>& inference, uint64_t boot, bool restarted) {
   if (inference) args.push_back({"inference", *inference});
+  if (restarted) args.push_back({"boot", boot});
 }
 
 void add_leaks(const AnalysisResult& r, const std::string& pool, std::vector<TimelineMark>& marks) {
@@ -37,7 +40,7 @@ void add_failures(const AnalysisResult& r, const std::string& pool, std::vector<
     std::vector<MarkArg> args{{"size", f.size}};
     if (f.total_free) args.insert(args.end(), {{"total_free", *f.total_free}, {"largest_free", *f.largest_free}});
     args.insert(args.end(), {{"site", f.site}, {"fragmentation", std::string(f.fragmentation ? "yes" : "no")}});
-    add_inference(args, f.inference);
+    add_inference(args, f.inference, f.boot, r.restarts.total > 0);
     marks.push_back({f.time, fmt::format("alloc failed: {} B{}", f.size, f.fragmentation ? " (fragmentation)" : ""), args});
   }
 }
@@ -55,7 +58,7 @@ void add_guards(const AnalysisResult& r, const std::string& pool, std::vector<Ti
   for (const GuardFailure& g : r.guard_failures) {
     if (g.pool != pool) continue;
     std::vector<MarkArg> args{{"site", g.site}};
-    add_inference(args, g.inference);
+    add_inference(args, g.inference, g.boot, r.restarts.total > 0);
     marks.push_back({g.time, "guard corrupted", args});
   }
 }

@@ -18,6 +18,11 @@ std::string grouped(uint64_t n) {
   return out;
 }
 
+std::string inference_of_boot(uint64_t inference, uint64_t boot, bool restarted) {
+  return restarted ? fmt::format("inference {} of boot {}", grouped(inference), grouped(boot))
+                   : fmt::format("inference {}", grouped(inference));
+}
+
 std::string counted(uint64_t n, std::string_view one, std::string_view many) {
   return grouped(n) + ' ' + std::string(n == 1 ? one : many);
 }

@@ -12,6 +12,9 @@
 namespace edgemem::units {
 
 std::string grouped(uint64_t n);           // 1,081,344
+// "inference 12", or "inference 12 of boot 2" in a trace where the device
+// restarted (each boot numbers its inferences anew).
+std::string inference_of_boot(uint64_t inference, uint64_t boot, bool restarted);
 // A count and its noun, singular for 1: counted(1, "byte", "bytes") is "1 byte", counted(4096, ...) "4,096 bytes".
 std::string counted(uint64_t n, std::string_view one, std::string_view many);
 // A real number with `places` decimals, its whole part grouped as grouped()

@@ -121,13 +121,14 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
     const GuardFailure& g = r.guard_failures.front();
     raise(AlertKind::guard, g.pool, static_cast<double>(r.guard_failure_count),
           fmt::format("pool {}: guard bytes corrupted{} ({} failed checks so far)", g.pool,
-                      g.inference ? fmt::format(" at inference {}", *g.inference) : "", r.guard_failure_count));
+                      g.inference ? " at " + units::inference_of_boot(*g.inference, g.boot, r.restarts.total > 0) : "",
+                      r.guard_failure_count));
   }
   const FragmentationResult& f = r.fragmentation;
   if (f.alloc_failures && !f.failures.empty()) {
     const AllocFailure& a = f.failures.front();
     // The inference it failed in: a status tick, and so the alert, may come many inferences later.
-    const std::string when = a.inference ? fmt::format(" in inference {}", *a.inference) : "";
+    const std::string when = a.inference ? " in " + units::inference_of_boot(*a.inference, a.boot, r.restarts.total > 0) : "";
     raise(AlertKind::alloc_failure, a.pool, static_cast<double>(f.alloc_failures),
           // "As the trace tells it": it sees requests, not the allocator's
           // chunks (newlib's free chunk below its sbrk top does not grow

@@ -1793,6 +1793,41 @@ void clean_boot(MemLog& log, int inferences) {
   }
 }
 
+// Each boot numbers its inferences anew: a failed request or a corrupted
+// guard in the second boot's inference 2 once read "in inference 2", as if
+// of the first boot; the peak already said "of boot 1".
+TEST(HonestFindings, AFailureAfterARestartNamesItsBoot) {
+  MemLog log;
+  for (int boot = 1; boot <= 2; ++boot) {
+    clean_boot(log, 2);
+    log("INFER begin 3");
+    log("ALLOC_FAIL size={} align=8 pool=heap", boot * 3000);
+    log("GUARD {} pool=heap", boot == 2 ? "corrupt" : "ok");
+    log("INFER end 3");
+  }
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  const std::string text = text_of(*run, "log");
+  ASSERT_EQ(r.restarts.total, 1u) << text;
+  ASSERT_EQ(r.fragmentation.failures.size(), 2u) << text;
+  EXPECT_EQ(r.fragmentation.failures[0].boot, 1u);
+  EXPECT_EQ(r.fragmentation.failures[1].boot, 2u);
+  EXPECT_EQ(r.fragmentation.failures[1].inference, 3u);
+  ASSERT_EQ(r.guard_failures.size(), 1u);
+  EXPECT_EQ(r.guard_failures[0].boot, 2u);
+  EXPECT_NE(text.find("the first: 3,000 B to 'heap' at ? in inference 3 of boot 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("first at inference 3 of boot 2 (pool 'heap')"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(json_report({"t", "log", run->stats, run->context.time_base}, r));
+  EXPECT_EQ(j["fragmentation"]["failures"][1]["boot"], 2);
+  EXPECT_EQ(j["guard_failure_events"][0]["boot"], 2);
+  // Without a restart no boot is named.
+  MemLog once;
+  clean_boot(once, 1);
+  once("ALLOC_FAIL size=3000 align=8 pool=heap");
+  auto single = analyse(Format::log, once.text);
+  EXPECT_EQ(text_of(*single, "log").find("of boot"), std::string::npos) << text_of(*single, "log");
+}
+
 TEST(HonestFindings, OneInferenceCannotShowALeakAndHoldsNoLeakBudget) {
   MemLog log;
   boot_keeping(log, 1, 10000);

@@ -128,9 +128,9 @@ TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
     r.overflow_count = 1;
     r.overflows.push_back({100, 224, 4096, 3392, 1024, 3072, "model.c:88", "arena"});
     r.guard_failure_count = 3;
-    r.guard_failures.push_back({200, 8, "arena", ""});
+    r.guard_failures.push_back({200, 8, 1, "arena", ""});
     r.fragmentation.alloc_failures = 2;
-    r.fragmentation.failures.push_back({300, 2840, 7348, 2820, 4, "heap", "main.c:58", true});
+    r.fragmentation.failures.push_back({300, 2840, 7348, 2820, 4, 1, "heap", "main.c:58", true});
     r.fragmentation.pools.push_back({"heap", true, 0.6, 0.5, 7348, 2820, {}});
     s.dropped_records = 5;
   });
