@@ -1,12 +1,14 @@
 // Turns ITM packets into edgemem events (docs/formats/itm.md):
 //   port 0  text markers; "[MEM]" lines are decoded as the text log
-//   port 1  memory records, bytes reassembled: emt (starts with SYNC) or
-//           the seed-binary record set
+//   port 1  memory records, bytes reassembled: emt (a SYNC marker) or
+//           the seed-binary record set (whole records from its first byte)
 //   port 2  32-bit counters
 // Local and global timestamps drive Event::time.
 #pragma once
 
 #include <array>
+#include <optional>
+#include <vector>
 
 #include "edgemem/decoder.h"
 #include "emt_decoder.h"
@@ -47,6 +49,20 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   EmtDecoder emt_;          // port 1, emt stream
   enum class Port1 : uint8_t { unknown, seed, emt } port1_ = Port1::unknown;
   void port1(std::span<const uint8_t> bytes);
+  // Until port 1's first bytes tell its record set, every packet is held
+  // in order with its offset, then handled as if it had just come: a
+  // capture that began inside an emt stream was read as seed records, and
+  // its bytes as invented events.
+  struct Held {
+    ItmPacket packet;
+    uint64_t offset;
+  };
+  std::vector<Held> held_;
+  std::vector<uint8_t> port1_held_;  // their port-1 bytes
+  size_t port1_searched_ = 0;        // of which looked at for a SYNC marker
+  void hold(const ItmPacket& packet);
+  std::optional<Port1> tell_port1(bool at_end);
+  void release(Port1 set);
   const DecodeStats& port1_stats() const { return port1_ == Port1::emt ? emt_.stats() : memory_.stats(); }
   bool marker_open_ = false;
   bool line_is_word_ = true;  // the open port-0 line has no blank and opens with no '[': a marker, ended by other packets

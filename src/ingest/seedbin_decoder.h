@@ -28,10 +28,10 @@ class SeedBinDecoder final : public Decoder {
   }
   // Data was lost upstream (ITM overflow): a half-built record is garbage.
   void drop_partial();
-
- private:
   // Length of the record starting with `header`, 0 if it is no record header.
   static size_t record_length(uint8_t header);
+
+ private:
   void emit(const uint8_t* record);
   // The interned "0x%08x" name of a 0xA3 record's call site.
   SiteId call_site(uint32_t address);

@@ -1,5 +1,7 @@
 #include "tpiu_deframer.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace edgemem {
@@ -55,8 +57,13 @@ TpiuDecoder::TpiuDecoder(TraceContext& context, EventSink& sink, unsigned stream
           }
         }
         if (id != stream_) return;
+        if (frame_starts_.empty() || frame_starts_.back().second != frame_at_) {
+          frame_starts_.emplace_back(itm_fed_, frame_at_);
+          if (frame_starts_.size() > 65536) frame_starts_.pop_front();
+        }
         itm_.feed({&byte, 1});
-        if (!problem_frame_ && itm_.stats().first_problem) problem_frame_ = frame_at_;
+        ++itm_fed_;
+        place_problem();
       }),
       stream_(stream) {}
 
@@ -70,8 +77,17 @@ void TpiuDecoder::feed(std::span<const uint8_t> bytes) {
   stats_.bytes += bytes.size();
 }
 
+void TpiuDecoder::place_problem() {
+  if (problem_frame_ || !itm_.stats().first_problem) return;
+  const uint64_t at = itm_.stats().first_problem->offset;
+  auto after = std::upper_bound(frame_starts_.begin(), frame_starts_.end(), at,
+                                [](uint64_t offset, const auto& start) { return offset < start.first; });
+  problem_frame_ = after == frame_starts_.begin() ? frame_at_ : std::prev(after)->second;
+}
+
 void TpiuDecoder::finish() {
   itm_.finish();
+  place_problem();
   const uint64_t bytes = stats_.bytes;
   stats_ = framed(itm_.stats());
   stats_.truncated_bytes += deframer_.pending();

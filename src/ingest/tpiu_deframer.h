@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <functional>
 #include <optional>
 
@@ -49,6 +50,12 @@ class TpiuDecoder final : public Decoder {
   std::array<uint64_t, 128> id_bytes_{};
   uint64_t frame_at_ = 0;                  // file offset of the frame being deframed
   std::optional<uint64_t> problem_frame_;  // the frame that held the ITM stream's first problem
+  // Where recent frames' bytes begin in the ITM stream (offset there, file
+  // offset): the ITM decoder may tell a problem some packets after its
+  // bytes came (it holds them until port 1's record set is known).
+  std::deque<std::pair<uint64_t, uint64_t>> frame_starts_;
+  uint64_t itm_fed_ = 0;
+  void place_problem();
   // A source ID the architecture reserves (0x70-0x7A, 0x7C, 0x7E, 0x7F): no
   // trace source sends it, so its frame is damage, such as noise after the
   // capture's end scattered over IDs (one tail in five made up an event).

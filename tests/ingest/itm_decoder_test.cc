@@ -303,6 +303,40 @@ TEST(ItmEvents, MemLinesOnPortZeroAreDecodedAsTheTextLog) {
   EXPECT_EQ(run->result.counts.marks, 0u);
 }
 
+// A capture that ends inside a printed line cut it off, as a text log's
+// last line without a newline is: counted as truncated, never decoded (it
+// was dropped in silence). A marker word at the end is ended by the end of
+// the capture, as by another source's packet.
+TEST(ItmEvents, ACaptureEndingInsideAPrintedLineCountsItTruncated) {
+  const std::string cut = "[MEM][120] ALLOC size=32 addr=0x11";
+  auto run = analyse(Format::itm, stim(0, "[MEM][110] ALLOC size=16 addr=0x1000\n" + cut));
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+  EXPECT_EQ(run->stats.truncated_bytes, cut.size());
+  EXPECT_EQ(data_loss_check(run->stats, run->result.counts).status, CheckStatus::found);
+  auto word = analyse(Format::itm, stim(0, "[MEM][110] ALLOC size=16 addr=0x1000\nDone"));
+  EXPECT_EQ(word->stats.truncated_bytes, 0u);
+  EXPECT_EQ(word->result.counts.marks, 1u);
+}
+
+// Port 1's record set is told by its first bytes, not its first byte alone:
+// seed records from the first byte on (here after an overflow that lost a
+// half record, and split across writes), an emt SYNC anywhere.
+TEST(ItmEvents, PortOneIsSeedOnlyWhenItsBytesAreWholeSeedRecords) {
+  std::string seed;
+  for (uint32_t i = 0; i < 6; ++i) {
+    seed += '\xA2';
+    be32(seed, 32);
+    be32(seed, 0x20000000 + 64 * i);
+  }
+  auto run = analyse(Format::itm, stim(1, seed.substr(0, 5)) + "\x70" + stim(1, seed));
+  EXPECT_EQ(run->result.counts.allocs, 6u);
+  EXPECT_EQ(run->stats.corrupt_bytes, 5u);  // the half record the overflow cut
+  // The same seed bytes joined two bytes in: no chain of records from the
+  // first byte, no SYNC; read as seed records at the end, as before.
+  auto joined = analyse(Format::itm, stim(1, seed.substr(2)));
+  EXPECT_GT(joined->stats.corrupt_bytes, 0u);
+}
+
 TEST(ItmEvents, APortZeroProblemIsPlacedAtItsLineNotAtTheEnd) {
   std::string good = stim(0, "[MEM][0] ALLOC size=16 offset=0 site=a.c:1\n");
   std::string bad = stim(0, "[MEM][1] ALLOC size=banana offset=16\n");

@@ -206,6 +206,34 @@ TEST(SameBytes, PayloadsCarriedOverItmAndTpiuGiveTheSameAnalysis) {
   EXPECT_GT(wrapped, 0u);
 }
 
+// A capture that began while the device was already sending joins its emt
+// stream mid-record: over ITM the stream is still emt, read from its next
+// SYNC as the emt decoder reads the same bytes (port 1 was once taken for
+// seed records whenever its first byte was no SYNC, and its bytes read as
+// invented events: a 2 GB peak, guard failures at inference 2,659,500,801).
+TEST(SameBytes, AnEmtStreamJoinedMidRecordOverItmIsStillEmt) {
+  static const std::string kSync = "\x7E" "emt";
+  size_t joined = 0;
+  for (const auto& t : repository_traces()) {
+    if (t.format != Format::emt || !t.bytes.starts_with(kSync)) continue;
+    // A later SYNC, within the 16 KiB port 1 is looked at to tell its record set.
+    size_t second = t.bytes.find(kSync, 1);
+    if (second == std::string::npos || second > 16000 || second < 40) continue;
+    for (size_t back : {1, 3, 17, 37}) {
+      SCOPED_TRACE(t.path + ", joined " + std::to_string(back) + " bytes before its second SYNC");
+      const std::string cut = t.bytes.substr(second - back);
+      std::string reference = analyze_json(Format::emt, cut, whole(), {"format", "bytes", "packets", "first_problem"});
+      ASSERT_NE(nlohmann::json::parse(reference)["input"]["events"], 0);
+      std::string itm = itm_wrapped(Format::emt, cut);
+      EXPECT_EQ(analyze_json(Format::itm, itm, random_chunks(6), {"format", "bytes", "packets", "first_problem"}), reference);
+      EXPECT_EQ(analyze_json(Format::tpiu, tpiu_wrapped(itm), whole(), {"format", "bytes", "packets", "first_problem"}),
+                reference);
+    }
+    ++joined;
+  }
+  EXPECT_GT(joined, 0u);
+}
+
 // A live watch reads a decoder's counts before the end (Decoder::progress):
 // half-way through any trace, however carried, the events it has counted
 // are the events it has delivered. (They once read 0 until finish() for
