@@ -364,13 +364,18 @@ void EmtV2Reader::parse_chunk() {
     stats_.corrupt_bytes += bytes.size();
     return;
   }
-  size_t end = e2::kChunkHeaderBytes + used;
-  bool cut_off = false;
-  if (end > bytes.size()) {  // the input ends inside this chunk: the file was cut
-    stats_.truncated_bytes += end - bytes.size();
+  // The recorder grows its file by whole chunks: one that ends inside a
+  // claimed chunk was cut, even past the chunk's records (the chunks after
+  // it are missing; their records once read as lost before they were written).
+  if (bytes.size() < e2::kChunkBytes) {
     stats_.recording_cut = true;
     stats_.cut_at = at_offset;
     stats_.cut_bytes_present = bytes.size();
+  }
+  size_t end = e2::kChunkHeaderBytes + used;
+  bool cut_off = false;
+  if (end > bytes.size()) {  // the input ends inside this chunk's records
+    stats_.truncated_bytes += end - bytes.size();
     stats_.cut_chunk_missing = end - bytes.size();
     end = bytes.size();
     cut_off = true;

@@ -192,6 +192,31 @@ TEST(EmtV2, WhatAKilledProcessLeavesDecodesCleanly) {
   EXPECT_FALSE(s.first_problem);
 }
 
+// The recorder grows its file by whole chunks, so a file that ends inside
+// a claimed chunk was cut, even past that chunk's records: the chunks after
+// it are missing (their records once read as lost before they were written,
+// and the leak check judged the part as if it were the whole run).
+TEST(EmtV2, AFileEndingInsideAChunksPaddingWasCut) {
+  const std::string whole = header_page() + chunk(1, 0, 0, kDocRecords);
+  ASSERT_EQ(whole.size(), e2::kHeaderBytes + e2::kChunkBytes);
+  DecodeStats s;
+  decode(whole, &s);
+  EXPECT_FALSE(s.recording_cut);
+  for (size_t keep : {e2::kChunkHeaderBytes + kDocRecords.size(), e2::kChunkBytes / 2, e2::kChunkBytes - 1}) {
+    SCOPED_TRACE(keep);
+    auto events = decode(whole.substr(0, e2::kHeaderBytes + keep), &s);
+    EXPECT_EQ(events.size(), 2u);
+    EXPECT_TRUE(s.recording_cut);
+    EXPECT_EQ(s.cut_at, e2::kHeaderBytes);
+    EXPECT_EQ(s.cut_bytes_present, keep);
+    EXPECT_EQ(s.cut_chunk_missing, 0u);
+    EXPECT_EQ(s.truncated_bytes, 0u);
+  }
+  // Cut inside a chunk no thread claimed: nothing says records are missing.
+  decode(whole + std::string(100, '\0'), &s);
+  EXPECT_FALSE(s.recording_cut);
+}
+
 TEST(EmtV2, ASequenceNumberNeverWrittenIsCountedLost) {
   std::string records = rec(e2::kNode, {1, 0, 0x1000}) + rec(e2::kAlloc, {2, 0, zigzag(0x5000), 64, 0, 1}) +
                         rec(e2::kAlloc, {3, 0, zigzag(0x1000), 64, 0, 1});
