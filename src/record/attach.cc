@@ -80,6 +80,19 @@ ProcessState process_state(int pid) {
   return out;
 }
 
+// The mapped file of /proc/PID/maps named like the preload library, if any:
+// a process edgemem already records (started by record, or attached to).
+std::string recorder_loaded(int pid, const std::string& preload) {
+  const std::string name = fs::path(preload).filename().string();
+  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
+  std::string line;
+  while (std::getline(maps, line)) {
+    auto slash = line.find('/');
+    if (slash != std::string::npos && fs::path(line.substr(slash)).filename() == name) return line.substr(slash);
+  }
+  return {};
+}
+
 }  // namespace
 
 AttachResult attach_recorder(int pid, const std::string& output, const std::string& preload, bool own_markers) {
@@ -95,6 +108,16 @@ AttachResult attach_recorder(int pid, const std::string& output, const std::stri
                           "one's own processes) or as root (ptrace or eBPF)", pid)};
     return {fmt::format("no process {} ({})", pid, strerror(errno))};
   }
+  // Loading the recorder a second time crashed the program (SIGSEGV in
+  // dlopen, under the first one's hooks).
+  if (std::string loaded = recorder_loaded(pid, preload); !loaded.empty())
+    return {fmt::format("process {} is already being recorded (edgemem's recorder {} is loaded in it): its recording "
+                        "goes on where that edgemem record began it",
+                        pid, loaded)};
+  if (state.state == 'T')
+    return {fmt::format("process {} is stopped (by a signal or a job control stop): continue it first (kill -CONT {}), "
+                        "as gdb cannot load the recorder into a stopped program",
+                        pid, pid)};
   std::error_code ec;
   std::string path = fs::absolute(output, ec).string();
   fs::remove(path, ec);

@@ -745,6 +745,37 @@ TEST(Record, AttachingToAZombieOrAKernelThreadSaysWhatItIs) {
   EXPECT_NE(c.out.find("process 2 is a kernel thread: it has no heap of its own to record"), std::string::npos) << c.out;
 }
 
+// A process edgemem already records (started under record, or attached
+// to) gets no second recorder: loading it again crashed the program with
+// SIGSEGV inside dlopen. The attach is refused and the first recording
+// goes on to the program's end.
+TEST(Record, AttachingToAProcessAlreadyRecordedIsRefusedAndLeavesItRunning) {
+  fs::path first = scratch("recorded_twice.emt");
+  pid_t recorder = fork();
+  if (recorder == 0) {
+    execl("/bin/sh", "sh", "-c",
+          (record(first, std::string(EDGEMEM_INFERENCE_LOOP) + " --inferences 30 --pace-ms 41") + " >/dev/null 2>&1").c_str(),
+          nullptr);
+    _exit(127);
+  }
+  std::string pid;
+  for (int i = 0; i < 100 && pid.empty(); ++i) {
+    usleep(50 * 1000);
+    pid = run("pgrep -n -f '^/[^ ]*inference_loop --inferences 30 --pace-ms 41'").out;  // the program, not a shell naming it
+    if (auto nl = pid.find('\n'); nl != std::string::npos) pid.resize(nl);
+  }
+  ASSERT_FALSE(pid.empty());
+  usleep(200 * 1000);  // past the recorder's start in it
+  Command c = run(fmt::format("{} record --pid {} -o {} 2>&1", EDGEMEM_BINARY, pid, scratch("second.emt").string()));
+  EXPECT_EQ(c.status, 2) << c.out;
+  EXPECT_NE(c.out.find(fmt::format("process {} is already being recorded (edgemem's recorder ", pid)), std::string::npos)
+      << c.out;
+  int status = 0;
+  waitpid(recorder, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_GT(decode_file(first)->events.size(), 30u);
+}
+
 TEST(Record, AttachingToARunningProcessRecordsItsLeak) {
   fs::path out = scratch("attach.emt");
   pid_t pid = fork();
