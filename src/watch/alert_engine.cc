@@ -22,6 +22,26 @@ std::string_view to_string(AlertKind kind) {
   return "?";
 }
 
+namespace {
+
+// The first of each pool's entries in a kept list, in order, with the
+// pool's count: exact while the list holds every one (`total`), else the
+// total of all pools (a count the list cannot split).
+template <typename T>
+std::vector<std::pair<const T*, uint64_t>> first_per_pool(const std::vector<T>& kept, uint64_t total) {
+  std::vector<std::pair<const T*, uint64_t>> out;
+  for (const T& x : kept) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first->pool == x.pool; });
+    if (it == out.end()) out.emplace_back(&x, 1);
+    else ++it->second;
+  }
+  if (kept.size() < total)
+    for (auto& p : out) p.second = total;
+  return out;
+}
+
+}  // namespace
+
 void AlertEngine::raise(AlertKind kind, std::string pool, double value, std::string message, std::string_view detail) {
   if (!raised_.emplace(kind, pool, std::string(detail)).second) return;
   pending_.push_back({kind, std::move(pool), inferences_, value, std::move(message)});
@@ -110,38 +130,36 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
                         l.growth->failed_requests == 1 ? "" : "s"),
             boot);
   }
-  if (r.overflow_count && !r.overflows.empty()) {
-    const Overflow& o = r.overflows.front();
-    raise(AlertKind::overflow, o.pool, static_cast<double>(r.overflow_count),
-          fmt::format("pool {} overflowed: {} at offset {} runs {} past its {} end ({})", o.pool, units::bytes(o.size),
-                      units::grouped(o.offset), units::bytes(o.over_by), units::bytes(o.arena_size),
-                      o.site.empty() ? "site unknown" : o.site));
-  }
-  if (r.guard_failure_count && !r.guard_failures.empty()) {
-    const GuardFailure& g = r.guard_failures.front();
-    raise(AlertKind::guard, g.pool, static_cast<double>(r.guard_failure_count),
-          fmt::format("pool {}: guard bytes corrupted{} ({} failed checks so far)", g.pool,
-                      g.inference ? " at " + units::inference_of_boot(*g.inference, g.boot, r.restarts.total > 0) : "",
-                      r.guard_failure_count));
-  }
+  // Once per pool: the first of each pool's, with the pool's own count
+  // while every one is kept (once only the first pool's was raised, with
+  // every pool's count).
+  for (const auto& [o, count] : first_per_pool(r.overflows, r.overflow_count))
+    raise(AlertKind::overflow, o->pool, static_cast<double>(count),
+          fmt::format("pool {} overflowed: {} at offset {} runs {} past its {} end ({})", o->pool, units::bytes(o->size),
+                      units::grouped(o->offset), units::bytes(o->over_by), units::bytes(o->arena_size),
+                      o->site.empty() ? "site unknown" : o->site));
+  for (const auto& [g, count] : first_per_pool(r.guard_failures, r.guard_failure_count))
+    raise(AlertKind::guard, g->pool, static_cast<double>(count),
+          fmt::format("pool {}: guard bytes corrupted{} ({} failed checks so far{})", g->pool,
+                      g->inference ? " at " + units::inference_of_boot(*g->inference, g->boot, r.restarts.total > 0) : "",
+                      count, count == r.guard_failure_count && r.guard_failures.size() < count ? " in all pools" : ""));
   const FragmentationResult& f = r.fragmentation;
-  if (f.alloc_failures && !f.failures.empty()) {
-    const AllocFailure& a = f.failures.front();
+  for (const auto& [a, count] : first_per_pool(f.failures, f.alloc_failures)) {
     // The inference it failed in: a status tick, and so the alert, may come many inferences later.
-    const std::string when = a.inference ? " in " + units::inference_of_boot(*a.inference, a.boot, r.restarts.total > 0) : "";
-    raise(AlertKind::alloc_failure, a.pool, static_cast<double>(f.alloc_failures),
+    const std::string when = a->inference ? " in " + units::inference_of_boot(*a->inference, a->boot, r.restarts.total > 0) : "";
+    raise(AlertKind::alloc_failure, a->pool, static_cast<double>(count),
           // "As the trace tells it": it sees requests, not the allocator's
           // chunks (newlib's free chunk below its sbrk top does not grow
           // into the unclaimed space past it: the fragment firmware's
           // "2,820 B" was newlib's 2,320 B).
-          a.total_free ? fmt::format("pool {}: a {} request failed{} with {} free, {} in the largest block as "
-                                     "the trace tells it{}",
-                                     a.pool, units::bytes(a.size), when, units::bytes(*a.total_free),
-                                     units::bytes(*a.largest_free),
-                                     a.fragmentation ? " (fragmentation)" : "")
-                       : fmt::format("pool {}: a {} request failed{} (free space not known: the pool's extent is not "
-                                     "declared)",
-                                     a.pool, units::bytes(a.size), when));
+          a->total_free ? fmt::format("pool {}: a {} request failed{} with {} free, {} in the largest block as "
+                                      "the trace tells it{}",
+                                      a->pool, units::bytes(a->size), when, units::bytes(*a->total_free),
+                                      units::bytes(*a->largest_free),
+                                      a->fragmentation ? " (fragmentation)" : "")
+                        : fmt::format("pool {}: a {} request failed{} (free space not known: the pool's extent is not "
+                                      "declared)",
+                                      a->pool, units::bytes(a->size), when));
   }
   // A device in summary mode tells how many requests each pool refused, not their sizes.
   for (const PoolSummary& p : r.pools)

@@ -150,6 +150,30 @@ TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
   EXPECT_TRUE(engine.fired());
 }
 
+// A cause is a kind and a pool: a second pool's overflow, guard failure or
+// refused request is alerted too, each with its own pool's count (only the
+// first pool's was, with both pools' count).
+TEST(AlertEngine, EachPoolsOverflowGuardAndFailureIsItsOwnAlert) {
+  AlertEngine engine;
+  TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
+    r.overflow_count = 3;
+    r.overflows.push_back({100, 0, 2000, 1000, 1000, 1000, "a.c:1", "a"});
+    r.overflows.push_back({110, 0, 3000, 1000, 2000, 1000, "b.c:2", "b"});
+    r.overflows.push_back({120, 0, 2500, 1000, 1500, 1000, "a.c:1", "a"});
+    r.guard_failure_count = 2;
+    r.guard_failures.push_back({200, 1, 1, "a", ""});
+    r.guard_failures.push_back({210, 1, 1, "b", ""});
+    r.fragmentation.alloc_failures = 2;
+    r.fragmentation.failures.push_back({300, 5000, 0, 0, 1, 1, "a", "", false});
+    r.fragmentation.failures.push_back({310, 6000, 0, 0, 1, 1, "b", "", false});
+  });
+  engine.on_snapshot(run);
+  std::vector<std::string> got;
+  for (const Alert& a : engine.take()) got.push_back(fmt::format("{}/{}={}", to_string(a.kind), a.pool, a.value));
+  EXPECT_EQ(got, (std::vector<std::string>{"overflow/a=2", "overflow/b=1", "guard/a=1", "guard/b=1", "alloc-failure/a=1",
+                                           "alloc-failure/b=1"}));
+}
+
 TEST(AlertEngine, FragmentationOnlyWhenItLastsAcrossAWindowOfInferenceEnds) {
   AlertEngine engine;
   TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
