@@ -72,4 +72,7 @@ at=$(echo "$alert" | cut -d' ' -f3)
 "$edgemem" watch - --metrics-file "$work/m.prom" <"$work/summary.emt" >/dev/null 2>&1
 grep -q '^edgemem_pool_used_bytes{.*pool="arena.persistent".*} 128896$' "$work/m.prom" &&
   ok "metrics carry the summary's used bytes (96 B of op data + 200 x 644 B)" || bad "metrics: $(grep used_bytes "$work/m.prom")"
+# Summaries send no blocks: their number is unknown, not 0 (docs/metrics.md).
+! grep -q '^edgemem_pool_live_blocks{.*pool="arena.persistent"' "$work/m.prom" &&
+  ok "no live-blocks sample for a summarised pool" || bad "metrics: $(grep live_blocks "$work/m.prom")"
 exit $fail
