@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
+
 namespace edgemem::cli {
 
 StatusDisplay::StatusDisplay() : tty_(::isatty(STDERR_FILENO)) {}
@@ -25,7 +27,7 @@ void StatusDisplay::status(const std::string& line) {
   }
   winsize w{};
   size_t width = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 1 ? w.ws_col - 1 : 159;
-  fmt::print(stderr, "\r{}\x1b[K", line.size() > width ? line.substr(0, width) : line);
+  fmt::print(stderr, "\r{}\x1b[K", units::fit_columns(line, width));
   std::fflush(stderr);
   shown_ = true;
 }

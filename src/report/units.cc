@@ -23,6 +23,15 @@ std::string inference_of_boot(uint64_t inference, uint64_t boot, bool restarted)
                    : fmt::format("inference {}", grouped(inference));
 }
 
+std::string_view fit_columns(std::string_view text, size_t columns) {
+  size_t characters = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // a continuation byte
+    if (characters++ == columns) return text.substr(0, i);
+  }
+  return text;
+}
+
 std::string counted(uint64_t n, std::string_view one, std::string_view many) {
   return grouped(n) + ' ' + std::string(n == 1 ? one : many);
 }

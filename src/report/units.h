@@ -15,6 +15,9 @@ std::string grouped(uint64_t n);           // 1,081,344
 // "inference 12", or "inference 12 of boot 2" in a trace where the device
 // restarted (each boot numbers its inferences anew).
 std::string inference_of_boot(uint64_t inference, uint64_t boot, bool restarted);
+// The longest start of UTF-8 `text` of at most `columns` characters, none
+// cut in two (a terminal line is cut to its width in characters, not bytes).
+std::string_view fit_columns(std::string_view text, size_t columns);
 // A count and its noun, singular for 1: counted(1, "byte", "bytes") is "1 byte", counted(4096, ...) "4,096 bytes".
 std::string counted(uint64_t n, std::string_view one, std::string_view many);
 // A real number with `places` decimals, its whole part grouped as grouped()

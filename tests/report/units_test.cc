@@ -83,6 +83,19 @@ TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
 
 // Counts in messages read as people write them: "1 byte", "26,893 compressed
 // bytes" (once "1 bytes after the end of the gzip data", "the 26893 compressed bytes").
+// watch's status line on a terminal is cut to its width: by characters, so
+// a pool named in Cyrillic (two bytes a letter) is never cut inside a
+// letter (the line once ended in half of one, invalid UTF-8).
+TEST(Units, ALineIsCutToAWidthInCharactersNeverInsideOne) {
+  EXPECT_EQ(fit_columns("pool heap", 4), "pool");
+  EXPECT_EQ(fit_columns("pool heap", 40), "pool heap");
+  const std::string cyrillic = "пул памяти";  // 10 characters, 19 bytes
+  EXPECT_EQ(fit_columns(cyrillic, 3), "пул");
+  EXPECT_EQ(fit_columns(cyrillic, 10), cyrillic);
+  EXPECT_EQ(fit_columns("a€b", 2), "a€");  // a three-byte character
+  EXPECT_EQ(fit_columns("", 5), "");
+}
+
 TEST(Units, ACountTakesItsNounInTheSingularForOne) {
   EXPECT_EQ(counted(0, "byte", "bytes"), "0 bytes");
   EXPECT_EQ(counted(1, "call", "calls"), "1 call");
