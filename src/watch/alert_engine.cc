@@ -50,7 +50,8 @@ void AlertEngine::raise(AlertKind kind, std::string pool, double value, std::str
 
 void AlertEngine::judge_fragmentation(const std::string& pool) {
   auto it = fragmentation_.find(pool);
-  if (it == fragmentation_.end() || !it->second.worst_floor || !known_extent_.contains(pool)) return;
+  if (fragmentation_unjudged_ || it == fragmentation_.end() || !it->second.worst_floor || !known_extent_.contains(pool))
+    return;
   double floor = *it->second.worst_floor;
   for (Band b : {Band::warning, Band::danger}) {
     if (fragmentation_band(floor) < b) continue;
@@ -109,6 +110,7 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
 
 void AlertEngine::on_snapshot(const TraceRun& run) {
   const AnalysisResult& r = run.result;
+  if (!r.lost_mid_trace.empty()) fragmentation_unjudged_ = true;
   // A leak that filled its pool before the trend's 80 inferences (the QEMU
   // leak firmware's 40 KiB arena, full at inference 63) never confirms a
   // trend: its floor stops where the requests start failing. The analysis

@@ -79,6 +79,9 @@ class AlertEngine final : public InferenceObserver {
   std::set<std::string, std::less<>> confirmed_;
   std::map<std::string, FragmentationFloor, std::less<>> fragmentation_;
   std::set<std::string, std::less<>> known_extent_;
+  // Records were lost mid-trace: a lost allocation reads as a hole the heap
+  // does not have, so fragmentation is not judged, as analyze leaves it.
+  bool fragmentation_unjudged_ = false;
   std::set<std::tuple<AlertKind, std::string, std::string>> raised_;
   std::vector<Alert> pending_, history_;
   uint64_t inferences_ = 0;

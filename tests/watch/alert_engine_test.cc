@@ -174,6 +174,19 @@ TEST(AlertEngine, EachPoolsOverflowGuardAndFailureIsItsOwnAlert) {
                                            "alloc-failure/b=1"}));
 }
 
+// Once records were lost mid-trace a lost allocation reads as a hole the
+// heap does not have: analyze leaves fragmentation unjudged, and watch
+// raised the band's alert beside a status line saying "frag unjudged".
+TEST(AlertEngine, NoFragmentationAlertOnceRecordsWereLostMidTrace) {
+  AlertEngine engine;
+  engine.on_snapshot(run_with([](AnalysisResult& r, DecodeStats&) { r.lost_mid_trace = "3 frees of blocks never seen"; }));
+  heap_fragmented(engine, 0.5, 32, true);
+  EXPECT_TRUE(engine.take().empty());
+  AlertEngine whole;
+  heap_fragmented(whole, 0.5, 32, true);
+  EXPECT_FALSE(whole.take().empty());
+}
+
 TEST(AlertEngine, FragmentationOnlyWhenItLastsAcrossAWindowOfInferenceEnds) {
   AlertEngine engine;
   TraceRun run = run_with([](AnalysisResult& r, DecodeStats&) {
