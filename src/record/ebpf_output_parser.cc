@@ -55,6 +55,11 @@ void BpftraceOutputParser::complete(std::vector<UprobeRecord>& out) {
   // left of its mapping is made again at that stack) and its return.
   for (UprobeRecord& r : held_) {
     if (r.stack.empty() && !held_.empty()) r.stack = held_.back().stack;
+    if (r.entry_return) {  // as a return probe would have walked it: from the caller on
+      if (!r.stack.empty()) r.stack.erase(r.stack.begin());
+      if (r.stack.empty() || r.stack.front() != r.entry_return) r.stack.insert(r.stack.begin(), r.entry_return);
+      r.entry_return = 0;
+    }
     out.push_back(std::move(r));
   }
   held_.clear();
@@ -82,6 +87,8 @@ void BpftraceOutputParser::line(std::string_view text, std::vector<UprobeRecord>
 // The script's lines (ebpf_script.cc writes them), each ending in the CPU
 // whose buffer carried it:
 //   A TID NSECS SIZE ALIGN PTR CPU        an allocation returned PTR (0: failed), stack follows
+//   N TID NSECS SIZE ALIGN PTR RET CPU    operator new(SIZE, ALIGN) got PTR from the allocator it
+//                                         called; the stack follows, taken at new's entry, RET its return address
 //   P TID NSECS SIZE ALIGN RC PTR CPU     posix_memalign returned RC, PTR stored; stack follows
 //   R TID T0 NSECS OLD SIZE NEW CPU       realloc entered at T0, returned NEW; stack follows
 //   F TID NSECS PTR CPU                   free(PTR)
@@ -141,6 +148,10 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
   };
   if (tag == "A" && v.size() == 5) {
     held_.push_back(rec(v[4] ? K::alloc : K::alloc_failed, v[1], v[4], v[2], v[3]));
+    expecting_stack_ = true;
+  } else if (tag == "N" && v.size() == 6) {
+    held_.push_back(rec(v[4] ? K::alloc : K::alloc_failed, v[1], v[4], v[2], v[3]));
+    held_.back().entry_return = v[5];
     expecting_stack_ = true;
   } else if (tag == "P" && v.size() == 6) {
     held_.push_back(rec(v[4] == 0 ? K::alloc : K::alloc_failed, v[1], v[4] == 0 ? v[5] : 0, v[2], v[3]));

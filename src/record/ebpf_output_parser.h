@@ -40,6 +40,10 @@ struct UprobeRecord {
   bool reserved = false;   // mmap or mprotect with PROT_NONE: address space, not memory
   int64_t result = 0;
   std::vector<uint64_t> stack;  // return addresses, innermost first
+  // A stack taken at a function's entry (operator new's): its first frame
+  // is the function itself, and the kernel's walk may skip this, its return
+  // address (the caller's frame pointer is not pushed yet). Set while held.
+  uint64_t entry_return = 0;
 };
 
 // What bpftrace prints once all its probes are attached when started with

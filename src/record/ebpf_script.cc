@@ -38,32 +38,47 @@ std::string bpftrace_script(const UprobeTargets& t) {
   const std::string stack = fmt::format("ustack(perf, {})", kStackFrames);
   std::set<std::string> maps = {"@k", "@sp"};
   // Not inside another probed call of the thread: none is open, or the open
-  // one is no longer on the stack (an operator new that threw never
-  // returns, and its uretprobe never clears @k). A nested call's stack
-  // pointer is always below its caller's.
+  // one is no longer on the stack (a call left by a signal handler's
+  // longjmp never returns). A nested call's stack pointer is always below
+  // its caller's.
   const std::string outermost = "(@k[tid] == 0 || reg(\"sp\") >= @sp[tid])";
   int k = 0;
+  const bool has_new = std::any_of(t.allocators.begin(), t.allocators.end(),
+                                   [](const UprobeTargets::Function& f) { return f.symbol.starts_with("_Zn"); });
   for (const UprobeTargets::Function& probe : t.allocators) {
     const std::string& f = probe.symbol;
     std::string at = probe_target(probe.path, f);
     ++k;
+    if (f.starts_with("_Zn")) {
+      // operator new: its entry only. A return probe replaces the return
+      // address with the kernel's trampoline, which C++'s unwinder cannot
+      // step through: a bad_alloc thrown out of new (or caught inside the
+      // nothrow one) ended the program in std::terminate. The stack is taken
+      // here; the allocator new calls prints the record when it returns.
+      // new[] and the nothrow forms call new with the same size: not again.
+      const std::string align = f.find("align_val_t") != std::string::npos ? "arg1" : "0";
+      s += fmt::format(
+          "uprobe:{} /{} && {} && !(@nk[tid] && reg(\"sp\") < @nsp[tid] && arg0 == @nsize[tid])/ {{ @nk[tid] = 1; "
+          "@nsp[tid] = reg(\"sp\"); @nsize[tid] = arg0; @nalign[tid] = {}; @nfail[tid] = 0; "
+          "@nret[tid] = *(uint64 *)uptr(reg(\"sp\")); @nstk[tid] = {}; }}\n",
+          at, only, outermost, align, stack);
+      maps.insert({"@nk", "@nsp", "@nsize", "@nalign", "@nfail", "@nret", "@nstk", "@fornew"});
+      continue;
+    }
     if (f == "free") {
       s += fmt::format("uprobe:{} /{} && {} && arg0 != 0/ {{ printf(\"F %d %llu %llu %d\\n\", tid, nsecs, arg0, cpu); }}\n", at,
                        only, outermost);
       continue;
     }
     std::string enter, leave;
-    bool aligned_new = f.starts_with("_Zn") && f.find("align_val_t") != std::string::npos;
-    if (f == "malloc" || f == "valloc" || f == "pvalloc" || (f.starts_with("_Zn") && !aligned_new)) {
+    if (f == "malloc" || f == "valloc" || f == "pvalloc") {
       enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "valloc" || f == "pvalloc" ? 4096 : 0);
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "calloc") {
-      enter = "@size[tid] = arg0 * arg1; @align[tid] = 0;";
-      leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
-      maps.insert({"@size", "@align"});
-    } else if (aligned_new) {
-      enter = "@size[tid] = arg0; @align[tid] = arg1;";
+      // A count times size past 64 bits is refused by libc: recorded as the
+      // failure it is at SIZE_MAX, as the preload does (it read a failed 4 B request).
+      enter = "@size[tid] = arg0 * arg1; if (arg1 != 0 && @size[tid] / arg1 != arg0) { @size[tid] = -1; } @align[tid] = 0;";
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "memalign" || f == "aligned_alloc") {
@@ -101,6 +116,13 @@ std::string bpftrace_script(const UprobeTargets& t) {
           "*(uint64 *)@out[tid], cpu, {});",
           stack);
       maps.insert({"@size", "@align", "@out"});
+    } else if (f == "reallocarray") {  // realloc(p, count * size), refused without calling realloc on overflow
+      enter = "@old[tid] = arg0; @size[tid] = arg1 * arg2; if (arg2 != 0 && @size[tid] / arg2 != arg1) { @size[tid] = -1; } "
+              "@entered[tid] = nsecs;";
+      leave = fmt::format(
+          "printf(\"R %d %llu %llu %llu %llu %llu %d\\n%s\\n\", tid, @entered[tid], nsecs, @old[tid], @size[tid], retval, cpu, {});",
+          stack);
+      maps.insert({"@size", "@old", "@entered"});
     } else {  // realloc
       enter = "@old[tid] = arg0; @size[tid] = arg1; @entered[tid] = nsecs;";
       leave = fmt::format(
@@ -109,6 +131,23 @@ std::string bpftrace_script(const UprobeTargets& t) {
       maps.insert({"@size", "@old", "@entered"});
     }
     const std::string anonymous = f == "mmap" ? fmt::format(" && (arg3 & {:#x})", MAP_ANONYMOUS) : "";
+    // What libstdc++'s new calls: malloc(size, 1 for 0), aligned_alloc(align,
+    // size rounded up to align). A call inside a pending new's frame with its
+    // size serves it (again after a new_handler freed memory); a failure is
+    // said once, a success ends it. One at or above that frame: new is gone.
+    std::string serves_new;
+    if (f == "malloc") serves_new = "(arg0 == @nsize[tid] || (arg0 == 1 && @nsize[tid] == 0))";
+    if (f == "memalign" || f == "aligned_alloc") serves_new = "(arg1 >= @nsize[tid] && arg1 <= @nsize[tid] + @nalign[tid])";
+    if (has_new && !serves_new.empty()) {
+      enter += fmt::format(
+          " if (@nk[tid] && reg(\"sp\") >= @nsp[tid]) {{ delete(@nk[tid]); }} if (@nk[tid] && {}) {{ @fornew[tid] = 1; }}",
+          serves_new);
+      leave = fmt::format(
+          "if (@fornew[tid]) {{ if (retval != 0 || @nfail[tid] == 0) {{ printf(\"N %d %llu %llu %llu %llu %llu %d\\n%s\\n\", "
+          "tid, nsecs, @nsize[tid], @nalign[tid], retval, @nret[tid], cpu, @nstk[tid]); }} if (retval != 0) {{ "
+          "delete(@nk[tid]); }} else {{ @nfail[tid] = 1; }} delete(@fornew[tid]); }} else {{ {} }}",
+          leave);
+    }
     s += fmt::format("uprobe:{} /{} && {}{}/ {{ @k[tid] = {}; @sp[tid] = reg(\"sp\"); {} }}\n", at, only, outermost, anonymous,
                      k, enter);
     s += fmt::format("uretprobe:{} /{} && @k[tid] == {}/ {{ {} delete(@k[tid]); }}\n", at, only, k, leave);

@@ -28,7 +28,7 @@ struct UprobeTargets {
 
 // The C library's, in the order preferred when two share an address.
 inline const std::vector<std::string> kAllocationFunctions = {
-    "malloc", "calloc", "realloc", "free", "posix_memalign", "memalign", "aligned_alloc", "valloc", "pvalloc"};
+    "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "memalign", "aligned_alloc", "valloc", "pvalloc"};
 
 // The C library's anonymous-mapping functions: their own pool ("mmap"), as
 // the preload records them. Calls from inside a probed allocation function
@@ -37,11 +37,12 @@ inline const std::vector<std::string> kAllocationFunctions = {
 // which knows where the library is mapped.
 inline const std::vector<std::string> kMappingFunctions = {"mmap", "munmap", "mremap", "mprotect"};
 
-// libstdc++'s operator new (plain, array, aligned, nothrow), probed so that
-// the stack is taken on return to the caller of `new`: through malloc the
+// libstdc++'s operator new (plain, array, aligned, nothrow), probed at its
+// entry so that the stack starts at the caller of `new`: through malloc the
 // kernel's frame-pointer walk would start inside libstdc++, which keeps no
-// frame pointers, and skip that caller. Operator delete is seen through
-// free (its frame is not needed).
+// frame pointers, and skip that caller. No return probe (it broke C++
+// exceptions, ebpf_script.cc). Operator delete is seen through free (its
+// frame is not needed).
 inline const std::vector<std::string> kOperatorNew = {
     "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
     "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t"};

@@ -307,6 +307,9 @@ TEST(EbpfRecord, AnOverloadedNameFindsEveryOverload) {
 
 // libstdc++'s path holds '+', which bpftrace's probe syntax takes for an
 // operator unless the path is quoted; every probe is limited to the process.
+// Operator new has no return probe (C++ exceptions cannot unwind through
+// one), and a script without it reads none of its maps (bpftrace refuses
+// a map never written: the C program's attach failed).
 TEST(EbpfRecord, TheScriptQuotesAPathBpftraceCannotReadBare) {
   UprobeTargets t;
   t.pid = 4242;
@@ -314,8 +317,11 @@ TEST(EbpfRecord, TheScriptQuotesAPathBpftraceCannotReadBare) {
                   {"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "_Znwm"}};
   std::string script = bpftrace_script(t);
   EXPECT_NE(script.find("uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:malloc /pid == 4242"), std::string::npos) << script;
-  EXPECT_NE(script.find("uretprobe:\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\":_Znwm /pid == 4242"), std::string::npos)
+  EXPECT_NE(script.find("uprobe:\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\":_Znwm /pid == 4242"), std::string::npos)
       << script;
+  EXPECT_EQ(script.find("uretprobe:\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\""), std::string::npos) << script;
+  t.allocators = {{"/usr/lib/x86_64-linux-gnu/libc.so.6", "malloc"}, {"/usr/lib/x86_64-linux-gnu/libc.so.6", "memalign"}};
+  EXPECT_EQ(bpftrace_script(t).find("@n"), std::string::npos) << bpftrace_script(t);
 }
 
 #define SKIP_WITHOUT_UPROBES()                                                       \
@@ -708,6 +714,35 @@ TEST(EbpfRecord, ReservedAddressSpaceIsNotMemory) {
   EXPECT_EQ(pool->final_bytes, kept);
   EXPECT_EQ(pool->peak_bytes, kept);
   EXPECT_EQ(pool->live_count, 6u);
+}
+
+// Failed requests of every C++ and C form (tests/record/programs/failed_new.cc):
+// the program catches each bad_alloc and ends normally. A return probe on
+// operator new once ended it in std::terminate (exit 134): the unwinder
+// cannot step through the kernel's trampoline. Each failure is one failed
+// allocation, new's at its caller (main), a new_handler's retry not again;
+// an overflowing calloc or reallocarray at SIZE_MAX (calloc's read 4 B, and
+// reallocarray's were not seen).
+TEST(EbpfRecord, AProgramCatchingFailedNewsRunsOnAndEachFailureIsRecordedOnce) {
+  SKIP_WITHOUT_UPROBES();
+  fs::path out = scratch("failed-new.emt"), log = scratch("failed-new.log");
+  pid_t recorder = start(fmt::format("{} record --via ebpf -o {} -- {}/record_failed_new", EDGEMEM_BINARY, out.string(),
+                                     EDGEMEM_RECORD_PROGRAMS),
+                         log);
+  ASSERT_EQ(exit_status(recorder), 0) << read_file(log.string());
+  EXPECT_NE(read_file(log.string()).find("failed-new-test: 10 failed"), std::string::npos) << read_file(log.string());
+  TraceOutcome outcome = analyse_trace_file(out.string(), {});
+  ASSERT_TRUE(outcome.run);
+  const AnalysisResult& r = outcome.run->result;
+  EXPECT_EQ(r.counts.failed, 10u);
+  size_t at_main = 0, at_size_max = 0;
+  for (const AllocFailure& f : r.fragmentation.failures) {
+    at_main += f.site == "main" || f.site.starts_with("main (");
+    at_size_max += f.size == UINT64_MAX;
+  }
+  EXPECT_EQ(at_main, 10u);
+  EXPECT_EQ(at_size_max, 3u);  // calloc, and reallocarray of nothing and of a block
+  EXPECT_TRUE(r.leaks.empty());
 }
 
 // Each call of the named function is an inference: 25 of them, 128 B each.
