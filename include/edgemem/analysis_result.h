@@ -200,6 +200,10 @@ struct PoolWatermark {
   bool rose() const { return slope > 0 && (shape == Shape::linear || shape == Shape::stair); }
   // Its growth per inference now: since a late rise began, else the slope.
   double growth_rate() const { return late_rise ? late_rise->bytes_per_inference : slope; }
+  // A device in summary mode names no groups: the pool's own growth is its
+  // leak finding (growing, grown and stopped, or an irregular floor that
+  // still rises beyond chance at the end).
+  bool summary_leak() const { return growing() || stopped_growing() || (shape == Shape::irregular && floor_trend); }
 };
 
 struct AllocFailure {
@@ -522,5 +526,15 @@ struct AnalysisResult {
   ThreadsResult threads;
   TemporaryResult temporaries;
 };
+
+// The pools whose growth is a [LEAK] finding of a summary-mode trace (no
+// leaking group; PoolWatermark::summary_leak).
+inline std::vector<const PoolWatermark*> summary_mode_leaks(const AnalysisResult& r) {
+  std::vector<const PoolWatermark*> out;
+  if (r.leaks.empty() && r.counts.summaries > 0)
+    for (const PoolWatermark& w : r.watermarks)
+      if (w.summary_leak()) out.push_back(&w);
+  return out;
+}
 
 }  // namespace edgemem

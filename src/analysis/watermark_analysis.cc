@@ -137,12 +137,19 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
       intercept = (f.sy - w.slope * f.sx) / n;
     }
     const uint64_t steps = f.n > 0 ? f.n - 1 : 0;
+    const uint64_t quiet = f.x_last - f.last_rise_at;
+    const bool stopped = f.rises >= 2 && quiet >= 20 && quiet >= 10 * f.max_rise_gap;
+    // Growth that stopped is judged on the steps up to its last rise: a
+    // summary-mode pool that rose 64 B at each of 74 inference ends and then
+    // stayed flat for 25 read "irregular" over the run (no finding, and a
+    // leak-rate gate passed it at 0 B per inference).
+    const uint64_t rising = stopped ? f.last_rise_at - f.x_first : steps;
     // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
     if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
       w.shape = Shape::flat;
-    } else if (f.rises * 10 >= steps * 8 && f.falls * 10 <= steps) {
+    } else if (f.rises * 10 >= rising * 8 && f.falls * 10 <= rising) {
       w.shape = Shape::linear;
-    } else if (f.rises >= 2 && f.rises * 2 <= steps && f.falls * 10 <= f.rises) {  // steps only go up
+    } else if (f.rises >= 2 && f.rises * 2 <= rising && f.falls * 10 <= f.rises) {  // steps only go up
       w.shape = Shape::stair;
     } else {
       w.shape = Shape::irregular;
@@ -151,9 +158,7 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     if (f.rises) w.stairs.step_bytes = static_cast<double>(f.rise_bytes) / static_cast<double>(f.rises);
     if (f.rise_gaps) w.stairs.period_inferences = static_cast<double>(f.rise_gap_sum) / static_cast<double>(f.rise_gaps);
     w.series = f.series.points();
-    if (const uint64_t quiet = f.x_last - f.last_rise_at;
-        f.rises >= 2 && quiet >= 20 && quiet >= 10 * f.max_rise_gap)
-      w.grew_until_inference = f.last_rise_number;
+    if (stopped) w.grew_until_inference = f.last_rise_number;
     // A rise that began late and runs through the end is linear now, at its
     // own rate: over the boot, 20 flat inferences before 40 of 32 B read as
     // "irregular" (40 rises in 59 steps), and a long flat start as stairs.

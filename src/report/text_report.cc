@@ -313,31 +313,29 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     more(out, "-> [LEAK?]: growing up to where the file was cut, not judged leaks: the rest of the run, where their "
               "blocks may be freed, is not in the file (see [NOT CHECKED] leak)");
   // A device in summary mode sends no blocks: a pool's steady growth is the finding.
-  if (r.leaks.empty() && r.counts.summaries > 0) {
-    for (const auto& w : r.watermarks) {
-      if (w.growing()) {
-        ++problems;
-        line(out, "[LEAK]", fmt::format("pool '{}' grows {} B per inference{} ({}; summary records name no site)",
-                                        w.pool, decimal(w.growth_rate(), 1), late_rise_from(w, r.restarts.total + 1),
-                                        to_string(w.shape)));
-      } else if (w.stopped_growing()) {
-        ++problems;
-        line(out, "[LEAK]", fmt::format("pool '{}' grew {} in {} rises until inference {}, not since ({}; summary "
-                                        "records name no site)",
-                                        w.pool, bytes(static_cast<uint64_t>(w.stairs.step_bytes * static_cast<double>(w.stairs.steps) + 0.5)),
-                                        grouped(w.stairs.steps), grouped(*w.grew_until_inference), to_string(w.shape)));
-      } else if (w.shape == Shape::irregular && w.floor_trend) {
-        // The test watch raises its leak alert on, so the two agree.
-        const FloorTrend& t = *w.floor_trend;
-        ++problems;
-        line(out, "[LEAK]",
-             fmt::format("pool '{}' grows {} B per inference over the run (irregular: its lowest usage in each "
-                         "window of inferences rose {} B per inference over the {} to inference {}, p {}, above "
-                         "any earlier; summary records name no site)",
-                         w.pool, decimal(w.slope > 0 ? w.slope : t.bytes_per_inference, 1),
-                         decimal(t.bytes_per_inference, 1), t.inferences,
-                         t.at_inference, t.p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", t.p_value)));
-      }
+  for (const PoolWatermark* leaking : summary_mode_leaks(r)) {
+    const PoolWatermark& w = *leaking;
+    if (w.growing()) {
+      ++problems;
+      line(out, "[LEAK]", fmt::format("pool '{}' grows {} B per inference{} ({}; summary records name no site)",
+                                      w.pool, decimal(w.growth_rate(), 1), late_rise_from(w, r.restarts.total + 1),
+                                      to_string(w.shape)));
+    } else if (w.stopped_growing()) {
+      ++problems;
+      line(out, "[LEAK]", fmt::format("pool '{}' grew {} in {} rises until inference {}, not since ({}; summary "
+                                      "records name no site)",
+                                      w.pool, bytes(static_cast<uint64_t>(w.stairs.step_bytes * static_cast<double>(w.stairs.steps) + 0.5)),
+                                      grouped(w.stairs.steps), grouped(*w.grew_until_inference), to_string(w.shape)));
+    } else {  // irregular, its floor rising: the test watch raises its leak alert on, so the two agree
+      const FloorTrend& t = *w.floor_trend;
+      ++problems;
+      line(out, "[LEAK]",
+           fmt::format("pool '{}' grows {} B per inference over the run (irregular: its lowest usage in each "
+                       "window of inferences rose {} B per inference over the {} to inference {}, p {}, above "
+                       "any earlier; summary records name no site)",
+                       w.pool, decimal(w.slope > 0 ? w.slope : t.bytes_per_inference, 1),
+                       decimal(t.bytes_per_inference, 1), t.inferences,
+                       t.at_inference, t.p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", t.p_value)));
     }
   }
   // Growth with no leaking group in a pool: blocks that get bigger and are

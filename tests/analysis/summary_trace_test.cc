@@ -400,6 +400,49 @@ TEST(SummaryTrace, APoolThatBeginsToRiseLateGrowsAtItsRateSinceThen) {
   EXPECT_FALSE(stopped.exhaustion_forecast);
 }
 
+// The tail grows 64 B at each of the first 75 inference ends, then stays
+// flat to inference 100. Over the whole run 74 rises in 99 steps is neither
+// linear nor stairs: it read "irregular", printed no finding, and a
+// leak-rate limit of 63 B passed at 0 B per inference (a tester's gate);
+// --fail-on leak passed over a summary [LEAK] too. Judged up to its last
+// rise it is linear and stopped: a [LEAK] that breaks both gates.
+TEST(SummaryTrace, APoolThatGrewEveryInferenceAndStoppedIsALeakTheGatesBreakOn) {
+  std::string s("\x7E" "emt!" "\x00" "\x01\x01\xC0\xF0\xF5\x0B", 12);
+  pool_record(s, 0, "arena", 32768, 0);
+  for (uint64_t i = 1; i <= 100; ++i) {
+    s += '\x14';
+    varint(s, i == 1 ? 0 : 100);
+    varint(s, i);
+    const uint64_t used = 1000 + 64 * std::min<uint64_t>(i, 75);
+    summary(s, 1000, 0, used, used, 32768 - used);
+    s += '\x15';
+    varint(s, 300);
+    varint(s, i);
+  }
+  auto run = analyse(Format::emt, s);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.watermarks.size(), 1u);
+  EXPECT_EQ(r.watermarks[0].shape, Shape::linear);
+  EXPECT_EQ(r.watermarks[0].grew_until_inference, std::optional<uint64_t>(75));
+  InputSummary input;
+  input.format = "emt";
+  input.stats = run->stats;
+  const std::string text = text_report(input, r);
+  EXPECT_NE(text.find("[LEAK]        pool 'arena' grew 4,736 B in 74 rises until inference 75, not since (linear; "),
+            std::string::npos)
+      << text;
+  BudgetInputs in{nullptr, nullptr, &r, nullptr};
+  std::string error;
+  auto out = evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 63}})"), in, error);
+  ASSERT_EQ(out.size(), 1u) << error;
+  EXPECT_FALSE(out[0].ok) << out[0].message;
+  EXPECT_NE(out[0].message.find("64.0 B per inference"), std::string::npos) << out[0].message;
+  FailOn leak;
+  leak.leak = true;
+  EXPECT_EQ(broken_rules(leak, r).size(), 1u);
+  EXPECT_TRUE(unjudged_rules(leak, r).empty());
+}
+
 // The h2 tester's firmware in three inferences: a heap of 24 KiB (record
 // first) holding 2,048 B of weights, 96 B more kept by every inference and
 // a 1,024 B temporary freed before its end; an arena's head with 768 B of
