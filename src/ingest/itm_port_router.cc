@@ -29,9 +29,8 @@ void ItmDecoder::feed(std::span<const uint8_t> bytes) {
 
 void ItmDecoder::finish() {
   if (!held_.empty()) release(*tell_port1(true));
-  // The capture's end ends a marker word, as another source's packet does;
-  // a printed line still open was cut off: truncated, as in a text log.
-  if (line_is_word_ && marker_open_) end_marker();
+  // A port-0 line or marker word still open at the end was cut off:
+  // truncated, as in a text log (a word cut short would name a wrong mark).
   markers_.finish();
   note_port0_problem();
   memory_.finish();
@@ -76,50 +75,61 @@ void ItmDecoder::note_port0_problem() {
 }
 
 void ItmDecoder::on_corrupt(uint8_t byte, size_t back) {
+  if (!held_.empty()) {  // in its place among the held packets: the first problem is the first one
+    ItmPacket p;
+    p.size = byte;
+    return hold({p, offset_, true, back});
+  }
   ++stats_.corrupt_bytes;
   ++reserved_bytes_;
   stats_.note_problem(offset_ - back, 0, fmt::format("expected an ITM packet header, found reserved byte 0x{:02X}", byte));
 }
 
-// Port 1's record set, from its first bytes: emt where a SYNC marker comes
-// (a stream read from its start opens with one; a capture that began later
-// meets one within 256 records), seed records where the bytes are whole
-// seed records from the first (random bytes chain four with odds of about
-// one in a million). A capture that began inside seed records has neither:
-// after 16 KiB without a SYNC it is read as seed, as before.
+// Port 1's record set, from its first bytes (docs/formats/itm.md): emt
+// where a SYNC marker comes (a stream read from its start opens with one; a
+// capture that began later meets one within 256 records), seed records
+// where eight whole records chain from some byte on (a capture that began
+// inside seed records is aligned within a record or two; emt bytes chain
+// eight with odds of about one in 10^11). After 4,096 packets with neither,
+// or at the end, port 1 is read as seed records, as it always was.
 std::optional<ItmDecoder::Port1> ItmDecoder::tell_port1(bool at_end) {
   static constexpr uint8_t kSyncMarker[] = {0x7E, 0x65, 0x6D, 0x74};
-  static constexpr size_t kSeedRecords = 4, kDecideWithin = 16 * 1024, kMaxHeld = 64 * 1024;
+  static constexpr size_t kSeedRecords = 8;
   const std::vector<uint8_t>& b = port1_held_;
-  if (!b.empty() && b[0] == 0x7E) return Port1::emt;
+  if (port1_from_start_ && !b.empty() && b[0] == 0x7E) return Port1::emt;
   for (; port1_searched_ + 5 <= b.size(); ++port1_searched_) {
     const auto at = b.begin() + static_cast<std::ptrdiff_t>(port1_searched_);
     if (std::equal(std::begin(kSyncMarker), std::end(kSyncMarker), at) && (at[4] == 0x21 || at[4] == 0x23)) return Port1::emt;
   }
-  size_t at = 0, records = 0;
-  while (at < b.size() && records < kSeedRecords) {
-    const size_t length = SeedBinDecoder::record_length(b[at]);
-    if (length == 0) break;
-    at += length;
-    if (at <= b.size()) ++records;
+  for (; seed_from_ < b.size(); ++seed_from_) {
+    size_t at = seed_from_, records = 0;
+    while (at < b.size() && records < kSeedRecords) {
+      const size_t length = SeedBinDecoder::record_length(b[at]);
+      if (length == 0) break;
+      at += length;
+      if (at <= b.size()) ++records;
+    }
+    if (records == kSeedRecords) return Port1::seed;
+    if (at >= b.size()) break;  // no byte broke the chain yet: more bytes tell
   }
-  if (records == kSeedRecords) return Port1::seed;
-  if (at_end || b.size() >= kDecideWithin || held_.size() >= kMaxHeld) return Port1::seed;
+  if (at_end || held_.size() >= kMaxHeld) return Port1::seed;
   return std::nullopt;
 }
 
-void ItmDecoder::hold(const ItmPacket& p) {
-  held_.push_back({p, offset_});
+void ItmDecoder::hold(const Held& h) {
+  held_.push_back(h);
+  const ItmPacket& p = h.packet;
   // Lost writes: the bytes before them say nothing of where records start after.
-  if (p.kind == ItmPacketKind::overflow) {
+  if (!h.corrupt && p.kind == ItmPacketKind::overflow) {
     port1_held_.clear();
-    port1_searched_ = 0;
+    port1_searched_ = seed_from_ = 0;
+    port1_from_start_ = false;
   }
-  const bool port1 = p.kind == ItmPacketKind::instrumentation && p.address == 1;
+  const bool port1 = !h.corrupt && p.kind == ItmPacketKind::instrumentation && p.address == 1;
   if (port1)
     for (unsigned i = 0; i < p.size; ++i) port1_held_.push_back(static_cast<uint8_t>(p.value >> (8 * i)));
-  // Only new port-1 bytes can tell more; the bound on held packets is looked at every 1,024.
-  if (auto set = (port1 || held_.size() % 1024 == 0) ? tell_port1(false) : std::nullopt) release(*set);
+  // Only new port-1 bytes can tell more; the bound on held packets is looked at every 256.
+  if (auto set = (port1 || held_.size() % 256 == 0) ? tell_port1(false) : std::nullopt) release(*set);
 }
 
 void ItmDecoder::release(Port1 set) {
@@ -127,11 +137,11 @@ void ItmDecoder::release(Port1 set) {
   std::vector<Held> held;
   held.swap(held_);
   port1_held_.clear();
-  port1_searched_ = 0;
   const uint64_t now = offset_;
   for (const Held& h : held) {
     offset_ = h.offset;
-    on_packet(h.packet);
+    if (h.corrupt) on_corrupt(h.packet.size, h.back);
+    else on_packet(h.packet);
   }
   offset_ = now;
 }
@@ -172,7 +182,7 @@ bool ItmDecoder::itm_clock() {
 
 void ItmDecoder::on_packet(const ItmPacket& p) {
   if (port1_ == Port1::unknown && (!held_.empty() || (p.kind == ItmPacketKind::instrumentation && p.address == 1)))
-    return hold(p);
+    return hold({p, offset_});
   ++kind_counts_[static_cast<size_t>(p.kind)];
   switch (p.kind) {
     case ItmPacketKind::sync:

@@ -56,11 +56,16 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   struct Held {
     ItmPacket packet;
     uint64_t offset;
+    bool corrupt = false;  // a reserved header byte (packet.size), `back` bytes before `offset`
+    size_t back = 0;
   };
+  static constexpr size_t kMaxHeld = 4096;  // packets (TpiuDecoder places problems within them)
   std::vector<Held> held_;
   std::vector<uint8_t> port1_held_;  // their port-1 bytes
   size_t port1_searched_ = 0;        // of which looked at for a SYNC marker
-  void hold(const ItmPacket& packet);
+  size_t seed_from_ = 0;             // the first byte a chain of seed records may still start at
+  bool port1_from_start_ = true;     // no overflow lost bytes before them
+  void hold(const Held& held);
   std::optional<Port1> tell_port1(bool at_end);
   void release(Port1 set);
   const DecodeStats& port1_stats() const { return port1_ == Port1::emt ? emt_.stats() : memory_.stats(); }

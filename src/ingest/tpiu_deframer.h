@@ -52,7 +52,8 @@ class TpiuDecoder final : public Decoder {
   std::optional<uint64_t> problem_frame_;  // the frame that held the ITM stream's first problem
   // Where recent frames' bytes begin in the ITM stream (offset there, file
   // offset): the ITM decoder may tell a problem some packets after its
-  // bytes came (it holds them until port 1's record set is known).
+  // bytes came (it holds up to ItmDecoder's 4,096 packets until port 1's
+  // record set is known: at most ~21,000 stream bytes, far fewer frames than kept).
   std::deque<std::pair<uint64_t, uint64_t>> frame_starts_;
   uint64_t itm_fed_ = 0;
   void place_problem();
