@@ -148,7 +148,7 @@ std::optional<ElfFunctions> read_elf_functions(const std::string& path, std::str
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
       // "f.cold" and "f.part.0" are pieces of f, not functions to probe.
       if (!name || !*name || std::strchr(name, '.') || !seen.insert(name).second) continue;
-      out.functions.push_back({name, demangle(name), sym.st_value});
+      out.functions.push_back({name, demangle(name), sym.st_value, sym.st_size});
     }
   }
   elf_end(elf);

@@ -15,6 +15,7 @@ struct ElfFunction {
   std::string name;       // as in the symbol table (mangled for C++)
   std::string demangled;  // the same for C
   uint64_t address = 0;   // link-time address
+  uint64_t size = 0;      // bytes of code (the symbol's st_size; 0 where not told)
 };
 
 struct ElfFunctions {

@@ -202,7 +202,7 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
     std::set<uint64_t> addresses;
     for (const std::string& name : names)
       if (const ElfFunction* f = elf.find_exact(name); f && addresses.insert(f->address).second)
-        targets.allocators.push_back({path, name});
+        targets.allocators.push_back({path, name, f->size});
   };
   add_probes(libc_path, *libc, kAllocationFunctions);
   add_probes(libc_path, *libc, kMappingFunctions);

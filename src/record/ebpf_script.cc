@@ -54,15 +54,20 @@ std::string bpftrace_script(const UprobeTargets& t) {
       // address with the kernel's trampoline, which C++'s unwinder cannot
       // step through: a bad_alloc thrown out of new (or caught inside the
       // nothrow one) ended the program in std::terminate. The stack is taken
-      // here; the allocator new calls prints the record when it returns.
-      // new[] and the nothrow forms call new with the same size: not again.
+      // here; the allocator this new calls prints the record when it returns.
+      // A new called from the pending one's code (new[] and the nothrow forms
+      // call new) is that one's; any other begins anew, so nothing is left
+      // pending by a new that threw (sizes and stack depths told it badly: a
+      // later failure of the same size read as a retry and was lost).
       const std::string align = f.find("align_val_t") != std::string::npos ? "arg1" : "0";
+      const uint64_t code = probe.size ? probe.size : 512;
       s += fmt::format(
-          "uprobe:{} /{} && {} && !(@nk[tid] && reg(\"sp\") < @nsp[tid] && arg0 == @nsize[tid])/ {{ @nk[tid] = 1; "
-          "@nsp[tid] = reg(\"sp\"); @nsize[tid] = arg0; @nalign[tid] = {}; @nfail[tid] = 0; "
-          "@nret[tid] = *(uint64 *)uptr(reg(\"sp\")); @nstk[tid] = {}; }}\n",
-          at, only, outermost, align, stack);
-      maps.insert({"@nk", "@nsp", "@nsize", "@nalign", "@nfail", "@nret", "@nstk", "@fornew"});
+          "uprobe:{} /{} && {}/ {{ $r = *(uint64 *)uptr(reg(\"sp\")); if (@nk[tid] && (($r >= @nip[tid] && $r < @nend[tid]) || "
+          "($r >= @nip2[tid] && $r < @nend2[tid]))) {{ @nip2[tid] = reg(\"ip\"); @nend2[tid] = reg(\"ip\") + {}; }} else {{ "
+          "@nk[tid] = 1; @nip[tid] = reg(\"ip\"); @nend[tid] = reg(\"ip\") + {}; @nip2[tid] = @nip[tid]; @nend2[tid] = "
+          "@nend[tid]; @nsize[tid] = arg0; @nalign[tid] = {}; @nfail[tid] = 0; @nret[tid] = $r; @nstk[tid] = {}; }} }}\n",
+          at, only, outermost, code, code, align, stack);
+      maps.insert({"@nk", "@nip", "@nend", "@nip2", "@nend2", "@nsize", "@nalign", "@nfail", "@nret", "@nstk", "@fornew"});
       continue;
     }
     if (f == "free") {
@@ -132,15 +137,15 @@ std::string bpftrace_script(const UprobeTargets& t) {
     }
     const std::string anonymous = f == "mmap" ? fmt::format(" && (arg3 & {:#x})", MAP_ANONYMOUS) : "";
     // What libstdc++'s new calls: malloc(size, 1 for 0), aligned_alloc(align,
-    // size rounded up to align). A call inside a pending new's frame with its
-    // size serves it (again after a new_handler freed memory); a failure is
-    // said once, a success ends it. One at or above that frame: new is gone.
+    // size rounded up to align). A call from the pending new's own code with
+    // its size serves it (again after a new_handler freed memory); a failure
+    // is said once, a success ends it.
     std::string serves_new;
     if (f == "malloc") serves_new = "(arg0 == @nsize[tid] || (arg0 == 1 && @nsize[tid] == 0))";
     if (f == "memalign" || f == "aligned_alloc") serves_new = "(arg1 >= @nsize[tid] && arg1 <= @nsize[tid] + @nalign[tid])";
     if (has_new && !serves_new.empty()) {
       enter += fmt::format(
-          " if (@nk[tid] && reg(\"sp\") >= @nsp[tid]) {{ delete(@nk[tid]); }} if (@nk[tid] && {}) {{ @fornew[tid] = 1; }}",
+          " $r = *(uint64 *)uptr(reg(\"sp\")); if (@nk[tid] && $r >= @nip2[tid] && $r < @nend2[tid] && {}) {{ @fornew[tid] = 1; }}",
           serves_new);
       leave = fmt::format(
           "if (@fornew[tid]) {{ if (retval != 0 || @nfail[tid] == 0) {{ printf(\"N %d %llu %llu %llu %llu %llu %d\\n%s\\n\", "

@@ -18,6 +18,7 @@ struct UprobeTargets {
   long ready_call = 0;
   struct Function {
     std::string path, symbol;
+    uint64_t size = 0;  // bytes of its code (operator new's: whose calls are its own)
   };
   // Allocation functions to probe, each named in kAllocationFunctions or
   // kOperatorNew: one name per address, since glibc gives several names to

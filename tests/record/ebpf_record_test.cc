@@ -745,6 +745,33 @@ TEST(EbpfRecord, AProgramCatchingFailedNewsRunsOnAndEachFailureIsRecordedOnce) {
   EXPECT_TRUE(r.leaks.empty());
 }
 
+// After a failed new, requests of its size from deeper frames: each is
+// its own, at its own site (tests/record/programs/new_after_failed_new.cc),
+// as the preload records them. The failed new once stayed pending: a later
+// failure read as its retry (lost) and a success took its stack.
+TEST(EbpfRecord, RequestsAfterAFailedNewAreEachTheirOwn) {
+  SKIP_WITHOUT_UPROBES();
+  auto failures_and_leak = [](const std::string& via) {
+    fs::path out = scratch("after-failed-" + via + ".emt"), log = scratch("after-failed-" + via + ".log");
+    pid_t recorder = start(fmt::format("{} record --via {} -o {} -- {}/record_new_after_failed_new", EDGEMEM_BINARY, via,
+                                       out.string(), EDGEMEM_RECORD_PROGRAMS),
+                           log);
+    EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
+    std::vector<std::string> sites;
+    TraceOutcome outcome = analyse_trace_file(out.string(), {});
+    if (!outcome.run) return sites;
+    for (const AllocFailure& f : outcome.run->result.fragmentation.failures) sites.push_back("failed at " + f.site);
+    for (const PersistentBlock& g : outcome.run->result.persistent)
+      if (g.bytes == 64) sites.push_back("64 B at " + g.site);
+    return sites;
+  };
+  std::vector<std::string> ebpf = failures_and_leak("ebpf");
+  ASSERT_EQ(ebpf.size(), 4u) << fmt::format("{}", fmt::join(ebpf, " | "));
+  EXPECT_EQ(ebpf, failures_and_leak("auto"));  // the preload
+  EXPECT_NE(ebpf[1].find("nothrow_below"), std::string::npos) << ebpf[1];
+  EXPECT_NE(ebpf[2].find("malloc_below"), std::string::npos) << ebpf[2];
+}
+
 // Each call of the named function is an inference: 25 of them, 128 B each.
 TEST(EbpfRecord, EachCallOfTheInferenceFunctionIsOneInference) {
   SKIP_WITHOUT_UPROBES();
