@@ -88,7 +88,11 @@ std::string recorder_loaded(int pid, const std::string& preload) {
   std::string line;
   while (std::getline(maps, line)) {
     auto slash = line.find('/');
-    if (slash != std::string::npos && fs::path(line.substr(slash)).filename() == name) return line.substr(slash);
+    if (slash == std::string::npos) continue;
+    // The file may have been replaced since it was mapped (edgemem reinstalled while it records).
+    std::string path = line.substr(slash);
+    if (path.ends_with(" (deleted)")) path.resize(path.size() - 10);
+    if (fs::path(path).filename() == name) return path;
   }
   return {};
 }
