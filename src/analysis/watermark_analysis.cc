@@ -61,6 +61,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker, uint6
         }
         f.last_rise_at = completed;
         f.last_rise_number = device;
+        f.falls_at_last_rise = f.falls;
       } else if (usage < f.last) {
         ++f.falls;
       }
@@ -139,11 +140,12 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     const uint64_t steps = f.n > 0 ? f.n - 1 : 0;
     const uint64_t quiet = f.x_last - f.last_rise_at;
     const bool stopped = f.rises >= 2 && quiet >= 20 && quiet >= 10 * f.max_rise_gap;
-    // Growth that stopped is judged on the steps up to its last rise: a
-    // summary-mode pool that rose 64 B at each of 74 inference ends and then
-    // stayed flat for 25 read "irregular" over the run (no finding, and a
-    // leak-rate gate passed it at 0 B per inference).
-    const uint64_t rising = stopped ? f.last_rise_at - f.x_first : steps;
+    // Growth that stopped and held is judged on the steps up to its last
+    // rise: a summary-mode pool that rose 64 B at each of 74 inference ends
+    // and then stayed flat for 25 read "irregular" over the run (no finding,
+    // and a leak-rate gate passed it at 0 B per inference). One that fell
+    // after (a cache flushed, back at its baseline) is judged over the run.
+    const uint64_t rising = stopped && f.falls == f.falls_at_last_rise ? f.last_rise_at - f.x_first : steps;
     // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
     if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
       w.shape = Shape::flat;
