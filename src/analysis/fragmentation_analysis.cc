@@ -224,7 +224,7 @@ void FragmentationAnalysis::failed(PoolId pool, const PoolInfo& info, uint64_t s
     }
   }
   if (f.fragmentation) fragmentation_failure_ = true;
-  if (failures_.size() < 100) failures_.push_back({f, pool, site});
+  if (failures_kept_.keep(pool, failures_.size())) failures_.push_back({f, pool, site});
 }
 
 void FragmentationAnalysis::finish(const TraceContext& context, uint64_t inferences, AnalysisResult& out) {

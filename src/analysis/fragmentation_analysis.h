@@ -13,6 +13,7 @@
 #include "bounded_series.h"
 #include "edgemem/analysis_result.h"
 #include "gap_index.h"
+#include "kept_per_pool.h"
 #include "pool_tracker.h"
 
 namespace edgemem {
@@ -110,6 +111,7 @@ class FragmentationAnalysis {
   };
   std::vector<PoolGaps> pools_;
   std::vector<Failure> failures_;
+  KeptPerPool failures_kept_;
   size_t boot_failures_from_ = 0;  // the first of failures_ in the latest boot
   uint64_t boot_ = 1;
   uint64_t failure_count_ = 0;

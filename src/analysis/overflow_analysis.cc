@@ -5,10 +5,6 @@
 
 namespace edgemem {
 
-namespace {
-constexpr size_t kKept = 100;  // records kept; counts are always exact
-}
-
 void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b, uint64_t shared_usage,
                                  uint64_t usage) {
   if (extents_.size() <= pool) extents_.resize(pool + 1, Extent::none);
@@ -34,7 +30,7 @@ void OverflowAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block&
   uint64_t room = info.size > shared_usage ? info.size - shared_usage : 0;
   if (b.address >= start && offset + b.size <= room) return;
   ++overflow_count_;
-  if (overflows_.size() >= kKept) return;
+  if (!overflows_kept_.keep(pool, overflows_.size())) return;
   Overflow o;
   o.time = b.time;
   o.offset = offset;
@@ -63,7 +59,7 @@ void OverflowAnalysis::used_past_size(PoolId pool, const PoolInfo& info, uint64_
   size_t& kept = usage_overflow_[pool];
   if (kept == SIZE_MAX) {
     ++overflow_count_;
-    if (overflows_.size() >= kKept) return;
+    if (!overflows_kept_.keep(pool, overflows_.size())) return;
     kept = overflows_.size();
     overflows_.push_back({Overflow{}, pool, kUnknownSite});
   }
@@ -81,7 +77,7 @@ void OverflowAnalysis::guard(PoolId pool, bool corrupt, uint64_t time, SiteId si
   ++guard_checks_;
   if (!corrupt) return;
   ++guard_failures_;
-  if (guards_.size() < kKept) guards_.push_back({GuardFailure{time, inference, boot_, {}, {}}, pool, site});
+  if (guards_kept_.keep(pool, guards_.size())) guards_.push_back({GuardFailure{time, inference, boot_, {}, {}}, pool, site});
 }
 
 void OverflowAnalysis::finish(const TraceContext& context, AnalysisResult& out) {

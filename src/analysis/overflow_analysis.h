@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "edgemem/analysis_result.h"
+#include "kept_per_pool.h"
 #include "pool_tracker.h"
 
 namespace edgemem {
@@ -50,6 +51,7 @@ class OverflowAnalysis {
   void used_past_size(PoolId pool, const PoolInfo& info, uint64_t used, uint64_t time, std::string_view marker);
   std::vector<Found> overflows_;
   std::vector<Guard> guards_;
+  KeptPerPool overflows_kept_, guards_kept_;
   size_t boot_guards_from_ = 0;  // the first of guards_ in the latest boot
   uint64_t boot_ = 1;
   uint64_t overflow_count_ = 0, guard_failures_ = 0, guard_checks_ = 0;

@@ -43,8 +43,19 @@ std::vector<std::pair<const T*, uint64_t>> first_per_pool(const std::vector<T>& 
 }  // namespace
 
 void AlertEngine::raise(AlertKind kind, std::string pool, double value, std::string message, std::string_view detail) {
-  if (!raised_.emplace(kind, pool, std::string(detail)).second) return;
-  pending_.push_back({kind, std::move(pool), inferences_, value, std::move(message)});
+  std::tuple<AlertKind, std::string, std::string> cause{kind, pool, std::string(detail)};
+  if (raised_.contains(cause)) return;
+  Alert alert{kind, std::move(pool), inferences_, value, std::move(message)};
+  // Fragmentation waits for the next status tick, which tells whether
+  // records were lost: the inference ends before it (a backlog) once raised
+  // the band beside a status line saying "frag unjudged".
+  if (kind == AlertKind::fragmentation) {
+    if (std::none_of(held_.begin(), held_.end(), [&](const auto& h) { return h.first == cause; }))
+      held_.emplace_back(std::move(cause), std::move(alert));
+    return;
+  }
+  raised_.insert(std::move(cause));
+  pending_.push_back(std::move(alert));
   history_.push_back(pending_.back());
 }
 
@@ -188,6 +199,14 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
     raise(AlertKind::data_loss, "", static_cast<double>(value ? value : 1),
           fmt::format("trace data lost: {}; findings may be missing or wrong", loss.reason));
   }
+  // The fragmentation alerts held for this tick, now that it told whether records were lost.
+  for (auto& [cause, alert] : held_) {
+    if (fragmentation_unjudged_) continue;
+    raised_.insert(cause);
+    pending_.push_back(std::move(alert));
+    history_.push_back(pending_.back());
+  }
+  held_.clear();
 }
 
 std::vector<Alert> AlertEngine::take() { return std::exchange(pending_, {}); }

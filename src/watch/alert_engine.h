@@ -82,6 +82,7 @@ class AlertEngine final : public InferenceObserver {
   // Records were lost mid-trace: a lost allocation reads as a hole the heap
   // does not have, so fragmentation is not judged, as analyze leaves it.
   bool fragmentation_unjudged_ = false;
+  std::vector<std::pair<std::tuple<AlertKind, std::string, std::string>, Alert>> held_;  // fragmentation, until a tick
   std::set<std::tuple<AlertKind, std::string, std::string>> raised_;
   std::vector<Alert> pending_, history_;
   uint64_t inferences_ = 0;

@@ -1828,6 +1828,33 @@ TEST(HonestFindings, AFailureAfterARestartNamesItsBoot) {
   EXPECT_EQ(text_of(*single, "log").find("of boot"), std::string::npos) << text_of(*single, "log");
 }
 
+// Findings lists keep the first 100 of a kind and, past them, each pool's
+// first: a heap whose guard failures, overflows and failed requests came
+// after an arena's hundred was named nowhere (and watch raised no alert).
+TEST(HonestFindings, APoolsFirstFindingIsKeptPastAnotherPoolsHundred) {
+  MemLog log;
+  log("POOL name=arena kind=arena size=100");
+  log("POOL name=other kind=arena size=100");
+  for (int i = 0; i < 110; ++i) {
+    log("GUARD corrupt pool=arena");
+    log("ALLOC_FAIL size=500 align=8 pool=arena");
+    log("ALLOC size=200 align=8 offset=0 pool=arena");
+    log("RESET pool=arena");
+  }
+  log("GUARD corrupt pool=other");
+  log("ALLOC_FAIL size=500 align=8 pool=other");
+  log("ALLOC size=200 align=8 offset=0 pool=other");
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.guard_failure_count, 111u);
+  ASSERT_EQ(r.guard_failures.size(), 101u);
+  EXPECT_EQ(r.guard_failures.back().pool, "other");
+  ASSERT_EQ(r.fragmentation.failures.size(), 101u);
+  EXPECT_EQ(r.fragmentation.failures.back().pool, "other");
+  ASSERT_EQ(r.overflows.size(), 101u);
+  EXPECT_EQ(r.overflows.back().pool, "other");
+}
+
 TEST(HonestFindings, OneInferenceCannotShowALeakAndHoldsNoLeakBudget) {
   MemLog log;
   boot_keeping(log, 1, 10000);
