@@ -66,5 +66,44 @@ const EM = (function () {
     document.getElementById("subtitle").textContent = subtitle;
   };
 
-  return { pages: {}, grouped, counted, bytes, bytesHuman, percent, el, note, findings, setTitle };
+  // uPlot's aligned data from series of [xs, ys] whose points may share an
+  // x (a spike up and down at one time, a summary record's peak then its
+  // use): each point keeps a slot of its own, where uPlot.join kept only the
+  // last value at an x and a pool's 50,000 B spike was drawn flat at 0.
+  // Slots a series has no point in are null (bridged by spanGaps).
+  const joinAll = (series) => {
+    const slots = new Map();  // x -> how many points one series has there at most
+    for (const [xs] of series) {
+      const here = new Map();
+      for (const x of xs) here.set(x, (here.get(x) || 0) + 1);
+      for (const [x, n] of here) slots.set(x, Math.max(slots.get(x) || 0, n));
+    }
+    const xs = [...slots.keys()].sort((a, b) => a - b);
+    const first = new Map();
+    const out = [[]];
+    for (const x of xs) {
+      first.set(x, out[0].length);
+      for (let k = 0; k < slots.get(x); ++k) out[0].push(x);
+    }
+    for (const [sx, sy] of series) {
+      const ys = new Array(out[0].length).fill(null), used = new Map();
+      sx.forEach((x, i) => {
+        const k = used.get(x) || 0;
+        used.set(x, k + 1);
+        ys[first.get(x) + k] = sy[i];
+      });
+      out.push(ys);
+    }
+    return out;
+  };
+  // A trace's time axis: cycles of a known clock as seconds (three
+  // significant digits: a run may span milliseconds), else cycles or events.
+  const traceAxis = (a) => {
+    const hz = a.input.time_base === "cycles" && a.clock_hz ? a.clock_hz : null;
+    const label = hz ? "seconds" : a.input.time_base === "cycles" ? "cycles" : "event";
+    return { label, toX: (t) => (hz ? t / hz : t),
+             value: (u, v) => (v == null ? "--" : hz ? Number(v.toPrecision(4)) + " s" : grouped(v)),
+             ticks: (u, splits) => splits.map((v) => (hz ? String(Number(v.toPrecision(3))) : grouped(v))) };
+  };
+  return { pages: {}, grouped, counted, bytes, bytesHuman, percent, el, note, findings, setTitle, joinAll, traceAxis };
 })();

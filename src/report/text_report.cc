@@ -70,8 +70,12 @@ std::string ordinal(uint64_t n) {
   return grouped(n) + suffix;
 }
 
+// Two decimals under 1 B, else one unless whole: 1.5 B per inference read "2 B".
 std::string rate_bytes(double per) {
-  return per < 1 ? fmt::format("{:.2f} B", per) : bytes(static_cast<uint64_t>(per + 0.5));
+  if (per < 1) return fmt::format("{:.2f} B", per);
+  std::string d = decimal(per, 1);
+  if (d.ends_with(".0")) d.resize(d.size() - 2);
+  return d + " B";
 }
 
 // The headline of one leak: how much, how often, since when, where.

@@ -93,7 +93,7 @@ for want in "Summary records name no sites or blocks" "Summary records give no r
 done
 "$edgemem" analyze "$(dirname "$0")/../../fuzz/corpus/emt/kws_leak_summary.emt" --json >"$tmp/summary.json" 2>/dev/null
 python3 - "$tmp/report-summary.dom" "$tmp/summary.json" <<'PY' || fail=1
-import json, sys
+import json, re, sys
 dom = open(sys.argv[1], encoding="utf-8").read()
 peak = json.load(open(sys.argv[2]))["peak"]
 # The summary records prove 32,296 B at once; the pools' own peaks added, 35,708 B.
@@ -109,6 +109,36 @@ for flame in ("flame-end", "flame-peak"):
     if "Nothing was live" in part or "Summary records name no sites or blocks" not in part:
         print("FAIL: report-summary: %s does not say that summary records name no sites" % flame)
         sys.exit(1)
+# Every point of every pool is drawn: a record's peak and its use share a
+# time, and the chart kept only the last (the heap's 3,180 B peak drew flat at 0).
+doc = json.load(open(sys.argv[2]))
+m = re.search(r'id="timeline"[^>]*data-points-used="(\d+)"', dom)
+points = sum(len(t["used_bytes"]) for t in doc["timelines"])
+if not m or int(m.group(1)) != points:
+    print("FAIL: report-summary: the memory chart draws %s of the JSON's %d points" % (m and m.group(1), points))
+    sys.exit(1)
+PY
+
+# A summarised arena beside a heap traced in full, over a restart: the
+# arena's bytes at the end are its own frame, not "in no block", and the
+# peak names its boot.
+restarts="$(dirname "$0")/../data/restarts/summarised_growth_then_clean.emt"
+"$edgemem" analyze "$restarts" --html "$out/report-restarts.html" >/dev/null 2>&1
+"$edgemem" analyze "$restarts" --json >"$tmp/restarts.json" 2>/dev/null
+render report-restarts
+python3 - "$tmp/restarts.json" "$tmp/report-restarts.dom" <<'PY' || fail=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+dom = open(sys.argv[2], encoding="utf-8").read()
+end = dom[dom.find('id="flame-end"'):]
+end = end[:end.find("</figure>")]
+if "(below an arena" in end or "(summary records: what holds these bytes is not known)" not in end:
+    print("FAIL: report-restarts: the summarised arena's bytes at the end are not named as unknown")
+    sys.exit(1)
+want = "inference %d of boot %d)" % (doc["peak"]["inference"], doc["peak"]["boot"])
+if want not in dom:
+    print("FAIL: report-restarts: the peak's graph is not titled with %r" % want)
+    sys.exit(1)
 PY
 
 # A TFLite Micro capture: 16 B of the arena's usage at the end lie below its

@@ -12,7 +12,8 @@ EM.flameGraph = function (figure, entries, rootName, empty) {
     return;
   }
   let frames = 1;
-  const node = (name) => ({ name, value: 0, blocks: 0, children: [], index: new Map() });
+  // `unknown`: some of its bytes are in blocks not counted (an entry's count null: summary records).
+  const node = (name) => ({ name, value: 0, blocks: 0, unknown: false, children: [], index: new Map() });
   const child = (parent, name) => {
     let c = parent.index.get(name);
     if (!c) {
@@ -29,7 +30,8 @@ EM.flameGraph = function (figure, entries, rootName, empty) {
     for (const frame of e.site.split(";")) path.push(child(path[path.length - 1], frame));
     for (const n of path) {
       n.value += e.bytes;
-      n.blocks += e.count;
+      if (e.count == null) n.unknown = true;
+      else n.blocks += e.count;
     }
   }
   figure.dataset.frames = frames;
@@ -40,7 +42,9 @@ EM.flameGraph = function (figure, entries, rootName, empty) {
     .minFrameSize(1)
     .transitionDuration(0)
     .sort(true)
-    .label((d) => d.data.name + ": " + bytesHuman(d.data.value) + " in " + EM.counted(d.data.blocks, "block"));
+    .label((d) => d.data.name + ": " + bytesHuman(d.data.value) + " in " +
+      (!d.data.unknown ? EM.counted(d.data.blocks, "block")
+       : d.data.blocks ? EM.counted(d.data.blocks, "block") + " and blocks not known" : "blocks not known"));
   const box = document.createElement("div");
   figure.append(box);
   d3.select(box).datum(root).call(chart);

@@ -7,7 +7,12 @@ EM.pages.analyze = function (doc) {
   const a = doc.analysis;
 
   const { grouped, bytes, bytesHuman, el, note } = EM;
-  const rateBytes = (per) => (Math.abs(per) < 1 ? per.toFixed(2) + " B" : bytes(per));
+  // As the text reports give a rate: two decimals under 1 B, else one unless whole (1.5 B read "2 B").
+  const rateBytes = (per) => {
+    if (Math.abs(per) < 1) return per.toFixed(2) + " B";
+    const [whole, tenth] = Math.abs(per).toFixed(1).split(".");
+    return (per < 0 ? "-" : "") + grouped(Number(whole)) + (tenth === "0" ? "" : "." + tenth) + " B";
+  };
   // Byte and count axes label whole numbers only; uPlot may split a small range into halves.
   const axisGrouped = (u, splits) => splits.map((v) => (v == null || !Number.isInteger(v) ? "" : grouped(v)));
 
@@ -108,7 +113,9 @@ EM.pages.analyze = function (doc) {
     ? "the summary records gave no largest free block, or no pool size." : blocks
     ? "no pool had free space between blocks." : "the trace holds no allocation."));
   else {
-    const joined = uPlot.join(curves.map((p) => [p.curve.map((c) => c[0]), p.curve.map((c) => c[1] * 100)]));
+    // On the memory-over-time charts' axis (seconds where the clock is known).
+    const axis = EM.traceAxis(a);
+    const joined = EM.joinAll(curves.map((p) => [p.curve.map((c) => axis.toX(c[0])), p.curve.map((c) => c[1] * 100)]));
     const top = Math.max(30, ...curves.map((p) => p.max_rate * 100 * 1.1));
     // The bands judge a rate only over a pool of known extent; over an observed span they would mislead.
     const judged = curves.some((p) => p.extent === "known");
@@ -125,12 +132,12 @@ EM.pages.analyze = function (doc) {
     const box = el("div");
     frag.append(box);
     new uPlot({ ...chartSize,
-      series: [{ label: "time" }].concat(curves.map((p, i) => ({
+      series: [{ label: axis.label, value: axis.value }].concat(curves.map((p, i) => ({
         label: "'" + p.pool + "'" + (p.extent === "known" ? "" : " (observed span, not judged)"),
         stroke: palette[i % palette.length], width: 2, spanGaps: true,
         value: (u, v) => (v == null ? "--" : v.toFixed(0) + "%") }))),
       scales: { x: { time: false }, y: { range: [0, top] } },
-      axes: [{ label: a.input.time_base === "cycles" ? "cycles" : "event", space: 110 },
+      axes: [{ label: axis.label, space: 110, values: axis.ticks },
              { values: (u, s) => s.map((v) => v + "%"), label: "fragmentation" }],
       hooks: { drawClear: [bands] } }, joined, box);
     note(frag, judged ? "Bands: healthy < 10%, warning 10-25%, danger > 25%." +
@@ -171,21 +178,33 @@ EM.pages.analyze = function (doc) {
   const belowTop = a.peak.live_at_peak.filter((h) => h.count === 0 && h.site.startsWith("(below an arena's top"))
     .map((h) => ({ pool: null, site: h.site, bytes: h.bytes, count: 0 }));
   const belowLabel = belowTop.length ? belowTop[0].site : "(below an arena's top, in no block: freed out of order, padding or lost)";
+  // A pool summary records told (live blocks not known): its bytes are its
+  // own frame, not "in no block" (they read so beside a heap traced in full).
+  const unknownSite = "(summary records: what holds these bytes is not known)";
+  const summarised = a.pools.filter((q) => q.live_blocks == null);
   let belowAtEnd = 0;
   if (!summariesOnly)
-    for (const p of a.pools.filter((q) => q.kind === "arena")) {
+    for (const p of a.pools.filter((q) => q.kind === "arena" && q.live_blocks != null)) {
       const held = a.layout.live_at_end.filter((e) => e.pool === p.name).reduce((sum, e) => sum + e.bytes, 0);
       belowAtEnd += Math.max(0, p.final_bytes - held);
     }
-  const endEntries = belowAtEnd ? a.layout.live_at_end.concat([{ pool: null, site: belowLabel, bytes: belowAtEnd, count: 0 }])
-                                : a.layout.live_at_end;
+  let endEntries = belowAtEnd ? a.layout.live_at_end.concat([{ pool: null, site: belowLabel, bytes: belowAtEnd, count: 0 }])
+                              : a.layout.live_at_end;
+  if (!summariesOnly)
+    endEntries = endEntries.concat(summarised.filter((p) => p.final_bytes > 0)
+      .map((p) => ({ pool: p.name, site: unknownSite, bytes: p.final_bytes, count: null })));
   EM.flameGraph(document.getElementById("flame-end"), endEntries, "live at the end", noSites);
   // Summary records prove a lower bound on the peak; the pools' own peaks added, an upper one.
   const peakBytes = (a.peak.exact ? "" : "at least ") + bytes(a.peak.bytes) +
                     (a.peak.at_most != null ? ", at most " + bytes(a.peak.at_most) : "");
-  EM.flameGraph(document.getElementById("flame-peak"), a.layout.live_at_peak.concat(belowTop),
-                "live at the peak (" + peakBytes + (a.peak.inference != null ? ", inference " + grouped(a.peak.inference) : "") + ")",
-                noSites);
+  // What the peak's holders leave out of it is the summarised pools' share.
+  let peakEntries = a.layout.live_at_peak.concat(belowTop);
+  const heldAtPeak = peakEntries.reduce((sum, e) => sum + e.bytes, 0);
+  if (!summariesOnly && summarised.length && a.peak.bytes > heldAtPeak)
+    peakEntries = peakEntries.concat([{ pool: null, site: unknownSite, bytes: a.peak.bytes - heldAtPeak, count: null }]);
+  const peakWhen = a.peak.inference == null ? ""
+    : ", inference " + grouped(a.peak.inference) + (a.restarts.total ? " of boot " + grouped(a.peak.boot) : "");
+  EM.flameGraph(document.getElementById("flame-peak"), peakEntries, "live at the peak (" + peakBytes + peakWhen + ")", noSites);
 
   // Sites: the leaking groups first (a group may be a site or, for unnamed
   // sites, a block size), then every site by live bytes.
@@ -217,10 +236,16 @@ EM.pages.analyze = function (doc) {
     return (boots.length > 1 ? "boots " : "boot ") + shown +
            (rate == null ? "" : " (" + (boots.length > 1 ? "up to " : "") + rateBytes(rate) + " per inference)");
   };
+  // A site's row sums its pools; a leak group is of one pool: its bytes
+  // allocated are the site's only where the site made no other allocation
+  // (a site leaking in two pools showed both pools' bytes in each row).
+  const groupsOfSite = new Map();
+  for (const l of a.leaks) groupsOfSite.set(l.site, (groupsOfSite.get(l.site) || 0) + 1);
   const leakRows = a.leaks.map((l) => ({
     site: l.site, leak: true, allocs: l.allocs, frees: l.frees, live_bytes: l.bytes, live_count: l.count,
-    alloc_bytes: siteBySite.has(l.site) ? siteBySite.get(l.site).alloc_bytes : null,
+    alloc_bytes: siteBySite.has(l.site) && siteBySite.get(l.site).allocs === l.allocs ? siteBySite.get(l.site).alloc_bytes : null,
     finding: (leaksJudged ? "leak" : "leak? growing up to the cut, not judged") +
+             (groupsOfSite.get(l.site) > 1 ? " in pool '" + l.pool + "'" : "") +
              (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") +
              (earlier.has(l.site) ? "; also a leak in " + inBoots(l.site) : "") }));
   const leakSites = new Set(a.leaks.map((l) => l.site));

@@ -60,7 +60,7 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     const item = el("li");
     const swatch = el("i", "swatch");
     swatch.style.background = other;
-    item.append(swatch, el("span", null, (ranked.length - palette.length) + " other sites, " + EM.counted(rest, "block")));
+    item.append(swatch, el("span", null, EM.grouped(ranked.length - palette.length) + " other sites, " + EM.counted(rest, "block")));
     legend.append(item);
   }
   figure.append(legend);

@@ -12,10 +12,7 @@ EM.timelineCharts = function (figure, a) {
     note(figure, "No pool saw an allocation: nothing to draw over time.");
     return;
   }
-  // Cycles of a known clock are shown as seconds.
-  const hz = a.input.time_base === "cycles" && a.clock_hz ? a.clock_hz : null;
-  const toX = (t) => (hz ? t / hz : t);
-  const xLabel = hz ? "seconds" : a.input.time_base === "cycles" ? "cycles" : "event";
+  const axis = EM.traceAxis(a), toX = axis.toX;
   const palette = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#e08a00", "#00838f", "#5d4037", "#ad1457"];
   const spans = a.inference_marks.spans.filter((s) => s.begin != null && s.end != null);
   const track = (u) => {
@@ -30,16 +27,17 @@ EM.timelineCharts = function (figure, a) {
   const row = el("div", "chart-row");
   figure.append(row);
   const chart = (key, yLabel, format) => {
-    const joined = uPlot.join(lines.map((t) => [t[key].map((p) => toX(p[0])), t[key].map((p) => p[1])]));
+    const joined = EM.joinAll(lines.map((t) => [t[key].map((p) => toX(p[0])), t[key].map((p) => p[1])]));
+    // Every point of every pool has its place (the test counts them).
+    figure.dataset[key === "used_bytes" ? "pointsUsed" : "pointsBlocks"] = joined.slice(1).reduce((n, ys) => n + ys.filter((v) => v != null).length, 0);
     const box = el("div");
     row.append(box);
     new uPlot({ width: 540, height: 240,
-      series: [{ label: xLabel, value: (u, v) => (v == null ? "--" : hz ? Number(v.toPrecision(4)) + " s" : grouped(v)) }].concat(lines.map((t, i) => ({
+      series: [{ label: axis.label, value: axis.value }].concat(lines.map((t, i) => ({
         label: "'" + t.pool + "'", stroke: palette[i % palette.length], width: 1.5, spanGaps: true,
         value: (u, v) => (v == null ? "--" : format(v)) }))),
       scales: { x: { time: false } },
-      // Seconds may span milliseconds: three significant digits, not three decimals.
-      axes: [{ label: xLabel, space: 110, values: (u, splits) => splits.map((v) => (hz ? String(Number(v.toPrecision(3))) : grouped(v))) }, { values: (u, s) => s.map((v) => (Number.isInteger(v) ? grouped(v) : "")), size: 70, label: yLabel }],
+      axes: [{ label: axis.label, space: 110, values: axis.ticks }, { values: (u, s) => s.map((v) => (Number.isInteger(v) ? grouped(v) : "")), size: 70, label: yLabel }],
       hooks: { drawClear: [track] } }, joined, box);
   };
   chart("used_bytes", "bytes in use", bytes);
