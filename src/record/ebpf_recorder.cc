@@ -208,6 +208,11 @@ UprobeResult record_with_uprobes(const UprobeRequest& request) {
   add_probes(libc_path, *libc, kMappingFunctions);
   if (std::string cxx = find_libstdcxx(mapped); !cxx.empty())
     if (auto elf = read_elf_functions(cxx, why)) add_probes(cxx, *elf, kOperatorNew);
+  // A program that replaces operator new: libstdc++'s new[] and nothrow new
+  // call its own, whose allocator call then served no probed new (the
+  // caller's frame was lost, sites read "operator new[];operator new").
+  std::string no_elf;
+  if (auto elf = read_elf_functions(program, no_elf)) add_probes(program, *elf, kOperatorNew);
   if (!request.inference_fn.empty()) {
     auto f = find_inference_function(request.inference_fn, objects, why);
     if (!f) return failed(why);

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -770,6 +771,34 @@ TEST(EbpfRecord, RequestsAfterAFailedNewAreEachTheirOwn) {
   EXPECT_EQ(ebpf, failures_and_leak("auto"));  // the preload
   EXPECT_NE(ebpf[1].find("nothrow_below"), std::string::npos) << ebpf[1];
   EXPECT_NE(ebpf[2].find("malloc_below"), std::string::npos) << ebpf[2];
+}
+
+// A program's own operator new (tests/record/programs/replaced_new.cc),
+// which libstdc++'s new[] and nothrow new call: each block at its line of
+// main, as the preload names it (the caller's frame was lost, the sites
+// read "operator new[];operator new").
+TEST(EbpfRecord, AProgramsOwnOperatorNewKeepsTheCallersSite) {
+  SKIP_WITHOUT_UPROBES();
+  auto kept = [](const std::string& via) {
+    fs::path out = scratch("replaced-new-" + via + ".emt"), log = scratch("replaced-new-" + via + ".log");
+    pid_t recorder = start(fmt::format("{} record --via {} -o {} -- {}/record_replaced_new", EDGEMEM_BINARY, via,
+                                       out.string(), EDGEMEM_RECORD_PROGRAMS),
+                           log);
+    EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
+    std::map<std::string, uint64_t> bytes;
+    TraceOutcome outcome = analyse_trace_file(out.string(), {});
+    if (!outcome.run) return bytes;
+    // The program's own blocks, made in main (not stdout's buffer below it).
+    auto own = [](const std::string& site) { return site.starts_with("main (replaced_new.cc:") && site.find(';') == std::string::npos; };
+    for (const SiteLeak& l : outcome.run->result.leaks)
+      if (own(l.site)) bytes[l.site] += l.bytes;
+    for (const PersistentBlock& p : outcome.run->result.persistent)
+      if (own(p.site)) bytes[p.site] += p.bytes;
+    return bytes;
+  };
+  std::map<std::string, uint64_t> ebpf = kept("ebpf");
+  EXPECT_EQ(ebpf.size(), 3u) << (ebpf.empty() ? "none" : ebpf.begin()->first);
+  EXPECT_EQ(ebpf, kept("auto"));  // the preload
 }
 
 // Each call of the named function is an inference: 25 of them, 128 B each.
