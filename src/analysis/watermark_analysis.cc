@@ -61,7 +61,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker, uint6
         }
         f.last_rise_at = completed;
         f.last_rise_number = device;
-        f.falls_at_last_rise = f.falls;
+        f.at_last_rise = usage;
       } else if (usage < f.last) {
         ++f.falls;
       }
@@ -69,6 +69,7 @@ void WatermarkAnalysis::inference_end(uint64_t time, PoolTracker& tracker, uint6
     const double y = static_cast<double>(usage);
     const uint64_t number = device;
     if (f.n == 0) {
+      f.first = usage;
       f.x_first = completed;
       f.number_first = number;
     }
@@ -143,9 +144,11 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
     // Growth that stopped and held is judged on the steps up to its last
     // rise: a summary-mode pool that rose 64 B at each of 74 inference ends
     // and then stayed flat for 25 read "irregular" over the run (no finding,
-    // and a leak-rate gate passed it at 0 B per inference). One that fell
-    // after (a cache flushed, back at its baseline) is judged over the run.
-    const uint64_t rising = stopped && f.falls == f.falls_at_last_rise ? f.last_rise_at - f.x_first : steps;
+    // and a leak-rate gate passed it at 0 B per inference). One that gave
+    // back more than half its rise after (a cache flushed, back at its
+    // baseline) is judged over the run; a dip of a few bytes is not that.
+    const bool held = f.last >= f.first && 2 * (f.last - f.first) >= f.at_last_rise - std::min(f.at_last_rise, f.first);
+    const uint64_t rising = stopped && held ? f.last_rise_at - f.x_first : steps;
     // Growth that stopped in the first half is warm-up (caches, rings), not a trend.
     if (steps == 0 || f.rises == 0 || 2 * f.last_rise_at <= f.n) {
       w.shape = Shape::flat;

@@ -44,7 +44,7 @@ class WatermarkAnalysis {
     uint64_t rises = 0, falls = 0, rise_bytes = 0;
     uint64_t last_rise_at = 0, rise_gaps = 0, rise_gap_sum = 0, max_rise_gap = 0;
     uint64_t last_rise_number = 0;  // the device's number of the inference of the last rise
-    uint64_t falls_at_last_rise = 0;
+    uint64_t first = 0, at_last_rise = 0;  // usage at the first sample, and after the last rise
     BoundedSeries<uint64_t, uint64_t> series{256};
     LeakTrend trend;
     uint64_t trend_at = 0;  // the device's number of the inference the trend's latest fit ended at
