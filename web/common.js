@@ -70,7 +70,9 @@ const EM = (function () {
   // x (a spike up and down at one time, a summary record's peak then its
   // use): each point keeps a slot of its own, where uPlot.join kept only the
   // last value at an x and a pool's 50,000 B spike was drawn flat at 0.
-  // Slots a series has no point in are null (bridged by spanGaps).
+  // Slots a series has no point in are undefined, as uPlot.join leaves
+  // them: bridged by spanGaps, and the legend shows the nearest point (null
+  // would be a gap the legend shows as "--").
   const joinAll = (series) => {
     const slots = new Map();  // x -> how many points one series has there at most
     for (const [xs] of series) {
@@ -86,7 +88,7 @@ const EM = (function () {
       for (let k = 0; k < slots.get(x); ++k) out[0].push(x);
     }
     for (const [sx, sy] of series) {
-      const ys = new Array(out[0].length).fill(null), used = new Map();
+      const ys = new Array(out[0].length).fill(undefined), used = new Map();
       sx.forEach((x, i) => {
         const k = used.get(x) || 0;
         used.set(x, k + 1);

@@ -68,13 +68,15 @@ void add_guards(const AnalysisResult& r, const std::string& pool, std::vector<Ti
 std::string events_note(const AnalysisResult& r) {
   std::vector<std::string> parts;
   if (r.fragmentation.alloc_failures > r.fragmentation.failures.size())
-    parts.push_back(fmt::format("the first {} of {} failed allocations", r.fragmentation.failures.size(),
-                                r.fragmentation.alloc_failures));
+    parts.push_back(fmt::format("{} of {} failed allocations", r.fragmentation.failures.size(), r.fragmentation.alloc_failures));
   if (r.overflow_count > r.overflows.size())
-    parts.push_back(fmt::format("the first {} of {} overflows", r.overflows.size(), r.overflow_count));
+    parts.push_back(fmt::format("{} of {} overflows", r.overflows.size(), r.overflow_count));
   if (r.guard_failure_count > r.guard_failures.size())
-    parts.push_back(fmt::format("the first {} of {} guard failures", r.guard_failures.size(), r.guard_failure_count));
-  return parts.empty() ? "" : fmt::format("shows {} (all pools)", fmt::join(parts, ", "));
+    parts.push_back(fmt::format("{} of {} guard failures", r.guard_failures.size(), r.guard_failure_count));
+  return parts.empty() ? ""
+                      : fmt::format("shows {} (of each kind the first 100, then each other pool's first; counts of all "
+                                    "pools)",
+                                    fmt::join(parts, ", "));
 }
 
 std::vector<PoolTracks> pool_tracks(const AnalysisResult& r) {

@@ -112,7 +112,8 @@ TEST(ChromeTraceExport, SaysWhatTheBoundedResultLeftOut) {
   r.inference_marks.dropped = 2;
   r.inferences = 4;
   json doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::cycles}, r));
-  EXPECT_EQ(doc["otherData"]["events"], "shows the first 100 of 150 failed allocations (all pools)");
+  EXPECT_EQ(doc["otherData"]["events"], "shows 100 of 150 failed allocations (of each kind the first 100, then each other "
+                                        "pool's first; counts of all pools)");
   EXPECT_EQ(doc["otherData"]["inferences"], "2 of 4 inferences shown, evenly spread (about one in 2)");
   // An interrupted capture: the summary counts 3 completed, the marks 4 begun.
   r.inferences = 3;

@@ -216,19 +216,23 @@ EM.pages.analyze = function (doc) {
   // are marked too (their blocks went with the reset, so they hold nothing
   // at the end), after the latest boot's.
   const earlier = new Map();  // site -> Map(boot -> its groups' bytes per inference there, added; null unknown)
+  const earlierInPool = new Map();  // site + "\0" + pool -> the same, of that pool's group
   // Past the first 256 restarts the JSON keeps the worst boots only.
   const keptBoots = new Set(a.restarts.kept.map((x) => x.boot));
   const worst = [a.restarts.most_leaked, a.restarts.fastest_leak].filter((x) => x && !keptBoots.has(x.boot));
   if (worst.length === 2 && worst[0].boot === worst[1].boot) worst.pop();
   for (const r of a.restarts.kept.concat(worst).filter((x) => x.leak_check.status === "found"))
     for (const l of r.leaks) {  // one group per pool: a site leaking in two pools is one boot, at both rates
-      if (!earlier.has(l.site)) earlier.set(l.site, new Map());
-      const boots = earlier.get(l.site);
-      const had = boots.has(r.boot) ? boots.get(r.boot) : null;
-      boots.set(r.boot, l.bytes_per_inference == null ? had : (had || 0) + l.bytes_per_inference);
+      for (const [map, key] of [[earlier, l.site], [earlierInPool, l.site + "\0" + l.pool]]) {
+        if (!map.has(key)) map.set(key, new Map());
+        const boots = map.get(key);
+        const had = boots.has(r.boot) ? boots.get(r.boot) : null;
+        boots.set(r.boot, l.bytes_per_inference == null ? had : (had || 0) + l.bytes_per_inference);
+      }
     }
-  const inBoots = (site) => {
-    const boots = [...earlier.get(site)];
+  // `pool`: of a row that names its pool (its rate there, not the site's in every pool).
+  const inBoots = (site, pool) => {
+    const boots = [...(pool != null ? earlierInPool.get(site + "\0" + pool) : earlier.get(site))];
     const shown = boots.slice(0, 5).map(([boot]) => grouped(boot)).join(", ") +
                   (boots.length > 5 ? " and " + grouped(boots.length - 5) + " more" : "");
     const rates = boots.map(([, rate]) => rate).filter((rate) => rate != null);
@@ -247,7 +251,9 @@ EM.pages.analyze = function (doc) {
     finding: (leaksJudged ? "leak" : "leak? growing up to the cut, not judged") +
              (groupsOfSite.get(l.site) > 1 ? " in pool '" + l.pool + "'" : "") +
              (l.bytes_per_inference != null ? ", " + rateBytes(l.bytes_per_inference) + " per inference" : "") +
-             (earlier.has(l.site) ? "; also a leak in " + inBoots(l.site) : "") }));
+             (groupsOfSite.get(l.site) > 1
+               ? (earlierInPool.has(l.site + "\0" + l.pool) ? "; also a leak in " + inBoots(l.site, l.pool) : "")
+               : earlier.has(l.site) ? "; also a leak in " + inBoots(l.site) : "") }));
   const leakSites = new Set(a.leaks.map((l) => l.site));
   // A site past the listed ones (the first 1,000 by live bytes) is in the
   // summed row below: its own numbers are not known.
