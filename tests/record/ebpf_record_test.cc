@@ -717,6 +717,25 @@ TEST(EbpfRecord, ReservedAddressSpaceIsNotMemory) {
   EXPECT_EQ(pool->live_count, 6u);
 }
 
+// One of tests/record/programs recorded `via` a recorder ("ebpf", or "auto":
+// the preload), which must exit 0, and analysed; what the recorder said.
+struct ProgramRecording {
+  std::string said;
+  TraceOutcome outcome;
+};
+ProgramRecording record_program(const std::string& program, const std::string& via) {
+  fs::path out = scratch(program + "-" + via + ".emt"), log = scratch(program + "-" + via + ".log");
+  pid_t recorder = start(fmt::format("{} record --via {} -o {} -- {}/{}", EDGEMEM_BINARY, via, out.string(),
+                                     EDGEMEM_RECORD_PROGRAMS, program),
+                         log);
+  ProgramRecording r;
+  const int status = exit_status(recorder);
+  r.said = read_file(log.string());
+  EXPECT_EQ(status, 0) << r.said;
+  r.outcome = analyse_trace_file(out.string(), {});
+  return r;
+}
+
 // Failed requests of every C++ and C form (tests/record/programs/failed_new.cc):
 // the program catches each bad_alloc and ends normally. A return probe on
 // operator new once ended it in std::terminate (exit 134): the unwinder
@@ -726,15 +745,10 @@ TEST(EbpfRecord, ReservedAddressSpaceIsNotMemory) {
 // reallocarray's were not seen).
 TEST(EbpfRecord, AProgramCatchingFailedNewsRunsOnAndEachFailureIsRecordedOnce) {
   SKIP_WITHOUT_UPROBES();
-  fs::path out = scratch("failed-new.emt"), log = scratch("failed-new.log");
-  pid_t recorder = start(fmt::format("{} record --via ebpf -o {} -- {}/record_failed_new", EDGEMEM_BINARY, out.string(),
-                                     EDGEMEM_RECORD_PROGRAMS),
-                         log);
-  ASSERT_EQ(exit_status(recorder), 0) << read_file(log.string());
-  EXPECT_NE(read_file(log.string()).find("failed-new-test: 10 failed"), std::string::npos) << read_file(log.string());
-  TraceOutcome outcome = analyse_trace_file(out.string(), {});
-  ASSERT_TRUE(outcome.run);
-  const AnalysisResult& r = outcome.run->result;
+  ProgramRecording recorded = record_program("record_failed_new", "ebpf");
+  EXPECT_NE(recorded.said.find("failed-new-test: 10 failed"), std::string::npos) << recorded.said;
+  ASSERT_TRUE(recorded.outcome.run);
+  const AnalysisResult& r = recorded.outcome.run->result;
   EXPECT_EQ(r.counts.failed, 10u);
   size_t at_main = 0, at_size_max = 0;
   for (const AllocFailure& f : r.fragmentation.failures) {
@@ -753,13 +767,8 @@ TEST(EbpfRecord, AProgramCatchingFailedNewsRunsOnAndEachFailureIsRecordedOnce) {
 TEST(EbpfRecord, RequestsAfterAFailedNewAreEachTheirOwn) {
   SKIP_WITHOUT_UPROBES();
   auto failures_and_leak = [](const std::string& via) {
-    fs::path out = scratch("after-failed-" + via + ".emt"), log = scratch("after-failed-" + via + ".log");
-    pid_t recorder = start(fmt::format("{} record --via {} -o {} -- {}/record_new_after_failed_new", EDGEMEM_BINARY, via,
-                                       out.string(), EDGEMEM_RECORD_PROGRAMS),
-                           log);
-    EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
     std::vector<std::string> sites;
-    TraceOutcome outcome = analyse_trace_file(out.string(), {});
+    TraceOutcome outcome = record_program("record_new_after_failed_new", via).outcome;
     if (!outcome.run) return sites;
     for (const AllocFailure& f : outcome.run->result.fragmentation.failures) sites.push_back("failed at " + f.site);
     for (const PersistentBlock& g : outcome.run->result.persistent)
@@ -780,13 +789,8 @@ TEST(EbpfRecord, RequestsAfterAFailedNewAreEachTheirOwn) {
 TEST(EbpfRecord, AProgramsOwnOperatorNewKeepsTheCallersSite) {
   SKIP_WITHOUT_UPROBES();
   auto kept = [](const std::string& via) {
-    fs::path out = scratch("replaced-new-" + via + ".emt"), log = scratch("replaced-new-" + via + ".log");
-    pid_t recorder = start(fmt::format("{} record --via {} -o {} -- {}/record_replaced_new", EDGEMEM_BINARY, via,
-                                       out.string(), EDGEMEM_RECORD_PROGRAMS),
-                           log);
-    EXPECT_EQ(exit_status(recorder), 0) << read_file(log.string());
     std::map<std::string, uint64_t> bytes;
-    TraceOutcome outcome = analyse_trace_file(out.string(), {});
+    TraceOutcome outcome = record_program("record_replaced_new", via).outcome;
     if (!outcome.run) return bytes;
     // The program's own blocks, made in main (not stdout's buffer below it).
     auto own = [](const std::string& site) { return site.starts_with("main (replaced_new.cc:") && site.find(';') == std::string::npos; };
