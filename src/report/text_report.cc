@@ -65,6 +65,27 @@ void line(std::string& out, std::string_view tag, const std::string& text) {
 }
 void more(std::string& out, const std::string& text) { out += fmt::format("{:<14}{}\n", "", text); }
 
+// The pools other than `named` that a findings list names, each with when
+// its first one fell: the lists keep every pool's first, and the line above
+// names one pool only.
+template <typename Finding>
+std::string other_pools(const std::vector<Finding>& list, std::string_view named, bool restarted) {
+  std::vector<std::string> shown;
+  std::vector<std::string_view> seen{named};
+  for (const Finding& x : list) {
+    if (std::find(seen.begin(), seen.end(), x.pool) != seen.end()) continue;
+    seen.push_back(x.pool);
+    if (shown.size() == 3) {
+      shown.push_back("...");
+      break;
+    }
+    shown.push_back(fmt::format("'{}' (first at {})", x.pool,
+                                x.inference ? units::inference_of_boot(*x.inference, x.boot, restarted)
+                                            : fmt::format("time {}", grouped(x.time))));
+  }
+  return shown.empty() ? "" : fmt::format("also in pool{} {}", seen.size() > 2 ? "s" : "", fmt::join(shown, ", "));
+}
+
 std::string ordinal(uint64_t n) {
   const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
   return grouped(n) + suffix;
@@ -218,6 +239,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                                    : fmt::format("time {}", grouped(g.time));
     line(out, "[GUARD]", fmt::format("sentinel corrupted in {} of {} checks, first at {} (pool '{}')",
                                      grouped(r.guard_failure_count), grouped(r.guard_checks), when, g.pool));
+    if (std::string others = other_pools(r.guard_failures, g.pool, r.restarts.total > 0); !others.empty()) more(out, others);
     more(out, fmt::format("-> something wrote past its buffer; check the allocations just before that {}",
                           g.inference ? "inference" : "time"));
   }
@@ -256,6 +278,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (!fragmentation_failure_shown || f.alloc_failures > 1) {
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocation{}{}", grouped(f.alloc_failures),
                                             f.alloc_failures == 1 ? "" : "s", rate));
+      if (fragmentation_failure_shown) {
+        const auto shown = std::find_if(f.failures.begin(), f.failures.end(), [](const AllocFailure& x) { return x.fragmentation; });
+        if (std::string others = other_pools(f.failures, shown->pool, r.restarts.total > 0); !others.empty())
+          more(out, others);
+      }
       // Which request: the count alone named no pool, size or site.
       if (!fragmentation_failure_shown && !f.failures.empty()) {
         const AllocFailure& x = f.failures.front();
@@ -267,6 +294,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
                               too_big ? fmt::format(", larger than the whole pool ({})", bytes(pool->size))
                               : x.total_free ? fmt::format(", with {} free", bytes(*x.total_free))
                                              : ""));
+        if (std::string others = other_pools(f.failures, x.pool, r.restarts.total > 0); !others.empty()) more(out, others);
       }
     }
     // A refusal the trace's own free blocks could have served: the trace

@@ -1961,6 +1961,29 @@ TEST(HonestFindings, APoolThatRanOutBeforeARestartIsNotExhaustedAfterIt) {
   }
 }
 
+// The text named only the first pool's guard failure and failed request;
+// a second pool's, kept in the lists, went unsaid.
+TEST(HonestFindings, FailuresInASecondPoolAreNamed) {
+  MemLog log;
+  log("POOL name=heap kind=heap size=4096 base=0x1000");
+  log("POOL name=arena kind=arena size=1024 base=0x8000");
+  log("INFER begin 1");
+  log("GUARD corrupt pool=heap");
+  log("ALLOC_FAIL size=8000 align=8 pool=arena");
+  log("INFER end 1");
+  log("INFER begin 2");
+  log("GUARD corrupt pool=arena");
+  log("ALLOC_FAIL size=9000 align=8 pool=heap");
+  log("INFER end 2");
+  auto run = analyse(Format::log, log.text);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("first at inference 1 (pool 'heap')\n              also in pool 'arena' (first at inference 2)"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("the first: 8,000 B to 'arena' at ? in inference 1, larger than the whole pool (1,024 B)\n"
+                      "              also in pool 'heap' (first at inference 2)"),
+            std::string::npos) << text;
+}
+
 // The JSON keeps the first 256 restarts; the boot that leaked the most, past
 // them, is in it too (the text and check named boot 280, the JSON did not).
 TEST(HonestFindings, TheWorstBootPastTheKeptOnesIsInTheJson) {
