@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "report/units.h"
+
 namespace edgemem {
 
 namespace {
@@ -197,7 +199,8 @@ std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, 
         continue;
       }
       PoolSiteBytes t{context.pools.at(pool).name,
-                      fmt::format("({} stacks under 1/{} of the bytes each)", list.size(), listed::kFlameFraction)};
+                      fmt::format("({} stacks under 1/{} of the bytes each)", units::grouped(list.size()),
+                                  units::grouped(listed::kFlameFraction))};
       for (uint32_t i : list) {
         t.bytes += live[i].bytes;
         t.count += live[i].count;

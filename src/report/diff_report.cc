@@ -30,6 +30,16 @@ std::string diff_value(double v, DiffUnit unit) {
   return "";
 }
 
+// A change with the decimals that keep it from reading as none: a row is
+// listed because its values differ, and "+0.0 points" said they did not.
+namespace {
+std::string small_change(double delta) {
+  for (int places = 1; places < 6; ++places)
+    if (std::abs(delta) >= 0.5 * std::pow(10.0, -places)) return units::decimal(delta, places, true);
+  return delta > 0 ? "+<0.00001" : delta < 0 ? "-<0.00001" : "+0.0";
+}
+}  // namespace
+
 std::string diff_change(double delta, DiffUnit unit) {
   switch (unit) {
     case DiffUnit::bytes: return units::signed_bytes(whole(delta));
@@ -37,8 +47,8 @@ std::string diff_change(double delta, DiffUnit unit) {
       const int64_t n = whole(delta);
       return fmt::format("{}{}", n < 0 ? "-" : "+", units::grouped(static_cast<uint64_t>(n < 0 ? -n : n)));
     }
-    case DiffUnit::fraction: return units::decimal(delta * 100, 1, true) + " points";
-    case DiffUnit::bytes_per_inference: return units::decimal(delta, 1, true) + " B/inference";
+    case DiffUnit::fraction: return small_change(delta * 100) + " points";
+    case DiffUnit::bytes_per_inference: return small_change(delta) + " B/inference";
     case DiffUnit::band: return delta > 0 ? "worse" : delta < 0 ? "better" : "same";
   }
   return "";

@@ -349,8 +349,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     const PoolWatermark& w = *leaking;
     if (w.growing()) {
       ++problems;
-      line(out, "[LEAK]", fmt::format("pool '{}' grows {} B per inference{} ({}; summary records name no site)",
-                                      w.pool, decimal(w.growth_rate(), 1), late_rise_from(w, r.restarts.total + 1),
+      line(out, "[LEAK]", fmt::format("pool '{}' grows {} per inference{} ({}; summary records name no site)",
+                                      w.pool, rate_bytes(w.growth_rate()), late_rise_from(w, r.restarts.total + 1),
                                       to_string(w.shape)));
     } else if (w.stopped_growing()) {
       ++problems;
@@ -362,11 +362,11 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       const FloorTrend& t = *w.floor_trend;
       ++problems;
       line(out, "[LEAK]",
-           fmt::format("pool '{}' grows {} B per inference over the run (irregular: its lowest usage in each "
-                       "window of inferences rose {} B per inference over the {} to inference {}, p {}, above "
+           fmt::format("pool '{}' grows {} per inference over the run (irregular: its lowest usage in each "
+                       "window of inferences rose {} per inference over the {} to inference {}, p {}, above "
                        "any earlier; summary records name no site)",
-                       w.pool, decimal(w.slope > 0 ? w.slope : t.bytes_per_inference, 1),
-                       decimal(t.bytes_per_inference, 1), t.inferences,
+                       w.pool, rate_bytes(w.slope > 0 ? w.slope : t.bytes_per_inference),
+                       rate_bytes(t.bytes_per_inference), grouped(t.inferences),
                        t.at_inference, t.p_value < 1e-15 ? "< 1e-15" : fmt::format("= {:.1e}", t.p_value)));
     }
   }
@@ -382,8 +382,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
         r.checks.leaks.status == CheckStatus::not_checked
             ? std::string("and the leak check could not judge its groups (see [NOT CHECKED] leak)")
             : fmt::format("and the leak check could not judge the latest boot's groups ({})", own.reason);
-    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} B per inference{}, {}{}",
-                                      pool, decimal(rate, 1), why.empty() ? "" : fmt::format(" ({})", why),
+    line(out, "[GROWTH]", fmt::format("pool '{}' use grows {} per inference{}, {}{}",
+                                      pool, rate_bytes(rate), why.empty() ? "" : fmt::format(" ({})", why),
                                       own.status != CheckStatus::not_checked
                                           ? "yet no group of blocks leaks: live blocks get bigger or more of them are kept"
                                           : unjudged,
@@ -404,10 +404,10 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     if (fc.already_exhausted)
       more(out, fmt::format("-> '{}' is already exhausted: it overflowed or refused a request (see above)", fc.pool));
     else if (fc.inferences == 0)
-      more(out, fmt::format("-> '{}' is already exhausted at {} B/inference", fc.pool, decimal(fc.bytes_per_inference, 1)));
+      more(out, fmt::format("-> '{}' is already exhausted at {}/inference", fc.pool, rate_bytes(fc.bytes_per_inference)));
     else
-      more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {} B/inference", fc.pool,
-                            grouped(fc.inferences), when, decimal(fc.bytes_per_inference, 1)));
+      more(out, fmt::format("-> '{}' runs out in {} more inferences{} at {}/inference", fc.pool,
+                            grouped(fc.inferences), when, rate_bytes(fc.bytes_per_inference)));
   }
   // The same growth in a pool without the forecast (of unknown size, as
   // every pool of a Linux recording, or not the first to run out) was not

@@ -192,7 +192,7 @@ TEST(SummaryTrace, WhatNeedsSitesOrBlocksIsNotChecked) {
   input.stats = run->stats;
   std::string text = text_report(input, r);
   EXPECT_NE(text.find("[NOT CHECKED] leak: summary records carry no sites or blocks"), std::string::npos) << text;
-  EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 644.0 B per inference (linear; summary records name no site)"),
+  EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 644 B per inference (linear; summary records name no site)"),
             std::string::npos) << text;
 }
 
@@ -378,7 +378,7 @@ TEST(SummaryTrace, APoolThatBeginsToRiseLateGrowsAtItsRateSinceThen) {
   input.format = "emt";
   input.stats = run->stats;
   const std::string text = text_report(input, r);
-  EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 32.0 B per inference from inference 21 on "
+  EXPECT_NE(text.find("[LEAK]        pool 'arena.persistent' grows 32 B per inference from inference 21 on "
                       "(linear; summary records name no site)"),
             std::string::npos)
       << text;

@@ -154,6 +154,15 @@ TEST(Diff, ARatioTooSmallToShowSaysSo) {
   EXPECT_EQ(ratio(0, 10), "");  // no share of nothing
 }
 
+// A row is listed because its values differ: "+0.0 points" said they did not.
+TEST(Diff, ASmallChangeKeepsTheDigitsThatShowIt) {
+  EXPECT_EQ(diff_change(0.0004, DiffUnit::fraction), "+0.04 points");
+  EXPECT_EQ(diff_change(-0.2, DiffUnit::fraction), "-20.0 points");
+  EXPECT_EQ(diff_change(0.02, DiffUnit::bytes_per_inference), "+0.02 B/inference");
+  EXPECT_EQ(diff_change(-1e-9, DiffUnit::bytes_per_inference), "-<0.00001 B/inference");
+  EXPECT_EQ(diff_change(0, DiffUnit::bytes_per_inference), "+0.0 B/inference");
+}
+
 TEST(Diff, TwoRuns) {
   AnalysisResult a, b;
   a.peak_bytes = 1000;
