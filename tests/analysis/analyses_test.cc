@@ -98,7 +98,7 @@ TEST(Analyses, ListsOfSitesAreBoundedAndWhatTheyLeaveOutIsSummed) {
     end_sum += e.bytes;
     if (e.site.starts_with("(")) {
       ++thin;
-      EXPECT_EQ(e.site, "(113 stacks under 1/10000 of the bytes each)");
+      EXPECT_EQ(e.site, "(113 stacks under 1/10,000 of the bytes each)");
     }
   }
   EXPECT_EQ(thin, 1u);
