@@ -150,7 +150,8 @@ void BpftraceOutputParser::header(std::string_view text, std::vector<UprobeRecor
     held_.push_back(rec(v[4] ? K::alloc : K::alloc_failed, v[1], v[4], v[2], v[3]));
     expecting_stack_ = true;
   } else if (tag == "N" && v.size() == 6) {
-    held_.push_back(rec(v[4] ? K::alloc : K::alloc_failed, v[1], v[4], v[2], v[3]));
+    // new(0) asks its allocator for 1 B (libstdc++ does; the preload records it so).
+    held_.push_back(rec(v[4] ? K::alloc : K::alloc_failed, v[1], v[4], v[2] ? v[2] : 1, v[3]));
     held_.back().entry_return = v[5];
     expecting_stack_ = true;
   } else if (tag == "P" && v.size() == 6) {

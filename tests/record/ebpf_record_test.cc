@@ -187,6 +187,19 @@ TEST(EbpfRecord, BpftraceOutputSplitAnywhereGivesTheSameRecords) {
 // machine): a free from CPU 1 arrives before the allocation CPU 0 made
 // earlier. It is written after it, once CPU 0 has been read past it, so
 // the block is not left live (a false leak) and its free is not unknown.
+// new(0) read 0 B where the preload records the 1 B libstdc++ asks malloc for.
+TEST(EbpfRecord, ANewOfNothingIsOneByteAsThePreloadRecordsIt) {
+  BpftraceOutputParser p;
+  std::vector<UprobeRecord> out;
+  p.feed("N 41 1000 0 0 94700105673344 94700105673000 1\n\n\t5620f256f187 0x5620f256f187 ([unknown])\n\n"
+         "N 41 2000 24 0 94700105673400 94700105673000 1\n\n\t5620f256f187 0x5620f256f187 ([unknown])\n\n",
+         out);
+  p.finish(out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].size, 1u);
+  EXPECT_EQ(out[1].size, 24u);
+}
+
 TEST(EbpfRecord, ACpuReadSecondsAheadWaitsForTheOthersBeforeItsRecordsAreWritten) {
   auto run = [](size_t max_waiting) {
     fs::path out = scratch(fmt::format("order-{}.emt", max_waiting));
