@@ -5,6 +5,10 @@
 // reduction, and the line is true where buckets meet and at the very end (the
 // state the trace finished in).
 // When the buckets fill, neighbours merge pairwise and the width doubles.
+// Buckets of one or two points keep all of them, so twice as many of those
+// are allowed: up to `limit` points every one is kept (a series of 300
+// samples once lost a quarter of them, an allocation each), and past it the
+// buckets are the ones four points each would have given.
 // With N > 1, N series sampled at the same moments share their buckets: each
 // keeps the points it would keep alone, for the bookkeeping of one.
 #pragma once
@@ -87,7 +91,7 @@ class BoundedSeries {
   // inlined into a caller needs few registers.
   [[gnu::noinline]] void open_bucket(uint64_t index, X x, const std::array<Y, N>& ys) {
     if (index > 0) buckets_.push_back(open_);
-    if (buckets_.size() == max_buckets_) merge_pairs();
+    while (buckets_.size() >= (width_ <= 2 ? 2 * max_buckets_ : max_buckets_)) merge_pairs();
     if (buckets_.empty() || buckets_.back().count == width_) {
       open_.first_index = index;
       open_.first_x = open_.last_x = x;

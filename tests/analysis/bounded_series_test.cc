@@ -47,6 +47,20 @@ TEST(BoundedSeries, ShortSeriesAreKeptWhole) {
   for (uint64_t i = 0; i < 100; ++i) EXPECT_EQ(points[i], std::make_pair(i, i * i % 13));
 }
 
+// Up to the bound nothing is reduced: 300 samples of alloc/free once kept
+// 225, a quarter of the allocations gone from the charts and exports.
+TEST(BoundedSeries, EverySeriesUpToTheBoundIsKeptWhole) {
+  for (size_t limit : {4, 8, 32, 512}) {
+    BoundedSeries<uint64_t, uint64_t> series(limit);
+    for (uint64_t n = 0; n < limit; ++n) {
+      series.add(n, n % 2 ? 0 : 400);
+      auto points = series.points();
+      ASSERT_EQ(points.size(), n + 1) << "limit " << limit;
+      for (uint64_t i = 0; i <= n; ++i) ASSERT_EQ(points[i], std::make_pair(i, i % 2 ? uint64_t{0} : uint64_t{400}));
+    }
+  }
+}
+
 // The reduction rule written the plain way, every bucket in one vector, to
 // hold the series' own bookkeeping (its open bucket kept apart) to it.
 std::vector<std::pair<uint64_t, uint64_t>> reduced(const std::vector<uint64_t>& ys, size_t limit) {
@@ -68,7 +82,7 @@ std::vector<std::pair<uint64_t, uint64_t>> reduced(const std::vector<uint64_t>& 
       join(buckets.back(), i);
       continue;
     }
-    if (buckets.size() == max_buckets) {
+    while (buckets.size() >= (width <= 2 ? 2 * max_buckets : max_buckets)) {
       std::vector<Bucket> merged;
       for (size_t k = 0; k < buckets.size(); k += 2) {
         Bucket b = buckets[k];
