@@ -17,6 +17,16 @@ int64_t whole(double v) { return static_cast<int64_t>(std::llround(v)); }
 
 std::string_view band_name(double v) { return to_string(static_cast<Band>(std::clamp<int64_t>(whole(v), 0, 2))); }
 
+// A number with the decimals that keep it from reading as none: a row is
+// listed because its values differ, and "+0.0 points" said they did not
+// (a leak of 0.03 B per inference read "0.0 B/inference").
+std::string small_change(double delta, bool plus = true) {
+  for (int places = 1; places < 6; ++places)
+    if (std::abs(delta) >= 0.5 * std::pow(10.0, -places)) return units::decimal(delta, places, plus);
+  const char* sign = delta < 0 ? "-" : plus ? "+" : "";
+  return delta == 0 ? (plus ? "+0.0" : "0.0") : fmt::format("{}<0.00001", sign);
+}
+
 }  // namespace
 
 std::string diff_value(double v, DiffUnit unit) {
@@ -24,21 +34,11 @@ std::string diff_value(double v, DiffUnit unit) {
     case DiffUnit::bytes: return units::bytes(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::count: return units::grouped(static_cast<uint64_t>(std::max<int64_t>(whole(v), 0)));
     case DiffUnit::fraction: return units::percent(v);
-    case DiffUnit::bytes_per_inference: return units::decimal(v, 1) + " B/inference";
+    case DiffUnit::bytes_per_inference: return small_change(v, false) + " B/inference";
     case DiffUnit::band: return std::string(band_name(v));
   }
   return "";
 }
-
-// A change with the decimals that keep it from reading as none: a row is
-// listed because its values differ, and "+0.0 points" said they did not.
-namespace {
-std::string small_change(double delta) {
-  for (int places = 1; places < 6; ++places)
-    if (std::abs(delta) >= 0.5 * std::pow(10.0, -places)) return units::decimal(delta, places, true);
-  return delta > 0 ? "+<0.00001" : delta < 0 ? "-<0.00001" : "+0.0";
-}
-}  // namespace
 
 std::string diff_change(double delta, DiffUnit unit) {
   switch (unit) {

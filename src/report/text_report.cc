@@ -91,13 +91,15 @@ std::string ordinal(uint64_t n) {
   return grouped(n) + suffix;
 }
 
-// Two decimals under 1 B, else one unless whole: 1.5 B per inference read "2 B".
-std::string rate_bytes(double per) {
-  if (per < 1) return fmt::format("{:.2f} B", per);
+// Two decimals under 1, else one unless whole: 1.5 B per inference read "2 B",
+// one failure in 30,000 inferences "0.0 per 1,000".
+std::string rate(double per) {
+  if (per < 1) return fmt::format("{:.2f}", per);
   std::string d = decimal(per, 1);
   if (d.ends_with(".0")) d.resize(d.size() - 2);
-  return d + " B";
+  return d;
 }
+std::string rate_bytes(double per) { return rate(per) + " B"; }
 
 // The headline of one leak: how much, how often, since when, where.
 // `boots`: the device's boots in the trace; a leak is judged in the last,
@@ -271,13 +273,13 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     break;
   }
   if (f.alloc_failures) {
-    std::string rate = f.failures_per_1000_inferences
-                           ? fmt::format(", {} per 1,000 inferences", decimal(*f.failures_per_1000_inferences, 1))
-                           : "";
+    const std::string per_1000 = f.failures_per_1000_inferences
+                                     ? fmt::format(", {} per 1,000 inferences", rate(*f.failures_per_1000_inferences))
+                                     : "";
     // The count, unless it would only repeat the one failure shown above.
     if (!fragmentation_failure_shown || f.alloc_failures > 1) {
       line(out, "[ALLOC FAIL]", fmt::format("{} failed allocation{}{}", grouped(f.alloc_failures),
-                                            f.alloc_failures == 1 ? "" : "s", rate));
+                                            f.alloc_failures == 1 ? "" : "s", per_1000));
       if (fragmentation_failure_shown) {
         const auto shown = std::find_if(f.failures.begin(), f.failures.end(), [](const AllocFailure& x) { return x.fragmentation; });
         if (std::string others = other_pools(f.failures, shown->pool, r.restarts.total > 0); !others.empty())
@@ -587,7 +589,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   }
   for (const auto& p : r.pools) {
     std::string size = p.size ? bytes(p.size) : "size unknown";
-    std::string margin = p.peak_margin_pct ? fmt::format(", margin {:.1f}%", *p.peak_margin_pct) : "";
+    std::string margin = p.peak_margin_pct ? fmt::format(", margin {}%", units::percent_value(*p.peak_margin_pct)) : "";
     const std::string live = p.live_count ? fmt::format("{} live block{} at the end", grouped(*p.live_count),
                                                         *p.live_count == 1 ? "" : "s")
                                           : "live blocks not known (summary records count none)";

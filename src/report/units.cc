@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
@@ -71,7 +72,17 @@ std::string signed_bytes(int64_t n) {
 
 std::string address(uint64_t a) { return fmt::format("0x{:08x}", a); }
 
-std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
+std::string percent_value(double v) {
+  auto side = [](double x, double edge) { return (x > edge) - (x < edge); };
+  for (int places = 1; places <= 4; ++places) {
+    std::string s = fmt::format("{:.{}f}", v, places);
+    const double shown = std::strtod(s.c_str(), nullptr);
+    if (side(shown, 0) == side(v, 0) && side(shown, 100) == side(v, 100)) return s;
+  }
+  return v > 100 ? "> 100.0" : v < 0 ? "< 0.0" : v < 50 ? "> 0.0" : "< 100.0";
+}
+
+std::string percent(double fraction) { return percent_value(fraction * 100.0) + " %"; }
 
 double fraction(uint64_t part, uint64_t whole) {
   return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;

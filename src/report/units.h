@@ -30,6 +30,9 @@ std::string bytes(uint64_t n);             // 1,081,344 B
 std::string bytes_human(uint64_t n);       // 1,081,344 B (1.03 MiB); no suffix below 10 KiB
 std::string signed_bytes(int64_t n);       // +1,024 B, -8 B, 0 B
 std::string address(uint64_t a);           // 0x08000000
+// A percentage with one decimal, or more where one would put it on an edge
+// it is not on: 99.96 read "100.0" (no margin left), 0.04 "0.0", -0.01 "-0.0".
+std::string percent_value(double percent);  // 12.3 -> "12.3"
 std::string percent(double fraction);      // 0.123 -> 12.3 %
 double fraction(uint64_t part, uint64_t whole);  // part / whole, 0 when whole is 0
 

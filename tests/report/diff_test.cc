@@ -161,6 +161,8 @@ TEST(Diff, ASmallChangeKeepsTheDigitsThatShowIt) {
   EXPECT_EQ(diff_change(0.02, DiffUnit::bytes_per_inference), "+0.02 B/inference");
   EXPECT_EQ(diff_change(-1e-9, DiffUnit::bytes_per_inference), "-<0.00001 B/inference");
   EXPECT_EQ(diff_change(0, DiffUnit::bytes_per_inference), "+0.0 B/inference");
+  EXPECT_EQ(diff_value(1.0 / 30, DiffUnit::bytes_per_inference), "0.03 B/inference");
+  EXPECT_EQ(diff_value(0, DiffUnit::bytes_per_inference), "0.0 B/inference");
 }
 
 TEST(Diff, TwoRuns) {

@@ -68,6 +68,14 @@ TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
   EXPECT_EQ(address(0x20000000), "0x20000000");
   EXPECT_EQ(address(0x40), "0x00000040");
   EXPECT_EQ(percent(0.123), "12.3 %");
+  // Never on an edge the value is not on: 1,099 B of a 10 MB arena read "margin 100.0%".
+  EXPECT_EQ(percent(0.99989), "99.99 %");
+  EXPECT_EQ(percent(1.0), "100.0 %");
+  EXPECT_EQ(percent(0.00005), "0.01 %");
+  EXPECT_EQ(percent(1e-9), "> 0.0 %");
+  EXPECT_EQ(percent(0.0), "0.0 %");
+  EXPECT_EQ(percent_value(-0.004), "-0.004");
+  EXPECT_EQ(percent_value(100.00001), "> 100.0");
   // Rates and ratios group their whole part too: "8588.0 B per inference"
   // stood beside "1,024 B" in one report.
   EXPECT_EQ(decimal(8588.04, 1), "8,588.0");
