@@ -168,7 +168,8 @@ struct Analyzer::Impl {
     auto partner = context.pools.partner(e.pool);
     const bool two_ended = partner && *partner != e.pool;
     if (two_ended) [[unlikely]] reserve(e.pool, *partner, e.time);
-    fragmentation.allocated(e.pool, info, b);
+    // Over part of a live block (at its own address, replaced above): a lost free too.
+    if (!fragmentation.allocated(e.pool, info, b)) [[unlikely]] ++counts.replaced_blocks;
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
     // An arena's usage is its top, from a lazily pruned heap: asked once.
     PoolState& own = tracker.pool(e.pool);

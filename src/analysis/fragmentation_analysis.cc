@@ -125,11 +125,16 @@ void FragmentationAnalysis::for_each_hole(const PoolGaps& g, Fn fn) {
   }
 }
 
-void FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b) {
+bool FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const Block& b) {
   PoolGaps& g = at(pool, info);
   cover(g, info, b.address, b.size);
-  g.gaps.occupy(b.address, b.size);
+  const bool clear = g.gaps.occupy(b.address, b.size);
   g.measure(b.time);
+  // Only inside the extent and below the other end of a shared arena: a
+  // block reaching past either is an overflow, which has its own check.
+  const uint64_t end = b.address + b.size;
+  return clear || !g.fixed || b.address < g.gaps.low() || end < b.address || end > g.free_end() ||
+         end - g.gaps.low() > info.size;
 }
 
 std::optional<double> FragmentationAnalysis::rate_now(PoolId pool) {

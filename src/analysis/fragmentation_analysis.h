@@ -20,7 +20,9 @@ namespace edgemem {
 
 class FragmentationAnalysis {
  public:
-  void allocated(PoolId pool, const PoolInfo& info, const Block& block);
+  // False when the block lies over bytes another live block holds, inside a
+  // pool of known extent: that block's free was lost (a record dropped).
+  bool allocated(PoolId pool, const PoolInfo& info, const Block& block);
   void released(PoolId pool, const PoolInfo& info, const Block& block, uint64_t time);
   void reset(PoolId pool, uint64_t time);
   // The other end of a two-ended arena now uses `used` bytes, measured back

@@ -247,8 +247,9 @@ void GapIndex::add_gap(uint64_t start, uint64_t end) {
   total_ += end - start;
 }
 
-void GapIndex::remove_range(uint64_t start, uint64_t end) {
+bool GapIndex::remove_range(uint64_t start, uint64_t end) {
   Pos p = first_ending_after(start, false);
+  const bool in_one_gap = valid(p) && start_at(p) <= start && end_at(p) >= end;
   while (valid(p) && start_at(p) < end) {
     uint64_t gs = start_at(p), ge = end_at(p);
     total_ -= ge - gs;
@@ -262,7 +263,7 @@ void GapIndex::remove_range(uint64_t start, uint64_t end) {
         insert(p, start, gs);
         total_ += start - gs;
       }
-      return;
+      return in_one_gap;
     }
     p = erase(p);
     if (gs < start) {
@@ -271,11 +272,10 @@ void GapIndex::remove_range(uint64_t start, uint64_t end) {
       p = first_ending_after(start, false);
     }
   }
+  return in_one_gap;
 }
 
-void GapIndex::occupy(uint64_t address, uint64_t size) {
-  if (size) remove_range(address, address + size);
-}
+bool GapIndex::occupy(uint64_t address, uint64_t size) { return size == 0 || remove_range(address, address + size); }
 
 void GapIndex::release(uint64_t address, uint64_t size) {
   // Clip to the extent: a block that overflowed the pool frees only its

@@ -24,7 +24,9 @@ class GapIndex {
  public:
   // The pool spans [low, high); anything newly inside it is free.
   void extend(uint64_t low, uint64_t high);
-  void occupy(uint64_t address, uint64_t size);
+  // False when part of the range was not free: it lies over another block
+  // (whose free was lost) or outside the extent.
+  bool occupy(uint64_t address, uint64_t size);
   void release(uint64_t address, uint64_t size);
   void reset();  // everything inside the extent is free again
 
@@ -53,7 +55,7 @@ class GapIndex {
   static constexpr size_t kChunk = 16;
 
   void add_gap(uint64_t start, uint64_t end);
-  void remove_range(uint64_t start, uint64_t end);
+  bool remove_range(uint64_t start, uint64_t end);  // whether it lay in one gap
   Pos first_ending_after(uint64_t x, bool inclusive) const;  // end > x (or >= x)
   bool valid(Pos p) const { return p.chunk < order_.size(); }
   Chunk& at(size_t place) { return chunks_[order_[place]]; }

@@ -6,12 +6,16 @@ namespace edgemem {
 
 void LifoAnalysis::freed(PoolState& pool, const Block& b) {
   uint64_t top = pool.usage();
+  // After any free, a proper pop too: a 0-byte block left at the top keeps
+  // it up (the end's stranded bytes read above the most at any time). Blocks
+  // over each other (a lost free) hold more than the top: none stranded,
+  // not the difference wrapped to 2^64.
+  if (top > pool.live_bytes) max_stranded_ = std::max(max_stranded_, top - pool.live_bytes);
   if (top <= b.address + b.size) return;  // it was the top block: a proper pop
   ++violations_;
   if (sites_.size() <= b.site) sites_.resize(b.site + 1);
   ++sites_[b.site].violations;
   sites_[b.site].bytes += b.size;
-  max_stranded_ = std::max(max_stranded_, top - pool.live_bytes);
 }
 
 void LifoAnalysis::finish(PoolTracker& tracker, const TraceContext& context, AnalysisResult& out) {

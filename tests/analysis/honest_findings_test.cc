@@ -798,6 +798,25 @@ TEST(HonestFindings, ArenaStrandingZeroByteBlocksAndManyThreadsAreCountedExactly
                       "[MEM][3] ALLOC offset=0 size=0x10 align=16 pool=a site=a.c:2\n");
   EXPECT_EQ(lifo->result.lifo.final_stranded_bytes, 224u);
   EXPECT_EQ(lifo->result.lifo.max_stranded_bytes, 240u);  // at time 2: top 256, 16 B live
+  // A proper pop under a 0-byte block keeps the top: the most stranded is
+  // at least what the end strands (855 B read above a most of 816 B).
+  auto popped = analyse(Format::log,
+                        "[MEM][1] POOL name=arena kind=arena size=2000\n"
+                        "[MEM][2] ALLOC size=39 align=16 offset=816\n"
+                        "[MEM][3] ALLOC size=0 align=1 offset=855\n"
+                        "[MEM][4] FREE offset=816\n");
+  EXPECT_EQ(popped->result.lifo.final_stranded_bytes, 855u);
+  EXPECT_EQ(popped->result.lifo.max_stranded_bytes, 855u);
+  // Blocks over each other hold more than the top: no stranding wrapped to 2^64.
+  auto overlapping = analyse(Format::log,
+                             "[MEM][1] POOL name=arena kind=arena size=64\n"
+                             "[MEM][2] ALLOC size=10 offset=0\n"
+                             "[MEM][3] ALLOC size=10 offset=4\n"
+                             "[MEM][4] ALLOC size=4 offset=14\n"
+                             "[MEM][5] ALLOC size=4 offset=18\n"
+                             "[MEM][6] FREE offset=14\n");
+  EXPECT_LE(overlapping->result.lifo.max_stranded_bytes, 64u);
+  EXPECT_EQ(overlapping->result.counts.replaced_blocks, 1u);
   // Both numbers are of one arena: two arenas stranding 100 B each read
   // "up to 100 B stranded, 200 B at the end" (the end summed over them).
   std::string two;
@@ -1959,6 +1978,33 @@ TEST(HonestFindings, APoolThatRanOutBeforeARestartIsNotExhaustedAfterIt) {
     EXPECT_EQ(fc->remaining_bytes, 40960u - 1000u);
     EXPECT_EQ(fc->inferences, 399u);
   }
+}
+
+// A block over part of a live one in a pool of known extent was no lost
+// record: the freed block's bytes read free while the new one held them
+// (7,462 B free of 8,192 with 1,004 B live), and the band "danger" on it.
+TEST(HonestFindings, AnAllocationOverPartOfALiveBlockIsALostFree) {
+  auto run = analyse(Format::log,
+                     "[MEM][1] POOL name=heap kind=heap base=0x1000 size=8192\n"
+                     "[MEM][2] ALLOC size=306 addr=0x1100\n"
+                     "[MEM][3] ALLOC size=1004 addr=0x1010\n"
+                     "[MEM][4] FREE addr=0x1100\n");
+  EXPECT_EQ(run->result.counts.replaced_blocks, 1u);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("[DATA LOST]   1 allocation over a live block (frees lost)"), std::string::npos) << text;
+  judge_after_data_loss(run->stats, run->result);
+  EXPECT_EQ(run->result.checks.fragmentation.status, CheckStatus::not_checked);
+  EXPECT_FALSE(run->result.fragmentation.band.has_value());
+  // Past the extent it is an overflow, not a lost free; blocks side by side
+  // and a 0-byte block inside one are none.
+  auto apart = analyse(Format::log,
+                       "[MEM][1] POOL name=arena kind=arena size=64\n"
+                       "[MEM][2] ALLOC size=32 offset=0\n"
+                       "[MEM][3] ALLOC size=24 offset=32\n"
+                       "[MEM][4] ALLOC size=16 offset=56\n"
+                       "[MEM][5] ALLOC size=0 offset=20\n");
+  EXPECT_EQ(apart->result.counts.replaced_blocks, 0u);
+  EXPECT_EQ(apart->result.overflow_count, 1u);
 }
 
 // The text named only the first pool's guard failure and failed request;
