@@ -20,19 +20,26 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       g.regions.clear();
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
+      g.declared = info.size;
     }
-  } else if (g.fixed && info.size != g.gaps.high() - g.gaps.low() && !g.summary && g.partner == 0 &&
-             info.size > 0) [[unlikely]] {
+  } else if (g.fixed && info.size != g.declared && !g.summary && g.partner == 0 && info.size > 0) [[unlikely]] {
     // Declared again (another arena flashed before the device restarted):
     // larger, the rest is free too (a failure once read 0 B free of 8,192
-    // B); smaller, while all of it is free (reset), what lies past its new
-    // end is not (4,692 B free of 4,096). Not with the other end's bytes at
-    // the old top.
+    // B), and so are the bytes a smaller declaration held (a block across
+    // them read as lying over a live one); smaller, while all of it is free
+    // (reset), what lies past its new end is not (4,692 B free of 4,096).
+    // Not with the other end's bytes at the old top.
     const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
     const uint64_t extent = g.gaps.high() - g.gaps.low();
     if (low == g.gaps.low() && (info.kind == PoolKind::arena || info.base_known)) {
-      if (info.size > extent) g.gaps.extend(low, low + info.size);
-      else if (g.gaps.total_free() == extent) g.gaps.occupy(low + info.size, extent - info.size);
+      if (info.size > g.declared) {
+        if (g.declared < extent) g.gaps.release(low + g.declared, std::min(info.size, extent) - g.declared);
+        if (info.size > extent) g.gaps.extend(low, low + info.size);
+        g.declared = info.size;
+      } else if (g.gaps.total_free() == g.declared) {
+        g.gaps.occupy(low + info.size, g.declared - info.size);
+        g.declared = info.size;
+      }
     }
   }
   return g;
@@ -133,7 +140,7 @@ bool FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const B
   // Only inside the extent and below the other end of a shared arena: a
   // block reaching past either is an overflow, which has its own check.
   const uint64_t end = b.address + b.size;
-  return clear || !g.fixed || b.address < g.gaps.low() || end < b.address || end > g.free_end() ||
+  return clear || !g.fixed || g.shared || b.address < g.gaps.low() || end < b.address || end > g.free_end() ||
          end - g.gaps.low() > info.size;
 }
 
@@ -165,6 +172,9 @@ void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   if (pool >= pools_.size()) return;
   PoolGaps& g = pools_[pool];
   g.gaps.reset();
+  // All of the extent is free again, past a smaller declaration too: the
+  // next event holds what lies past its end again.
+  if (g.fixed) g.declared = g.gaps.high() - g.gaps.low();
   if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
   // Every byte of the extent is free again: the space between the regions
   // is not the pool's.
@@ -176,6 +186,7 @@ void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint
                                          uint64_t time) {
   PoolGaps& g = at(pool, info);
   if (!g.fixed || g.summary) return;  // no extent to hold it against, or the device's own numbers
+  g.shared = true;
   const uint64_t extent = g.gaps.high() - g.gaps.low();
   used = std::min(used, extent);
   if (used == g.partner) return;

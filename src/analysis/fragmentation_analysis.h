@@ -71,7 +71,13 @@ class FragmentationAnalysis {
     GapIndex gaps;
     bool fixed = false;  // extent comes from a known size, not from observed blocks
     bool measured = false;
+    // The size last declared: a smaller one than the extent holds the bytes past it.
+    uint64_t declared = 0;
     uint64_t partner = 0;  // bytes at the top of the extent the other end of the arena holds
+    // Two-ended: the holes between blocks that overflowed into the other
+    // end stay held when it gives its bytes back, so a block over them is
+    // no lost free.
+    bool shared = false;
     uint64_t free_end() const { return gaps.high() - partner; }
     BoundedSeries<uint64_t, double> curve{512};
     // When the gaps last changed (a free, a reset, an extent learnt) after

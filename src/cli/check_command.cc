@@ -20,6 +20,7 @@
 #include "report/budget.h"
 #include "report/check_report.h"
 #include "report/names.h"
+#include "report/style.h"
 #include "static/elf_image.h"
 #include "static/linker_map.h"
 #include "static/stack_usage.h"
@@ -139,7 +140,12 @@ int run_check(CheckArgs args) {
   BudgetInputs in{map ? &*map : nullptr, stack ? &*stack : nullptr, trace ? &trace->result : nullptr,
                   arena ? &*arena : nullptr};
   auto outcomes = evaluate_budget(budget, in, error);
-  if (!error.empty()) return fail(args.budget, error);
+  if (!error.empty()) {
+    // Refused (exit 2), with the limits judged beside it that broke.
+    if (!args.json)
+      for (const BudgetOutcome& o : outcomes) fmt::print("{} {} {}\n", style::bad("BROKEN"), o.rule, o.message);
+    return fail(args.budget, error);
+  }
 
   std::optional<CheckTrace> judged;
   if (trace) {

@@ -655,19 +655,38 @@ std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs
     if (budget.contains("schema") && budget["schema"] != "edgemem.budget/1")
       throw BudgetError("schema: expected \"edgemem.budget/1\"");
     Evaluator e(in);
-    if (budget.contains("regions")) e.regions(budget["regions"]);
-    if (budget.contains("sections")) e.sized(budget["sections"], "sections");
-    if (budget.contains("symbols")) e.sized(budget["symbols"], "symbols");
-    if (budget.contains("stack")) {
-      e.stack(budget["stack"]);
-      if (budget["stack"].contains("roots")) {
-        if (!budget["stack"]["roots"].is_object()) throw BudgetError("stack.roots: expected an object of root: bytes");
-        e.roots(budget["stack"]);
+    // Every group is judged even after one is refused: the refusal is the
+    // error (exit 2), and the limits the others broke are still said
+    // (a refused leak rate hid a broken failure limit until it was fixed).
+    std::string refused;
+    auto judge = [&](const char* key, auto&& evaluate) {
+      if (!budget.contains(key)) return;
+      try {
+        evaluate(budget[key]);
+      } catch (const BudgetError& x) {
+        if (refused.empty()) refused = x.what();
       }
+    };
+    judge("regions", [&](json& b) { e.regions(b); });
+    judge("sections", [&](json& b) { e.sized(b, "sections"); });
+    judge("symbols", [&](json& b) { e.sized(b, "symbols"); });
+    judge("stack", [&](json& b) {
+      e.stack(b);
+      if (b.contains("roots")) {
+        if (!b["roots"].is_object()) throw BudgetError("stack.roots: expected an object of root: bytes");
+        e.roots(b);
+      }
+    });
+    judge("arena", [&](json& b) { e.arena(b); });
+    judge("leak", [&](json& b) { e.leak(b); });
+    judge("fragmentation", [&](json& b) { e.fragmentation(b); });
+    if (!refused.empty()) {
+      error = refused;
+      std::vector<BudgetOutcome> broken;
+      for (auto& o : e.out)
+        if (!o.ok) broken.push_back(std::move(o));
+      return broken;
     }
-    if (budget.contains("arena")) e.arena(budget["arena"]);
-    if (budget.contains("leak")) e.leak(budget["leak"]);
-    if (budget.contains("fragmentation")) e.fragmentation(budget["fragmentation"]);
     if (e.out.empty()) throw BudgetError("the budget sets no limit");
     // The map of a link that failed (a region overflowed) is no firmware: a
     // FLASH limit held beside a RAM that did not fit.

@@ -53,7 +53,9 @@ std::optional<nlohmann::json> parse_budget(std::string_view text, std::string& e
 // Evaluates every limit in `budget`. Keys and region names match in any
 // case; byte limits may be sizes as the command line takes them ("64K").
 // A malformed budget, or a limit whose input is missing, sets `error` (one
-// line, naming the nearest known key on a typo) and returns nothing.
+// line, naming the nearest known key on a typo) and returns nothing; a limit
+// refused for what its input cannot tell sets it too and returns the limits
+// the other groups broke.
 std::vector<BudgetOutcome> evaluate_budget(const nlohmann::json& budget, const BudgetInputs& in, std::string& error);
 
 }  // namespace edgemem

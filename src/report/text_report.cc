@@ -39,7 +39,8 @@ std::string freed_before_attach(const DecodeStats& s, bool how_counted) {
 std::string pct(double rate) {
   for (int digits = 0; digits <= 9; ++digits) {
     std::string shown = fmt::format("{:.{}f}", rate * 100, digits);
-    if (fragmentation_band(std::strtod(shown.c_str(), nullptr) / 100) == fragmentation_band(rate)) return shown + "%";
+    const double read = std::strtod(shown.c_str(), nullptr) / 100;
+    if (fragmentation_band(read) == fragmentation_band(rate) && (read == 0) == (rate == 0)) return shown + "%";
   }
   // Closer than a billionth of a percent: the side is the band's word.
   return fmt::format("just {} {:.0f}%", fragmentation_band(rate) == Band::danger ? "over" : "under", rate * 100);
@@ -91,10 +92,14 @@ std::string ordinal(uint64_t n) {
   return grouped(n) + suffix;
 }
 
-// Two decimals under 1, else one unless whole: 1.5 B per inference read "2 B",
-// one failure in 30,000 inferences "0.0 per 1,000".
+// Two significant digits under 1, else one decimal unless whole: 1.5 B per
+// inference read "2 B", one failure in 30,000 inferences "0.0 per 1,000".
 std::string rate(double per) {
-  if (per < 1) return fmt::format("{:.2f}", per);
+  if (per <= 0) return "0";
+  if (per < 1) {
+    const int places = per >= 0.01 ? 2 : std::min(9, 1 - static_cast<int>(std::floor(std::log10(per))));
+    return fmt::format("{:.{}f}", per, places);
+  }
   std::string d = decimal(per, 1);
   if (d.ends_with(".0")) d.resize(d.size() - 2);
   return d;
@@ -254,8 +259,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
     ++problems;
     fragmentation_failure_shown = true;
     line(out, "[ALLOC FAIL]",
-         fmt::format("{} request failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
-                     bytes(*x.total_free), bytes(*x.largest_free),
+         fmt::format("{} request to '{}' failed with {} free: largest free block {} (fragmentation {})", bytes(x.size),
+                     x.pool, bytes(*x.total_free), bytes(*x.largest_free),
                      pct(fragmentation_rate(*x.total_free, *x.largest_free))));
     // A trace sees requests, not a heap's chunks: each live block's header
     // (8 B in newlib's malloc and FreeRTOS's heap_4) counts as free here.

@@ -19,6 +19,9 @@ TraceClock::TraceClock(const InputSummary& input, const AnalysisResult& result) 
   } else {
     description_ = "time is the event's sequence number, shown as ns (the trace has no clock)";
   }
+  // Said, not left for the viewer to find every event at one instant.
+  if (result.layout.end_time > 0 && ns(result.layout.end_time) == INT64_MAX)
+    description_ += "; times past 2^63 - 1 ns (292 years) are held there, where the events after it meet";
 }
 
 uint64_t TraceClock::ns(uint64_t time) const {

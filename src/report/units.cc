@@ -74,7 +74,7 @@ std::string address(uint64_t a) { return fmt::format("0x{:08x}", a); }
 
 std::string percent_value(double v) {
   auto side = [](double x, double edge) { return (x > edge) - (x < edge); };
-  for (int places = 1; places <= 4; ++places) {
+  for (int places = 1; places <= 9; ++places) {
     std::string s = fmt::format("{:.{}f}", v, places);
     const double shown = std::strtod(s.c_str(), nullptr);
     if (side(shown, 0) == side(v, 0) && side(shown, 100) == side(v, 100)) return s;

@@ -1980,6 +1980,18 @@ TEST(HonestFindings, APoolThatRanOutBeforeARestartIsNotExhaustedAfterIt) {
   }
 }
 
+// One refused request in 150,000 inferences read "0.00 per 1,000" (and
+// "0.0" before that): a rate under one keeps two significant digits.
+TEST(HonestFindings, ARareFailureRateIsNotReadAsNone) {
+  MemLog log;
+  log("POOL name=heap kind=heap size=4096 base=0x1000");
+  log("ALLOC_FAIL size=8000 align=8 pool=heap");
+  for (int i = 1; i <= 150000; ++i) log("INFER end {}", i);
+  auto run = analyse(Format::log, log.text);
+  const std::string text = text_of(*run, "log");
+  EXPECT_NE(text.find("1 failed allocation, 0.0067 per 1,000 inferences"), std::string::npos) << text.substr(0, 600);
+}
+
 // A block over part of a live one in a pool of known extent was no lost
 // record: the freed block's bytes read free while the new one held them
 // (7,462 B free of 8,192 with 1,004 B live), and the band "danger" on it.
@@ -2005,6 +2017,45 @@ TEST(HonestFindings, AnAllocationOverPartOfALiveBlockIsALostFree) {
                        "[MEM][5] ALLOC size=0 offset=20\n");
   EXPECT_EQ(apart->result.counts.replaced_blocks, 0u);
   EXPECT_EQ(apart->result.overflow_count, 1u);
+  // A review's false alarms: a pool declared smaller, then larger again
+  // (the bytes past the smaller end stayed held), and a two-ended arena
+  // whose blocks overflowed into the other end (the holes between them stay
+  // held when it gives its bytes back).
+  for (const char* legitimate : {
+           "[MEM][1] POOL name=heap kind=heap size=1024 base=0x20000000\n"
+           "[MEM][1] ALLOC size=16 align=0 addr=0x20000000\n"
+           "[MEM][1] FREE addr=0x20000000\n"
+           "[MEM][2] BOOT\n"
+           "[MEM][3] POOL name=heap kind=heap size=256 base=0x20000000\n"
+           "[MEM][4] INFER begin 1\n"
+           "[MEM][5] ALLOC size=200 align=0 addr=0x20000000\n"
+           "[MEM][6] POOL name=heap kind=heap size=512 base=0x20000000\n"
+           "[MEM][7] ALLOC size=100 align=0 addr=0x200000c8\n"
+           "[MEM][8] FREE addr=0x200000c8\n",
+           "[MEM][1] POOL name=arena kind=arena size=1000\n"
+           "[MEM][2] ALLOC size=100 align=0 offset=0\n"
+           "[MEM][3] FREE offset=0\n"
+           "[MEM][4] POOL name=arena kind=arena size=500\n"
+           "[MEM][5] ALLOC size=100 align=0 offset=0\n"
+           "[MEM][6] FREE offset=0\n"
+           "[MEM][7] POOL name=arena kind=arena size=1000\n"
+           "[MEM][9] ALLOC size=300 align=0 offset=0\n"
+           "[MEM][10] ALLOC size=300 align=0 offset=300\n"
+           "[MEM][11] ALLOC size=300 align=0 offset=600\n",
+           "[MEM][1] POOL name=arena kind=arena size=100\n"
+           "[MEM][1] POOL name=arena.persistent kind=arena size=100 shares=arena\n"
+           "[MEM][2] ALLOC size=30 align=0 offset=0 pool=arena.persistent\n"
+           "[MEM][4] ALLOC size=60 align=0 offset=0 pool=arena\n"
+           "[MEM][5] ALLOC size=15 align=0 offset=60 pool=arena\n"
+           "[MEM][6] ALLOC size=10 align=0 offset=80 pool=arena\n"
+           "[MEM][7] FREE offset=0 pool=arena.persistent\n"
+           "[MEM][8] FREE offset=80 pool=arena\n"
+           "[MEM][9] FREE offset=60 pool=arena\n"
+           "[MEM][10] FREE offset=0 pool=arena\n"
+           "[MEM][13] ALLOC size=90 align=0 offset=0 pool=arena\n"}) {
+    auto run = analyse(Format::log, legitimate);
+    EXPECT_EQ(run->result.counts.replaced_blocks, 0u) << legitimate;
+  }
 }
 
 // The text named only the first pool's guard failure and failed request;

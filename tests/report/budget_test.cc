@@ -583,6 +583,18 @@ TEST(Budget, MistakesAreErrorsNotPasses) {
   EXPECT_TRUE(evaluate_budget(json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), with_trace, error).empty());
   EXPECT_NE(error.find("no inference markers"), std::string::npos) << error;
   error.clear();
+  // Refused, yet the limits the other groups broke are still said: a
+  // refused rate hid a broken failure limit until the budget was fixed.
+  unmarked.fragmentation.alloc_failures = 2;
+  auto beside = evaluate_budget(
+      json::parse(R"({"leak": {"max_bytes_per_inference": 0}, "fragmentation": {"max_alloc_failures": 1}})"), with_trace,
+      error);
+  EXPECT_NE(error.find("no inference markers"), std::string::npos) << error;
+  ASSERT_EQ(beside.size(), 1u);
+  EXPECT_EQ(beside[0].rule, "fragmentation.max_alloc_failures");
+  EXPECT_FALSE(beside[0].ok);
+  unmarked.fragmentation.alloc_failures = 0;
+  error.clear();
   // A leak check that did not run (too few events) found no leak, not 0 B of one.
   AnalysisResult tiny;
   tiny.checks.leaks = {CheckStatus::not_checked, "3 memory events: too few to tell a leak from a working set"};

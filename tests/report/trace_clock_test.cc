@@ -26,6 +26,12 @@ TEST(TraceClock, NamesTheClockInTheUnitThatFitsIt) {
   auto slow = [] { AnalysisResult r; r.clock_hz = 1; return r; }();
   EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, slow).ns(10'000'000'000u), uint64_t{INT64_MAX});
   EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, none).ns(UINT64_MAX), uint64_t{INT64_MAX});
+  // A trace that reaches past it says so: its last events meet at one instant.
+  EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, slow).description(), "time in ns, from cycles at 1 Hz");
+  slow.layout.end_time = 10'000'000'000u;
+  EXPECT_EQ(TraceClock({"t", "emt", {}, TimeBase::cycles}, slow).description(),
+            "time in ns, from cycles at 1 Hz; times past 2^63 - 1 ns (292 years) are held there, where the events after "
+            "it meet");
 }
 
 }  // namespace

@@ -72,10 +72,12 @@ TEST(Units, NumbersCarryASeparatorAUnitAndAddressesAreHex) {
   EXPECT_EQ(percent(0.99989), "99.99 %");
   EXPECT_EQ(percent(1.0), "100.0 %");
   EXPECT_EQ(percent(0.00005), "0.01 %");
-  EXPECT_EQ(percent(1e-9), "> 0.0 %");
+  EXPECT_EQ(percent(1e-9), "0.0000001 %");
+  EXPECT_EQ(percent(1e-13), "> 0.0 %");
   EXPECT_EQ(percent(0.0), "0.0 %");
   EXPECT_EQ(percent_value(-0.004), "-0.004");
-  EXPECT_EQ(percent_value(100.00001), "> 100.0");
+  EXPECT_EQ(percent_value(100.00001), "100.00001");
+  EXPECT_EQ(percent_value(100 + 1e-12), "> 100.0");
   // Rates and ratios group their whole part too: "8588.0 B per inference"
   // stood beside "1,024 B" in one report.
   EXPECT_EQ(decimal(8588.04, 1), "8,588.0");
