@@ -49,7 +49,8 @@ const std::array<double, 64> kBucketLogTop = [] {
 // sample is full). ln(u) lies below its exponent's and top mantissa bits'
 // bound; the 1e-9 margins dwarf the rounding of log, the division and the
 // product (|ln u| < 38, relative errors ~1e-16), so a "true" here means the
-// exact key would have been rejected too, and the sample is unchanged.
+// exact key would have been rejected too, and the sample is unchanged. A
+// floor of -inf (the sample not full) is never true, +inf (no sample) always.
 bool surely_not_above(double u, double weight, double floor) {
   const uint64_t bits = std::bit_cast<uint64_t>(u);
   const int exponent = static_cast<int>(bits >> 52) - 1023;
@@ -151,14 +152,17 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
   }
   const uint64_t end = std::max(time, block.time);
   const double weight = area(block, time), u = uniform(block, pool);
-  // Full: the block replaces the kept one of the lowest key, if its own is higher.
-  const bool full = closed_.size() == cap_;
-  if (cap_ == 0 || (full && surely_not_above(u, weight, closed_.front().score))) {
+  if (surely_not_above(u, weight, floor_)) [[likely]] {
     rasterise(pools_, pool, block, end, false);
     return;
   }
+  sample(pool, block, end, u, weight);
+}
+
+void LayoutAnalysis::sample(PoolId pool, const Block& block, uint64_t end, double u, double weight) {
   Kept k{sample_key(u, weight), end, false, pool, block};
-  if (full && k.score <= closed_.front().score) {
+  // Full: the block replaces the kept one of the lowest key, if its own is higher.
+  if (k.score <= floor_) {
     rasterise(pools_, k);
     return;
   }
@@ -173,6 +177,7 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
     kept_.push_back(k);
   }
   std::push_heap(closed_.begin(), closed_.end(), Smaller{});
+  if (closed_.size() == cap_) floor_ = closed_.front().score;
 }
 
 std::vector<PoolSiteBytes> LayoutAnalysis::named(const std::vector<Live>& live, const TraceContext& context) const {

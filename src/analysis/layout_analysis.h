@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +49,10 @@ class LayoutAnalysis {
     ++l.count;
   }
   // Freed, resized away, reset, or replaced by an alloc at its address.
+  // Once the sample is full most closed blocks cannot enter it: those only
+  // update their pair's bytes and go to the raster, inline here; the
+  // sample's own work (the key's logarithm, the heap) is out of line. Not
+  // inline into the analyzer: there it pushes other calls out of line.
   void closed(PoolId pool, const Block& block, uint64_t time);
   // The same moments PeakAnalysis sees, so live_at_peak is its peak: a
   // copy-on-write snapshot, as the pool tracker's of the sites.
@@ -95,6 +100,9 @@ class LayoutAnalysis {
     bool operator()(const Ranked& a, const Ranked& b) const { return a.score > b.score; }  // heap front = smallest
   };
   static uint64_t key(PoolId pool, SiteId site) { return uint64_t{pool} << 32 | site; }
+  // A closed block that may enter the sample: out of line, so closed()
+  // saves no registers for it.
+  [[gnu::noinline]] void sample(PoolId pool, const Block& block, uint64_t end, double u, double weight);
   // The (pool, site) pair of a block, an index into live_. A block's leak
   // group names its pool and site (Block::group), so the pair is looked up
   // in a hash map once per group and by array index after that.
@@ -108,7 +116,7 @@ class LayoutAnalysis {
   struct Raster {
     std::optional<OccupancyGrid> grid;
     uint64_t blocks = 0, live_blocks = 0;
-    void add(const Block& block, uint64_t end, bool live) {
+    [[gnu::always_inline]] void add(const Block& block, uint64_t end, bool live) {
       if (!grid) [[unlikely]] grid.emplace();
       grid->add(block.address, block.size, block.time, end);
       ++blocks;
@@ -178,6 +186,9 @@ class LayoutAnalysis {
   uint64_t start_ = UINT64_MAX, end_ = 0;  // start_ > end_: no event yet
   uint64_t blocks_seen_ = 0;
   std::vector<Ranked> closed_;  // min-heap on score, at most cap_
+  // The lowest key in the sample once it is full, -inf before (every block
+  // may enter), +inf with no sample: what a closed block's key must beat.
+  double floor_ = cap_ == 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
   std::vector<Kept> kept_;       // the closed blocks closed_ ranks
   std::vector<PoolState> pools_;  // per PoolId
   std::vector<Live> live_;          // per (pool, site) pair; count 0 = none live

@@ -25,7 +25,7 @@ class OccupancyGrid {
   // most frees of a long trace: a block inside the window, in one time cell
   // and one or two address cells, is added here with the very products
   // place() would add; any other goes to place().
-  void add(uint64_t address, uint64_t size, uint64_t from, uint64_t to) {
+  [[gnu::always_inline]] void add(uint64_t address, uint64_t size, uint64_t from, uint64_t to) {
     const uint64_t last_time = to > from ? to - 1 : from, last_address = address + (size - 1);
     const uint64_t t = from >> time_.shift, x0 = address >> address_.shift, x1 = last_address >> address_.shift;
     // Unsigned differences: a cell below the window's first wraps to a huge one.
@@ -35,10 +35,12 @@ class OccupancyGrid {
       place(address, size, from, to);
       return;
     }
-    time_.lo = std::min(time_.lo, t);
-    time_.hi = std::max(time_.hi, t);
-    address_.lo = std::min(address_.lo, x0);
-    address_.hi = std::max(address_.hi, x1);
+    // Branches, not min/max: the used cells rarely grow, and a store per
+    // bound on every block cost more than the compares.
+    if (t < time_.lo) [[unlikely]] time_.lo = t;
+    if (t > time_.hi) [[unlikely]] time_.hi = t;
+    if (x0 < address_.lo) [[unlikely]] address_.lo = x0;
+    if (x1 > address_.hi) [[unlikely]] address_.hi = x1;
     const double time_units = static_cast<double>(last_time - from + 1);
     double* cell = &cells_[(t - time_.first) * kAddresses + (x0 - address_.first)];
     if (x0 == x1) {
