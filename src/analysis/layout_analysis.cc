@@ -153,7 +153,7 @@ void LayoutAnalysis::closed(PoolId pool, const Block& block, uint64_t time) {
   const uint64_t end = std::max(time, block.time);
   const double weight = area(block, time), u = uniform(block, pool);
   if (surely_not_above(u, weight, floor_)) [[likely]] {
-    rasterise(pools_, pool, block, end, false);
+    rasterise(pool_state(pool), block, end, false);
     return;
   }
   sample(pool, block, end, u, weight);
@@ -163,13 +163,14 @@ void LayoutAnalysis::sample(PoolId pool, const Block& block, uint64_t end, doubl
   Kept k{sample_key(u, weight), end, false, pool, block};
   // Full: the block replaces the kept one of the lowest key, if its own is higher.
   if (k.score <= floor_) {
-    rasterise(pools_, k);
+    rasterise(pool_state(k.pool), k.block, k.end, k.live);
     return;
   }
   if (closed_.size() == cap_) {
     std::pop_heap(closed_.begin(), closed_.end(), Smaller{});
     Ranked& out = closed_.back();
-    rasterise(pools_, kept_[out.slot]);
+    const Kept& evicted = kept_[out.slot];
+    rasterise(pool_state(evicted.pool), evicted.block, evicted.end, evicted.live);
     kept_[out.slot] = k;
     out.score = k.score;
   } else {

@@ -35,14 +35,15 @@ class LayoutAnalysis {
   }
   void opened(PoolId pool, const Block& block) {
     ++blocks_seen_;
-    if (pool >= pools_.size()) [[unlikely]] pools_.resize(size_t{pool} + 1);
-    PoolState& s = pools_[pool];
-    // Most blocks land in the region the pool's last block did.
+    PoolState& s = pool_state(pool);
+    // Most blocks land in the region the pool's last block did, inside its
+    // lowest start and highest end so far.
     Region* r = s.regions.empty() ? nullptr : &s.regions[s.last_opened];
-    if (!r || !r->holds(block.address) || !r->holds(block_end(block) - (block.size > 0))) [[unlikely]]
+    const uint64_t end = block_end(block);
+    if (!r || !r->holds(block.address) || !r->holds(end - (block.size > 0))) [[unlikely]]
       r = &region_for(s, block);
-    r->low = std::min(r->low, block.address);
-    r->high = std::max(r->high, block_end(block));
+    if (block.address < r->low) [[unlikely]] r->low = block.address;
+    if (end > r->high) [[unlikely]] r->high = end;
     ++r->blocks;
     Live& l = changing(pair_of(pool, block));
     l.bytes += block.size;
@@ -160,12 +161,17 @@ class LayoutAnalysis {
     return b.address + b.size >= b.address ? b.address + b.size : UINT64_MAX;
   }
   static Region& region_for(PoolState& s, const Block& block);
+  // Pool `pool`'s state, made on first sight; its count kept apart, as a
+  // vector's size divides by the state's.
+  PoolState& pool_state(PoolId pool) {
+    if (pool >= pool_count_) [[unlikely]] {
+      pools_.resize(size_t{pool} + 1);
+      pool_count_ = pools_.size();
+    }
+    return pools_[pool];
+  }
   // Inlined into closed(): most frees of a long trace end here, and a call
   // would cost a third of the work.
-  [[gnu::always_inline]] static void rasterise(std::vector<PoolState>& pools, PoolId pool, const Block& block, uint64_t end, bool live) {
-    if (pool >= pools.size()) [[unlikely]] pools.resize(size_t{pool} + 1);
-    rasterise(pools[pool], block, end, live);
-  }
   [[gnu::always_inline]] static void rasterise(PoolState& s, const Block& block, uint64_t end, bool live) {
     s.all.add(block, end, live);
     if (s.regions.size() > 1) [[unlikely]] {
@@ -173,9 +179,6 @@ class LayoutAnalysis {
         s.last_closed = region_index(s, block.address);
       s.regions[s.last_closed].raster.add(block, end, live);
     }
-  }
-  static void rasterise(std::vector<PoolState>& pools, const Kept& k) {
-    rasterise(pools, k.pool, k.block, k.end, k.live);
   }
   // The region that holds `address` (every block's address is in one: the
   // block was opened before it closed, and regions only grow).
@@ -191,6 +194,7 @@ class LayoutAnalysis {
   double floor_ = cap_ == 0 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
   std::vector<Kept> kept_;       // the closed blocks closed_ ranks
   std::vector<PoolState> pools_;  // per PoolId
+  size_t pool_count_ = 0;         // pools_.size()
   std::vector<Live> live_;          // per (pool, site) pair; count 0 = none live
   std::vector<uint64_t> pair_key_;  // key(pool, site) of each pair
   std::unordered_map<uint64_t, uint32_t> pair_index_;  // key(pool, site) -> pair
