@@ -58,6 +58,10 @@ check(m is not None and int(m.group(1)) == doc["layout"]["blocks_drawn"], "the l
 # Before any hover the line under the chart names the largest block still live: a leaked one.
 check(re.search(r'class="layout-detail"><div>Largest block live at the end:</div><div class="site">model\.c:58</div><div>644 B', dom),
       "the layout chart's block line does not name a 644 B model.c:58 block")
+# The demo's clock is known: the layout gives times in seconds, as the other charts do (it gave cycles).
+m = re.search(r'class="layout-detail">.*?<div>(allocated at [^<]*)</div>', dom)
+check(doc["clock_hz"] and m and re.fullmatch(r"allocated at [0-9.e+-]+ s, (freed at [0-9.e+-]+ s|live at the end)", m.group(1)),
+      "the layout chart's block line does not give its time in seconds: %r" % (m and m.group(1)))
 for flame in ("flame-end", "flame-peak"):
     part = dom[dom.find('id="' + flame + '"'):]
     part = part[:part.find("</figure>")]

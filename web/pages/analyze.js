@@ -169,7 +169,7 @@ EM.pages.analyze = function (doc) {
   // Where the blocks sat, and what was live at the end and at the peak.
   // The page sends the layout's site names as frame indices (src/report/page_bounds.cc).
   a.layout.sites = a.layout.site_stacks.map((ids) => ids.map((i) => a.layout.site_frames[i]).join(";"));
-  EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), a.input.time_base);
+  EM.layoutChart(document.getElementById("layout"), a.layout, new Set(a.leaks.map((l) => l.site)), EM.traceAxis(a));
   const noSites = summariesOnly ? "Summary records name no sites or blocks: what held the memory is not known." : null;
   // Bytes below an arena's top that no block held (freed out of order,
   // padding, lost) are part of its usage: their own frame, so each graph is

@@ -5,7 +5,7 @@
 // drag zoom and pan (d3.zoom); a double click resets. The line under each
 // chart describes the block under the pointer, and before any hover the
 // largest block still live at the end, so what leaks is named at a glance.
-EM.layoutChart = function (figure, layout, leakSites, timeBase) {
+EM.layoutChart = function (figure, layout, leakSites, axis) {
   "use strict";
   const { el, note, grouped, bytes } = EM;
   const drawnTotal = layout.pools.reduce((n, p) => n + p.blocks.length, 0);
@@ -15,7 +15,9 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     return;
   }
   const end = Math.max(layout.end_time, layout.start_time + 1);
-  const timeName = timeBase === "cycles" ? "cycles" : "event";
+  // In seconds where the clock is known, as the memory-over-time charts are.
+  const timeName = axis.label;
+  const when = (t) => (timeName === "seconds" ? axis.value(null, axis.toX(t)) : timeName + " " + grouped(t));
   const hex = (n) => "0x" + n.toString(16);
 
   // Colours: leaking sites first, then the sites covering the most of the
@@ -218,9 +220,11 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
       ctx.font = "11px system-ui, sans-serif";
       ctx.textAlign = "center";
       ctx.textBaseline = "top";
-      for (const t of zx.ticks(8)) {
-        ctx.fillRect(zx(t), H - m.bottom, 1, 4);
-        ctx.fillText(grouped(t), zx(t), H - m.bottom + 6);
+      // Ticks at round values of the axis' own unit.
+      const sx = d3.scaleLinear().domain(zx.domain().map(axis.toX)).range(zx.range());
+      for (const v of sx.ticks(8)) {
+        ctx.fillRect(sx(v), H - m.bottom, 1, 4);
+        ctx.fillText(axis.ticks(null, [v])[0], sx(v), H - m.bottom + 6);
       }
       ctx.fillText(timeName, (m.left + W - m.right) / 2, H - 13);
       ctx.textAlign = "right";
@@ -252,10 +256,10 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
     };
 
     const describe = (b) => {
-      const freed = b[3] == null ? "live at the end" : "freed at " + timeName + " " + grouped(b[3]);
+      const freed = b[3] == null ? "live at the end" : "freed at " + when(b[3]);
       return [layout.sites[b[4]],
               bytes(b[1]) + " at offset " + grouped(b[0]) + (pool.kind === "heap" ? " (" + hex(pool.origin + b[0]) + ")" : ""),
-              "allocated at " + timeName + " " + grouped(b[2]) + ", " + freed];
+              "allocated at " + when(b[2]) + ", " + freed];
     };
     // heading: a line above the block's (or null); a block's first line is its site.
     const show = (heading, lines, site) => {
@@ -291,7 +295,7 @@ EM.layoutChart = function (figure, layout, leakSites, timeBase) {
         if (t >= 0 && t < r.times && o >= 0 && o < r.offsets && r.bytes[t * r.offsets + o])
           return show("Aggregated blocks:", [bytes(r.bytes[t * r.offsets + o]) + " of " + bytes(r.offset_step) + " occupied on average",
                        "offsets " + grouped(r.offset0 + o * r.offset_step) + "-" + grouped(r.offset0 + (o + 1) * r.offset_step) +
-                       ", " + timeName + " " + grouped(r.time0 + t * r.time_step) + "-" + grouped(r.time0 + (t + 1) * r.time_step)], false);
+                       ", " + when(r.time0 + t * r.time_step) + " to " + when(r.time0 + (t + 1) * r.time_step)], false);
       }
       rest();
     });
