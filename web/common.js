@@ -98,14 +98,25 @@ const EM = (function () {
     }
     return out;
   };
-  // A trace's time axis: cycles of a known clock as seconds (three
-  // significant digits: a run may span milliseconds), else cycles or events.
+  // A trace's time axis: cycles of a known clock as seconds, else cycles or
+  // events. A value keeps nanoseconds and ticks the decimals their spacing
+  // needs: significant digits read "10 s" for every tick of a millisecond
+  // capture whose clock started 10 s before it.
   const traceAxis = (a) => {
     const hz = a.input.time_base === "cycles" && a.clock_hz ? a.clock_hz : null;
     const label = hz ? "seconds" : a.input.time_base === "cycles" ? "cycles" : "event";
+    const seconds = (v, places) => {
+      const s = v.toFixed(places);
+      return places > 0 ? s.replace(/\.?0+$/, "") : s;
+    };
     return { label, toX: (t) => (hz ? t / hz : t),
-             value: (u, v) => (v == null ? "--" : hz ? Number(v.toPrecision(4)) + " s" : grouped(v)),
-             ticks: (u, splits) => splits.map((v) => (hz ? String(Number(v.toPrecision(3))) : grouped(v))) };
+             value: (u, v) => (v == null ? "--" : hz ? seconds(v, 9) + " s" : grouped(v)),
+             ticks: (u, splits) => {
+               if (!hz) return splits.map((v) => grouped(v));
+               const step = splits.length > 1 ? Math.abs(splits[1] - splits[0]) : 0;
+               const places = step > 0 ? Math.min(9, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9))) : 3;
+               return splits.map((v) => v.toFixed(places));
+             } };
   };
   return { pages: {}, grouped, counted, bytes, bytesHuman, percent, el, note, findings, setTitle, joinAll, traceAxis };
 })();

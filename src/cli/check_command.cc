@@ -2,6 +2,7 @@
 // needs (map, ELF, stack files, trace, model), evaluates every limit and
 // exits 1 with one line per broken budget.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -142,8 +143,10 @@ int run_check(CheckArgs args) {
   auto outcomes = evaluate_budget(budget, in, error);
   if (!error.empty()) {
     // Refused (exit 2), with the limits judged beside it that broke.
-    if (!args.json)
+    if (!args.json) {
       for (const BudgetOutcome& o : outcomes) fmt::print("{} {} {}\n", style::bad("BROKEN"), o.rule, o.message);
+      std::fflush(stdout);  // above the refusal on stderr, in a pipe too
+    }
     return fail(args.budget, error);
   }
 

@@ -659,12 +659,13 @@ std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs
     // error (exit 2), and the limits the others broke are still said
     // (a refused leak rate hid a broken failure limit until it was fixed).
     std::string refused;
+    size_t refusals = 0;
     auto judge = [&](const char* key, auto&& evaluate) {
       if (!budget.contains(key)) return;
       try {
         evaluate(budget[key]);
       } catch (const BudgetError& x) {
-        if (refused.empty()) refused = x.what();
+        if (refusals++ == 0) refused = x.what();
       }
     };
     judge("regions", [&](json& b) { e.regions(b); });
@@ -680,34 +681,34 @@ std::vector<BudgetOutcome> evaluate_budget(const json& given, const BudgetInputs
     judge("arena", [&](json& b) { e.arena(b); });
     judge("leak", [&](json& b) { e.leak(b); });
     judge("fragmentation", [&](json& b) { e.fragmentation(b); });
-    if (!refused.empty()) {
-      error = refused;
-      std::vector<BudgetOutcome> broken;
-      for (auto& o : e.out)
-        if (!o.ok) broken.push_back(std::move(o));
-      return broken;
-    }
-    if (e.out.empty()) throw BudgetError("the budget sets no limit");
+    if (refusals == 0 && e.out.empty()) throw BudgetError("the budget sets no limit");
     // The map of a link that failed (a region overflowed) is no firmware: a
     // FLASH limit held beside a RAM that did not fit.
     if (in.map)
       for (const MapRegion& r : in.map->regions) {
-        if (overflow_unsure(r))
-          throw BudgetError(fmt::format("regions.{}.overflowed: {} overflowed by {} if {} {} a load image there, and "
-                                        "fits if not; the map reads the same for a NOLOAD section: give the ELF of the "
-                                        "same link too (--elf FW.elf; a link that failed wrote none, and did overflow)",
-                                        r.name, r.name, units::bytes(overflow_bytes(r)), fmt::join(r.unsure_images, ", "),
-                                        r.unsure_images.size() == 1 ? "has" : "have"));
-        else if (const uint64_t over = overflow_bytes(r))
+        if (overflow_unsure(r)) {
+          if (refusals++ == 0)
+            refused = fmt::format("regions.{}.overflowed: {} overflowed by {} if {} {} a load image there, and "
+                                  "fits if not; the map reads the same for a NOLOAD section: give the ELF of the "
+                                  "same link too (--elf FW.elf; a link that failed wrote none, and did overflow)",
+                                  r.name, r.name, units::bytes(overflow_bytes(r)), fmt::join(r.unsure_images, ", "),
+                                  r.unsure_images.size() == 1 ? "has" : "have");
+        } else if (const uint64_t over = overflow_bytes(r)) {
           e.add("regions." + r.name + ".overflowed", false,
                 fmt::format("{} overflowed by {}: the map is of a link that failed", r.name, units::bytes(over)),
                 BudgetUnit::bytes, r.used, r.length);
+        }
       }
     // One line per broken budget: drop repeats (an unbounded root named twice).
+    // After a refusal, only the broken ones: nothing holds while one is refused.
     std::set<std::string> seen;
     std::vector<BudgetOutcome> out;
     for (auto& o : e.out)
-      if (seen.insert(o.rule + o.message).second) out.push_back(std::move(o));
+      if ((refusals == 0 || !o.ok) && seen.insert(o.rule + o.message).second) out.push_back(std::move(o));
+    if (refusals > 0)
+      error = refused + (refusals > 1 ? fmt::format(" (and {} more limit group{} refused)", refusals - 1,
+                                                    refusals > 2 ? "s" : "")
+                                      : "");
     return out;
   } catch (const BudgetError& x) {
     error = x.what();

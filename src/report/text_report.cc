@@ -43,6 +43,7 @@ std::string pct(double rate) {
     if (fragmentation_band(read) == fragmentation_band(rate) && (read == 0) == (rate == 0)) return shown + "%";
   }
   // Closer than a billionth of a percent: the side is the band's word.
+  if (rate * 100 < 1) return "just over 0%";
   return fmt::format("just {} {:.0f}%", fragmentation_band(rate) == Band::danger ? "over" : "under", rate * 100);
 }
 

@@ -83,6 +83,7 @@ TEST(Budget, RegionLimitsThatCannotBeJudgedAreRefused) {
   // IAR's "place at" regions have no length: "0 B free", broken, once.
   LinkerMap iar = image();
   iar.regions.push_back({"A0", 0x08000000, 0, "", 64, RegionKind::flash});
+  iar.regions.back().position_only = true;  // as the IAR parser marks it: no overflow of a length it has not
   BudgetInputs with_place_at{&iar, nullptr, nullptr, nullptr};
   error.clear();
   EXPECT_TRUE(evaluate_budget(json::parse(R"({"regions": {"A0": {"min_free_bytes": 1}}})"), with_place_at, error).empty());
@@ -102,6 +103,12 @@ TEST(Budget, TheMapOfALinkThatFailedBreaksTheBudget) {
   ASSERT_NE(find(out, "regions.RAM.overflowed"), nullptr);
   EXPECT_FALSE(find(out, "regions.RAM.overflowed")->ok);
   EXPECT_EQ(find(out, "regions.RAM.overflowed")->message, "RAM overflowed by 432 B: the map is of a link that failed");
+  // Beside a refused limit the failed link is still said, and nothing is said to hold.
+  out = evaluate_budget(json::parse(R"({"regions": {"FLASH": {"max_percent": 90}}, "leak": {"max_leaked_bytes": 0}})"),
+                        in, error);
+  EXPECT_NE(error.find("leak: needs a trace"), std::string::npos) << error;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].rule, "regions.RAM.overflowed");
 }
 
 TEST(Budget, StackAgainstTheReservedStackAndPerRoot) {

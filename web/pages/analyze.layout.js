@@ -222,10 +222,11 @@ EM.layoutChart = function (figure, layout, leakSites, axis) {
       ctx.textBaseline = "top";
       // Ticks at round values of the axis' own unit.
       const sx = d3.scaleLinear().domain(zx.domain().map(axis.toX)).range(zx.range());
-      for (const v of sx.ticks(8)) {
+      const ticks = sx.ticks(8), labels = axis.ticks(null, ticks);
+      ticks.forEach((v, i) => {
         ctx.fillRect(sx(v), H - m.bottom, 1, 4);
-        ctx.fillText(axis.ticks(null, [v])[0], sx(v), H - m.bottom + 6);
-      }
+        ctx.fillText(labels[i], sx(v), H - m.bottom + 6);
+      });
       ctx.fillText(timeName, (m.left + W - m.right) / 2, H - 13);
       ctx.textAlign = "right";
       ctx.textBaseline = "middle";
