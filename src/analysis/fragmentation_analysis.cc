@@ -20,7 +20,9 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       g.regions.clear();
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
-      g.declared = info.size;
+      // Blocks seen before may reach past the size: nothing is held past it
+      // yet, and the next event holds it once the pool is all free.
+      g.declared = g.gaps.high() - g.gaps.low();
     }
   } else if (g.fixed && info.size != g.declared && !g.summary && g.partner == 0 && info.size > 0) [[unlikely]] {
     // Declared again (another arena flashed before the device restarted):

@@ -71,7 +71,8 @@ class FragmentationAnalysis {
     GapIndex gaps;
     bool fixed = false;  // extent comes from a known size, not from observed blocks
     bool measured = false;
-    // The size last declared: a smaller one than the extent holds the bytes past it.
+    // The size the gaps hold the pool to: the extent, or a smaller size
+    // declared while all of it was free, the bytes past which are held.
     uint64_t declared = 0;
     uint64_t partner = 0;  // bytes at the top of the extent the other end of the arena holds
     // Two-ended: the holes between blocks that overflowed into the other

@@ -2056,6 +2056,17 @@ TEST(HonestFindings, AnAllocationOverPartOfALiveBlockIsALostFree) {
     auto run = analyse(Format::log, legitimate);
     EXPECT_EQ(run->result.counts.replaced_blocks, 0u) << legitimate;
   }
+  // A pool declared after blocks reaching past its size: once all of it is
+  // free, what lies past its end is not (a first fix counted 2,048 B free of 1,024).
+  auto late = analyse(Format::log,
+                      "[MEM][1] ALLOC size=100 addr=0x1000\n"
+                      "[MEM][2] ALLOC size=100 addr=0x1800\n"
+                      "[MEM][3] POOL name=heap kind=heap base=0x1000 size=1024\n"
+                      "[MEM][4] FREE addr=0x1800\n"
+                      "[MEM][5] FREE addr=0x1000\n"
+                      "[MEM][6] ALLOC size=100 addr=0x1000\n");
+  ASSERT_EQ(late->result.fragmentation.pools.size(), 1u);
+  EXPECT_EQ(late->result.fragmentation.pools[0].total_free, 924u);
 }
 
 // The text named only the first pool's guard failure and failed request;
