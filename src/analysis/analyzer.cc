@@ -651,6 +651,7 @@ struct Analyzer::Impl {
     }
     last_time = e.time;
     if (restarts_seen < context.device_restarts) [[unlikely]] boot_again();
+    if (pooled) fragmentation.sized(e.pool, pool_info(e.pool), tracker.pool(e.pool), e.time);
     if (e.kind != EventKind::pool_summary) {
       if (!pending_levels.empty()) measure_summaries();
       summaries_told();
@@ -763,6 +764,10 @@ struct Analyzer::Impl {
     size_new_pools();
     // The ends of a shared arena as they stand, for one declared late that did not allocate since.
     for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
+    // And a size declared again after a pool's last event.
+    for (size_t i = 0; i < context.pools.size(); ++i)
+      if (const auto id = static_cast<PoolId>(i); fragmentation.known_extent(id))
+        fragmentation.sized(id, pool_info(id), tracker.pool(id), last_time);
     AnalysisResult out;
     out.counts = counts;
     out.inferences = tracker.completed();

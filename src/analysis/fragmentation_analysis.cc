@@ -20,31 +20,35 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       g.regions.clear();
       g.gaps.extend(low, low + info.size);
       g.fixed = true;
-      // Blocks seen before may reach past the size: nothing is held past it
-      // yet, and the next event holds it once the pool is all free.
-      g.declared = g.gaps.high() - g.gaps.low();
-    }
-  } else if (g.fixed && info.size != g.declared && !g.summary && g.partner == 0 && info.size > 0) [[unlikely]] {
-    // Declared again (another arena flashed before the device restarted):
-    // larger, the rest is free too (a failure once read 0 B free of 8,192
-    // B), and so are the bytes a smaller declaration held (a block across
-    // them read as lying over a live one); smaller, while all of it is free
-    // (reset), what lies past its new end is not (4,692 B free of 4,096).
-    // Not with the other end's bytes at the old top.
-    const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
-    const uint64_t extent = g.gaps.high() - g.gaps.low();
-    if (low == g.gaps.low() && (info.kind == PoolKind::arena || info.base_known)) {
-      if (info.size > g.declared) {
-        if (g.declared < extent) g.gaps.release(low + g.declared, std::min(info.size, extent) - g.declared);
-        if (info.size > extent) g.gaps.extend(low, low + info.size);
-        g.declared = info.size;
-      } else if (g.gaps.total_free() == g.declared) {
-        g.gaps.occupy(low + info.size, g.declared - info.size);
-        g.declared = info.size;
-      }
+      // Blocks seen before may reach past the size: what lies past it is
+      // not the pool's, held from now on (release() leaves it held).
+      g.held_from = low + info.size;
+      g.seen_size = info.size;
+      if (g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
     }
   }
   return g;
+}
+
+void FragmentationAnalysis::redeclared(PoolId pool, const PoolInfo& info, const PoolState& state, uint64_t time) {
+  PoolGaps& g = pools_[pool];
+  g.seen_size = info.size;
+  // Declared again (another arena flashed before the device restarted): the
+  // gaps are the new extent less the blocks live now, and what lies past a
+  // smaller size is held. Shrunk while blocks lived, the bytes past its new
+  // end read free (5,632 B free of a 4,096 B heap); grown, the bytes a
+  // smaller declaration held read used (0 B free of 8,192 B). Not with the
+  // other end's bytes at the top, nor for a heap moved to another base.
+  const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
+  if (g.summary || g.partner != 0 || info.size == 0 || low + info.size == g.held_from || low != g.gaps.low() ||
+      (info.kind != PoolKind::arena && !info.base_known))
+    return;
+  g.held_from = low + info.size;
+  if (g.held_from > g.gaps.high()) g.gaps.extend(low, g.held_from);
+  g.gaps.reset();
+  if (g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
+  state.live.for_each([&](const Block& b) { g.gaps.occupy(b.address, b.size); });
+  g.changed_at = time;
 }
 
 void FragmentationAnalysis::cover(PoolGaps& g, const PoolInfo& info, uint64_t address, uint64_t size) {
@@ -164,8 +168,10 @@ void FragmentationAnalysis::summarized(PoolId pool, uint64_t time, uint64_t tota
 
 void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Block& b, uint64_t time) {
   PoolGaps& g = at(pool, info);
-  // A block that overflowed into the other end's bytes frees only its part below them.
-  const uint64_t end = g.partner ? std::min(b.address + b.size, g.free_end()) : b.address + b.size;
+  // A block that overflowed into the other end's bytes, or past a size
+  // declared smaller, frees only its part below them.
+  uint64_t end = g.partner ? std::min(b.address + b.size, g.free_end()) : b.address + b.size;
+  if (g.fixed && !g.summary) end = std::min(end, g.held_from);
   if (end > b.address) g.gaps.release(b.address, end - b.address);
   g.changed_at = time;
 }
@@ -174,9 +180,8 @@ void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   if (pool >= pools_.size()) return;
   PoolGaps& g = pools_[pool];
   g.gaps.reset();
-  // All of the extent is free again, past a smaller declaration too: the
-  // next event holds what lies past its end again.
-  if (g.fixed) g.declared = g.gaps.high() - g.gaps.low();
+  // All of the extent is free again, but for what lies past a smaller declaration.
+  if (g.fixed && !g.summary && g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
   if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
   // Every byte of the extent is free again: the space between the regions
   // is not the pool's.

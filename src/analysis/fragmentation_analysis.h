@@ -59,6 +59,12 @@ class FragmentationAnalysis {
     for (size_t i = boot_failures_from_; i < failures_.size(); ++i)
       if (!failures_[i].f.inference) failures_[i].f.inference = number;
   }
+  // Before each event aimed at a pool: a size declared again since the last
+  // one is taken in, from the pool's live blocks (state).
+  void sized(PoolId pool, const PoolInfo& info, const PoolState& state, uint64_t time) {
+    if (pool < pools_.size() && pools_[pool].fixed && info.size != pools_[pool].seen_size) [[unlikely]]
+      redeclared(pool, info, state, time);
+  }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);
   // The pool's extent is known: its rates are judged (FragmentationResult's known_extent).
@@ -71,9 +77,11 @@ class FragmentationAnalysis {
     GapIndex gaps;
     bool fixed = false;  // extent comes from a known size, not from observed blocks
     bool measured = false;
-    // The size the gaps hold the pool to: the extent, or a smaller size
-    // declared while all of it was free, the bytes past which are held.
-    uint64_t declared = 0;
+    // Known extent: the end of its declared size. What lies past it (blocks
+    // seen there, or a larger size declared before) is not the pool's: held
+    // occupied, never freed.
+    uint64_t held_from = 0;
+    uint64_t seen_size = 0;  // the size last declared
     uint64_t partner = 0;  // bytes at the top of the extent the other end of the arena holds
     // Two-ended: the holes between blocks that overflowed into the other
     // end stay held when it gives its bytes back, so a block over them is
@@ -102,6 +110,7 @@ class FragmentationAnalysis {
     }
   };
   PoolGaps& at(PoolId pool, const PoolInfo& info);
+  void redeclared(PoolId pool, const PoolInfo& info, const PoolState& state, uint64_t time);
   // A pool of unknown extent grows to cover each block; a stretch wider
   // than this between blocks is taken for not the pool's (the layout's
   // regions use the same 16 MiB). Past kMaxRegions, a block far from all

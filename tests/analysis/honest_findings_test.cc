@@ -1227,6 +1227,31 @@ TEST(HonestFindings, AnArenasFreeSpaceAtAFailureIsAboveItsTop) {
   EXPECT_EQ(smaller->result.fragmentation.failures[0].total_free, std::optional<uint64_t>(596));
   ASSERT_EQ(smaller->result.fragmentation.pools.size(), 1u);
   EXPECT_EQ(smaller->result.fragmentation.pools[0].total_free, 596u);
+  // Declared again while blocks live: smaller, the bytes past its new end
+  // are not free (3,000 B failed "with 5,632 B free" in a 4,096 B heap);
+  // larger again, the bytes the smaller size held are free, but for a block
+  // still live there.
+  auto shrunk = analyse(Format::log,
+                        "[MEM][1] POOL name=heap kind=heap size=8192 base=0x20000000\n"
+                        "[MEM][2] ALLOC size=1024 addr=0x20000000\n"
+                        "[MEM][3] ALLOC size=1024 addr=0x20000800\n"
+                        "[MEM][4] POOL name=heap kind=heap size=4096 base=0x20000000\n"
+                        "[MEM][5] ALLOC size=512 addr=0x20000400\n"
+                        "[MEM][6] ALLOC_FAIL size=3000 align=8\n"
+                        "[MEM][7] FREE addr=0x20000800\n"
+                        "[MEM][8] ALLOC_FAIL size=3000 align=8\n"
+                        "[MEM][9] POOL name=heap kind=heap size=8192 base=0x20000000\n"
+                        "[MEM][10] ALLOC size=1024 addr=0x20001400\n"
+                        "[MEM][11] ALLOC_FAIL size=6000 align=8\n");
+  const auto& sf = shrunk->result.fragmentation.failures;
+  ASSERT_EQ(sf.size(), 3u);
+  EXPECT_EQ(sf[0].total_free, std::optional<uint64_t>(1536));  // [1536, 2048) and [3072, 4096)
+  EXPECT_EQ(sf[0].largest_free, std::optional<uint64_t>(1024));
+  EXPECT_EQ(sf[1].total_free, std::optional<uint64_t>(2560));  // [1536, 4096)
+  EXPECT_EQ(sf[1].largest_free, std::optional<uint64_t>(2560));
+  EXPECT_EQ(sf[2].total_free, std::optional<uint64_t>(5632));  // [1536, 5120) and [6144, 8192)
+  EXPECT_EQ(sf[2].largest_free, std::optional<uint64_t>(3584));
+  EXPECT_EQ(shrunk->result.counts.replaced_blocks, 0u);
   // Declared after a block past its end: nothing free (it read 5,000 B free
   // of 4,096), and the overflow check says the size came late, not that it
   // is unknown.
