@@ -46,6 +46,10 @@ struct PoolInfo {
   // which may be 0 (`POOL ... base=0`). emt POOL records cannot say "no
   // base", so there a heap's base 0 is taken as not known.
   bool base_known = false;
+  // A recorded process's anonymous mappings: address space the kernel really
+  // reserved, where terabytes are real (sanitizer shadow memory, a runtime
+  // reserving its heap with MAP_NORESERVE), so no size there is corrupt.
+  bool mappings = false;
 };
 
 // The pool a TFLite Micro capture records its tensor placement in

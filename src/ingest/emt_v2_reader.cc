@@ -624,6 +624,7 @@ PoolId EmtV2Reader::pool(uint64_t id) {
   if (pools_.size() >= kMaxPools) return context_.pools.intern(fmt::format("pool{}", id), PoolKind::heap);
   std::string name = id == e2::kPoolMmap ? "mmap" : id == e2::kPoolMalloc ? "malloc" : fmt::format("pool{}", id);
   PoolId interned = pools_[id] = context_.pools.intern(name, PoolKind::heap);
+  if (id == e2::kPoolMmap) context_.pools.at(interned).mappings = true;
   if (id < known_pools_.size()) known_pools_[id] = interned;
   return interned;
 }

@@ -18,7 +18,8 @@ namespace edgemem {
 
 class ImpossibleEventFilter final : public EventSink {
  public:
-  // No allocator on a host hands out a terabyte at once; on a 32-bit
+  // No allocator on a host hands out a terabyte at once (a recording's
+  // mappings may reserve that much: PoolInfo::mappings); on a 32-bit
   // Cortex-M (ITM, seed records) the largest RAM region of the memory map,
   // external RAM at 0x6000_0000, is 1 GiB.
   static constexpr uint64_t kAbsurdSize = uint64_t{1} << 40;
@@ -48,7 +49,7 @@ class ImpossibleEventFilter final : public EventSink {
         !pools_.at(e.pool).kind_guessed) [[unlikely]]
       return Problem::none;
     if (bits() <= 32 && e.size > kAbsurdSize32) return Problem::over_1gib_on_32_bit;
-    if (e.size > kAbsurdSize) return Problem::over_1tib;
+    if (e.size > kAbsurdSize && !(e.pool < pools_.size() && pools_.at(e.pool).mappings)) return Problem::over_1tib;
     return placement(e);
   }
   unsigned bits() const { return std::min(address_bits_, context_.address_bits); }

@@ -26,7 +26,9 @@ PoolId PoolTable::declare(const PoolInfo& info) {
   const std::string name = pools_[id].name;
   if (name != printable_name(info.name)) return id;
   std::optional<PoolId> shared_by = pools_[id].shared_by;
+  const bool mappings = pools_[id].mappings;
   pools_[id] = info;
+  pools_[id].mappings = mappings || info.mappings;
   pools_[id].name = name;
   pools_[id].shared_by = shared_by;
   pools_[id].declared = true;

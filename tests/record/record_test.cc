@@ -1323,6 +1323,24 @@ TEST(Record, MappingsCutInPiecesLeaveWhatIsStillMapped) {
   EXPECT_EQ(at_map, 2097152u + 48 * 1024);
 }
 
+// A mapping of 2 TiB (mmap_pieces.c --terabytes) is real address space, not
+// corrupt data: it was dropped as "over 1 TiB", and the 1 TiB left after
+// its top half was unmapped read as a block at an unknown site.
+TEST(Record, AMappingOfTerabytesIsRecordedAsItIs) {
+  fs::path out = scratch("mmap-terabytes.emt");
+  Command c = run(record(out, std::string(EDGEMEM_RECORD_PROGRAMS) + "/record_mmap_pieces --terabytes"));
+  ASSERT_EQ(c.status, 0) << c.out;
+  if (c.out.find("mmap-pieces-test: no terabytes") != std::string::npos)
+    GTEST_SKIP() << "this machine refuses a 2 TiB MAP_NORESERVE mapping";
+  TraceRun r = analyse_recording(out);
+  EXPECT_EQ(r.input.stats.impossible_events, 0u);
+  EXPECT_EQ(r.result.counts.unknown_frees, 0u);
+  const PoolSummary* pool = mmap_pool(r);
+  ASSERT_TRUE(pool);
+  EXPECT_EQ(pool->peak_bytes, uint64_t{2} << 40);
+  EXPECT_EQ(pool->final_bytes, 2097152u + (48 + 32) * 1024 + 2 * 64 * 1024);
+}
+
 // mremap's edges (mmap_pieces.c --mremap-edges): an in-place growth the
 // kernel refuses changes nothing (each once read as a free and a new
 // mapping at the mremap, a temporary), and a reservation shrunk past its

@@ -12,6 +12,9 @@
  *   with --file-over, a 64 KiB mapping a file mapped with MAP_FIXED
  *     replaces (the preload follows it; the eBPF recorder sees only
  *     anonymous mappings)                                     (gone)
+ *   with --terabytes, first 2 TiB mapped read-write with MAP_NORESERVE,
+ *     its top half unmapped, then the rest (sanitizers' shadow memory and
+ *     runtimes reserve that much)                  (gone; the peak is 2 TiB)
  *   with --mremap-edges, a 16 KiB mapping that mremap cannot grow in place
  *     (a mapping lies above it), five times            (16 + 16 KiB stay,
  *     both made by map()), and a 64 KiB reservation whose last 16 KiB are
@@ -47,6 +50,17 @@ static void unmap(void* p, size_t length) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--terabytes") == 0) {
+    const size_t tib = (size_t)1 << 40;
+    char* vast = mmap(NULL, 2 * tib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (vast == MAP_FAILED) {  /* strict overcommit, or a small address space */
+      puts("mmap-pieces-test: no terabytes");
+      return 0;
+    }
+    vast[0] = vast[2 * tib - 1] = 1;
+    unmap(vast + tib, tib);
+    unmap(vast, tib);
+  }
   char* raw = map(NULL, 4 * MIB, PROT_READ | PROT_WRITE, 0);
   char* aligned = (char*)(((uintptr_t)raw + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1));
   if (aligned > raw) unmap(raw, (size_t)(aligned - raw));
