@@ -269,10 +269,17 @@ void EmtDecoder::complete() {
     case kSyncTag: {
       uint64_t now = v[0];
       before_sync_ = time_;
-      // The device clock is 32 bits; keep time monotonic across wraps.
-      if (now < last_sync_low_ && last_sync_low_ - now > 0x80000000u) epoch_ += 0x100000000ull;
+      // The device clock is 32 bits: the SYNC's time is taken in the wrap
+      // nearest the time the records' deltas reached. Against the previous
+      // SYNC's alone, 256 records spanning over 2^31 ticks (5.4 s at 400 MHz)
+      // sent time back by 2^32.
+      const uint64_t reached = time_ - epoch_;
+      uint64_t full = (reached & ~uint64_t{0xFFFFFFFF}) + static_cast<uint32_t>(now);
+      if (full + 0x80000000u < reached) full += 0x100000000ull;
+      else if (full > reached + 0x80000000u && full >= 0x100000000ull) full -= 0x100000000ull;
+      epoch_ += full - static_cast<uint32_t>(now);
       last_sync_low_ = static_cast<uint32_t>(now);
-      time_ = epoch_ + now;
+      time_ = epoch_ + static_cast<uint32_t>(now);
       sync_offset_ = record_offset_;
       ++stats_.syncs;
       header_due_ = !checked_ && seen_checked_;

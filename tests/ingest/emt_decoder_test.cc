@@ -245,6 +245,27 @@ TEST(Emt, ARecordStraddlingReadsKeepsItsTime) {
   }
 }
 
+// A 400 MHz CYCCNT wraps every 10.7 s, and the device library sends a SYNC
+// every 256 records: at one inference a second they span several wraps. The
+// SYNC's 32-bit time is taken in the wrap the records' deltas reached; taken
+// against the previous SYNC's alone, time went back by 2^32, unsaid.
+TEST(Emt, ASyncAfterSeveralClockWrapsKeepsTimeGoingOn) {
+  const std::string sync0("\x7E" "emt!" "\x00", 6), header("\x01\x01\x00", 3);
+  const std::string begin_after_0x70000000("\x14\x80\x80\x80\x80\x07\x01", 7);  // INFER begin 1
+  const std::string sync_at_0x50000010("\x7E" "emt!" "\x90\x80\x80\x80\x05", 10);  // 0x1'5000'0010, wrapped
+  const std::string end_after_1("\x15\x01\x01", 3);                                  // INFER end 1
+  std::string s = sync0 + header;
+  for (int i = 0; i < 3; ++i) s += begin_after_0x70000000;
+  s += sync_at_0x50000010 + end_after_1;
+  for (size_t chunk : {s.size(), size_t{1}}) {
+    std::vector<Event> events = decode_emt(s, chunk);
+    ASSERT_EQ(events.size(), 4u);
+    EXPECT_EQ(events[0].time, 0x70000000u);
+    EXPECT_EQ(events[2].time, 0x150000000u);
+    EXPECT_EQ(events[3].time, 0x150000011u) << "chunk " << chunk;
+  }
+}
+
 // Pools and strings take effect only once their record is complete.
 TEST(Emt, AHalfReadPoolRecordDeclaresNothing) {
   std::string s = std::string("\x7E" "emt!" "\x00", 6) + std::string("\x02\x00\x01\x00\x80\x80\x01\x00\x05" "are", 12);
