@@ -184,7 +184,8 @@ struct SniffVerdict {
 
 // How many first bytes of an input sniff_trace judges: however they
 // arrive, every caller judges the same window, so the verdict is the same.
+// `tpiu_stream`: the TPIU source ID to find ITM on (--tpiu-stream).
 inline constexpr size_t kSniffBytes = 64 * 1024;
-SniffVerdict sniff_trace(std::span<const uint8_t> head);
+SniffVerdict sniff_trace(std::span<const uint8_t> head, unsigned tpiu_stream = 1);
 
 }  // namespace edgemem

@@ -123,12 +123,12 @@ Evidence itm_evidence(std::span<const uint8_t> bytes) {
   return {true, {}};
 }
 
-Evidence tpiu_evidence(std::span<const uint8_t> head) {
-  std::vector<uint8_t> stream1;
+Evidence tpiu_evidence(std::span<const uint8_t> head, unsigned stream) {
+  std::vector<uint8_t> itm_bytes;
   std::array<uint64_t, 128> id_bytes{};
   TpiuDeframer deframer([&](uint8_t id, uint8_t byte) {
     ++id_bytes[id & 0x7f];
-    if (id == 1) stream1.push_back(byte);
+    if (id == stream) itm_bytes.push_back(byte);
   });
   for (uint8_t b : head) deframer.push(b);
   // Any bytes read as frames scatter over many random source IDs; a real
@@ -138,9 +138,9 @@ Evidence tpiu_evidence(std::span<const uint8_t> head) {
   uint64_t all = 0;
   for (uint64_t n : id_bytes) all += n;
   if (share(id_bytes[0] + id_bytes[1] + id_bytes[2], all) < 0.95) return {false, "tpiu: frames scatter over many sources"};
-  if (stream1.empty()) return {false, "tpiu: no bytes for source 1"};
-  Evidence itm = itm_evidence(stream1);
-  if (!itm.ok) return {false, "tpiu: stream 1 is not ITM (" + itm.why_not + ")"};
+  if (itm_bytes.empty()) return {false, fmt::format("tpiu: no bytes for source {}", stream)};
+  Evidence itm = itm_evidence(itm_bytes);
+  if (!itm.ok) return {false, fmt::format("tpiu: stream {} is not ITM ({})", stream, itm.why_not)};
   return {true, {}};
 }
 
@@ -160,7 +160,7 @@ std::string SniffVerdict::refusal(std::string_view path) const {
   return advice.empty() ? fmt::format("{}: {}", path, looks_like) : fmt::format("{}: {}; {}", path, looks_like, advice);
 }
 
-SniffVerdict sniff_trace(std::span<const uint8_t> head) {
+SniffVerdict sniff_trace(std::span<const uint8_t> head, unsigned tpiu_stream) {
   SniffVerdict v;
   if (head.empty()) {
     v.looks_like = "empty input, expected a trace";
@@ -186,7 +186,7 @@ SniffVerdict sniff_trace(std::span<const uint8_t> head) {
   // Frames first: a TPIU capture's bytes can pass as ITM (its idle frames
   // are zeros, which ITM takes for an idle line), while raw ITM read as
   // frames scatters over many source IDs and fails.
-  if (!v.format) attempt(Format::tpiu, tpiu_evidence(head));
+  if (!v.format) attempt(Format::tpiu, tpiu_evidence(head, tpiu_stream));
   if (!v.format) attempt(Format::itm, itm_evidence(head));
   if (v.format) return v;
   v.looks_like = fmt::format("not a trace edgemem can read (tried {})", fmt::join(tried, "; "));

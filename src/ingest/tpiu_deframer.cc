@@ -15,6 +15,14 @@ void TpiuDeframer::push(uint8_t byte) {
     fill_ = 0;
     return;
   }
+  // A half-word sync, FF 7F on a half-word boundary, pads the stream between
+  // or within frames and is discarded (no frame has ID 0x7F there). Read as
+  // data, it scattered a capture over reserved IDs and made up events.
+  if ((fill_ & 1) == 0 && byte == 0x7f && buf_[fill_ - 2] == 0xff) {
+    fill_ -= 2;
+    ++halfsyncs_;
+    return;
+  }
   if (fill_ == 16) {
     frame();
     fill_ = 0;

@@ -1,6 +1,7 @@
 // CoreSight TPIU formatter: 16-byte frames that interleave several trace
 // sources (ITM, ETM) by 7-bit ID. Frame alignment comes from the full sync
-// pattern FF FF FF 7F when the stream has one, else from the first byte.
+// pattern FF FF FF 7F when the stream has one, else from the first byte;
+// half-word syncs (FF 7F) between or within frames are dropped.
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@ class TpiuDeframer {
   uint64_t frames() const { return frames_; }
   uint64_t syncs() const { return syncs_; }
   uint64_t dropped() const { return dropped_; }  // bytes of frames cut by a sync
+  uint64_t halfsyncs() const { return halfsyncs_; }
   size_t pending() const { return fill_; }
 
  private:
@@ -30,7 +32,7 @@ class TpiuDeframer {
   size_t fill_ = 0;
   uint32_t last4_ = 0;
   uint8_t id_ = 0;
-  uint64_t frames_ = 0, syncs_ = 0, dropped_ = 0;
+  uint64_t frames_ = 0, syncs_ = 0, dropped_ = 0, halfsyncs_ = 0;
 };
 
 // A TPIU capture whose ITM source (default ID 1) is decoded as ITM.

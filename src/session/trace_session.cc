@@ -134,9 +134,10 @@ struct TraceSession::Impl {
 
   bool start() {
     Format f = options.format;
+    // The same window however the bytes arrived (a file in 1 MiB reads, a pipe in 64 KiB).
+    const auto window = std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes));
     if (f == Format::automatic) {
-      // The same window however the bytes arrived (a file in 1 MiB reads, a pipe in 64 KiB).
-      SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
+      SniffVerdict verdict = sniff_trace(window, options.decoder.tpiu_stream);
       if (!verdict.format) {
         refuse(verdict);
         return false;
@@ -145,7 +146,7 @@ struct TraceSession::Impl {
     } else {
       // Forced: said when the bytes positively show another format, so
       // findings decoded the wrong way are not taken at face value.
-      SniffVerdict verdict = sniff_trace(std::span<const uint8_t>(head).first(std::min(head.size(), kSniffBytes)));
+      SniffVerdict verdict = sniff_trace(window, options.decoder.tpiu_stream);
       // ITM and TPIU included: TPIU is judged first and strictly (frames on a
       // few sources, ITM inside), so raw ITM forced as TPIU is said (it read
       // as 941 marks from frames scattered over 21 sources, without a word).
@@ -332,7 +333,7 @@ bool TraceSession::start_if_known() {
   if (impl_->decoder) return true;
   if (!accepting() || impl_->head.empty()) return false;
   if (impl_->options.format == Format::automatic) {
-    SniffVerdict verdict = sniff_trace(impl_->head);
+    SniffVerdict verdict = sniff_trace(impl_->head, impl_->options.decoder.tpiu_stream);
     if (verdict.other_kind) impl_->refuse(verdict);
     if (!verdict.format) return false;
   }
@@ -341,7 +342,8 @@ bool TraceSession::start_if_known() {
 
 std::string TraceSession::undecided() const {
   if (impl_->decoder || impl_->head.empty() || !accepting()) return {};
-  return fmt::format("{} bytes so far: {}", impl_->head.size(), sniff_trace(impl_->head).looks_like);
+  return fmt::format("{} bytes so far: {}", impl_->head.size(),
+                     sniff_trace(impl_->head, impl_->options.decoder.tpiu_stream).looks_like);
 }
 
 Analyzer& TraceSession::analyzer() { return impl_->analyzer; }

@@ -62,6 +62,32 @@ TEST(Sniffer, EmtOnItmPortOneWithoutSyncPacketsIsItm) {
   EXPECT_EQ(sniff_trace(bytes(itm)).format, Format::itm);
 }
 
+// ITM on TPIU source 5 (`--tpiu-stream 5`): the sniffer looks for ITM
+// there, not on source 1 (it refused the capture as "stream 1 is not ITM").
+TEST(Sniffer, ATpiuCaptureIsJudgedOnTheStreamItWasToldOf) {
+  const std::string itm = read_file(corpus("itm/sigrok_stm32f105_itm_stream1.bin"));
+  std::string tpiu("\xFF\xFF\xFF\x7F", 4);
+  for (size_t at = 0; at < itm.size(); at += 14) {
+    std::string frame(16, '\0');
+    frame[0] = static_cast<char>(5 << 1 | 1);  // source 5 from the next byte on
+    for (size_t k = 0; k < 14; ++k) {
+      const uint8_t b = at + k < itm.size() ? static_cast<uint8_t>(itm[at + k]) : 0;
+      const size_t pos = k + 1;
+      if (pos % 2 == 0) {  // an even byte keeps its LSB in the aux byte
+        frame[pos] = static_cast<char>(b & 0xFE);
+        frame[15] = static_cast<char>(frame[15] | (b & 1) << (pos / 2));
+      } else {
+        frame[pos] = static_cast<char>(b);
+      }
+    }
+    tpiu += frame;
+  }
+  EXPECT_EQ(sniff_trace(bytes(tpiu), 5).format, Format::tpiu);
+  const SniffVerdict on_1 = sniff_trace(bytes(tpiu));
+  EXPECT_FALSE(on_1.format);
+  EXPECT_NE(on_1.looks_like.find("tpiu: no bytes for source 1"), std::string::npos) << on_1.looks_like;
+}
+
 // An OpenOCD capture (`tpiu config internal FILE uart off ...`) opens with
 // the idle line: thousands of zero bytes before the first packet. They were
 // counted as reserved bytes, so the capture was refused ("28 % of bytes

@@ -72,6 +72,41 @@ TEST(Tpiu, AFrameOfAReservedSourceIdIsDamage) {
   EXPECT_EQ(real->stats.first_problem->what.find("reserves"), std::string::npos) << real->stats.first_problem->what;
 }
 
+// A half-word sync, FF 7F on a half-word boundary, pads a formatted stream
+// between or within frames and is discarded (CoreSight TPIU; orbuculum
+// drops it the same way). Read as data, it was a frame of the reserved ID
+// 0x7F: the real capture with half-syncs lost most of its bytes.
+TEST(Tpiu, HalfWordSyncsBetweenAndWithinFramesAreDiscarded) {
+  const std::string raw = read_file(corpus("itm/sigrok_stm32f105_swo_tpiu.bin"));
+  // The capture has no full sync: its frames are aligned from its first byte.
+  const std::string half("\xFF\x7F", 2);
+  std::string padded;
+  size_t halves = 0;
+  for (size_t at = 0; at < raw.size(); at += 2) {
+    // Between frames (every fourth frame) and inside one (at its sixth byte).
+    if (at % 64 == 0 || at % 16 == 6) {
+      padded += half;
+      ++halves;
+    }
+    padded += raw.substr(at, 2);
+  }
+  auto deframe = [](const std::string& bytes, uint64_t* halfsyncs) {
+    std::string s1;
+    TpiuDeframer d([&](uint8_t id, uint8_t b) {
+      if (id == 1) s1 += static_cast<char>(b);
+    });
+    for (char c : bytes) d.push(static_cast<uint8_t>(c));
+    *halfsyncs = d.halfsyncs();
+    return s1;
+  };
+  uint64_t none = 0, seen = 0;
+  const std::string plain = deframe(raw, &none);
+  EXPECT_EQ(none, 0u);
+  EXPECT_EQ(deframe(padded, &seen), plain);
+  EXPECT_EQ(seen, halves);
+  EXPECT_GT(halves, 500u);
+}
+
 TEST(Tpiu, AuxBitRestoresEvenByteLsbAndDelaysIdChange) {
   std::string frame(16, '\0');
   frame[0] = 0x03;            // ID 1
