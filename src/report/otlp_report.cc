@@ -102,11 +102,13 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
             "What the leaking groups add per inference, summed (summary-mode devices: growth of pools that grow "
             "steadily or whose lowest usage still rises)",
             {{"", r.leak_rate_bytes_per_inference}});
-  if (!trend.empty()) {
+  if (!trend.empty())
     b.gauge("edgemem.leak.trend", "By/{inference}", "Slope of the lowest usage per 8 inferences over the last 80", trend);
+  // Every pool from the start, as the Prometheus gauge: a leak confirmed by
+  // filling its pool before the trend's 80 inferences was never sent.
+  if (!confirmed.empty())
     b.gauge("edgemem.leak.confirmed", "1",
             "1 once a leak of the pool was confirmed in this boot (its trend, or growth until full)", confirmed);
-  }
   if (const auto& fc = r.exhaustion_forecast) {
     b.gauge("edgemem.exhaustion.forecast.inferences", "{inference}", "Inferences until the pool is full",
             {{fc->pool, static_cast<double>(fc->inferences)}});

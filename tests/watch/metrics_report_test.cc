@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "report/metrics_report.h"
+#include "report/otlp_report.h"
 
 namespace edgemem {
 namespace {
@@ -77,6 +78,24 @@ TEST(MetricsReport, WatchGivesEveryPoolItsLeakConfirmedFromTheStart) {
   EXPECT_TRUE(has(t, "edgemem_leak_confirmed{pool=\"heap\"} 0\n"));
   EXPECT_FALSE(has(t, "edgemem_leak_trend_bytes_per_inference{pool=\"arena\"}"));
   EXPECT_FALSE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_confirmed")) << "analyze has no live trend";
+}
+
+// OTLP carries the same gauge for every pool from the start: it was sent
+// only beside a trend, so a pool that filled up before the trend's 80
+// inferences never reached a collector as confirmed.
+TEST(MetricsReport, OtlpGivesEveryPoolItsLeakConfirmedFromTheStart) {
+  Fixture f;
+  auto confirmed = [&](const std::vector<TrendView>& trends) {
+    std::map<std::string, double> by_pool;
+    const nlohmann::json request = otlp_metrics({&f.input, &f.result, "", trends, true}, 2000, 1000);
+    for (const auto& m : request["resourceMetrics"][0]["scopeMetrics"][0]["metrics"])
+      if (m["name"] == "edgemem.leak.confirmed")
+        for (const auto& p : m["gauge"]["dataPoints"])
+          by_pool[p["attributes"][0]["value"]["stringValue"]] = p.value("asDouble", -1.0);
+    return by_pool;
+  };
+  EXPECT_EQ(confirmed({}), (std::map<std::string, double>{{"arena", 0}, {"heap", 0}}));
+  EXPECT_EQ(confirmed({{"arena", 0, 1, true, false}}), (std::map<std::string, double>{{"arena", 1}, {"heap", 0}}));
 }
 
 TEST(MetricsReport, FragmentationOnlyForPoolsOfKnownExtent) {
