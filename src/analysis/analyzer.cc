@@ -958,7 +958,18 @@ struct Analyzer::Impl {
   // with the bytes free (fragmentation) and service after it, or one of
   // more than the whole pool, says nothing of running out.
   void no_forecast_for_exhausted_pools(AnalysisResult& out) {
-    if (!out.exhaustion_forecast) return;
+    if (!out.exhaustion_forecast) {
+      // A leak that filled its pool has no rate left to forecast from: its
+      // pool is exhausted all the same (the forecast was null).
+      auto filled = std::find_if(out.leaks.begin(), out.leaks.end(),
+                                 [](const SiteLeak& l) { return l.growth && l.growth->stopped_by_failures(); });
+      if (filled == out.leaks.end()) return;
+      Forecast fc;
+      fc.pool = filled->pool;
+      fc.bytes_per_inference = filled->bytes_per_inference.value_or(0);
+      if (options.clock_hz && out.cycles_per_inference) fc.seconds = 0.0;
+      out.exhaustion_forecast = fc;
+    }
     Forecast& fc = *out.exhaustion_forecast;
     uint64_t pool_size = 0;
     for (const PoolSummary& p : out.pools)

@@ -850,6 +850,25 @@ TEST(HonestFindings, ArenaStrandingZeroByteBlocksAndManyThreadsAreCountedExactly
   EXPECT_EQ(analyse(Format::log, many.text)->result.temporaries.count, 1u);
 }
 
+// A leak judged stopped because its requests failed adds nothing to the
+// rate a forecast is made from: the forecast was null, where its pool is
+// exhausted (json-schema.md: already_exhausted, 0 inferences).
+TEST(HonestFindings, APoolALeakFilledLongAgoIsExhaustedNotUnforecast) {
+  MemLog log;
+  log("POOL name=heap kind=heap base=0x1000 size=20000");
+  fill_with_leak(log, 1, 80, 0x1000, 0x1000 + 20000, 644, 700, "ALLOC_FAIL size=644 align=8 pool=heap site=leak.c:9");
+  auto run = analyse(Format::log, log.text);
+  const AnalysisResult& r = run->result;
+  ASSERT_EQ(r.leaks.size(), 1u);
+  ASSERT_TRUE(r.leaks[0].growth);
+  ASSERT_TRUE(r.leaks[0].growth->stopped_by_failures());
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_EQ(r.exhaustion_forecast->pool, "heap");
+  EXPECT_TRUE(r.exhaustion_forecast->already_exhausted);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 0u);
+  EXPECT_NE(text_of(*run, "log").find("'heap' is already exhausted"), std::string::npos);
+}
+
 TEST(HonestFindings, NoForecastForAPoolThatAlreadyOverflowed) {
   MemLog log;
   log("POOL name=heap kind=heap base=0x20000000 size=65536");
