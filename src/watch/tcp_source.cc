@@ -1,7 +1,8 @@
 // A TCP stream from a debug probe's trace server or an emulator's socket
 // chardev. The probe may not be up yet and may drop the connection when the
-// target resets, so the client keeps reconnecting; bytes lost in between
-// are the decoders' to resynchronise over (they count what they skip).
+// target resets, so the client keeps reconnecting; a record cut by the
+// hang-up is dropped and counted, and bytes lost in between are the
+// decoders' to resynchronise over (they count what they skip).
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -61,6 +62,10 @@ class TcpSource final : public LiveSource {
     if (n > 0) {
       received_ += static_cast<uint64_t>(n);
       out.bytes = static_cast<size_t>(n);
+      // A record the hang-up cut is not joined to what the new connection
+      // sends first: a server that does not buffer resumes mid-record, and
+      // "size=1" + "24 addr=..." would read as a 124 B block.
+      out.restarted = std::exchange(hung_up_, false);
       return out;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return out;
@@ -68,6 +73,7 @@ class TcpSource final : public LiveSource {
                                     n == 0 ? "connection closed" : std::string("read failed: ") + std::strerror(errno),
                                     received_));
     disconnect();
+    hung_up_ = received_ > 0;
     backoff_ = kFirstBackoff;
     next_attempt_ = Clock::now() + backoff_;
     return out;
@@ -182,6 +188,7 @@ class TcpSource final : public LiveSource {
   std::string last_error_;
   bool failing_ = false;
   uint64_t received_ = 0;
+  bool hung_up_ = false;  // after bytes: the next bytes start the stream over
   milliseconds backoff_ = kFirstBackoff;
   Clock::time_point next_attempt_{};
 };

@@ -62,7 +62,8 @@ TraceOutcome Watcher::run(LiveSource& source, const WatchLimits& limits, const W
     }
     deliver(h);
     if (reached()) {
-      note(fmt::format("{} inferences seen (--until {})", engine_.inferences(), *limits.until_inferences));
+      note(fmt::format("{} inference{} seen (--until {})", engine_.inferences(), engine_.inferences() == 1 ? "" : "s",
+                       *limits.until_inferences));
       break;
     }
     // Why the watch ends, before its summary; with nothing received there
