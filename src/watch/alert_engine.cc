@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "analysis/leak_trend.h"
 #include "edgemem/analyzer.h"
 #include "report/units.h"
 
@@ -90,10 +89,10 @@ void AlertEngine::on_inference(const InferenceRecord& record) {
     auto f = fragmentation_.find(p.pool);
     if (f == fragmentation_.end()) f = fragmentation_.emplace(std::string(p.pool), FragmentationFloor{}).first;
     FragmentationFloor& floor = f->second;
-    floor.window_min = floor.in_window == 0 ? *p.fragmentation_rate : std::min(floor.window_min, *p.fragmentation_rate);
-    if (++floor.in_window < LeakTrend::kWindow) continue;
-    floor.in_window = 0;
-    floor.worst_floor = std::max(floor.worst_floor.value_or(0), floor.window_min);
+    floor.last[floor.ends++ % floor.last.size()] = *p.fragmentation_rate;
+    if (floor.ends < floor.last.size()) continue;
+    const double lowest = *std::min_element(floor.last.begin(), floor.last.end());
+    floor.worst_floor = std::max(floor.worst_floor.value_or(0), lowest);
     judge_fragmentation(f->first);
   }
   for (const PoolInferenceUsage& p : record.pools) {

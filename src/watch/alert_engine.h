@@ -11,6 +11,7 @@
 // judged (the snapshots say which), as in `analyze`.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/leak_trend.h"
 #include "edgemem/analyzer.h"
 #include "edgemem/trace_session.h"
 
@@ -64,10 +66,12 @@ class AlertEngine final : public InferenceObserver {
   // `detail` separates causes of one kind in one pool (the band entered).
   void raise(AlertKind kind, std::string pool, double value, std::string message, std::string_view detail = {});
   void judge_fragmentation(const std::string& pool);
+  // Over the last 8 inference ends, sliding: 14 fragmented ends in a row
+  // that straddled two fixed windows of 8 raised nothing.
   struct FragmentationFloor {
-    double window_min = 0;
-    uint64_t in_window = 0;
-    std::optional<double> worst_floor;  // highest window floor so far
+    std::array<double, LeakTrend::kWindow> last{};  // rates at the latest ends, a ring
+    uint64_t ends = 0;
+    std::optional<double> worst_floor;  // highest lowest-of-8 so far
   };
   // A device restart starts every pool's trends and floors anew, as the
   // analysis does: the boot before's confirmed leak read on for the whole

@@ -130,6 +130,26 @@ TEST(AlertEngine, FragmentationIsJudgedAtTheInferenceThatShowsItBeforeAnyStatusT
   EXPECT_NE(danger[0].message.find("danger band"), std::string::npos);
 }
 
+// Any 8 inference ends in a row, not fixed windows of 8: 14 fragmented ends
+// from the second to the fifteenth straddled two windows and raised nothing.
+TEST(AlertEngine, FragmentationAtAnyEightEndsInARowIsRaised) {
+  AlertEngine engine;
+  heap_fragmented(engine, 0.05, 1, true);
+  heap_fragmented(engine, 0.44, 14, true);
+  heap_fragmented(engine, 0.05, 5, true);
+  std::vector<Alert> alerts = at_tick(engine);
+  ASSERT_EQ(alerts.size(), 2u);
+  EXPECT_EQ(alerts[0].inference, 9u);
+  EXPECT_DOUBLE_EQ(alerts[1].value, 0.44);
+  EXPECT_NE(alerts[1].message.find("danger band"), std::string::npos) << alerts[1].message;
+  // Seven in a row are not eight.
+  AlertEngine short_run;
+  heap_fragmented(short_run, 0.05, 1, true);
+  heap_fragmented(short_run, 0.44, 7, true);
+  heap_fragmented(short_run, 0.05, 20, true);
+  EXPECT_TRUE(at_tick(short_run).empty());
+}
+
 TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
   AlertEngine engine;
   heap_fragmented(engine, 0.3, 16);
