@@ -1,6 +1,7 @@
 #include "record/ebpf_script.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -77,7 +78,15 @@ std::string bpftrace_script(const UprobeTargets& t) {
     }
     std::string enter, leave;
     if (f == "malloc" || f == "valloc" || f == "pvalloc") {
-      enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "valloc" || f == "pvalloc" ? 4096 : 0);
+      const long page = sysconf(_SC_PAGESIZE);
+      enter = fmt::format("@size[tid] = arg0; @align[tid] = {};", f == "malloc" ? 0 : page);
+      // pvalloc rounds the request up to whole pages, as the preload records
+      // it (it read 100 B where the preload read 4,096); one within a page
+      // of 2^64 fails and stays as asked.
+      if (f == "pvalloc")
+        enter += fmt::format(" if (arg0 == 0) {{ @size[tid] = {0}; }} else if (arg0 + {1} > arg0) {{ @size[tid] = "
+                             "(arg0 + {1}) / {0} * {0}; }}",
+                             page, page - 1);
       leave = fmt::format("printf(\"A %d %llu %llu %llu %llu %d\\n%s\\n\", tid, nsecs, @size[tid], @align[tid], retval, cpu, {});", stack);
       maps.insert({"@size", "@align"});
     } else if (f == "calloc") {

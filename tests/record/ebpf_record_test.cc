@@ -319,6 +319,22 @@ TEST(EbpfRecord, AnOverloadedNameFindsEveryOverload) {
   EXPECT_TRUE(find_inference_function("run_inference", {program}, error)) << error;
 }
 
+// pvalloc rounds its request up to whole pages, and the preload records
+// the block that way: the eBPF script read pvalloc(100) as 100 B, the
+// preload as 4,096 B. A request within a page of 2^64 stays as asked.
+TEST(EbpfRecord, PvallocIsRecordedInWholePagesAsThePreloadRecordsIt) {
+  UprobeTargets t;
+  t.pid = 4242;
+  t.allocators = {{"/usr/lib/x86_64-linux-gnu/libc.so.6", "pvalloc"}};
+  const std::string script = bpftrace_script(t);
+  const long page = sysconf(_SC_PAGESIZE);
+  EXPECT_NE(script.find(fmt::format("if (arg0 == 0) {{ @size[tid] = {0}; }} else if (arg0 + {1} > arg0) {{ @size[tid] = "
+                                    "(arg0 + {1}) / {0} * {0}; }}",
+                                    page, page - 1)),
+            std::string::npos)
+      << script;
+}
+
 // libstdc++'s path holds '+', which bpftrace's probe syntax takes for an
 // operator unless the path is quoted; every probe is limited to the process.
 // Operator new has no return probe (C++ exceptions cannot unwind through
