@@ -45,6 +45,7 @@ void ItmPacketParser::push(uint8_t byte) {
       ++collected_;
       if (!more || collected_ == max_bytes_) {
         state_ = State::header;
+        packet_.size = static_cast<uint8_t>(collected_);
         handler_.on_packet(packet_);
       }
       return;

@@ -12,7 +12,7 @@ enum class ItmPacketKind : uint8_t {
   sync,
   overflow,
   local_timestamp,    // value = ticks since the previous local timestamp
-  global_timestamp1,  // value = bits [25:0]
+  global_timestamp1,  // value = bits [25:0]; under 4 bytes, only the low 7 per byte (the rest unchanged)
   global_timestamp2,  // value = bits [63:26]
   extension,          // value = EX page bits
   instrumentation,    // software stimulus port write
@@ -30,7 +30,7 @@ std::string_view to_string(ItmPacketKind kind);
 struct ItmPacket {
   ItmPacketKind kind = ItmPacketKind::sync;
   uint8_t address = 0;  // stimulus port, DWT comparator or discriminator
-  uint8_t size = 0;     // payload bytes
+  uint8_t size = 0;     // payload bytes (of a continued one: those it came in)
   uint64_t value = 0;   // payload, little-endian
   uint8_t relation = 0; // local timestamp TC bits
   bool wrap = false, clock_change = false;  // global timestamp 1

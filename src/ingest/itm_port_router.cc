@@ -206,9 +206,17 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
         // wrapped, and the high bits went up by one (a GTS2 that follows
         // says so too; a probe that sends no GTS2 says nothing else).
         uint64_t high = time_ & ~uint64_t{0x3ffffff};
-        if (global_seen_ && p.value < global_low_) high += 0x4000000;
+        // A packet of fewer than 4 bytes carries only the low bits that
+        // changed, 7 a byte (ARMv7-M D4.2.5): read whole, each added 2^26
+        // to the time.
+        uint64_t low = p.value;
+        if (global_seen_ && p.size < 4) {
+          const uint64_t changed = (uint64_t{1} << (7 * p.size)) - 1;
+          low = (global_low_ & ~changed) | (p.value & changed);
+        }
+        if (global_seen_ && low < global_low_) high += 0x4000000;
         global_seen_ = true;
-        global_low_ = p.value;
+        global_low_ = low;
         // Absolute, but never before the records already given a time.
         if (!seen_local_) time_ = std::max(time_, high | global_low_);
       }

@@ -260,6 +260,29 @@ TEST(ItmEvents, GlobalTimestampBitsThatWrapWithoutGts2CarryIntoTheHighBits) {
   EXPECT_EQ(run->result.peak.time, 0x4000010u);
 }
 
+// A GTS1 of fewer than 4 bytes carries only the low bits that changed, 7 a
+// byte; the bits above are the previous packet's (ARMv7-M D4.2.5, as
+// rtic-scope's itm decoder merges them). Read as the whole value, every
+// such packet added 2^26 to the time.
+TEST(ItmEvents, AShortGlobalTimestampReplacesOnlyItsLowBits) {
+  std::string full("\x94", 1);
+  const uint64_t start = 0x1234567;
+  full += static_cast<char>((start & 0x7f) | 0x80);
+  full += static_cast<char>(((start >> 7) & 0x7f) | 0x80);
+  full += static_cast<char>(((start >> 14) & 0x7f) | 0x80);
+  full += static_cast<char>((start >> 21) & 0x1f);
+  std::string a, b, c;
+  a += '\xA2'; be32(a, 32); be32(a, 0x20000000);
+  b += '\xA2'; be32(b, 64); be32(b, 0x20000040);
+  c += '\xA2'; be32(c, 32); be32(c, 0x20000100);
+  // One byte: bits 6:0 become 0x7F (0x123457F); two: bits 13:0 become 0x2000 (0x1236000).
+  const std::string one("\x94\x7F", 2), two("\x94\x80\x40", 3);
+  auto run = analyse(Format::itm, full + stim(1, a) + one + stim(1, b) + two + stim(1, c));
+  EXPECT_EQ(run->result.counts.allocs, 3u);
+  EXPECT_EQ(run->result.peak.bytes, 128u);
+  EXPECT_EQ(run->result.peak.time, 0x1236000u);  // it read 0x9236000: 2^26 added per short packet
+}
+
 // [MEM] lines carry their own stamps: once used, they stay the clock.
 TEST(ItmEvents, TimestampsAfterStampedLinesDoNotSwitchTheClock) {
   std::string stream = stim(0, "[MEM][500] ALLOC size=16 offset=0 site=a.c:1\n");
