@@ -193,6 +193,16 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
       ++stats_.overflows;
       if (port1_ == Port1::seed) memory_.drop_partial();
       if (port1_ == Port1::emt) emt_.drop_partial();
+      // A printed port-0 line that lost characters is not decoded either
+      // ("size=644" read as "size=6"); a marker word ends here, as at any
+      // other packet (sigrok reads the STM32F105 capture's words so).
+      if (marker_open_ && !line_is_word_) {
+        markers_.drop_partial();
+        marker_open_ = false;
+        line_is_word_ = true;
+        note_port0_problem();
+      }
+      if (line_is_word_) end_marker();
       return;
     case ItmPacketKind::local_timestamp:
       if (!itm_clock()) return;

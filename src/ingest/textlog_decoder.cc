@@ -281,6 +281,18 @@ void TextLogDecoder::finish() {
   }
 }
 
+void TextLogDecoder::drop_partial() {
+  if (partial_.empty() || discarding_) return;
+  ++line_no_;
+  if (partial_.find(kTag) != std::string::npos) {
+    ++stats_.malformed_lines;
+    stats_.note_problem(partial_offset_, line_no_, "a [MEM] record that lost bytes in transit (ITM overflow)");
+  } else {
+    ++stats_.skipped_lines;
+  }
+  partial_.clear();
+}
+
 uint64_t TextLogDecoder::unwrap(uint64_t raw) {
   // DWT CYCCNT is 32 bits and wraps every few seconds at MCU clocks.
   const uint64_t last_raw = last_time_ - epoch_;

@@ -23,6 +23,9 @@ class TextLogDecoder final : public Decoder {
   void finish() override;
   void cut() override { finish(); }
   std::string_view format_name() const override { return "log"; }
+  // The line being read lost bytes in transit (an ITM overflow): dropped,
+  // a malformed record if it was one.
+  void drop_partial();
 
   // Distinct marker texts kept from plain lines; a console that prints a
   // counter would otherwise intern one name per line.

@@ -283,6 +283,20 @@ TEST(ItmEvents, AShortGlobalTimestampReplacesOnlyItsLowBits) {
   EXPECT_EQ(run->result.peak.time, 0x1236000u);  // it read 0x9236000: 2^26 added per short packet
 }
 
+// An overflow packet inside a port-0 line: characters of it were dropped on
+// the device, so it is not decoded ("size=644" lost "44" and read as a 6 B
+// block), as port 1 drops its half-built record.
+TEST(ItmEvents, APortZeroLineThatLostBytesToAnOverflowIsNotDecoded) {
+  std::string stream = stim(0, "[MEM][10] ALLOC size=6");
+  stream += '\x70';  // overflow: "44" never arrived
+  stream += stim(0, " addr=0x20003000\n[MEM][20] ALLOC size=32 addr=0x20004000\n");
+  auto run = analyse(Format::itm, stream);
+  EXPECT_EQ(run->stats.overflows, 1u);
+  EXPECT_EQ(run->stats.malformed_lines, 1u);
+  EXPECT_EQ(run->result.counts.allocs, 1u);
+  EXPECT_EQ(run->result.peak.bytes, 32u);
+}
+
 // [MEM] lines carry their own stamps: once used, they stay the clock.
 TEST(ItmEvents, TimestampsAfterStampedLinesDoNotSwitchTheClock) {
   std::string stream = stim(0, "[MEM][500] ALLOC size=16 offset=0 site=a.c:1\n");
