@@ -113,7 +113,7 @@ Evidence itm_evidence(std::span<const uint8_t> bytes) {
   const DecodeStats& s = itm.stats();
   if (s.bytes == 0) return {false, "itm: no bytes"};
   uint64_t other_ports = 0, edgemem_ports = 0;
-  for (unsigned port = 0; port < 32; ++port) (port <= 2 ? edgemem_ports : other_ports) += itm.port_packets(port);
+  for (unsigned port = 0; port < 256; ++port) (port <= 2 ? edgemem_ports : other_ports) += itm.port_packets(port);
   if (share(itm.reserved_bytes(), s.bytes) > 0.05)
     return {false, fmt::format("itm: {:.0f} % of bytes start no ITM packet", 100 * share(itm.reserved_bytes(), s.bytes))};
   if (other_ports > edgemem_ports / 20)

@@ -1,5 +1,7 @@
 #include "itm_packet.h"
 
+#include <algorithm>
+
 namespace edgemem {
 
 std::string_view to_string(ItmPacketKind kind) {
@@ -46,7 +48,7 @@ void ItmPacketParser::push(uint8_t byte) {
       if (!more || collected_ == max_bytes_) {
         state_ = State::header;
         packet_.size = static_cast<uint8_t>(collected_);
-        handler_.on_packet(packet_);
+        emit();
       }
       return;
     }
@@ -94,6 +96,7 @@ void ItmPacketParser::header(uint8_t byte) {
       }
     } else {
       packet_.kind = ItmPacketKind::instrumentation;
+      packet_.address = static_cast<uint8_t>(packet_.address + 32 * std::min<uint64_t>(page_, 7));
     }
     state_ = State::payload;
     return;
@@ -127,6 +130,7 @@ void ItmPacketParser::header(uint8_t byte) {
   if ((byte & 0x0b) == 0x08) {  // extension: C EX[2:0] 1 SH 0 0
     packet_.kind = ItmPacketKind::extension;
     packet_.value = (byte >> 4) & 0x07;
+    packet_.hardware_page = byte & 0x04;
     if (byte & 0x80) {
       // More EX bits follow; they extend the page number above bit 2.
       max_bytes_ = 4;
@@ -134,10 +138,15 @@ void ItmPacketParser::header(uint8_t byte) {
       state_ = State::continued;
       return;
     }
-    handler_.on_packet(packet_);
+    emit();
     return;
   }
   handler_.on_corrupt(byte, 0);
+}
+
+void ItmPacketParser::emit() {
+  if (packet_.kind == ItmPacketKind::extension && !packet_.hardware_page) page_ = packet_.value;
+  handler_.on_packet(packet_);
 }
 
 void ItmPacketParser::finish_source() {

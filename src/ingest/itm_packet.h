@@ -29,7 +29,9 @@ std::string_view to_string(ItmPacketKind kind);
 
 struct ItmPacket {
   ItmPacketKind kind = ItmPacketKind::sync;
-  uint8_t address = 0;  // stimulus port, DWT comparator or discriminator
+  // Stimulus port (0-255: with the page of the last extension packet,
+  // 32 ports a page), DWT comparator or discriminator.
+  uint8_t address = 0;
   uint8_t size = 0;     // payload bytes (of a continued one: those it came in)
   uint64_t value = 0;   // payload, little-endian
   uint8_t relation = 0; // local timestamp TC bits
@@ -37,6 +39,7 @@ struct ItmPacket {
   bool write = false;   // data trace value: write (true) or read
   bool sleeping = false;  // PC sample: core asleep
   uint8_t function = 0;   // exception trace: 1 enter, 2 exit, 3 return
+  bool hardware_page = false;  // extension: SH, a page of hardware sources, not of stimulus ports
 };
 
 class ItmPacketParser {
@@ -69,6 +72,10 @@ class ItmPacketParser {
   uint8_t max_bytes_ = 0;  // limit for continuation-encoded packets
   uint8_t shift_ = 0;      // extension pages continue above the header's 3 bits
   size_t zeros_ = 0;       // consecutive 0x00 bytes while looking for sync
+  // Stimulus port page, from extension packets: port 33 is port 1 of page 1,
+  // not port 1 (ARMv7-M D4.2.6).
+  uint64_t page_ = 0;
+  void emit();
   // A sync is at least 47 zero bits then a one: five zero bytes and 0x80.
   // As many zeros or more with no 0x80 after them are an idle line (an
   // OpenOCD capture opens with thousands), not damage.

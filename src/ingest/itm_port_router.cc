@@ -248,7 +248,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
 }
 
 void ItmDecoder::stimulus(const ItmPacket& p) {
-  ++port_packets_[p.address & 31];
+  ++port_packets_[p.address];
   uint8_t bytes[4];
   for (unsigned i = 0; i < p.size; ++i) bytes[i] = static_cast<uint8_t>(p.value >> (8 * i));
   std::span<const uint8_t> payload(bytes, p.size);

@@ -27,7 +27,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   std::string_view format_name() const override { return "itm"; }
   std::optional<double> clock_hz() const override { return emt_.clock_hz(); }
 
-  uint64_t port_packets(unsigned port) const { return port < 32 ? port_packets_[port] : 0; }
+  uint64_t port_packets(unsigned port) const { return port < port_packets_.size() ? port_packets_[port] : 0; }
   // Bytes that start no ITM packet (stats().corrupt_bytes also holds the
   // port decoders' own corrupt bytes).
   uint64_t reserved_bytes() const { return reserved_bytes_; }
@@ -81,7 +81,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   enum class Clock : uint8_t { undecided, itm, payload };
   Clock clock_ = Clock::undecided;
   bool itm_clock();  // decides the clock on the first timestamp
-  std::array<uint64_t, 32> port_packets_{};
+  std::array<uint64_t, 256> port_packets_{};  // by port, pages included
   std::array<uint64_t, 16> kind_counts_{};  // by ItmPacketKind; named in stats at finish
   uint64_t counters_ = 0;
   uint64_t reserved_bytes_ = 0;

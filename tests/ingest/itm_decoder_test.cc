@@ -297,6 +297,27 @@ TEST(ItmEvents, APortZeroLineThatLostBytesToAnOverflowIsNotDecoded) {
   EXPECT_EQ(run->result.peak.bytes, 32u);
 }
 
+// Extension packets page the stimulus ports (ARMv7-M D4.2.6): a write to
+// port 33 is port 1 of page 1, not port 1. Merged into port 1's records,
+// one such write broke the emt stream ("check byte ... no memory events").
+TEST(ItmEvents, StimulusPortPagesAreNotPortOne) {
+  std::string sync("\x7E" "emt!" "\x00", 6);
+  std::string alloc("\x20\x05\x00\x04\x00\x00\x00\x00\x84\x02\x00\x00\x00\x00\x00\x00", 16);
+  const std::string page1("\x18", 1), page0("\x08", 1);  // C=0 EX page, SH=0: stimulus ports
+  std::string stream = stim(1, sync + alloc.substr(0, 8));
+  stream += page1 + stim(1, "junk") + page0;  // port 33
+  stream += stim(1, alloc.substr(8));
+  TraceContext ctx;
+  Recorder sink;
+  ItmDecoder d(ctx, sink);
+  d.feed({reinterpret_cast<const uint8_t*>(stream.data()), stream.size()});
+  d.finish();
+  EXPECT_EQ(d.stats().corrupt_bytes, 0u);
+  EXPECT_EQ(d.port_packets(33), 1u);
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events[0].size, 644u);
+}
+
 // [MEM] lines carry their own stamps: once used, they stay the clock.
 TEST(ItmEvents, TimestampsAfterStampedLinesDoNotSwitchTheClock) {
   std::string stream = stim(0, "[MEM][500] ALLOC size=16 offset=0 site=a.c:1\n");
