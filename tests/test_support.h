@@ -122,7 +122,7 @@ inline const MapRegion* map_region(const LinkerMap& m, const std::string& name) 
 inline uint64_t region_used(const LinkerMap& m, RegionKind kind) {
   uint64_t sum = 0;
   for (const auto& r : m.regions)
-    if (r.kind == kind) sum += r.used;
+    if (r.kind == kind && r.within.empty()) sum += r.used;  // a position inside another region counts there
   return sum;
 }
 

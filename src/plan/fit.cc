@@ -165,6 +165,7 @@ FitResult fit(const ArenaBudget& budget, uint64_t model_bytes, const LinkerMap& 
         for (const MapRegion& reg : map.regions)
           if (reg.kind == RegionKind::ram && within(reg, s.address)) flash_used += s.size;
   for (const MapRegion& reg : map.regions) {
+    if (!reg.within.empty()) continue;  // its bytes are counted in the region it lies in
     if (holds_image(reg, esp)) {
       flash_used += image_bytes(map, reg, esp);
       r.flash_unsure += reg.unsure_bytes;

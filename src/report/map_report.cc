@@ -105,7 +105,8 @@ std::string map_text(const MapReport& r) {
     out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {:>10}\n", "region", "used", "length", "used", "origin");
   for (const auto& reg : map.regions) {
     if (reg.position_only) {  // IAR "place at address": a position, not a capacity
-      out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {}\n", reg.name, bytes(reg.used), "", "", address(reg.origin));
+      out += fmt::format("{:<16} {:>14}    {:>14}  {:>7}  {}{}\n", reg.name, bytes(reg.used), "", "", address(reg.origin),
+                         reg.within.empty() ? "" : fmt::format("  (inside {}'s range, counted there)", reg.within));
       continue;
     }
     std::string pct = reg.length ? units::percent(units::fraction(reg.used, reg.length)) : std::string("    -  ");
@@ -180,7 +181,8 @@ std::string map_json(const MapReport& r) {
                             {"used_bytes", reg.used}, {"free_bytes", reg.length - std::min(reg.used, reg.length)},
                             {"used_without_placed_bytes", reg.used_without_placed()},
                             {"unsure_bytes", reg.unsure_bytes}, {"unsure_load_images", reg.unsure_images},
-                            {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}, {"placed", placed_json(reg)}});
+                            {"attributes", reg.attributes}, {"kind", to_string(reg.kind)}, {"placed", placed_json(reg)},
+                            {"within", reg.within.empty() ? nlohmann::json(nullptr) : nlohmann::json(reg.within)}});
   j["sections"] = nlohmann::json::array();
   for (const auto& s : map.sections)
     j["sections"].push_back({{"name", s.name}, {"address", s.address}, {"size_bytes", s.size},

@@ -13,7 +13,7 @@ namespace {
 uint64_t used_in(const LinkerMap& map, RegionKind kind) {
   uint64_t sum = 0;
   for (const MapRegion& r : map.regions)
-    if (r.kind == kind) sum += r.used;
+    if (r.kind == kind && r.within.empty()) sum += r.used;  // a position inside another region counts there
   return sum;
 }
 

@@ -36,6 +36,11 @@ struct MapRegion {
   uint64_t used = 0;  // GNU: as `ld --print-memory-usage` counts it; others: as the linker states it
   RegionKind kind = RegionKind::other;
   bool position_only = false;  // IAR "place at address": a position, not a capacity
+  // IAR: a position inside a capacity region's range (the vector table
+  // placed at the start of the flash range "P1" fills): that region's
+  // `used` counts these bytes too, as ILINK's unused ranges do; sums over
+  // regions skip this one.
+  std::string within{};
   // Counted in `used` to their ends, as ld counts them when the script
   // also gives them `> REGION` (WCH's stack at RAM's end); without it ld
   // leaves them out (boot flags placed at 0x2001FFE0), and the map is the

@@ -31,7 +31,9 @@ TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
   EXPECT_EQ(ro->kind, RegionKind::flash);
   EXPECT_EQ(ro->origin, 0x8000u);
   EXPECT_EQ(ro->length, 0x8000u);  // P3, P4 and P5 share one range
-  EXPECT_EQ(ro->used, 0x1f25u);
+  // Its sections, and the vector table "A2" placed at the start of its range
+  // (0x80 B): the range's free bytes are what neither takes.
+  EXPECT_EQ(ro->used, 0x1f25u + 0x80u);
   EXPECT_EQ(test::map_region(m, "P4"), nullptr);  // filled as one, not three empty regions
 
   const MapRegion* vectors = test::map_region(m, "A2");
@@ -39,6 +41,7 @@ TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
   EXPECT_EQ(vectors->kind, RegionKind::flash);  // a block, but of read-only contents
   EXPECT_EQ(vectors->origin, 0x8000u);
   EXPECT_TRUE(vectors->position_only);
+  EXPECT_EQ(vectors->within, "P3-P5");
 
   const MapRegion* stack = test::map_region(m, "A1");
   ASSERT_NE(stack, nullptr);
@@ -50,7 +53,23 @@ TEST(RealworldIarMap, Ewstm8PlacementsAreFlashOrRamByWhatTheyHold) {
   ASSERT_NE(data, nullptr);
   EXPECT_EQ(data->kind, RegionKind::ram);
   EXPECT_EQ(data->length, 0x800u);
-  EXPECT_EQ(data->used, 0x5fu + 0x5a8u);  // "P2", part 1 of 2 and part 2 of 2
+  // "P2", part 1 of 2 and part 2 of 2, and the registers "A0" and the stack
+  // "A1" placed inside its range: 1,815 B, GNU size's bss.
+  EXPECT_EQ(data->used, 0x5fu + 0x5a8u + 0x10u + 0x100u);
+}
+
+// EWARM 9.20: the vector table "A0" is placed at 0x800'0000, the start of
+// the range "P1" fills. P1 read 64 B freer than ILINK's own unused ranges
+// (0x800'0dc0-0x81f'ffff, 0x1f'f240 B): a min_free budget passed that
+// should break.
+TEST(RealworldIarMap, APlaceAtInsideAPlaceInRangeTakesItsBytes) {
+  LinkerMap m = test::linker_map(test::corpus("map_iar/iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map"));
+  const MapRegion* p1 = test::map_region(m, "P1");
+  ASSERT_NE(p1, nullptr);
+  EXPECT_EQ(p1->length - p1->used, 0x1ff240u);
+  EXPECT_EQ(test::map_region(m, "A0")->within, "P1");
+  // The map: 3'292 + 228 bytes of readonly memory, counted once.
+  EXPECT_EQ(region_used(m, RegionKind::flash), 3292u + 228u);
 }
 
 // EWARM 8.11 (LiteOS on a FRDM-KW41Z): "block RW" and "block ZI" are two
