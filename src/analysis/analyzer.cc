@@ -958,11 +958,36 @@ struct Analyzer::Impl {
   // with the bytes free (fragmentation) and service after it, or one of
   // more than the whole pool, says nothing of running out.
   void no_forecast_for_exhausted_pools(AnalysisResult& out) {
+    // The forecast is of the latest boot: a pool that ran out before a restart was reset there.
+    auto this_boot = [&](uint64_t time) { return !boot_began_at || time > *boot_began_at; };
+    auto size_of = [&](const std::string& pool) {
+      for (const PoolSummary& p : out.pools)
+        if (p.name == pool) return p.size;
+      return uint64_t{0};
+    };
+    auto ran_out = [&](const std::string& pool, bool by_stopped_leaks) {
+      const uint64_t pool_size = size_of(pool);
+      auto for_want_of_bytes = [&](const AllocFailure& f) {
+        return f.pool == pool && this_boot(f.time) && (!f.total_free || *f.total_free < f.size) &&
+               !(pool_size && f.size > pool_size);
+      };
+      return std::any_of(out.overflows.begin(), out.overflows.end(),
+                         [&](const Overflow& o) { return o.pool == pool && this_boot(o.time); }) ||
+             refused_in_summary(pool) || refusing_at_end(pool) ||
+             std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), for_want_of_bytes) ||
+             (by_stopped_leaks && std::any_of(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
+                return l.pool == pool && l.growth && l.growth->stopped_by_failures();
+              }));
+    };
     if (!out.exhaustion_forecast) {
       // A leak that filled its pool has no rate left to forecast from: its
-      // pool is exhausted all the same (the forecast was null).
-      auto filled = std::find_if(out.leaks.begin(), out.leaks.end(),
-                                 [](const SiteLeak& l) { return l.growth && l.growth->stopped_by_failures(); });
+      // pool is exhausted all the same (the forecast was null), when the
+      // pool shows it ran out. One refused request larger than the pool, or
+      // refused with the bytes free, filled nothing; nor does a pool of
+      // unknown size say it is full (a failed malloc(SIZE_MAX) of a process).
+      auto filled = std::find_if(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
+        return l.growth && l.growth->stopped_by_failures() && size_of(l.pool) > 0 && ran_out(l.pool, false);
+      });
       if (filled == out.leaks.end()) return;
       Forecast fc;
       fc.pool = filled->pool;
@@ -971,23 +996,7 @@ struct Analyzer::Impl {
       out.exhaustion_forecast = fc;
     }
     Forecast& fc = *out.exhaustion_forecast;
-    uint64_t pool_size = 0;
-    for (const PoolSummary& p : out.pools)
-      if (p.name == fc.pool) pool_size = p.size;
-    // The forecast is of the latest boot: a pool that ran out before a restart was reset there.
-    auto this_boot = [&](uint64_t time) { return !boot_began_at || time > *boot_began_at; };
-    auto ran_out = [&](const AllocFailure& f) {
-      return f.pool == fc.pool && this_boot(f.time) && (!f.total_free || *f.total_free < f.size) &&
-             !(pool_size && f.size > pool_size);
-    };
-    bool exhausted = std::any_of(out.overflows.begin(), out.overflows.end(),
-                                 [&](const Overflow& o) { return o.pool == fc.pool && this_boot(o.time); }) ||
-                     refused_in_summary(fc.pool) || refusing_at_end(fc.pool) ||
-                     std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), ran_out) ||
-                     std::any_of(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
-                       return l.pool == fc.pool && l.growth && l.growth->stopped_by_failures();
-                     });
-    if (!exhausted) return;
+    if (!ran_out(fc.pool, true)) return;
     fc.already_exhausted = true;
     fc.inferences = 0;
     fc.remaining_bytes = 0;
