@@ -73,7 +73,7 @@ Check data_loss_check(const DecodeStats& s, const EventCounts& c) {
     add(s.truncated_bytes, "byte of a cut-off last record ignored", "bytes of a cut-off last record ignored");
   }
   add(s.stream_cut_bytes, "byte", "bytes",
-      " of a record cut where the followed file was truncated or replaced (rotated, or written again) ignored");
+      " of a record cut where the followed file was truncated or replaced (rotated, or written again) or a TCP source hung up ignored");
   add(s.impossible_events, "impossible event dropped (no pool could hold it", "impossible events dropped (no pool could hold them",
       ": corrupt data)");
   const std::string site_table = fmt::format(" did not fit the site table of {} names (counted under '(other sites)')",

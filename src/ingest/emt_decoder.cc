@@ -421,6 +421,11 @@ void EmtDecoder::drop_partial() {
 
 void EmtDecoder::cut() {
   if (state_ == State::chunked) return;  // a recording: a file read whole, never restarted
+  // Between records of a stream with check bytes, what comes next is read
+  // as records: a stream resumed where it stopped (a TCP server that
+  // buffers) loses nothing, and bytes from elsewhere fail their check. Else
+  // the next SYNC is waited for.
+  if (state_ == State::tag && checked_) return;
   stats_.truncated_bytes += record_.size() + sync_match_;
   stats_.corrupt_bytes += state_ == State::hunting ? skipped_ : 0;
   record_.clear();

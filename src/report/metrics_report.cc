@@ -189,7 +189,7 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   w.family("edgemem_corrupt_bytes_total", "counter", "bytes", "Bytes skipped while resynchronising on corrupt input");
   w.sample("edgemem_corrupt_bytes_total", "", d(s.corrupt_bytes));
   w.family("edgemem_stream_cut_bytes_total", "counter", "bytes",
-           "Bytes of records cut where the followed file was truncated or replaced");
+           "Bytes of records cut where the followed file was truncated or replaced, or a TCP source hung up");
   w.sample("edgemem_stream_cut_bytes_total", "", d(s.stream_cut_bytes));
   w.family("edgemem_damaged_records_total", "counter", "", "emt records whose check byte did not match: damaged in transit");
   w.sample("edgemem_damaged_records_total", "", d(s.failed_checks));

@@ -125,7 +125,7 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   b.counter("edgemem.events.dropped", "{record}", "Trace data the device could not send", "reason",
             {{"device_buffer_full", s.dropped_records}, {"itm_overflow", s.overflows}});
   b.counter("edgemem.corrupt_bytes", "By", "Bytes skipped while resynchronising on corrupt input", s.corrupt_bytes);
-  b.counter("edgemem.stream_cut_bytes", "By", "Bytes of records cut where the followed file was truncated or replaced",
+  b.counter("edgemem.stream_cut_bytes", "By", "Bytes of records cut where the followed file was truncated or replaced, or a TCP source hung up",
             s.stream_cut_bytes);
   b.counter("edgemem.damaged_records", "{record}", "emt records whose check byte did not match: damaged in transit",
             s.failed_checks);

@@ -266,6 +266,36 @@ TEST(Emt, ASyncAfterSeveralClockWrapsKeepsTimeGoingOn) {
   }
 }
 
+// A live stream that stops and goes on (`watch tcp://`: the server hung up
+// and was reconnected) is cut there. Between records of a stream with
+// check bytes, it goes on being read: a server that buffers resumes where
+// it stopped and loses nothing (every record up to the next SYNC was
+// skipped); without check bytes, or inside a record, the next SYNC is
+// waited for, as bytes from elsewhere would read as events.
+TEST(Emt, AStreamCutBetweenCheckedRecordsLosesNothing) {
+  auto checked = [](std::string record) {
+    uint8_t x = 0;
+    for (char c : record) x ^= static_cast<uint8_t>(c);
+    return record + static_cast<char>(x);
+  };
+  const std::string begin_1 = checked(std::string("\x14\x0A\x01", 3)), end_1 = checked(std::string("\x15\x05\x01", 3));
+  const std::string begin_2 = checked(std::string("\x14\x0A\x02", 3)), end_2 = checked(std::string("\x15\x05\x02", 3));
+  const std::string head = checked(std::string("\x7E" "emt#" "\x00", 6)) + checked(std::string("\x01\x01\x00", 3));
+  auto cut_after = [&](const std::string& before, const std::string& after) {
+    TraceContext ctx;
+    Recorder sink;
+    EmtDecoder decoder(ctx, sink);
+    decoder.feed(bytes_of(before));
+    decoder.cut();
+    decoder.feed(bytes_of(after));
+    decoder.finish();
+    return std::make_pair(sink.events.size(), decoder.stats().corrupt_bytes + decoder.stats().truncated_bytes);
+  };
+  EXPECT_EQ(cut_after(head + begin_1 + end_1, begin_2 + end_2), std::make_pair(size_t{4}, uint64_t{0}));
+  // Inside a record: the half before the cut and what follows up to a SYNC are lost.
+  EXPECT_EQ(cut_after(head + begin_1 + end_1.substr(0, 2), end_1.substr(2) + begin_2 + end_2).first, 1u);
+}
+
 // Pools and strings take effect only once their record is complete.
 TEST(Emt, AHalfReadPoolRecordDeclaresNothing) {
   std::string s = std::string("\x7E" "emt!" "\x00", 6) + std::string("\x02\x00\x01\x00\x80\x80\x01\x00\x05" "are", 12);
