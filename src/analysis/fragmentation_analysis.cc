@@ -37,10 +37,11 @@ void FragmentationAnalysis::redeclared(PoolId pool, const PoolInfo& info, const 
   // gaps are the new extent less the blocks live now, and what lies past a
   // smaller size is held. Shrunk while blocks lived, the bytes past its new
   // end read free (5,632 B free of a 4,096 B heap); grown, the bytes a
-  // smaller declaration held read used (0 B free of 8,192 B). Not with the
-  // other end's bytes at the top, nor for a heap moved to another base.
+  // smaller declaration held read used (0 B free of 8,192 B). The other
+  // end's bytes of a two-ended arena move to the new top. Not for a heap
+  // moved to another base.
   const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
-  if (g.summary || g.partner != 0 || info.size == 0 || low + info.size == g.held_from || low != g.gaps.low() ||
+  if (g.summary || info.size == 0 || low + info.size == g.held_from || low != g.gaps.low() ||
       (info.kind != PoolKind::arena && !info.base_known))
     return;
   g.held_from = low + info.size;
@@ -48,6 +49,8 @@ void FragmentationAnalysis::redeclared(PoolId pool, const PoolInfo& info, const 
   g.gaps.reset();
   if (g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
   state.live.for_each([&](const Block& b) { g.gaps.occupy(b.address, b.size); });
+  g.partner = std::min(g.partner, info.size);
+  if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
   g.changed_at = time;
 }
 
@@ -194,10 +197,9 @@ void FragmentationAnalysis::partner_used(PoolId pool, const PoolInfo& info, uint
   PoolGaps& g = at(pool, info);
   if (!g.fixed || g.summary) return;  // no extent to hold it against, or the device's own numbers
   g.shared = true;
-  const uint64_t extent = g.gaps.high() - g.gaps.low();
-  used = std::min(used, extent);
+  const uint64_t top = g.top();
+  used = std::min(used, top - g.gaps.low());
   if (used == g.partner) return;
-  const uint64_t top = g.gaps.high();
   if (used > g.partner) {
     g.gaps.occupy(top - used, used - g.partner);
   } else {

@@ -87,7 +87,9 @@ class FragmentationAnalysis {
     // end stay held when it gives its bytes back, so a block over them is
     // no lost free.
     bool shared = false;
-    uint64_t free_end() const { return gaps.high() - partner; }
+    // Where the pool ends: its declared size, or the extent its blocks touched.
+    uint64_t top() const { return held_from ? held_from : gaps.high(); }
+    uint64_t free_end() const { return top() - partner; }
     BoundedSeries<uint64_t, double> curve{512};
     // When the gaps last changed (a free, a reset, an extent learnt) after
     // the latest point of the curve: the end state, not yet measured.

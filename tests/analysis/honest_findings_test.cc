@@ -1288,6 +1288,33 @@ TEST(HonestFindings, AnArenasFreeSpaceAtAFailureIsAboveItsTop) {
   EXPECT_EQ(sf[2].total_free, std::optional<uint64_t>(5632));  // [1536, 5120) and [6144, 8192)
   EXPECT_EQ(sf[2].largest_free, std::optional<uint64_t>(3584));
   EXPECT_EQ(shrunk->result.counts.replaced_blocks, 0u);
+  // A two-ended arena (TFLite Micro's head and tail) flashed smaller before a
+  // restart, its tail allocating first: the tail's bytes sit at the new top
+  // (a review found 5,592 B free of 4,096 and the band healthy, and the
+  // tail's bytes at the old top before the first fix).
+  auto two_ended = analyse(Format::log,
+                           "[MEM][10] POOL name=arena kind=arena size=8192\n"
+                           "[MEM][11] POOL name=tail kind=arena size=8192 shares=arena\n"
+                           "[MEM][20] ALLOC size=1000 align=8 offset=0 pool=arena\n"
+                           "[MEM][30] ALLOC size=100 align=8 offset=0 pool=tail\n"
+                           "[MEM][40] BOOT\n"
+                           "[MEM][50] POOL name=arena kind=arena size=4096\n"
+                           "[MEM][51] POOL name=tail kind=arena size=4096 shares=arena\n"
+                           "[MEM][60] ALLOC size=100 align=8 offset=0 pool=tail\n"
+                           "[MEM][65] ALLOC size=500 align=8 offset=0 pool=arena\n"
+                           "[MEM][66] ALLOC size=500 align=8 offset=500 pool=arena\n"
+                           "[MEM][67] ALLOC size=2000 align=8 offset=1000 pool=arena\n"
+                           "[MEM][68] ALLOC_FAIL size=1200 align=8 pool=arena\n"
+                           "[MEM][70] FREE offset=500 pool=arena\n");
+  const FragmentationResult& tf = two_ended->result.fragmentation;
+  ASSERT_FALSE(tf.pools.empty());
+  EXPECT_EQ(tf.pools[0].pool, "arena");
+  EXPECT_EQ(tf.pools[0].total_free, 1496u);   // [500, 1000) and [3000, 3996)
+  EXPECT_EQ(tf.pools[0].largest_free, 996u);
+  ASSERT_EQ(tf.failures.size(), 1u);
+  EXPECT_EQ(tf.failures[0].total_free, std::optional<uint64_t>(996u));  // above the arena's top, below the tail
+  EXPECT_EQ(tf.band, std::optional<Band>(Band::danger));
+  EXPECT_EQ(two_ended->result.counts.replaced_blocks, 0u);
   // Declared after a block past its end: nothing free (it read 5,000 B free
   // of 4,096), and the overflow check says the size came late, not that it
   // is unknown.
