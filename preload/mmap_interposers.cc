@@ -471,6 +471,17 @@ void* mremap(void* old, size_t old_length, size_t new_length, int flags, ...) {
   const bool moves = flags & (MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP);
   const uintptr_t new_end = page_end(from, new_length);
   if (!moves && new_end == from_end) return real.mremap(old, old_length, new_length, flags, wanted);  // changes nothing
+  if (!(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && new_end < from_end) {
+    // Shrunk where it lies (the kernel never moves a mapping it shrinks):
+    // its tail is unmapped, as by munmap, and what is left is the mapping
+    // the program made, not a free and a new mapping at the mremap (which
+    // read as a temporary of the whole old size).
+    Mapping taken[kPutBack];
+    size_t n = cut(new_end, from_end, taken, kPutBack);
+    void* p = real.mremap(old, old_length, new_length, flags, wanted);
+    if (p == MAP_FAILED) put_back(new_end, from_end, taken, n < kPutBack ? n : kPutBack);
+    return p;
+  }
   const bool after = !moves && new_end > from_end;
   // Otherwise the range moved (or resized) leaves the recorded mappings
   // before the call; the rest of a mapping it was part of stays.

@@ -19,7 +19,9 @@
  *     (a mapping lies above it), five times            (16 + 16 KiB stay,
  *     both made by map()), and a 64 KiB reservation whose last 16 KiB are
  *     committed, shrunk by mremap to its first 16 KiB, still reserved
- *                                                              (gone)
+ *                                                              (gone),
+ *     and two 64 KiB mappings shrunk where they lie by mremap, to 16 KiB
+ *     and (MREMAP_MAYMOVE) to 32 KiB          (16 + 32 KiB stay, made by map())
  * Left in the mmap pool: 2,310,144 B in 5 mappings; its peak is the first
  * 4 MiB. */
 #define _GNU_SOURCE
@@ -95,6 +97,10 @@ int main(int argc, char** argv) {
     if (mprotect(reservation + 48 * KIB, 16 * KIB, PROT_READ | PROT_WRITE) != 0) return 1;
     reservation[48 * KIB] = 1;
     if (mremap(reservation, 64 * KIB, 16 * KIB, 0) != reservation) return 1;
+    char* shrunk = map(NULL, 64 * KIB, PROT_READ | PROT_WRITE, 0);
+    if (mremap(shrunk, 64 * KIB, 16 * KIB, 0) != shrunk) return 1;
+    shrunk = map(NULL, 64 * KIB, PROT_READ | PROT_WRITE, 0);
+    if (mremap(shrunk, 64 * KIB, 32 * KIB, MREMAP_MAYMOVE) != shrunk) return 1;
   }
   if (argc > 1 && strcmp(argv[1], "--file-over") == 0) {
     char* replaced = map(NULL, 64 * KIB, PROT_READ | PROT_WRITE, 0);
