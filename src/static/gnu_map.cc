@@ -247,7 +247,9 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       for (size_t i = symbols_before_input; i < map.symbols.size(); ++i)
         if (auto it = common_size.find(map.symbols[i].name); it != common_size.end() && it->second <= map.symbols[i].size)
           map.symbols[i].size = it->second;
-    if (!current || input_name.empty() || listed || input_end <= input_start) {
+    // ld's own veneers (`.text.__stub  ... linker stubs`) are no function
+    // named "__stub": nm names them `fn_veneer`, several to an input section.
+    if (!current || input_name.empty() || listed || input_end <= input_start || input_object == "linker stubs") {
       input_name.clear();
       return;
     }

@@ -102,6 +102,17 @@ TEST(RealworldGnuMap, EveryAllocatedSectionOfTheElfIsInTheMapAndNothingElseIs) {
 
 // .xtensa.info (not allocated, address 0) once landed in the 32-byte
 // mcuboot_hdr region at 0: "56 B of 32 B, OVERFLOWED by 24 B".
+// ld's own veneers sit in input sections named `.text.__stub` from the
+// object "linker stubs" (the pico-sdk's RAM veneers: 256 B in .data). Read
+// as a function's own section, they were a symbol "__stub", which nm does
+// not have (it names each `fn_veneer`) and a budget could limit.
+TEST(RealworldGnuMap, LinkerStubsAreNoSymbol) {
+  LinkerMap m = test::linker_map(test::realworld("gnu_map/diminddl_picoharmonics_rp2040_picosdk.map"));
+  for (const MapSymbol& s : m.symbols) EXPECT_NE(s.name, "__stub") << s.section;
+  EXPECT_TRUE(std::any_of(m.contributions.begin(), m.contributions.end(),
+                          [](const MapContribution& c) { return c.object == "linker stubs" && c.size == 0x100; }));
+}
+
 TEST(RealworldGnuMap, UnallocatedSectionsAtAddressZeroFillNoRegion) {
   LinkerMap m = test::linker_map(test::realworld("map/microdoom_zephyr_esp32.map"));
   const MapRegion* header = test::map_region(m, "mcuboot_hdr");
