@@ -253,13 +253,25 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
   }
   // Symbols take the section of the entry that holds them.
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.address < b.address; });
+  // An empty entry at its address (indicate_semi.o's 0-byte .text beside
+  // _sys_exit's) names it only if no entry with bytes holds it: taken first,
+  // it made the function read-only data.
   for (MapSymbol& s : map.symbols) {
-    auto it = std::upper_bound(entries.begin(), entries.end(), s.address,
-                               [](uint64_t a, const Entry& e) { return a < e.address; });
-    if (it == entries.begin()) continue;
-    --it;
-    if (s.address < it->address + std::max<uint64_t>(it->size, 1))
-      s.section = fmt::format("{}:{}", region_order[it->region], kMapCategoryName[it->category]);
+    const Entry* holder = nullptr;
+    const Entry* empty_at = nullptr;
+    for (auto it = std::upper_bound(entries.begin(), entries.end(), s.address,
+                                    [](uint64_t a, const Entry& e) { return a < e.address; });
+         it != entries.begin();) {
+      --it;
+      if (it->size == 0) {
+        if (it->address == s.address && !empty_at) empty_at = &*it;
+        continue;
+      }
+      if (s.address < it->address + it->size) holder = &*it;
+      break;
+    }
+    if (!holder) holder = empty_at;
+    if (holder) s.section = fmt::format("{}:{}", region_order[holder->region], kMapCategoryName[holder->category]);
   }
   for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
   // What each execution region stores in its load region: all of it when it

@@ -117,6 +117,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   std::string directive;                     // a placement directive spanning lines
   std::string group;                         // placement whose sections are listed
   std::vector<Leaf> leaves;                  // of the current group
+  std::vector<std::pair<Leaf, std::string>> placed_leaves;  // every group's, with its group
   std::map<std::pair<std::string, int>, uint64_t> bytes;
   std::map<std::pair<std::string, int>, uint64_t> first;
   std::map<std::tuple<std::string, int, std::string>, uint64_t> contrib;
@@ -178,6 +179,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       }
       bytes[key] += l.size + gap;
       contrib[{group, l.category, l.object}] += l.size;
+      placed_leaves.emplace_back(l, group);
     }
     leaves.clear();
   };
@@ -376,10 +378,26 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   for (const auto& [key, size] : contrib)
     map.contributions.push_back({fmt::format("{}:{}", std::get<0>(key), kMapCategoryName[std::get<1>(key)]),
                                  resolve(std::get<2>(key)), size});
+  // A symbol is of the section entry that holds it. The sections edgemem
+  // sums (one per placement and kind) overlap where a placement mixes code
+  // and constants, so by their spans getchar read as read-only data, and
+  // functions past the last constant as of no section.
+  std::sort(placed_leaves.begin(), placed_leaves.end(),
+            [](const auto& a, const auto& b) { return a.first.address < b.first.address; });
   for (MapSymbol& s : map.symbols) {
     s.object = resolve(s.object);
-    for (const MapSection& sec : map.sections)  // the section whose span holds it
-      if (s.address >= sec.address && s.address < sec.address + sec.size) s.section = sec.name;
+    auto after = std::upper_bound(placed_leaves.begin(), placed_leaves.end(), s.address,
+                                  [](uint64_t address, const auto& l) { return address < l.first.address; });
+    // Of the entries that start at or below it (zero-sized ones among them), the one that holds it.
+    for (auto it = after; it != placed_leaves.begin();) {
+      --it;
+      const Leaf& l = it->first;
+      if (s.address < l.address + l.size) {
+        s.section = fmt::format("{}:{}", it->second, kMapCategoryName[l.category]);
+        break;
+      }
+      if (s.address - l.address > (uint64_t{1} << 20)) break;  // far below: none holds it
+    }
   }
   return map;
 }

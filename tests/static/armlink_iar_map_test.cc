@@ -92,6 +92,20 @@ TEST(ArmlinkMap, TheMainStackIsTheStartupFilesStackArea) {
   }
 }
 
+// A 0-byte entry at a function's address (indicate_semi.o's empty .text
+// beside _sys_exit's code, "Thumb Code 8" in the symbol table) took the
+// symbol, which then read as data of no section. The entry with bytes holds it.
+TEST(ArmlinkMap, AnEmptyEntryAtAFunctionsAddressDoesNotTakeIt) {
+  LinkerMap m = test::linker_map(corpus("map_armlink/openbrightweb_stm32f103_ac5_5.06u5.map"));
+  int found = 0;
+  for (const MapSymbol& s : m.symbols) {
+    if (s.name != "_sys_exit" && s.name != "BusFault_Handler") continue;
+    ++found;
+    EXPECT_EQ(s.section, "ER_IROM1:code") << s.name;
+  }
+  EXPECT_EQ(found, 2);
+}
+
 TEST(IarMap, TotalsEqualTheBytesOfMemoryLines) {
   const Iar cases[] = {
       {"iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map", 3292, 228, 8272},

@@ -4,6 +4,8 @@
 // lines and GNU size on the ELF linked with it.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "static/linker_map.h"
 #include "test_support.h"
 
@@ -70,6 +72,19 @@ TEST(RealworldIarMap, APlaceAtInsideAPlaceInRangeTakesItsBytes) {
   EXPECT_EQ(test::map_region(m, "A0")->within, "P1");
   // The map: 3'292 + 228 bytes of readonly memory, counted once.
   EXPECT_EQ(region_used(m, RegionKind::flash), 3292u + 228u);
+}
+
+// P1 holds code and constants interleaved: the sections edgemem sums per
+// kind overlap, and by their spans getchar, __read and __iar_data_init3
+// (Code in the map's ENTRY LIST) read as read-only data, and _Scin, exit
+// and __low_level_init as of no section. A symbol is of the entry that
+// holds it.
+TEST(RealworldIarMap, ASymbolIsOfTheSectionEntryThatHoldsIt) {
+  LinkerMap m = test::linker_map(test::corpus("map_iar/iarvscdebug_gettingstarted_stm32f429_ewarm9.20.map"));
+  std::map<std::string, std::string> section;
+  for (const MapSymbol& s : m.symbols) section[s.name] = s.section;
+  for (const char* code : {"getchar", "__read", "__iar_data_init3", "_Scin", "exit", "__low_level_init"})
+    EXPECT_EQ(section[code], "P1:code") << code;
 }
 
 // EWARM 8.11 (LiteOS on a FRDM-KW41Z): "block RW" and "block ZI" are two
