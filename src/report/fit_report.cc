@@ -76,7 +76,11 @@ std::string fit_text(const FitReport& rep) {
   out += fmt::format(" on {}{}", chip, rep.core.empty() ? "" : fmt::format(" ({})", rep.core));
   // An arena estimate with parts unpriced is a floor: the fit is said to rest on it.
   if (r.fits() && !rep.budget.complete) out += style::warn(" -- if the INCOMPLETE arena estimate holds (see below)");
-  if (!r.fits() && r.flash_unsure) out += style::warn(" -- counting a load image the map cannot confirm (see below)");
+  // Only where the verdict rests on it: flash short by no more than those
+  // bytes and all else fitting (it was said beside a RAM shortfall).
+  const bool rests_on_unsure = !r.fits_flash && r.flash_need - r.flash_unsure <= r.flash_capacity && r.fits_ram &&
+                               r.fits_block && r.fits_weights_block;
+  if (rests_on_unsure) out += style::warn(" -- counting a load image the map cannot confirm (see below)");
   out += "\n";
   if (!r.firmware_counted)
     out += "  without --map: the firmware's own code and data are not counted; this is the least it needs\n";

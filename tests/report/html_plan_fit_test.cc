@@ -158,6 +158,32 @@ TEST(FitPage, AShareOverCapacityByLessThanItsRoundingSaysSo) {
   EXPECT_EQ(fit_share(86852, 20480), "424.1 %");
 }
 
+// A load image the map cannot confirm is named in the headline only where
+// the verdict rests on it: flash short by no more than it, all else fitting.
+// It was said beside a RAM shortfall, where flash fitted either way.
+TEST(FitPage, AnUnsureLoadImageIsBlamedOnlyWhenTheVerdictRestsOnIt) {
+  FitReport rep;
+  rep.model = "m.tflite";
+  plan::FitResult& r = rep.result;
+  r.flash_capacity = 65536;
+  r.flash_need = 55785;
+  r.flash_unsure = 40;
+  r.flash_unsure_sections = {".ccmdata"};
+  r.fits_flash = true;
+  r.ram_capacity = 24576;
+  r.ram_need = 31068;
+  r.fits_ram = false;
+  r.fits_block = true;
+  const std::string blame = "counting a load image the map cannot confirm";
+  EXPECT_EQ(fit_text(rep).find(blame), std::string::npos) << fit_text(rep);
+  r.fits_ram = true;
+  r.flash_need = 65550;  // short by 14 B, of which the 40 B may not be there
+  r.fits_flash = false;
+  EXPECT_NE(fit_text(rep).find(blame), std::string::npos) << fit_text(rep);
+  r.flash_need = 65600;  // short by 64 B: more than those 40 B
+  EXPECT_EQ(fit_text(rep).find(blame), std::string::npos) << fit_text(rep);
+}
+
 TEST(FitPage, FittingModelSaysFitsFirst) {
   FitReport rep = fit_on("tflite/tflm_keyword_scrambled.tflite", "nRF52840");
   ASSERT_TRUE(rep.fits());
