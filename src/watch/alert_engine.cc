@@ -194,7 +194,8 @@ void AlertEngine::on_snapshot(const TraceRun& run) {
   if (loss.status == CheckStatus::found) {
     // A count, as the other alerts give: records and ITM packets lost, else the bytes that could not be read.
     const uint64_t lost = stats.dropped_records + stats.overflows;
-    const uint64_t value = lost ? lost : stats.corrupt_bytes + stats.malformed_lines;
+    const uint64_t value = lost ? lost : stats.corrupt_bytes + stats.malformed_lines + stats.stream_cut_bytes;
+    // Lost frees or allocations, or an impossible event, alone: 1, the loss is told.
     raise(AlertKind::data_loss, "", static_cast<double>(value ? value : 1),
           fmt::format("trace data lost: {}; findings may be missing or wrong", loss.reason));
   }

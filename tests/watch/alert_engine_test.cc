@@ -150,6 +150,17 @@ TEST(AlertEngine, FragmentationAtAnyEightEndsInARowIsRaised) {
   EXPECT_TRUE(at_tick(short_run).empty());
 }
 
+// A record cut where the followed file was rotated is the data-loss
+// alert's count too: its value read 1 beside 15 bytes cut.
+TEST(AlertEngine, ADataLossAlertCountsTheBytesOfARecordCutMidStream) {
+  AlertEngine engine;
+  engine.on_snapshot(run_with([](AnalysisResult&, DecodeStats& s) { s.stream_cut_bytes = 15; }));
+  std::vector<Alert> alerts = engine.take();
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].kind, AlertKind::data_loss);
+  EXPECT_DOUBLE_EQ(alerts[0].value, 15.0);
+}
+
 TEST(AlertEngine, EachCauseIsRaisedOnceHoweverManySnapshotsShowIt) {
   AlertEngine engine;
   heap_fragmented(engine, 0.3, 16);
