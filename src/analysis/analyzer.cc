@@ -184,6 +184,9 @@ struct Analyzer::Impl {
 
   // Pool `to` of a shared arena: the bytes its other end `from` uses are not free there.
   void reserve(PoolId to, PoolId from, uint64_t time) {
+    // A size `to` was declared again with since its last event: taken in
+    // first, or its old top clamps what the other end uses.
+    fragmentation.sized(to, pool_info(to), tracker.pool(to), time);
     const uint64_t used = tracker.pool(from).usage();
     fragmentation.partner_used(to, pool_info(to), used, tracker.pool(to).usage(), time);
   }
@@ -762,12 +765,12 @@ struct Analyzer::Impl {
     measure_summaries();
     summaries_told();
     size_new_pools();
-    // The ends of a shared arena as they stand, for one declared late that did not allocate since.
-    for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
-    // And a size declared again after a pool's last event.
+    // A size declared again after a pool's last event, then the ends of a
+    // shared arena as they stand (one declared late that did not allocate since).
     for (size_t i = 0; i < context.pools.size(); ++i)
       if (const auto id = static_cast<PoolId>(i); fragmentation.known_extent(id))
         fragmentation.sized(id, pool_info(id), tracker.pool(id), last_time);
+    for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
     AnalysisResult out;
     out.counts = counts;
     out.inferences = tracker.completed();
@@ -965,7 +968,10 @@ struct Analyzer::Impl {
         if (p.name == pool) return p.size;
       return uint64_t{0};
     };
-    auto ran_out = [&](const std::string& pool, bool by_stopped_leaks) {
+    // A leak stopped by failures says nothing more: one refused request
+    // larger than its pool stops it too (a review found "already exhausted"
+    // beside an 86 % margin); a pool it filled shows it here.
+    auto ran_out = [&](const std::string& pool) {
       const uint64_t pool_size = size_of(pool);
       auto for_want_of_bytes = [&](const AllocFailure& f) {
         return f.pool == pool && this_boot(f.time) && (!f.total_free || *f.total_free < f.size) &&
@@ -974,10 +980,7 @@ struct Analyzer::Impl {
       return std::any_of(out.overflows.begin(), out.overflows.end(),
                          [&](const Overflow& o) { return o.pool == pool && this_boot(o.time); }) ||
              refused_in_summary(pool) || refusing_at_end(pool) ||
-             std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), for_want_of_bytes) ||
-             (by_stopped_leaks && std::any_of(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
-                return l.pool == pool && l.growth && l.growth->stopped_by_failures();
-              }));
+             std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), for_want_of_bytes);
     };
     if (!out.exhaustion_forecast) {
       // A leak that filled its pool has no rate left to forecast from: its
@@ -986,7 +989,7 @@ struct Analyzer::Impl {
       // refused with the bytes free, filled nothing; nor does a pool of
       // unknown size say it is full (a failed malloc(SIZE_MAX) of a process).
       auto filled = std::find_if(out.leaks.begin(), out.leaks.end(), [&](const SiteLeak& l) {
-        return l.growth && l.growth->stopped_by_failures() && size_of(l.pool) > 0 && ran_out(l.pool, false);
+        return l.growth && l.growth->stopped_by_failures() && size_of(l.pool) > 0 && ran_out(l.pool);
       });
       if (filled == out.leaks.end()) return;
       Forecast fc;
@@ -996,7 +999,7 @@ struct Analyzer::Impl {
       out.exhaustion_forecast = fc;
     }
     Forecast& fc = *out.exhaustion_forecast;
-    if (!ran_out(fc.pool, true)) return;
+    if (!ran_out(fc.pool)) return;
     fc.already_exhausted = true;
     fc.inferences = 0;
     fc.remaining_bytes = 0;

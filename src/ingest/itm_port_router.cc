@@ -200,6 +200,7 @@ void ItmDecoder::on_packet(const ItmPacket& p) {
         markers_.drop_partial();
         marker_open_ = false;
         line_is_word_ = true;
+        skip_port0_line_ = true;  // its tail is no marker
         note_port0_problem();
       }
       if (line_is_word_) end_marker();
@@ -256,6 +257,10 @@ void ItmDecoder::stimulus(const ItmPacket& p) {
   switch (p.address) {
     case 0:
       for (uint8_t b : payload) {
+        if (skip_port0_line_) {
+          skip_port0_line_ = b != '\n' && b != 0;
+          continue;
+        }
         if (b == 0) {
           end_marker();
           continue;

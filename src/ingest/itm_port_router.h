@@ -70,6 +70,7 @@ class ItmDecoder final : public Decoder, private ItmPacketParser::Handler {
   void release(Port1 set);
   const DecodeStats& port1_stats() const { return port1_ == Port1::emt ? emt_.stats() : memory_.stats(); }
   bool marker_open_ = false;
+  bool skip_port0_line_ = false;  // the rest of a printed line an overflow cut: to its newline
   bool line_is_word_ = true;  // the open port-0 line has no blank and opens with no '[': a marker, ended by other packets
   uint64_t time_ = 0;
   uint64_t global_low_ = 0;

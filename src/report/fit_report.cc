@@ -77,9 +77,10 @@ std::string fit_text(const FitReport& rep) {
   // An arena estimate with parts unpriced is a floor: the fit is said to rest on it.
   if (r.fits() && !rep.budget.complete) out += style::warn(" -- if the INCOMPLETE arena estimate holds (see below)");
   // Only where the verdict rests on it: flash short by no more than those
-  // bytes and all else fitting (it was said beside a RAM shortfall).
-  const bool rests_on_unsure = !r.fits_flash && r.flash_need - r.flash_unsure <= r.flash_capacity && r.fits_ram &&
-                               r.fits_block && r.fits_weights_block;
+  // bytes and RAM fitting (it was said beside a RAM shortfall). The weights'
+  // flash block is short by the same bytes then.
+  const bool rests_on_unsure =
+      !r.fits_flash && r.flash_need - r.flash_unsure <= r.flash_capacity && r.fits_ram && r.fits_block;
   if (rests_on_unsure) out += style::warn(" -- counting a load image the map cannot confirm (see below)");
   out += "\n";
   if (!r.firmware_counted)

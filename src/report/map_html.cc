@@ -162,7 +162,11 @@ json image_tree(const LinkerMap& map) {
   Node image{"image", 0, "", "", {}, false};
   for (size_t i = 0; i < map.regions.size(); ++i) {
     if (regions[i].children.empty()) continue;  // an armlink load region: its execution regions show its bytes
-    add_remainder(regions[i], map.regions[i].position_only ? 0 : map.regions[i].used, "(gaps between sections)");
+    // A range's used counts the IAR place-at blocks inside it, drawn under their own nodes.
+    uint64_t used = map.regions[i].position_only ? 0 : map.regions[i].used;
+    for (const MapRegion& at : map.regions)
+      if (at.within == map.regions[i].name) used -= std::min(used, at.used);
+    add_remainder(regions[i], used, "(gaps between sections)");
     image.children.push_back(std::move(regions[i]));
   }
   if (!outside.children.empty()) {

@@ -295,6 +295,14 @@ TEST(ItmEvents, APortZeroLineThatLostBytesToAnOverflowIsNotDecoded) {
   EXPECT_EQ(run->stats.malformed_lines, 1u);
   EXPECT_EQ(run->result.counts.allocs, 1u);
   EXPECT_EQ(run->result.peak.bytes, 32u);
+  // What follows to the newline is the same line's tail, no marker word
+  // ("3000" read as a mark once its line was dropped).
+  std::string tail = stim(0, "[MEM][10] ALLOC size=644 addr=0x2000");
+  tail += '\x70';
+  tail += stim(0, "3000\n[MEM][20] ALLOC size=32 addr=0x20004000\n");
+  auto cut = analyse(Format::itm, tail);
+  EXPECT_EQ(cut->result.counts.allocs, 1u);
+  EXPECT_EQ(cut->result.counts.marks, 0u);
 }
 
 // Extension packets page the stimulus ports (ARMv7-M D4.2.6): a write to
