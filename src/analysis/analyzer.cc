@@ -186,7 +186,7 @@ struct Analyzer::Impl {
   void reserve(PoolId to, PoolId from, uint64_t time) {
     // A size `to` was declared again with since its last event: taken in
     // first, or its old top clamps what the other end uses.
-    fragmentation.sized(to, pool_info(to), tracker.pool(to), time);
+    fragmentation.sized(to, pool_info(to), tracker, time);
     const uint64_t used = tracker.pool(from).usage();
     fragmentation.partner_used(to, pool_info(to), used, tracker.pool(to).usage(), time);
   }
@@ -648,13 +648,17 @@ struct Analyzer::Impl {
   void on_event(const Event& e) {
     const bool pooled = e.kind != EventKind::inference_begin && e.kind != EventKind::inference_end &&
                         e.kind != EventKind::mark && e.kind != EventKind::counter;
-    if (pooled && pool_info(e.pool).placement) [[unlikely]] {
-      ++counts.placements;
-      return;
+    if (pooled) {
+      const PoolInfo& info = pool_info(e.pool);
+      if (info.placement) [[unlikely]] {
+        ++counts.placements;
+        return;
+      }
+      // Before a restart's resets too: they leave the gaps as the new size holds them.
+      fragmentation.sized(e.pool, info, tracker, e.time);
     }
     last_time = e.time;
     if (restarts_seen < context.device_restarts) [[unlikely]] boot_again();
-    if (pooled) fragmentation.sized(e.pool, pool_info(e.pool), tracker.pool(e.pool), e.time);
     if (e.kind != EventKind::pool_summary) {
       if (!pending_levels.empty()) measure_summaries();
       summaries_told();
@@ -769,7 +773,7 @@ struct Analyzer::Impl {
     // shared arena as they stand (one declared late that did not allocate since).
     for (size_t i = 0; i < context.pools.size(); ++i)
       if (const auto id = static_cast<PoolId>(i); fragmentation.known_extent(id))
-        fragmentation.sized(id, pool_info(id), tracker.pool(id), last_time);
+        fragmentation.sized(id, pool_info(id), tracker, last_time);
     for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
     AnalysisResult out;
     out.counts = counts;

@@ -23,7 +23,7 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       // Blocks seen before may reach past the size: what lies past it is
       // not the pool's, held from now on (release() leaves it held).
       g.held_from = low + info.size;
-      g.seen_size = info.size;
+      seen(pool, info.size);
       if (g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
     }
   }
@@ -32,7 +32,7 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
 
 void FragmentationAnalysis::redeclared(PoolId pool, const PoolInfo& info, const PoolState& state, uint64_t time) {
   PoolGaps& g = pools_[pool];
-  g.seen_size = info.size;
+  seen(pool, info.size);
   // Declared again (another arena flashed before the device restarted): the
   // gaps are the new extent less the blocks live now, and what lies past a
   // smaller size is held. Shrunk while blocks lived, the bytes past its new

@@ -60,10 +60,10 @@ class FragmentationAnalysis {
       if (!failures_[i].f.inference) failures_[i].f.inference = number;
   }
   // Before each event aimed at a pool: a size declared again since the last
-  // one is taken in, from the pool's live blocks (state).
-  void sized(PoolId pool, const PoolInfo& info, const PoolState& state, uint64_t time) {
-    if (pool < pools_.size() && pools_[pool].fixed && info.size != pools_[pool].seen_size) [[unlikely]]
-      redeclared(pool, info, state, time);
+  // one is taken in, from the pool's live blocks (in `tracker`).
+  void sized(PoolId pool, const PoolInfo& info, PoolTracker& tracker, uint64_t time) {
+    if (pool < seen_size_.size() && seen_size_[pool] != info.size && seen_size_[pool] != kNotFixed) [[unlikely]]
+      redeclared(pool, info, tracker.pool(pool), time);
   }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);
@@ -81,7 +81,6 @@ class FragmentationAnalysis {
     // seen there, or a larger size declared before) is not the pool's: held
     // occupied, never freed.
     uint64_t held_from = 0;
-    uint64_t seen_size = 0;  // the size last declared
     uint64_t partner = 0;  // bytes at the top of the extent the other end of the arena holds
     // Two-ended: the holes between blocks that overflowed into the other
     // end stay held when it gives its bytes back, so a block over them is
@@ -130,6 +129,14 @@ class FragmentationAnalysis {
     SiteId site;
   };
   std::vector<PoolGaps> pools_;
+  // By pool, apart from pools_ so the check before every event is one load:
+  // the size last taken in, for a pool of known extent.
+  static constexpr uint64_t kNotFixed = UINT64_MAX;
+  std::vector<uint64_t> seen_size_;
+  void seen(PoolId pool, uint64_t size) {
+    if (seen_size_.size() <= pool) seen_size_.resize(pool + 1, kNotFixed);
+    seen_size_[pool] = size;
+  }
   std::vector<Failure> failures_;
   KeptPerPool failures_kept_;
   size_t boot_failures_from_ = 0;  // the first of failures_ in the latest boot
