@@ -184,8 +184,8 @@ struct Analyzer::Impl {
 
   // Pool `to` of a shared arena: the bytes its other end `from` uses are not free there.
   void reserve(PoolId to, PoolId from, uint64_t time) {
-    // A size `to` was declared again with since its last event: taken in
-    // first, or its old top clamps what the other end uses.
+    // A size declared again for `to` since its last event is taken in
+    // first, or its old top would clamp what the other end uses.
     fragmentation.sized(to, pool_info(to), tracker, time);
     const uint64_t used = tracker.pool(from).usage();
     fragmentation.partner_used(to, pool_info(to), used, tracker.pool(to).usage(), time);
