@@ -24,7 +24,7 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       // not the pool's, held from now on (release() leaves it held).
       g.held_from = low + info.size;
       seen(pool, info.size);
-      if (g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
+      g.hold_past_end();
     }
   }
   return g;
@@ -47,7 +47,7 @@ void FragmentationAnalysis::redeclared(PoolId pool, const PoolInfo& info, const 
   g.held_from = low + info.size;
   if (g.held_from > g.gaps.high()) g.gaps.extend(low, g.held_from);
   g.gaps.reset();
-  if (g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
+  g.hold_past_end();
   state.live.for_each([&](const Block& b) { g.gaps.occupy(b.address, b.size); });
   g.partner = std::min(g.partner, info.size);
   if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
@@ -174,7 +174,7 @@ void FragmentationAnalysis::released(PoolId pool, const PoolInfo& info, const Bl
   // A block that overflowed into the other end's bytes, or past a size
   // declared smaller, frees only its part below them.
   uint64_t end = g.partner ? std::min(b.address + b.size, g.free_end()) : b.address + b.size;
-  if (g.fixed && !g.summary) end = std::min(end, g.held_from);
+  if (g.held_from) end = std::min(end, g.held_from);
   if (end > b.address) g.gaps.release(b.address, end - b.address);
   g.changed_at = time;
 }
@@ -184,7 +184,7 @@ void FragmentationAnalysis::reset(PoolId pool, uint64_t time) {
   PoolGaps& g = pools_[pool];
   g.gaps.reset();
   // All of the extent is free again, but for what lies past a smaller declaration.
-  if (g.fixed && !g.summary && g.gaps.high() > g.held_from) g.gaps.occupy(g.held_from, g.gaps.high() - g.held_from);
+  g.hold_past_end();
   if (g.partner) g.gaps.occupy(g.free_end(), g.partner);
   // Every byte of the extent is free again: the space between the regions
   // is not the pool's.

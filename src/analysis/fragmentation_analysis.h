@@ -80,7 +80,10 @@ class FragmentationAnalysis {
     // Known extent: the end of its declared size. What lies past it (blocks
     // seen there, or a larger size declared before) is not the pool's: held
     // occupied, never freed.
-    uint64_t held_from = 0;
+    uint64_t held_from = 0;  // 0: not declared (an unknown extent, or a device's summaries)
+    void hold_past_end() {
+      if (held_from && gaps.high() > held_from) gaps.occupy(held_from, gaps.high() - held_from);
+    }
     uint64_t partner = 0;  // bytes at the top of the extent the other end of the arena holds
     // Two-ended: the holes between blocks that overflowed into the other
     // end stay held when it gives its bytes back, so a block over them is

@@ -251,28 +251,12 @@ std::optional<LinkerMap> parse_armlink_map(std::string_view text, std::string& e
       *total[c] += r.bytes[c];
     }
   }
-  // Symbols take the section of the entry that holds them.
+  // Symbols take the section of the entry that holds them (an empty one at
+  // _sys_exit's address, taken first, made the function read-only data).
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.address < b.address; });
-  // An empty entry at its address (indicate_semi.o's 0-byte .text beside
-  // _sys_exit's) names it only if no entry with bytes holds it: taken first,
-  // it made the function read-only data.
-  for (MapSymbol& s : map.symbols) {
-    const Entry* holder = nullptr;
-    const Entry* empty_at = nullptr;
-    for (auto it = std::upper_bound(entries.begin(), entries.end(), s.address,
-                                    [](uint64_t a, const Entry& e) { return a < e.address; });
-         it != entries.begin();) {
-      --it;
-      if (it->size == 0) {
-        if (it->address == s.address && !empty_at) empty_at = &*it;
-        continue;
-      }
-      if (s.address < it->address + it->size) holder = &*it;
-      break;
-    }
-    if (!holder) holder = empty_at;
-    if (holder) s.section = fmt::format("{}:{}", region_order[holder->region], kMapCategoryName[holder->category]);
-  }
+  for (MapSymbol& s : map.symbols)
+    if (const Entry* e = entry_holding(entries, s.address))
+      s.section = fmt::format("{}:{}", region_order[e->region], kMapCategoryName[e->category]);
   for (const auto& [key, size] : contrib) map.contributions.push_back({key.first, key.second, size});
   // What each execution region stores in its load region: all of it when it
   // runs in place, its initialisers (as compressed) when copied, nothing for

@@ -49,6 +49,7 @@ struct Leaf {
   uint64_t address = 0, size = 0;
   MapCategory category = kCode;
   std::string object;
+  std::string group{};  // the placement group that lists it
 };
 
 // A placement directive of the PLACEMENT SUMMARY.
@@ -117,7 +118,7 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   std::string directive;                     // a placement directive spanning lines
   std::string group;                         // placement whose sections are listed
   std::vector<Leaf> leaves;                  // of the current group
-  std::vector<std::pair<Leaf, std::string>> placed_leaves;  // every group's, with its group
+  std::vector<Leaf> placed_leaves;           // every group's
   std::map<std::pair<std::string, int>, uint64_t> bytes;
   std::map<std::pair<std::string, int>, uint64_t> first;
   std::map<std::tuple<std::string, int, std::string>, uint64_t> contrib;
@@ -179,7 +180,8 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
       }
       bytes[key] += l.size + gap;
       contrib[{group, l.category, l.object}] += l.size;
-      placed_leaves.emplace_back(l, group);
+      placed_leaves.push_back(l);
+      placed_leaves.back().group = group;
     }
     leaves.clear();
   };
@@ -383,21 +385,11 @@ std::optional<LinkerMap> parse_iar_map(std::string_view text, std::string& error
   // and constants, so by their spans getchar read as read-only data, and
   // functions past the last constant as of no section.
   std::sort(placed_leaves.begin(), placed_leaves.end(),
-            [](const auto& a, const auto& b) { return a.first.address < b.first.address; });
+            [](const Leaf& a, const Leaf& b) { return a.address < b.address; });
   for (MapSymbol& s : map.symbols) {
     s.object = resolve(s.object);
-    auto after = std::upper_bound(placed_leaves.begin(), placed_leaves.end(), s.address,
-                                  [](uint64_t address, const auto& l) { return address < l.first.address; });
-    // Of the entries that start at or below it (zero-sized ones among them), the one that holds it.
-    for (auto it = after; it != placed_leaves.begin();) {
-      --it;
-      const Leaf& l = it->first;
-      if (s.address < l.address + l.size) {
-        s.section = fmt::format("{}:{}", it->second, kMapCategoryName[l.category]);
-        break;
-      }
-      if (s.address - l.address > (uint64_t{1} << 20)) break;  // far below: none holds it
-    }
+    if (const Leaf* l = entry_holding(placed_leaves, s.address))
+      s.section = fmt::format("{}:{}", l->group, kMapCategoryName[l->category]);
   }
   return map;
 }

@@ -4,6 +4,7 @@
 // care which toolchain built the image.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -61,6 +62,22 @@ struct MapRegion {
 
 // Bytes used beyond a region's length (0 when it fits). A region of length 0
 // that holds bytes overflowed by all of them, unless it only names a position.
+// Of entries sorted by address (each with an `address` and a `size`), the
+// one that holds `address`: one with bytes, else an empty one at it (armlink
+// lists a 0-byte .text at a function's address). Null when none does.
+template <typename Entry>
+const Entry* entry_holding(const std::vector<Entry>& sorted, uint64_t address) {
+  const Entry* empty_at = nullptr;
+  for (auto it = std::upper_bound(sorted.begin(), sorted.end(), address,
+                                  [](uint64_t a, const Entry& e) { return a < e.address; });
+       it != sorted.begin();) {
+    --it;
+    if (it->size > 0) return address < it->address + it->size ? &*it : empty_at;
+    if (it->address == address && !empty_at) empty_at = &*it;
+  }
+  return empty_at;
+}
+
 uint64_t overflow_bytes(const MapRegion& region);
 // An overflow that only load images the map cannot confirm make (see
 // LoadImage): without them the region fits.

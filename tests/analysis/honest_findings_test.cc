@@ -2144,8 +2144,9 @@ TEST(HonestFindings, AnAllocationOverPartOfALiveBlockIsALostFree) {
     auto run = analyse(Format::log, legitimate);
     EXPECT_EQ(run->result.counts.replaced_blocks, 0u) << legitimate;
   }
-  // A pool declared after blocks reaching past its size: once all of it is
-  // free, what lies past its end is not (a first fix counted 2,048 B free of 1,024).
+  // A pool declared after blocks reaching past its size: what lies past its
+  // end is never free, not even once all of it is (a first fix counted
+  // 2,048 B free of 1,024).
   auto late = analyse(Format::log,
                       "[MEM][1] ALLOC size=100 addr=0x1000\n"
                       "[MEM][2] ALLOC size=100 addr=0x1800\n"
