@@ -23,7 +23,7 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
       // Blocks seen before may reach past the size: what lies past it is
       // not the pool's, held from now on (release() leaves it held).
       g.held_from = low + info.size;
-      seen(pool, info.size);
+      seen(pool, info);
       g.hold_past_end();
     }
   }
@@ -32,20 +32,26 @@ FragmentationAnalysis::PoolGaps& FragmentationAnalysis::at(PoolId pool, const Po
 
 void FragmentationAnalysis::redeclared(PoolId pool, const PoolInfo& info, const PoolState& state, uint64_t time) {
   PoolGaps& g = pools_[pool];
-  seen(pool, info.size);
+  seen(pool, info);
   // Declared again (another arena flashed before the device restarted): the
   // gaps are the new extent less the blocks live now, and what lies past a
   // smaller size is held. Shrunk while blocks lived, the bytes past its new
   // end read free (5,632 B free of a 4,096 B heap); grown, the bytes a
   // smaller declaration held read used (0 B free of 8,192 B). The other
-  // end's bytes of a two-ended arena move to the new top. Not for a heap
-  // moved to another base.
+  // end's bytes of a two-ended arena move to the new top. A heap moved to
+  // another base (a new build's .bss ends elsewhere) spans its new bytes
+  // only: kept at the old ones, a full heap read all free.
   const uint64_t low = info.kind == PoolKind::arena ? 0 : info.base;
-  if (g.summary || info.size == 0 || low + info.size == g.held_from || low != g.gaps.low() ||
-      (info.kind != PoolKind::arena && !info.base_known))
+  if (g.summary || info.size == 0 || (info.kind != PoolKind::arena && !info.base_known) ||
+      (low + info.size == g.held_from && low == g.gaps.low()))
     return;
   g.held_from = low + info.size;
-  if (g.held_from > g.gaps.high()) g.gaps.extend(low, g.held_from);
+  if (low != g.gaps.low()) {
+    g.gaps = GapIndex{};
+    g.gaps.extend(low, g.held_from);
+  } else if (g.held_from > g.gaps.high()) {
+    g.gaps.extend(low, g.held_from);
+  }
   g.gaps.reset();
   g.hold_past_end();
   state.live.for_each([&](const Block& b) { g.gaps.occupy(b.address, b.size); });

@@ -59,10 +59,11 @@ class FragmentationAnalysis {
     for (size_t i = boot_failures_from_; i < failures_.size(); ++i)
       if (!failures_[i].f.inference) failures_[i].f.inference = number;
   }
-  // Before each event aimed at a pool: a size declared again since the last
-  // one is taken in, from the pool's live blocks (in `tracker`).
+  // Before each event aimed at a pool: a size or base declared again since
+  // the last one is taken in, from the pool's live blocks (in `tracker`).
   void sized(PoolId pool, const PoolInfo& info, PoolTracker& tracker, uint64_t time) {
-    if (pool < seen_size_.size() && seen_size_[pool] != info.size && seen_size_[pool] != kNotFixed) [[unlikely]]
+    if (pool < seen_.size() && seen_[pool].size != kNotFixed &&
+        (seen_[pool].size != info.size || seen_[pool].base != info.base)) [[unlikely]]
       redeclared(pool, info, tracker.pool(pool), time);
   }
   // Rate of the pool as it stands; unset until an allocation measured it.
@@ -132,13 +133,16 @@ class FragmentationAnalysis {
     SiteId site;
   };
   std::vector<PoolGaps> pools_;
-  // By pool, apart from pools_ so the check before every event is one load:
-  // the size last taken in, for a pool of known extent.
+  // By pool, apart from pools_ so the check before every event reads one
+  // cache line: the size and base last taken in, for a pool of known extent.
   static constexpr uint64_t kNotFixed = UINT64_MAX;
-  std::vector<uint64_t> seen_size_;
-  void seen(PoolId pool, uint64_t size) {
-    if (seen_size_.size() <= pool) seen_size_.resize(pool + 1, kNotFixed);
-    seen_size_[pool] = size;
+  struct Seen {
+    uint64_t size = kNotFixed, base = 0;
+  };
+  std::vector<Seen> seen_;
+  void seen(PoolId pool, const PoolInfo& info) {
+    if (seen_.size() <= pool) seen_.resize(pool + 1);
+    seen_[pool] = {info.size, info.base};
   }
   std::vector<Failure> failures_;
   KeptPerPool failures_kept_;

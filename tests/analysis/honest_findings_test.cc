@@ -1288,6 +1288,23 @@ TEST(HonestFindings, AnArenasFreeSpaceAtAFailureIsAboveItsTop) {
   EXPECT_EQ(sf[2].total_free, std::optional<uint64_t>(5632));  // [1536, 5120) and [6144, 8192)
   EXPECT_EQ(sf[2].largest_free, std::optional<uint64_t>(3584));
   EXPECT_EQ(shrunk->result.counts.replaced_blocks, 0u);
+  // Moved to another base (a new build's heap starts elsewhere): its gaps
+  // are the new bytes. Kept at the old base, a full heap read 4,096 B free.
+  auto moved = analyse(Format::log,
+                       "[MEM][1] POOL name=heap kind=heap size=4096 base=0x20000000\n"
+                       "[MEM][2] ALLOC size=1024 addr=0x20000000\n"
+                       "[MEM][3] BOOT\n"
+                       "[MEM][4] POOL name=heap kind=heap size=4096 base=0x30000000\n"
+                       "[MEM][5] ALLOC size=1024 addr=0x30000000\n"
+                       "[MEM][6] ALLOC size=2048 addr=0x30000800\n"
+                       "[MEM][7] ALLOC_FAIL size=1500 align=8\n");
+  const FragmentationResult& mf = moved->result.fragmentation;
+  ASSERT_EQ(mf.failures.size(), 1u);
+  EXPECT_EQ(mf.failures[0].total_free, std::optional<uint64_t>(1024));  // [0x30000400, 0x30000800)
+  ASSERT_EQ(mf.pools.size(), 1u);
+  EXPECT_EQ(mf.pools[0].total_free, 1024u);
+  EXPECT_EQ(mf.pools[0].largest_free, 1024u);
+  EXPECT_EQ(moved->result.counts.replaced_blocks, 0u);
   // A two-ended arena (TFLite Micro's head and tail) flashed smaller before a
   // restart, its tail allocating first: the tail's bytes sit at the new top
   // (a review found 5,592 B free of 4,096 and the band healthy, and the
