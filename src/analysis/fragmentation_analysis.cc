@@ -151,12 +151,22 @@ bool FragmentationAnalysis::allocated(PoolId pool, const PoolInfo& info, const B
   PoolGaps& g = at(pool, info);
   cover(g, info, b.address, b.size);
   const bool clear = g.gaps.occupy(b.address, b.size);
-  g.measure(b.time);
   // Only inside the extent and below the other end of a shared arena: a
   // block reaching past either is an overflow, which has its own check.
   const uint64_t end = b.address + b.size;
-  return clear || !g.fixed || g.shared || b.address < g.gaps.low() || end < b.address || end > g.free_end() ||
-         end - g.gaps.low() > info.size;
+  const bool fits = clear || !g.fixed || g.shared || b.address < g.gaps.low() || end < b.address ||
+                    end > g.free_end() || end - g.gaps.low() > info.size;
+  if (fits) [[likely]]
+    g.measure(b.time);
+  return fits;
+}
+
+void FragmentationAnalysis::overlapped(PoolId pool, const PoolInfo& info, const std::vector<Block>& lost,
+                                       const Block& b) {
+  PoolGaps& g = at(pool, info);
+  for (const Block& old : lost) released(pool, info, old, b.time);
+  g.gaps.occupy(b.address, b.size);
+  g.measure(b.time);
 }
 
 std::optional<double> FragmentationAnalysis::rate_now(PoolId pool) {

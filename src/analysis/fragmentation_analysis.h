@@ -22,7 +22,11 @@ class FragmentationAnalysis {
  public:
   // False when the block lies over bytes another live block holds, inside a
   // pool of known extent: that block's free was lost (a record dropped).
+  // Then the state is measured only once overlapped() has been told.
   bool allocated(PoolId pool, const PoolInfo& info, const Block& block);
+  // The live blocks `block` lies over, whose frees were lost: their bytes
+  // are free but for the new block's.
+  void overlapped(PoolId pool, const PoolInfo& info, const std::vector<Block>& lost, const Block& block);
   void released(PoolId pool, const PoolInfo& info, const Block& block, uint64_t time);
   void reset(PoolId pool, uint64_t time);
   // The other end of a two-ended arena now uses `used` bytes, measured back

@@ -96,6 +96,7 @@ class PoolTracker {
       --s.live_count;
     }
     p.added(last_);
+    peaks_before_ = {p.peak_usage, p.inference_peak};
     SiteCounters& s = changing_site(e.site);
     if (s.allocs == 0) s.first_time = e.time;
     s.last_time = e.time;
@@ -117,6 +118,27 @@ class PoolTracker {
     --s.live_count;
     refresh_usage(p, before);
     return true;
+  }
+  // A block whose free was lost: gone, but not counted as freed.
+  void drop(PoolId pool_id, uint64_t address) {
+    PoolState& p = pool(pool_id);
+    uint64_t before = p.usage();
+    Block old;
+    if (!p.live.erase(address, &old)) return;
+    p.removed(old);
+    SiteCounters& s = changing_site(old.site);
+    s.live_bytes -= old.size;
+    --s.live_count;
+    refresh_usage(p, before);
+  }
+  // The free of a block drop() took: counted at its site.
+  void freed_late(const Block& b) { ++site(b.site).frees; }
+  // After drop()s of the blocks the latest allocation lay over: its pool's
+  // peaks as if they had gone before it came.
+  void settle_peaks(PoolId pool_id) {
+    PoolState& p = pool(pool_id);
+    p.peak_usage = std::max(peaks_before_.usage, p.usage());
+    p.inference_peak = std::max(peaks_before_.inference, p.usage());
   }
   // `freed`: false where a restart lost the blocks (not counted as frees).
   void reset(PoolId pool, bool freed = true);
@@ -195,6 +217,9 @@ class PoolTracker {
   TraceContext& context_;
   std::vector<PoolState> pools_;
   size_t pool_count_ = 0;  // pools_.size(), kept: size() divides by the state's size
+  struct {
+    uint64_t usage = 0, inference = 0;
+  } peaks_before_;  // of the latest allocation's pool, before it
   // The site whose live counts are about to change, its snapshot kept first.
   SiteCounters& changing_site(SiteId id) {
     SiteCounters& s = site(id);

@@ -32,8 +32,12 @@ class ThreadAnalysis {
   }
   // A free made by `thread`.
   void freed(uint32_t thread, const Block& b) {
-    ++at(index(thread)).frees;
+    freed_late(thread, b);
     dropped(b);
+  }
+  // The free of a block already dropped() (a later block lay over it first).
+  void freed_late(uint32_t thread, const Block& b) {
+    ++at(index(thread)).frees;
     if (b.thread != thread) [[unlikely]]  // threads past the cap share a row but are still two threads
       handed_off(thread, b);
   }
