@@ -497,6 +497,14 @@ struct AnalysisResult {
   // growth of pools whose usage rises linearly or in steps. 0 without
   // inference markers (presenters say "unknown").
   double leak_rate_bytes_per_inference = 0;
+  // The rate as presenters give it: unset without inference markers, and
+  // where the leak check did not run and no growth was measured, since 0
+  // would read as "no leak" (a JSON consumer, a Prometheus gauge).
+  std::optional<double> known_leak_rate() const {
+    if (!inferences || (leak_rate_bytes_per_inference == 0 && checks.leaks.status == CheckStatus::not_checked))
+      return std::nullopt;
+    return leak_rate_bytes_per_inference;
+  }
   std::optional<Forecast> exhaustion_forecast;
   std::vector<PoolWatermark> watermarks;
   FragmentationResult fragmentation;

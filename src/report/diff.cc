@@ -147,10 +147,10 @@ std::vector<DiffGroup> diff_traces(const AnalysisResult& a, const AnalysisResult
     if (checked(r.checks.lifo))
       table["lifo_stranded_bytes"] = {d(r.lifo.max_stranded_bytes), DiffUnit::bytes, "stranded arena bytes (LIFO)"};
     // Per-inference numbers need inference markers: without them they are not 0, but not measured.
-    if (r.inferences) {
-      table["leak_rate_bytes_per_inference"] = {r.leak_rate_bytes_per_inference, DiffUnit::bytes_per_inference, "leak rate"};
+    if (const auto rate = r.known_leak_rate())
+      table["leak_rate_bytes_per_inference"] = {*rate, DiffUnit::bytes_per_inference, "leak rate"};
+    if (r.inferences)
       table["max_inference_peak_bytes"] = {d(r.peak.max_inference_peak), DiffUnit::bytes, "max inference peak"};
-    }
     // Unmeasured fragmentation (no pool extent known) is left out rather than shown as 0.
     const FragmentationResult& f = r.fragmentation;
     if (f.max_rate) table["fragmentation_max_rate"] = {*f.max_rate, DiffUnit::fraction, "fragmentation, max"};

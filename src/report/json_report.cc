@@ -157,7 +157,7 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   for (const auto& p : r.persistent)
     j["persistent"].push_back({{"site", p.site}, {"pool", p.pool}, {"bytes", p.bytes}, {"count", p.count},
                                {"reason", to_string(p.reason)}});
-  j["leak_rate_bytes_per_inference"] = r.inferences ? json(r.leak_rate_bytes_per_inference) : json(nullptr);
+  j["leak_rate_bytes_per_inference"] = r.known_leak_rate() ? json(*r.known_leak_rate()) : json(nullptr);
   if (r.exhaustion_forecast)
     j["exhaustion_forecast"] = {{"inferences", r.exhaustion_forecast->inferences},
                                 {"seconds", optional(r.exhaustion_forecast->seconds)},

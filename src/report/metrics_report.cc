@@ -141,11 +141,11 @@ std::string metrics_report(const MetricsInput& in, MetricsFormat format) {
   for (const PoolSummary& p : r.pools)
     if (p.live_count) w.sample("edgemem_pool_live_blocks", pool_label(p.name), d(*p.live_count));
 
-  // Unknown without inference markers: left out, since 0 would read as "no leak".
+  // Unknown without inference markers or a leak check: left out, since 0 would read as "no leak".
   w.family("edgemem_leak_rate_bytes_per_inference", "gauge", "bytes_per_inference",
            "What the leaking groups add per inference, summed (summary-mode devices: growth of pools that grow "
            "steadily or whose lowest usage still rises)");
-  if (r.inferences) w.sample("edgemem_leak_rate_bytes_per_inference", "", r.leak_rate_bytes_per_inference);
+  if (const auto rate = r.known_leak_rate()) w.sample("edgemem_leak_rate_bytes_per_inference", "", *rate);
   if (in.watching) {
     w.family("edgemem_leak_trend_bytes_per_inference", "gauge", "bytes_per_inference",
              "Slope of the lowest usage per 8 inferences over the last 80 (what the leak alert tests)");

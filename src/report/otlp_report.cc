@@ -97,11 +97,11 @@ json otlp_metrics(const MetricsInput& in, uint64_t now_unix_ns, uint64_t start_u
   b.gauge("edgemem.pool.peak", "By", "Highest usage since the trace began", peak);
   b.gauge("edgemem.pool.size", "By", "Pool size, for pools whose size is known", size);
   b.gauge("edgemem.pool.live_blocks", "{block}", "Blocks allocated and not yet freed", blocks);
-  if (r.inferences)
+  if (const auto rate = r.known_leak_rate())
     b.gauge("edgemem.leak.rate", "By/{inference}",
             "What the leaking groups add per inference, summed (summary-mode devices: growth of pools that grow "
             "steadily or whose lowest usage still rises)",
-            {{"", r.leak_rate_bytes_per_inference}});
+            {{"", *rate}});
   if (!trend.empty())
     b.gauge("edgemem.leak.trend", "By/{inference}", "Slope of the lowest usage per 8 inferences over the last 80", trend);
   // Every pool from the start, as the Prometheus gauge: a leak confirmed by

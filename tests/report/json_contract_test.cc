@@ -98,6 +98,12 @@ TEST(JsonContract, UnknownsAreNull) {
   EXPECT_TRUE(j["peak"]["inference"].is_null());
   EXPECT_TRUE(j["peak"]["per_inference"].is_null());
   EXPECT_TRUE(j["pools"][0]["size"].is_null());
+  // Marked, but too short for the leak check: its rate is not known either
+  // (it read 0.0 beside `not_checked`).
+  auto short_run = analyse(Format::log, "[MEM][1] INFER begin 0\n[MEM][2] ALLOC size=1000 addr=0x1000\n"
+                                        "[MEM][3] INFER end 0\n");
+  ASSERT_EQ(short_run->result.checks.leaks.status, CheckStatus::not_checked);
+  EXPECT_TRUE(to_json(in, short_run->result)["leak_rate_bytes_per_inference"].is_null());
   EXPECT_TRUE(j["pools"][0]["peak_margin"].is_null());
   EXPECT_TRUE(j["fragmentation"]["band"].is_null());
   EXPECT_TRUE(j["fragmentation"]["max_rate"].is_null());

@@ -129,6 +129,18 @@ TEST(MetricsReport, NoLeakRateWithoutInferenceMarkers) {
   EXPECT_FALSE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_rate_bytes_per_inference 0"));
 }
 
+// A trace too short for the leak check, or with end markers only, read
+// rate 0 ("no leak") beside a leak check not run and a pool growing 100 B
+// per inference.
+TEST(MetricsReport, NoLeakRateWhereTheLeakCheckDidNotRun) {
+  Fixture f;
+  f.result.leak_rate_bytes_per_inference = 0;
+  f.result.checks.leaks.status = CheckStatus::not_checked;
+  EXPECT_FALSE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_rate_bytes_per_inference 0"));
+  f.result.checks.leaks.status = CheckStatus::clean;
+  EXPECT_TRUE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_rate_bytes_per_inference 0\n"));
+}
+
 TEST(MetricsReport, AcceptHeaderChoosesTheFormat) {
   EXPECT_EQ(negotiate_metrics_format(""), MetricsFormat::prometheus);
   EXPECT_EQ(negotiate_metrics_format("text/plain;version=0.0.4;q=1,*/*;q=0.1"), MetricsFormat::prometheus);
