@@ -63,7 +63,9 @@ class PoolTable {
   static constexpr size_t kMaxPools = 1024;
 
   // Returns the pool with this name, creating it with `kind` if new.
-  PoolId intern(std::string_view name, PoolKind kind);
+  // `event`: an event names it (a declaration, or a pool named as another's
+  // partner, is none): counted in dropped() when it goes to "(other pools)".
+  PoolId intern(std::string_view name, PoolKind kind, bool event = true);
   void mark_kind_guessed(PoolId id) { pools_.at(id).kind_guessed = true; }
   // Declares (or re-declares) geometry; a later declaration wins.
   PoolId declare(const PoolInfo& info);
@@ -72,7 +74,7 @@ class PoolTable {
   size_t size() const { return pools_.size(); }
   // The pool that shares this one's bytes, declared from either side.
   std::optional<PoolId> partner(PoolId id) const;
-  // intern() calls for new names that went to "(other pools)".
+  // Events whose pool went to "(other pools)".
   uint64_t dropped() const { return dropped_; }
 
  private:

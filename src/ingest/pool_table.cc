@@ -6,11 +6,11 @@ namespace edgemem {
 
 std::string_view to_string(PoolKind kind) { return kind == PoolKind::arena ? "arena" : "heap"; }
 
-PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
+PoolId PoolTable::intern(std::string_view name, PoolKind kind, bool event) {
   if (auto it = ids_.find(name); it != ids_.end()) return it->second;
-  if (!is_printable_name(name)) return intern(printable_name(name), kind);
+  if (!is_printable_name(name)) return intern(printable_name(name), kind, event);
   if (pools_.size() >= kMaxPools && name != "(other pools)") {
-    ++dropped_;
+    if (event) ++dropped_;
     return intern("(other pools)", kind);
   }
   pools_.push_back(PoolInfo{std::string(name), kind, 0, 0, std::nullopt, std::nullopt, false,
@@ -21,7 +21,7 @@ PoolId PoolTable::intern(std::string_view name, PoolKind kind) {
 }
 
 PoolId PoolTable::declare(const PoolInfo& info) {
-  PoolId id = intern(info.name, info.kind);
+  PoolId id = intern(info.name, info.kind, false);
   // Geometry declared for a name that landed in "(other pools)" is not that pool's.
   const std::string name = pools_[id].name;
   if (name != printable_name(info.name)) return id;

@@ -623,7 +623,7 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       if (!addressed_seen_) last_by_offset_ = info.kind == PoolKind::arena;
       arena_declared_ = arena_declared_ || info.name == "arena";
       info.size = e.size;
-      if (!shares.empty()) info.shares = context_.pools.intern(shares, PoolKind::arena);
+      if (!shares.empty()) info.shares = context_.pools.intern(shares, PoolKind::arena, false);
       context_.pools.declare(info);
       return true;
     }

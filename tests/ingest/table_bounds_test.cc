@@ -102,6 +102,18 @@ TEST(TableBounds, TenMillionDistinctSitesInATextLog) {
   EXPECT_LT(grown, 64 * kMiB) << grown / kMiB << " MiB retained";
 }
 
+// Declarations are no events: 1,030 pools declared, one block each, read
+// "12 events whose pool did not fit" where 6 events did not.
+TEST(TableBounds, PoolsDroppedCountsEventsNotDeclarations) {
+  std::string log;
+  for (size_t i = 0; i < PoolTable::kMaxPools + 6; ++i)
+    log += fmt::format("[MEM][{0}] POOL name=p{0} kind=heap size=4096 base={1}\n"
+                       "[MEM][{0}] ALLOC size=10 addr={1} pool=p{0}\n",
+                       i, 0x10000 * (i + 1));
+  auto run = analyse(Format::log, log);
+  EXPECT_EQ(run->stats.pools_dropped, 6u);
+}
+
 TEST(TableBounds, ItmPortZeroConsoleLinesAreNotSites) {
   uint64_t n = distinct_names() / 4;  // each line is several ITM packets
   size_t before = heap_in_use();
