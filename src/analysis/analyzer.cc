@@ -85,10 +85,9 @@ struct Analyzer::Impl {
   uint64_t begins_of_other_threads = 0;  // while another thread's was open
   uint64_t restarts_seen = 0;  // TraceContext::device_restarts the leak analysis was told of
   uint64_t boot_began_after = 0;  // inferences completed when the latest boot began
-  // When the latest boot began, and its pools' summary refusals before it:
-  // what a boot before it ran out of says nothing of the pools now.
+  // When the latest boot began: what a boot before it ran out of says
+  // nothing of the pools now.
   std::optional<uint64_t> boot_began_at;
-  std::vector<uint64_t> summary_failures_before_boot;
   bool boot_without_inference = false;  // the latest boot has begun none yet (its blocks so far are its setup)
   // Boots before the latest whose leak check could not run, by whether they
   // ended an inference; the first of each, without its leaks.
@@ -395,7 +394,6 @@ struct Analyzer::Impl {
     restart_resets_left = context.restart_resets;
     boot_began_after = tracker.completed();
     boot_began_at = time;
-    summary_failures_before_boot = summary_failures;
     boot_without_inference = true;
     tracker.device_restarted();
     fragmentation.device_restarted();
@@ -1019,17 +1017,12 @@ struct Analyzer::Impl {
   }
 
   // In the latest boot.
-  bool refused_in_summary(std::string_view pool) const {
-    for (size_t i = 0; i < summary_failures.size(); ++i) {
-      const uint64_t before = i < summary_failures_before_boot.size() ? summary_failures_before_boot[i] : 0;
-      if (summary_failures[i] > before && context.pools.at(static_cast<PoolId>(i)).name == pool) return true;
-    }
-    return false;
-  }
 
   // A pool that already overflowed or refused a request for want of free
   // bytes has run out: a forecast of when it will is wrong, whatever the
-  // slope says. So has one whose leak stopped growing because its requests
+  // slope says. A device's summary records count refusals without their
+  // sizes, so they say neither (a 100,000 B request refused by a 12 KiB heap
+  // with 43 % free read "already exhausted"). So has one whose leak stopped growing because its requests
   // failed, or that refused requests in each of the last inferences: it
   // refuses now, though bytes are free (a leak of 644 B blocks refused 1,930 times
   // was forecast to fill the pool 304 inferences later). A single refusal
@@ -1054,7 +1047,7 @@ struct Analyzer::Impl {
       };
       return std::any_of(out.overflows.begin(), out.overflows.end(),
                          [&](const Overflow& o) { return o.pool == pool && this_boot(o.time); }) ||
-             refused_in_summary(pool) || refusing_at_end(pool) ||
+             refusing_at_end(pool) ||
              std::any_of(out.fragmentation.failures.begin(), out.fragmentation.failures.end(), for_want_of_bytes);
     };
     if (!out.exhaustion_forecast) {

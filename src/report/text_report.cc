@@ -650,6 +650,8 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
   if (s.device_restarts) {
     // What the device was doing when it went down: the first clue to why.
     std::string when;
+    // A pool told by summary records is known as of its latest one.
+    const bool summarised = std::any_of(r.pools.begin(), r.pools.end(), [](const PoolSummary& p) { return !p.live_count; });
     const size_t shown = std::min<size_t>(r.restarts.kept.size(), 3);
     for (size_t i = 0; i < shown; ++i) {
       const Restart& x = r.restarts.kept[i];
@@ -657,7 +659,7 @@ std::string text_report(const InputSummary& in, const AnalysisResult& r) {
       if (x.during_inference) when += fmt::format("during inference {} (it never ended)", grouped(*x.during_inference));
       else if (x.after_inference) when += fmt::format("after inference {}", grouped(*x.after_inference));
       else when += "before the first inference";
-      when += fmt::format(" with {} in use", bytes(x.bytes_in_use));
+      when += fmt::format(" with {} in use{}", bytes(x.bytes_in_use), summarised ? " at the latest summary record" : "");
     }
     if (r.restarts.total > shown) when += fmt::format("; {} more", grouped(r.restarts.total - shown));
     line(out, "Input", fmt::format("the device started again {} time{} (its capture library began anew: a second emt "

@@ -38,14 +38,15 @@ void pool_record(std::string& s, uint64_t id, const std::string& name, uint64_t 
   varint(s, shares);
 }
 
-void summary(std::string& s, uint64_t dt, uint64_t pool, uint64_t used, uint64_t peak, uint64_t largest) {
+void summary(std::string& s, uint64_t dt, uint64_t pool, uint64_t used, uint64_t peak, uint64_t largest,
+             uint64_t refused = 0) {
   s += '\x1A';
   varint(s, dt);
   varint(s, pool);
   varint(s, used);
   varint(s, peak - used);
   varint(s, largest + 1);
-  varint(s, 0);
+  varint(s, refused);
 }
 
 // What target/ sends for examples/firmware's leak variant in summary mode:
@@ -53,7 +54,7 @@ void summary(std::string& s, uint64_t dt, uint64_t pool, uint64_t used, uint64_t
 // inference (reset before its end), and whose tail holds 96 B of op data
 // plus 644 B more after every inference. 10 ms an inference at 25 MHz.
 constexpr uint64_t kArena = 81920, kOpData = 96, kLeak = 644, kScratch = 2048;
-std::string leaking_summaries(uint64_t inferences) {
+std::string leaking_summaries(uint64_t inferences, uint64_t refused_from = UINT64_MAX) {
   std::string s("\x7E" "emt!" "\x00" "\x01\x01\xC0\xF0\xF5\x0B", 12);
   pool_record(s, 0, "arena", kArena, 0);
   pool_record(s, 1, "arena.persistent", kArena, 1);
@@ -63,7 +64,7 @@ std::string leaking_summaries(uint64_t inferences) {
     varint(s, i);
     uint64_t tail = kOpData + kLeak * i;
     summary(s, 250000 - 400, 0, 0, kScratch, kArena - tail);
-    summary(s, 0, 1, tail, tail, kArena - tail);
+    summary(s, 0, 1, tail, tail, kArena - tail, i >= refused_from ? 1 : 0);
     s += '\x15';
     varint(s, 300);
     varint(s, i);
@@ -112,6 +113,20 @@ TEST(SummaryTrace, TheLeakSlopeAndForecastComeFromThePoolsUsage) {
   ASSERT_EQ(r.timelines.size(), 2u);
   EXPECT_EQ(r.timelines[1].samples, 50u);
   EXPECT_EQ(r.timelines[1].used_bytes.back().second, kOpData + kLeak * 50);
+}
+
+// Summary records count refused requests without their sizes: refusals
+// say nothing of the pool running out (a 100,000 B request refused each
+// inference by a 12 KiB heap with 43 % free read "already exhausted").
+TEST(SummaryTrace, RefusalsOfUnknownSizeLeaveTheForecast) {
+  AnalyzerOptions options;
+  options.clock_hz = 25e6;
+  auto run = analyse(Format::emt, leaking_summaries(50, 40), options);
+  const AnalysisResult& r = run->result;
+  EXPECT_EQ(r.fragmentation.alloc_failures, 11u);
+  ASSERT_TRUE(r.exhaustion_forecast);
+  EXPECT_FALSE(r.exhaustion_forecast->already_exhausted);
+  EXPECT_EQ(r.exhaustion_forecast->inferences, 73u);
 }
 
 // The timelines the exports and the page draw: the head's 2 KiB of
