@@ -83,9 +83,14 @@ void em_arena_free_temp(em_arena *a, void *p, uint32_t site) {
   uint32_t offset = (uint32_t)((uint8_t *)p - a->base);
   em_free(a->head_pool, offset, site);
   if (a->untracked) return; /* blocks above the stack may still be live */
-  /* Mark it; pop every freed block from the top of the stack. */
+  /* Mark it; pop every freed block from the top of the stack. Blocks of 0
+   * bytes share their offset with the block above them: mark the lowest one
+   * not yet freed, so freeing one never pops a live block. */
   for (uint32_t i = 0; i < a->depth; ++i)
-    if (a->stack[i] == offset) a->freed_top |= 1u << i;
+    if (a->stack[i] == offset && !(a->freed_top & (1u << i))) {
+      a->freed_top |= 1u << i;
+      break;
+    }
   while (a->depth > 0 && (a->freed_top & (1u << (a->depth - 1)))) {
     a->freed_top &= ~(1u << (a->depth - 1));
     a->head = a->stack[--a->depth];

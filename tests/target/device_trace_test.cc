@@ -34,6 +34,23 @@ TEST(DeviceArena, MoreThan32LiveTemporariesAreNeverHandedOutAgain) {
   EXPECT_EQ(em_arena_temp(&a, 16, 16, 0), a.base);
 }
 
+// TFLite Micro asks for 0 bytes for an empty tensor: that block shares its
+// offset with the next one, and freeing it must not free that one too.
+TEST(DeviceArena, FreeingAZeroByteTemporaryKeepsTheBlockAtItsOffsetLive) {
+  DeviceCapture device;
+  em_arena a;
+  em_arena_init(&a, "arena", arena_memory, 1024);
+  auto* empty = static_cast<uint8_t*>(em_arena_temp(&a, 0, 16, 0));
+  auto* live = static_cast<uint8_t*>(em_arena_temp(&a, 256, 16, 0));
+  ASSERT_EQ(empty, live);
+  em_arena_free_temp(&a, empty, 0);
+  auto* next = static_cast<uint8_t*>(em_arena_temp(&a, 128, 16, 0));
+  EXPECT_GE(next, live + 256);
+  em_arena_free_temp(&a, next, 0);
+  em_arena_free_temp(&a, live, 0);  // now both blocks at the offset are free
+  EXPECT_EQ(a.head, 0u);
+}
+
 TEST(DeviceArena, ARequestLargerThanTheArenaFailsInsteadOfWrapping) {
   DeviceCapture device;
   em_arena a;
