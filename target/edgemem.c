@@ -61,6 +61,9 @@
 #define EM_MAX_FILES 8
 #endif
 #define EM_SYNC_EVERY 256
+/* The longest pool name a POOL record holds whole: with its other fields
+ * (22 bytes at most) it fits EM_MAX_RECORD. */
+#define EM_POOL_NAME_MAX 40
 
 enum {
   TAG_HEADER = 0x01, TAG_POOL = 0x02, TAG_STRING = 0x03, TAG_DROP = 0x04,
@@ -356,6 +359,18 @@ static uint8_t *text_field(uint8_t *p, const char *text, uint32_t max) {
   return p + len;
 }
 
+uint32_t em_fit_name(char *out, const char *name, uint32_t max) {
+  uint32_t hash = 2166136261u, n = 0; /* FNV-1a */
+  for (; name[n]; ++n) {
+    hash = (hash ^ (uint8_t)name[n]) * 16777619u;
+    if (n < max) out[n] = name[n];
+  }
+  if (n <= max) return n;
+  for (n = max; n > max - 8; hash >>= 4) out[--n] = "0123456789abcdef"[hash & 15];
+  out[max - 9] = '~';
+  return max;
+}
+
 /* Appends a little-endian u32: one unaligned store on Cortex-M3/M4/M7,
  * byte stores on M0+. Allocations and frees use these so the hot path has
  * no varint loops (docs/formats/emt.md, ALLOC32/FREE32). */
@@ -643,7 +658,9 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
   p = v(p, (uint32_t)base);
   p = v(p, size);
   p = v(p, align);
-  p = text_field(p, name, 24);
+  uint32_t len = em_fit_name((char *)p + 1, name, EM_POOL_NAME_MAX);
+  *p = (uint8_t)len;
+  p += 1 + len;
   close_record(&r, v(p, partner == 0xFF ? 0u : partner + 1u), 0);
   return id;
 }

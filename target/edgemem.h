@@ -67,6 +67,12 @@ static inline uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t bas
   return em_pool_shared(name, kind, base, size, align, 0xFF);
 }
 
+/* Writes `name` to `out` (no NUL) and returns its length. A name longer
+ * than `max` (at least 9) becomes its first max - 9 characters, '~' and 8
+ * hex digits of an FNV-1a hash of the whole name: names that share a long
+ * prefix stay distinct. */
+uint32_t em_fit_name(char *out, const char *name, uint32_t max);
+
 /* Call sites: a return address (odd site) or a __FILE__/__LINE__ pair. */
 typedef uint32_t em_site;
 em_site em_site_here(const char *file, uint32_t line);

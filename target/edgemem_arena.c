@@ -27,8 +27,7 @@ void em_arena_init(em_arena *a, const char *name, uint8_t *memory, uint32_t size
   a->untracked = 0;
   a->freed_top = 0;
 #if defined(EDGEMEM_ENABLE) && EDGEMEM_ENABLE
-  uint32_t n = 0;
-  while (name[n] && n < 20) { a->tail_name[n] = name[n]; ++n; }
+  uint32_t n = em_fit_name(a->tail_name, name, 20);
   const char *suffix = ".persistent";
   for (uint32_t i = 0; suffix[i]; ++i) a->tail_name[n++] = suffix[i];
   a->tail_name[n] = 0;

@@ -32,7 +32,7 @@ typedef struct {
   uint32_t freed_top; /* head offsets of blocks freed out of order (bitmask of the last 32 blocks) */
   uint32_t stack[32], depth; /* head block offsets, for LIFO frees */
   uint32_t untracked; /* live head blocks past the stack's 32: frees reclaim nothing until a reset */
-  char tail_name[32]; /* "<name>.persistent": the text output names pools by pointer, so the
+  char tail_name[32]; /* "<name>.persistent", a name past 20 characters cut by em_fit_name: the text output names pools by pointer, so the
                          em_arena must live as long as the capture (as `name` must) */
 } em_arena;
 

@@ -2,6 +2,8 @@
 // must be what the allocators did, read back by edgemem's decoder.
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <string>
 
 #include "target/device_capture.h"
 #include "target/fake_c_library.h"
@@ -93,6 +95,31 @@ TEST(DeviceArena, BlocksAreAlignedAsAskedAndTheTailTopIsTheTail) {
   auto* q = static_cast<uint8_t*>(em_arena_temp(&b, 16, 16, 0));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 16, 0u);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(em_arena_persistent(&b, 24, 64, 0)) % 64, 0u);
+}
+
+// A POOL record holds 40 characters of a name and the tail's name is built
+// from 20: two arenas whose names share a longer prefix must stay four pools.
+TEST(DeviceArena, ArenasWhoseNamesShareALongPrefixStayDistinctPools) {
+  DeviceCapture device;
+  em_arena a, b, c, d;
+  em_arena_init(&a, "keyword_spotting_model_A", arena_memory, 1024);
+  em_arena_init(&b, "keyword_spotting_model_B", arena_memory + 1024, 1024);
+  em_arena_init(&c, "an_arena_with_a_name_longer_than_forty_characters_1", arena_memory + 2048, 512);
+  em_arena_init(&d, "an_arena_with_a_name_longer_than_forty_characters_2", arena_memory + 2560, 512);
+  for (em_arena* x : {&a, &b, &c, &d}) {
+    em_arena_persistent(x, 64, 16, 0);
+    em_arena_temp(x, 128, 16, 0);
+  }
+  auto run = device.analyse();
+  ASSERT_EQ(run->result.pools.size(), 8u);
+  std::set<std::string> names;
+  for (const PoolSummary& p : run->result.pools) {
+    names.insert(p.name);
+    EXPECT_EQ(p.peak_bytes, p.name.find("persistent") != std::string::npos ? 64u : 128u) << p.name;
+  }
+  EXPECT_EQ(names.size(), 8u);
+  EXPECT_NE(pool_named(run->result, "keyword_spotting_model_A"), nullptr);
+  EXPECT_STREQ(a.tail_name, "keyword_spo~1958862b.persistent");  // as docs/device.md shows
 }
 
 // The device says how many records it lost since the last DROP it sent:
