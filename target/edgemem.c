@@ -64,6 +64,8 @@
 /* The longest pool name a POOL record holds whole: with its other fields
  * (22 bytes at most) it fits EM_MAX_RECORD. */
 #define EM_POOL_NAME_MAX 40
+/* The longest file name a STRING record holds (with tag, id and length). */
+#define EM_FILE_MAX (EM_MAX_RECORD - 8)
 
 enum {
   TAG_HEADER = 0x01, TAG_POOL = 0x02, TAG_STRING = 0x03, TAG_DROP = 0x04,
@@ -359,6 +361,17 @@ static uint8_t *text_field(uint8_t *p, const char *text, uint32_t max) {
   return p + len;
 }
 
+/* Appends a file name of at most EM_FILE_MAX characters; a longer one
+ * (CMake passes absolute paths) keeps its end, the file's own name, after
+ * "...". */
+static uint8_t *file_field(uint8_t *p, const char *file) {
+  uint32_t len = 0;
+  while (file[len] && len < 0xFFFFu) ++len; /* bounded: no call to strlen */
+  uint8_t *end = text_field(p, len > EM_FILE_MAX ? file + len - EM_FILE_MAX : file, EM_FILE_MAX);
+  if (len > EM_FILE_MAX) memcpy(p + 1, "...", 3);
+  return end;
+}
+
 uint32_t em_fit_name(char *out, const char *name, uint32_t max) {
   uint32_t hash = 2166136261u, n = 0; /* FNV-1a */
   for (; name[n]; ++n) {
@@ -468,7 +481,16 @@ static uint32_t put_site(char *out, em_site site) {
   n += put_str(out, " site=");
   if (site & 1u) return n + put_hex(out + n, site >> 1);
   uint32_t file = (site >> 1) >> 20, line = (site >> 1) & 0xFFFFFu;
-  if (file >= 1 && file <= EM_MAX_FILES && em.files[file - 1]) n += put_str(out + n, em.files[file - 1]);
+  if (file >= 1 && file <= EM_MAX_FILES && em.files[file - 1]) {
+    const char *name = em.files[file - 1];
+    uint32_t len = 0;
+    while (name[len] && len < 0xFFFFu) ++len;
+    if (len > 96) { /* as in emt, the end of a long path names the file */
+      n += put_str(out + n, "...");
+      name += len - 93;
+    }
+    n += put_str(out + n, name);
+  }
   out[n++] = ':';
   return n + put_dec(out + n, line);
 }
@@ -678,7 +700,7 @@ em_site em_site_here(const char *file, uint32_t line) {
     if (!EM_TEXT && !EM_SUMMARY) { /* summaries name no site */
       record_t r;
       uint8_t *p = open_record(&r, TAG_STRING, 0);
-      close_record(&r, text_field(v(p, id), file, EM_MAX_RECORD - 8), 0);
+      close_record(&r, file_field(v(p, id), file), 0);
     }
   }
   em_irq_restore(primask);

@@ -63,6 +63,20 @@ TEST(DeviceText, ASiteFilePastTheTableIsNoSite) {
   EXPECT_NE(em_site_here("f7.c", 108), 0u);
 }
 
+// A path longer than the 96 characters a line keeps of it keeps its end,
+// the file's own name, as an emt STRING record does.
+TEST(DeviceText, ALongFilePathKeepsItsFileName) {
+  DeviceCapture device;
+  const std::string dir = "/home/builder/workspace/firmware/third_party/tflite-micro/tensorflow/lite/micro/kernels/";
+  const std::string file = dir + "depthwise_conv.c";  // 104 characters
+  uint8_t pool = em_pool("heap", EM_POOL_HEAP, 0x20000000u, 4096, 8);
+  em_alloc(pool, 0x20000000u, 16, 8, em_site_here(file.c_str(), 2));
+  const std::string want = " site=..." + file.substr(file.size() - 93) + ":2 pool=heap\n";
+  const std::string& text = device.drain();
+  ASSERT_GE(text.size(), want.size());
+  EXPECT_EQ(text.substr(text.size() - want.size()), want);
+}
+
 // Two strings of the longest kept (96 characters) in one line: the line
 // is whole (its buffer overflowed at 200 characters; the ASan build shows it).
 TEST(DeviceText, TheLongestLineFitsItsBuffer) {

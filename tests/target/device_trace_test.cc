@@ -122,6 +122,21 @@ TEST(DeviceArena, ArenasWhoseNamesShareALongPrefixStayDistinctPools) {
   EXPECT_STREQ(a.tail_name, "keyword_spo~1958862b.persistent");  // as docs/device.md shows
 }
 
+// CMake passes __FILE__ as an absolute path: a STRING record that kept
+// the path's start lost the file name and merged two files' sites.
+TEST(DeviceSites, ALongFilePathKeepsItsFileName) {
+  DeviceCapture device;
+  const std::string dir = "/home/builder/workspace/firmware/third_party/tflite-micro/tensorflow/lite/micro/kernels/";
+  const std::string conv = dir + "conv.c", lstm = dir + "lstm.c";
+  uint8_t pool = em_pool("heap", EM_POOL_HEAP, 0x20000000u, 4096, 8);
+  em_alloc(pool, 0x20000000u, 16, 8, em_site_here(conv.c_str(), 2));
+  em_alloc(pool, 0x20000010u, 16, 8, em_site_here(lstm.c_str(), 2));
+  auto run = device.analyse();
+  const std::string kept = dir.substr(dir.size() - (64 - 8 - 3 - 6));
+  EXPECT_TRUE(run->context.sites.find("..." + kept + "conv.c:2").has_value());
+  EXPECT_TRUE(run->context.sites.find("..." + kept + "lstm.c:2").has_value());
+}
+
 // The device says how many records it lost since the last DROP it sent:
 // two episodes of one lost record are two, not 1 + 2.
 TEST(DeviceRing, DropsAreCountedOnceEach) {
