@@ -46,6 +46,13 @@
 #endif
 
 #define EM_MAX_RECORD 64
+/* Pointers wider than 32 bits (a 64-bit host build, say of the ONNX Runtime
+ * wrapper) go out in varint ALLOC and FREE records, not ALLOC32/FREE32. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define EM_WIDE 1
+#else
+#define EM_WIDE 0
+#endif
 /* Pools the text and summary modes keep a name, kind and counters for
  * (-DEM_MAX_POOLS=16, at most 255; each em_arena takes two). An emt trace
  * names every pool in its POOL record and needs no table. */
@@ -351,6 +358,17 @@ static void close_record(record_t *r, uint8_t *end, int timed) {
 /* Appends a varint at p; returns the new end. */
 static uint8_t *v(uint8_t *p, uint32_t value) { return p + put_varint(p, value); }
 
+/* A varint of pointer width, for addresses and sites. */
+static uint8_t *vw(uint8_t *p, uintptr_t value) {
+  if (!EM_WIDE) return v(p, (uint32_t)value);
+  while (value >= 0x80) {
+    *p++ = (uint8_t)(value | 0x80);
+    value >>= 7;
+  }
+  *p++ = (uint8_t)value;
+  return p;
+}
+
 /* Appends a text field: its length (under 128, so one varint byte) and its
  * first `max` bytes at most. */
 static uint8_t *text_field(uint8_t *p, const char *text, uint32_t max) {
@@ -637,7 +655,7 @@ void em_init(const em_config *config) {
     record_t r;
     em.need_sync = 1;
     uint8_t *p = open_record(&r, TAG_HEADER, 0);
-    p = v(p, 1); /* format version */
+    p = v(p, EM_WIDE ? 4 : 1); /* format version: 4 is 1 with 64-bit addresses */
     close_record(&r, v(p, em.cfg.tick_hz), 0);
   }
 }
@@ -714,6 +732,11 @@ em_site em_site_here(const char *file, uint32_t line) {
 static __attribute__((noinline)) void alloc_slow(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align,
                                                  em_site site) {
   record_t r;
+  if (EM_WIDE) {
+    uint8_t *p = v(v(vw(v(open_record(&r, TAG_ALLOC, 1), pool), address), size), align);
+    close_record(&r, vw(p, (uintptr_t)site), 1);
+    return;
+  }
   uint8_t *p = open_record(&r, TAG_ALLOC32, 1);
   *p++ = pool;
   *p++ = (uint8_t)(align > 255 ? 255 : align);
@@ -724,6 +747,10 @@ static __attribute__((noinline)) void alloc_slow(uint8_t pool, uintptr_t address
 
 static __attribute__((noinline)) void free_slow(uint8_t pool, uintptr_t address, em_site site) {
   record_t r;
+  if (EM_WIDE) {
+    close_record(&r, vw(vw(v(open_record(&r, TAG_FREE, 1), pool), address), (uintptr_t)site), 1);
+    return;
+  }
   uint8_t *p = open_record(&r, TAG_FREE32, 1);
   *p++ = pool;
   p = u32(p, (uint32_t)address);
@@ -746,7 +773,7 @@ void em_alloc(uint8_t pool, uintptr_t address, uint32_t size, uint32_t align, em
   level_alloc(pool, address, size);
   return;
 #endif
-  if (fast_record(TAG_ALLOC32, pool, align, (uint32_t)address, size, site)) return;
+  if (!EM_WIDE && fast_record(TAG_ALLOC32, pool, align, (uint32_t)address, size, (uint32_t)site)) return;
   alloc_slow(pool, address, size, align, site);
 }
 
@@ -766,7 +793,7 @@ void em_free(uint8_t pool, uintptr_t address, em_site site) {
   (void)site;
   return;
 #endif
-  if (fast_record(TAG_FREE32, pool, 0, (uint32_t)address, 0, site)) return;
+  if (!EM_WIDE && fast_record(TAG_FREE32, pool, 0, (uint32_t)address, 0, (uint32_t)site)) return;
   free_slow(pool, address, site);
 }
 
@@ -799,10 +826,10 @@ void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t
   record_t r;
   uint8_t *p = open_record(&r, TAG_REALLOC, 1);
   p = v(p, pool);
-  p = v(p, (uint32_t)old_address);
-  p = v(p, (uint32_t)address);
+  p = vw(p, old_address);
+  p = vw(p, address);
   p = v(p, size);
-  close_record(&r, v(p, site), 1);
+  close_record(&r, vw(p, (uintptr_t)site), 1);
 }
 
 void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site) {
@@ -830,7 +857,7 @@ void em_alloc_failed(uint8_t pool, uint32_t size, uint32_t align, em_site site) 
   p = v(p, pool);
   p = v(p, size);
   p = v(p, align);
-  close_record(&r, v(p, site), 1);
+  close_record(&r, vw(p, (uintptr_t)site), 1);
 }
 
 static void simple(uint8_t tag, const char *text_verb, uint32_t value, int has_value) {

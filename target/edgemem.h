@@ -74,7 +74,11 @@ static inline uint8_t em_pool(const char *name, em_pool_kind kind, uintptr_t bas
 uint32_t em_fit_name(char *out, const char *name, uint32_t max);
 
 /* Call sites: a return address (odd site) or a __FILE__/__LINE__ pair. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+typedef uint64_t em_site; /* a 64-bit build's return addresses need its width */
+#else
 typedef uint32_t em_site;
+#endif
 em_site em_site_here(const char *file, uint32_t line);
 #define EM_SITE_HERE() em_site_here(__FILE__, __LINE__)
 #define EM_SITE_CALLER() ((em_site)(((uintptr_t)__builtin_return_address(0) << 1) | 1u))

@@ -18,6 +18,7 @@ using F = EmtDecoder::Field;
 constexpr uint8_t kSync[] = {0x7E, 'e', 'm', 't', '!'};
 constexpr uint8_t kCheckedMark = '#';
 constexpr uint64_t kMaxText = 4096;  // longer than any name the device writes
+constexpr uint64_t kVersionWide = 4;  // version 1's records, from a device build with 64-bit pointers
 
 bool sync_byte_matches(uint8_t byte, size_t at) {
   return byte == kSync[at] || (at == sizeof kSync - 1 && byte == kCheckedMark);
@@ -288,22 +289,24 @@ void EmtDecoder::complete() {
       break;
     }
     case kHeader:
-      if (v[0] < 1 || v[0] > emt2::kVersion3)
-        return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 3)", v[0]));
-      if (v[0] >= emt2::kVersion && checked_)
+      if (v[0] < 1 || v[0] > kVersionWide)
+        return reject(fmt::format("emt version {} is newer than this edgemem reads (1 to 4)", v[0]));
+      if (v[0] >= emt2::kVersion && v[0] <= emt2::kVersion3 && checked_)
         return reject(fmt::format("an emt version {} header after a SYNC with check bytes: a recording's never has them",
                                   v[0]));
       tick_hz_ = v[1];
       if (!checked_) seen_checked_ = false;  // a device started again without check bytes
-      if (v[0] == 1) context_.address_bits = 32;  // version 1 is the device library's (target/)
-      if (v[0] == 1 && stats_.events > 0) restarted();
-      if (v[0] >= emt2::kVersion) {
-        v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes, name_frames_);
-        record_.clear();
-        state_ = State::chunked;
-        return;
+      // Versions 1 and 4 are the device library's (target/), 4 from a build
+      // whose pointers are 64 bits wide.
+      if (v[0] == 1 || v[0] == kVersionWide) {
+        context_.address_bits = v[0] == 1 ? 32 : 64;
+        if (stats_.events > 0) restarted();
+        break;
       }
-      break;
+      v2_ = std::make_unique<EmtV2Reader>(context_, sink_, stats_, v[0], sync_offset_ + emt2::kHeaderBytes, name_frames_);
+      record_.clear();
+      state_ = State::chunked;
+      return;
     case kPool: {
       PoolInfo info;
       info.kind = v[1] == 1 ? PoolKind::arena : PoolKind::heap;

@@ -137,6 +137,26 @@ TEST(DeviceSites, ALongFilePathKeepsItsFileName) {
   EXPECT_TRUE(run->context.sites.find("..." + kept + "lstm.c:2").has_value());
 }
 
+// A 64-bit build (the ONNX Runtime wrapper on a host): ALLOC32/FREE32 kept
+// the low 32 bits of addresses and return addresses, so blocks 4 GiB apart
+// were one (a leak missed) and code addresses were cut.
+TEST(DeviceWide, AddressesAndSitesKeepTheirHighBits) {
+  if (sizeof(uintptr_t) < 8) GTEST_SKIP() << "a 32-bit build";
+  DeviceCapture device;
+  uint8_t pool = em_pool("heap", EM_POOL_HEAP, 0, 0, 8);
+  const uintptr_t low = uintptr_t{0x7f12} << 32 | 0x1000, high = low + (uintptr_t{1} << 32);
+  uint64_t site = uint64_t{0x7f1200004242} << 1 | 1u;  // an em_site of 32 bits cut it
+  em_alloc(pool, low, 100, 8, site);
+  em_alloc(pool, high, 28, 8, site);
+  em_free(pool, high, site);
+  auto run = device.analyse();
+  EXPECT_EQ(run->result.counts.replaced_blocks, 0u);
+  EXPECT_EQ(run->result.counts.unknown_frees, 0u);
+  ASSERT_EQ(run->result.pools.size(), 1u);
+  EXPECT_EQ(run->result.pools[0].final_bytes, 100u);
+  EXPECT_TRUE(run->context.sites.find("0x7f1200004242").has_value());
+}
+
 // The device says how many records it lost since the last DROP it sent:
 // two episodes of one lost record are two, not 1 + 2.
 TEST(DeviceRing, DropsAreCountedOnceEach) {
