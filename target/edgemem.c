@@ -569,11 +569,13 @@ static void line_end(line_t *l) {
 
 #if EM_SUMMARY
 /* A pool past EM_MAX_POOLS has no counters: what it does is lost, and said
- * so by the DROP count the next record carries. */
+ * so by the DROP count the next record carries (after a SYNC, which is
+ * what sends a DROP). */
 static int level_lost(uint8_t pool) {
   if (pool < EM_MAX_POOLS) return 0;
   uint32_t primask = em_irq_save();
   ++em.dropped;
+  em.need_sync = 1;
   em_irq_restore(primask);
   return 1;
 }

@@ -48,5 +48,20 @@ TEST(DeviceSummary, ReallocToZeroLowersTheHeapsUsedBytes) {
   EXPECT_EQ(run->result.pools[0].final_bytes, 0u);
 }
 
+// A pool past EM_MAX_POOLS (8 here) has no counters: its events are lost,
+// and the host must hear it at the next record, not at the SYNC 256 records on.
+TEST(DeviceSummary, APoolPastTheTableIsToldAsLostAtOnce) {
+  DeviceCapture device;
+  static const char* names[] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"};
+  uint8_t pools[9];
+  for (int i = 0; i < 9; ++i) pools[i] = em_pool(names[i], EM_POOL_HEAP, 0, 65536, 8);
+  em_inference_begin(1);
+  em_alloc(pools[8], 0x1000, 100, 8, 0);
+  em_inference_end(1);
+  EXPECT_EQ(em_dropped(), 1u);
+  auto run = device.analyse();
+  EXPECT_EQ(run->stats.dropped_records, 1u);
+}
+
 }  // namespace
 }  // namespace edgemem::test
