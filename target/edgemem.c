@@ -520,12 +520,14 @@ typedef struct {
   char text[320];
   uint32_t n;
   int lost; /* of a pool past EM_MAX_POOLS: no name to send it under */
+  uint32_t now;
 } line_t;
 
 static void line_start(line_t *l, const char *verb) {
   l->lost = 0;
+  l->now = EM_NOW();
   l->n = put_str(l->text, "[MEM][");
-  l->n += put_dec(l->text + l->n, EM_NOW());
+  l->n += put_dec(l->text + l->n, l->now);
   l->n += put_str(l->text + l->n, "] ");
   l->n += put_str(l->text + l->n, verb);
 }
@@ -558,10 +560,29 @@ static void line_close(line_t *l, uint8_t pool, em_site site) {
   line_end(l);
 }
 
+/* Lines lost since the last DROP line go out first, in a DROP line of
+ * their own (docs/formats/textlog.md); a line that cannot follow one is
+ * lost too, so the host never reads a record after a loss it was not told. */
 static void line_end(line_t *l) {
   l->text[l->n++] = '\n';
   uint32_t primask = em_irq_save();
-  if (l->lost || !transmit((const uint8_t *)l->text, l->n)) ++em.dropped;
+  int told = em.dropped == em.dropped_told;
+  if (!told) {
+    char drop[40];
+    uint32_t n = put_str(drop, "[MEM][");
+    n += put_dec(drop + n, l->now);
+    n += put_str(drop + n, "] DROP ");
+    n += put_dec(drop + n, em.dropped - em.dropped_told);
+    drop[n++] = '\n';
+    told = transmit((const uint8_t *)drop, n);
+    if (told) em.dropped_told = em.dropped;
+  }
+  if (l->lost) {
+    ++em.dropped;
+  } else if (!told || !transmit((const uint8_t *)l->text, l->n)) {
+    ++em.dropped;
+    if (em.cfg.ring) ++em.cfg.ring->dropped;
+  }
   em_irq_restore(primask);
 }
 

@@ -187,7 +187,7 @@ Key classify_key(std::string_view key) {
   return Key::other;
 }
 
-enum class Verb : uint8_t { unknown, alloc, free, realloc, alloc_fail, infer, reset, guard, mark, counter, pool };
+enum class Verb : uint8_t { unknown, alloc, free, realloc, alloc_fail, infer, reset, guard, mark, counter, pool, drop };
 
 Verb classify_verb(std::string_view verb) {
   switch (verb.size()) {
@@ -195,6 +195,7 @@ Verb classify_verb(std::string_view verb) {
       if (is(verb, "FREE")) return Verb::free;
       if (is(verb, "MARK")) return Verb::mark;
       if (is(verb, "POOL")) return Verb::pool;
+      if (is(verb, "DROP")) return Verb::drop;
       break;
     case 5:
       if (is(verb, "ALLOC")) return Verb::alloc;
@@ -627,10 +628,17 @@ bool TextLogDecoder::record(std::string_view body, uint64_t time, uint64_t offse
       context_.pools.declare(info);
       return true;
     }
+    case Verb::drop: {  // lines the device could not send since the DROP before
+      uint64_t lost = 0;
+      if (!need(!word.empty() && parse_number(word, lost), "the number of lines lost")) return false;
+      stats_.dropped_records += lost;
+      return true;
+    }
     case Verb::unknown:
       stats_.note_problem(offset, line_no_,
                           "unknown [MEM] verb '" + std::string(verb) +
-                              "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER, POOL or BOOT)");
+                              "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER, POOL, "
+                              "DROP or BOOT)");
       return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style

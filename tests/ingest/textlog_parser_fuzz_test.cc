@@ -48,7 +48,7 @@ std::string random_line(std::mt19937& rng) {
                                                   "18446744073709551616", "12a", "0x0x5", "+3", "7 ", "0xg"};
   static const std::vector<std::string> closes = {"]", "]", "]", "] ", "", "]]"};
   static const std::vector<std::string> verbs = {"ALLOC", "FREE", "REALLOC", "ALLOC_FAIL", "INFER", "RESET", "GUARD",
-                                                 "MARK", "COUNTER", "POOL", "BOOT", "BOOTX", "alloc", "FROB", "=ALLOC", "ALLOC=1", ""};
+                                                 "MARK", "COUNTER", "POOL", "DROP", "BOOT", "BOOTX", "alloc", "FROB", "=ALLOC", "ALLOC=1", ""};
   static const std::vector<std::string> keys = {"size", "offset", "addr", "ptr", "old", "align", "thread", "tid",
                                                 "base", "value", "site", "pool", "name", "kind", "shares", "x",
                                                 "", "sizes", "SIZE"};

@@ -325,10 +325,16 @@ bool ReferenceTextLogDecoder::record(std::string_view body, uint64_t time, uint6
     arena_declared_ = arena_declared_ || info.name == "arena";
     context_.pools.declare(info);
     return true;
+  } else if (verb == "DROP") {
+    uint64_t lost = 0;
+    if (!need(parse_number(word, lost), "the number of lines lost")) return false;
+    stats_.dropped_records += lost;
+    return true;
   } else {
     stats_.note_problem(offset, line_no_,
                         "unknown [MEM] verb '" + std::string(verb) +
-                            "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER, POOL or BOOT)");
+                            "' (expected ALLOC, FREE, REALLOC, ALLOC_FAIL, INFER, RESET, GUARD, MARK, COUNTER, POOL, "
+                            "DROP or BOOT)");
     return false;
   }
   // Records without an address (ALLOC_FAIL, GUARD) belong to the pool style

@@ -52,6 +52,22 @@ TEST(DeviceText, APoolPastTheTableIsDroppedNotCountedToAnother) {
   EXPECT_EQ(pool_named(run->result, "p0")->peak_bytes, 50u);
 }
 
+// Lines that do not fit the ring are counted there and told to the host
+// by a DROP line before the next one: they were lost silently.
+TEST(DeviceText, LinesThatDoNotFitTheRingAreCountedAndTold) {
+  DeviceCapture device(256);
+  uint8_t pool = em_pool("heap", EM_POOL_HEAP, 0x20000000u, 4096, 8);
+  for (uint32_t i = 0; i < 8; ++i) em_alloc(pool, 0x20000000u + 64 * i, 16, 8, 0);
+  const uint32_t lost = em_dropped();
+  ASSERT_GT(lost, 0u);
+  EXPECT_EQ(device.ring().dropped, lost);
+  device.drain();
+  em_inference_begin(1);
+  auto run = device.analyse(Format::log);
+  EXPECT_EQ(run->stats.dropped_records, lost);
+  EXPECT_EQ(run->stats.malformed_lines, 0u);
+}
+
 // Past EM_MAX_FILES site files a site has no file id: as "file 0" it read
 // ":108" and joined every other file's sites of that line. No site instead.
 TEST(DeviceText, ASiteFilePastTheTableIsNoSite) {
