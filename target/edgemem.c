@@ -485,6 +485,26 @@ static uint32_t put_str(char *out, const char *s) {
   return n;
 }
 
+/* A name or text value: space, tab, '%', '=', control characters and DEL
+ * as %XX (docs/formats/textlog.md), at most 96 characters written. */
+static uint32_t put_esc(char *out, const char *s) {
+  static const char digits[] = "0123456789ABCDEF";
+  uint32_t n = 0;
+  for (; *s; ++s) {
+    uint8_t c = (uint8_t)*s;
+    if (c > ' ' && c < 0x7F && c != '%' && c != '=') {
+      if (n + 1 > 96) break;
+      out[n++] = (char)c;
+    } else {
+      if (n + 3 > 96) break;
+      out[n++] = '%';
+      out[n++] = digits[c >> 4];
+      out[n++] = digits[c & 15];
+    }
+  }
+  return n;
+}
+
 static uint32_t put_hex(char *out, uint32_t v) {
   static const char digits[] = "0123456789abcdef";
   out[0] = '0';
@@ -507,15 +527,15 @@ static uint32_t put_site(char *out, em_site site) {
       n += put_str(out + n, "...");
       name += len - 93;
     }
-    n += put_str(out + n, name);
+    n += put_esc(out + n, name);
   }
   out[n++] = ':';
   return n + put_dec(out + n, line);
 }
 
 /* The longest line holds two strings of at most 96 characters (a site's
- * file and a pool name, or a pool and the pool it shares) and under 110
- * more: REALLOC with a site and a pool is 285. */
+ * file, 99 when cut after "...", and a pool name, or a pool and the pool it
+ * shares) and under 110 more: REALLOC with a site and a pool is 288. */
 typedef struct {
   char text[320];
   uint32_t n;
@@ -538,7 +558,7 @@ static void line_num(line_t *l, const char *key, uint32_t v) {
 static void line_pool(line_t *l, uint8_t pool) {
   if (pool < EM_MAX_POOLS && em.pool_name[pool]) {
     l->n += put_str(l->text + l->n, " pool=");
-    l->n += put_str(l->text + l->n, em.pool_name[pool]);
+    l->n += put_esc(l->text + l->n, em.pool_name[pool]);
   } else if (pool >= EM_MAX_POOLS && pool < em.pools) {
     l->lost = 1; /* without pool= the host would count it to the default heap */
   }
@@ -699,7 +719,7 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
     line_t l;
     line_start(&l, "POOL name=");
     l.lost = id >= EM_MAX_POOLS; /* its events cannot be sent under its name either */
-    l.n += put_str(l.text + l.n, name);
+    l.n += put_esc(l.text + l.n, name);
     l.n += put_str(l.text + l.n, kind == EM_POOL_ARENA ? " kind=arena" : " kind=heap");
     /* A heap's base 0 is "not known", as in emt: base=0 would declare one at address 0. */
     if (base || kind == EM_POOL_ARENA) {
@@ -709,7 +729,7 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
     line_num(&l, " size=", size);
     if (partner < EM_MAX_POOLS && em.pool_name[partner]) {
       l.n += put_str(l.text + l.n, " shares=");
-      l.n += put_str(l.text + l.n, em.pool_name[partner]);
+      l.n += put_esc(l.text + l.n, em.pool_name[partner]);
     }
     line_end(&l);
     return id;
@@ -945,11 +965,11 @@ static void named(uint8_t tag, const char *verb, const char *text, uint32_t valu
     line_start(&l, verb);
     if (tag == TAG_COUNTER) {
       l.n += put_str(l.text + l.n, " name=");
-      l.n += put_str(l.text + l.n, text);
+      l.n += put_esc(l.text + l.n, text);
       line_num(&l, " value=", value);
     } else {
       l.n += put_str(l.text + l.n, " ");
-      l.n += put_str(l.text + l.n, text);
+      l.n += put_esc(l.text + l.n, text);
     }
     line_end(&l);
     return;

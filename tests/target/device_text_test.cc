@@ -68,6 +68,28 @@ TEST(DeviceText, LinesThatDoNotFitTheRingAreCountedAndTold) {
   EXPECT_EQ(run->stats.malformed_lines, 0u);
 }
 
+// A token ends at a space: unescaped, "model A" and "model B" were both
+// pool "model" on the host, and "A" a stray word.
+TEST(DeviceText, NamesAreEscaped) {
+  DeviceCapture device;
+  uint8_t a = em_pool("model A", EM_POOL_HEAP, 0x20000000u, 4096, 8);
+  uint8_t b = em_pool("model B", EM_POOL_HEAP, 0x20010000u, 4096, 8);
+  em_alloc(a, 0x20000000u, 100, 8, em_site_here("my file.c", 3));
+  em_alloc(b, 0x20010000u, 40, 8, 0);
+  em_counter("rate=%", 7);
+  const std::string& text = device.drain();
+  EXPECT_NE(text.find("POOL name=model%20A kind=heap"), std::string::npos) << text;
+  EXPECT_NE(text.find(" site=my%20file.c:3 pool=model%20A\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("COUNTER name=rate%3D%25 value=7"), std::string::npos) << text;
+  auto run = analyse(Format::log, text);
+  EXPECT_EQ(run->stats.malformed_lines, 0u);
+  ASSERT_EQ(run->result.pools.size(), 2u);
+  ASSERT_TRUE(pool_named(run->result, "model A") && pool_named(run->result, "model B"));
+  EXPECT_EQ(pool_named(run->result, "model A")->peak_bytes, 100u);
+  EXPECT_EQ(pool_named(run->result, "model B")->peak_bytes, 40u);
+  EXPECT_TRUE(run->context.sites.find("my file.c:3").has_value());
+}
+
 // Past EM_MAX_FILES site files a site has no file id: as "file 0" it read
 // ":108" and joined every other file's sites of that line. No site instead.
 TEST(DeviceText, ASiteFilePastTheTableIsNoSite) {
