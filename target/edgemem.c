@@ -540,15 +540,14 @@ typedef struct {
   char text[320];
   uint32_t n;
   int lost; /* of a pool past EM_MAX_POOLS: no name to send it under */
-  uint32_t now;
 } line_t;
+
+/* Room before the verb for "[MEM][<stamp>] ", written by line_end. */
+#define EM_STAMP_ROOM 18
 
 static void line_start(line_t *l, const char *verb) {
   l->lost = 0;
-  l->now = EM_NOW();
-  l->n = put_str(l->text, "[MEM][");
-  l->n += put_dec(l->text + l->n, l->now);
-  l->n += put_str(l->text + l->n, "] ");
+  l->n = EM_STAMP_ROOM;
   l->n += put_str(l->text + l->n, verb);
 }
 static void line_num(line_t *l, const char *key, uint32_t v) {
@@ -580,18 +579,26 @@ static void line_close(line_t *l, uint8_t pool, em_site site) {
   line_end(l);
 }
 
-/* Lines lost since the last DROP line go out first, in a DROP line of
+/* The stamp is read with interrupts masked, as the line goes out: read
+ * before, an interrupt's line could go out between with a later stamp.
+ * Lines lost since the last DROP line go out first, in a DROP line of
  * their own (docs/formats/textlog.md); a line that cannot follow one is
  * lost too, so the host never reads a record after a loss it was not told. */
 static void line_end(line_t *l) {
   l->text[l->n++] = '\n';
   uint32_t primask = em_irq_save();
+  char stamp[EM_STAMP_ROOM];
+  uint32_t k = put_str(stamp, "[MEM][");
+  k += put_dec(stamp + k, EM_NOW());
+  k += put_str(stamp + k, "] ");
+  char *line = l->text + EM_STAMP_ROOM - k;
+  memcpy(line, stamp, k);
   int told = em.dropped == em.dropped_told;
   if (!told) {
     char drop[40];
-    uint32_t n = put_str(drop, "[MEM][");
-    n += put_dec(drop + n, l->now);
-    n += put_str(drop + n, "] DROP ");
+    uint32_t n = k;
+    memcpy(drop, stamp, k);
+    n += put_str(drop + n, "DROP ");
     n += put_dec(drop + n, em.dropped - em.dropped_told);
     drop[n++] = '\n';
     told = transmit((const uint8_t *)drop, n);
@@ -599,7 +606,7 @@ static void line_end(line_t *l) {
   }
   if (l->lost) {
     ++em.dropped;
-  } else if (!told || !transmit((const uint8_t *)l->text, l->n)) {
+  } else if (!told || !transmit((const uint8_t *)line, l->n - (EM_STAMP_ROOM - k))) {
     ++em.dropped;
     if (em.cfg.ring) ++em.cfg.ring->dropped;
   }
