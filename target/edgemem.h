@@ -2,7 +2,7 @@
  * marker of an MCU inference runtime and sends it to the host in the emt
  * format (docs/formats/emt.md) or as "[MEM]" text lines.
  *
- * C99, no heap, no libc beyond memcpy. Compile with -DEDGEMEM_ENABLE=1 to
+ * C99, no heap, no libc beyond memcpy and memset. Compile with -DEDGEMEM_ENABLE=1 to
  * record; without it every macro expands to nothing and no symbol remains.
  * -DEDGEMEM_TEXT=1 sends seed-001 "[MEM]" text lines instead of emt.
  * -DEDGEMEM_SUMMARY=1 sends no allocation or free at all: per pool it keeps

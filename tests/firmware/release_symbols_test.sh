@@ -18,6 +18,9 @@ for cpu in cortex-m0plus cortex-m3 cortex-m4 cortex-m7; do
   # And with it on: warning-free, and the flash/RAM cost of the recorder.
   arm-none-eabi-gcc -std=c99 -mcpu="$cpu" -mthumb -Os -Wall -Wextra -Werror -pedantic -DEDGEMEM_ENABLE=1 \
     -ffunction-sections -c "$root/target/edgemem.c" -o "$work/on.o"
+  # No libc but what docs/device.md names (libgcc's __aeabi_ helpers are no libc).
+  libc=$(arm-none-eabi-nm -u "$work/on.o" | awk '{print $2}' | grep -vxE 'memcpy|memset|__aeabi_.*' || true)
+  [ -z "$libc" ] || { echo "FAIL $cpu: edgemem.c calls $libc"; fail=1; }
   read -r text data bss _ < <(arm-none-eabi-size "$work/on.o" | tail -1)
   echo "$cpu: edgemem.c recording on: $text B flash, $((data + bss)) B RAM"
   [ "$text" -le 2304 ] || { echo "FAIL $cpu: more than 2.25 KiB of flash"; fail=1; }
