@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -341,6 +342,28 @@ std::vector<std::string> moved_functions(const std::map<std::string, Node>& node
   return out;
 }
 
+// Functions called from outside their own cycle. One called only by itself,
+// or only by the functions it calls back (ping and pong), has no caller to
+// keep it linked, and nothing else enters it.
+std::set<std::string> entered_from_outside(const std::map<std::string, Node>& nodes) {
+  std::map<std::string, uint32_t> index;
+  std::vector<const std::string*> titles;
+  for (const auto& entry : nodes) {
+    index.emplace(entry.first, static_cast<uint32_t>(titles.size()));
+    titles.push_back(&entry.first);
+  }
+  std::vector<std::vector<uint32_t>> callees(titles.size());
+  for (const auto& [title, n] : nodes)
+    for (const std::string& c : n.callees)
+      if (auto it = index.find(c); it != index.end()) callees[index.at(title)].push_back(it->second);
+  DeepestChains cycles(std::vector<uint64_t>(titles.size()), callees);
+  std::set<std::string> out;
+  for (uint32_t v = 0; v < titles.size(); ++v)
+    for (uint32_t c : callees[v])
+      if (cycles.cycle(c) != cycles.cycle(v)) out.insert(*titles[c]);
+  return out;
+}
+
 // Settles by the linked image what a call graph cannot tell: a call into a
 // file's own definition of a name goes to that definition when the image
 // holds it (static, or weak and kept) — such calls join `settled` — and to
@@ -371,12 +394,10 @@ bool settle_by_image(std::map<std::string, Node>& nodes, const LinkedImage& link
           break;
       }
     }
-  // Called by another function: one that calls only itself is a root, and
-  // the linker removed it (a gc'd recursive helper stood as an unbounded root).
-  std::set<std::string> called;
-  for (const auto& [title, n] : nodes)
-    for (const std::string& c : n.callees)
-      if (c != title) called.insert(c);
+  // Called from outside its cycle: one that calls only itself, or a cycle
+  // nothing else calls, is a root, and the linker removed it (a gc'd
+  // recursive helper stood as an unbounded root).
+  const std::set<std::string> called = entered_from_outside(nodes);
   size_t held = 0, missing = 0;
   for (auto& [title, n] : nodes) {
     if (!n.has_frame) continue;
@@ -916,6 +937,33 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
       if (const uint32_t v = index.at(title); is_interrupt(n.fn.name) && !reached[v]) handler[v] = true;
   }
   DeepestChains chains(std::move(frame), callees);
+  // A cycle nothing outside it calls (main -> run -> fatal -> main, entered
+  // from an assembly Reset_Handler no graph holds) has a caller for every
+  // function, so none was a root, and its frames were counted nowhere: 68 B
+  // said, no UNBOUNDED line, where main needs 744 B and more. Something
+  // enters it: its function with the deepest chain stands for it (main
+  // among equals: the chain through the whole cycle is as deep from any of
+  // its functions), unbounded by the recursion. A handler in it is a root
+  // already, and stands for no thread entry.
+  std::vector<bool> cycle_root(titles.size());
+  {
+    std::vector<bool> entered(chains.cycles());
+    for (uint32_t v = 0; v < titles.size(); ++v)
+      for (uint32_t c : callees[v])
+        if (chains.cycle(c) != chains.cycle(v)) entered[chains.cycle(c)] = true;
+    for (uint32_t id = 0; id < chains.cycles(); ++id) {
+      if (entered[id] || chains.members(id).size() < 2) continue;  // one that calls only itself is a root already
+      auto rank = [&](uint32_t w) {
+        return std::tuple(chains.from(w).bytes, bare_function_name(nodes.at(*titles[w]).fn.name) == "main");
+      };
+      std::optional<uint32_t> entry;
+      for (uint32_t w : chains.members(id))
+        if (!nodes.at(*titles[w]).unused && !handler[w] && (!entry || rank(w) > rank(*entry) ||
+                                                            (rank(w) == rank(*entry) && w < *entry)))
+          entry = w;
+      if (entry) cycle_root[*entry] = true;
+    }
+  }
 
   // A root's reasons: those of every function it can reach, and each
   // cycle's; found for every cycle, callees' cycles first (no recursion).
@@ -944,7 +992,8 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
     // A name without a frame or calls is a declaration, unless it is a
     // handler: the hardware calls it, whatever its stack (Keil's "unknown").
     const bool interrupt = handler[v];
-    if (n.unused || n.label_only || (called.count(v) && !interrupt) || (!n.has_frame && n.callees.empty() && !interrupt))
+    if (n.unused || n.label_only || (called.count(v) && !interrupt && !cycle_root[v]) ||
+        (!n.has_frame && n.callees.empty() && !interrupt))
       continue;
     StackRoot root;
     root.function = n.fn.name;

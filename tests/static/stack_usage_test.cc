@@ -813,6 +813,45 @@ TEST(Stack, ARecursiveFunctionTheLinkerRemovedIsNoRoot) {
   EXPECT_TRUE(std::none_of(report->roots.begin(), report->roots.end(), [](const StackRoot& r) { return r.unbounded; }));
 }
 
+// main -> run -> fatal -> main, entered from an assembly Reset_Handler with
+// no call graph (tests/data/stack/cycle_without_entry): every function had a
+// caller, none was a root, and the main stack read 68 B with no UNBOUNDED
+// line where main alone needs 208 + 512 + 24 = 744 B, and more for the
+// recursion. Without the handler no root was left at all, and the report
+// said there was no call graph. ping and pong only call each other and
+// --gc-sections removed them: with the image they are no roots.
+TEST(Stack, ACycleNothingOutsideCallsIsAnUnboundedRoot) {
+  std::string error;
+  auto as_written = analyze_stack({stack_data("cycle_without_entry")}, false, error);
+  ASSERT_TRUE(as_written) << error;
+  const StackRoot* main = root(*as_written, "main");
+  ASSERT_TRUE(main);
+  EXPECT_EQ(main->worst_case_bytes, 744u);
+  EXPECT_EQ(main->path, (std::vector<std::string>{"main", "run", "fatal"}));
+  EXPECT_TRUE(main->unbounded);
+  EXPECT_EQ(main->reasons, std::vector<std::string>{"recursion: fatal, main, run"});
+  EXPECT_FALSE(root(*as_written, "run") || root(*as_written, "fatal"));
+  EXPECT_EQ(as_written->interrupts.thread_bytes, 744u);
+  EXPECT_EQ(as_written->interrupts.all_nested_bytes, 744u + 32 + 36);
+  ASSERT_TRUE(root(*as_written, "ping"));
+  EXPECT_TRUE(root(*as_written, "ping")->unbounded);
+  auto elf = read_elf_image(stack_data("cycle_without_entry/fw.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("cycle_without_entry")}, false, error, {"fw.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  ASSERT_TRUE(root(*report, "main"));
+  EXPECT_EQ(root(*report, "main")->worst_case_bytes, 744u);
+  EXPECT_TRUE(root(*report, "main")->unbounded);
+  EXPECT_FALSE(root(*report, "ping") || root(*report, "pong"));
+  EXPECT_EQ(report->not_linked, (std::vector<std::string>{"ping", "pong"}));
+  // No handler, no other function: the cycle is the only root.
+  StackReport alone = worst_case_stacks(graph({{"main", 208, {"run"}}, {"run", 512, {"fatal"}}, {"fatal", 24, {"main"}}}), false);
+  ASSERT_EQ(alone.roots.size(), 1u);
+  EXPECT_EQ(alone.roots[0].function, "main");
+  EXPECT_EQ(alone.roots[0].worst_case_bytes, 744u);
+  EXPECT_TRUE(alone.roots[0].unbounded);
+}
+
 // A stray .su of another build in a tree of .su/.ci files (an -O0 chains.su
 // renamed chains_O0.su, with no .ci): its larger frames were dropped in
 // silence, helper counted 416 B where the -O0 file says 448 B. They count,
