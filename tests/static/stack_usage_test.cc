@@ -852,6 +852,29 @@ TEST(Stack, ACycleNothingOutsideCallsIsAnUnboundedRoot) {
   EXPECT_TRUE(alone.roots[0].unbounded);
 }
 
+// With -flto the ltrans unit titles every function by a /tmp object
+// ("/tmp/cc….ltrans0.o:uart_isr"), every one is local in the image and its
+// STT_FILE names are empty (tests/data/stack/lto_vector_handler): the
+// vector table's uart_isr matched no function of the graph and counted as
+// the thread root, 636 B for 872. Matched by name, with a note that says so.
+TEST(Stack, AnLtoUnitsHandlerIsFoundInTheVectorTableByName) {
+  std::string error;
+  auto elf = read_elf_image(stack_data("lto_vector_handler/fw.elf"), error);
+  ASSERT_TRUE(elf) << error;
+  auto report = analyze_stack({stack_data("lto_vector_handler")}, false, error, {"fw.elf", &*elf});
+  ASSERT_TRUE(report) << error;
+  ASSERT_TRUE(root(*report, "uart_isr"));
+  EXPECT_TRUE(root(*report, "uart_isr")->interrupt);
+  EXPECT_EQ(report->interrupts.thread_bytes, 200u);
+  EXPECT_EQ(report->interrupts.handlers, 2u);  // uart_isr and Default_Handler
+  EXPECT_EQ(report->interrupts.all_nested_bytes, 200u + 600 + 36 + 0 + 36);
+  EXPECT_TRUE(std::find(report->notes.begin(), report->notes.end(),
+                        "uart_isr matched to fw.elf's vector table by name alone: the image does not name its unit "
+                        "(LTO's ltrans units), and a function of the same name elsewhere would count as a handler "
+                        "too") != report->notes.end())
+      << fmt::format("{}", fmt::join(report->notes, "\n"));
+}
+
 // A stray .su of another build in a tree of .su/.ci files (an -O0 chains.su
 // renamed chains_O0.su, with no .ci): its larger frames were dropped in
 // silence, helper counted 416 B where the -O0 file says 448 B. They count,
