@@ -78,6 +78,20 @@ bool split_location(std::string_view s, std::string& location, std::string& name
   return false;
 }
 
+// A .su location's source file: "b.c:2:12" (GCC) or "b.c:2" (Clang) without
+// its line and column.
+std::string source_file(std::string_view location) {
+  for (int i = 0; i < 2; ++i) {
+    const size_t colon = location.rfind(':');
+    if (colon == std::string_view::npos || colon + 1 == location.size() ||
+        !std::all_of(location.begin() + static_cast<std::ptrdiff_t>(colon) + 1, location.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      break;
+    location = location.substr(0, colon);
+  }
+  return std::string(location);
+}
+
 // The refusal of a frame no stack could hold (kMaxStackBytes), in .su and .ci alike.
 std::string frame_too_large(const fs::path& p, size_t line, std::string_view bytes, std::string_view function) {
   return fmt::format("{}: line {}: a frame of {} bytes for {}: expected less than 4 GiB (the file is damaged)", p.string(),
@@ -690,7 +704,8 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     // After the lines read as .su: a file of another kind is named as that first.
     if (cut_short(p, text, false)) return std::nullopt;
   }
-  std::map<std::string, std::set<std::string>> su_defined_in;  // name -> the .su files giving it a frame
+  std::map<std::string, std::set<std::string>> su_defined_in;  // title -> the .su files giving it a frame
+  std::vector<std::pair<StackFunction, std::string>> su_only;  // frames no graph's node stands for, and their .su file
   std::vector<std::string> stale;  // frames a .su and its .ci give differently
   std::vector<std::string> stray;  // frames a .su without a .ci gives a graph's function differently
   // GCC's clones of one function (work.constprop.0, .1, .2) share a name and
@@ -722,7 +737,14 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     std::set<std::string_view> compared;  // by_name holds a title once per graph naming it
     for (auto [it, end] = by_name.equal_range(f.name); it != end; ++it) {
       Node& n = nodes[it->second];
-      if (su_defined_in.contains(it->second) || !n.has_frame) continue;
+      if (!n.has_frame) continue;
+      // A static of another source file is another function: a.c's work
+      // stood for b.c's, whose 3,016 B, the largest frame, were counted
+      // nowhere. (The graph beside the .su is its own: LTO's ltrans unit is
+      // titled by a /tmp object, its .su by the sources.)
+      const auto own = own_title(it->second);
+      const bool same = !own || f.file.starts_with(std::string(own->unit) + ":");
+      if (!same && !it->second.starts_with(own_graph)) continue;
       known = true;
       // The .su and the graph beside it disagree: files of two builds (one
       // compiled again, one not). The larger counts; 88 B once stood for 800.
@@ -743,20 +765,32 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
       // global, or a static of the same source file): a stray file of
       // another build. Its frames were dropped in silence (an -O0 chains.su
       // renamed beside an -O2 tree: helper 448 B, counted 416 B).
-      const auto own = own_title(it->second);
-      const bool same = !own || f.file.starts_with(std::string(own->unit) + ":");
-      if (orphan && same && graphs != defined_in.end() && compared.insert(it->second).second &&
+      if (orphan && graphs != defined_in.end() && compared.insert(it->second).second &&
           n.fn.frame_bytes != f.frame_bytes) {
         stray.push_back(fmt::format("{} ({} B in {}, {} B in {})", f.name, f.frame_bytes, file, n.fn.frame_bytes,
                                     fmt::join(graphs->second, ", ")));
         n.fn.frame_bytes = std::max(n.fn.frame_bytes, f.frame_bytes);
       }
     }
-    if (known) continue;
-    std::set<std::string>& files = su_defined_in[f.name];
-    if (files.empty()) by_name.emplace(f.name, f.name);
-    files.insert(file);
-    Node& n = nodes[f.name];
+    if (!known) su_only.emplace_back(f, file);
+  }
+  // A name such functions have in more than one source file: statics of
+  // their files (or two programs' functions), each its own, titled as a
+  // static of its file; merged, a.c's work went from the list as b.c's
+  // twin, said to be of two programs or builds. In one source file and more
+  // .su files (two builds), one, with the larger frame.
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> sources;  // name -> (.su file, source file)
+  for (const auto& [f, file] : su_only) sources[f.name].emplace(file, source_file(f.file));
+  for (auto& [name, files] : sources) {
+    std::set<std::string_view> distinct;
+    for (const auto& [file, source] : files) distinct.insert(source);
+    if (distinct.size() < 2) files.clear();
+  }
+  for (const auto& [f, file] : su_only) {
+    const std::string title =
+        sources[f.name].empty() ? f.name : fmt::format(".su|{}:{}", source_file(f.file), f.name);
+    su_defined_in[title].insert(file);
+    Node& n = nodes[title];
     if (n.has_frame && n.fn.frame_bytes >= f.frame_bytes) continue;  // defined twice: the larger frame
     n.fn = f;
     n.has_frame = true;
@@ -876,11 +910,21 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
           "{} is defined in {} call graphs ({}): counted with the larger frame and the calls of each; if these are two "
           "builds, give one build's files",
           nodes.at(title).fn.name, files.size(), fmt::join(files, ", ")));
-  for (const auto& [name, files] : su_defined_in)
+  for (const auto& [title, files] : su_defined_in)
     if (files.size() > 1)
       report.notes.push_back(fmt::format("{} is defined in {} .su files ({}): counted with the larger frame; if these "
                                          "are two programs or two builds, give one's files",
-                                         name, files.size(), fmt::join(files, ", ")));
+                                         nodes.at(title).fn.name, files.size(), fmt::join(files, ", ")));
+  for (const auto& [name, files] : sources)
+    if (!files.empty()) {
+      std::vector<std::string> where;
+      for (const auto& [file, source] : files) where.push_back(fmt::format("{}: {}", file, source));
+      std::set<std::string_view> distinct;
+      for (const auto& [file, source] : files) distinct.insert(source);
+      report.notes.push_back(fmt::format("{} is defined by {} source files in .su files ({}): listed apart, as statics "
+                                         "of their files; if these are two programs, give one's files",
+                                         name, distinct.size(), fmt::join(where, ", ")));
+    }
   if (ci.empty()) {  // without a call graph every function would look like a root
     report.roots.clear();
     report.interrupts = InterruptBudget{0, 0, 0, report.interrupts.frame_bytes, 0};
