@@ -1,5 +1,7 @@
 #include "report/stack_report.h"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -89,8 +91,15 @@ std::string stack_text(const StackReport& r, size_t top) {
     out += fmt::format("Keil states: maximum stack usage {}{} via {}\n", bytes(*r.stated_max_bytes),
                        r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));
   if (!r.roots.empty()) out += fmt::format("\n{:<24} {:>10}  path\n", "root", "worst case");
+  // Roots that share a name (a weak default handler in startup.c, the
+  // strong one in app.c) are told apart by their files.
+  std::map<std::string_view, size_t> named;
+  for (const auto& root : r.roots) ++named[root.function];
   for (const auto& root : r.roots) {
-    out += fmt::format("{:<24} {:>10}{}{}  {}\n", root.function, bytes(root.worst_case_bytes),
+    const std::string name = named[root.function] > 1 && !root.file.empty()
+                                 ? fmt::format("{} ({})", root.function, root.file)
+                                 : root.function;
+    out += fmt::format("{:<24} {:>10}{}{}  {}\n", name, bytes(root.worst_case_bytes),
                        root.unbounded ? style::warn(" + unbounded") : "",
                        root.if_weak_bytes ? style::warn(fmt::format(" ({} if weak)", bytes(*root.if_weak_bytes))) : "",
                        fmt::join(root.path, " > "));

@@ -1058,6 +1058,7 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
       continue;
     StackRoot root;
     root.function = n.fn.name;
+    root.file = source_file(n.fn.file);
     root.interrupt = interrupt;
     root.stated_bytes = n.stated_depth;
     const Chain& chain = chains.from(v);

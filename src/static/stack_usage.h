@@ -38,6 +38,9 @@ struct StackRoot {
   // Its worst case were every file's own definition that a global shares a
   // name with weak (StackReport::weak_or_static); set when that is larger.
   std::optional<uint64_t> if_weak_bytes;
+  // The source file that defines it ("startup.c"; Keil: its object), empty
+  // when unknown: two roots of one name are told apart by it.
+  std::string file;
 };
 
 // The main stack (MSP) on a Cortex-M: thread code, then interrupts stacking

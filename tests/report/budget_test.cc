@@ -25,9 +25,9 @@ LinkerMap image() {
 
 StackReport stacks() {
   StackReport r;
-  StackRoot reset{"Reset_Handler", 136, {"Reset_Handler", "main"}, false, {}, false, std::nullopt, {}, std::nullopt};
-  StackRoot tick{"SysTick_Handler", 40, {"SysTick_Handler"}, false, {}, true, std::nullopt, {}, std::nullopt};
-  StackRoot task{"vTaskInfer", 900, {"vTaskInfer"}, true, {"recursion: walk"}, false, std::nullopt, {}, std::nullopt};
+  StackRoot reset{"Reset_Handler", 136, {"Reset_Handler", "main"}, false, {}, false, std::nullopt, {}, std::nullopt, {}};
+  StackRoot tick{"SysTick_Handler", 40, {"SysTick_Handler"}, false, {}, true, std::nullopt, {}, std::nullopt, {}};
+  StackRoot task{"vTaskInfer", 900, {"vTaskInfer"}, true, {"recursion: walk"}, false, std::nullopt, {}, std::nullopt, {}};
   r.roots = {task, reset, tick};
   r.interrupts = {900, 900 + 40 + 32, 900 + 40 + 32, 32, 1};
   return r;

@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "report/stack_report.h"
 #include "static/elf_image.h"
 #include "static/stack_usage.h"
 #include "test_support.h"
@@ -915,6 +916,28 @@ TEST(Stack, AStaticOfASuFileWithoutItsCallGraphIsItsFilesOwn) {
                         dir);
   EXPECT_TRUE(std::find(frames_only->notes.begin(), frames_only->notes.end(), note) != frames_only->notes.end())
       << fmt::format("{}", fmt::join(frames_only->notes, "\n"));
+}
+
+// A weak default handler in startup.c and the strong one in app.c are two
+// roots (GCC titles the weak one by its file): the root table printed two
+// rows named SysTick_Handler with nothing to tell them apart.
+TEST(Stack, RootsThatShareANameAreNamedWithTheirFiles) {
+  auto dir = test::scratch_dir("edgemem_same_named_roots");
+  std::ofstream(dir / "startup.ci")
+      << "graph: { title: \"startup.c\"\n"
+         "node: { title: \"startup.c:SysTick_Handler\" label: \"SysTick_Handler\\nstartup.c:8:27\\n64 bytes (static)\" }\n"
+         "}\n";
+  std::ofstream(dir / "app.ci") << "graph: { title: \"app.c\"\n"
+                                   "node: { title: \"SysTick_Handler\" label: \"SysTick_Handler\\napp.c:9:6\\n32 bytes (static)\" }\n"
+                                   "node: { title: \"main\" label: \"main\\napp.c:10:5\\n16 bytes (static)\" }\n"
+                                   "}\n";
+  std::string error;
+  auto report = analyze_stack({dir.string()}, false, error);
+  ASSERT_TRUE(report) << error;
+  const std::string text = stack_text(*report, 10);
+  EXPECT_NE(text.find("\nSysTick_Handler (startup.c)       64 B  SysTick_Handler\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nSysTick_Handler (app.c)        32 B  SysTick_Handler\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmain                           16 B  main\n"), std::string::npos) << text;  // one of its name
 }
 
 // A stray .su of another build in a tree of .su/.ci files (an -O0 chains.su
