@@ -69,8 +69,8 @@
 #endif
 #define EM_SYNC_EVERY 256
 /* The longest pool name a POOL record holds whole: with its other fields
- * (22 bytes at most) it fits EM_MAX_RECORD. */
-#define EM_POOL_NAME_MAX 40
+ * (22 bytes at most, 27 with a 64-bit base) it fits EM_MAX_RECORD. */
+#define EM_POOL_NAME_MAX (EM_WIDE ? 35 : 40)
 /* The longest file name a STRING record holds (with tag, id and length). */
 #define EM_FILE_MAX (EM_MAX_RECORD - 8)
 
@@ -471,8 +471,8 @@ static inline int fast_record(uint8_t tag, uint8_t pool, uint32_t align, uint32_
 
 /* ---- [MEM] text encoding (seed 001) ------------------------------------ */
 
-static uint32_t put_dec(char *out, uint32_t v) {
-  char tmp[10];
+static uint32_t put_dec(char *out, uintptr_t v) {
+  char tmp[20];
   uint32_t n = 0, k = 0;
   do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
   while (n) out[k++] = tmp[--n];
@@ -505,19 +505,24 @@ static uint32_t put_esc(char *out, const char *s) {
   return n;
 }
 
-static uint32_t put_hex(char *out, uint32_t v) {
+/* Eight digits, more for an address of a 64-bit build past 32 bits. */
+static uint32_t put_hex(char *out, uintptr_t v) {
   static const char digits[] = "0123456789abcdef";
+  int n = 8;
+#if UINTPTR_MAX > 0xFFFFFFFFu
+  while (n < 16 && (v >> (4 * n))) ++n;
+#endif
   out[0] = '0';
   out[1] = 'x';
-  for (int i = 0; i < 8; ++i) out[2 + i] = digits[(v >> (28 - 4 * i)) & 15];
-  return 10;
+  for (int i = 0; i < n; ++i) out[2 + i] = digits[(v >> (4 * (n - 1 - i))) & 15];
+  return (uint32_t)n + 2;
 }
 
 static uint32_t put_site(char *out, em_site site) {
   uint32_t n = 0;
   if (!site) return 0;
   n += put_str(out, " site=");
-  if (site & 1u) return n + put_hex(out + n, site >> 1);
+  if (site & 1u) return n + put_hex(out + n, (uintptr_t)(site >> 1));
   uint32_t file = (site >> 1) >> 20, line = (site >> 1) & 0xFFFFFu;
   if (file >= 1 && file <= EM_MAX_FILES && em.files[file - 1]) {
     const char *name = em.files[file - 1];
@@ -535,7 +540,8 @@ static uint32_t put_site(char *out, em_site site) {
 
 /* The longest line holds two strings of at most 96 characters (a site's
  * file, 99 when cut after "...", and a pool name, or a pool and the pool it
- * shares) and under 110 more: REALLOC with a site and a pool is 288. */
+ * shares) and under 110 more: REALLOC with a site and a pool is 288, 306
+ * with a 64-bit build's addresses. */
 typedef struct {
   char text[320];
   uint32_t n;
@@ -550,7 +556,7 @@ static void line_start(line_t *l, const char *verb) {
   l->n = EM_STAMP_ROOM;
   l->n += put_str(l->text + l->n, verb);
 }
-static void line_num(line_t *l, const char *key, uint32_t v) {
+static void line_num(line_t *l, const char *key, uintptr_t v) {
   l->n += put_str(l->text + l->n, key);
   l->n += put_dec(l->text + l->n, v);
 }
@@ -565,10 +571,10 @@ static void line_pool(line_t *l, uint8_t pool) {
 static void line_addr(line_t *l, uint8_t pool, uintptr_t address) {
   int arena = pool < EM_MAX_POOLS && em.pool_kind[pool] == 'a';
   if (arena) {
-    line_num(l, " offset=", (uint32_t)address);
+    line_num(l, " offset=", address);
   } else {
     l->n += put_str(l->text + l->n, " addr=");
-    l->n += put_hex(l->text + l->n, (uint32_t)address);
+    l->n += put_hex(l->text + l->n, address);
   }
 }
 static void line_end(line_t *l);
@@ -731,7 +737,7 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
     /* A heap's base 0 is "not known", as in emt: base=0 would declare one at address 0. */
     if (base || kind == EM_POOL_ARENA) {
       l.n += put_str(l.text + l.n, " base=");
-      l.n += put_hex(l.text + l.n, (uint32_t)base);
+      l.n += put_hex(l.text + l.n, base);
     }
     line_num(&l, " size=", size);
     if (partner < EM_MAX_POOLS && em.pool_name[partner]) {
@@ -745,7 +751,7 @@ uint8_t em_pool_shared(const char *name, em_pool_kind kind, uintptr_t base, uint
   uint8_t *p = open_record(&r, TAG_POOL, 0);
   p = v(p, id);
   *p++ = (uint8_t)kind;
-  p = v(p, (uint32_t)base);
+  p = vw(p, base);
   p = v(p, size);
   p = v(p, align);
   uint32_t len = em_fit_name((char *)p + 1, name, EM_POOL_NAME_MAX);
@@ -859,7 +865,7 @@ void em_realloc(uint8_t pool, uintptr_t old_address, uintptr_t address, uint32_t
   if (EM_TEXT) {
     line_t l;
     line_start(&l, "REALLOC");
-    line_num(&l, " old=", (uint32_t)old_address);
+    line_num(&l, " old=", old_address);
     line_num(&l, " size=", size);
     line_addr(&l, pool, address);
     line_close(&l, pool, site);

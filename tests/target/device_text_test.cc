@@ -129,6 +129,29 @@ TEST(DeviceText, TheLongestLineFitsItsBuffer) {
   EXPECT_NE(text.find("REALLOC old=4294967295 size=4294967295 addr=0xfffffff0"), std::string::npos) << text;
 }
 
+// A 64-bit build (the ONNX Runtime wrapper on Linux) wrote addresses and
+// code-address sites cut to 32 bits: two blocks 4 GiB apart were one.
+TEST(DeviceText, AddressesAndSitesKeepTheirHighBits) {
+  if (sizeof(uintptr_t) < 8) GTEST_SKIP() << "a 32-bit build";
+  DeviceCapture device;
+  uint8_t pool = em_pool("heap", EM_POOL_HEAP, 0, 0, 8);
+  const uintptr_t low = uintptr_t{0x7f12} << 32 | 0x1000, high = low + (uintptr_t{1} << 32);
+  const em_site site = em_site{0x7f1200004242} << 1 | 1u;
+  em_alloc(pool, low, 100, 8, site);
+  em_alloc(pool, high, 28, 8, site);
+  em_realloc(pool, high, high + 64, 40, site);
+  em_free(pool, high + 64, site);
+  const std::string& text = device.drain();
+  EXPECT_NE(text.find("REALLOC old=" + std::to_string(high) + " size=40 addr=0x7f1300001040"), std::string::npos)
+      << text;
+  auto run = device.analyse(Format::log);
+  EXPECT_EQ(run->result.counts.replaced_blocks, 0u);
+  EXPECT_EQ(run->result.counts.unknown_frees, 0u);
+  ASSERT_EQ(run->result.pools.size(), 1u);
+  EXPECT_EQ(run->result.pools[0].final_bytes, 100u);
+  EXPECT_TRUE(run->context.sites.find("0x7f1200004242").has_value());
+}
+
 // A board that reboots: each em_init writes BOOT, and the host resets the
 // pools there instead of reading the second boot's blocks as lost frees.
 TEST(DeviceText, ARebootIsSeenAsOne) {

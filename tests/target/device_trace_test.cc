@@ -155,6 +155,18 @@ TEST(DeviceWide, AddressesAndSitesKeepTheirHighBits) {
   ASSERT_EQ(run->result.pools.size(), 1u);
   EXPECT_EQ(run->result.pools[0].final_bytes, 100u);
   EXPECT_TRUE(run->context.sites.find("0x7f1200004242").has_value());
+  // A heap's base past 32 bits, in a POOL record of the longest name a
+  // 64-bit build sends whole (the base was cut to 32 bits).
+  DeviceCapture placed;
+  const std::string name(35, 'h');
+  uint8_t heap = em_pool(name.c_str(), EM_POOL_HEAP, low, 4096, 8);
+  em_alloc(heap, low + 4000, 96, 8, site);
+  auto based = placed.analyse();
+  ASSERT_EQ(based->result.pools.size(), 1u);
+  EXPECT_EQ(based->result.pools[0].name, name);
+  EXPECT_EQ(based->result.pools[0].final_bytes, 96u);
+  EXPECT_EQ(based->result.overflow_count, 0u);
+  EXPECT_EQ(based->stats.corrupt_bytes, 0u);
 }
 
 // The device says how many records it lost since the last DROP it sent:
