@@ -497,12 +497,14 @@ struct AnalysisResult {
   // growth of pools whose usage rises linearly or in steps. 0 without
   // inference markers (presenters say "unknown").
   double leak_rate_bytes_per_inference = 0;
-  // The rate as presenters give it: unset without inference markers, and
-  // where the leak check did not run and no growth was measured, since 0
-  // would read as "no leak" (a JSON consumer, a Prometheus gauge).
+  // False where the latest boot ended too few inferences to measure growth
+  // over (the leak check says so): its rate is not 0 but unknown.
+  bool leak_rate_measured = true;
+  // The rate as presenters give it: unset without inference markers or a
+  // measurement, since 0 would read as "no leak" (a JSON consumer, a
+  // Prometheus gauge).
   std::optional<double> known_leak_rate() const {
-    if (!inferences || (leak_rate_bytes_per_inference == 0 && checks.leaks.status == CheckStatus::not_checked))
-      return std::nullopt;
+    if (!inferences || (leak_rate_bytes_per_inference == 0 && !leak_rate_measured)) return std::nullopt;
     return leak_rate_bytes_per_inference;
   }
   std::optional<Forecast> exhaustion_forecast;

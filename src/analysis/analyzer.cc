@@ -160,7 +160,6 @@ struct Analyzer::Impl {
       layout.closed(e.pool, old, e.time);
       threads.dropped(old);
     }
-    threads.allocated(e.thread, b);
     temporaries.allocated(e.pool, e.thread, b);
     leaks.added(b, tracker.inference());
     layout.opened(e.pool, b);
@@ -173,6 +172,8 @@ struct Analyzer::Impl {
       ++counts.replaced_blocks;
       drop_overlapped(e.pool, info, b);
     }
+    // After the blocks it lay over are gone: its thread's peak counts them no more.
+    threads.allocated(e.thread, b);
     const uint64_t other_end = partner ? tracker.pool(*partner).usage() : 0;
     // An arena's usage is its top, from a lazily pruned heap: asked once.
     PoolState& own = tracker.pool(e.pool);
@@ -214,8 +215,9 @@ struct Analyzer::Impl {
     slot = Dropped{pool, old, overlaps};
   }
   bool freed_late(PoolId pool, uint64_t address, uint32_t thread) {
-    for (auto& d : recently_dropped)
-      if (d && d->pool == pool && d->block.address == address) {
+    for (size_t i = 1; i <= recently_dropped.size(); ++i)  // the latest first
+      if (auto& d = recently_dropped[(next_dropped - i) % recently_dropped.size()];
+          d && d->pool == pool && d->block.address == address) {
         tracker.freed_late(d->block);
         threads.freed_late(thread, d->block);
         const Dropped late = *d;
@@ -801,6 +803,9 @@ struct Analyzer::Impl {
             threads.dropped(b);
           });
           tracker.reset(e.pool, !lost);
+          // Its dropped blocks went with the rest: a free after this is none of theirs.
+          for (auto& d : recently_dropped)
+            if (d && d->pool == e.pool) d.reset();
         }
         fragmentation.reset(e.pool, e.time);
         tell_partner(e.pool, e.time);

@@ -526,6 +526,7 @@ void LeakAnalysis::finish(PoolTracker& tracker, const TraceContext& context, Ana
                     ends_only && boot_completed > 1 ? ", and growth counts from the first one's end (end markers only: "
                                                       "the first cannot be told from the setup before it)"
                                                     : "");
+    out.leak_rate_measured = false;
     c = {CheckStatus::not_checked,
          fmt::format("{}: a leak shows as growth over at least two{}", ended,
                      !largest      ? ""

@@ -568,6 +568,9 @@ TEST(SummaryTrace, AnArenaSummarisedBesideAHeapTracedInFullIsNotJudgedForFragmen
   EXPECT_EQ(r.lifo.final_stranded_bytes, 0u);
   EXPECT_EQ(r.lifo.max_stranded_bytes, 0u);
   EXPECT_TRUE(r.fragmentation.unmeasured_pools);
+  // The latest boot's 40 clean inferences measured a rate of 0, though the
+  // boot before could not be judged: 0, not unknown.
+  EXPECT_EQ(r.known_leak_rate(), std::optional<double>(0.0));
 
   // Where the heap's band is a warning it stays, found; but it bounds the
   // arena's no more than a healthy one did (max_band warning once held).

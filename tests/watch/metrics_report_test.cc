@@ -135,9 +135,9 @@ TEST(MetricsReport, NoLeakRateWithoutInferenceMarkers) {
 TEST(MetricsReport, NoLeakRateWhereTheLeakCheckDidNotRun) {
   Fixture f;
   f.result.leak_rate_bytes_per_inference = 0;
-  f.result.checks.leaks.status = CheckStatus::not_checked;
+  f.result.leak_rate_measured = false;
   EXPECT_FALSE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_rate_bytes_per_inference 0"));
-  f.result.checks.leaks.status = CheckStatus::clean;
+  f.result.leak_rate_measured = true;
   EXPECT_TRUE(has(f.render(MetricsFormat::prometheus), "edgemem_leak_rate_bytes_per_inference 0\n"));
 }
 
