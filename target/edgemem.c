@@ -485,6 +485,8 @@ static uint32_t put_str(char *out, const char *s) {
   return n;
 }
 
+static int plain(uint8_t c) { return c > ' ' && c < 0x7F && c != '%' && c != '='; }
+
 /* A name or text value: space, tab, '%', '=', control characters and DEL
  * as %XX (docs/formats/textlog.md), at most 96 characters written. */
 static uint32_t put_esc(char *out, const char *s) {
@@ -492,7 +494,7 @@ static uint32_t put_esc(char *out, const char *s) {
   uint32_t n = 0;
   for (; *s; ++s) {
     uint8_t c = (uint8_t)*s;
-    if (c > ' ' && c < 0x7F && c != '%' && c != '=') {
+    if (plain(c)) {
       if (n + 1 > 96) break;
       out[n++] = (char)c;
     } else {
@@ -526,11 +528,16 @@ static uint32_t put_site(char *out, em_site site) {
   uint32_t file = (site >> 1) >> 20, line = (site >> 1) & 0xFFFFFu;
   if (file >= 1 && file <= EM_MAX_FILES && em.files[file - 1]) {
     const char *name = em.files[file - 1];
-    uint32_t len = 0;
-    while (name[len] && len < 0xFFFFu) ++len;
-    if (len > 96) { /* as in emt, the end of a long path names the file */
+    /* As in emt, the end of a long path names the file: the longest end
+     * whose escaped form fits after "..." (escapes take three characters). */
+    uint32_t len = 0, escaped = 0;
+    while (name[len] && len < 0xFFFFu) escaped += plain((uint8_t)name[len++]) ? 1 : 3;
+    if (escaped > 96) {
       n += put_str(out + n, "...");
-      name += len - 93;
+      uint32_t from = len, room = 93;
+      while (from > 0 && (plain((uint8_t)name[from - 1]) ? 1u : 3u) <= room)
+        room -= plain((uint8_t)name[--from]) ? 1 : 3;
+      name += from;
     }
     n += put_esc(out + n, name);
   }

@@ -113,6 +113,17 @@ TEST(DeviceText, ALongFilePathKeepsItsFileName) {
   const std::string& text = device.drain();
   ASSERT_GE(text.size(), want.size());
   EXPECT_EQ(text.substr(text.size() - want.size()), want);
+  // With spaces, whose escapes take three characters: the end is cut to
+  // fit escaped, not before (it read "...conv.:2", the ".c" gone).
+  const std::string spaced = "/home/my builds/fw with spaces/kernels and ops/" + std::string(40, 'k') + "/conv.c";
+  em_alloc(pool, 0x20000100u, 16, 8, em_site_here(spaced.c_str(), 2));
+  auto run = device.analyse(Format::log);
+  bool whole_end = false;
+  for (SiteId id = 0; id < run->context.sites.size(); ++id) {
+    const std::string_view name = run->context.sites.name(id);
+    whole_end |= name.ends_with("/conv.c:2") && name.starts_with("...");
+  }
+  EXPECT_TRUE(whole_end);
 }
 
 // Two strings of the longest kept (96 characters) in one line: the line
