@@ -1014,6 +1014,11 @@ StackReport worst_case_stacks(const std::map<std::string, CallNode>& nodes, bool
         if (chains.cycle(c) != chains.cycle(v)) entered[chains.cycle(c)] = true;
     for (uint32_t id = 0; id < chains.cycles(); ++id) {
       if (entered[id] || chains.members(id).size() < 2) continue;  // one that calls only itself is a root already
+      // The hardware enters a cycle through its handler (SysTick_Handler <->
+      // helper): helper made a thread root of its own said 432 B of thread
+      // stack no thread uses, and a worst case of 900 B for 484 B.
+      const auto& members = chains.members(id);
+      if (std::any_of(members.begin(), members.end(), [&](uint32_t w) { return handler[w]; })) continue;
       auto rank = [&](uint32_t w) {
         return std::tuple(chains.from(w).bytes, bare_function_name(nodes.at(*titles[w]).fn.name) == "main");
       };

@@ -940,6 +940,32 @@ TEST(Stack, RootsThatShareANameAreNamedWithTheirFiles) {
   EXPECT_NE(text.find("\nmain                           16 B  main\n"), std::string::npos) << text;  // one of its name
 }
 
+// A cycle with a handler in it is entered by the hardware through the
+// handler, a root already: SysTick_Handler <-> helper made helper a thread
+// root too, thread 432 B and a worst case of 900 B where it is 16 + 432 +
+// 36 = 484 B; USART1_IRQHandler > foo > bar > USART1_IRQHandler made bar
+// one, 780 B for 16 + 372 + 36 = 424 B.
+TEST(Stack, ACycleThroughAHandlerHasNoThreadRoot) {
+  StackReport two = worst_case_stacks(
+      graph({{"main", 16, {}}, {"SysTick_Handler", 32, {"helper"}}, {"helper", 400, {"SysTick_Handler"}}}), false);
+  EXPECT_FALSE(root(two, "helper"));
+  ASSERT_TRUE(root(two, "SysTick_Handler"));
+  EXPECT_EQ(root(two, "SysTick_Handler")->worst_case_bytes, 432u);
+  EXPECT_TRUE(root(two, "SysTick_Handler")->unbounded);
+  EXPECT_EQ(two.interrupts.thread_bytes, 16u);
+  EXPECT_EQ(two.interrupts.all_nested_bytes, 484u);
+  StackReport three = worst_case_stacks(graph({{"main", 16, {}},
+                                               {"USART1_IRQHandler", 32, {"foo"}},
+                                               {"foo", 300, {"bar"}},
+                                               {"bar", 40, {"USART1_IRQHandler"}}}),
+                                        false);
+  EXPECT_FALSE(root(three, "bar") || root(three, "foo"));
+  ASSERT_TRUE(root(three, "USART1_IRQHandler"));
+  EXPECT_EQ(root(three, "USART1_IRQHandler")->worst_case_bytes, 372u);
+  EXPECT_EQ(three.interrupts.thread_bytes, 16u);
+  EXPECT_EQ(three.interrupts.all_nested_bytes, 424u);
+}
+
 // A stray .su of another build in a tree of .su/.ci files (an -O0 chains.su
 // renamed chains_O0.su, with no .ci): its larger frames were dropped in
 // silence, helper counted 416 B where the -O0 file says 448 B. They count,
