@@ -796,6 +796,25 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
     n.has_frame = true;
     if (no_graph.contains(f.name)) n.calls_unknown = true;
   }
+  // A .su cannot say static or global: a graph's call by the plain name
+  // (main calling c.c's global work, b.c having a static work) reached
+  // none of the functions listed apart above, and counted 16 B where it is
+  // 2,016 B. It goes to the largest of them, erring high, with a note.
+  std::vector<std::string> by_largest;
+  for (const auto& [name, files] : sources) {
+    if (files.empty()) continue;
+    auto called = nodes.find(name);
+    if (called == nodes.end() || called->second.has_frame) continue;
+    const StackFunction* largest = nullptr;
+    for (const auto& [f, file] : su_only)
+      if (f.name == name && (!largest || f.frame_bytes > largest->frame_bytes)) largest = &f;
+    if (!largest) continue;
+    const std::string target = fmt::format(".su|{}:{}", source_file(largest->file), name);
+    for (auto& [title, n] : nodes)
+      for (std::string& c : n.callees)
+        if (c == name) c = target;
+    by_largest.push_back(fmt::format("{} ({} B, {})", name, largest->frame_bytes, source_file(largest->file)));
+  }
   resolve_constructor_aliases(nodes);
   if (nodes.empty()) {
     error = su.empty() && ci.empty()
@@ -925,6 +944,11 @@ std::optional<StackReport> analyze_stack(const std::vector<std::string>& paths, 
                                          "of their files; if these are two programs, give one's files",
                                          name, distinct.size(), fmt::join(where, ", ")));
     }
+  if (!by_largest.empty())
+    report.notes.push_back(fmt::format(
+        "calls by plain name to {} are counted into the largest of the source files' definitions: a .su cannot say "
+        "which one is global",
+        fmt::join(by_largest, ", ")));
   if (ci.empty()) {  // without a call graph every function would look like a root
     report.roots.clear();
     report.interrupts = InterruptBudget{0, 0, 0, report.interrupts.frame_bytes, 0};

@@ -940,6 +940,37 @@ TEST(Stack, RootsThatShareANameAreNamedWithTheirFiles) {
   EXPECT_NE(text.find("\nmain                           16 B  main\n"), std::string::npos) << text;  // one of its name
 }
 
+// m.ci: main calls work; c.su frames a work of 2,000 B (global), b.su one
+// of 16 B (static); neither has a .ci. A .su cannot say which is global, so
+// both were listed apart as statics and main's call reached neither: "main
+// 16 B + unbounded, no stack info: work" where it is 16 + 2,000 = 2,016 B.
+// The call goes to the largest, with a note.
+TEST(Stack, ACallByPlainNameReachesTheLargestSuDefinition) {
+  auto dir = std::filesystem::temp_directory_path() / "edgemem_plain_call";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.ci") << "graph: { title: \"m.c\"\n"
+                                 "node: { title: \"main\" label: \"main\\nm.c:1:5\\n16 bytes (static)\" }\n"
+                                 "node: { title: \"work\" label: \"work\\nm.c:0:6\" shape : ellipse }\n"
+                                 "edge: { sourcename: \"main\" targetname: \"work\" label: \"m.c:1:40\" }\n}\n";
+  std::ofstream(dir / "m.su") << "m.c:1:5:main\t16\tstatic\n";
+  std::ofstream(dir / "b.su") << "b.c:2:13:work\t16\tstatic\nb.c:3:6:other\t8\tstatic\n";
+  std::ofstream(dir / "c.su") << "c.c:2:6:work\t2000\tstatic\n";
+  std::string error;
+  auto report = analyze_stack({dir.string()}, false, error);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(report) << error;
+  const StackRoot* main = root(*report, "main");
+  ASSERT_TRUE(main);
+  EXPECT_EQ(main->worst_case_bytes, 2016u);
+  EXPECT_TRUE(std::none_of(main->reasons.begin(), main->reasons.end(),
+                           [](const std::string& r) { return r.starts_with("no stack info"); }));
+  EXPECT_EQ(report->interrupts.thread_bytes, 2016u);
+  EXPECT_TRUE(std::any_of(report->notes.begin(), report->notes.end(), [](const std::string& n) {
+    return n.find("calls by plain name to work (2000 B, c.c)") != std::string::npos;
+  }));
+}
+
 // A cycle with a handler in it is entered by the hardware through the
 // handler, a root already: SysTick_Handler <-> helper made helper a thread
 // root too, thread 432 B and a worst case of 900 B where it is 16 + 432 +
