@@ -108,28 +108,14 @@ class PoolTracker {
     return last_;
   }
   bool free(PoolId pool_id, uint64_t address, Block& freed) {
-    PoolState& p = pool(pool_id);
-    uint64_t before = p.usage();
-    if (!p.live.erase(address, &freed)) return false;
-    p.removed(freed);
-    SiteCounters& s = changing_site(freed.site);
-    ++s.frees;
-    s.live_bytes -= freed.size;
-    --s.live_count;
-    refresh_usage(p, before);
-    return true;
+    SiteCounters* s = take(pool_id, address, freed);
+    if (s) ++s->frees;
+    return s != nullptr;
   }
   // A block whose free was lost: gone, but not counted as freed.
   void drop(PoolId pool_id, uint64_t address) {
-    PoolState& p = pool(pool_id);
-    uint64_t before = p.usage();
     Block old;
-    if (!p.live.erase(address, &old)) return;
-    p.removed(old);
-    SiteCounters& s = changing_site(old.site);
-    s.live_bytes -= old.size;
-    --s.live_count;
-    refresh_usage(p, before);
+    take(pool_id, address, old);
   }
   // The free of a block drop() took: counted at its site.
   void freed_late(const Block& b) { ++site(b.site).frees; }
@@ -213,6 +199,19 @@ class PoolTracker {
 
  private:
   PoolState& add_pools(PoolId id);
+  // The live block at `address` gone from its pool and site: its site, or
+  // null when none was live there.
+  SiteCounters* take(PoolId pool_id, uint64_t address, Block& out) {
+    PoolState& p = pool(pool_id);
+    uint64_t before = p.usage();
+    if (!p.live.erase(address, &out)) return nullptr;
+    p.removed(out);
+    SiteCounters& s = changing_site(out.site);
+    s.live_bytes -= out.size;
+    --s.live_count;
+    refresh_usage(p, before);
+    return &s;
+  }
 
   TraceContext& context_;
   std::vector<PoolState> pools_;
