@@ -152,9 +152,7 @@ struct Analyzer::Impl {
     Block old;
     const Block& b = tracker.alloc(e, leaks.group_of(e.pool, e.site, e.size), thread_clock, replaced, old);
     if (replaced) {
-      // A bump allocator hands the next block the offset of a 0-byte one:
-      // in an arena that is no lost free.
-      if (old.size != 0 || info.kind != PoolKind::arena) ++counts.replaced_blocks;
+      ++counts.replaced_blocks;
       fragmentation.released(e.pool, info, old, e.time);
       leaks.removed(old);
       layout.closed(e.pool, old, e.time);

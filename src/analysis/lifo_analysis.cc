@@ -11,7 +11,8 @@ void LifoAnalysis::freed(PoolState& pool, const Block& b) {
   // over each other (a lost free) hold more than the top: none stranded,
   // not the difference wrapped to 2^64.
   if (top > pool.live_bytes) max_stranded_ = std::max(max_stranded_, top - pool.live_bytes);
-  if (top <= b.address + b.size) return;  // it was the top block: a proper pop
+  // A 0-byte block strands nothing, wherever it lay.
+  if (top <= b.address + b.size || b.size == 0) return;  // it was the top block: a proper pop
   ++violations_;
   if (sites_.size() <= b.site) sites_.resize(b.site + 1);
   ++sites_[b.site].violations;

@@ -8,6 +8,7 @@
 #include <new>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "edgemem/event.h"
 
@@ -40,7 +41,11 @@ class LiveMap {
   }
 
   // Inserts or overwrites; returns true if the address was already live.
-  bool put(const Block& block, Block* previous) {
+  // `stacking` (an arena's): a 0-byte block and another block at one offset
+  // are both live, as a bump allocator hands a 0-byte block the offset the
+  // next block gets; neither replaced the other, and frees there take the
+  // latest first (see erase).
+  bool put(const Block& block, Block* previous, bool stacking = false) {
     // At most half full: a free's backward shift walks the rest of its probe run.
     if ((count_ + 1) * 2 > mask_ + 1) grow();
     for (size_t i = slot(block.address);; i = (i + 1) & mask()) {
@@ -52,14 +57,45 @@ class LiveMap {
         return false;
       }
       if (s.block.address == block.address) {
+        if (stacking && (block.size == 0 || s.block.size == 0)) [[unlikely]] {
+          stack(s.block, block);
+          return false;
+        }
         if (previous) *previous = s.block;
         s.block = block;
+        if (!stacked_.empty()) [[unlikely]] came_after(block.address);
         return true;
       }
     }
   }
 
-  bool erase(uint64_t address, Block* out) {
+  // The block at `address`: of several stacked there, the latest made
+  // (`sized_only`: the one with bytes, when there is one).
+  bool erase(uint64_t address, Block* out, bool sized_only = false) {
+    if (!stacked_.empty()) [[unlikely]]
+      return erase_stacked(address, out, sized_only);
+    return erase_from_table(address, out);
+  }
+
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.used) f(s.block);
+    for (const Stacked& s : stacked_) f(s.block);
+  }
+
+  void clear() {
+    slots_ = Slots(16);
+    mask_ = 15;
+    count_ = 0;
+    stacked_.clear();
+  }
+  size_t size() const { return count_ + stacked_.size(); }
+  // Some offset holds more than one block.
+  bool stacked() const { return !stacked_.empty(); }
+
+ private:
+  bool erase_from_table(uint64_t address, Block* out) {
     size_t i = slot(address);
     for (;; i = (i + 1) & mask()) {
       if (!slots_[i].used) return false;
@@ -81,20 +117,19 @@ class LiveMap {
     return true;
   }
 
-  template <typename F>
-  void for_each(F&& f) const {
-    for (const Slot& s : slots_)
-      if (s.used) f(s.block);
-  }
+  // Blocks sharing an offset with the table's block there, in the order
+  // they came. The table holds the one with bytes, if any: a 0-byte block
+  // has no end above another's to keep an arena's top up. `above`: it came
+  // after the table's block, so a free there takes it first.
+  struct Stacked {
+    Block block;
+    bool above;
+  };
+  std::vector<Stacked> stacked_;
+  void stack(Block& in_table, const Block& block);
+  void came_after(uint64_t address);
+  bool erase_stacked(uint64_t address, Block* out, bool sized_only);
 
-  void clear() {
-    slots_ = Slots(16);
-    mask_ = 15;
-    count_ = 0;
-  }
-  size_t size() const { return count_; }
-
- private:
   struct Slot {
     Block block;
     bool used = false;

@@ -48,6 +48,9 @@ class PoolState {
     if (kind == PoolKind::arena) push_top(b);
   }
   void removed(const Block& b) { live_bytes -= b.size; }
+  void surfaced(const Block& b) {
+    if (kind == PoolKind::arena) push_top(b);
+  }
   void cleared();
 
  private:
@@ -88,7 +91,7 @@ class PoolTracker {
     PoolState& p = pool(e.pool);
     uint64_t before = p.usage();
     last_ = Block{e.address, e.size, e.time, e.site, e.align, inference_, group, e.thread, thread_clock};
-    replaced = p.live.put(last_, &old);
+    replaced = p.live.put(last_, &old, p.kind == PoolKind::arena);
     if (replaced) [[unlikely]] {
       p.removed(old);
       SiteCounters& s = changing_site(old.site);
@@ -112,10 +115,11 @@ class PoolTracker {
     if (s) ++s->frees;
     return s != nullptr;
   }
-  // A block whose free was lost: gone, but not counted as freed.
+  // A block whose free was lost: gone, but not counted as freed. The one
+  // with bytes at `address`, not a 0-byte block made there after it.
   void drop(PoolId pool_id, uint64_t address) {
     Block old;
-    take(pool_id, address, old);
+    take(pool_id, address, old, true);
   }
   // The free of a block drop() took: counted at its site.
   void freed_late(const Block& b) { ++site(b.site).frees; }
@@ -201,11 +205,14 @@ class PoolTracker {
   PoolState& add_pools(PoolId id);
   // The live block at `address` gone from its pool and site: its site, or
   // null when none was live there.
-  SiteCounters* take(PoolId pool_id, uint64_t address, Block& out) {
+  SiteCounters* take(PoolId pool_id, uint64_t address, Block& out, bool sized_only = false) {
     PoolState& p = pool(pool_id);
     uint64_t before = p.usage();
-    if (!p.live.erase(address, &out)) return nullptr;
+    if (!p.live.erase(address, &out, sized_only)) return nullptr;
     p.removed(out);
+    // A block stacked at the offset took the table's place: its end counts for the top again.
+    if (p.live.stacked()) [[unlikely]]
+      if (const Block* up = p.live.find(address)) p.surfaced(*up);
     SiteCounters& s = changing_site(out.site);
     s.live_bytes -= out.size;
     --s.live_count;

@@ -872,6 +872,74 @@ TEST(HonestFindings, ArenaStrandingZeroByteBlocksAndManyThreadsAreCountedExactly
   EXPECT_EQ(analyse(Format::log, many.text)->result.temporaries.count, 1u);
 }
 
+// A 0-byte arena block and another at its offset are both live (a bump
+// allocator hands a 0-byte block the offset its next block gets; TFLite
+// Micro's empty tensors share offsets): the latest made there is freed
+// first. The map kept one block per offset, so the second free there was
+// "a free of a block that was not live" ([DATA LOST]), or a free took the
+// live 128 B block while the 0-byte one stayed.
+TEST(HonestFindings, ZeroByteArenaBlocksAtALiveBlocksOffsetAreFreedLatestFirst) {
+  auto frees_at = [](const AnalysisResult& r, std::string_view site) {
+    for (const SiteBalance& s : r.sites)
+      if (s.site == site) return s.frees;
+    return uint64_t{999};
+  };
+  for (bool zero_first : {true, false}) {
+    MemLog log;
+    log("POOL name=arena kind=arena size=1024");
+    for (int i = 1; i <= 3; ++i) {
+      log("INFER begin {}", i);
+      log("ALLOC size=64 align=8 offset=0 site=base.c:1");
+      if (zero_first) log("ALLOC size=0 align=8 offset=64 site=zero.c:1");
+      log("ALLOC size=128 align=8 offset=64 site=t.c:1");
+      if (!zero_first) log("ALLOC size=0 align=8 offset=64 site=zero.c:1");
+      log("FREE offset=64");
+      log("FREE offset=64");
+      log("FREE offset=0");
+      log("INFER end {}", i);
+    }
+    auto r = analyse(Format::log, log.text);
+    SCOPED_TRACE(zero_first ? "0-byte block first" : "0-byte block last");
+    EXPECT_EQ(r->result.counts.unknown_frees, 0u);
+    EXPECT_EQ(r->result.counts.replaced_blocks, 0u);
+    EXPECT_EQ(r->result.lifo.violations, 0u);
+    EXPECT_EQ(r->result.pools[0].live_count, std::optional<uint64_t>(0));
+    EXPECT_EQ(frees_at(r->result, "zero.c:1"), 3u);
+    EXPECT_EQ(frees_at(r->result, "t.c:1"), 3u);
+    // The free right after the latest block is the latest block's.
+    EXPECT_EQ(r->result.temporaries.count, 3u);
+    EXPECT_EQ(r->result.temporaries.bytes, zero_first ? 384u : 0u);
+  }
+  // Two 0-byte blocks at one offset, a block over them, and a block over
+  // part of that one (its free lost): the 0-byte blocks stay, the latest
+  // made is freed first, and the one left holds the top at its offset.
+  auto mixed = analyse(Format::log,
+                       "[MEM][1] POOL name=arena kind=arena size=1024\n"
+                       "[MEM][2] ALLOC size=0 offset=32 site=z1.c:1\n"
+                       "[MEM][3] ALLOC size=0 offset=32 site=z2.c:1\n"
+                       "[MEM][4] ALLOC size=16 offset=32 site=a.c:1\n"
+                       "[MEM][5] ALLOC size=8 offset=36 site=b.c:1\n"
+                       "[MEM][6] FREE offset=32\n"
+                       "[MEM][7] FREE offset=36\n");
+  EXPECT_EQ(mixed->result.counts.replaced_blocks, 1u);  // a.c's block, laid over by b.c's
+  EXPECT_EQ(mixed->result.counts.unknown_frees, 0u);
+  EXPECT_EQ(frees_at(mixed->result, "z2.c:1"), 1u);
+  EXPECT_EQ(frees_at(mixed->result, "z1.c:1"), 0u);
+  EXPECT_EQ(frees_at(mixed->result, "a.c:1"), 0u);
+  EXPECT_EQ(mixed->result.pools[0].live_count, std::optional<uint64_t>(1));  // z1.c's
+  EXPECT_EQ(mixed->result.pools[0].final_bytes, 32u);
+  auto reset = analyse(Format::log,
+                       "[MEM][1] POOL name=arena kind=arena size=1024\n"
+                       "[MEM][2] ALLOC size=0 offset=0 site=z.c:1\n"
+                       "[MEM][3] ALLOC size=16 offset=0 site=a.c:1\n"
+                       "[MEM][4] RESET\n"
+                       "[MEM][5] ALLOC size=16 offset=0 site=a.c:1\n"
+                       "[MEM][6] FREE offset=0\n");
+  EXPECT_EQ(reset->result.counts.unknown_frees, 0u);
+  EXPECT_EQ(reset->result.counts.replaced_blocks, 0u);
+  EXPECT_EQ(reset->result.pools[0].live_count, std::optional<uint64_t>(0));
+}
+
 // A leak judged stopped because its requests failed adds nothing to the
 // rate a forecast is made from: the forecast was null, where its pool is
 // exhausted (json-schema.md: already_exhausted, 0 inferences).
