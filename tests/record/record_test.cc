@@ -959,7 +959,8 @@ void expect_the_leaks_of_the_frames_after(const nlohmann::json& j, int first, in
   // descriptor after its inference began (frame first - 1's).
   if (const nlohmann::json* l = leak_ending(leaks, at("preprocess_frame", "preprocessing buffer"))) {
     uint64_t count = (*l)["count"];
-    EXPECT_TRUE(copies.contains(count)) << count << " copies, for " << frames - first << " frames inferred";
+    EXPECT_TRUE(copies.contains(count)) << count << " copies, for " << frames - first << " frames inferred; expected "
+                                        << fmt::format("{}", fmt::join(copies, " or "));
     EXPECT_EQ((*l)["bytes"].get<uint64_t>(), count * 3072);
   } else {
     ADD_FAILURE() << "no leak at preprocess_frame: " << leaks.dump(1);
@@ -1087,14 +1088,18 @@ TEST(Record, AttachingToTheRunningPipelineFindsTheLeaksOfTheFramesAfterTheAttach
   EXPECT_GT(frames - first, 20) << "and well before the last";
 
   // While gdb has the main thread load the recorder, the preprocessing
-  // thread runs on: it says how many frames it made after.
+  // thread runs on: it says how many frames it made after. The recorder
+  // patches the program's malloc before its markers, so one frame may ask
+  // for the markers between the two, count itself as before the attach and
+  // have its copy recorded: one more copy than the program says.
   std::smatch m;
   std::string printed = read_file(said.string());
   std::regex after(R"(recorder attached during the run: (\d+) frames preprocessed after it)");
   ASSERT_TRUE(std::regex_search(printed, m, after)) << printed;
   nlohmann::json j = analyze_json(out);
   EXPECT_EQ(j["inferences"], frames - first);
-  expect_the_leaks_of_the_frames_after(j, first, frames, {std::stoull(m[1])});
+  const uint64_t said_after = std::stoull(m[1]);
+  expect_the_leaks_of_the_frames_after(j, first, frames, {said_after, said_after + 1});
   // The blocks made before the attach and freed after (the history's first
   // block, the queue's) are left out, not lost allocations.
   EXPECT_EQ(j["counts"]["unknown_frees"], 0) << j["checks"].dump(1);
