@@ -26,7 +26,7 @@ json stack_page_data(const StackReport& r, size_t top) {
       total += frame;
       frames.push_back({{"function", root.path[i]}, {"frame_bytes", frame}, {"cumulative_bytes", total}});
     }
-    d["roots"].push_back({{"function", root.function}, {"worst_case_bytes", root.worst_case_bytes},
+    d["roots"].push_back({{"function", root.function}, {"file", root.file}, {"worst_case_bytes", root.worst_case_bytes},
                           {"unbounded", root.unbounded}, {"reasons", root.reasons}, {"interrupt", root.interrupt},
                           {"stated_bytes", root.stated_bytes ? json(*root.stated_bytes) : json(nullptr)},
                           {"path", std::move(frames)}});

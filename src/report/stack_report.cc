@@ -1,6 +1,8 @@
 #include "report/stack_report.h"
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -90,20 +92,25 @@ std::string stack_text(const StackReport& r, size_t top) {
   if (r.stated_max_bytes)
     out += fmt::format("Keil states: maximum stack usage {}{} via {}\n", bytes(*r.stated_max_bytes),
                        r.stated_unknown.empty() ? "" : " + unknown (" + r.stated_unknown + ")", fmt::join(r.stated_chain, " > "));
-  if (!r.roots.empty()) out += fmt::format("\n{:<24} {:>10}  path\n", "root", "worst case");
   // Roots that share a name (a weak default handler in startup.c, the
   // strong one in app.c) are told apart by their files.
   std::map<std::string_view, size_t> named;
   for (const auto& root : r.roots) ++named[root.function];
+  std::vector<std::string> names;
+  size_t width = 24;  // the name column, widened for longer names up to a point
   for (const auto& root : r.roots) {
-    const std::string name = named[root.function] > 1 && !root.file.empty()
-                                 ? fmt::format("{} ({})", root.function, root.file)
-                                 : root.function;
-    out += fmt::format("{:<24} {:>10}{}{}  {}\n", name, bytes(root.worst_case_bytes),
+    names.push_back(named[root.function] > 1 && !root.file.empty() ? fmt::format("{} ({})", root.function, root.file)
+                                                                   : root.function);
+    width = std::max(width, std::min<size_t>(names.back().size(), 48));
+  }
+  if (!r.roots.empty()) out += fmt::format("\n{:<{}} {:>10}  path\n", "root", width, "worst case");
+  for (size_t i = 0; i < r.roots.size(); ++i) {
+    const StackRoot& root = r.roots[i];
+    out += fmt::format("{:<{}} {:>10}{}{}  {}\n", names[i], width, bytes(root.worst_case_bytes),
                        root.unbounded ? style::warn(" + unbounded") : "",
                        root.if_weak_bytes ? style::warn(fmt::format(" ({} if weak)", bytes(*root.if_weak_bytes))) : "",
                        fmt::join(root.path, " > "));
-    for (const auto& why : root.reasons) out += fmt::format("{:<37}{}\n", "", why);  // under the path
+    for (const auto& why : root.reasons) out += fmt::format("{:<{}}{}\n", "", width + 13, why);  // under the path
   }
   out += "\nheaviest frames\n";
   for (size_t i = 0; i < r.functions.size() && i < top; ++i) {
@@ -126,7 +133,8 @@ std::string stack_json(const StackReport& r) {
         {{"name", f.name}, {"file", optional_text(f.file)}, {"frame_bytes", f.frame_bytes}, {"qualifier", f.qualifier}});
   j["roots"] = nlohmann::json::array();
   for (const auto& root : r.roots)
-    j["roots"].push_back({{"function", root.function}, {"worst_case_bytes", root.worst_case_bytes}, {"path", root.path},
+    j["roots"].push_back({{"function", root.function}, {"file", optional_text(root.file)},
+                          {"worst_case_bytes", root.worst_case_bytes}, {"path", root.path},
                           {"unbounded", root.unbounded}, {"reasons", root.reasons}, {"interrupt", root.interrupt},
                           {"stated_bytes", root.stated_bytes ? nlohmann::json(*root.stated_bytes) : nlohmann::json(nullptr)},
                           {"if_weak_bytes", root.if_weak_bytes ? nlohmann::json(*root.if_weak_bytes) : nlohmann::json(nullptr)}});

@@ -935,9 +935,17 @@ TEST(Stack, RootsThatShareANameAreNamedWithTheirFiles) {
   auto report = analyze_stack({dir.string()}, false, error);
   ASSERT_TRUE(report) << error;
   const std::string text = stack_text(*report, 10);
+  // The name column widens to the longest name, so the numbers stay in one column.
+  EXPECT_NE(text.find("\nroot                        worst case  path\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nSysTick_Handler (startup.c)       64 B  SysTick_Handler\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\nSysTick_Handler (app.c)        32 B  SysTick_Handler\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\nmain                           16 B  main\n"), std::string::npos) << text;  // one of its name
+  EXPECT_NE(text.find("\nSysTick_Handler (app.c)           32 B  SysTick_Handler\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nmain                              16 B  main\n"), std::string::npos) << text;  // one of its name
+  // The JSON names every root's file, so its readers can tell them apart too.
+  nlohmann::json j = nlohmann::json::parse(stack_json(*report));
+  std::multiset<std::string> roots;
+  for (const auto& root : j["roots"]) roots.insert(root["function"].get<std::string>() + " in " + root["file"].get<std::string>());
+  EXPECT_EQ(roots, (std::multiset<std::string>{"SysTick_Handler in startup.c", "SysTick_Handler in app.c", "main in app.c"}))
+      << j["roots"].dump(1);
 }
 
 // m.ci: main calls work; c.su frames a work of 2,000 B (global), b.su one

@@ -32,12 +32,16 @@ EM.pages.stack = function (doc) {
   if (!doc.roots.length) roots.append(el("p", "note", "No call graph (.ci files): frames only, no path to show."));
   const worst = Math.max(1, ...doc.roots.map((r) => r.worst_case_bytes));
   const openRoots = 10;  // the rest start folded: a large image has hundreds of roots
+  // Roots of one name (a file's own definition beside another's) are told apart by their files, as in the text.
+  const timesNamed = new Map();
+  for (const root of doc.roots) timesNamed.set(root.function, (timesNamed.get(root.function) || 0) + 1);
   doc.roots.forEach((root, i) => {
     const box = el("details", "root" + (root.unbounded ? " unbounded" : ""));
     box.open = i < openRoots;
     const head = el("summary");
     const h3 = el("h3");
-    h3.append(el("span", "fn", root.function), el("span", "num", bytes(root.worst_case_bytes)));
+    const title = timesNamed.get(root.function) > 1 && root.file ? root.function + " (" + root.file + ")" : root.function;
+    h3.append(el("span", "fn", title), el("span", "num", bytes(root.worst_case_bytes)));
     if (root.unbounded) h3.append(el("span", "flag", "+ unbounded"));
     if (root.interrupt) h3.append(el("span", "irq", "interrupt handler"));
     if (root.stated_bytes != null) h3.append(el("span", "muted", "Keil states " + bytes(root.stated_bytes)));
