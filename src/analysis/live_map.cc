@@ -15,6 +15,17 @@ void LiveMap::advise_huge_pages(void* data, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
+bool LiveMap::collided(Block& in_table, const Block& block, Block* previous, bool stacking) {
+  if (stacking && (block.size == 0 || in_table.size == 0)) {
+    stack(in_table, block);
+    return false;
+  }
+  if (previous) *previous = in_table;
+  in_table = block;
+  if (!stacked_.empty()) came_after(block.address);
+  return true;
+}
+
 void LiveMap::stack(Block& in_table, const Block& block) {
   if (block.size == 0) {
     stacked_.push_back({block, true});

@@ -56,16 +56,8 @@ class LiveMap {
         ++count_;
         return false;
       }
-      if (s.block.address == block.address) {
-        if (stacking && (block.size == 0 || s.block.size == 0)) [[unlikely]] {
-          stack(s.block, block);
-          return false;
-        }
-        if (previous) *previous = s.block;
-        s.block = block;
-        if (!stacked_.empty()) [[unlikely]] came_after(block.address);
-        return true;
-      }
+      if (s.block.address == block.address) [[unlikely]]
+        return collided(s.block, block, previous, stacking);
     }
   }
 
@@ -126,9 +118,12 @@ class LiveMap {
     bool above;
   };
   std::vector<Stacked> stacked_;
+  // Out of line (the unity build would inline them): put() and erase()
+  // stay as small as their common case.
+  [[gnu::noinline, gnu::cold]] bool collided(Block& in_table, const Block& block, Block* previous, bool stacking);
   void stack(Block& in_table, const Block& block);
   void came_after(uint64_t address);
-  bool erase_stacked(uint64_t address, Block* out, bool sized_only);
+  [[gnu::noinline, gnu::cold]] bool erase_stacked(uint64_t address, Block* out, bool sized_only);
 
   struct Slot {
     Block block;
