@@ -251,11 +251,48 @@ struct Analyzer::Impl {
     fragmentation.overlapped(pool, info, overlapped, b);
   }
 
+  // The share of `size` (%) a pool left at its peak (since its size was last
+  // declared). A shared arena's is what both ends left at the moment they
+  // held the most together. When that moment was not followed (the device
+  // reported only summaries, or declared the sharing after the ends were in
+  // use: the common peak then reads below an end's own), the sum of the
+  // ends' peaks is the bound.
+  double margin_now(PoolId pool, uint64_t size) {
+    // (Copied first: looking the partner up may add its state and move this one.)
+    const PoolState& own = tracker.pool(pool);
+    const uint64_t own_peak = own.peak_usage, own_shared_peak = own.shared_peak;
+    const bool own_summarized = own.summarized;
+    uint64_t held = own_peak;
+    if (auto partner = context.pools.partner(pool)) {
+      const PoolState& other = tracker.pool(*partner);
+      const uint64_t together = std::max(own_shared_peak, other.shared_peak);
+      const bool followed = !own_summarized && !other.summarized && together >= own_peak &&
+                            together >= other.peak_usage;
+      held = followed ? together : own_peak + other.peak_usage;
+    }
+    return 100.0 * (static_cast<double>(size) - static_cast<double>(held)) / static_cast<double>(size);
+  }
+  // A pool declared again with another size: its margin under the old size
+  // is kept, and its peak counts anew for the new one (a 600 B peak of a
+  // 1,024 B arena, declared 512 B after a reset, read "margin -17.2 %" beside
+  // "[OK] no overflow"). The least margin of any size is the one reported.
+  std::vector<std::optional<double>> margin_of_earlier_sizes;
+  void resized(PoolId pool, uint64_t before) {
+    if (margin_of_earlier_sizes.size() <= pool) margin_of_earlier_sizes.resize(pool + 1);
+    std::optional<double>& kept = margin_of_earlier_sizes[pool];
+    const double m = margin_now(pool, before);
+    kept = std::min(kept.value_or(100.0), m);
+    uint64_t other_end = 0;
+    if (auto partner = context.pools.partner(pool); partner && *partner != pool) other_end = tracker.pool(*partner).usage();
+    tracker.size_declared_again(pool, other_end);
+  }
+
   // Pool `to` of a shared arena: the bytes its other end `from` uses are not free there.
   void reserve(PoolId to, PoolId from, uint64_t time) {
     // A size declared again for `to` since its last event is taken in
     // first, or its old top would clamp what the other end uses.
-    fragmentation.sized(to, pool_info(to), tracker, time);
+    if (const uint64_t before = fragmentation.sized(to, pool_info(to), tracker, time)) [[unlikely]]
+      resized(to, before);
     const uint64_t used = tracker.pool(from).usage();
     fragmentation.partner_used(to, pool_info(to), used, tracker.pool(to).usage(), time);
   }
@@ -724,7 +761,8 @@ struct Analyzer::Impl {
         return;
       }
       // Before a restart's resets too: they leave the gaps as the new size holds them.
-      fragmentation.sized(e.pool, info, tracker, e.time);
+      if (const uint64_t before = fragmentation.sized(e.pool, info, tracker, e.time)) [[unlikely]]
+        resized(e.pool, before);
     }
     last_time = e.time;
     if (restarts_seen < context.device_restarts) [[unlikely]] boot_again();
@@ -845,7 +883,7 @@ struct Analyzer::Impl {
     // shared arena as they stand (one declared late that did not allocate since).
     for (size_t i = 0; i < context.pools.size(); ++i)
       if (const auto id = static_cast<PoolId>(i); fragmentation.known_extent(id))
-        fragmentation.sized(id, pool_info(id), tracker, last_time);
+        if (const uint64_t before = fragmentation.sized(id, pool_info(id), tracker, last_time)) resized(id, before);
     for (size_t i = 0; i < context.pools.size(); ++i) hear_partner(static_cast<PoolId>(i), last_time);
     AnalysisResult out;
     out.counts = counts;
@@ -873,29 +911,13 @@ struct Analyzer::Impl {
       s.name = info.name;
       s.kind = info.kind;
       s.size = info.size;
-      s.peak_bytes = state.peak_usage;
+      s.peak_bytes = std::max(state.peak_usage, state.peak_of_earlier_sizes);
       s.final_bytes = state.usage();
       if (!state.summarized || state.live.size()) s.live_count = state.live.size();
       if (i < summary_failures.size()) s.refused_in_summaries = summary_failures[i];
-      // A shared arena's margin is what both ends left at the moment they
-      // held the most together. When that moment was not followed (the
-      // device reported only summaries, or declared the sharing after the
-      // ends were in use: the common peak then reads below an end's own),
-      // the sum of the ends' peaks is the bound.
-      // (Copied first: looking the partner up may add its state and move this one.)
-      const uint64_t own_shared_peak = state.shared_peak;
-      const bool own_summarized = state.summarized;
-      uint64_t held = s.peak_bytes;
-      if (auto partner = context.pools.partner(static_cast<PoolId>(i))) {
-        const PoolState& other = tracker.pool(*partner);
-        const uint64_t together = std::max(own_shared_peak, other.shared_peak);
-        const bool followed = !own_summarized && !other.summarized && together >= s.peak_bytes &&
-                              together >= other.peak_usage;
-        held = followed ? together : s.peak_bytes + other.peak_usage;
-      }
-      if (info.size > 0)
-        s.peak_margin_pct =
-            100.0 * (static_cast<double>(info.size) - static_cast<double>(held)) / static_cast<double>(info.size);
+      if (info.size > 0) s.peak_margin_pct = margin_now(static_cast<PoolId>(i), info.size);
+      if (i < margin_of_earlier_sizes.size() && margin_of_earlier_sizes[i])
+        s.peak_margin_pct = std::min(s.peak_margin_pct.value_or(100.0), *margin_of_earlier_sizes[i]);
       out.pools.push_back(std::move(s));
     }
     if (counts.summaries > 0) {
@@ -1009,7 +1031,9 @@ struct Analyzer::Impl {
     bool arena = false, summarised = false;
     for (size_t i = 0; i < context.pools.size(); ++i) {
       const PoolState& p = tracker.pool(static_cast<PoolId>(i));
-      if (context.pools.at(static_cast<PoolId>(i)).kind != PoolKind::arena || p.peak_usage == 0) continue;
+      if (context.pools.at(static_cast<PoolId>(i)).kind != PoolKind::arena ||
+          std::max(p.peak_usage, p.peak_of_earlier_sizes) == 0)
+        continue;
       arena = true;
       summarised |= p.summarized;
     }

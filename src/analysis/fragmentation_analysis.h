@@ -65,10 +65,15 @@ class FragmentationAnalysis {
   }
   // Before each event aimed at a pool: a size or base declared again since
   // the last one is taken in, from the pool's live blocks (in `tracker`).
-  void sized(PoolId pool, const PoolInfo& info, PoolTracker& tracker, uint64_t time) {
+  // Returns the size the pool had before when this one differs, else 0.
+  uint64_t sized(PoolId pool, const PoolInfo& info, PoolTracker& tracker, uint64_t time) {
     if (pool < seen_.size() && seen_[pool].size != kNotFixed &&
-        (seen_[pool].size != info.size || seen_[pool].base != info.base)) [[unlikely]]
+        (seen_[pool].size != info.size || seen_[pool].base != info.base)) [[unlikely]] {
+      const uint64_t before = seen_[pool].size;
       redeclared(pool, info, tracker.pool(pool), time);
+      return before != info.size ? before : 0;
+    }
+    return 0;
   }
   // Rate of the pool as it stands; unset until an allocation measured it.
   std::optional<double> rate_now(PoolId pool);

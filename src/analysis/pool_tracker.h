@@ -31,6 +31,9 @@ class PoolState {
   // A pool sharing its arena with a partner (TFLM's head and tail): the
   // highest usage of both ends at one moment, raised at its allocations.
   uint64_t shared_peak = 0;
+  // Its highest usage under the sizes it was declared with before the
+  // latest: peak_usage counts from that declaration on.
+  uint64_t peak_of_earlier_sizes = 0;
   // The device sent this pool's numbers (summary mode), not its blocks:
   // usage() is what it last reported.
   bool summarized = false;
@@ -129,6 +132,14 @@ class PoolTracker {
     PoolState& p = pool(pool_id);
     p.peak_usage = std::max(peaks_before_.usage, p.usage());
     p.inference_peak = std::max(peaks_before_.inference, p.usage());
+  }
+  // The pool was declared with another size: its peaks count anew from
+  // what it (and its other end, `other_end` bytes) holds now.
+  void size_declared_again(PoolId pool_id, uint64_t other_end) {
+    PoolState& p = pool(pool_id);
+    p.peak_of_earlier_sizes = std::max(p.peak_of_earlier_sizes, p.peak_usage);
+    p.peak_usage = p.usage();
+    p.shared_peak = p.peak_usage + other_end;
   }
   // `freed`: false where a restart lost the blocks (not counted as frees).
   void reset(PoolId pool, bool freed = true);

@@ -940,6 +940,44 @@ TEST(HonestFindings, ZeroByteArenaBlocksAtALiveBlocksOffsetAreFreedLatestFirst) 
   EXPECT_EQ(reset->result.pools[0].live_count, std::optional<uint64_t>(0));
 }
 
+// A pool declared again with another size is judged against each size while
+// it held: a 600 B peak in a 1,024 B arena, then the arena declared 512 B
+// and filled to 500 B, read "margin -17.2 %" (the old peak against the new
+// size) beside "[OK] no overflow". Each size's margin is its peak's, the
+// least of them is reported, and the peak is still the most ever held.
+TEST(HonestFindings, APoolDeclaredAgainIsJudgedByEachSizeWhileItHeld) {
+  auto smaller = analyse(Format::log,
+                         "[MEM][1] POOL name=arena kind=arena size=1024\n"
+                         "[MEM][2] ALLOC size=600 align=16 offset=0\n"
+                         "[MEM][3] FREE offset=0\n"
+                         "[MEM][4] RESET\n"
+                         "[MEM][5] POOL name=arena kind=arena size=512\n"
+                         "[MEM][6] ALLOC size=400 align=16 offset=0\n"
+                         "[MEM][7] ALLOC size=100 align=16 offset=400\n");
+  ASSERT_EQ(smaller->result.pools.size(), 1u);
+  EXPECT_EQ(smaller->result.pools[0].peak_bytes, 600u);
+  EXPECT_EQ(smaller->result.overflow_count, 0u);
+  ASSERT_TRUE(smaller->result.pools[0].peak_margin_pct);
+  EXPECT_DOUBLE_EQ(*smaller->result.pools[0].peak_margin_pct, 100.0 * 12 / 512);
+  // The tighter margin was under the old size: it stays the pool's.
+  auto larger = analyse(Format::log,
+                        "[MEM][1] POOL name=arena kind=arena size=1024\n"
+                        "[MEM][2] ALLOC size=1000 align=16 offset=0\n"
+                        "[MEM][3] FREE offset=0\n"
+                        "[MEM][5] POOL name=arena kind=arena size=4096\n"
+                        "[MEM][6] ALLOC size=100 align=16 offset=0\n");
+  ASSERT_TRUE(larger->result.pools[0].peak_margin_pct);
+  EXPECT_DOUBLE_EQ(*larger->result.pools[0].peak_margin_pct, 100.0 * 24 / 1024);
+  EXPECT_EQ(larger->result.pools[0].peak_bytes, 1000u);
+  // Declared again smaller after the last event, 600 B still live: over the new size.
+  auto late = analyse(Format::log,
+                      "[MEM][1] POOL name=arena kind=arena size=1024\n"
+                      "[MEM][2] ALLOC size=600 align=16 offset=0\n"
+                      "[MEM][5] POOL name=arena kind=arena size=512\n");
+  ASSERT_TRUE(late->result.pools[0].peak_margin_pct);
+  EXPECT_DOUBLE_EQ(*late->result.pools[0].peak_margin_pct, 100.0 * (512.0 - 600) / 512);
+}
+
 // A leak judged stopped because its requests failed adds nothing to the
 // rate a forecast is made from: the forecast was null, where its pool is
 // exhausted (json-schema.md: already_exhausted, 0 inferences).
