@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -156,6 +157,9 @@ class Decoder {
 };
 
 enum class Format : uint8_t { automatic, log, seedbin, itm, tpiu, emt };
+
+// Sees a decoded event, the names it refers to and the decoder that made it.
+using EventTap = std::function<void(const Event&, const TraceContext&, const Decoder&)>;
 
 std::optional<Format> parse_format(std::string_view name);
 std::string_view to_string(Format format);

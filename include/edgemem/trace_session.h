@@ -25,9 +25,10 @@ struct TraceSessionOptions {
   DecoderOptions decoder;
   std::string elf;  // firmware ELF: return-address sites become function (file:line)
   // Sees every decoded event after the analyzer, with the names it refers
-  // to: for an export that needs the events themselves (--textlog). Sites
-  // are named as decoded; --elf renames them only at the end.
-  std::function<void(const Event&, const TraceContext&)> event_tap;
+  // to and the decoder (its progress(): what it lost so far): for an export
+  // that needs the events themselves (--textlog). Sites are named as
+  // decoded; --elf renames them only at the end.
+  EventTap event_tap;
 };
 
 // What presenters read: how the input was decoded and what the analyses found.

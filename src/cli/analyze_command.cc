@@ -62,8 +62,7 @@ void add_trace_options(CLI::App& cmd, AnalyzeArgs& args) {
   file_name(cmd.add_option("--elf", args.elf, "Firmware ELF: turn return-address sites into function (file:line)"));
 }
 
-std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
-                                  std::function<void(const Event&, const TraceContext&)> tap) {
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args, EventTap tap) {
   auto options = trace_session_options(args);
   if (!options) return std::nullopt;
   options->event_tap = std::move(tap);
@@ -158,11 +157,11 @@ int run_analyze(const AnalyzeArgs& args) {
   bool textlog_open = !args.textlog.empty() && textlog.open(args.textlog);
   catch_interrupts();
   auto run = textlog_open
-                 ? run_trace(args, [&](const Event& e, const TraceContext& c) { textlog.on_event(e, c); })
+                 ? run_trace(args, [&](const Event& e, const TraceContext& c, const Decoder& d) { textlog.on_event(e, c, d); })
                  : run_trace(args);
   // Closed before the report, so its size and warnings are said whatever the
   // report does; a trace that could not be read leaves an earlier file as it was.
-  bool textlog_written = args.textlog.empty() || (run && textlog_open && textlog.close());
+  bool textlog_written = args.textlog.empty() || (run && textlog_open && textlog.close(run->input.stats));
   if (interrupted() && run) {
     // Ctrl-C on a long or live capture: report what was decoded so far.
     const std::string read = read_so_far(*run);

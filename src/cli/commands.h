@@ -43,8 +43,7 @@ int run_analyze(const AnalyzeArgs& args);
 // notes. On input that yields no events it returns nullopt (exit 2), after
 // saying how many bytes were read when an interrupt (interrupt.h) ended it.
 // `tap` sees every decoded event (TraceSessionOptions::event_tap).
-std::optional<TraceRun> run_trace(const AnalyzeArgs& args,
-                                  std::function<void(const Event&, const TraceContext&)> tap = {});
+std::optional<TraceRun> run_trace(const AnalyzeArgs& args, EventTap tap = {});
 // For a command that judges whole traces (diff, check), after run_trace and
 // catch_interrupts(): when an interrupt cut the read short, says so and
 // returns the exit code (128 + the signal); 0 when none did.

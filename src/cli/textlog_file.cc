@@ -52,7 +52,10 @@ bool TextLogFile::start() {
   return error_.empty();
 }
 
-void TextLogFile::on_event(const Event& event, const TraceContext& context) {
+void TextLogFile::on_event(const Event& event, const TraceContext& context, const Decoder& decoder) {
+  // What the trace lost, asked every so many events (progress() copies the
+  // decoder's counts): a DROP line lands within that many records of the loss.
+  if (++events_ % kLossesEvery == 0) writer_.losses(decoder.progress(), event.time, buffer_);
   writer_.write(event, context, buffer_);
   if (buffer_.size() >= kFlushBytes) flush();
 }
@@ -67,7 +70,8 @@ void TextLogFile::flush() {
   buffer_.clear();
 }
 
-bool TextLogFile::close() {
+bool TextLogFile::close(const DecodeStats& stats) {
+  writer_.losses(stats, writer_.last_time(), buffer_);
   flush();  // opens the file even for a trace without events
   if (error_.empty() && to_stdout_ && std::fflush(stdout) != 0)
     error_ = fmt::format("standard output: cannot write: {}", std::strerror(errno ? errno : EIO));

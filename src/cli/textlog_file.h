@@ -19,10 +19,11 @@ class TextLogFile {
   // close(), so a trace that cannot be read or a failed write leaves an
   // earlier file there as it was.
   bool open(const std::string& path);
-  void on_event(const Event& event, const TraceContext& context);
-  // Writes what is buffered and closes; false after printing why. Says on
-  // stderr where the log went and what the text form could not hold.
-  bool close();
+  void on_event(const Event& event, const TraceContext& context, const Decoder& decoder);
+  // Writes what is buffered, with what `stats` (the whole trace's) say was
+  // lost since, and closes; false after printing why. Says on stderr where
+  // the log went and what the text form could not hold.
+  bool close(const DecodeStats& stats);
 
  private:
   bool start();  // opens the file; false (error_ set) when it cannot
@@ -36,6 +37,8 @@ class TextLogFile {
   uint64_t written_ = 0;
   std::string error_;  // the first failed open or write
   TextLogWriter writer_;
+  static constexpr uint64_t kLossesEvery = 1024;
+  uint64_t events_ = 0;
 };
 
 }  // namespace edgemem::cli

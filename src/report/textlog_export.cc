@@ -1,5 +1,7 @@
 #include "report/textlog_export.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ingest/textlog_escape.h"
@@ -37,7 +39,19 @@ void TextLogWriter::declare(PoolId pool, uint64_t time, const TraceContext& cont
   out += '\n';
 }
 
+void TextLogWriter::losses(const DecodeStats& s, uint64_t time, std::string& out) {
+  const uint64_t records = s.dropped_records + s.failed_checks + s.malformed_lines + s.overflows +
+                           s.impossible_events + s.calls_not_recorded;
+  const uint64_t bytes = s.corrupt_bytes + s.truncated_bytes + s.stream_cut_bytes + s.cut_chunk_missing +
+                         (s.recording_cut ? 1 : 0) + (s.compression_problem.empty() ? 0 : 1);
+  const uint64_t lost = (records > records_lost_ ? records - records_lost_ : 0) + (bytes > bytes_damaged_ ? 1 : 0);
+  records_lost_ = std::max(records_lost_, records);
+  bytes_damaged_ = std::max(bytes_damaged_, bytes);
+  if (lost) fmt::format_to(std::back_inserter(out), "[MEM][{}] DROP {}\n", time, lost);
+}
+
 void TextLogWriter::write(const Event& e, const TraceContext& context, std::string& out) {
+  last_time_ = e.time;
   auto it = std::back_inserter(out);
   if (context.device_restarts != restarts_written_) [[unlikely]] {
     for (; restarts_written_ < context.device_restarts; ++restarts_written_) fmt::format_to(it, "[MEM][{}] BOOT\n", e.time);

@@ -26,18 +26,19 @@ std::string where(const std::string& path, const DecodeProblem& p) {
 // The analyzer first, then the tap.
 class TappedSink final : public EventSink {
  public:
-  TappedSink(EventSink& analyzer, const TraceContext& context,
-             const std::function<void(const Event&, const TraceContext&)>& tap)
-      : analyzer_(analyzer), context_(context), tap_(tap) {}
+  TappedSink(EventSink& analyzer, const TraceContext& context, const EventTap& tap,
+             const std::unique_ptr<Decoder>& decoder)
+      : analyzer_(analyzer), context_(context), tap_(tap), decoder_(decoder) {}
   void on_event(const Event& event) override {
     analyzer_.on_event(event);
-    tap_(event, context_);
+    tap_(event, context_, *decoder_);  // the events come from it: set by then
   }
 
  private:
   EventSink& analyzer_;
   const TraceContext& context_;
-  const std::function<void(const Event&, const TraceContext&)>& tap_;
+  const EventTap& tap_;
+  const std::unique_ptr<Decoder>& decoder_;
 };
 
 }  // namespace
@@ -45,7 +46,7 @@ class TappedSink final : public EventSink {
 struct TraceSession::Impl {
   Impl(std::string n, TraceSessionOptions o)
       : name(std::move(n)), options(std::move(o)), analyzer(context, options.analyzer),
-        tapped(analyzer, context, options.event_tap) {}
+        tapped(analyzer, context, options.event_tap, decoder) {}
 
   std::string name;
   TraceSessionOptions options;

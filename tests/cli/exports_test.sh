@@ -48,6 +48,32 @@ errors=$(grep -v 'written to' "$tmp/err")
   { echo "FAIL: the error is not one line naming the file and --textlog:"; cat "$tmp/err"; fail=1; }
 [ -s "$tmp/again.txt" ] || { echo "FAIL: --folded was not written beside the failing --textlog"; fail=1; }
 
+# What a trace lost is in its text log (DROP lines), so a gate on the log
+# judges as one on the trace: 3,000 records with 7 dropped mid-way (past the
+# 1,024 events between the log's looks at the decoder's losses).
+python3 - "$tmp/lossy.log" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("[MEM][1] POOL name=h kind=heap size=65536 base=0x10000\n")
+    t = 2
+    for i in range(1500):
+        if i == 700:
+            f.write(f"[MEM][{t}] DROP 7\n")
+        f.write(f"[MEM][{t}] ALLOC size=64 addr={0x10000 + 64 * (i % 600):#x} pool=h site=s{i % 3}\n")
+        f.write(f"[MEM][{t + 1}] FREE addr={0x10000 + 64 * (i % 600):#x} pool=h\n")
+        t += 2
+PY
+"$edgemem" analyze "$tmp/lossy.log" --textlog "$tmp/lossy.out.log" --fail-on fragmentation=warning >/dev/null 2>&1
+source_code=$?
+"$edgemem" analyze "$tmp/lossy.out.log" --fail-on fragmentation=warning >/dev/null 2>&1
+log_code=$?
+[ "$source_code" = "$log_code" ] || { echo "FAIL: --fail-on on the text log exits $log_code, on its trace $source_code"; fail=1; }
+dropped=$(awk '/ DROP /{n += $NF} END {print n + 0}' "$tmp/lossy.out.log")
+[ "$dropped" = 7 ] || { echo "FAIL: the text log drops $dropped records, its trace 7"; fail=1; }
+# Lost before stamp 1402 (the 1,401st record); a DROP line comes before a record at most 1,024 later.
+awk -F'[][]' '/ DROP / && $4 >= 1402 && $4 <= 1402 + 1024 {ok = 1} END {exit !ok}' "$tmp/lossy.out.log" ||
+  { echo "FAIL: the DROP line is not within 1,024 records of the loss:"; grep -n DROP "$tmp/lossy.out.log"; fail=1; }
+
 # The exports' time axis divides by the clock: zero or a negative clock is refused in one line.
 for hz in 0 -25e6 fast; do
   "$edgemem" analyze "$trace" --clock-hz "$hz" --perfetto "$tmp/clock.pftrace" >"$tmp/out" 2>"$tmp/err"

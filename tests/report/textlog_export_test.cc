@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "edgemem/report.h"
+#include "edgemem/trace_session.h"
 #include "ingest/textlog_decoder.h"
 #include "ingest/textlog_escape.h"
 #include "report/textlog_export.h"
@@ -166,6 +167,45 @@ TEST(TextLogExport, PoolSummariesAreCountedNotWritten) {
   writer.write({.size = 10, .pool = p, .kind = EventKind::pool_summary}, context, text);
   EXPECT_EQ(text, "");
   EXPECT_EQ(writer.summaries_left_out(), 1u);
+}
+
+// What the trace lost is written as DROP lines, so the log reads back as
+// having lost data: the export read as whole, and a trace whose
+// fragmentation was not judged (records lost) was judged from its log.
+TEST(TextLogExport, WhatTheTraceLostIsWrittenAsDropLines) {
+  const std::string trace =
+      "[MEM][1] POOL name=h kind=heap size=4096 base=0x1000\n"
+      "[MEM][2] ALLOC size=100 addr=0x1000 pool=h site=a\n"
+      "[MEM][3] DROP 5\n"
+      "[MEM][4] ALLOC size=100 addr=0x1100 pool=h site=b\n"
+      "[MEM][5] ALLOC size=oops addr=0x1200 pool=h\n"
+      "[MEM][6] FREE addr=0x1000 pool=h\n"
+      "[MEM][7] ALLOC size=100 addr=0x12";  // cut off
+  TextLogWriter writer;
+  std::string text;
+  TraceSessionOptions options;
+  options.format = Format::log;
+  options.event_tap = [&](const Event& e, const TraceContext& c, const Decoder& d) {
+    writer.losses(d.progress(), e.time, text);
+    writer.write(e, c, text);
+  };
+  TraceSession session("t.log", options);
+  session.feed({reinterpret_cast<const uint8_t*>(trace.data()), trace.size()});
+  TraceOutcome outcome = session.finish();
+  ASSERT_TRUE(outcome.run);
+  writer.losses(outcome.run->input.stats, writer.last_time(), text);
+  // Before the record after each loss: 5 dropped, 1 malformed line, and the cut last line at the end.
+  EXPECT_NE(text.find("[MEM][4] DROP 5\n[MEM][4] ALLOC"), std::string::npos) << text;
+  EXPECT_NE(text.find("[MEM][6] DROP 1\n[MEM][6] FREE"), std::string::npos) << text;
+  EXPECT_TRUE(text.ends_with("[MEM][6] DROP 1\n")) << text;
+  auto back = analyse(Format::log, text);
+  EXPECT_EQ(back->stats.dropped_records, 7u);
+  EXPECT_EQ(data_loss_check(back->stats, back->result.counts).status, CheckStatus::found);
+  // Nothing lost, nothing written.
+  TextLogWriter quiet;
+  std::string none;
+  quiet.losses(DecodeStats{}, 1, none);
+  EXPECT_EQ(none, "");
 }
 
 }  // namespace
