@@ -131,7 +131,10 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
     return lower.find("rel.ro") != std::string::npos ||
            (str != std::string::npos && str + 4 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[str + 4])));
   };
-  if (lower.find("arena") != std::string::npos && kind != SectionKind::rodata && !compilers()) return "tensor arena";
+  // An allocator's arena (heap_arena, malloc_arena) is a heap, not the interpreter's.
+  const bool heap = lower.find("heap") != std::string::npos || lower.find("malloc") != std::string::npos;
+  if (lower.find("arena") != std::string::npos && !heap && kind != SectionKind::rodata && !compilers())
+    return "tensor arena";
   if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
     for (std::string_view w : {"model", "weight", "tflite", "_wt", "bias"})  // g_model, conv2_wt, fc1_bias
       if (lower.find(w) != std::string::npos) return "model weights";
@@ -167,9 +170,24 @@ std::optional<std::pair<std::string, uint64_t>> reserved_stack(const LinkerMap& 
 }
 
 const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role) {
+  // Of tensor arenas, one that says so (tensor_arena, g_tensor_arena) before
+  // a larger one named only an arena (an RTOS's mem_arena).
+  auto says_tensor = [&](const MapSymbol& s) {
+    if (role != "tensor arena") return false;
+    std::string lower = s.name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    return lower.find("tensor") != std::string::npos;
+  };
   const MapSymbol* best = nullptr;
-  for (const MapSymbol& s : map.symbols)
-    if ((!best || s.size > best->size) && symbol_role(s, section_kind(map, s.section)) == role) best = &s;
+  bool best_says = false;
+  for (const MapSymbol& s : map.symbols) {
+    if (symbol_role(s, section_kind(map, s.section)) != role) continue;
+    const bool says = says_tensor(s);
+    if (!best || says > best_says || (says == best_says && s.size > best->size)) {
+      best = &s;
+      best_says = says;
+    }
+  }
   return best;
 }
 

@@ -179,8 +179,9 @@ std::string_view symbol_role(const MapSymbol& symbol, SectionKind kind);
 SectionKind section_kind(const LinkerMap& map, const std::string& section);
 
 // The largest symbol whose symbol_role is `role` (the first of equals), or
-// nullptr. The declared tensor arena is the largest "tensor arena" symbol:
-// `fit`, `check` and the map page must all name the same one.
+// nullptr. The declared tensor arena is the largest "tensor arena" symbol
+// that names a tensor, else the largest: `fit`, `check` and the map page
+// must all name the same one.
 const MapSymbol* largest_symbol_with_role(const LinkerMap& map, std::string_view role);
 
 // The main stack the image reserves: a stack section (.stack, IAR's

@@ -68,6 +68,32 @@ TEST(Fit, ReadOnlyDataNamedLikeAnArenaIsNotTheArena) {
   EXPECT_TRUE(r.fits());
 }
 
+// An allocator's arena beside TFLite Micro's: heap_arena (8,000 B) was the
+// largest arena-named symbol, so it was "the declared arena", 6,864 B of it
+// reclaimable, and the 1,000 B tensor_arena, 136 B short of its need, read
+// FITS. A heap's arena is a heap; a symbol that names a tensor is the tensor
+// arena before a larger one named only an arena.
+TEST(Fit, TheTensorArenaIsTheOneNamedSoNotAnAllocatorsArena) {
+  LinkerMap m = small_map();
+  m.symbols.back().size = 1000;  // tensor_arena
+  for (const char* other : {"heap_arena", "malloc_arena", "mem_arena"}) {
+    LinkerMap with = m;
+    with.symbols.push_back({other, ".bss", "os.o", 0x20004000, 8000});
+    FitResult r = fit(budget_of(1136), 27848, with, std::nullopt);
+    EXPECT_EQ(r.arena_symbol, "tensor_arena") << other;
+    EXPECT_EQ(r.declared_arena, 1000u) << other;
+    EXPECT_LT(r.declared_arena, r.declared_need) << other;  // 136 B short: AllocateTensors() fails
+    EXPECT_EQ(r.ram_need, 30000u - 1000u + r.declared_need) << other;
+  }
+  LinkerMap heap = m;
+  heap.symbols.push_back({"heap_arena", ".bss", "os.o", 0x20004000, 8000});
+  EXPECT_EQ(symbol_role(heap.symbols.back(), SectionKind::bss), "heap");
+  // Without a tensor-named one, the largest arena-named symbol still is (micro_speech's g_arena).
+  LinkerMap plain = small_map();
+  plain.symbols.back().name = "g_arena";
+  EXPECT_EQ(fit(budget_of(16004), 27848, plain, std::nullopt).arena_symbol, "g_arena");
+}
+
 TEST(Fit, UnlinkedWeightsAreAddedAndShortfallsAreNamed) {
   LinkerMap m = small_map();
   m.symbols.erase(m.symbols.begin());
