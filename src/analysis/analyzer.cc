@@ -560,6 +560,8 @@ struct Analyzer::Impl {
     leaks.inference_end(tracker.completed(), device);
     tell_observers(time, device);
     failed_at_end = counts.failed;
+    // Marked by its end only: the next inference runs from here.
+    if (!begun) tracker.inference_peaks_restart();
   }
 
   OpenInference take_open(uint64_t position) {

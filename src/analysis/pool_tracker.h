@@ -163,6 +163,11 @@ class PoolTracker {
     ++inference_;
     ++open_;
     ends_only_ = by_its_end;
+    // Begun at its end marker, it ran since the previous end: its peak is
+    // what the pools held since then (inference_peaks_restart() after it).
+    if (!by_its_end) inference_peaks_restart();
+  }
+  void inference_peaks_restart() {
     for (PoolState& p : pools_) p.inference_peak = p.usage();
   }
   // Threads may run inferences at once: one ends, others may still run.

@@ -978,6 +978,36 @@ TEST(HonestFindings, APoolDeclaredAgainIsJudgedByEachSizeWhileItHeld) {
   EXPECT_DOUBLE_EQ(*late->result.pools[0].peak_margin_pct, 100.0 * (512.0 - 600) / 512);
 }
 
+// Firmware that marks only inference ends: each inference's peak is what
+// the pools held since the previous end, as with begin markers. It was the
+// usage at its end marker, so the forecast left no room for an inference's
+// own 1,000 B of activations: 1,627 more inferences of a 40 B leak in a
+// 64 KiB arena, where the same run marked at both ends read 1,603.
+TEST(HonestFindings, EndMarkersOnlyForecastWithTheInferencesOwnPeak) {
+  std::optional<Forecast> forecasts[2];
+  for (bool begins : {false, true}) {
+    MemLog log;
+    log("POOL name=arena kind=arena size=65536");
+    log("ALLOC size=256 align=16 offset=0 site=init.cc:1");
+    uint64_t top = 256;
+    for (int i = 1; i <= 5; ++i) {
+      if (begins) log("INFER begin {}", i);
+      log("ALLOC size=1000 align=16 offset={} site=act.cc:1", top);
+      log("FREE offset={}", top);
+      log("ALLOC size=40 align=8 offset={} site=leak.cc:9", top);
+      top += 40;
+      log("INFER end {}", i);
+    }
+    auto r = analyse(Format::log, log.text);
+    forecasts[begins] = r->result.exhaustion_forecast;
+  }
+  ASSERT_TRUE(forecasts[0] && forecasts[1]);
+  // The 5th inference held 256 + 4 x 40 B + 1,000 B at its peak.
+  EXPECT_EQ(forecasts[0]->remaining_bytes, 65536u - 1416u);
+  EXPECT_EQ(forecasts[0]->inferences, forecasts[1]->inferences);
+  EXPECT_EQ(forecasts[0]->remaining_bytes, forecasts[1]->remaining_bytes);
+}
+
 // A leak judged stopped because its requests failed adds nothing to the
 // rate a forecast is made from: the forecast was null, where its pool is
 // exhausted (json-schema.md: already_exhausted, 0 inferences).
