@@ -407,6 +407,9 @@ struct PoolTimeline {
 struct InferenceSpan {
   uint64_t number = 0;  // the device's number; unnumbered markers count from 1
   std::optional<uint64_t> begin_time, end_time;
+  // Begun, and neither ended nor given up when the trace ended (an end_time
+  // unset otherwise: its thread began another, or the device restarted).
+  bool running = false;
 };
 
 // Inference boundaries over trace time, bounded: past the cap every other

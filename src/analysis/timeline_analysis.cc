@@ -66,8 +66,14 @@ void TimelineAnalysis::finish(const TraceContext& context, AnalysisResult& out) 
   for (size_t i = 0; i <= spans_.size(); ++i) {
     const uint64_t position = i * stride_;
     for (; open != open_.end() && (i == spans_.size() || open->first < position); ++open)
-      if (!kept(open->first)) spans.push_back(open->second);
-    if (i < spans_.size()) spans.push_back(spans_[i]);
+      if (!kept(open->first)) {
+        spans.push_back(open->second);
+        spans.back().running = true;
+      }
+    if (i < spans_.size()) {
+      spans.push_back(spans_[i]);
+      spans.back().running = open_.contains(position);
+    }
   }
   out.inference_marks.total = total_;
   out.inference_marks.dropped = total_ - out.inference_marks.spans.size();

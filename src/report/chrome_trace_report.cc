@@ -42,17 +42,16 @@ class Writer {
     events_.push_back({{"ph", "i"}, {"s", "p"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", us(time)},
                        {"args", std::move(args)}});
   }
-  // `last`: only the trace's last inference can still be running at its end.
   // `lane`: the thread row it is drawn on, so overlapping ones do not nest.
-  void inference(int pid, const InferenceSpan& s, bool last, size_t lane) {
+  void inference(int pid, const InferenceSpan& s, size_t lane) {
     std::string name = "inference " + std::to_string(s.number);
     json args = {{"inference", s.number}};
     if (s.begin_time && s.end_time)
       events_.push_back({{"ph", "X"}, {"name", name}, {"pid", pid}, {"tid", lane}, {"ts", us(*s.begin_time)},
                          {"dur", us(*s.end_time) - us(*s.begin_time)}, {"args", args}});
-    else if (s.begin_time && last)  // still running when the trace ended: a begin without its end
+    else if (s.begin_time && s.running)  // still running when the trace ended: a begin without its end
       events_.push_back({{"ph", "B"}, {"name", name}, {"pid", pid}, {"tid", lane}, {"ts", us(*s.begin_time)}, {"args", args}});
-    else if (s.begin_time)  // another began before it ended: its end is unknown
+    else if (s.begin_time)  // it never ended (its thread began another): its end is unknown
       instant(pid, *s.begin_time, name + " begins (no end marker)", args);
     else
       instant(pid, *s.end_time, name + " ends (no begin marker)", args);
@@ -73,7 +72,7 @@ std::string chrome_trace_json(const InputSummary& input, const AnalysisResult& r
   w.process(inferences_pid, "inferences", 0);
   const std::vector<InferenceSpan>& spans = result.inference_marks.spans;
   const std::vector<size_t> lanes = inference_lanes(spans);
-  for (size_t i = 0; i < spans.size(); ++i) w.inference(inferences_pid, spans[i], i + 1 == spans.size(), lanes[i]);
+  for (size_t i = 0; i < spans.size(); ++i) w.inference(inferences_pid, spans[i], lanes[i]);
   int pid = inferences_pid;
   for (const PoolTracks& t : pool_tracks(result)) {
     ++pid;

@@ -281,7 +281,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
   j["timelines"] = timelines;
   json spans = json::array();
   for (const auto& s3 : r.inference_marks.spans)
-    spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)}});
+    spans.push_back({{"inference", s3.number}, {"begin", count_or_null(s3.begin_time)}, {"end", count_or_null(s3.end_time)},
+                     {"running", s3.running}});
   j["inference_marks"] = {{"total", r.inference_marks.total}, {"dropped", r.inference_marks.dropped}, {"spans", spans}};
   auto restart = [](const Restart& x) -> json {
     return {{"time", x.time}, {"during_inference", count_or_null(x.during_inference)},

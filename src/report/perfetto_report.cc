@@ -50,12 +50,11 @@ class TraceWriter {
     e->set_name(m.name);
     for (const MarkArg& a : m.args) annotate(e, a);
   }
-  // `last`: only the trace's last inference can still be running at its end.
-  void inference(uint64_t track, const InferenceSpan& s, bool last) {
+  void inference(uint64_t track, const InferenceSpan& s) {
     std::string name = fmt::format("inference {}", s.number);
     MarkArg number{"inference", s.number};
-    if (s.begin_time && !s.end_time && !last) {
-      // Another began before it ended: an open slice would hold the rest of the trace.
+    if (s.begin_time && !s.end_time && !s.running) {
+      // It never ended (its thread began another): an open slice would hold the rest of the trace.
       instant(track, {*s.begin_time, name + " begins (no end marker)", {number}});
     } else if (s.begin_time) {
       pp::TrackEvent* b = event(track, *s.begin_time, pp::TrackEvent::TYPE_SLICE_BEGIN);
@@ -140,7 +139,7 @@ std::string perfetto_trace(const InputSummary& input, const AnalysisResult& resu
     while (lane_tracks.size() <= lanes[i])
       lane_tracks.push_back(w.track(fmt::format("inferences, overlapping ({})", lane_tracks.size() + 1), root,
                                     "inferences that began while one on the tracks above was still running"));
-    w.inference(lane_tracks[lanes[i]], spans[i], i + 1 == spans.size());
+    w.inference(lane_tracks[lanes[i]], spans[i]);
   }
 
   for (const PoolTracks& t : pool_tracks(result)) {

@@ -103,7 +103,7 @@ std::vector<size_t> inference_lanes(const std::vector<InferenceSpan>& spans) {
   std::vector<uint64_t> busy_until;  // per lane: the end of its latest span
   for (size_t i = 0; i < spans.size(); ++i) {
     const InferenceSpan& s = spans[i];
-    const bool open_at_end = s.begin_time && !s.end_time && i + 1 == spans.size();
+    const bool open_at_end = s.begin_time && !s.end_time && s.running;
     if (!s.begin_time || (!s.end_time && !open_at_end)) continue;  // an instant
     size_t lane = 0;
     while (lane < busy_until.size() && busy_until[lane] > *s.begin_time) ++lane;

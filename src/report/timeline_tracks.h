@@ -42,8 +42,8 @@ std::string events_note(const AnalysisResult& result);
 // inferences run at once by several threads end in any order, and a
 // timeline's slices on one track must nest (an end closes the latest begun).
 // Spans with a begin and an end take the lowest lane free at their begin,
-// one still running at the trace's end keeps its lane; marks of a begin or
-// an end alone are instants, on lane 0.
+// one still running at the trace's end keeps its lane to the end; marks of
+// a begin or an end alone are instants, on lane 0.
 std::vector<size_t> inference_lanes(const std::vector<InferenceSpan>& spans);
 
 // "4096 of 1000000 inferences shown, evenly spread (about one in 245)" when

@@ -148,7 +148,23 @@ TEST(Timeline, InferenceSpansCarryTheDevicesNumbersAndMissingEnds) {
   EXPECT_EQ(spans[1].end_time, 30u);
   EXPECT_EQ(spans[2].begin_time, 40u);
   EXPECT_FALSE(spans[2].end_time);
+  EXPECT_TRUE(spans[2].running);
+  EXPECT_FALSE(spans[0].running);
   EXPECT_EQ(run->result.inference_marks.dropped, 0u);
+
+  // Still running is not only the last: thread 1's inference 2 ran on while
+  // thread 2 ran 3 and 4. Thread 2's inference 5 never ended (it began 6).
+  auto threads = analyse(Format::log,
+                         "[MEM][5] INFER begin 1 thread=2\n[MEM][6] INFER end 1 thread=2\n"
+                         "[MEM][10] INFER begin 2 thread=1\n"
+                         "[MEM][20] INFER begin 3 thread=2\n[MEM][30] INFER end 3 thread=2\n"
+                         "[MEM][40] INFER begin 4 thread=2\n[MEM][50] INFER end 4 thread=2\n"
+                         "[MEM][60] INFER begin 5 thread=2\n[MEM][70] INFER begin 6 thread=2\n"
+                         "[MEM][80] INFER end 6 thread=2\n");
+  std::vector<std::pair<uint64_t, bool>> running;
+  for (const InferenceSpan& s : threads->result.inference_marks.spans) running.emplace_back(s.number, s.running);
+  EXPECT_EQ(running, (std::vector<std::pair<uint64_t, bool>>{
+                         {1, false}, {2, true}, {3, false}, {4, false}, {5, false}, {6, false}}));
 
   // Unnumbered markers count from 1, as everywhere else.
   auto unnumbered = analyse(Format::log, "[MEM][10] INFER begin\n[MEM][20] INFER end\n[MEM][30] INFER begin\n[MEM][40] INFER end\n");

@@ -58,7 +58,7 @@ TEST(ChromeTraceExport, TheDemoTraceParsesBackIntoItsCountersInstantsAndInferenc
 
 TEST(ChromeTraceExport, AnInferenceStillRunningIsABeginAndAnEndOnlyIsAnInstant) {
   AnalysisResult r;
-  r.inference_marks.spans = {{1, std::nullopt, 50}, {2, 60, std::nullopt}};
+  r.inference_marks.spans = {{1, std::nullopt, 50}, {2, 60, std::nullopt, true}};
   json doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::sequence}, r));
   std::vector<std::string> phases;
   for (const json& e : doc["traceEvents"])
@@ -66,8 +66,8 @@ TEST(ChromeTraceExport, AnInferenceStillRunningIsABeginAndAnEndOnlyIsAnInstant) 
   EXPECT_EQ(phases, (std::vector<std::string>{"i", "B"}));
   EXPECT_NE(doc["otherData"]["time"].get<std::string>().find("sequence number"), std::string::npos);
 
-  // A begin whose end never came, followed by another begin: only the last
-  // can still be running. A 'B' there held the rest of the trace.
+  // A begin whose end never came (its thread began another): a 'B' there
+  // held the rest of the trace. One still running stays open, last or not.
   r.inference_marks.spans = {{1, 10, std::nullopt}, {2, 60, 70}};
   doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::sequence}, r));
   phases.clear();
@@ -79,6 +79,12 @@ TEST(ChromeTraceExport, AnInferenceStillRunningIsABeginAndAnEndOnlyIsAnInstant) 
     }
   EXPECT_EQ(phases, (std::vector<std::string>{"i", "X"}));
   EXPECT_EQ(said, "inference 1 begins (no end marker)");
+  r.inference_marks.spans = {{1, 10, std::nullopt, true}, {2, 60, 70}};
+  doc = json::parse(chrome_trace_json({"t.log", "log", {}, TimeBase::sequence}, r));
+  std::vector<std::pair<std::string, int>> rows;  // phase, tid
+  for (const json& e : doc["traceEvents"])
+    if (e["ph"] != "M") rows.emplace_back(e["ph"], e["tid"]);
+  EXPECT_EQ(rows, (std::vector<std::pair<std::string, int>>{{"B", 0}, {"X", 1}}));
 }
 
 // Overlapping inferences (several threads): complete events of one thread

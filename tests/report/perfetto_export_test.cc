@@ -204,11 +204,12 @@ TEST(PerfettoExport, WithoutAClockTheRootTrackSaysTimeIsNotNanoseconds) {
   EXPECT_EQ(stamps, (std::vector<uint64_t>{100, 250}));
 }
 
-// A begin whose end never came, followed by another begin, is an instant:
+// A begin whose end never came (its thread began another) is an instant:
 // an open slice would nest the next inferences inside it to the trace's end.
-TEST(PerfettoExport, OnlyTheLastInferenceCanStayOpen) {
+// One still running when the trace ended stays open, last or not.
+TEST(PerfettoExport, OnlyAnInferenceStillRunningStaysOpen) {
   AnalysisResult r;
-  r.inference_marks.spans = {{1, 10, std::nullopt}, {2, 60, 70}, {3, 80, std::nullopt}};
+  r.inference_marks.spans = {{1, 10, std::nullopt}, {2, 60, 70}, {3, 80, std::nullopt, true}};
   r.inference_marks.total = 3;
   pp::Trace trace;
   ASSERT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, r)));
@@ -220,6 +221,20 @@ TEST(PerfettoExport, OnlyTheLastInferenceCanStayOpen) {
                                                              {T::TYPE_SLICE_BEGIN, "inference 2"},
                                                              {T::TYPE_SLICE_END, ""},
                                                              {T::TYPE_SLICE_BEGIN, "inference 3"}}));
+  // Thread 1's inference 2 still running while thread 2 ran 3 and 4: it was
+  // "inference 2 begins (no end marker)", since only the last could stay open.
+  r.inference_marks.spans = {{1, 5, 6}, {2, 10, std::nullopt, true}, {3, 20, 30}, {4, 40, 50}};
+  ASSERT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, r)));
+  d = decode(trace);
+  std::map<std::string, std::vector<std::pair<int, std::string>>> lanes;
+  for (const pp::TracePacket& p : trace.packet())
+    if (p.has_track_event() && p.track_event().type() != T::TYPE_COUNTER)
+      lanes[d.tracks.at(p.track_event().track_uuid())->name()].emplace_back(p.track_event().type(), p.track_event().name());
+  using Lane = std::vector<std::pair<int, std::string>>;
+  EXPECT_EQ(lanes["inferences"], (Lane{{T::TYPE_SLICE_BEGIN, "inference 1"}, {T::TYPE_SLICE_END, ""},
+                                       {T::TYPE_SLICE_BEGIN, "inference 2"}}));
+  EXPECT_EQ(lanes["inferences, overlapping (2)"], (Lane{{T::TYPE_SLICE_BEGIN, "inference 3"}, {T::TYPE_SLICE_END, ""},
+                                                        {T::TYPE_SLICE_BEGIN, "inference 4"}, {T::TYPE_SLICE_END, ""}}));
 }
 
 // Inferences of several threads overlap and end in any order: on one track
@@ -228,7 +243,7 @@ TEST(PerfettoExport, OnlyTheLastInferenceCanStayOpen) {
 // track.
 TEST(PerfettoExport, OverlappingInferencesAreSlicesOfTheirOwnTracks) {
   AnalysisResult r;
-  r.inference_marks.spans = {{1, 1, 6}, {2, 2, 8}, {3, 7, 9}, {4, 10, std::nullopt}};
+  r.inference_marks.spans = {{1, 1, 6}, {2, 2, 8}, {3, 7, 9}, {4, 10, std::nullopt, true}};
   r.inference_marks.total = 4;
   pp::Trace trace;
   ASSERT_TRUE(trace.ParseFromString(perfetto_trace({"t.log", "log", {}, TimeBase::sequence}, r)));
