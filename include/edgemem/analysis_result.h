@@ -501,13 +501,14 @@ struct AnalysisResult {
   // inference markers (presenters say "unknown").
   double leak_rate_bytes_per_inference = 0;
   // False where the latest boot ended too few inferences to measure growth
-  // over (the leak check says so): its rate is not 0 but unknown.
+  // over (the leak check says so), or a leak found has no rate per
+  // inference: the rate is not the sum above but unknown.
   bool leak_rate_measured = true;
   // The rate as presenters give it: unset without inference markers or a
-  // measurement, since 0 would read as "no leak" (a JSON consumer, a
-  // Prometheus gauge).
+  // measurement, since a partial sum or 0 would read as the trace's rate
+  // (a JSON consumer, a Prometheus gauge).
   std::optional<double> known_leak_rate() const {
-    if (!inferences || (leak_rate_bytes_per_inference == 0 && !leak_rate_measured)) return std::nullopt;
+    if (!inferences || !leak_rate_measured) return std::nullopt;
     return leak_rate_bytes_per_inference;
   }
   std::optional<Forecast> exhaustion_forecast;

@@ -88,6 +88,13 @@ const LeakAnalysis::ThreadClock* LeakAnalysis::find_clock(uint32_t thread) const
 }
 
 bool LeakAnalysis::marks(uint32_t thread) const {
+  // A record that names no thread (a text log's thread= is optional) may be
+  // any thread's: a block without one may be the marking thread's, and
+  // markers without one may be the allocating thread's (a one-thread device
+  // naming its thread on some lines read as two, its leak off the clock).
+  if (thread == 0) return true;
+  const ThreadClock* unnamed = find_clock(0);
+  if (unnamed && unnamed->marks) return true;
   const ThreadClock* t = find_clock(thread);
   return t && t->marks;
 }

@@ -118,10 +118,14 @@ void WatermarkAnalysis::finish(PoolTracker& tracker, const TraceContext& context
   // with summaries and no leaking group (when the text report says "pool
   // grows") the slope of a steadily growing pool is all there is.
   const bool summary_only = out.counts.summaries > 0 && out.leaks.empty();
-  // A leak that stopped growing on its own adds nothing now.
-  for (const SiteLeak& l : out.leaks)
+  // A leak that stopped growing on its own adds nothing now. One without a
+  // rate (made off the inference clock within one inference) leaves the sum
+  // unknown: the others' alone read as the trace's (0 beside [LEAK]).
+  for (const SiteLeak& l : out.leaks) {
     if (l.bytes_per_inference && !(l.growth && l.growth->stopped_on_its_own()))
       out.leak_rate_bytes_per_inference += *l.bytes_per_inference;
+    if (!l.bytes_per_inference) out.leak_rate_measured = false;
+  }
   // Each pool's growth per inference, for its forecast (and its partner's:
   // the two ends of a shared arena fill the one space together).
   std::vector<double> rates(pools_.size(), 0);

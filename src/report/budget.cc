@@ -489,6 +489,17 @@ class Evaluator {
       if (summaries_only && judged < 2)
         throw BudgetError(fmt::format("leak.max_bytes_per_inference: {} inference{} ended{}: a rate needs two",
                                       judged, judged == 1 ? "" : "s", t.restarts.total ? " in the latest boot" : ""));
+      // A leak found with no rate per inference leaves the rate unknown,
+      // not the others' sum (one on a thread that marks no inferences read
+      // "leaks 0.0 B per inference" and passed a limit of 0).
+      for (const SiteLeak& l : t.leaks)
+        if (!l.bytes_per_inference)
+          throw BudgetError(fmt::format("leak.max_bytes_per_inference: the leak at {} has no rate per inference ({}); "
+                                        "limit leak.max_leaked_bytes instead",
+                                        l.site, l.off_inference_thread
+                                                    ? "it grows on a thread that marks no inferences: a "
+                                                      "producer may run ahead of the inferences or behind them"
+                                                    : "no inference ended while it grew"));
       // A leak that stopped on its own adds nothing now, but the build
       // leaked at its rate while it ran: the gate counts it.
       double rate = t.leak_rate_bytes_per_inference;

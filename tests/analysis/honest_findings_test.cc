@@ -1008,6 +1008,51 @@ TEST(HonestFindings, EndMarkersOnlyForecastWithTheInferencesOwnPeak) {
   EXPECT_EQ(forecasts[0]->remaining_bytes, forecasts[1]->remaining_bytes);
 }
 
+// A leak on a thread that marks no inferences has no rate per inference,
+// so the trace's rate is unknown, not the other leaks' sum: it read 0.0
+// beside [LEAK], and `check` passed a limit of 0 B per inference. A
+// record that names no thread may be any thread's: a one-thread device
+// naming its thread on its allocations only read as two threads, its
+// every-inference leak off the inference clock with no rate.
+TEST(HonestFindings, ALeakWithoutARateLeavesTheTracesRateUnknown) {
+  MemLog off;
+  off("POOL name=heap kind=heap size=65536 base=0x10000");
+  for (int i = 1; i <= 30; ++i) {
+    off("INFER begin {} thread=1", i);
+    off("ALLOC size=96 addr=0x{:x} site=worker.c:12 thread=2", 0x10000 + 96 * i);
+    off("INFER end {} thread=1", i);
+  }
+  auto r = analyse(Format::log, off.text);
+  ASSERT_EQ(r->result.leaks.size(), 1u);
+  EXPECT_TRUE(r->result.leaks[0].off_inference_thread);
+  EXPECT_FALSE(r->result.leaks[0].bytes_per_inference);
+  EXPECT_FALSE(r->result.known_leak_rate());
+  std::string error;
+  BudgetInputs in{nullptr, nullptr, &r->result, nullptr};
+  EXPECT_TRUE(evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), in, error).empty());
+  EXPECT_NE(error.find("leak.max_bytes_per_inference: the leak at worker.c:12 has no rate per inference"),
+            std::string::npos)
+      << error;
+
+  for (bool on_markers : {true, false}) {
+    MemLog one;
+    one("POOL name=heap kind=heap size=65536 base=0x10000");
+    const std::string named = " thread=7";
+    for (int i = 1; i <= 30; ++i) {
+      one("INFER begin {}{}", i, on_markers ? named : "");
+      one("ALLOC size=64 addr=0x{:x} site=lk.c:1{}", 0x10000 + 64 * i, on_markers ? "" : named);
+      one("INFER end {}{}", i, on_markers ? named : "");
+    }
+    auto u = analyse(Format::log, one.text);
+    SCOPED_TRACE(on_markers ? "thread= on the markers only" : "thread= on the allocations only");
+    ASSERT_EQ(u->result.leaks.size(), 1u);
+    EXPECT_FALSE(u->result.leaks[0].off_inference_thread);
+    ASSERT_TRUE(u->result.leaks[0].bytes_per_inference);
+    EXPECT_DOUBLE_EQ(*u->result.leaks[0].bytes_per_inference, 64.0);
+    EXPECT_EQ(u->result.known_leak_rate(), std::optional<double>(64.0));
+  }
+}
+
 // A leak judged stopped because its requests failed adds nothing to the
 // rate a forecast is made from: the forecast was null, where its pool is
 // exhausted (json-schema.md: already_exhausted, 0 inferences).
