@@ -1053,6 +1053,46 @@ TEST(HonestFindings, ALeakWithoutARateLeavesTheTracesRateUnknown) {
   }
 }
 
+// A leak every 2nd inference whose requests fail once an allocator's
+// headers (8 B a block) fill a 4 KiB heap: its refusals never ran three
+// inferences in a row and 396 B stayed free, so the pool read neither
+// exhausted nor forecast. Its requests all failing since it stopped say
+// the pool refuses it now.
+TEST(HonestFindings, AnEveryNthLeakItsPoolRefusesIsExhausted) {
+  MemLog log;
+  log("POOL name=heap kind=heap size=4096 base=4096");
+  uint64_t address = 4096 + 8;
+  for (int i = 1; i <= 200; ++i) {
+    log("INFER begin {}", i);
+    if (i % 2 == 0) {
+      if (address + 100 <= 4096 + 4096 - 396) {
+        log("ALLOC size=100 addr={} site=lk.c:1", address);
+        address += 108;
+      } else {
+        log("ALLOC size=100 addr=0 site=lk.c:1");  // malloc returned NULL
+      }
+    }
+    log("INFER end {}", i);
+  }
+  auto r = analyse(Format::log, log.text);
+  ASSERT_EQ(r->result.leaks.size(), 1u);
+  ASSERT_TRUE(r->result.leaks[0].growth);
+  EXPECT_TRUE(r->result.leaks[0].growth->stopped_by_failures());
+  ASSERT_TRUE(r->result.exhaustion_forecast);
+  EXPECT_TRUE(r->result.exhaustion_forecast->already_exhausted);
+  EXPECT_EQ(r->result.exhaustion_forecast->inferences, 0u);
+  // Two refusals say no more than one: the pool may serve the next.
+  MemLog two;
+  two("POOL name=heap kind=heap size=4096 base=4096");
+  for (int i = 1; i <= 40; ++i) {
+    two("INFER begin {}", i);
+    if (i % 2 == 0) two("ALLOC size=100 addr={} site=lk.c:1", i <= 36 ? 4096 + 108 * i : 0);
+    two("INFER end {}", i);
+  }
+  auto r2 = analyse(Format::log, two.text);
+  EXPECT_FALSE(r2->result.exhaustion_forecast && r2->result.exhaustion_forecast->already_exhausted);
+}
+
 // A leak judged stopped because its requests failed adds nothing to the
 // rate a forecast is made from: the forecast was null, where its pool is
 // exhausted (json-schema.md: already_exhausted, 0 inferences).
