@@ -129,7 +129,7 @@ int run_fit(const FitArgs& args) {
     if (const MapSymbol* arena = named ? named : largest_symbol_with_role(*map, "tensor arena");
         arena && arena->size_is_upper_bound)
       return fail(args.map, fmt::format("the map gives the declared arena {} as at most {}: ld lists where it starts, "
-                                        "not where it ends (an LTO build, or no -fdata-sections); give the ELF too: "
+                                        "not where it ends (an LTO build, no -fdata-sections, or a section of its own that may hold more); give the ELF too: "
                                         "--elf FW.elf",
                                         arena->name, units::bytes(arena->size)));
     // Sections in no flash or RAM region would count 0 B, chip named or not.

@@ -253,12 +253,31 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
       input_name.clear();
       return;
     }
+    bool named = false;
     for (std::string_view prefix : kOneSymbolPrefixes)
       if (input_name.starts_with(prefix) && input_name.size() > prefix.size()) {
         map.symbols.push_back({input_name.substr(prefix.size()), current->name, input_object, input_start,
                                input_end - input_start});
+        named = true;
         break;
       }
+    // A static arena placed by a section attribute of its own
+    // (`.tensor_arena`, `.ccm.tensor_arena`) lists no symbol: named after
+    // the section, at most its size (it may hold more), so fit and check
+    // see an arena declared there and ask for the ELF, not count it twice.
+    // Not code or constants named after a function (ESP32's
+    // `.literal._ZN6tflite14MicroAllocator...InArena...`).
+    const std::string_view last = std::string_view(input_name).substr(input_name.rfind('.') + 1);
+    if (std::string lower(last); !named && input_name.starts_with(".") && !last.starts_with("_Z")) {
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      bool code = false;
+      for (std::string_view kind : {".text", ".literal", ".rodata", ".iram", ".flash.text"})
+        code |= input_name.starts_with(kind);
+      if (!code && lower.find("arena") != std::string::npos) {
+        map.symbols.push_back({std::string(last), current->name, input_object, input_start, input_end - input_start});
+        map.symbols.back().size_is_upper_bound = true;
+      }
+    }
     input_name.clear();
   };
   // An input section ends where the next one (or *fill*, or its output

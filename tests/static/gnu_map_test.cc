@@ -92,6 +92,39 @@ TEST(GnuMap, StaticArenaIsNamedByItsInputSection) {
   }
 }
 
+// A static arena placed by a section attribute of its own lists no symbol:
+// `fit` counted the 90,000 B arena on top of the statics it is among
+// (176,996 B of 147,456, DOES NOT FIT, where it fits). It is named after its
+// section, at most the section's size, so fit asks for the ELF. Literal
+// pools named after a function (ESP32) are no arena.
+TEST(GnuMap, AnArenaInASectionOfItsOwnIsNamedAfterItAsABound) {
+  const std::string text =
+      "Memory Configuration\n\n"
+      "Name             Origin             Length             Attributes\n"
+      "FLASH            0x08000000         0x00100000         xr\n"
+      "CCM              0x10000000         0x00018000         rw\n"
+      "*default*        0x00000000         0xffffffff\n\n"
+      "Linker script and memory map\n\n"
+      ".text           0x08000000      0x100\n"
+      " .literal._ZN6tflite14MicroAllocator27RequestScratchBufferInArenaEijPi\n"
+      "                0x08000000       0x10 tflm.o\n"
+      " .text          0x08000010       0xf0 app.o\n\n"
+      ".ccm            0x10000000    0x15f90\n"
+      " *(.tensor_arena*)\n"
+      " .tensor_arena  0x10000000    0x15f90 app.o\n"
+      "OUTPUT(fw.elf elf32-littlearm)\n";
+  std::string error;
+  auto map = parse_gnu_map(text, error);
+  ASSERT_TRUE(map) << error;
+  ASSERT_EQ(map->symbols.size(), 1u);
+  const MapSymbol& arena = map->symbols[0];
+  EXPECT_EQ(arena.name, "tensor_arena");
+  EXPECT_EQ(arena.address, 0x10000000u);
+  EXPECT_EQ(arena.size, 90000u);
+  EXPECT_TRUE(arena.size_is_upper_bound);
+  EXPECT_EQ(largest_symbol_with_role(*map, "tensor arena"), &arena);
+}
+
 TEST(GnuMap, NotAMapIsRejectedWithAReason) {
   std::string error;
   EXPECT_FALSE(parse_gnu_map("hello\nworld\n", error));
