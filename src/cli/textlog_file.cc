@@ -71,7 +71,7 @@ void TextLogFile::flush() {
 }
 
 bool TextLogFile::close(const DecodeStats& stats) {
-  writer_.losses(stats, writer_.last_time(), buffer_);
+  writer_.end(stats, buffer_);
   flush();  // opens the file even for a trace without events
   if (error_.empty() && to_stdout_ && std::fflush(stdout) != 0)
     error_ = fmt::format("standard output: cannot write: {}", std::strerror(errno ? errno : EIO));

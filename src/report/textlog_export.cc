@@ -40,14 +40,25 @@ void TextLogWriter::declare(PoolId pool, uint64_t time, const TraceContext& cont
 }
 
 void TextLogWriter::losses(const DecodeStats& s, uint64_t time, std::string& out) {
+  // What judge_after_data_loss counts as lost mid-trace, so the log's gates
+  // are unjudged exactly where the trace's are.
   const uint64_t records = s.dropped_records + s.failed_checks + s.malformed_lines + s.overflows +
-                           s.impossible_events + s.calls_not_recorded;
-  const uint64_t bytes = s.corrupt_bytes + s.truncated_bytes + s.stream_cut_bytes + s.cut_chunk_missing +
-                         (s.recording_cut ? 1 : 0) + (s.compression_problem.empty() ? 0 : 1);
-  const uint64_t lost = (records > records_lost_ ? records - records_lost_ : 0) + (bytes > bytes_damaged_ ? 1 : 0);
+                           s.impossible_events + s.out_of_order_records;
+  const uint64_t lost = (records > records_lost_ ? records - records_lost_ : 0) +
+                        (s.corrupt_bytes > corrupt_bytes_ ? 1 : 0);
   records_lost_ = std::max(records_lost_, records);
-  bytes_damaged_ = std::max(bytes_damaged_, bytes);
+  corrupt_bytes_ = std::max(corrupt_bytes_, s.corrupt_bytes);
   if (lost) fmt::format_to(std::back_inserter(out), "[MEM][{}] DROP {}\n", time, lost);
+}
+
+void TextLogWriter::end(const DecodeStats& s, std::string& out) {
+  losses(s, last_time_, out);
+  // A trace cut off at its end (a record cut short, a chunk or compressed
+  // stream that stops early) ends in a cut line, which a reader counts as
+  // truncated as the trace's reader did: data lost at the end, not mid-trace.
+  if (s.truncated_bytes || s.stream_cut_bytes || s.cut_chunk_missing || s.recording_cut || s.compression_cut ||
+      !s.compression_problem.empty())
+    fmt::format_to(std::back_inserter(out), "[MEM][{}] (the trace was cut off here)", last_time_);
 }
 
 void TextLogWriter::write(const Event& e, const TraceContext& context, std::string& out) {

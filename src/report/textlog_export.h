@@ -19,16 +19,17 @@ class TextLogWriter {
   // Appends the line(s) for `event` to `out`: a POOL line first when the
   // pool's declared geometry is new or changed. Names come from `context`.
   void write(const Event& event, const TraceContext& context, std::string& out);
-  // What the trace lost since the last DROP line the writer wrote, from the
-  // decoder's counts so far: a DROP line before the record at `time`, so
-  // the log read back has lost data too (its fragmentation and leak gates
-  // unjudged as the trace's were). Records lost count one each (a device's
-  // drops, damaged emt records, malformed lines, ITM overflow packets,
-  // impossible events, calls a recording missed); damaged or cut bytes,
-  // which say no record count, one for each time they grew.
+  // What the trace lost mid-way since the last DROP line the writer wrote,
+  // from the decoder's counts so far: a DROP line before the record at
+  // `time`, so the log read back has lost data too (its fragmentation and
+  // leak gates unjudged as the trace's were). Records lost count one each
+  // (a device's drops, damaged emt records, malformed lines, ITM overflow
+  // packets, impossible events, records applied out of order); corrupt
+  // bytes, which say no record count, one for each time they grew.
   void losses(const DecodeStats& stats, uint64_t time, std::string& out);
-  // The stamp of the latest line written.
-  uint64_t last_time() const { return last_time_; }
+  // After the last event, with the whole trace's counts: its last losses,
+  // and a cut last line where the trace was cut off at its end.
+  void end(const DecodeStats& stats, std::string& out);
   // emt SUMMARY records (a pool's usage without its blocks) have no text
   // form; they are counted here, not written.
   uint64_t summaries_left_out() const { return summaries_left_out_; }
@@ -51,7 +52,7 @@ class TextLogWriter {
   uint64_t restarts_written_ = 0;
   size_t restart_resets_left_ = 0;
   uint64_t last_time_ = 0;
-  uint64_t records_lost_ = 0, bytes_damaged_ = 0;  // as of the last DROP line
+  uint64_t records_lost_ = 0, corrupt_bytes_ = 0;  // as of the last DROP line
 };
 
 }  // namespace edgemem

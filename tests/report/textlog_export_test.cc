@@ -193,14 +193,23 @@ TEST(TextLogExport, WhatTheTraceLostIsWrittenAsDropLines) {
   session.feed({reinterpret_cast<const uint8_t*>(trace.data()), trace.size()});
   TraceOutcome outcome = session.finish();
   ASSERT_TRUE(outcome.run);
-  writer.losses(outcome.run->input.stats, writer.last_time(), text);
-  // Before the record after each loss: 5 dropped, 1 malformed line, and the cut last line at the end.
+  writer.end(outcome.run->input.stats, text);
+  // Before the record after each loss: 5 dropped, 1 malformed line; the cut
+  // last line is a cut line at the end (lost at the end, not mid-trace).
   EXPECT_NE(text.find("[MEM][4] DROP 5\n[MEM][4] ALLOC"), std::string::npos) << text;
   EXPECT_NE(text.find("[MEM][6] DROP 1\n[MEM][6] FREE"), std::string::npos) << text;
-  EXPECT_TRUE(text.ends_with("[MEM][6] DROP 1\n")) << text;
+  EXPECT_TRUE(text.ends_with("[MEM][6] FREE addr=0x1000 pool=h\n[MEM][6] (the trace was cut off here)")) << text;
   auto back = analyse(Format::log, text);
-  EXPECT_EQ(back->stats.dropped_records, 7u);
+  EXPECT_EQ(back->stats.dropped_records, 6u);
+  EXPECT_GT(back->stats.truncated_bytes, 0u);
   EXPECT_EQ(data_loss_check(back->stats, back->result.counts).status, CheckStatus::found);
+  // Cut off at its end only: the log is cut off too, and loses nothing mid-way.
+  TextLogWriter cut;
+  std::string cut_text;
+  DecodeStats ended;
+  ended.truncated_bytes = 12;
+  cut.end(ended, cut_text);
+  EXPECT_EQ(cut_text, "[MEM][0] (the trace was cut off here)");
   // Nothing lost, nothing written.
   TextLogWriter quiet;
   std::string none;
