@@ -131,9 +131,12 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
     return lower.find("rel.ro") != std::string::npos ||
            (str != std::string::npos && str + 4 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[str + 4])));
   };
-  // An allocator's arena (heap_arena, malloc_arena) is a heap, not the interpreter's.
+  // An allocator's arena (heap_arena, malloc_arena) is a heap, not the
+  // interpreter's; one of under 64 B is a counter or pointer about it
+  // (tensor_arena_used), no arena any model fits in.
   const bool heap = lower.find("heap") != std::string::npos || lower.find("malloc") != std::string::npos;
-  if (lower.find("arena") != std::string::npos && !heap && kind != SectionKind::rodata && !compilers())
+  if (lower.find("arena") != std::string::npos && !heap && s.size >= 64 && kind != SectionKind::rodata &&
+      !compilers())
     return "tensor arena";
   if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)
     for (std::string_view w : {"model", "weight", "tflite", "_wt", "bias"})  // g_model, conv2_wt, fc1_bias
