@@ -444,6 +444,9 @@ struct Restart {
   // What they added per inference while they grew, each at its own rate
   // (a leak that stopped on its own too: the boot leaked at that rate).
   double leak_bytes_per_inference = 0;
+  // False when one of them has no rate (on a thread that marks no
+  // inferences): the boot's rate is unknown, not the others' sum.
+  bool leak_rate_known = true;
   static constexpr size_t kLeaksKept = 16;
 };
 
@@ -460,6 +463,8 @@ struct Restarts {
   // The boots that leaked the most bytes, and at the highest rate: what a
   // budget is held to, kept whatever their place (past the first kKept too).
   std::optional<Restart> most_leaked, fastest_leak;
+  // The first boot before the latest whose leaks include one with no rate.
+  std::optional<uint64_t> first_unrated_leak_boot;
   std::optional<Restart> first_unjudged;  // without its leaks
   // The latest boot's own leak check, before what the boots before it found
   // joined checks.leaks: a gate cannot pass a latest boot it did not judge.

@@ -469,7 +469,9 @@ struct Analyzer::Impl {
     for (const SiteLeak& l : boot.leaks) {
       r.leaked_bytes += l.bytes;
       if (l.bytes_per_inference) r.leak_bytes_per_inference += *l.bytes_per_inference;
+      else r.leak_rate_known = false;
     }
+    if (!r.leak_rate_known && !restarts.first_unrated_leak_boot) restarts.first_unrated_leak_boot = r.boot;
     if (boot.leaks.size() > Restart::kLeaksKept) boot.leaks.resize(Restart::kLeaksKept);
     r.leaks = std::move(boot.leaks);
     if (r.leak_check.status == CheckStatus::found) {
@@ -917,9 +919,12 @@ struct Analyzer::Impl {
       s.final_bytes = state.usage();
       if (!state.summarized || state.live.size()) s.live_count = state.live.size();
       if (i < summary_failures.size()) s.refused_in_summaries = summary_failures[i];
-      if (info.size > 0) s.peak_margin_pct = margin_now(static_cast<PoolId>(i), info.size);
-      if (i < margin_of_earlier_sizes.size() && margin_of_earlier_sizes[i])
-        s.peak_margin_pct = std::min(s.peak_margin_pct.value_or(100.0), *margin_of_earlier_sizes[i]);
+      // Null without a size now (declared again as size=0), as without any.
+      if (info.size > 0) {
+        s.peak_margin_pct = margin_now(static_cast<PoolId>(i), info.size);
+        if (i < margin_of_earlier_sizes.size() && margin_of_earlier_sizes[i])
+          s.peak_margin_pct = std::min(*s.peak_margin_pct, *margin_of_earlier_sizes[i]);
+      }
       out.pools.push_back(std::move(s));
     }
     if (counts.summaries > 0) {

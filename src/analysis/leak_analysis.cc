@@ -92,14 +92,17 @@ bool LeakAnalysis::marks(uint32_t thread) const {
   // any thread's: a block without one may be the marking thread's, and
   // markers without one may be the allocating thread's (a one-thread device
   // naming its thread on some lines read as two, its leak off the clock).
-  if (thread == 0) return true;
-  const ThreadClock* unnamed = find_clock(0);
-  if (unnamed && unnamed->marks) return true;
+  if (thread == 0 || unnamed_marks_) return true;
   const ThreadClock* t = find_clock(thread);
   return t && t->marks;
 }
 
-void LeakAnalysis::marks_inferences(uint32_t thread) { clock_of(thread).marks = true; }
+void LeakAnalysis::marks_inferences(uint32_t thread) {
+  clock_of(thread).marks = true;
+  // Not by its clock: past the table's cap thread 0 would find the clock
+  // every other thread shares.
+  unnamed_marks_ |= thread == 0;
+}
 
 void LeakAnalysis::first_inference_begins(bool at_trace_start) {
   inferences_began_ = true;

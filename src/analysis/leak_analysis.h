@@ -205,6 +205,7 @@ class LeakAnalysis {
   void close_window();
   const ThreadClock* find_clock(uint32_t thread) const;
   bool marks(uint32_t thread) const;
+  bool unnamed_marks_ = false;  // a marker named no thread (thread 0)
   Group& touch(uint32_t id) {
     if (!touched_flag_[id]) {
       touched_flag_[id] = 1;

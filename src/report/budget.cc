@@ -489,17 +489,6 @@ class Evaluator {
       if (summaries_only && judged < 2)
         throw BudgetError(fmt::format("leak.max_bytes_per_inference: {} inference{} ended{}: a rate needs two",
                                       judged, judged == 1 ? "" : "s", t.restarts.total ? " in the latest boot" : ""));
-      // A leak found with no rate per inference leaves the rate unknown,
-      // not the others' sum (one on a thread that marks no inferences read
-      // "leaks 0.0 B per inference" and passed a limit of 0).
-      for (const SiteLeak& l : t.leaks)
-        if (!l.bytes_per_inference)
-          throw BudgetError(fmt::format("leak.max_bytes_per_inference: the leak at {} has no rate per inference ({}); "
-                                        "limit leak.max_leaked_bytes instead",
-                                        l.site, l.off_inference_thread
-                                                    ? "it grows on a thread that marks no inferences: a "
-                                                      "producer may run ahead of the inferences or behind them"
-                                                    : "no inference ended while it grew"));
       // A leak that stopped on its own adds nothing now, but the build
       // leaked at its rate while it ran: the gate counts it.
       double rate = t.leak_rate_bytes_per_inference;
@@ -517,6 +506,26 @@ class Evaluator {
       if (!summaries_only)
         require_checked("max_bytes_per_inference",
                         t.restarts.fastest_leak && t.restarts.fastest_leak->leak_bytes_per_inference > max);
+      // A leak found with no rate per inference leaves the rate unknown, not
+      // the others' sum: a limit they hold cannot be shown to hold (one on a
+      // thread that marks no inferences read "leaks 0.0 B per inference" and
+      // passed a limit of 0); one they break is broken all the same.
+      if (rate <= max) {
+        const auto unrated = std::find_if(t.leaks.begin(), t.leaks.end(),
+                                          [](const SiteLeak& l) { return !l.bytes_per_inference; });
+        if (unrated != t.leaks.end())
+          throw BudgetError(fmt::format("leak.max_bytes_per_inference: the leak at {} has no rate per inference ({}); "
+                                        "limit leak.max_leaked_bytes instead",
+                                        unrated->site, unrated->off_inference_thread
+                                                           ? "it grows on a thread that marks no inferences: a producer "
+                                                             "may run ahead of the inferences or behind them"
+                                                           : "no inference ended while it grew"));
+        if (t.restarts.first_unrated_leak_boot)
+          throw BudgetError(fmt::format("leak.max_bytes_per_inference: a leak in boot {}, before the device started "
+                                        "again, has no rate per inference (it grows on a thread that marks no "
+                                        "inferences); limit leak.max_leaked_bytes instead",
+                                        units::grouped(*t.restarts.first_unrated_leak_boot)));
+      }
       within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
       add("leak.max_bytes_per_inference", rate <= max,

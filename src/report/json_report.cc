@@ -289,7 +289,8 @@ json to_json(const InputSummary& in, const AnalysisResult& r) {
             {"after_inference", count_or_null(x.after_inference)}, {"bytes_in_use", x.bytes_in_use},
             {"boot", x.boot}, {"inferences", x.inferences}, {"leak_check", check(x.leak_check)},
             {"leaking_groups", x.leaking_groups}, {"leaked_bytes", x.leaked_bytes},
-            {"leak_bytes_per_inference", x.inferences ? json(x.leak_bytes_per_inference) : json(nullptr)},
+            {"leak_bytes_per_inference",
+             x.inferences && x.leak_rate_known ? json(x.leak_bytes_per_inference) : json(nullptr)},
             {"leaks", leaks_json(x.leaks)}};
   };
   // The worst boots and the first unjudged one, past the kept ones too (text and check name them).

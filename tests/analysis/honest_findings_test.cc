@@ -976,6 +976,13 @@ TEST(HonestFindings, APoolDeclaredAgainIsJudgedByEachSizeWhileItHeld) {
                       "[MEM][5] POOL name=arena kind=arena size=512\n");
   ASSERT_TRUE(late->result.pools[0].peak_margin_pct);
   EXPECT_DOUBLE_EQ(*late->result.pools[0].peak_margin_pct, 100.0 * (512.0 - 600) / 512);
+  // Review: declared again without a size, it has no margin, as without one.
+  auto sizeless = analyse(Format::log,
+                          "[MEM][1] POOL name=arena kind=arena size=1024\n"
+                          "[MEM][2] ALLOC size=600 align=16 offset=0\n"
+                          "[MEM][3] POOL name=arena kind=arena size=0\n"
+                          "[MEM][4] ALLOC size=16 align=16 offset=600\n");
+  EXPECT_FALSE(sizeless->result.pools[0].peak_margin_pct);
 }
 
 // Firmware that marks only inference ends: each inference's peak is what
@@ -1033,6 +1040,46 @@ TEST(HonestFindings, ALeakWithoutARateLeavesTheTracesRateUnknown) {
   EXPECT_NE(error.find("leak.max_bytes_per_inference: the leak at worker.c:12 has no rate per inference"),
             std::string::npos)
       << error;
+  // Review: a limit the rated leaks already break is broken, not refused.
+  MemLog both;
+  both("POOL name=heap kind=heap size=65536 base=0x10000");
+  for (int i = 1; i <= 30; ++i) {
+    both("INFER begin {} thread=1", i);
+    both("ALLOC size=100 addr=0x{:x} site=main.c:5 thread=1", 0x10000 + 200 * i);
+    both("ALLOC size=50 addr=0x{:x} site=worker.c:12 thread=2", 0x10000 + 200 * i + 100);
+    both("INFER end {} thread=1", i);
+  }
+  auto rb = analyse(Format::log, both.text);
+  BudgetInputs bin{nullptr, nullptr, &rb->result, nullptr};
+  error.clear();
+  auto broken = evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 50}})"), bin, error);
+  ASSERT_EQ(broken.size(), 1u) << error;
+  EXPECT_FALSE(broken[0].ok);
+  // Review: a boot before a restart whose leak has no rate leaves the
+  // worst boot's rate unknown too (it read 0.0 and passed a limit of 0).
+  MemLog boots;
+  boots("POOL name=heap kind=heap size=1000000 base=0x10000");
+  for (int i = 1; i <= 30; ++i) {
+    boots("INFER begin {} thread=1", i);
+    boots("INFER end {} thread=1", i);
+    boots("ALLOC size=50 addr=0x{:x} site=b.c:2 thread=2", 0x10000 + 64 * i);
+  }
+  boots("BOOT");
+  for (int i = 1; i <= 30; ++i) {
+    boots("INFER begin {} thread=1", i);
+    boots("ALLOC size=500 addr=0x{:x} site=tmp.c:9 thread=1", 0x80000);
+    boots("FREE addr=0x{:x} thread=1", 0x80000);
+    boots("INFER end {} thread=1", i);
+  }
+  auto rr = analyse(Format::log, boots.text);
+  ASSERT_EQ(rr->result.restarts.kept.size(), 1u);
+  EXPECT_FALSE(rr->result.restarts.kept[0].leak_rate_known);
+  BudgetInputs rin{nullptr, nullptr, &rr->result, nullptr};
+  error.clear();
+  EXPECT_TRUE(evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 0}})"), rin, error).empty());
+  EXPECT_NE(error.find("a leak in boot 1, before the device started again, has no rate per inference"),
+            std::string::npos)
+      << error;
 
   for (bool on_markers : {true, false}) {
     MemLog one;
@@ -1051,6 +1098,19 @@ TEST(HonestFindings, ALeakWithoutARateLeavesTheTracesRateUnknown) {
     EXPECT_DOUBLE_EQ(*u->result.leaks[0].bytes_per_inference, 64.0);
     EXPECT_EQ(u->result.known_leak_rate(), std::optional<double>(64.0));
   }
+  // Review: past the thread table's 4,096 the other threads share one
+  // clock; a marking thread there did not make thread 0 a marking one.
+  MemLog many;
+  many("ALLOC size=50 addr=0x100000 site=b.c:2 thread=2");
+  for (int t = 10; t < 4110; ++t) many("FREE addr=0x{:x} thread={}", 0x900000 + t, t);
+  for (int i = 1; i <= 30; ++i) {
+    many("INFER begin {} thread=99999", i);
+    many("INFER end {} thread=99999", i);
+    many("ALLOC size=50 addr=0x{:x} site=b.c:2 thread=2", 0x100000 + 64 * i);
+  }
+  auto m = analyse(Format::log, many.text);
+  ASSERT_EQ(m->result.leaks.size(), 1u);
+  EXPECT_TRUE(m->result.leaks[0].off_inference_thread);
 }
 
 // A leak every 2nd inference whose requests fail once an allocator's
