@@ -1,5 +1,6 @@
 // `edgemem watch SOURCE`: follow a live capture with a status line and
 // alerts, then print the analyze summary of everything seen.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -41,9 +42,13 @@ std::vector<TrendView> trend_views(const watch::AlertEngine& engine) {
 
 // The alerts scrolled by as they fired: listed again beside the summary,
 // which judges the whole run (a leak alert whose floor stopped rising
-// later, for one, has no [LEAK] there).
-void list_alerts(const std::vector<watch::Alert>& alerts) {
+// later, for one, has no [LEAK] there). In the order of their counts: a
+// fragmentation alert counts the inference end that confirmed it, raised
+// at a later tick than others when the input came at once.
+void list_alerts(std::vector<watch::Alert> alerts) {
   if (alerts.empty()) return;
+  std::stable_sort(alerts.begin(), alerts.end(),
+                   [](const watch::Alert& a, const watch::Alert& b) { return a.inference < b.inference; });
   fmt::print(stderr, "edgemem: {} alert{} raised during the watch:\n", alerts.size(), alerts.size() == 1 ? " was" : "s were");
   for (const watch::Alert& alert : alerts)
     fmt::print(stderr, "edgemem:   after {} inference{}: {}\n", alert.inference, alert.inference == 1 ? "" : "s",

@@ -56,6 +56,13 @@ grep -q "^edgemem: $alerts alerts* w[a-z]* raised during the watch:" "$tmp/err" 
   [ "$(grep -c '^edgemem:   after [0-9]* inferences: ALERT ' "$tmp/err")" = "$alerts" ] &&
   grep -q "^edgemem:   after [0-9]* inferences: ALERT alloc-failure" "$tmp/err" &&
   ok "the alerts listed beside the summary" || bad "no list of alerts at the end: $(tail -4 "$tmp/err")"
+# The bundled fragmenting trace read at once: its fragmentation alerts count
+# the inference ends that confirmed them (19, 20), the failed request's the
+# tick that raised it (50); listed by those counts.
+"$edgemem" watch - <"$src/examples/traces/kws_fragment.log" >/dev/null 2>"$tmp/once.err"
+counts=$(sed -n 's/^edgemem:   after \([0-9]*\) inferences: ALERT .*/\1/p' "$tmp/once.err" | tr '\n' ' ')
+[ "$counts" = "19 20 50 " ] && ok "the alerts at the end are listed by their counts" ||
+  bad "alerts at the end listed as: $counts (expected 19 20 50)"
 grep -q "stopped by signal 2" "$tmp/err" && ok "says it was stopped" || bad "no 'stopped by signal 2'"
 grep -q "ALLOC FAIL" "$tmp/out" && ok "SIGINT prints the analyze summary" || bad "no summary on stdout: $(head -5 "$tmp/out")"
 [ "$rc" = 1 ] && ok "exit 1 after an alert" || bad "exit $rc after an alert, expected 1"
