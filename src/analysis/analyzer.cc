@@ -843,6 +843,10 @@ struct Analyzer::Impl {
             threads.dropped(b);
           });
           tracker.reset(e.pool, !lost);
+          if (lost) {  // with end markers only, the next inference ran from here
+            tracker.pool(e.pool).inference_peak = tracker.pool(e.pool).usage();
+            watermark.lost_at_restart(tracker.total_usage());
+          }
           // Its dropped blocks went with the rest: a free after this is none of theirs.
           for (auto& d : recently_dropped)
             if (d && d->pool == e.pool) d.reset();

@@ -17,6 +17,9 @@ class WatermarkAnalysis {
   // `warm_up`: inference ends the leak trend leaves out, from the first.
   explicit WatermarkAnalysis(uint64_t warm_up = 0) : warm_up_(warm_up) {}
   void inference_begin(uint64_t time, uint64_t usage);
+  // A restart's reset lost a pool's blocks: the next inference's peak
+  // counts from what the pools hold after it, not the boot before's.
+  void lost_at_restart(uint64_t usage) { inference_peak_ = usage; }
   void usage_changed(uint64_t usage) {
     if (usage > inference_peak_) inference_peak_ = usage;
   }

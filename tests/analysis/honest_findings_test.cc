@@ -1013,6 +1013,23 @@ TEST(HonestFindings, EndMarkersOnlyForecastWithTheInferencesOwnPeak) {
   EXPECT_EQ(forecasts[0]->remaining_bytes, 65536u - 1416u);
   EXPECT_EQ(forecasts[0]->inferences, forecasts[1]->inferences);
   EXPECT_EQ(forecasts[0]->remaining_bytes, forecasts[1]->remaining_bytes);
+  // Review: the first inference after a restart runs from the boot, not
+  // from what the boot before held as it went down (3,000 B read as the
+  // new boot's first inference's peak).
+  auto rebooted = analyse(Format::log,
+                          "[MEM][0] POOL name=heap kind=heap size=65536 base=0x10000\n"
+                          "[MEM][1] ALLOC size=3000 addr=0x10000 site=a.c:1\n"
+                          "[MEM][2] INFER end 1\n"
+                          "[MEM][3] BOOT\n"
+                          "[MEM][5] ALLOC size=100 addr=0x10000 site=b.c:1\n"
+                          "[MEM][6] FREE addr=0x10000\n"
+                          "[MEM][7] INFER end 1\n"
+                          "[MEM][8] ALLOC size=100 addr=0x10000 site=b.c:1\n"
+                          "[MEM][9] FREE addr=0x10000\n"
+                          "[MEM][10] INFER end 2\n");
+  EXPECT_EQ(rebooted->result.peak.max_inference_peak, 3000u);
+  EXPECT_EQ(rebooted->result.peak.min_inference_peak, 100u);
+  EXPECT_DOUBLE_EQ(rebooted->result.peak.mean_inference_peak, (3000.0 + 100 + 100) / 3);
 }
 
 // A leak on a thread that marks no inferences has no rate per inference,
