@@ -387,6 +387,10 @@ struct PoolSummary {
   uint64_t peak_bytes = 0, final_bytes = 0;
   std::optional<uint64_t> live_count;  // unset for a pool told only by summary records (no blocks)
   std::optional<double> peak_margin_pct;
+  // The size peak_margin_pct is of: `size`, or for a pool declared again
+  // with another size the one its least margin was found under.
+  uint64_t margin_size = 0;
+  bool sized_again = false;  // declared with more than one size: peak_bytes may be of another size
   // Requests the device's summary records say were refused (they give no
   // sizes: these are not in FragmentationResult::failures).
   uint64_t refused_in_summaries = 0;

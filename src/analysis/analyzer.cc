@@ -276,12 +276,13 @@ struct Analyzer::Impl {
   // is kept, and its peak counts anew for the new one (a 600 B peak of a
   // 1,024 B arena, declared 512 B after a reset, read "margin -17.2 %" beside
   // "[OK] no overflow"). The least margin of any size is the one reported.
-  std::vector<std::optional<double>> margin_of_earlier_sizes;
+  // By pool: the least margin (%) of its earlier sizes, and that size.
+  std::vector<std::optional<std::pair<double, uint64_t>>> margin_of_earlier_sizes;
   void resized(PoolId pool, uint64_t before) {
     if (margin_of_earlier_sizes.size() <= pool) margin_of_earlier_sizes.resize(pool + 1);
-    std::optional<double>& kept = margin_of_earlier_sizes[pool];
+    auto& kept = margin_of_earlier_sizes[pool];
     const double m = margin_now(pool, before);
-    kept = std::min(kept.value_or(100.0), m);
+    if (!kept || m < kept->first) kept = std::pair(m, before);
     uint64_t other_end = 0;
     if (auto partner = context.pools.partner(pool); partner && *partner != pool) other_end = tracker.pool(*partner).usage();
     tracker.size_declared_again(pool, other_end);
@@ -926,8 +927,10 @@ struct Analyzer::Impl {
       // Null without a size now (declared again as size=0), as without any.
       if (info.size > 0) {
         s.peak_margin_pct = margin_now(static_cast<PoolId>(i), info.size);
-        if (i < margin_of_earlier_sizes.size() && margin_of_earlier_sizes[i])
-          s.peak_margin_pct = std::min(*s.peak_margin_pct, *margin_of_earlier_sizes[i]);
+        s.margin_size = info.size;
+        s.sized_again = i < margin_of_earlier_sizes.size() && margin_of_earlier_sizes[i];
+        if (s.sized_again && margin_of_earlier_sizes[i]->first < *s.peak_margin_pct)
+          s.peak_margin_pct = margin_of_earlier_sizes[i]->first, s.margin_size = margin_of_earlier_sizes[i]->second;
       }
       out.pools.push_back(std::move(s));
     }

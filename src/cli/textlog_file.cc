@@ -72,6 +72,7 @@ void TextLogFile::flush() {
 
 bool TextLogFile::close(const DecodeStats& stats) {
   writer_.end(stats, buffer_);
+  stats_cut_ = stats.recording_cut;
   flush();  // opens the file even for a trace without events
   if (error_.empty() && to_stdout_ && std::fflush(stdout) != 0)
     error_ = fmt::format("standard output: cannot write: {}", std::strerror(errno ? errno : EIO));
@@ -84,6 +85,13 @@ bool TextLogFile::close(const DecodeStats& stats) {
   std::filesystem::path shown = std::filesystem::absolute(path_, ec);
   fmt::print(stderr, "edgemem: text log written to {}, {}\n",
              to_stdout_ ? "standard output" : ec ? path_ : shown.string(), units::bytes_human(written_));
+  // The text form has no record for it: the log reads as a whole run cut in
+  // its last line, and its leak check is judged where the recording's was not.
+  if (stats_cut_)
+    fmt::print(stderr,
+               "edgemem: warning: the recording is cut off (its file ends inside a chunk or a packed frame); {} "
+               "cannot say so, so its leak check will be judged where this one was not\n",
+               path_);
   if (writer_.summaries_left_out())
     fmt::print(stderr,
                "edgemem: warning: {} pool summaries (emt SUMMARY: usage without blocks) have no [MEM] form and are "

@@ -39,6 +39,7 @@ class TextLogFile {
   TextLogWriter writer_;
   static constexpr uint64_t kLossesEvery = 1024;
   uint64_t events_ = 0;
+  bool stats_cut_ = false;  // the trace is a recording cut off: said in close()
 };
 
 }  // namespace edgemem::cli

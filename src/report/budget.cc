@@ -26,7 +26,8 @@ struct BudgetError : std::runtime_error {
 // a limit it exceeds; the ELF's symbol table has its size.
 std::string only_bounded(const std::string& rule, const std::string& name, uint64_t bound) {
   return fmt::format("{}: the map gives {} as at most {}: ld lists where it starts, not where it ends (an LTO build, "
-                     "or no -ffunction-sections/-fdata-sections); check with --elf FW.elf instead of --map",
+                     "no -ffunction-sections/-fdata-sections, or a section of its own that may hold more); check "
+                     "with --elf FW.elf instead of --map",
                      rule, name, units::bytes(bound));
 }
 
@@ -399,9 +400,14 @@ class Evaluator {
         if (p.size) {
           // Pools that spend one arena from both ends share its margin: the
           // analysis' margin counts the partner too, the pool's own peak does not.
-          double shared = p.peak_margin_pct ? static_cast<double>(p.size) * (1 - *p.peak_margin_pct / 100.0) : 0;
+          // A pool declared again with another size is held to the size its
+          // least margin was under (a 600 B peak under 1,024 B is no break
+          // of the 512 B declared after it), and its peak there.
+          const uint64_t size = p.margin_size ? p.margin_size : p.size;
+          double shared = p.peak_margin_pct ? static_cast<double>(size) * (1 - *p.peak_margin_pct / 100.0) : 0;
           auto used = static_cast<uint64_t>(std::llround(std::max(shared, 0.0)));
-          judge(p.name, p.size, std::max(used, p.peak_bytes), "at peak with any pool sharing it (trace)");
+          judge(p.name, size, p.sized_again ? used : std::max(used, p.peak_bytes),
+                "at peak with any pool sharing it (trace)");
         }
     if (!checked)
       throw BudgetError("arena: needs a model with a map that declares the arena, or a trace with sized pools");
@@ -475,6 +481,7 @@ class Evaluator {
       return fmt::format(" in boot {}, before the device started again{}", units::grouped(boot->boot),
                          t.inferences ? fmt::format(" ({} inferences)", units::grouped(boot->inferences)) : "");
     };
+    std::string unrated_rate;  // why max_bytes_per_inference cannot be judged, if it cannot
     if (b.contains("max_bytes_per_inference")) {
       // Bytes per inference, a size string too as the byte limits take ("32", "1K").
       double max = b["max_bytes_per_inference"].is_string()
@@ -509,35 +516,38 @@ class Evaluator {
       // A leak found with no rate per inference leaves the rate unknown, not
       // the others' sum: a limit they hold cannot be shown to hold (one on a
       // thread that marks no inferences read "leaks 0.0 B per inference" and
-      // passed a limit of 0); one they break is broken all the same.
+      // passed a limit of 0); one they break is broken all the same. The
+      // refusal waits for max_leaked_bytes: a break there is the verdict.
       if (rate <= max) {
         const auto unrated = std::find_if(t.leaks.begin(), t.leaks.end(),
                                           [](const SiteLeak& l) { return !l.bytes_per_inference; });
         if (unrated != t.leaks.end())
-          throw BudgetError(fmt::format("leak.max_bytes_per_inference: the leak at {} has no rate per inference ({}); "
-                                        "limit leak.max_leaked_bytes instead",
-                                        unrated->site, unrated->off_inference_thread
-                                                           ? "it grows on a thread that marks no inferences: a producer "
-                                                             "may run ahead of the inferences or behind them"
-                                                           : "no inference ended while it grew"));
-        if (t.restarts.first_unrated_leak_boot)
-          throw BudgetError(fmt::format("leak.max_bytes_per_inference: a leak in boot {}, before the device started "
-                                        "again, has no rate per inference (it grows on a thread that marks no "
-                                        "inferences); limit leak.max_leaked_bytes instead",
-                                        units::grouped(*t.restarts.first_unrated_leak_boot)));
+          unrated_rate = fmt::format("leak.max_bytes_per_inference: the leak at {} has no rate per inference ({}); "
+                                     "limit leak.max_leaked_bytes instead",
+                                     unrated->site, unrated->off_inference_thread
+                                                        ? "it grows on a thread that marks no inferences: a producer "
+                                                          "may run ahead of the inferences or behind them"
+                                                        : "no inference ended while it grew");
+        else if (t.restarts.first_unrated_leak_boot)
+          unrated_rate = fmt::format("leak.max_bytes_per_inference: a leak in boot {}, before the device started "
+                                     "again, has no rate per inference (it grows on a thread that marks no "
+                                     "inferences); limit leak.max_leaked_bytes instead",
+                                     units::grouped(*t.restarts.first_unrated_leak_boot));
       }
-      within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
-      within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
-      add("leak.max_bytes_per_inference", rate <= max,
-          fmt::format("leaks {} B per inference{}, limit {:g} B", beside(rate, max),
-                      worst ? in_boot(worst)
-                      : t.restarts.total
-                          ? fmt::format(" over {} inferences of the latest boot, the worst of every boot ({} in the "
-                                        "trace: {})",
-                                        units::grouped(judged), units::grouped(t.inferences), restarted)
-                          : fmt::format(" over {} inferences", units::grouped(judged)),
-                      max),
-          BudgetUnit::bytes_per_inference, rate, max);
+      if (unrated_rate.empty()) {
+        within_limit_on_loss("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
+        within_limit_on_restart("max_bytes_per_inference", rate <= max, units::decimal(rate, 1) + " B per inference");
+        add("leak.max_bytes_per_inference", rate <= max,
+            fmt::format("leaks {} B per inference{}, limit {:g} B", beside(rate, max),
+                        worst ? in_boot(worst)
+                        : t.restarts.total
+                            ? fmt::format(" over {} inferences of the latest boot, the worst of every boot ({} in the "
+                                          "trace: {})",
+                                          units::grouped(judged), units::grouped(t.inferences), restarted)
+                            : fmt::format(" over {} inferences", units::grouped(judged)),
+                        max),
+            BudgetUnit::bytes_per_inference, rate, max);
+      }
     }
     if (b.contains("max_leaked_bytes")) {
       uint64_t max = size(b, "max_leaked_bytes", "leak"), total = 0;
@@ -564,6 +574,8 @@ class Evaluator {
                       units::bytes(max)),
           BudgetUnit::bytes, total, max);
     }
+    if (!unrated_rate.empty() && (out.empty() || out.back().rule != "leak.max_leaked_bytes" || out.back().ok))
+      throw BudgetError(unrated_rate);
   }
 
   void fragmentation(json& b) {

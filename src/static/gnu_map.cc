@@ -271,7 +271,7 @@ std::optional<LinkerMap> parse_gnu_map(std::string_view text, std::string& error
     if (std::string lower(last); !named && input_name.starts_with(".") && !last.starts_with("_Z")) {
       std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
       bool code = false;
-      for (std::string_view kind : {".text", ".literal", ".rodata", ".iram", ".flash.text"})
+      for (std::string_view kind : {".text", ".literal", ".rodata", ".iram", ".flash.text", ".ARM.ex"})
         code |= input_name.starts_with(kind);
       if (!code && lower.find("arena") != std::string::npos) {
         map.symbols.push_back({std::string(last), current->name, input_object, input_start, input_end - input_start});

@@ -132,10 +132,18 @@ std::string_view symbol_role(const MapSymbol& s, SectionKind kind) {
            (str != std::string::npos && str + 4 < lower.size() && std::isdigit(static_cast<unsigned char>(lower[str + 4])));
   };
   // An allocator's arena (heap_arena, malloc_arena) is a heap, not the
-  // interpreter's; one of under 64 B is a counter or pointer about it
-  // (tensor_arena_used), no arena any model fits in.
+  // interpreter's; a variable named after one (tensor_arena_used,
+  // arena_size, g_arena_ptr) is data about it. A small array is still the
+  // arena: a 32 B one is declared too small, not missing.
   const bool heap = lower.find("heap") != std::string::npos || lower.find("malloc") != std::string::npos;
-  if (lower.find("arena") != std::string::npos && !heap && s.size >= 64 && kind != SectionKind::rodata &&
+  auto about_one = [&] {
+    const size_t at = lower.rfind("arena");
+    for (std::string_view word : {"used", "size", "len", "count", "ptr", "pointer", "head", "top", "end", "offset",
+                                  "index", "idx", "bytes", "mutex", "lock"})
+      if (lower.find(word, at) != std::string::npos) return true;
+    return false;
+  };
+  if (lower.find("arena") != std::string::npos && !heap && !about_one() && kind != SectionKind::rodata &&
       !compilers())
     return "tensor arena";
   if (kind == SectionKind::rodata || kind == SectionKind::data || kind == SectionKind::other)

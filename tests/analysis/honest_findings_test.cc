@@ -983,6 +983,26 @@ TEST(HonestFindings, APoolDeclaredAgainIsJudgedByEachSizeWhileItHeld) {
                           "[MEM][3] POOL name=arena kind=arena size=0\n"
                           "[MEM][4] ALLOC size=16 align=16 offset=600\n");
   EXPECT_FALSE(sizeless->result.pools[0].peak_margin_pct);
+  // Review 2: check holds the margin in bytes to the size it was found
+  // under: 500 B of 512 B leaves 12 B, not 24 B of the 1,024 B declared after
+  // (a made-up 1,000 B peak), nor the 600 B peak of a 1,024 B arena against
+  // a 512 B one declared after it.
+  auto grown = analyse(Format::log,
+                       "[MEM][0] POOL name=arena kind=arena size=512\n"
+                       "[MEM][1] ALLOC size=500 align=16 offset=0\n"
+                       "[MEM][2] RESET pool=arena\n"
+                       "[MEM][3] POOL name=arena kind=arena size=1024\n"
+                       "[MEM][4] ALLOC size=900 align=16 offset=0\n");
+  std::string error;
+  BudgetInputs in{nullptr, nullptr, &grown->result, nullptr};
+  auto margin = evaluate_budget(nlohmann::json::parse(R"({"arena": {"min_margin_bytes": 16}})"), in, error);
+  ASSERT_EQ(margin.size(), 1u) << error;
+  EXPECT_FALSE(margin[0].ok);
+  EXPECT_EQ(margin[0].measured, 12) << margin[0].message;
+  BudgetInputs shrunk{nullptr, nullptr, &smaller->result, nullptr};
+  margin = evaluate_budget(nlohmann::json::parse(R"({"arena": {"min_margin_bytes": 8}})"), shrunk, error);
+  ASSERT_EQ(margin.size(), 1u) << error;
+  EXPECT_TRUE(margin[0].ok) << margin[0].message;
 }
 
 // Firmware that marks only inference ends: each inference's peak is what
@@ -1072,6 +1092,14 @@ TEST(HonestFindings, ALeakWithoutARateLeavesTheTracesRateUnknown) {
   auto broken = evaluate_budget(nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 50}})"), bin, error);
   ASSERT_EQ(broken.size(), 1u) << error;
   EXPECT_FALSE(broken[0].ok);
+  // Review 2: a rate that cannot be judged does not hide a max_leaked_bytes
+  // the same trace breaks (3,000 B of worker.c's leaked, limit 100 B).
+  error.clear();
+  auto leaked = evaluate_budget(
+      nlohmann::json::parse(R"({"leak": {"max_bytes_per_inference": 200, "max_leaked_bytes": 100}})"), in, error);
+  ASSERT_EQ(leaked.size(), 1u) << error;
+  EXPECT_EQ(leaked[0].rule, "leak.max_leaked_bytes");
+  EXPECT_FALSE(leaked[0].ok);
   // Review: a boot before a restart whose leak has no rate leaves the
   // worst boot's rate unknown too (it read 0.0 and passed a limit of 0).
   MemLog boots;

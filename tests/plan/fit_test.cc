@@ -95,6 +95,12 @@ TEST(Fit, TheTensorArenaIsTheOneNamedSoNotAnAllocatorsArena) {
   // Review: a 4 B counter named after the arena is no arena (it was the declared one, "9,856 B too small").
   plain.symbols.push_back({"tensor_arena_used", ".bss", "main.o", 0x20000080, 4});
   EXPECT_EQ(fit(budget_of(16004), 27848, plain, std::nullopt).arena_symbol, "g_arena");
+  // A small array is the arena all the same: declared too small, not missing.
+  LinkerMap tiny = small_map();
+  tiny.symbols.back().size = 32;
+  FitResult r = fit(budget_of(16004), 27848, tiny, std::nullopt);
+  EXPECT_EQ(r.arena_symbol, "tensor_arena");
+  EXPECT_LT(r.declared_arena, r.declared_need);
 }
 
 TEST(Fit, UnlinkedWeightsAreAddedAndShortfallsAreNamed) {

@@ -96,7 +96,7 @@ TEST(GnuMap, StaticArenaIsNamedByItsInputSection) {
 // `fit` counted the 90,000 B arena on top of the statics it is among
 // (176,996 B of 147,456, DOES NOT FIT, where it fits). It is named after its
 // section, at most the section's size, so fit asks for the ELF. Literal
-// pools named after a function (ESP32) are no arena.
+// pools named after a function (ESP32) and unwind tables are no arena.
 TEST(GnuMap, AnArenaInASectionOfItsOwnIsNamedAfterItAsABound) {
   const std::string text =
       "Memory Configuration\n\n"
@@ -109,6 +109,9 @@ TEST(GnuMap, AnArenaInASectionOfItsOwnIsNamedAfterItAsABound) {
       " .literal._ZN6tflite14MicroAllocator27RequestScratchBufferInArenaEijPi\n"
       "                0x08000000       0x10 tflm.o\n"
       " .text          0x08000010       0xf0 app.o\n\n"
+      ".ARM.exidx      0x08000100        0x8\n"
+      " .ARM.exidx.text.tensor_arena_reset\n"
+      "                0x08000100        0x8 app.o\n\n"
       ".ccm            0x10000000    0x15f90\n"
       " *(.tensor_arena*)\n"
       " .tensor_arena  0x10000000    0x15f90 app.o\n"
